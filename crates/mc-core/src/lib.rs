@@ -1,0 +1,24 @@
+//! The pure core of Magic Context.
+//!
+//! This crate holds the provider-neutral conversation model and, as later work lands, every
+//! decision the engine makes over it (tagging, pass planning, rendering). It does no I/O, reads
+//! no clock and no environment: time and state come in as arguments, so every decision is a
+//! deterministic function that tests can replay byte for byte.
+//!
+//! ```
+//! use mc_core::{HashChain, Message, Part, Role};
+//!
+//! let first = Message::new(Role::User, vec![Part::text("fix the flaky test")]);
+//! let second = Message::new(Role::Assistant, vec![Part::text("Looking at it now.")]);
+//! let chain = HashChain::of(&[first.clone(), second]);
+//! // A request that only resends the first message is a prefix of the same conversation.
+//! assert!(chain.extends(&HashChain::of(&[first])));
+//! ```
+
+mod content_hash;
+mod conversation;
+mod session;
+
+pub use content_hash::{ContentHash, HashChain, ParseHashError};
+pub use conversation::{MediaKind, Message, Part, Role};
+pub use session::{Host, InvalidId, ProjectId, SessionId};
