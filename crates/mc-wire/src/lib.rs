@@ -1,1 +1,27 @@
-//! placeholder
+//! Provider wire codecs for Magic Context.
+//!
+//! Two properties are the point of this crate:
+//! - *lossless*: every field and block type a codec does not model (`cache_control`,
+//!   `context_management`, citations, server tool blocks, future fields) survives decode →
+//!   encode unchanged, in its original key order;
+//! - *byte-stable*: encoding is a pure function of the decoded value, so the same logical
+//!   request always becomes the same bytes and the provider's prefix cache can hit.
+//!
+//! Provider JSON lives only here; the rest of the system sees typed wire structs and the
+//! neutral [`mc_core::Message`] model they convert to.
+//!
+//! ```
+//! use mc_wire::anthropic::MessagesRequest;
+//!
+//! let body = br#"{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#;
+//! let request = MessagesRequest::decode(body, 1 << 20)?;
+//! assert_eq!(request.model, "claude-sonnet-4-5");
+//! assert_eq!(request.encode(), body.to_vec());
+//! # Ok::<(), mc_wire::WireError>(())
+//! ```
+
+pub mod anthropic;
+mod error;
+mod object;
+
+pub use error::{Result, WireError};

@@ -1,0 +1,229 @@
+//! The Anthropic Messages request (`POST /v1/messages`).
+
+use serde::ser::SerializeMap;
+use serde_json::{Map, Value};
+
+use super::block::BlockContent;
+use crate::error::{JsonPath, Result, WireError, type_name};
+use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde, write_opt};
+
+/// A Messages API request body.
+///
+/// Typed where the engine reads or rewrites; everything else (`max_tokens`, `temperature`,
+/// `metadata`, `thinking`, `tool_choice`, `context_management`, future fields) rides in
+/// `rest` and goes back out unchanged, in its original position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessagesRequest {
+    /// The model name.
+    pub model: String,
+    /// The conversation.
+    pub messages: Vec<Message>,
+    /// The system prompt: a string or text blocks.
+    pub system: Option<BlockContent>,
+    /// Tool definitions.
+    pub tools: Option<Vec<Tool>>,
+    /// Whether the client asked for an SSE stream.
+    pub stream: Option<bool>,
+    /// Unmodelled fields.
+    pub rest: Map<String, Value>,
+    order: KeyOrder,
+}
+
+impl MessagesRequest {
+    /// Decodes a request body no larger than `limit_bytes`.
+    pub fn decode(body: &[u8], limit_bytes: usize) -> Result<Self> {
+        Self::from_json(parse_body(body, limit_bytes)?, &JsonPath::Root)
+    }
+
+    /// Encodes the request; a pure function of its value.
+    pub fn encode(&self) -> Vec<u8> {
+        encode_json(self)
+    }
+
+    /// Whether the response will be streamed.
+    pub fn is_stream(&self) -> bool {
+        self.stream == Some(true)
+    }
+
+    /// `metadata.user_id`, where Claude Code writes its session id.
+    pub fn metadata_user_id(&self) -> Option<&str> {
+        self.rest.get("metadata")?.get("user_id")?.as_str()
+    }
+}
+
+impl FromJson for MessagesRequest {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        let mut reader = ObjectReader::from_value(value, path, Self::FIELDS)?;
+        let model = reader.require(0)?;
+        let messages = reader.require(1)?;
+        let system = reader.take(2)?;
+        let tools = reader.take(3)?;
+        let stream = reader.take(4)?;
+        let (rest, order) = reader.finish();
+        Ok(Self { model, messages, system, tools, stream, rest, order })
+    }
+}
+
+impl WireObject for MessagesRequest {
+    const FIELDS: &'static [&'static str] = &["model", "messages", "system", "tools", "stream"];
+
+    fn key_order(&self) -> &KeyOrder {
+        &self.order
+    }
+
+    fn rest(&self) -> &Map<String, Value> {
+        &self.rest
+    }
+
+    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error> {
+        match index {
+            0 => map.serialize_entry("model", &self.model),
+            1 => map.serialize_entry("messages", &self.messages),
+            2 => write_opt(map, "system", self.system.as_ref()),
+            3 => write_opt(map, "tools", self.tools.as_ref()),
+            4 => write_opt(map, "stream", self.stream.as_ref()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Who wrote a message. Claude Code also sends `system` messages inside the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageRole {
+    /// `user`.
+    User,
+    /// `assistant`.
+    Assistant,
+    /// `system`.
+    System,
+}
+
+impl MessageRole {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::System => "system",
+        }
+    }
+}
+
+impl FromJson for MessageRole {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        match value.as_str() {
+            Some("user") => Ok(Self::User),
+            Some("assistant") => Ok(Self::Assistant),
+            Some("system") => Ok(Self::System),
+            Some(other) => Err(WireError::shape(
+                path,
+                format!("unknown role `{other}`: expected `user`, `assistant` or `system`"),
+            )),
+            None => Err(WireError::shape(path, format!("expected a role string, found {}", type_name(&value)))),
+        }
+    }
+}
+
+impl serde::Serialize for MessageRole {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: MessageRole,
+    /// A string or blocks, in the form the client sent.
+    pub content: BlockContent,
+    /// Unmodelled fields.
+    pub rest: Map<String, Value>,
+    order: KeyOrder,
+}
+
+impl Message {
+    /// A message with no extra fields.
+    pub fn new(role: MessageRole, content: BlockContent) -> Self {
+        Self { role, content, rest: Map::new(), order: KeyOrder::default() }
+    }
+}
+
+impl FromJson for Message {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        let mut reader = ObjectReader::from_value(value, path, Self::FIELDS)?;
+        let role = reader.require(0)?;
+        let content = reader.require(1)?;
+        let (rest, order) = reader.finish();
+        Ok(Self { role, content, rest, order })
+    }
+}
+
+impl WireObject for Message {
+    const FIELDS: &'static [&'static str] = &["role", "content"];
+
+    fn key_order(&self) -> &KeyOrder {
+        &self.order
+    }
+
+    fn rest(&self) -> &Map<String, Value> {
+        &self.rest
+    }
+
+    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error> {
+        match index {
+            0 => map.serialize_entry("role", &self.role),
+            1 => map.serialize_entry("content", &self.content),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A tool definition: a client tool (`name`, `description`, `input_schema`) or a server tool
+/// (`type`, `name`, …). Only the name is typed; the schema's key order is kept because the
+/// provider renders it into the prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// The tool's name.
+    pub name: String,
+    /// Everything else, in order.
+    pub rest: Map<String, Value>,
+    order: KeyOrder,
+}
+
+impl Tool {
+    /// A tool from its name and other fields (`description`, `input_schema`).
+    pub fn new(name: impl Into<String>, rest: Map<String, Value>) -> Self {
+        Self { name: name.into(), rest, order: KeyOrder::default() }
+    }
+}
+
+impl FromJson for Tool {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        let mut reader = ObjectReader::from_value(value, path, Self::FIELDS)?;
+        let name = reader.require(0)?;
+        let (rest, order) = reader.finish();
+        Ok(Self { name, rest, order })
+    }
+}
+
+impl WireObject for Tool {
+    const FIELDS: &'static [&'static str] = &["name"];
+
+    fn key_order(&self) -> &KeyOrder {
+        &self.order
+    }
+
+    fn rest(&self) -> &Map<String, Value> {
+        &self.rest
+    }
+
+    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error> {
+        match index {
+            0 => map.serialize_entry("name", &self.name),
+            _ => Ok(()),
+        }
+    }
+}
+
+wire_serde!(MessagesRequest, Message, Tool);

@@ -1,0 +1,244 @@
+//! Decoding and encoding of wire objects that keep what they do not model.
+//!
+//! Every wire object has a few fields we type (`model`, `messages`, …) and any number we do
+//! not (`cache_control`, `context_management`, fields a provider adds next month). Decoding
+//! moves the typed fields into struct fields and the rest into an ordered map, and remembers
+//! the order the keys came in. Encoding walks that order again, so an object we did not
+//! change goes out with the same keys in the same order as it came in: the provider's cache
+//! keys on the rendered prompt, and tool inputs and schemas are rendered key by key.
+//!
+//! Encoding is a pure function of the decoded value, so the same logical request always
+//! produces the same bytes. Fields set by code on an object that did not carry them come
+//! after the original keys, typed fields first in declaration order, then new rest keys in
+//! insertion order.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+use crate::error::{JsonPath, Result, WireError, type_name};
+
+/// Marks a key of the rest map in a [`KeyOrder`].
+const REST: u8 = u8::MAX;
+
+/// The order in which a decoded object's keys arrived: an index into the type's typed
+/// fields, or [`REST`] for the next key of its rest map.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct KeyOrder(Vec<u8>);
+
+/// A wire type made of typed fields plus a rest map.
+pub(crate) trait WireObject {
+    /// The typed keys, in canonical order. At most 32.
+    const FIELDS: &'static [&'static str];
+
+    fn key_order(&self) -> &KeyOrder;
+
+    fn rest(&self) -> &Map<String, Value>;
+
+    /// Writes typed field `index` if it is present.
+    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error>;
+}
+
+/// Serialises a [`WireObject`] in its recorded key order.
+pub(crate) fn serialize_object<T: WireObject, S: Serializer>(
+    object: &T,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(None)?;
+    let mut written = 0u32;
+    let mut rest = object.rest().iter();
+    for &slot in &object.key_order().0 {
+        if slot == REST {
+            if let Some((key, value)) = rest.next() {
+                map.serialize_entry(key, value)?;
+            }
+        } else if written & (1 << slot) == 0 {
+            written |= 1 << slot;
+            object.write_field(usize::from(slot), &mut map)?;
+        }
+    }
+    for index in 0..T::FIELDS.len() {
+        if written & (1 << index) == 0 {
+            object.write_field(index, &mut map)?;
+        }
+    }
+    for (key, value) in rest {
+        map.serialize_entry(key, value)?;
+    }
+    map.end()
+}
+
+/// Conversion from a JSON value at a known path, with errors that name the path.
+pub(crate) trait FromJson: Sized {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self>;
+}
+
+impl FromJson for Value {
+    fn from_json(value: Value, _path: &JsonPath<'_>) -> Result<Self> {
+        Ok(value)
+    }
+}
+
+impl FromJson for String {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        match value {
+            Value::String(text) => Ok(text),
+            other => Err(WireError::shape(path, format!("expected a string, found {}", type_name(&other)))),
+        }
+    }
+}
+
+impl FromJson for bool {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        match value {
+            Value::Bool(flag) => Ok(flag),
+            other => Err(WireError::shape(path, format!("expected true or false, found {}", type_name(&other)))),
+        }
+    }
+}
+
+impl FromJson for u64 {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        match value.as_u64() {
+            Some(number) => Ok(number),
+            None => Err(WireError::shape(
+                path,
+                format!("expected a non-negative integer, found {}", describe(&value)),
+            )),
+        }
+    }
+}
+
+impl<T: FromJson> FromJson for Vec<T> {
+    fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
+        match value {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(index, item)| T::from_json(item, &path.index(index)))
+                .collect(),
+            other => Err(WireError::shape(path, format!("expected an array, found {}", type_name(&other)))),
+        }
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Number(number) => number.to_string(),
+        other => type_name(other).to_owned(),
+    }
+}
+
+/// Takes a JSON object apart into typed fields and a rest map, recording key order.
+pub(crate) struct ObjectReader<'p> {
+    path: &'p JsonPath<'p>,
+    fields: &'static [&'static str],
+    slots: Vec<Option<Value>>,
+    rest: Map<String, Value>,
+    order: KeyOrder,
+}
+
+impl<'p> ObjectReader<'p> {
+    /// Splits `value`, which must be an object. A `null` under a typed key is kept verbatim
+    /// in the rest map and reads as absent, so optional fields sent as `null` survive.
+    pub(crate) fn new(object: Map<String, Value>, path: &'p JsonPath<'p>, fields: &'static [&'static str]) -> Self {
+        let mut slots = vec![None; fields.len()];
+        let mut rest = Map::new();
+        let mut order = Vec::with_capacity(object.len());
+        for (key, value) in object {
+            match fields.iter().position(|field| *field == key) {
+                Some(index) if !value.is_null() => {
+                    order.push(index as u8);
+                    slots[index] = Some(value);
+                }
+                _ => {
+                    order.push(REST);
+                    rest.insert(key, value);
+                }
+            }
+        }
+        Self { path, fields, slots, rest, order: KeyOrder(order) }
+    }
+
+    /// Like [`ObjectReader::new`] for a value that must be an object.
+    pub(crate) fn from_value(value: Value, path: &'p JsonPath<'p>, fields: &'static [&'static str]) -> Result<Self> {
+        match value {
+            Value::Object(object) => Ok(Self::new(object, path, fields)),
+            other => Err(WireError::shape(path, format!("expected an object, found {}", type_name(&other)))),
+        }
+    }
+
+    /// Takes typed field `index`, converting it.
+    pub(crate) fn take<T: FromJson>(&mut self, index: usize) -> Result<Option<T>> {
+        let Some(value) = self.slots.get_mut(index).and_then(Option::take) else {
+            return Ok(None);
+        };
+        let field_path = self.path.key(self.fields[index]);
+        T::from_json(value, &field_path).map(Some)
+    }
+
+    /// Takes a field the provider requires.
+    pub(crate) fn require<T: FromJson>(&mut self, index: usize) -> Result<T> {
+        match self.take(index)? {
+            Some(value) => Ok(value),
+            None => Err(WireError::shape(
+                self.path,
+                format!("missing required field `{}`", self.fields[index]),
+            )),
+        }
+    }
+
+    /// The leftovers: the rest map and the key order.
+    pub(crate) fn finish(self) -> (Map<String, Value>, KeyOrder) {
+        (self.rest, self.order)
+    }
+}
+
+/// Writes `value` under `key` when present.
+pub(crate) fn write_opt<M: SerializeMap, T: serde::Serialize>(
+    map: &mut M,
+    key: &str,
+    value: Option<&T>,
+) -> std::result::Result<(), M::Error> {
+    match value {
+        Some(value) => map.serialize_entry(key, value),
+        None => Ok(()),
+    }
+}
+
+/// Parses a body into a JSON value, enforcing the size limit before any parsing.
+pub(crate) fn parse_body(bytes: &[u8], limit: usize) -> Result<Value> {
+    if bytes.len() > limit {
+        return Err(WireError::TooLarge { size: bytes.len(), limit });
+    }
+    serde_json::from_slice(bytes).map_err(|error| WireError::from_json(&error))
+}
+
+/// Encodes a wire value to bytes.
+#[expect(
+    clippy::expect_used,
+    reason = "our wire types serialise as maps with string keys into a Vec, which cannot fail"
+)]
+pub(crate) fn encode_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).expect("wire values always serialise")
+}
+
+/// Implements serde's traits for a wire type through [`WireObject`] and [`FromJson`], so
+/// wire types also embed in other serde documents (scripts, fixtures) losslessly.
+macro_rules! wire_serde {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+                crate::object::serialize_object(self, serializer)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+                let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+                <$ty as crate::object::FromJson>::from_json(value, &crate::error::JsonPath::Root)
+                    .map_err(<D::Error as serde::de::Error>::custom)
+            }
+        }
+    )+};
+}
+pub(crate) use wire_serde;
