@@ -60,7 +60,11 @@ pub struct ParseHashError {
 
 impl fmt::Display for ParseHashError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` is not a content hash (expected 64 hex digits)", self.input)
+        write!(
+            f,
+            "`{}` is not a content hash (expected 64 hex digits)",
+            self.input
+        )
     }
 }
 
@@ -100,7 +104,11 @@ impl Encoder {
                 self.str(name);
                 self.json(input);
             }
-            Part::ToolResult { call_id, content, is_error } => {
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => {
                 self.tag(3);
                 self.str(call_id);
                 self.tag(u8::from(*is_error));
@@ -232,7 +240,11 @@ impl HashChain {
 
     /// How many leading messages the two conversations share.
     pub fn common_prefix_len(&self, other: &HashChain) -> usize {
-        self.links.iter().zip(&other.links).take_while(|(a, b)| a == b).count()
+        self.links
+            .iter()
+            .zip(&other.links)
+            .take_while(|(a, b)| a == b)
+            .count()
     }
 }
 
@@ -259,7 +271,10 @@ mod tests {
 
     #[test]
     fn role_and_boundaries_count() {
-        assert_ne!(text(Role::User, "hi").content_hash(), text(Role::Assistant, "hi").content_hash());
+        assert_ne!(
+            text(Role::User, "hi").content_hash(),
+            text(Role::Assistant, "hi").content_hash()
+        );
         let split = Message::new(Role::User, vec![Part::text("ab"), Part::text("c")]);
         let other = Message::new(Role::User, vec![Part::text("a"), Part::text("bc")]);
         assert_ne!(split.content_hash(), other.content_hash());
@@ -269,11 +284,19 @@ mod tests {
     fn json_key_order_counts() {
         let a = Message::new(
             Role::Assistant,
-            vec![Part::ToolCall { id: "1".into(), name: "t".into(), input: json!({"a": 1, "b": 2}) }],
+            vec![Part::ToolCall {
+                id: "1".into(),
+                name: "t".into(),
+                input: json!({"a": 1, "b": 2}),
+            }],
         );
         let b = Message::new(
             Role::Assistant,
-            vec![Part::ToolCall { id: "1".into(), name: "t".into(), input: json!({"b": 2, "a": 1}) }],
+            vec![Part::ToolCall {
+                id: "1".into(),
+                name: "t".into(),
+                input: json!({"b": 2, "a": 1}),
+            }],
         );
         assert_ne!(a.content_hash(), b.content_hash());
     }
@@ -286,8 +309,9 @@ mod tests {
 
     fn arb_message() -> impl Strategy<Value = Message> {
         let role = prop_oneof![Just(Role::User), Just(Role::Assistant), Just(Role::System)];
-        (role, prop::collection::vec("[a-z ]{0,8}", 1..3))
-            .prop_map(|(role, texts)| Message::new(role, texts.into_iter().map(Part::text).collect()))
+        (role, prop::collection::vec("[a-z ]{0,8}", 1..3)).prop_map(|(role, texts)| {
+            Message::new(role, texts.into_iter().map(Part::text).collect())
+        })
     }
 
     proptest! {

@@ -181,14 +181,26 @@ mod tests {
             Role::Assistant,
             vec![
                 Part::text("running two"),
-                Part::ToolCall { id: "a".into(), name: "Bash".into(), input: json!({"command": "ls"}) },
-                Part::ToolCall { id: "b".into(), name: "Read".into(), input: json!({"path": "x"}) },
+                Part::ToolCall {
+                    id: "a".into(),
+                    name: "Bash".into(),
+                    input: json!({"command": "ls"}),
+                },
+                Part::ToolCall {
+                    id: "b".into(),
+                    name: "Read".into(),
+                    input: json!({"path": "x"}),
+                },
             ],
         );
         assert_eq!(call.tool_call_ids().collect::<Vec<_>>(), ["a", "b"]);
         let result = Message::new(
             Role::User,
-            vec![Part::ToolResult { call_id: "b".into(), content: vec![Part::text("ok")], is_error: false }],
+            vec![Part::ToolResult {
+                call_id: "b".into(),
+                content: vec![Part::text("ok")],
+                is_error: false,
+            }],
         );
         assert_eq!(result.tool_result_ids().collect::<Vec<_>>(), ["b"]);
         assert!(result.parts[0].is_tool_result());
@@ -198,7 +210,10 @@ mod tests {
     fn serialised_form_is_stable() {
         let message = Message::new(Role::User, vec![Part::text("hi")]);
         let json = serde_json::to_string(&message).unwrap();
-        assert_eq!(json, r#"{"role":"user","parts":[{"kind":"text","text":"hi"}]}"#);
+        assert_eq!(
+            json,
+            r#"{"role":"user","parts":[{"kind":"text","text":"hi"}]}"#
+        );
         assert_eq!(serde_json::from_str::<Message>(&json).unwrap(), message);
     }
 }

@@ -15,10 +15,12 @@
 //! assert!(chain.extends(&HashChain::of(&[first])));
 //! ```
 
+pub mod config;
 mod content_hash;
 mod conversation;
 mod session;
 
+pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};
 pub use conversation::{MediaKind, Message, Part, Role};
 pub use session::{Host, InvalidId, ProjectId, SessionId};

@@ -17,7 +17,10 @@ impl SessionId {
     pub fn new(id: impl Into<String>) -> Result<Self, InvalidId> {
         let id = id.into();
         if id.is_empty() || id.len() > Self::MAX_LEN || id.chars().any(char::is_control) {
-            return Err(InvalidId { what: "session id", value: clip(&id) });
+            return Err(InvalidId {
+                what: "session id",
+                value: clip(&id),
+            });
         }
         Ok(Self(id))
     }
@@ -44,7 +47,10 @@ impl ProjectId {
     pub fn new(id: impl Into<String>) -> Result<Self, InvalidId> {
         let id = id.into();
         if id.is_empty() || id.len() > SessionId::MAX_LEN || id.chars().any(char::is_control) {
-            return Err(InvalidId { what: "project id", value: clip(&id) });
+            return Err(InvalidId {
+                what: "project id",
+                value: clip(&id),
+            });
         }
         Ok(Self(id))
     }
@@ -145,7 +151,13 @@ mod tests {
 
     #[test]
     fn host_names_round_trip() {
-        for host in [Host::ClaudeCode, Host::Codex, Host::OpenCode, Host::Pi, Host::Other] {
+        for host in [
+            Host::ClaudeCode,
+            Host::Codex,
+            Host::OpenCode,
+            Host::Pi,
+            Host::Other,
+        ] {
             assert_eq!(Host::from_name(host.as_str()), host);
         }
     }

@@ -46,12 +46,23 @@ impl WireError {
             Some(cut) => full[..cut].to_owned(),
             None => full,
         };
-        let reason = if error.is_eof() { format!("{reason} (the body was cut short)") } else { reason };
-        Self::Syntax { line: error.line(), column: error.column(), reason }
+        let reason = if error.is_eof() {
+            format!("{reason} (the body was cut short)")
+        } else {
+            reason
+        };
+        Self::Syntax {
+            line: error.line(),
+            column: error.column(),
+            reason,
+        }
     }
 
     pub(crate) fn shape(path: &JsonPath<'_>, reason: impl Into<String>) -> Self {
-        Self::Shape { path: path.to_string(), reason: reason.into() }
+        Self::Shape {
+            path: path.to_string(),
+            reason: reason.into(),
+        }
     }
 }
 

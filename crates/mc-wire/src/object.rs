@@ -35,7 +35,11 @@ pub(crate) trait WireObject {
     fn rest(&self) -> &Map<String, Value>;
 
     /// Writes typed field `index` if it is present.
-    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error>;
+    fn write_field<M: SerializeMap>(
+        &self,
+        index: usize,
+        map: &mut M,
+    ) -> std::result::Result<(), M::Error>;
 }
 
 /// Serialises a [`WireObject`] in its recorded key order.
@@ -82,7 +86,10 @@ impl FromJson for String {
     fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
         match value {
             Value::String(text) => Ok(text),
-            other => Err(WireError::shape(path, format!("expected a string, found {}", type_name(&other)))),
+            other => Err(WireError::shape(
+                path,
+                format!("expected a string, found {}", type_name(&other)),
+            )),
         }
     }
 }
@@ -91,7 +98,10 @@ impl FromJson for bool {
     fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
         match value {
             Value::Bool(flag) => Ok(flag),
-            other => Err(WireError::shape(path, format!("expected true or false, found {}", type_name(&other)))),
+            other => Err(WireError::shape(
+                path,
+                format!("expected true or false, found {}", type_name(&other)),
+            )),
         }
     }
 }
@@ -102,7 +112,10 @@ impl FromJson for u64 {
             Some(number) => Ok(number),
             None => Err(WireError::shape(
                 path,
-                format!("expected a non-negative integer, found {}", describe(&value)),
+                format!(
+                    "expected a non-negative integer, found {}",
+                    describe(&value)
+                ),
             )),
         }
     }
@@ -116,7 +129,10 @@ impl<T: FromJson> FromJson for Vec<T> {
                 .enumerate()
                 .map(|(index, item)| T::from_json(item, &path.index(index)))
                 .collect(),
-            other => Err(WireError::shape(path, format!("expected an array, found {}", type_name(&other)))),
+            other => Err(WireError::shape(
+                path,
+                format!("expected an array, found {}", type_name(&other)),
+            )),
         }
     }
 }
@@ -140,7 +156,11 @@ pub(crate) struct ObjectReader<'p> {
 impl<'p> ObjectReader<'p> {
     /// Splits `value`, which must be an object. A `null` under a typed key is kept verbatim
     /// in the rest map and reads as absent, so optional fields sent as `null` survive.
-    pub(crate) fn new(object: Map<String, Value>, path: &'p JsonPath<'p>, fields: &'static [&'static str]) -> Self {
+    pub(crate) fn new(
+        object: Map<String, Value>,
+        path: &'p JsonPath<'p>,
+        fields: &'static [&'static str],
+    ) -> Self {
         let mut slots = vec![None; fields.len()];
         let mut rest = Map::new();
         let mut order = Vec::with_capacity(object.len());
@@ -156,14 +176,27 @@ impl<'p> ObjectReader<'p> {
                 }
             }
         }
-        Self { path, fields, slots, rest, order: KeyOrder(order) }
+        Self {
+            path,
+            fields,
+            slots,
+            rest,
+            order: KeyOrder(order),
+        }
     }
 
     /// Like [`ObjectReader::new`] for a value that must be an object.
-    pub(crate) fn from_value(value: Value, path: &'p JsonPath<'p>, fields: &'static [&'static str]) -> Result<Self> {
+    pub(crate) fn from_value(
+        value: Value,
+        path: &'p JsonPath<'p>,
+        fields: &'static [&'static str],
+    ) -> Result<Self> {
         match value {
             Value::Object(object) => Ok(Self::new(object, path, fields)),
-            other => Err(WireError::shape(path, format!("expected an object, found {}", type_name(&other)))),
+            other => Err(WireError::shape(
+                path,
+                format!("expected an object, found {}", type_name(&other)),
+            )),
         }
     }
 
@@ -180,6 +213,16 @@ impl<'p> ObjectReader<'p> {
     pub(crate) fn require<T: FromJson>(&mut self, index: usize) -> Result<T> {
         match self.take(index)? {
             Some(value) => Ok(value),
+            None if self
+                .rest
+                .get(self.fields[index])
+                .is_some_and(Value::is_null) =>
+            {
+                Err(WireError::shape(
+                    &self.path.key(self.fields[index]),
+                    "required field is null",
+                ))
+            }
             None => Err(WireError::shape(
                 self.path,
                 format!("missing required field `{}`", self.fields[index]),
@@ -208,7 +251,10 @@ pub(crate) fn write_opt<M: SerializeMap, T: serde::Serialize>(
 /// Parses a body into a JSON value, enforcing the size limit before any parsing.
 pub(crate) fn parse_body(bytes: &[u8], limit: usize) -> Result<Value> {
     if bytes.len() > limit {
-        return Err(WireError::TooLarge { size: bytes.len(), limit });
+        return Err(WireError::TooLarge {
+            size: bytes.len(),
+            limit,
+        });
     }
     serde_json::from_slice(bytes).map_err(|error| WireError::from_json(&error))
 }

@@ -90,7 +90,11 @@ impl ContentBlock {
 
     /// A text block with no extra fields.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text(TextBlock { text: text.into(), rest: Map::new(), order: KeyOrder::default() })
+        Self::Text(TextBlock {
+            text: text.into(),
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        })
     }
 }
 
@@ -195,7 +199,10 @@ pub enum BlockContent {
 }
 
 impl serde::Serialize for BlockContent {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Text(text) => serializer.serialize_str(text),
             Self::Blocks(blocks) => serializer.collect_seq(blocks),
@@ -210,7 +217,10 @@ impl FromJson for BlockContent {
             array @ Value::Array(_) => Vec::from_json(array, path).map(Self::Blocks),
             other => Err(WireError::shape(
                 path,
-                format!("expected a string or an array of content blocks, found {}", type_name(&other)),
+                format!(
+                    "expected a string or an array of content blocks, found {}",
+                    type_name(&other)
+                ),
             )),
         }
     }
@@ -255,7 +265,10 @@ impl FromJson for ContentBlock {
         let Value::Object(raw) = value else {
             return Err(WireError::shape(
                 path,
-                format!("expected a content block object, found {}", type_name(&value)),
+                format!(
+                    "expected a content block object, found {}",
+                    type_name(&value)
+                ),
             ));
         };
         Ok(match BlockType::of(&raw, path)? {
@@ -269,7 +282,12 @@ impl FromJson for ContentBlock {
                 let mut reader = ObjectReader::new(raw, path, MediaBlock::FIELDS);
                 let source = reader.require(1)?;
                 let (rest, order) = reader.finish();
-                Self::Media(MediaBlock { kind, source, rest, order })
+                Self::Media(MediaBlock {
+                    kind,
+                    source,
+                    rest,
+                    order,
+                })
             }
             BlockType::ToolUse => {
                 let mut reader = ObjectReader::new(raw, path, ToolUseBlock::FIELDS);
@@ -277,7 +295,13 @@ impl FromJson for ContentBlock {
                 let name = reader.require(2)?;
                 let input = reader.require(3)?;
                 let (rest, order) = reader.finish();
-                Self::ToolUse(ToolUseBlock { id, name, input, rest, order })
+                Self::ToolUse(ToolUseBlock {
+                    id,
+                    name,
+                    input,
+                    rest,
+                    order,
+                })
             }
             BlockType::ToolResult => {
                 let mut reader = ObjectReader::new(raw, path, ToolResultBlock::FIELDS);
@@ -285,14 +309,25 @@ impl FromJson for ContentBlock {
                 let content = reader.take(2)?;
                 let is_error = reader.take(3)?;
                 let (rest, order) = reader.finish();
-                Self::ToolResult(ToolResultBlock { tool_use_id, content, is_error, rest, order })
+                Self::ToolResult(ToolResultBlock {
+                    tool_use_id,
+                    content,
+                    is_error,
+                    rest,
+                    order,
+                })
             }
             BlockType::Thinking => {
                 let mut reader = ObjectReader::new(raw, path, ThinkingBlock::FIELDS);
                 let thinking = reader.require(1)?;
                 let signature = reader.take(2)?;
                 let (rest, order) = reader.finish();
-                Self::Thinking(ThinkingBlock { thinking, signature, rest, order })
+                Self::Thinking(ThinkingBlock {
+                    thinking,
+                    signature,
+                    rest,
+                    order,
+                })
             }
             BlockType::RedactedThinking => {
                 let mut reader = ObjectReader::new(raw, path, RedactedThinkingBlock::FIELDS);
@@ -306,7 +341,10 @@ impl FromJson for ContentBlock {
 }
 
 impl serde::Serialize for ContentBlock {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         use crate::object::serialize_object;
         match self {
             Self::Text(block) => serialize_object(block, serializer),
@@ -321,7 +359,9 @@ impl serde::Serialize for ContentBlock {
 }
 
 impl<'de> serde::Deserialize<'de> for ContentBlock {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
         let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
         Self::from_json(value, &JsonPath::Root).map_err(<D::Error as serde::de::Error>::custom)
     }
@@ -368,3 +408,68 @@ block_object!(
     [1 => "thinking": thinking, 2 => "signature": signature as optional]
 );
 block_object!(RedactedThinkingBlock, |_: &RedactedThinkingBlock| "redacted_thinking", [1 => "data": data]);
+
+impl MediaBlock {
+    /// A media block with no extra fields.
+    pub fn new(kind: MediaBlockKind, source: Value) -> Self {
+        Self {
+            kind,
+            source,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
+    }
+}
+
+impl ToolUseBlock {
+    /// A tool call with no extra fields.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
+    }
+}
+
+impl ToolResultBlock {
+    /// A tool result with no extra fields; `is_error` is written only when true.
+    pub fn new(
+        tool_use_id: impl Into<String>,
+        content: Option<BlockContent>,
+        is_error: bool,
+    ) -> Self {
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content,
+            is_error: is_error.then_some(true),
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
+    }
+}
+
+impl ThinkingBlock {
+    /// A thinking block with no extra fields.
+    pub fn new(thinking: impl Into<String>, signature: Option<String>) -> Self {
+        Self {
+            thinking: thinking.into(),
+            signature,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
+    }
+}
+
+impl RedactedThinkingBlock {
+    /// A redacted thinking block with no extra fields.
+    pub fn new(data: impl Into<String>) -> Self {
+        Self {
+            data: data.into(),
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
+    }
+}

@@ -2,10 +2,16 @@
 //! the neutral conversation model.
 
 mod block;
+mod domain;
 mod request;
+mod response;
+mod stream;
 
 pub use block::{
-    BlockContent, ContentBlock, MediaBlock, MediaBlockKind, RedactedThinkingBlock, TextBlock, ThinkingBlock,
-    ToolResultBlock, ToolUseBlock,
+    BlockContent, ContentBlock, MediaBlock, MediaBlockKind, RedactedThinkingBlock, TextBlock,
+    ThinkingBlock, ToolResultBlock, ToolUseBlock,
 };
+pub use domain::{from_message, to_conversation, to_message};
 pub use request::{Message, MessageRole, MessagesRequest, Tool};
+pub use response::{MessagesResponse, Usage};
+pub use stream::{EventKind, MessageAccumulator, StreamEvent};

@@ -5,7 +5,9 @@ use serde_json::{Map, Value};
 
 use super::block::BlockContent;
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde, write_opt};
+use crate::object::{
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde, write_opt,
+};
 
 /// A Messages API request body.
 ///
@@ -60,7 +62,15 @@ impl FromJson for MessagesRequest {
         let tools = reader.take(3)?;
         let stream = reader.take(4)?;
         let (rest, order) = reader.finish();
-        Ok(Self { model, messages, system, tools, stream, rest, order })
+        Ok(Self {
+            model,
+            messages,
+            system,
+            tools,
+            stream,
+            rest,
+            order,
+        })
     }
 }
 
@@ -75,7 +85,11 @@ impl WireObject for MessagesRequest {
         &self.rest
     }
 
-    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error> {
+    fn write_field<M: SerializeMap>(
+        &self,
+        index: usize,
+        map: &mut M,
+    ) -> std::result::Result<(), M::Error> {
         match index {
             0 => map.serialize_entry("model", &self.model),
             1 => map.serialize_entry("messages", &self.messages),
@@ -119,13 +133,19 @@ impl FromJson for MessageRole {
                 path,
                 format!("unknown role `{other}`: expected `user`, `assistant` or `system`"),
             )),
-            None => Err(WireError::shape(path, format!("expected a role string, found {}", type_name(&value)))),
+            None => Err(WireError::shape(
+                path,
+                format!("expected a role string, found {}", type_name(&value)),
+            )),
         }
     }
 }
 
 impl serde::Serialize for MessageRole {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
@@ -145,7 +165,12 @@ pub struct Message {
 impl Message {
     /// A message with no extra fields.
     pub fn new(role: MessageRole, content: BlockContent) -> Self {
-        Self { role, content, rest: Map::new(), order: KeyOrder::default() }
+        Self {
+            role,
+            content,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
     }
 }
 
@@ -155,7 +180,12 @@ impl FromJson for Message {
         let role = reader.require(0)?;
         let content = reader.require(1)?;
         let (rest, order) = reader.finish();
-        Ok(Self { role, content, rest, order })
+        Ok(Self {
+            role,
+            content,
+            rest,
+            order,
+        })
     }
 }
 
@@ -170,7 +200,11 @@ impl WireObject for Message {
         &self.rest
     }
 
-    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error> {
+    fn write_field<M: SerializeMap>(
+        &self,
+        index: usize,
+        map: &mut M,
+    ) -> std::result::Result<(), M::Error> {
         match index {
             0 => map.serialize_entry("role", &self.role),
             1 => map.serialize_entry("content", &self.content),
@@ -194,7 +228,11 @@ pub struct Tool {
 impl Tool {
     /// A tool from its name and other fields (`description`, `input_schema`).
     pub fn new(name: impl Into<String>, rest: Map<String, Value>) -> Self {
-        Self { name: name.into(), rest, order: KeyOrder::default() }
+        Self {
+            name: name.into(),
+            rest,
+            order: KeyOrder::default(),
+        }
     }
 }
 
@@ -218,7 +256,11 @@ impl WireObject for Tool {
         &self.rest
     }
 
-    fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error> {
+    fn write_field<M: SerializeMap>(
+        &self,
+        index: usize,
+        map: &mut M,
+    ) -> std::result::Result<(), M::Error> {
         match index {
             0 => map.serialize_entry("name", &self.name),
             _ => Ok(()),

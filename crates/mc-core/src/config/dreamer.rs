@@ -1,0 +1,136 @@
+//! The dreamer's maintenance tasks and when each runs (DESIGN §5 "Dreamer").
+
+use std::fmt;
+
+use serde::Serialize;
+
+use super::units::Bounds;
+
+/// The background maintenance scheduler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DreamerConfig {
+    /// Whether the dreamer runs. Its writes never bust the cache; they appear on the next
+    /// natural rebuild.
+    pub enabled: bool,
+    /// When each task runs.
+    pub schedules: DreamerSchedules,
+    /// A user observation seen this many times is promoted to the user profile; once is an
+    /// anecdote, three times is a habit.
+    pub user_profile_promotion_sightings: u32,
+    /// A task that fails this many times in a row with the same error stops until the next
+    /// start, so a broken task does not spend tokens failing all night.
+    pub stop_after_identical_failures: u32,
+}
+
+impl DreamerConfig {
+    /// Accepted [`Self::user_profile_promotion_sightings`].
+    pub const USER_PROFILE_PROMOTION_SIGHTINGS: Bounds = Bounds::count(1, 100, "sightings");
+    /// Accepted [`Self::stop_after_identical_failures`].
+    pub const STOP_AFTER_IDENTICAL_FAILURES: Bounds = Bounds::count(1, 100, "failures");
+}
+
+impl Default for DreamerConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            schedules: DreamerSchedules::default(),
+            user_profile_promotion_sightings: 3,
+            stop_after_identical_failures: 3,
+        }
+    }
+}
+
+/// Each task's schedule. Nightly defaults keep model calls away from working hours; smart
+/// notes are checked often because their condition may come true any time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DreamerSchedules {
+    /// Merge and deduplicate project memories.
+    pub consolidate_memories: TaskSchedule,
+    /// Check memories against the current code.
+    pub verify_memories: TaskSchedule,
+    /// Archive memories nothing has used for a long time.
+    pub archive_stale_memories: TaskSchedule,
+    /// Rewrite verbose memories more tersely.
+    pub rewrite_verbose_memories: TaskSchedule,
+    /// Maintain the project's ARCHITECTURE.md and STRUCTURE.md.
+    pub maintain_docs: TaskSchedule,
+    /// Evaluate the conditions of smart notes and surface the ones that came true.
+    pub evaluate_smart_notes: TaskSchedule,
+    /// Promote recurring user observations to the user profile.
+    pub promote_user_profile: TaskSchedule,
+    /// Pin the files the agent re-reads most.
+    pub pin_key_files: TaskSchedule,
+}
+
+impl Default for DreamerSchedules {
+    fn default() -> Self {
+        let cron = |expr: &str| TaskSchedule::Cron(expr.to_owned());
+        Self {
+            consolidate_memories: cron("0 3 * * *"),
+            verify_memories: cron("30 3 * * *"),
+            archive_stale_memories: cron("0 4 * * 1"),
+            rewrite_verbose_memories: cron("30 4 * * 1"),
+            maintain_docs: cron("0 5 * * *"),
+            evaluate_smart_notes: cron("*/30 * * * *"),
+            promote_user_profile: cron("0 6 * * *"),
+            pin_key_files: cron("30 6 * * *"),
+        }
+    }
+}
+
+/// When one dreamer task runs: a standard 5-field cron expression (minute, hour,
+/// day of month, month, day of week), or `"off"`.
+///
+/// The expression is kept as written; the loader checks its syntax and the engine's scheduler
+/// parses it, so this crate stays free of a cron dependency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
+pub enum TaskSchedule {
+    /// Run whenever the cron expression matches.
+    Cron(String),
+    /// Never run this task.
+    Off,
+}
+
+impl TaskSchedule {
+    /// The config spelling that turns a task off.
+    pub const OFF: &'static str = "off";
+
+    /// Reads the config spelling: `"off"` (any case) or a cron expression, unchecked.
+    pub fn from_config(text: &str) -> Self {
+        if text.trim().eq_ignore_ascii_case(Self::OFF) {
+            Self::Off
+        } else {
+            Self::Cron(text.trim().to_owned())
+        }
+    }
+}
+
+impl fmt::Display for TaskSchedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Cron(expr) => f.write_str(expr),
+            Self::Off => f.write_str(Self::OFF),
+        }
+    }
+}
+
+impl From<TaskSchedule> for String {
+    fn from(schedule: TaskSchedule) -> Self {
+        schedule.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_read_and_write_the_config_spelling() {
+        assert_eq!(TaskSchedule::from_config(" OFF "), TaskSchedule::Off);
+        let nightly = TaskSchedule::from_config("0 3 * * *");
+        assert_eq!(nightly, TaskSchedule::Cron("0 3 * * *".to_owned()));
+        assert_eq!(serde_json::to_value(&nightly).unwrap(), "0 3 * * *");
+        assert_eq!(serde_json::to_value(TaskSchedule::Off).unwrap(), "off");
+    }
+}

@@ -1,0 +1,66 @@
+//! When and with which model the historian summarises history (DESIGN §5 "Historian").
+
+use serde::Serialize;
+
+use super::units::{Bounds, Percent, Tokens};
+
+/// The background historian.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistorianConfig {
+    /// Whether the historian runs. Without it history is never summarised, and only drops
+    /// keep the session inside the window.
+    pub enabled: bool,
+    /// Model for summarising; `None` uses the session's own provider and credentials with
+    /// that provider's small model.
+    pub model: Option<String>,
+    /// Models tried in order when the primary one fails.
+    pub fallback_models: Vec<String>,
+    /// Size of the unsummarised tail that triggers a run, as a percent of the usable window,
+    /// clamped to [`Self::TRIGGER_BUDGET_CLAMP`]: large enough for meaningful compartments,
+    /// small enough that one run stays cheap.
+    pub trigger_budget_percent: Percent,
+    /// The last compartment of a chunk is dropped (and read again next run) when it ends
+    /// within this many ordinals of the chunk end, since nothing yet confirms it ended.
+    pub lookahead_ordinals: u32,
+}
+
+impl HistorianConfig {
+    /// Accepted [`Self::trigger_budget_percent`].
+    pub const TRIGGER_BUDGET_PERCENT: Bounds = Bounds::percent(1, 50);
+    /// The trigger budget in tokens always lies in this range (DESIGN §9: 5K to 50K).
+    pub const TRIGGER_BUDGET_CLAMP: (Tokens, Tokens) = (Tokens(5_000), Tokens(50_000));
+    /// Accepted [`Self::lookahead_ordinals`].
+    pub const LOOKAHEAD_ORDINALS: Bounds = Bounds::count(0, 100, "ordinals");
+
+    /// The unsummarised-tail size that triggers a run for a usable window of
+    /// `usable_window` tokens.
+    pub fn trigger_budget_tokens(&self, usable_window: Tokens) -> Tokens {
+        let (low, high) = Self::TRIGGER_BUDGET_CLAMP;
+        self.trigger_budget_percent.of(usable_window).clamp(low, high)
+    }
+}
+
+impl Default for HistorianConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            model: None,
+            fallback_models: Vec::new(),
+            trigger_budget_percent: Percent::saturating(5),
+            lookahead_ordinals: 2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_budget_is_clamped() {
+        let config = HistorianConfig::default();
+        assert_eq!(config.trigger_budget_tokens(Tokens(200_000)), Tokens(10_000));
+        assert_eq!(config.trigger_budget_tokens(Tokens(32_000)), Tokens(5_000));
+        assert_eq!(config.trigger_budget_tokens(Tokens(2_000_000)), Tokens(50_000));
+    }
+}

@@ -1,0 +1,108 @@
+//! Where the proxy listens and where it forwards.
+
+use serde::Serialize;
+
+use super::units::Bounds;
+
+/// The HTTP proxy's addresses and limits (`magic-context serve`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProxyConfig {
+    /// `host:port` to listen on. Loopback by default: the proxy sees API keys and whole
+    /// conversations, so exposing it to a network must be a deliberate choice (DESIGN §7).
+    pub listen: String,
+    /// Base URL of the Anthropic Messages API that managed requests are forwarded to.
+    pub upstream_anthropic: String,
+    /// Base URL of the OpenAI API (Chat Completions, Responses) that managed requests are
+    /// forwarded to.
+    pub upstream_openai: String,
+    /// Largest client request body accepted, in bytes. Anthropic rejects requests over 32 MB,
+    /// so anything larger would fail upstream after costing the proxy the memory to read it.
+    pub max_request_bytes: u64,
+}
+
+impl ProxyConfig {
+    /// Accepted range of [`Self::max_request_bytes`]: at least 64 KiB (a long session's
+    /// request is larger than that), at most 1 GiB (a request body is held in memory).
+    pub const MAX_REQUEST_BYTES: Bounds = Bounds::count(64 * 1024, 1024 * 1024 * 1024, "bytes");
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:4141".to_owned(),
+            upstream_anthropic: "https://api.anthropic.com".to_owned(),
+            upstream_openai: "https://api.openai.com".to_owned(),
+            max_request_bytes: 32 * 1024 * 1024,
+        }
+    }
+}
+
+/// Why a `host:port` listen address is unusable, or `None` when it looks right.
+///
+/// Only the shape is checked here (name resolution is I/O and belongs to the proxy): a
+/// non-empty host, and a port that fits in 16 bits. IPv6 hosts are written in brackets.
+pub fn listen_address_problem(address: &str) -> Option<String> {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return Some(format!("`{address}` is not `host:port` (e.g. \"127.0.0.1:4141\")"));
+    };
+    if host.is_empty() {
+        return Some(format!("`{address}` has no host (e.g. \"127.0.0.1:4141\")"));
+    }
+    if host.contains(':') && !(host.starts_with('[') && host.ends_with(']')) {
+        return Some(format!("`{address}`: write an IPv6 host in brackets, e.g. \"[::1]:4141\""));
+    }
+    if port.parse::<u16>().is_err() {
+        return Some(format!("`{address}` has no valid port (0-65535) after the last `:`"));
+    }
+    None
+}
+
+/// Why an upstream base URL is unusable, or `None` when it looks right.
+///
+/// The proxy appends provider paths (`/v1/messages`) to it, so it must be an absolute
+/// http(s) URL; a trailing slash is tolerated by the proxy.
+pub fn upstream_url_problem(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    match rest {
+        None => Some(format!("`{url}` must start with https:// or http://")),
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            Some(format!("`{url}` has no host"))
+        }
+        Some(rest) if rest.chars().any(char::is_whitespace) => {
+            Some(format!("`{url}` contains whitespace"))
+        }
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_check_themselves() {
+        let config = ProxyConfig::default();
+        assert_eq!(listen_address_problem(&config.listen), None);
+        assert_eq!(upstream_url_problem(&config.upstream_anthropic), None);
+        assert_eq!(upstream_url_problem(&config.upstream_openai), None);
+        assert!(ProxyConfig::MAX_REQUEST_BYTES.check(config.max_request_bytes).is_ok());
+    }
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(listen_address_problem("localhost:8080"), None);
+        assert_eq!(listen_address_problem("[::1]:4141"), None);
+        assert!(listen_address_problem("4141").is_some());
+        assert!(listen_address_problem(":4141").is_some());
+        assert!(listen_address_problem("::1:4141").is_some());
+        assert!(listen_address_problem("127.0.0.1:99999").is_some());
+    }
+
+    #[test]
+    fn upstream_urls() {
+        assert_eq!(upstream_url_problem("http://127.0.0.1:9000/base"), None);
+        assert!(upstream_url_problem("api.anthropic.com").is_some());
+        assert!(upstream_url_problem("https://").is_some());
+        assert!(upstream_url_problem("https://a b").is_some());
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the wire codecs over recorded traffic and generated values.
+
+mod anthropic_corpus;
+mod anthropic_props;
+mod bad_input;
+mod shared_data;
