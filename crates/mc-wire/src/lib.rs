@@ -23,5 +23,6 @@
 pub mod anthropic;
 mod error;
 mod object;
+pub mod sse;
 
 pub use error::{Result, WireError};

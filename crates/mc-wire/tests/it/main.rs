@@ -2,5 +2,6 @@
 
 mod anthropic_corpus;
 mod anthropic_props;
+mod anthropic_stream_corpus;
 mod bad_input;
 mod shared_data;
