@@ -8,7 +8,6 @@ use crate::shared_data;
 
 const LIMIT: usize = 64 << 20;
 
-#[expect(clippy::expect_used, reason = "test fixture")]
 fn body_bytes(body: &Value) -> Vec<u8> {
     serde_json::to_vec(body).expect("a JSON value serialises")
 }

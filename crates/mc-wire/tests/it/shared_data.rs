@@ -20,11 +20,6 @@ pub fn dir() -> PathBuf {
 }
 
 /// The Claude Code capture, one parsed JSON object per line.
-#[expect(
-    clippy::panic,
-    clippy::expect_used,
-    reason = "an unreadable corpus fails the test"
-)]
 pub fn anthropic_capture() -> Vec<serde_json::Value> {
     let path = dir().join("anthropic-capture/claude-code-traffic.jsonl");
     let text = std::fs::read_to_string(&path)
