@@ -7,4 +7,5 @@ mod anthropic_corpus;
 mod anthropic_props;
 mod anthropic_stream_corpus;
 mod bad_input;
+mod byte_stability;
 mod shared_data;
