@@ -12,7 +12,11 @@ fn spellings_of_the_same_values_encode_identically() {
     ];
     let encoded: Vec<Vec<u8>> = spellings
         .iter()
-        .map(|body| MessagesRequest::decode(body.as_bytes(), 1 << 20).unwrap().encode())
+        .map(|body| {
+            MessagesRequest::decode(body.as_bytes(), 1 << 20)
+                .unwrap()
+                .encode()
+        })
         .collect();
     // Integers written as 1e1 or 10.0 are floats to JSON parsers, and stay floats here.
     assert_eq!(encoded[1], encoded[2]);
