@@ -23,6 +23,7 @@
 pub mod anthropic;
 mod error;
 mod object;
+pub mod openai;
 pub mod sse;
 
 pub use error::{Result, WireError};

@@ -11,6 +11,9 @@
 //! produces the same bytes. Fields set by code on an object that did not carry them come
 //! after the original keys, typed fields first in declaration order, then new rest keys in
 //! insertion order.
+//!
+//! A typed key sent as `null` reads as absent and is written back as `null` in its place;
+//! if code sets the field, the value takes the place of the `null` (never a duplicate key).
 
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
@@ -20,14 +23,18 @@ use crate::error::{JsonPath, Result, WireError, type_name};
 /// Marks a key of the rest map in a [`KeyOrder`].
 const REST: u8 = u8::MAX;
 
+/// Flags a typed key that arrived as `null`.
+const NULL: u8 = 0x40;
+
 /// The order in which a decoded object's keys arrived: an index into the type's typed
-/// fields, or [`REST`] for the next key of its rest map.
+/// fields (with [`NULL`] set when it arrived as `null`), or [`REST`] for the next key of its
+/// rest map.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct KeyOrder(Vec<u8>);
 
 /// A wire type made of typed fields plus a rest map.
 pub(crate) trait WireObject {
-    /// The typed keys, in canonical order. At most 32.
+    /// The typed keys, in canonical order. At most 63.
     const FIELDS: &'static [&'static str];
 
     fn key_order(&self) -> &KeyOrder;
@@ -47,17 +54,28 @@ pub(crate) fn serialize_object<T: WireObject, S: Serializer>(
     object: &T,
     serializer: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(None)?;
-    let mut written = 0u32;
+    let mut map = CountingMap {
+        inner: serializer.serialize_map(None)?,
+        entries: 0,
+    };
+    let mut written = 0u64;
     let mut rest = object.rest().iter();
     for &slot in &object.key_order().0 {
         if slot == REST {
             if let Some((key, value)) = rest.next() {
-                map.serialize_entry(key, value)?;
+                map.inner.serialize_entry(key, value)?;
             }
-        } else if written & (1 << slot) == 0 {
-            written |= 1 << slot;
-            object.write_field(usize::from(slot), &mut map)?;
+            continue;
+        }
+        let index = usize::from(slot & !NULL);
+        if written & (1 << index) != 0 {
+            continue;
+        }
+        written |= 1 << index;
+        let before = map.entries;
+        object.write_field(index, &mut map)?;
+        if map.entries == before && slot & NULL != 0 {
+            map.inner.serialize_entry(T::FIELDS[index], &Value::Null)?;
         }
     }
     for index in 0..T::FIELDS.len() {
@@ -66,9 +84,40 @@ pub(crate) fn serialize_object<T: WireObject, S: Serializer>(
         }
     }
     for (key, value) in rest {
-        map.serialize_entry(key, value)?;
+        map.inner.serialize_entry(key, value)?;
     }
-    map.end()
+    map.inner.end()
+}
+
+/// Counts the entries a typed field writes, so a field that wrote nothing can fall back to
+/// the `null` it arrived as.
+struct CountingMap<M> {
+    inner: M,
+    entries: usize,
+}
+
+impl<M: SerializeMap> SerializeMap for CountingMap<M> {
+    type Ok = M::Ok;
+    type Error = M::Error;
+
+    fn serialize_key<K: ?Sized + serde::Serialize>(
+        &mut self,
+        key: &K,
+    ) -> std::result::Result<(), M::Error> {
+        self.entries += 1;
+        self.inner.serialize_key(key)
+    }
+
+    fn serialize_value<V: ?Sized + serde::Serialize>(
+        &mut self,
+        value: &V,
+    ) -> std::result::Result<(), M::Error> {
+        self.inner.serialize_value(value)
+    }
+
+    fn end(self) -> std::result::Result<M::Ok, M::Error> {
+        self.inner.end()
+    }
 }
 
 /// Conversion from a JSON value at a known path, with errors that name the path.
@@ -154,8 +203,8 @@ pub(crate) struct ObjectReader<'p> {
 }
 
 impl<'p> ObjectReader<'p> {
-    /// Splits `value`, which must be an object. A `null` under a typed key is kept verbatim
-    /// in the rest map and reads as absent, so optional fields sent as `null` survive.
+    /// Splits an object. A `null` under a typed key reads as absent and is remembered in the
+    /// key order, so optional fields sent as `null` survive.
     pub(crate) fn new(
         object: Map<String, Value>,
         path: &'p JsonPath<'p>,
@@ -166,11 +215,12 @@ impl<'p> ObjectReader<'p> {
         let mut order = Vec::with_capacity(object.len());
         for (key, value) in object {
             match fields.iter().position(|field| *field == key) {
-                Some(index) if !value.is_null() => {
+                Some(index) if value.is_null() => order.push(index as u8 | NULL),
+                Some(index) => {
                     order.push(index as u8);
                     slots[index] = Some(value);
                 }
-                _ => {
+                None => {
                     order.push(REST);
                     rest.insert(key, value);
                 }
@@ -213,16 +263,10 @@ impl<'p> ObjectReader<'p> {
     pub(crate) fn require<T: FromJson>(&mut self, index: usize) -> Result<T> {
         match self.take(index)? {
             Some(value) => Ok(value),
-            None if self
-                .rest
-                .get(self.fields[index])
-                .is_some_and(Value::is_null) =>
-            {
-                Err(WireError::shape(
-                    &self.path.key(self.fields[index]),
-                    "required field is null",
-                ))
-            }
+            None if self.order.0.contains(&(index as u8 | NULL)) => Err(WireError::shape(
+                &self.path.key(self.fields[index]),
+                "required field is null",
+            )),
             None => Err(WireError::shape(
                 self.path,
                 format!("missing required field `{}`", self.fields[index]),

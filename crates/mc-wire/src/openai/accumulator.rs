@@ -71,7 +71,10 @@ impl ChunkAccumulator {
         states.sort_by_key(|state| state.index);
         let choices = states.into_iter().map(ChoiceState::into_choice).collect();
         let mut response = ChatResponse::new(self.id, choices, self.usage);
-        response.rest.insert("object".to_owned(), Value::String("chat.completion".to_owned()));
+        response.rest.insert(
+            "object".to_owned(),
+            Value::String("chat.completion".to_owned()),
+        );
         response.rest.extend(self.copied);
         response
     }
@@ -122,7 +125,10 @@ impl ChoiceState {
                 self.content.get_or_insert_with(String::new).push_str(text);
             }
             if let Some((key, text)) = delta.reasoning() {
-                self.reasoning.get_or_insert_with(|| (key, String::new())).1.push_str(text);
+                self.reasoning
+                    .get_or_insert_with(|| (key, String::new()))
+                    .1
+                    .push_str(text);
             }
             if let Some(text) = delta.refusal() {
                 self.refusal.get_or_insert_with(String::new).push_str(text);
@@ -164,7 +170,9 @@ impl ChoiceState {
             message.rest.insert(key.to_owned(), Value::String(text));
         }
         if let Some(refusal) = self.refusal {
-            message.rest.insert("refusal".to_owned(), Value::String(refusal));
+            message
+                .rest
+                .insert("refusal".to_owned(), Value::String(refusal));
         }
         ChatChoice::new(self.index, message, self.finish_reason)
     }
@@ -182,7 +190,13 @@ struct CallState {
 
 impl CallState {
     fn new(index: Option<u64>) -> Self {
-        Self { index, id: String::new(), name: String::new(), arguments: String::new(), kind: None }
+        Self {
+            index,
+            id: String::new(),
+            name: String::new(),
+            arguments: String::new(),
+            kind: None,
+        }
     }
 
     /// The id, name and type are set by the first piece that has them (some servers repeat
@@ -192,7 +206,11 @@ impl CallState {
             self.id = id.to_owned();
         }
         if self.kind.is_none() {
-            self.kind = piece.rest.get("type").filter(|kind| !kind.is_null()).cloned();
+            self.kind = piece
+                .rest
+                .get("type")
+                .filter(|kind| !kind.is_null())
+                .cloned();
         }
         let Some(function) = &piece.function else {
             return;

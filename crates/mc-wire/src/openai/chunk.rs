@@ -13,7 +13,9 @@ use super::message::{ChatRole, reasoning_in};
 use super::response::ChatUsage;
 use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde};
+use crate::object::{
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
+};
 
 /// One stream chunk.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +56,13 @@ impl FromJson for ChatChunk {
         let choices = reader.require(1)?;
         let usage = reader.take(2)?;
         let (rest, order) = reader.finish();
-        Ok(Self { id, choices, usage, rest, order })
+        Ok(Self {
+            id,
+            choices,
+            usage,
+            rest,
+            order,
+        })
     }
 }
 
@@ -79,7 +87,13 @@ impl FromJson for ChunkChoice {
         let delta = reader.take(1)?;
         let finish_reason = reader.take(2)?;
         let (rest, order) = reader.finish();
-        Ok(Self { index, delta, finish_reason, rest, order })
+        Ok(Self {
+            index,
+            delta,
+            finish_reason,
+            rest,
+            order,
+        })
     }
 }
 
@@ -116,7 +130,13 @@ impl FromJson for ChatDelta {
         let content = reader.take(1)?;
         let tool_calls = reader.take(2)?;
         let (rest, order) = reader.finish();
-        Ok(Self { role, content, tool_calls, rest, order })
+        Ok(Self {
+            role,
+            content,
+            tool_calls,
+            rest,
+            order,
+        })
     }
 }
 
@@ -142,7 +162,13 @@ impl FromJson for ToolCallDelta {
         let id = reader.take(1)?;
         let function = reader.take(2)?;
         let (rest, order) = reader.finish();
-        Ok(Self { index, id, function, rest, order })
+        Ok(Self {
+            index,
+            id,
+            function,
+            rest,
+            order,
+        })
     }
 }
 
@@ -164,7 +190,12 @@ impl FromJson for FunctionDelta {
         let name = reader.take(0)?;
         let arguments = reader.take(1)?;
         let (rest, order) = reader.finish();
-        Ok(Self { name, arguments, rest, order })
+        Ok(Self {
+            name,
+            arguments,
+            rest,
+            order,
+        })
     }
 }
 
@@ -190,4 +221,10 @@ wire_object!(
     [0 => "index": index as optional, 1 => "id": id as optional, 2 => "function": function as optional]
 );
 wire_object!(FunctionDelta, [0 => "name": name as optional, 1 => "arguments": arguments as optional]);
-wire_serde!(ChatChunk, ChunkChoice, ChatDelta, ToolCallDelta, FunctionDelta);
+wire_serde!(
+    ChatChunk,
+    ChunkChoice,
+    ChatDelta,
+    ToolCallDelta,
+    FunctionDelta
+);

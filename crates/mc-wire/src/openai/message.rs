@@ -36,7 +36,14 @@ pub enum ChatRole {
 
 impl ChatRole {
     /// Every role, in the order error messages list them.
-    pub const ALL: [Self; 6] = [Self::System, Self::Developer, Self::User, Self::Assistant, Self::Tool, Self::Function];
+    pub const ALL: [Self; 6] = [
+        Self::System,
+        Self::Developer,
+        Self::User,
+        Self::Assistant,
+        Self::Tool,
+        Self::Function,
+    ];
 
     /// The wire name.
     pub fn as_str(self) -> &'static str {
@@ -73,7 +80,10 @@ impl FromJson for ChatRole {
 }
 
 impl serde::Serialize for ChatRole {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
@@ -97,7 +107,14 @@ pub struct ChatMessage {
 impl ChatMessage {
     /// A message with no tool fields and no extra fields.
     pub fn new(role: ChatRole, content: Option<ChatContent>) -> Self {
-        Self { role, content, tool_calls: None, tool_call_id: None, rest: Map::new(), order: KeyOrder::default() }
+        Self {
+            role,
+            content,
+            tool_calls: None,
+            tool_call_id: None,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
     }
 
     /// A message whose content is a bare string.
@@ -107,7 +124,10 @@ impl ChatMessage {
 
     /// A `tool` message answering `tool_call_id`.
     pub fn tool_result(tool_call_id: impl Into<String>, content: ChatContent) -> Self {
-        Self { tool_call_id: Some(tool_call_id.into()), ..Self::new(ChatRole::Tool, Some(content)) }
+        Self {
+            tool_call_id: Some(tool_call_id.into()),
+            ..Self::new(ChatRole::Tool, Some(content))
+        }
     }
 
     /// The visible reasoning an assistant message carries, with the key it came under:
@@ -128,7 +148,9 @@ pub(super) const REASONING_KEYS: [&str; 2] = ["reasoning", "reasoning_content"];
 
 /// Finds visible reasoning text in an unmodelled-fields map.
 pub(super) fn reasoning_in(rest: &Map<String, Value>) -> Option<(&'static str, &str)> {
-    REASONING_KEYS.into_iter().find_map(|key| Some((key, rest.get(key)?.as_str()?)))
+    REASONING_KEYS
+        .into_iter()
+        .find_map(|key| Some((key, rest.get(key)?.as_str()?)))
 }
 
 impl FromJson for ChatMessage {
@@ -139,7 +161,14 @@ impl FromJson for ChatMessage {
         let tool_calls = reader.take(2)?;
         let tool_call_id = reader.take(3)?;
         let (rest, order) = reader.finish();
-        Ok(Self { role, content, tool_calls, tool_call_id, rest, order })
+        Ok(Self {
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            rest,
+            order,
+        })
     }
 }
 

@@ -22,7 +22,10 @@ pub enum ChatContent {
 }
 
 impl serde::Serialize for ChatContent {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Text(text) => serializer.serialize_str(text),
             Self::Parts(parts) => serializer.collect_seq(parts),
@@ -37,7 +40,10 @@ impl FromJson for ChatContent {
             array @ Value::Array(_) => Vec::from_json(array, path).map(Self::Parts),
             other => Err(WireError::shape(
                 path,
-                format!("expected a string or an array of content parts, found {}", type_name(&other)),
+                format!(
+                    "expected a string or an array of content parts, found {}",
+                    type_name(&other)
+                ),
             )),
         }
     }
@@ -63,22 +69,38 @@ pub enum ContentPart {
 impl ContentPart {
     /// A text part with no extra fields.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text(TextPart { text: text.into(), rest: Map::new(), order: KeyOrder::default() })
+        Self::Text(TextPart {
+            text: text.into(),
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        })
     }
 
     /// An `image_url` part from its `image_url` object.
     pub fn image_url(image_url: Value) -> Self {
-        Self::ImageUrl(ImageUrlPart { image_url, rest: Map::new(), order: KeyOrder::default() })
+        Self::ImageUrl(ImageUrlPart {
+            image_url,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        })
     }
 
     /// An `input_audio` part from its `input_audio` object.
     pub fn input_audio(input_audio: Value) -> Self {
-        Self::InputAudio(InputAudioPart { input_audio, rest: Map::new(), order: KeyOrder::default() })
+        Self::InputAudio(InputAudioPart {
+            input_audio,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        })
     }
 
     /// A `file` part from its `file` object.
     pub fn file(file: Value) -> Self {
-        Self::File(FilePart { file, rest: Map::new(), order: KeyOrder::default() })
+        Self::File(FilePart {
+            file,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        })
     }
 
     /// The part's `type` string.
@@ -192,7 +214,10 @@ impl FromJson for ContentPart {
         let Value::Object(raw) = value else {
             return Err(WireError::shape(
                 path,
-                format!("expected a content part object, found {}", type_name(&value)),
+                format!(
+                    "expected a content part object, found {}",
+                    type_name(&value)
+                ),
             ));
         };
         Ok(match PartType::of(&raw, path)? {
@@ -206,13 +231,21 @@ impl FromJson for ContentPart {
                 let mut reader = ObjectReader::new(raw, path, ImageUrlPart::FIELDS);
                 let image_url = reader.require(1)?;
                 let (rest, order) = reader.finish();
-                Self::ImageUrl(ImageUrlPart { image_url, rest, order })
+                Self::ImageUrl(ImageUrlPart {
+                    image_url,
+                    rest,
+                    order,
+                })
             }
             PartType::InputAudio => {
                 let mut reader = ObjectReader::new(raw, path, InputAudioPart::FIELDS);
                 let input_audio = reader.require(1)?;
                 let (rest, order) = reader.finish();
-                Self::InputAudio(InputAudioPart { input_audio, rest, order })
+                Self::InputAudio(InputAudioPart {
+                    input_audio,
+                    rest,
+                    order,
+                })
             }
             PartType::File => {
                 let mut reader = ObjectReader::new(raw, path, FilePart::FIELDS);
@@ -224,7 +257,11 @@ impl FromJson for ContentPart {
                 let mut reader = ObjectReader::new(raw, path, RefusalPart::FIELDS);
                 let refusal = reader.require(1)?;
                 let (rest, order) = reader.finish();
-                Self::Refusal(RefusalPart { refusal, rest, order })
+                Self::Refusal(RefusalPart {
+                    refusal,
+                    rest,
+                    order,
+                })
             }
             PartType::Other => Self::Unknown(raw),
         })
@@ -232,7 +269,10 @@ impl FromJson for ContentPart {
 }
 
 impl serde::Serialize for ContentPart {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Text(part) => serialize_object(part, serializer),
             Self::ImageUrl(part) => serialize_object(part, serializer),
@@ -245,7 +285,9 @@ impl serde::Serialize for ContentPart {
 }
 
 impl<'de> serde::Deserialize<'de> for ContentPart {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
         let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
         Self::from_json(value, &JsonPath::Root).map_err(<D::Error as serde::de::Error>::custom)
     }

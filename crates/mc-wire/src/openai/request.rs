@@ -5,7 +5,9 @@ use serde_json::{Map, Value};
 use super::message::ChatMessage;
 use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde};
+use crate::object::{
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
+};
 
 /// A Chat Completions request body.
 ///
@@ -30,7 +32,14 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// A request with no tools and no extra fields.
     pub fn new(model: impl Into<String>, messages: Vec<ChatMessage>) -> Self {
-        Self { model: model.into(), messages, tools: None, stream: None, rest: Map::new(), order: KeyOrder::default() }
+        Self {
+            model: model.into(),
+            messages,
+            tools: None,
+            stream: None,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
     }
 
     /// Decodes a request body no larger than `limit_bytes`.
@@ -76,7 +85,8 @@ impl ChatRequest {
             None => {
                 let mut options = Map::new();
                 options.insert("include_usage".to_owned(), flag);
-                self.rest.insert("stream_options".to_owned(), Value::Object(options));
+                self.rest
+                    .insert("stream_options".to_owned(), Value::Object(options));
             }
         }
     }
@@ -90,7 +100,14 @@ impl FromJson for ChatRequest {
         let tools = reader.take(2)?;
         let stream = reader.take(3)?;
         let (rest, order) = reader.finish();
-        Ok(Self { model, messages, tools, stream, rest, order })
+        Ok(Self {
+            model,
+            messages,
+            tools,
+            stream,
+            rest,
+            order,
+        })
     }
 }
 
@@ -133,19 +150,27 @@ impl FromJson for ChatTool {
     fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
         match value {
             Value::Object(raw) => Ok(Self { raw }),
-            other => Err(WireError::shape(path, format!("expected a tool object, found {}", type_name(&other)))),
+            other => Err(WireError::shape(
+                path,
+                format!("expected a tool object, found {}", type_name(&other)),
+            )),
         }
     }
 }
 
 impl serde::Serialize for ChatTool {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         self.raw.serialize(serializer)
     }
 }
 
 impl<'de> serde::Deserialize<'de> for ChatTool {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
         let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
         Self::from_json(value, &JsonPath::Root).map_err(<D::Error as serde::de::Error>::custom)
     }

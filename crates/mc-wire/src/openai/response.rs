@@ -5,7 +5,9 @@ use serde_json::{Map, Value};
 use super::message::ChatMessage;
 use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde};
+use crate::object::{
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
+};
 
 /// A non-streaming response, or the response a stream accumulates to.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +26,13 @@ pub struct ChatResponse {
 impl ChatResponse {
     /// A response with no extra fields.
     pub fn new(id: Option<String>, choices: Vec<ChatChoice>, usage: Option<ChatUsage>) -> Self {
-        Self { id, choices, usage, rest: Map::new(), order: KeyOrder::default() }
+        Self {
+            id,
+            choices,
+            usage,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
     }
 
     /// Decodes a response body no larger than `limit_bytes`.
@@ -60,7 +68,13 @@ impl FromJson for ChatResponse {
         let choices = reader.require(1)?;
         let usage = reader.take(2)?;
         let (rest, order) = reader.finish();
-        Ok(Self { id, choices, usage, rest, order })
+        Ok(Self {
+            id,
+            choices,
+            usage,
+            rest,
+            order,
+        })
     }
 }
 
@@ -81,7 +95,13 @@ pub struct ChatChoice {
 impl ChatChoice {
     /// A choice with no extra fields.
     pub fn new(index: u64, message: ChatMessage, finish_reason: Option<String>) -> Self {
-        Self { index: Some(index), message, finish_reason, rest: Map::new(), order: KeyOrder::default() }
+        Self {
+            index: Some(index),
+            message,
+            finish_reason,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
     }
 }
 
@@ -92,7 +112,13 @@ impl FromJson for ChatChoice {
         let message = reader.require(1)?;
         let finish_reason = reader.take(2)?;
         let (rest, order) = reader.finish();
-        Ok(Self { index, message, finish_reason, rest, order })
+        Ok(Self {
+            index,
+            message,
+            finish_reason,
+            rest,
+            order,
+        })
     }
 }
 
@@ -124,7 +150,10 @@ impl ChatUsage {
 
     /// Reasoning tokens inside `completion_tokens`, when reported.
     pub fn reasoning_tokens(&self) -> Option<u64> {
-        self.rest.get("completion_tokens_details")?.get("reasoning_tokens")?.as_u64()
+        self.rest
+            .get("completion_tokens_details")?
+            .get("reasoning_tokens")?
+            .as_u64()
     }
 }
 
@@ -136,7 +165,14 @@ impl FromJson for ChatUsage {
         let total_tokens = reader.take(2)?;
         let prompt_tokens_details = reader.take(3)?;
         let (rest, order) = reader.finish();
-        Ok(Self { prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details, rest, order })
+        Ok(Self {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens,
+            prompt_tokens_details,
+            rest,
+            order,
+        })
     }
 }
 
@@ -153,7 +189,11 @@ pub struct PromptTokensDetails {
 impl PromptTokensDetails {
     /// Details with only the cached count.
     pub fn new(cached_tokens: Option<u64>) -> Self {
-        Self { cached_tokens, rest: Map::new(), order: KeyOrder::default() }
+        Self {
+            cached_tokens,
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
     }
 }
 
@@ -162,7 +202,11 @@ impl FromJson for PromptTokensDetails {
         let mut reader = ObjectReader::from_value(value, path, Self::FIELDS)?;
         let cached_tokens = reader.take(0)?;
         let (rest, order) = reader.finish();
-        Ok(Self { cached_tokens, rest, order })
+        Ok(Self {
+            cached_tokens,
+            rest,
+            order,
+        })
     }
 }
 

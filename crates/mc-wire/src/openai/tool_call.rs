@@ -26,10 +26,19 @@ impl ToolCall {
     /// A `function` call with no other fields.
     ///
     /// Written as `{"id", "function", "type": "function"}`: typed keys first, then `rest`.
-    pub fn function(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn function(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         let mut rest = Map::new();
         rest.insert("type".to_owned(), Value::String("function".to_owned()));
-        Self { id: id.into(), function: FunctionCall::new(name, arguments), rest, order: KeyOrder::default() }
+        Self {
+            id: id.into(),
+            function: FunctionCall::new(name, arguments),
+            rest,
+            order: KeyOrder::default(),
+        }
     }
 }
 
@@ -39,7 +48,12 @@ impl FromJson for ToolCall {
         let id = reader.require(0)?;
         let function = reader.require(1)?;
         let (rest, order) = reader.finish();
-        Ok(Self { id, function, rest, order })
+        Ok(Self {
+            id,
+            function,
+            rest,
+            order,
+        })
     }
 }
 
@@ -59,7 +73,12 @@ pub struct FunctionCall {
 impl FunctionCall {
     /// A function call with no other fields.
     pub fn new(name: impl Into<String>, arguments: impl Into<String>) -> Self {
-        Self { name: name.into(), arguments: arguments.into(), rest: Map::new(), order: KeyOrder::default() }
+        Self {
+            name: name.into(),
+            arguments: arguments.into(),
+            rest: Map::new(),
+            order: KeyOrder::default(),
+        }
     }
 }
 
@@ -69,7 +88,12 @@ impl FromJson for FunctionCall {
         let name = reader.require(0)?;
         let arguments = reader.require(1)?;
         let (rest, order) = reader.finish();
-        Ok(Self { name, arguments, rest, order })
+        Ok(Self {
+            name,
+            arguments,
+            rest,
+            order,
+        })
     }
 }
 

@@ -8,4 +8,5 @@ mod anthropic_props;
 mod anthropic_stream_corpus;
 mod bad_input;
 mod byte_stability;
+mod openai_corpus;
 mod shared_data;
