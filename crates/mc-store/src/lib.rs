@@ -1,1 +1,58 @@
-//! placeholder
+//! The embedded SQLite store of Magic Context.
+//!
+//! This crate owns the database file: where it lives (`$MAGIC_CONTEXT_DATA_DIR/context.db`,
+//! else the platform data directory), its private permissions (0700 directory, 0600 file), its
+//! versioned schema and the fence that refuses a newer one, the connection discipline that lets
+//! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
+//! sessions and their append-only raw message log, chained by content hash.
+//!
+//! What it must not do: decide anything about conversations (that is `mc-core`), speak a
+//! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix
+//! milliseconds), run async code (it is blocking; the engine calls it from a writer thread or
+//! `spawn_blocking`), panic, or lose a stored row: the raw log is never updated or deleted, a
+//! failed write rolls back whole, and a store it does not understand is refused untouched.
+//!
+//! ```
+//! use mc_core::{Host, Message, Part, Role, SessionId};
+//! use mc_store::{NewSession, Store};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path().join("context.db"))?;
+//! let id = SessionId::new("s-1")?;
+//! let now_ms = 1_764_000_000_000;
+//!
+//! // One write transaction: everything in it lands together or not at all.
+//! store.write(|tx| {
+//!     tx.upsert_session(&NewSession { id: id.clone(), host: Host::ClaudeCode, project: None }, now_ms)?;
+//!     let hello = Message::new(Role::User, vec![Part::text("fix the flaky test")]);
+//!     tx.append_messages(&id, 0, &[hello], now_ms)
+//! })?;
+//!
+//! // Reads see one snapshot and never wait for the writer.
+//! let head = store.read(|tx| tx.chain_head(&id))?.expect("one message stored");
+//! let found = store.read(|tx| tx.find_by_chain(&head))?.expect("the chain is indexed");
+//! assert_eq!((found.session, found.ordinal), (id, 0));
+//! # Ok(())
+//! # }
+//! ```
+
+mod connection;
+mod error;
+mod fork;
+mod location;
+mod messages;
+mod migrations;
+mod sessions;
+mod store;
+
+pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
+pub use error::{Result, RowProblem, StoreError};
+pub use location::{
+    APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
+    resolve_data_dir,
+};
+pub use messages::{ChainMatch, StoredMessage};
+pub use migrations::SCHEMA_VERSION;
+pub use sessions::{ForkPoint, NewSession, SessionRecord};
+pub use store::{ReadTx, Store, WriteTx};

@@ -1,0 +1,404 @@
+//! The one error type of the store.
+//!
+//! Every variant says what failed and what the reader should do next, because these messages
+//! reach the user unchanged: the proxy refuses managed requests when the store cannot be opened
+//! (DESIGN §7), and the refusal has to tell the user how to get going again.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use mc_core::SessionId;
+use rusqlite::ErrorCode;
+
+/// Result of every store operation.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No environment variable names a place for the store.
+    #[error(
+        "cannot find a data directory for the store: MAGIC_CONTEXT_DATA_DIR is not set and no \
+         home directory is known; set MAGIC_CONTEXT_DATA_DIR to a directory magic-context may \
+         write to"
+    )]
+    NoDataDir,
+
+    /// The directory that holds the store could not be created or secured.
+    #[error(
+        "cannot prepare the data directory {}; check that it is a directory, that its parent \
+         is writable by you, or set MAGIC_CONTEXT_DATA_DIR to another directory",
+        path.display()
+    )]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The database file exists but this process cannot open it for reading and writing.
+    #[error(
+        "cannot open the store {} for reading and writing; it must be a file you own with mode \
+         0600: check its owner and permissions, or set MAGIC_CONTEXT_DATA_DIR to another directory",
+        path.display()
+    )]
+    Unreadable {
+        /// The database file.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// SQLite could not open or lock the file (permissions, a read-only or network file system).
+    #[error(
+        "SQLite cannot use the store {}; check that the file and its directory are \
+         writable by you and on a local disk (WAL mode does not work on network shares)",
+        path.display()
+    )]
+    Inaccessible {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// The file is not an SQLite database, or its pages are damaged.
+    #[error(
+        "the store {} is not a readable database (corrupt, or not an SQLite file); stop \
+         magic-context, move the file aside (with its -wal and -shm files) and a new empty \
+         store will be created on the next start, or restore it from a backup",
+        path.display()
+    )]
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// The file is an SQLite database written by some other program.
+    #[error(
+        "{} is an SQLite database but not a magic-context store (it has tables and no store \
+         schema version); nothing was changed; point MAGIC_CONTEXT_DATA_DIR at another directory",
+        path.display()
+    )]
+    ForeignDatabase {
+        /// The database file.
+        path: PathBuf,
+    },
+
+    /// The schema fence: a newer magic-context has migrated this store.
+    #[error(
+        "{} has schema v{found} but this magic-context supports up to v{supported}; upgrade \
+         magic-context (or point MAGIC_CONTEXT_DATA_DIR elsewhere); nothing was changed",
+        path.display()
+    )]
+    SchemaTooNew {
+        /// The database file.
+        path: PathBuf,
+        /// The version stored in the file.
+        found: u32,
+        /// The newest version this binary knows.
+        supported: u32,
+    },
+
+    /// A migration failed; its transaction was rolled back, so the store stays at the version
+    /// before it.
+    #[error(
+        "migrating {} to schema v{version} ({name}) failed and was rolled back; the store is \
+         unchanged at the previous version; report this as a bug",
+        path.display()
+    )]
+    Migration {
+        /// The database file.
+        path: PathBuf,
+        /// The version that failed.
+        version: u32,
+        /// What the migration does.
+        name: &'static str,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// SQLite refused to switch the store to WAL journaling.
+    #[error(
+        "SQLite kept the store {} in `{mode}` journal mode instead of WAL; the store needs a \
+         local disk that supports shared memory (not a network share or a read-only mount)",
+        path.display()
+    )]
+    NotWal {
+        /// The database file.
+        path: PathBuf,
+        /// The journal mode SQLite reported.
+        mode: String,
+    },
+
+    /// The linked SQLite was built without full-text search.
+    #[error(
+        "the SQLite linked into this magic-context has no FTS5 full-text search; rebuild \
+         with rusqlite's `bundled` feature"
+    )]
+    FtsUnavailable,
+
+    /// Another connection held the write lock for longer than the busy timeout.
+    #[error(
+        "the store stayed locked by another writer while {doing}; another magic-context \
+         process may be stuck: retry, or stop the other process"
+    )]
+    Busy {
+        /// What the store was doing.
+        doing: &'static str,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// The disk holding the store is full.
+    #[error("the disk holding the store {} is full; free some space and retry", path.display())]
+    DiskFull {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// Any other SQLite failure.
+    #[error("SQLite failed while {doing}")]
+    Sqlite {
+        /// What the store was doing.
+        doing: &'static str,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// The session is not in the store.
+    #[error("session `{session}` is not in the store; create it with upsert_session first")]
+    UnknownSession {
+        /// The session asked for.
+        session: SessionId,
+    },
+
+    /// A session with this id already exists, so it cannot be created as a fork.
+    #[error("session `{session}` already exists; a fork needs a new id")]
+    SessionExists {
+        /// The id already taken.
+        session: SessionId,
+    },
+
+    /// An append did not start right after the last stored message.
+    #[error(
+        "session `{session}` has {expected} stored messages, so the next append must start at \
+         ordinal {expected}, not {got}; the raw log is append-only and contiguous"
+    )]
+    OrdinalGap {
+        /// The session appended to.
+        session: SessionId,
+        /// The ordinal the append had to start at (the stored count).
+        expected: u64,
+        /// The ordinal it started at.
+        got: u64,
+    },
+
+    /// A fork point lies past the end of its parent.
+    #[error("cannot fork session `{parent}` at ordinal {at}: it has only {count} messages")]
+    ForkBeyondEnd {
+        /// The parent session.
+        parent: SessionId,
+        /// The requested fork ordinal.
+        at: u64,
+        /// The parent's message count.
+        count: u64,
+    },
+
+    /// A message could not be encoded for storage.
+    #[error("cannot encode message {ordinal} of session `{session}` as JSON")]
+    Encode {
+        /// The session appended to.
+        session: SessionId,
+        /// The message's ordinal.
+        ordinal: u64,
+        /// What serde said.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// A stored message cannot be decoded: the file was changed behind our back.
+    #[error(
+        "stored message {ordinal} of session `{session}` is damaged; the database was changed \
+         outside magic-context: restore it from a backup"
+    )]
+    CorruptRow {
+        /// The session read.
+        session: SessionId,
+        /// The damaged message.
+        ordinal: u64,
+        /// What is wrong with it.
+        #[source]
+        problem: RowProblem,
+    },
+
+    /// A stored session row cannot be decoded.
+    #[error(
+        "stored session `{id}` is damaged; the database was changed outside magic-context: \
+         restore it from a backup"
+    )]
+    CorruptSession {
+        /// The id as stored (it may itself be the damage).
+        id: String,
+        /// What is wrong with it.
+        #[source]
+        problem: RowProblem,
+    },
+}
+
+/// What is wrong with a stored row.
+#[derive(Debug, thiserror::Error)]
+pub enum RowProblem {
+    /// The content column is not the JSON of message parts.
+    #[error("content is not valid message JSON")]
+    Json(#[source] serde_json::Error),
+    /// The role column names no role.
+    #[error("unknown role `{0}`")]
+    Role(String),
+    /// A hash column does not hold 32 bytes.
+    #[error("{column} holds {len} bytes instead of 32")]
+    HashLength {
+        /// The column.
+        column: &'static str,
+        /// Its length.
+        len: usize,
+    },
+    /// The content no longer hashes to the stored hash.
+    #[error("content does not match its stored hash")]
+    HashMismatch,
+    /// An id column is not a valid id.
+    #[error("an id is invalid")]
+    Id(#[source] mc_core::InvalidId),
+}
+
+impl StoreError {
+    /// Wraps a SQLite error raised while `doing` something; a lock still held after the busy
+    /// timeout becomes [`StoreError::Busy`].
+    pub(crate) fn sqlite(doing: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+        move |source| match source.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy) => Self::Busy { doing, source },
+            _ => Self::Sqlite { doing, source },
+        }
+    }
+
+    /// Names the file in errors that are about the file rather than the operation: damage,
+    /// permissions, a full disk. Other errors pass through.
+    pub(crate) fn at_path(self, path: &Path) -> Self {
+        let Self::Sqlite { doing, source } = self else {
+            return self;
+        };
+        let path = path.to_path_buf();
+        match source.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+                Self::Corrupt { path, source }
+            }
+            Some(
+                ErrorCode::CannotOpen
+                | ErrorCode::PermissionDenied
+                | ErrorCode::ReadOnly
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::FileLockingProtocolFailed,
+            ) => Self::Inaccessible { path, source },
+            Some(ErrorCode::DiskFull) => Self::DiskFull { path, source },
+            _ => Self::Sqlite { doing, source },
+        }
+    }
+
+    /// Whether retrying the same operation in a moment may succeed: only a busy lock clears
+    /// that fast (the engine retries briefly before refusing a turn, DESIGN §7).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Busy { .. } => true,
+            Self::DiskFull { .. }
+            | Self::NoDataDir
+            | Self::DataDir { .. }
+            | Self::Unreadable { .. }
+            | Self::Inaccessible { .. }
+            | Self::Corrupt { .. }
+            | Self::ForeignDatabase { .. }
+            | Self::SchemaTooNew { .. }
+            | Self::Migration { .. }
+            | Self::NotWal { .. }
+            | Self::FtsUnavailable
+            | Self::Sqlite { .. }
+            | Self::UnknownSession { .. }
+            | Self::SessionExists { .. }
+            | Self::OrdinalGap { .. }
+            | Self::ForkBeyondEnd { .. }
+            | Self::Encode { .. }
+            | Self::CorruptRow { .. }
+            | Self::CorruptSession { .. } => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqlite_error(code: i32) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+    }
+
+    #[test]
+    fn busy_is_classified_and_retryable() {
+        let err = StoreError::sqlite("appending")(sqlite_error(rusqlite::ffi::SQLITE_BUSY));
+        assert!(matches!(
+            err,
+            StoreError::Busy {
+                doing: "appending",
+                ..
+            }
+        ));
+        assert!(err.is_retryable());
+    }
+
+    #[test]
+    fn file_errors_name_the_file() {
+        let path = Path::new("/data/context.db");
+        let err =
+            StoreError::sqlite("reading")(sqlite_error(rusqlite::ffi::SQLITE_NOTADB)).at_path(path);
+        assert!(matches!(&err, StoreError::Corrupt { path: p, .. } if p == path));
+        let text = err.to_string();
+        assert!(text.contains("/data/context.db"), "{text}");
+        assert!(text.contains("move the file aside"), "{text}");
+        assert!(!err.is_retryable());
+
+        let err = StoreError::sqlite("reading")(sqlite_error(rusqlite::ffi::SQLITE_CONSTRAINT))
+            .at_path(path);
+        assert!(matches!(
+            err,
+            StoreError::Sqlite {
+                doing: "reading",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn fence_message_says_what_to_do() {
+        let err = StoreError::SchemaTooNew {
+            path: PathBuf::from("/data/context.db"),
+            found: 7,
+            supported: 1,
+        };
+        assert_eq!(
+            err.to_string(),
+            "/data/context.db has schema v7 but this magic-context supports up to v1; upgrade \
+             magic-context (or point MAGIC_CONTEXT_DATA_DIR elsewhere); nothing was changed"
+        );
+    }
+}

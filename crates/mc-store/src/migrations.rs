@@ -1,0 +1,186 @@
+//! Versioned migrations and the schema fence.
+//!
+//! The schema version lives in `PRAGMA user_version`, in the database header, so the fence can
+//! read it without touching a table and a migration can set it in the same transaction as its
+//! DDL. Each migration runs in its own `BEGIN IMMEDIATE` transaction that re-reads the version
+//! once it holds the write lock: when two processes open a fresh store at once, the second
+//! waits for the first, sees the migration applied, and skips it. A failed migration rolls
+//! back whole, leaving the store at the previous version.
+//!
+//! Migrations are append-only: never edit one that has shipped, add the next version instead.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::{Result, StoreError};
+
+/// One step of the schema.
+struct Migration {
+    /// The version the store has once this migration ran; versions count up from 1 by 1.
+    version: u32,
+    /// What it does, for errors and the `schema_migrations` table.
+    name: &'static str,
+    /// The DDL.
+    sql: &'static str,
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "sessions and raw messages",
+    sql: include_str!("migrations/0001_sessions_messages.sql"),
+}];
+
+/// The newest schema version this binary knows; a store above it is refused.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The stored version and whether the file has any schema, read in one statement so both come
+/// from the same snapshot: read apart, another process's migration could land in between and
+/// make a fresh store look like someone else's database.
+fn read_header(conn: &Connection, path: &Path) -> Result<(u32, bool)> {
+    let (version, has_tables): (i64, bool) = conn
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version),
+                    EXISTS (SELECT 1 FROM sqlite_schema)",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .map_err(|source| StoreError::sqlite("reading the schema version")(source).at_path(path))?;
+    // user_version is a signed 32-bit field; we only ever write small positive numbers.
+    let version = u32::try_from(version).map_err(|_| StoreError::ForeignDatabase {
+        path: path.to_path_buf(),
+    })?;
+    Ok((version, has_tables))
+}
+
+/// The fence: reads the stored version, refusing a store newer than this binary and an SQLite
+/// file that is not a store. Only reads, so a refused file is left exactly as it was.
+pub(crate) fn check_fence(conn: &Connection, path: &Path) -> Result<u32> {
+    let (found, has_tables) = read_header(conn, path)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if found == 0 && has_tables {
+        return Err(StoreError::ForeignDatabase {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(found)
+}
+
+/// Brings the store up to [`SCHEMA_VERSION`]; returns the versions this call applied (empty
+/// when another process, or an earlier run, already did).
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<Vec<u32>> {
+    let mut applied = Vec::new();
+    let start = check_fence(conn, path)?;
+    for migration in MIGRATIONS
+        .iter()
+        .filter(|migration| migration.version > start)
+    {
+        if apply(conn, path, migration)? {
+            applied.push(migration.version);
+        }
+    }
+    Ok(applied)
+}
+
+fn apply(conn: &mut Connection, path: &Path, migration: &Migration) -> Result<bool> {
+    let failed =
+        |source: rusqlite::Error| match StoreError::sqlite("migrating")(source).at_path(path) {
+            StoreError::Sqlite { source, .. } => StoreError::Migration {
+                path: path.to_path_buf(),
+                version: migration.version,
+                name: migration.name,
+                source,
+            },
+            other => other,
+        };
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|source| StoreError::sqlite("starting a migration")(source).at_path(path))?;
+    // Holding the write lock now: another process may have migrated while we waited for it.
+    if check_fence(&tx, path)? >= migration.version {
+        return Ok(false);
+    }
+    tx.execute_batch(migration.sql).map_err(failed)?;
+    tx.execute(
+        "INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)",
+        (migration.version, migration.name),
+    )
+    .map_err(failed)?;
+    tx.pragma_update(None, "user_version", migration.version)
+        .map_err(failed)?;
+    tx.commit().map_err(failed)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory() -> Connection {
+        Connection::open_in_memory().unwrap()
+    }
+
+    #[test]
+    fn versions_count_up_by_one_to_the_supported_version() {
+        let versions: Vec<u32> = MIGRATIONS
+            .iter()
+            .map(|migration| migration.version)
+            .collect();
+        let expected: Vec<u32> = (1..=SCHEMA_VERSION).collect();
+        assert_eq!(versions, expected);
+    }
+
+    #[test]
+    fn migrating_twice_applies_each_version_once() {
+        let mut conn = memory();
+        let path = Path::new(":memory:");
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
+        let rows: Vec<(u32, String)> = conn
+            .prepare("SELECT version, name FROM schema_migrations")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, vec![(1, "sessions and raw messages".to_string())]);
+        assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_foreign_database_is_refused_untouched() {
+        let mut conn = memory();
+        conn.execute_batch("CREATE TABLE notes (body TEXT)")
+            .unwrap();
+        let err = migrate(&mut conn, Path::new("other.db")).unwrap_err();
+        assert!(matches!(err, StoreError::ForeignDatabase { .. }), "{err}");
+        let version: u32 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, 0);
+    }
+
+    #[test]
+    fn the_fence_refuses_a_newer_schema() {
+        let mut conn = memory();
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        let err = migrate(&mut conn, Path::new("/data/context.db")).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::SchemaTooNew {
+                    found: 7,
+                    supported: SCHEMA_VERSION,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! The sessions repository: one row per conversation the proxy has seen.
+
+use mc_core::{Host, ProjectId, SessionId};
+use rusqlite::{OptionalExtension, Row};
+
+use crate::error::{Result, RowProblem, StoreError};
+use crate::store::{ReadTx, WriteTx};
+
+/// What the proxy knows about a session when it meets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSession {
+    /// The session's id.
+    pub id: SessionId,
+    /// The client driving it.
+    pub host: Host,
+    /// The project it works in, when known.
+    pub project: Option<ProjectId>,
+}
+
+/// Where a forked session branched off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForkPoint {
+    /// The session it branched from.
+    pub parent: SessionId,
+    /// How many of the parent's messages it starts with (copied into it).
+    pub ordinal: u64,
+}
+
+/// A stored session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// The session's id.
+    pub id: SessionId,
+    /// The client that created it.
+    pub host: Host,
+    /// Its project, when known.
+    pub project: Option<ProjectId>,
+    /// Where it branched off another session, if it is a fork.
+    pub fork: Option<ForkPoint>,
+    /// When it was created, unix milliseconds.
+    pub created_ms: i64,
+    /// When a request last used it, unix milliseconds.
+    pub last_seen_ms: i64,
+}
+
+const SESSION_COLUMNS: &str =
+    "id, host, project, parent_id, fork_ordinal, created_ms, last_seen_ms";
+
+/// A session row as SQLite returns it, before validation.
+struct SessionRow {
+    id: String,
+    host: String,
+    project: Option<String>,
+    parent_id: Option<String>,
+    fork_ordinal: Option<u64>,
+    created_ms: i64,
+    last_seen_ms: i64,
+}
+
+impl SessionRow {
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            host: row.get(1)?,
+            project: row.get(2)?,
+            parent_id: row.get(3)?,
+            fork_ordinal: row.get(4)?,
+            created_ms: row.get(5)?,
+            last_seen_ms: row.get(6)?,
+        })
+    }
+
+    fn decode(self) -> Result<SessionRecord> {
+        let corrupt = |id: &str, problem| StoreError::CorruptSession {
+            id: id.to_string(),
+            problem,
+        };
+        let id = SessionId::new(self.id.as_str())
+            .map_err(|err| corrupt(&self.id, RowProblem::Id(err)))?;
+        let project = self
+            .project
+            .map(ProjectId::new)
+            .transpose()
+            .map_err(|err| corrupt(&self.id, RowProblem::Id(err)))?;
+        let fork = match (self.parent_id, self.fork_ordinal) {
+            (Some(parent), Some(ordinal)) => Some(ForkPoint {
+                parent: SessionId::new(parent)
+                    .map_err(|err| corrupt(&self.id, RowProblem::Id(err)))?,
+                ordinal,
+            }),
+            // The schema's CHECK keeps the two columns NULL together.
+            _ => None,
+        };
+        Ok(SessionRecord {
+            id,
+            host: Host::from_name(&self.host),
+            project,
+            fork,
+            created_ms: self.created_ms,
+            last_seen_ms: self.last_seen_ms,
+        })
+    }
+}
+
+impl WriteTx<'_> {
+    /// Records a session seen at `now_ms`: creates it, or marks an existing one as seen.
+    ///
+    /// An existing session keeps its host and creation time and gains a project it did not
+    /// know yet; a known project is not replaced. `last_seen_ms` never moves backwards, so a
+    /// clock step back cannot reorder sessions. Returns the stored row.
+    pub fn upsert_session(&self, session: &NewSession, now_ms: i64) -> Result<SessionRecord> {
+        let sql = format!(
+            "INSERT INTO sessions (id, host, project, created_ms, last_seen_ms)
+             VALUES (?1, ?2, ?3, ?4, ?4)
+             ON CONFLICT (id) DO UPDATE SET
+                 project = coalesce(sessions.project, excluded.project),
+                 last_seen_ms = max(sessions.last_seen_ms, excluded.last_seen_ms)
+             RETURNING {SESSION_COLUMNS}"
+        );
+        let row = self
+            .conn()
+            .query_row(
+                &sql,
+                (
+                    session.id.as_str(),
+                    session.host.as_str(),
+                    session.project.as_ref().map(ProjectId::as_str),
+                    now_ms,
+                ),
+                SessionRow::from_row,
+            )
+            .map_err(StoreError::sqlite("recording a session"))?;
+        row.decode()
+    }
+
+    /// Marks a session as seen at `now_ms` (never moving `last_seen_ms` backwards).
+    pub fn touch_session(&self, id: &SessionId, now_ms: i64) -> Result<()> {
+        let changed = self
+            .conn()
+            .execute(
+                "UPDATE sessions SET last_seen_ms = max(last_seen_ms, ?2) WHERE id = ?1",
+                (id.as_str(), now_ms),
+            )
+            .map_err(StoreError::sqlite("touching a session"))?;
+        if changed == 0 {
+            return Err(StoreError::UnknownSession {
+                session: id.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl ReadTx<'_> {
+    /// The stored session with this id, if any.
+    pub fn get_session(&self, id: &SessionId) -> Result<Option<SessionRecord>> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1");
+        self.conn()
+            .query_row(&sql, [id.as_str()], SessionRow::from_row)
+            .optional()
+            .map_err(StoreError::sqlite("reading a session"))?
+            .map(SessionRow::decode)
+            .transpose()
+    }
+
+    /// Up to `limit` sessions, most recently seen first (ties by id, so the order is stable).
+    pub fn list_sessions(&self, limit: usize) -> Result<Vec<SessionRecord>> {
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY last_seen_ms DESC, id LIMIT ?1"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut statement = self
+            .conn()
+            .prepare_cached(&sql)
+            .map_err(StoreError::sqlite("listing sessions"))?;
+        let rows = statement
+            .query_map([limit], SessionRow::from_row)
+            .map_err(StoreError::sqlite("listing sessions"))?;
+        rows.map(|row| {
+            row.map_err(StoreError::sqlite("listing sessions"))?
+                .decode()
+        })
+        .collect()
+    }
+
+    pub(crate) fn require_session(&self, id: &SessionId) -> Result<SessionRecord> {
+        self.get_session(id)?
+            .ok_or_else(|| StoreError::UnknownSession {
+                session: id.clone(),
+            })
+    }
+}

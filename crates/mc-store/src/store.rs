@@ -1,0 +1,172 @@
+//! The store handle: one writer connection, a few reader connections, and the transaction
+//! shapes every repository runs in.
+
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::connection::{self, StoreOptions};
+use crate::error::{Result, StoreError};
+use crate::location::{self, DataLocation, DirOwner, LocationEnv, Platform};
+use crate::migrations;
+
+/// Idle reader connections kept for reuse; more are opened while many reads run at once.
+const MAX_IDLE_READERS: usize = 4;
+
+/// An open, migrated store.
+///
+/// `Store` is `Send + Sync` and blocking: share it in an `Arc` and call it from a writer thread
+/// or `spawn_blocking`, never from an async task directly. Several processes may open the same
+/// file; SQLite's locks keep them consistent.
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    options: StoreOptions,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` with default options.
+    ///
+    /// A missing parent directory is created 0700; an existing one is left as it is.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, StoreOptions::default())
+    }
+
+    /// Opens the store at `path` with the given options.
+    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
+        Self::open_at(path.as_ref(), DirOwner::User, options)
+    }
+
+    /// Opens the store at `$MAGIC_CONTEXT_DATA_DIR/context.db`, else in the platform's data
+    /// directory (see [`location`](crate::resolve_data_dir)).
+    pub fn open_default() -> Result<Self> {
+        let location =
+            location::resolve_data_dir(&LocationEnv::from_process(), Platform::current())?;
+        Self::open_location(&location, StoreOptions::default())
+    }
+
+    /// Opens the store in a resolved data directory; our own directory is kept at 0700.
+    pub fn open_location(location: &DataLocation, options: StoreOptions) -> Result<Self> {
+        Self::open_at(&location.db_path(), location.owner, options)
+    }
+
+    fn open_at(path: &Path, owner: DirOwner, options: StoreOptions) -> Result<Self> {
+        location::prepare_db_file(path, owner)?;
+        let mut writer = connection::open_writer(path, &options)?;
+        // The fence runs before anything writes: a refused file stays byte for byte as it was.
+        migrations::check_fence(&writer, path)?;
+        connection::configure_writer(&writer, path, &options)?;
+        migrations::migrate(&mut writer, path)?;
+        let reader = connection::open_reader(path, &options)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            options,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(vec![reader]),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `work` in one write transaction, committed when it returns `Ok` and rolled back
+    /// when it returns `Err` (or panics): all of a pass's writes land together or not at all.
+    ///
+    /// The transaction is `BEGIN IMMEDIATE`, taking the write lock before `work` reads
+    /// anything. A deferred transaction would start as a read and upgrade to a write at its
+    /// first insert; in WAL mode that upgrade fails with `SQLITE_BUSY` at once, without waiting
+    /// for the busy timeout, whenever another connection committed since the read began. Taking
+    /// the lock first means a concurrent writer only ever makes us wait, and only a lock held
+    /// past the busy timeout becomes [`StoreError::Busy`].
+    pub fn write<T>(&self, work: impl FnOnce(&WriteTx<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = lock(&self.writer);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| self.failed("starting a write transaction", source))?;
+        let value = work(&WriteTx {
+            read: ReadTx { conn: &tx },
+        })
+        .map_err(|err| err.at_path(&self.path))?;
+        tx.commit()
+            .map_err(|source| self.failed("committing a write transaction", source))?;
+        Ok(value)
+    }
+
+    /// Runs `work` in one read transaction on a reader connection: every query inside sees
+    /// the same snapshot, and reads never wait for the writer.
+    pub fn read<T>(&self, work: impl FnOnce(&ReadTx<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = match lock(&self.readers).pop() {
+            Some(conn) => conn,
+            None => connection::open_reader(&self.path, &self.options)?,
+        };
+        let result = Self::read_on(&mut conn, work).map_err(|err| err.at_path(&self.path));
+        let mut idle = lock(&self.readers);
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+        result
+    }
+
+    fn read_on<T>(conn: &mut Connection, work: impl FnOnce(&ReadTx<'_>) -> Result<T>) -> Result<T> {
+        let tx = conn
+            .transaction()
+            .map_err(StoreError::sqlite("starting a read transaction"))?;
+        let value = work(&ReadTx { conn: &tx })?;
+        tx.commit()
+            .map_err(StoreError::sqlite("ending a read transaction"))?;
+        Ok(value)
+    }
+
+    fn failed(&self, doing: &'static str, source: rusqlite::Error) -> StoreError {
+        StoreError::sqlite(doing)(source).at_path(&self.path)
+    }
+}
+
+/// Locks a connection slot. A poisoned lock means a closure panicked mid-transaction; the
+/// transaction rolled back as it unwound, so the connection is clean and safe to reuse.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A read transaction: one consistent snapshot of the store.
+#[derive(Debug)]
+pub struct ReadTx<'a> {
+    conn: &'a Connection,
+}
+
+impl ReadTx<'_> {
+    pub(crate) fn conn(&self) -> &Connection {
+        self.conn
+    }
+}
+
+/// A write transaction; it can read too (through `Deref`), seeing its own uncommitted writes.
+#[derive(Debug)]
+pub struct WriteTx<'a> {
+    read: ReadTx<'a>,
+}
+
+impl<'a> Deref for WriteTx<'a> {
+    type Target = ReadTx<'a>;
+
+    fn deref(&self) -> &ReadTx<'a> {
+        &self.read
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_can_be_shared_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Store>();
+    }
+}

@@ -1,0 +1,192 @@
+//! Opening: migrations, the schema fence, and several processes opening one fresh file.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use mc_store::{SCHEMA_VERSION, Store, StoreError};
+
+use crate::support::{NOW_MS, TempStore, new_session, sid, turns};
+
+fn applied_migrations(path: &Path) -> Vec<(u32, String)> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut statement = conn
+        .prepare("SELECT version, name FROM schema_migrations ORDER BY version")
+        .unwrap();
+    statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+fn user_version(path: &Path) -> u32 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap()
+}
+
+#[test]
+fn reopening_applies_nothing_and_keeps_the_data() {
+    let fixture = TempStore::new();
+    crate::support::seed(&fixture.store, "s", &turns(3), NOW_MS);
+    let path = fixture.path();
+    drop(fixture.store);
+    for _ in 0..3 {
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.read(|tx| tx.message_count(&sid("s"))).unwrap(), 3);
+    }
+    assert_eq!(user_version(&path), SCHEMA_VERSION);
+    assert_eq!(
+        applied_migrations(&path),
+        vec![(1, "sessions and raw messages".to_string())]
+    );
+}
+
+#[test]
+fn the_store_uses_wal_and_foreign_keys() {
+    let fixture = TempStore::new();
+    let conn = rusqlite::Connection::open(fixture.path()).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    // Foreign keys are on in the store's own connections: a message of no session is refused.
+    let err = fixture
+        .store
+        .write(|tx| tx.append_messages(&sid("nobody"), 0, &turns(1), NOW_MS))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::UnknownSession { .. }), "{err}");
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_the_file_left_untouched() {
+    let fixture = TempStore::new();
+    let path = fixture.path();
+    drop(fixture.store);
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let before = fs::read(&path).unwrap();
+
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StoreError::SchemaTooNew {
+            path: named,
+            found: 99,
+            supported,
+        } => {
+            assert_eq!(named, &path);
+            assert_eq!(*supported, SCHEMA_VERSION);
+        }
+        other => panic!("expected SchemaTooNew, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(
+        message.contains("schema v99") && message.contains("upgrade magic-context"),
+        "{message}"
+    );
+    assert_eq!(fs::read(&path).unwrap(), before, "the fence must not write");
+}
+
+#[test]
+fn an_sqlite_file_of_another_program_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("context.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = fs::read(&path).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::ForeignDatabase { .. }), "{err}");
+    assert_eq!(fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn threads_opening_one_fresh_file_at_once_all_succeed_and_migrate_once() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Arc::new(dir.path().join("context.db"));
+        let barrier = Arc::new(Barrier::new(8));
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (path, barrier) = (Arc::clone(&path), Arc::clone(&barrier));
+                thread::spawn(move || {
+                    barrier.wait();
+                    let store = Store::open(path.as_path())?;
+                    let id = format!("s-{i}");
+                    store
+                        .write(|tx| tx.upsert_session(&new_session(&id), NOW_MS))
+                        .map(drop)
+                })
+            })
+            .collect();
+        for handle in handles {
+            if let Err(err) = handle.join().unwrap() {
+                panic!("round {round}: open failed: {err}");
+            }
+        }
+        assert_eq!(user_version(&path), SCHEMA_VERSION);
+        assert_eq!(applied_migrations(&path).len(), SCHEMA_VERSION as usize);
+        let store = Store::open(path.as_path()).unwrap();
+        assert_eq!(store.read(|tx| tx.list_sessions(100)).unwrap().len(), 8);
+    }
+}
+
+/// Run as a child process by the test below; does nothing unless given a path.
+#[test]
+#[ignore = "helper run in a child process by processes_opening_one_fresh_file_at_once"]
+fn child_process_opens_the_store() {
+    let Some(path) = std::env::var_os("MC_STORE_IT_CHILD_DB") else {
+        return;
+    };
+    let id = std::env::var("MC_STORE_IT_CHILD_ID").unwrap();
+    let store = Store::open(&path).unwrap();
+    store
+        .write(|tx| tx.upsert_session(&new_session(&id), NOW_MS))
+        .unwrap();
+}
+
+#[test]
+fn processes_opening_one_fresh_file_at_once_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("context.db");
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            Command::new(&exe)
+                .args([
+                    "--exact",
+                    "open::child_process_opens_the_store",
+                    "--ignored",
+                    "--test-threads=1",
+                ])
+                .env("MC_STORE_IT_CHILD_DB", &path)
+                .env("MC_STORE_IT_CHILD_ID", format!("child-{i}"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect::<Vec<_>>();
+    // Spawned processes run concurrently with this one opening the same file.
+    let store = Store::open(&path).unwrap();
+    for child in children {
+        let child = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&child.stdout);
+        assert!(
+            child.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&child.stderr)
+        );
+        assert!(stdout.contains("1 passed"), "{stdout}");
+    }
+    assert_eq!(store.read(|tx| tx.list_sessions(100)).unwrap().len(), 4);
+    assert_eq!(applied_migrations(&path).len(), SCHEMA_VERSION as usize);
+}
