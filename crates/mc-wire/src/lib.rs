@@ -25,5 +25,6 @@ mod error;
 mod object;
 pub mod openai;
 pub mod sse;
+mod wire_object;
 
 pub use error::{Result, WireError};

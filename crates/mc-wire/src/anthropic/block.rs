@@ -5,11 +5,11 @@
 //! [`ContentBlock::Unknown`]. Fields we do not model (`cache_control`, `citations`, …) stay in
 //! each block's `rest` map in their original order.
 
-use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, write_opt};
+use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject};
+use crate::wire_object::wire_object;
 
 /// One block of a message's content.
 #[derive(Debug, Clone, PartialEq)]
@@ -367,49 +367,23 @@ impl<'de> serde::Deserialize<'de> for ContentBlock {
     }
 }
 
-/// Implements [`WireObject`] for a block struct: `type` first, then its typed fields.
-macro_rules! block_object {
-    ($ty:ty, $type_name:expr, [$($index:literal => $key:literal : $field:ident $(as $opt:ident)?),*]) => {
-        impl WireObject for $ty {
-            const FIELDS: &'static [&'static str] = &["type", $($key),*];
-
-            fn key_order(&self) -> &KeyOrder {
-                &self.order
-            }
-
-            fn rest(&self) -> &Map<String, Value> {
-                &self.rest
-            }
-
-            fn write_field<M: SerializeMap>(&self, index: usize, map: &mut M) -> std::result::Result<(), M::Error> {
-                match index {
-                    0 => map.serialize_entry("type", $type_name(self)),
-                    $($index => block_object!(@write map, $key, self.$field $(, $opt)?),)*
-                    _ => Ok(()),
-                }
-            }
-        }
-    };
-    (@write $map:ident, $key:literal, $value:expr) => { $map.serialize_entry($key, &$value) };
-    (@write $map:ident, $key:literal, $value:expr, optional) => { write_opt($map, $key, $value.as_ref()) };
-}
-
-block_object!(TextBlock, |_: &TextBlock| "text", [1 => "text": text]);
-block_object!(MediaBlock, |block: &MediaBlock| block.kind.type_name(), [1 => "source": source]);
-block_object!(ToolUseBlock, |_: &ToolUseBlock| "tool_use", [1 => "id": id, 2 => "name": name, 3 => "input": input]);
-block_object!(
-    ToolResultBlock,
-    |_: &ToolResultBlock| "tool_result",
+wire_object!(TextBlock, type = "text", [1 => "text": text]);
+wire_object!(MediaBlock, type_from = MediaBlock::type_name, [1 => "source": source]);
+wire_object!(ToolUseBlock, type = "tool_use", [1 => "id": id, 2 => "name": name, 3 => "input": input]);
+wire_object!(ToolResultBlock, type = "tool_result",
     [1 => "tool_use_id": tool_use_id, 2 => "content": content as optional, 3 => "is_error": is_error as optional]
 );
-block_object!(
-    ThinkingBlock,
-    |_: &ThinkingBlock| "thinking",
+wire_object!(ThinkingBlock, type = "thinking",
     [1 => "thinking": thinking, 2 => "signature": signature as optional]
 );
-block_object!(RedactedThinkingBlock, |_: &RedactedThinkingBlock| "redacted_thinking", [1 => "data": data]);
+wire_object!(RedactedThinkingBlock, type = "redacted_thinking", [1 => "data": data]);
 
 impl MediaBlock {
+    /// The block's `type` string.
+    pub fn type_name(&self) -> &'static str {
+        self.kind.type_name()
+    }
+
     /// A media block with no extra fields.
     pub fn new(kind: MediaBlockKind, source: Value) -> Self {
         Self {

@@ -1,13 +1,13 @@
 //! The Anthropic Messages request (`POST /v1/messages`).
 
-use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use super::block::BlockContent;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{
-    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde, write_opt,
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
 };
+use crate::wire_object::wire_object;
 
 /// A Messages API request body.
 ///
@@ -74,32 +74,16 @@ impl FromJson for MessagesRequest {
     }
 }
 
-impl WireObject for MessagesRequest {
-    const FIELDS: &'static [&'static str] = &["model", "messages", "system", "tools", "stream"];
-
-    fn key_order(&self) -> &KeyOrder {
-        &self.order
-    }
-
-    fn rest(&self) -> &Map<String, Value> {
-        &self.rest
-    }
-
-    fn write_field<M: SerializeMap>(
-        &self,
-        index: usize,
-        map: &mut M,
-    ) -> std::result::Result<(), M::Error> {
-        match index {
-            0 => map.serialize_entry("model", &self.model),
-            1 => map.serialize_entry("messages", &self.messages),
-            2 => write_opt(map, "system", self.system.as_ref()),
-            3 => write_opt(map, "tools", self.tools.as_ref()),
-            4 => write_opt(map, "stream", self.stream.as_ref()),
-            _ => Ok(()),
-        }
-    }
-}
+wire_object!(
+    MessagesRequest,
+    [
+        0 => "model": model,
+        1 => "messages": messages,
+        2 => "system": system as optional,
+        3 => "tools": tools as optional,
+        4 => "stream": stream as optional,
+    ]
+);
 
 /// Who wrote a message. Claude Code also sends `system` messages inside the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,29 +173,7 @@ impl FromJson for Message {
     }
 }
 
-impl WireObject for Message {
-    const FIELDS: &'static [&'static str] = &["role", "content"];
-
-    fn key_order(&self) -> &KeyOrder {
-        &self.order
-    }
-
-    fn rest(&self) -> &Map<String, Value> {
-        &self.rest
-    }
-
-    fn write_field<M: SerializeMap>(
-        &self,
-        index: usize,
-        map: &mut M,
-    ) -> std::result::Result<(), M::Error> {
-        match index {
-            0 => map.serialize_entry("role", &self.role),
-            1 => map.serialize_entry("content", &self.content),
-            _ => Ok(()),
-        }
-    }
-}
+wire_object!(Message, [0 => "role": role, 1 => "content": content]);
 
 /// A tool definition: a client tool (`name`, `description`, `input_schema`) or a server tool
 /// (`type`, `name`, …). Only the name is typed; the schema's key order is kept because the
@@ -245,27 +207,6 @@ impl FromJson for Tool {
     }
 }
 
-impl WireObject for Tool {
-    const FIELDS: &'static [&'static str] = &["name"];
-
-    fn key_order(&self) -> &KeyOrder {
-        &self.order
-    }
-
-    fn rest(&self) -> &Map<String, Value> {
-        &self.rest
-    }
-
-    fn write_field<M: SerializeMap>(
-        &self,
-        index: usize,
-        map: &mut M,
-    ) -> std::result::Result<(), M::Error> {
-        match index {
-            0 => map.serialize_entry("name", &self.name),
-            _ => Ok(()),
-        }
-    }
-}
+wire_object!(Tool, [0 => "name": name]);
 
 wire_serde!(MessagesRequest, Message, Tool);

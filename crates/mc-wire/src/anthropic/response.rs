@@ -1,13 +1,13 @@
 //! The Anthropic Messages response body and its usage figures.
 
-use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use super::block::ContentBlock;
 use crate::error::{JsonPath, Result};
 use crate::object::{
-    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde, write_opt,
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
 };
+use crate::wire_object::wire_object;
 
 /// A non-streaming response, or the message a stream accumulates to.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,30 +62,10 @@ impl FromJson for MessagesResponse {
     }
 }
 
-impl WireObject for MessagesResponse {
-    const FIELDS: &'static [&'static str] = &["id", "content", "usage"];
-
-    fn key_order(&self) -> &KeyOrder {
-        &self.order
-    }
-
-    fn rest(&self) -> &Map<String, Value> {
-        &self.rest
-    }
-
-    fn write_field<M: SerializeMap>(
-        &self,
-        index: usize,
-        map: &mut M,
-    ) -> std::result::Result<(), M::Error> {
-        match index {
-            0 => map.serialize_entry("id", &self.id),
-            1 => map.serialize_entry("content", &self.content),
-            2 => write_opt(map, "usage", self.usage.as_ref()),
-            _ => Ok(()),
-        }
-    }
-}
+wire_object!(
+    MessagesResponse,
+    [0 => "id": id, 1 => "content": content, 2 => "usage": usage as optional]
+);
 
 /// Token usage as Anthropic reports it.
 ///
@@ -173,43 +153,14 @@ impl FromJson for Usage {
     }
 }
 
-impl WireObject for Usage {
-    const FIELDS: &'static [&'static str] = &[
-        "input_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-        "output_tokens",
-    ];
-
-    fn key_order(&self) -> &KeyOrder {
-        &self.order
-    }
-
-    fn rest(&self) -> &Map<String, Value> {
-        &self.rest
-    }
-
-    fn write_field<M: SerializeMap>(
-        &self,
-        index: usize,
-        map: &mut M,
-    ) -> std::result::Result<(), M::Error> {
-        match index {
-            0 => write_opt(map, "input_tokens", self.input_tokens.as_ref()),
-            1 => write_opt(
-                map,
-                "cache_creation_input_tokens",
-                self.cache_creation_input_tokens.as_ref(),
-            ),
-            2 => write_opt(
-                map,
-                "cache_read_input_tokens",
-                self.cache_read_input_tokens.as_ref(),
-            ),
-            3 => write_opt(map, "output_tokens", self.output_tokens.as_ref()),
-            _ => Ok(()),
-        }
-    }
-}
+wire_object!(
+    Usage,
+    [
+        0 => "input_tokens": input_tokens as optional,
+        1 => "cache_creation_input_tokens": cache_creation_input_tokens as optional,
+        2 => "cache_read_input_tokens": cache_read_input_tokens as optional,
+        3 => "output_tokens": output_tokens as optional,
+    ]
+);
 
 wire_serde!(MessagesResponse, Usage);

@@ -3,15 +3,15 @@
 //! The proxy forwards stream bytes untouched; these types parse the tee'd copy (usage, stop
 //! reason) and let the simulator write streams a real client accepts.
 
-use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use super::block::ContentBlock;
 use super::response::{MessagesResponse, Usage};
 use crate::error::{JsonPath, Result, WireError};
 use crate::object::{
-    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde, write_opt,
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
 };
+use crate::wire_object::wire_object;
 
 /// The `type` of a stream event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +112,11 @@ impl StreamEvent {
         }
     }
 
+    /// The event's `type` string.
+    pub fn type_name(&self) -> &str {
+        self.kind.as_str()
+    }
+
     /// The error payload of an `error` event.
     pub fn error(&self) -> Option<&Value> {
         self.rest.get("error")
@@ -141,40 +146,17 @@ impl FromJson for StreamEvent {
     }
 }
 
-impl WireObject for StreamEvent {
-    const FIELDS: &'static [&'static str] = &[
-        "type",
-        "message",
-        "index",
-        "content_block",
-        "delta",
-        "usage",
-    ];
-
-    fn key_order(&self) -> &KeyOrder {
-        &self.order
-    }
-
-    fn rest(&self) -> &Map<String, Value> {
-        &self.rest
-    }
-
-    fn write_field<M: SerializeMap>(
-        &self,
-        index: usize,
-        map: &mut M,
-    ) -> std::result::Result<(), M::Error> {
-        match index {
-            0 => map.serialize_entry("type", self.kind.as_str()),
-            1 => write_opt(map, "message", self.message.as_ref()),
-            2 => write_opt(map, "index", self.index.as_ref()),
-            3 => write_opt(map, "content_block", self.content_block.as_ref()),
-            4 => write_opt(map, "delta", self.delta.as_ref()),
-            5 => write_opt(map, "usage", self.usage.as_ref()),
-            _ => Ok(()),
-        }
-    }
-}
+wire_object!(
+    StreamEvent,
+    type_from = StreamEvent::type_name,
+    [
+        1 => "message": message as optional,
+        2 => "index": index as optional,
+        3 => "content_block": content_block as optional,
+        4 => "delta": delta as optional,
+        5 => "usage": usage as optional,
+    ]
+);
 
 wire_serde!(StreamEvent);
 

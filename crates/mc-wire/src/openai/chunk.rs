@@ -11,11 +11,11 @@ use serde_json::{Map, Value};
 
 use super::message::{ChatRole, reasoning_in};
 use super::response::ChatUsage;
-use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result};
 use crate::object::{
     FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
 };
+use crate::wire_object::wire_object;
 
 /// One stream chunk.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use super::part::ChatContent;
 use super::tool_call::ToolCall;
-use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, wire_serde};
+use crate::wire_object::wire_object;
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

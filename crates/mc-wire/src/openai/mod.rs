@@ -18,8 +18,6 @@
 //! # Ok::<(), mc_wire::WireError>(())
 //! ```
 
-mod wire_object;
-
 mod accumulator;
 mod chunk;
 mod domain;

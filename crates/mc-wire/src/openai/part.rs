@@ -7,9 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, serialize_object};
+use crate::wire_object::wire_object;
 
 /// A message's content: a bare string or a list of parts. The form is kept, because the
 /// provider renders the two differently and a string must never come back as a part list.

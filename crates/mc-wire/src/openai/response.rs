@@ -3,11 +3,11 @@
 use serde_json::{Map, Value};
 
 use super::message::ChatMessage;
-use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result};
 use crate::object::{
     FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
 };
+use crate::wire_object::wire_object;
 
 /// A non-streaming response, or the response a stream accumulates to.
 #[derive(Debug, Clone, PartialEq)]

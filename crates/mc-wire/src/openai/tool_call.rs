@@ -6,9 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use super::wire_object::wire_object;
 use crate::error::{JsonPath, Result};
 use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, wire_serde};
+use crate::wire_object::wire_object;
 
 /// One entry of an assistant message's `tool_calls`.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,18 +1,22 @@
-//! The [`WireObject`](crate::object::WireObject) implementation every OpenAI wire struct
-//! shares, written once as a macro so the field list, the typed keys and the writer cannot
-//! drift apart.
+//! The [`WireObject`](crate::object::WireObject) implementation every wire struct shares,
+//! written once as a macro so the field list, the typed keys and the writer cannot drift
+//! apart.
 //!
 //! Each struct names its typed keys with their index into `FIELDS`; the index is what
 //! [`ObjectReader`](crate::object::ObjectReader) records in the key order, so decoder and
-//! encoder must agree on it. Content parts pass `type = "…"`: their `type` key sits at index
-//! 0 and is written from the variant, never stored.
+//! encoder must agree on it. Tagged objects pass `type = "…"` (a fixed tag) or
+//! `type_from = f` (`f(&self) -> &str`, for one struct serving several tags): their `type`
+//! key sits at index 0 and is written from the value, never stored.
 
 /// Implements `WireObject` for a struct with `rest: Map` and `order: KeyOrder` fields.
 ///
 /// `N => "key": field` writes `field` always; `N => "key": field as optional` writes an
 /// `Option` only when it is `Some`, so an absent field stays absent.
 macro_rules! wire_object {
-    ($ty:ty, type = $type_name:literal, [$($index:literal => $key:literal : $field:ident $(as $opt:ident)?),* $(,)?]) => {
+    ($ty:ty, type = $type_name:literal, [$($fields:tt)*]) => {
+        wire_object!($ty, type_from = |_: &$ty| $type_name, [$($fields)*]);
+    };
+    ($ty:ty, type_from = $type_name:expr, [$($index:literal => $key:literal : $field:ident $(as $opt:ident)?),* $(,)?]) => {
         impl crate::object::WireObject for $ty {
             const FIELDS: &'static [&'static str] = &["type", $($key),*];
 
@@ -30,7 +34,7 @@ macro_rules! wire_object {
                 map: &mut M,
             ) -> std::result::Result<(), M::Error> {
                 match index {
-                    0 => map.serialize_entry("type", $type_name),
+                    0 => map.serialize_entry("type", ($type_name)(self)),
                     $($index => wire_object!(@write map, $key, self.$field $(, $opt)?),)*
                     _ => Ok(()),
                 }
@@ -68,4 +72,4 @@ macro_rules! wire_object {
         crate::object::write_opt($map, $key, $value.as_ref())
     };
 }
-pub(super) use wire_object;
+pub(crate) use wire_object;
