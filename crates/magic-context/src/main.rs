@@ -1,1 +1,35 @@
-fn main() {}
+//! `magic-context`: the command-line entry point.
+//!
+//! This crate parses arguments, installs logging and calls into the library crates; it holds
+//! no logic of its own (DESIGN §3). Each subcommand lives in its own module beside `cli.rs`.
+
+mod cli;
+mod config_cmd;
+mod logging;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::Cli;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.log_level);
+    match cli.command.run() {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS, // `magic-context ... | head`
+        Err(err) => {
+            // Ignoring a failed write here: stderr is the last channel left to report on.
+            let _ = writeln!(io::stderr().lock(), "error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|cause| cause.downcast_ref::<io::Error>())
+        .any(|io_err| io_err.kind() == io::ErrorKind::BrokenPipe)
+}

@@ -22,7 +22,9 @@ pub struct CacheConfig {
 impl CacheConfig {
     /// The TTL assumed for `model`.
     pub fn ttl_for(&self, model: &str) -> CacheTtl {
-        override_for(&self.ttl_by_model, model).copied().unwrap_or(self.ttl)
+        override_for(&self.ttl_by_model, model)
+            .copied()
+            .unwrap_or(self.ttl)
     }
 }
 
@@ -33,7 +35,9 @@ mod tests {
     #[test]
     fn per_model_override() {
         let mut config = CacheConfig::default();
-        config.ttl_by_model.insert("claude-opus-4".to_owned(), CacheTtl::OneHour);
+        config
+            .ttl_by_model
+            .insert("claude-opus-4".to_owned(), CacheTtl::OneHour);
         assert_eq!(config.ttl_for("claude-opus-4-5"), CacheTtl::OneHour);
         assert_eq!(config.ttl_for("claude-sonnet-4-5"), CacheTtl::FiveMinutes);
     }

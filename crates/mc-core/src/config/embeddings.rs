@@ -22,6 +22,9 @@ impl EmbeddingsConfig {
 
 impl Default for EmbeddingsConfig {
     fn default() -> Self {
-        Self { enabled: true, dimensions: 384 }
+        Self {
+            enabled: true,
+            dimensions: 384,
+        }
     }
 }

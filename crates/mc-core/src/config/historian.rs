@@ -36,7 +36,9 @@ impl HistorianConfig {
     /// `usable_window` tokens.
     pub fn trigger_budget_tokens(&self, usable_window: Tokens) -> Tokens {
         let (low, high) = Self::TRIGGER_BUDGET_CLAMP;
-        self.trigger_budget_percent.of(usable_window).clamp(low, high)
+        self.trigger_budget_percent
+            .of(usable_window)
+            .clamp(low, high)
     }
 }
 
@@ -59,8 +61,14 @@ mod tests {
     #[test]
     fn trigger_budget_is_clamped() {
         let config = HistorianConfig::default();
-        assert_eq!(config.trigger_budget_tokens(Tokens(200_000)), Tokens(10_000));
+        assert_eq!(
+            config.trigger_budget_tokens(Tokens(200_000)),
+            Tokens(10_000)
+        );
         assert_eq!(config.trigger_budget_tokens(Tokens(32_000)), Tokens(5_000));
-        assert_eq!(config.trigger_budget_tokens(Tokens(2_000_000)), Tokens(50_000));
+        assert_eq!(
+            config.trigger_budget_tokens(Tokens(2_000_000)),
+            Tokens(50_000)
+        );
     }
 }

@@ -1,10 +1,10 @@
-//! How much of the window rendered history (m[0] and m[1]) may take, and when m[1] folds.
+//! How much of the window rendered history (`m[0]` and `m[1]`) may take, and when `m[1]` folds.
 
 use serde::Serialize;
 
 use super::units::{Bounds, Percent, Tokens};
 
-/// History budget and the m[1] refold backstop (DESIGN §5, §9).
+/// History budget and the `m[1]` refold backstop (DESIGN §5, §9).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryConfig {
     /// Share of the usable window the decay renderer may fill with compartment history.
@@ -13,7 +13,7 @@ pub struct HistoryConfig {
     /// History budget in tokens when the model's window is unknown; 60K is 15% of a
     /// 400K-token window, safe for every current frontier model.
     pub budget_tokens_unknown_window: Tokens,
-    /// When a large m[1] forces a hard fold into m[0].
+    /// When a large `m[1]` forces a hard fold into `m[0]`.
     pub m1_refold: M1RefoldConfig,
 }
 
@@ -43,21 +43,21 @@ impl Default for HistoryConfig {
     }
 }
 
-/// The m[1] backstop: m[1] folds into m[0] on the next bust when any limit is passed.
+/// The `m[1]` backstop: `m[1]` folds into `m[0]` on the next bust when any limit is passed.
 ///
-/// m[1] is re-sent after the cached m[0] on every soft bust; once it is large, folding it
+/// `m[1]` is re-sent after the cached `m[0]` on every soft bust; once it is large, folding it
 /// costs less than carrying it (DESIGN §5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct M1RefoldConfig {
-    /// Fold when m[1] is over this percent of the history budget.
+    /// Fold when `m[1]` is over this percent of the history budget.
     pub history_budget_percent: Percent,
-    /// Fold when m[1] is over this percent of m[0] (only once m[0] reaches
+    /// Fold when `m[1]` is over this percent of `m[0]` (only once `m[0]` reaches
     /// [`Self::m0_min_tokens`]).
     pub m0_percent: Percent,
-    /// Size m[0] must reach before [`Self::m0_percent`] applies; a tiny fresh m[0] would
+    /// Size `m[0]` must reach before [`Self::m0_percent`] applies; a tiny fresh `m[0]` would
     /// otherwise fold on every new compartment.
     pub m0_min_tokens: Tokens,
-    /// Fold when m[1] lists more memory updates than this.
+    /// Fold when `m[1]` lists more memory updates than this.
     pub max_memory_updates: u32,
 }
 

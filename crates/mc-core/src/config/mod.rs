@@ -54,7 +54,7 @@ pub struct Config {
     pub pass: PassConfig,
     /// Drops, skeletons and nudges.
     pub reduction: ReductionConfig,
-    /// History budget and the m[1] refold backstop.
+    /// History budget and the `m[1]` refold backstop.
     pub history: HistoryConfig,
     /// Project memory injection.
     pub memory: MemoryConfig,
@@ -80,12 +80,18 @@ mod tests {
         assert_eq!(c.cache.ttl, CacheTtl::FiveMinutes);
         assert_eq!(c.pass.execute_threshold_percent.get(), 65);
         assert_eq!(c.pass.refusal_percent.get(), 95);
-        assert_eq!((c.reduction.protected_tags, c.reduction.drop_skeletons), (20, 20));
+        assert_eq!(
+            (c.reduction.protected_tags, c.reduction.drop_skeletons),
+            (20, 20)
+        );
         assert_eq!(c.history.budget_percent.get(), 15);
         assert_eq!(c.history.budget_tokens_unknown_window, Tokens(60_000));
         let m1 = &c.history.m1_refold;
         assert_eq!(m1.history_budget_percent.get(), 20);
-        assert_eq!((m1.m0_percent.get(), m1.m0_min_tokens, m1.max_memory_updates), (15, Tokens(500), 40));
+        assert_eq!(
+            (m1.m0_percent.get(), m1.m0_min_tokens, m1.max_memory_updates),
+            (15, Tokens(500), 40)
+        );
         assert_eq!(c.memory.injection_budget_tokens, Tokens(4_000));
         assert_eq!(c.expand.cap_tokens, Tokens(15_000));
         assert_eq!(c.historian.trigger_budget_percent.get(), 5);
@@ -100,24 +106,72 @@ mod tests {
     fn defaults_respect_their_bounds() {
         let c = Config::default();
         let checks = [
-            (PassConfig::EXECUTE_THRESHOLD_PERCENT, u64::from(c.pass.execute_threshold_percent)),
-            (PassConfig::REFUSAL_PERCENT, u64::from(c.pass.refusal_percent)),
+            (
+                PassConfig::EXECUTE_THRESHOLD_PERCENT,
+                u64::from(c.pass.execute_threshold_percent),
+            ),
+            (
+                PassConfig::REFUSAL_PERCENT,
+                u64::from(c.pass.refusal_percent),
+            ),
             (ProxyConfig::MAX_REQUEST_BYTES, c.proxy.max_request_bytes),
-            (ReductionConfig::PROTECTED_TAGS, u64::from(c.reduction.protected_tags)),
-            (ReductionConfig::DROP_SKELETONS, u64::from(c.reduction.drop_skeletons)),
-            (HistoryConfig::BUDGET_PERCENT, u64::from(c.history.budget_percent)),
-            (HistoryConfig::BUDGET_TOKENS_UNKNOWN_WINDOW, c.history.budget_tokens_unknown_window.get()),
-            (M1RefoldConfig::PERCENT, u64::from(c.history.m1_refold.history_budget_percent)),
-            (M1RefoldConfig::PERCENT, u64::from(c.history.m1_refold.m0_percent)),
-            (M1RefoldConfig::M0_MIN_TOKENS, c.history.m1_refold.m0_min_tokens.get()),
-            (M1RefoldConfig::MAX_MEMORY_UPDATES, u64::from(c.history.m1_refold.max_memory_updates)),
-            (MemoryConfig::INJECTION_BUDGET_TOKENS, c.memory.injection_budget_tokens.get()),
+            (
+                ReductionConfig::PROTECTED_TAGS,
+                u64::from(c.reduction.protected_tags),
+            ),
+            (
+                ReductionConfig::DROP_SKELETONS,
+                u64::from(c.reduction.drop_skeletons),
+            ),
+            (
+                HistoryConfig::BUDGET_PERCENT,
+                u64::from(c.history.budget_percent),
+            ),
+            (
+                HistoryConfig::BUDGET_TOKENS_UNKNOWN_WINDOW,
+                c.history.budget_tokens_unknown_window.get(),
+            ),
+            (
+                M1RefoldConfig::PERCENT,
+                u64::from(c.history.m1_refold.history_budget_percent),
+            ),
+            (
+                M1RefoldConfig::PERCENT,
+                u64::from(c.history.m1_refold.m0_percent),
+            ),
+            (
+                M1RefoldConfig::M0_MIN_TOKENS,
+                c.history.m1_refold.m0_min_tokens.get(),
+            ),
+            (
+                M1RefoldConfig::MAX_MEMORY_UPDATES,
+                u64::from(c.history.m1_refold.max_memory_updates),
+            ),
+            (
+                MemoryConfig::INJECTION_BUDGET_TOKENS,
+                c.memory.injection_budget_tokens.get(),
+            ),
             (ExpandConfig::CAP_TOKENS, c.expand.cap_tokens.get()),
-            (HistorianConfig::TRIGGER_BUDGET_PERCENT, u64::from(c.historian.trigger_budget_percent)),
-            (HistorianConfig::LOOKAHEAD_ORDINALS, u64::from(c.historian.lookahead_ordinals)),
-            (EmbeddingsConfig::DIMENSIONS, u64::from(c.embeddings.dimensions)),
-            (DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS, u64::from(c.dreamer.user_profile_promotion_sightings)),
-            (DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES, u64::from(c.dreamer.stop_after_identical_failures)),
+            (
+                HistorianConfig::TRIGGER_BUDGET_PERCENT,
+                u64::from(c.historian.trigger_budget_percent),
+            ),
+            (
+                HistorianConfig::LOOKAHEAD_ORDINALS,
+                u64::from(c.historian.lookahead_ordinals),
+            ),
+            (
+                EmbeddingsConfig::DIMENSIONS,
+                u64::from(c.embeddings.dimensions),
+            ),
+            (
+                DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS,
+                u64::from(c.dreamer.user_profile_promotion_sightings),
+            ),
+            (
+                DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES,
+                u64::from(c.dreamer.stop_after_identical_failures),
+            ),
         ];
         for (bounds, value) in checks {
             assert_eq!(bounds.check(value), Ok(value));

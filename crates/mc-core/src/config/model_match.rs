@@ -33,7 +33,10 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        assert_eq!(override_for(&overrides, "claude-opus-4-5-20251101"), Some(&3));
+        assert_eq!(
+            override_for(&overrides, "claude-opus-4-5-20251101"),
+            Some(&3)
+        );
         assert_eq!(override_for(&overrides, "claude-opus-4-1"), Some(&2));
         assert_eq!(override_for(&overrides, "claude-haiku-4-5"), Some(&1));
         assert_eq!(override_for(&overrides, "gpt-5"), None);

@@ -125,18 +125,19 @@ mod tests {
     #[test]
     fn model_override_and_token_thresholds() {
         let mut config = PassConfig::default();
-        config
-            .execute_threshold_by_model
-            .insert("gpt-5".to_owned(), ExecuteThreshold::Tokens(Tokens(150_000)));
-        assert_eq!(config.execute_threshold_for("claude-opus-4-5"), ExecuteThreshold::Percent(pct(65)));
+        config.execute_threshold_by_model.insert(
+            "gpt-5".to_owned(),
+            ExecuteThreshold::Tokens(Tokens(150_000)),
+        );
+        assert_eq!(
+            config.execute_threshold_for("claude-opus-4-5"),
+            ExecuteThreshold::Percent(pct(65))
+        );
         let gpt = config.execute_threshold_for("gpt-5-codex");
         assert_eq!(gpt, ExecuteThreshold::Tokens(Tokens(150_000)));
         assert_eq!(gpt.percent_of(Tokens(200_000)), pct(75));
         assert_eq!(gpt.percent_of(Tokens(100_000)), pct(100));
         assert_eq!(gpt.percent_of(Tokens(0)), pct(100));
-        assert_eq!(
-            serde_json::to_string(&gpt).unwrap(),
-            r#"{"tokens":150000}"#
-        );
+        assert_eq!(serde_json::to_string(&gpt).unwrap(), r#"{"tokens":150000}"#);
     }
 }

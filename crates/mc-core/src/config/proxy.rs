@@ -43,16 +43,22 @@ impl Default for ProxyConfig {
 /// non-empty host, and a port that fits in 16 bits. IPv6 hosts are written in brackets.
 pub fn listen_address_problem(address: &str) -> Option<String> {
     let Some((host, port)) = address.rsplit_once(':') else {
-        return Some(format!("`{address}` is not `host:port` (e.g. \"127.0.0.1:4141\")"));
+        return Some(format!(
+            "`{address}` is not `host:port` (e.g. \"127.0.0.1:4141\")"
+        ));
     };
     if host.is_empty() {
         return Some(format!("`{address}` has no host (e.g. \"127.0.0.1:4141\")"));
     }
     if host.contains(':') && !(host.starts_with('[') && host.ends_with(']')) {
-        return Some(format!("`{address}`: write an IPv6 host in brackets, e.g. \"[::1]:4141\""));
+        return Some(format!(
+            "`{address}`: write an IPv6 host in brackets, e.g. \"[::1]:4141\""
+        ));
     }
     if port.parse::<u16>().is_err() {
-        return Some(format!("`{address}` has no valid port (0-65535) after the last `:`"));
+        return Some(format!(
+            "`{address}` has no valid port (0-65535) after the last `:`"
+        ));
     }
     None
 }
@@ -62,7 +68,9 @@ pub fn listen_address_problem(address: &str) -> Option<String> {
 /// The proxy appends provider paths (`/v1/messages`) to it, so it must be an absolute
 /// http(s) URL; a trailing slash is tolerated by the proxy.
 pub fn upstream_url_problem(url: &str) -> Option<String> {
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
     match rest {
         None => Some(format!("`{url}` must start with https:// or http://")),
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
@@ -85,7 +93,11 @@ mod tests {
         assert_eq!(listen_address_problem(&config.listen), None);
         assert_eq!(upstream_url_problem(&config.upstream_anthropic), None);
         assert_eq!(upstream_url_problem(&config.upstream_openai), None);
-        assert!(ProxyConfig::MAX_REQUEST_BYTES.check(config.max_request_bytes).is_ok());
+        assert!(
+            ProxyConfig::MAX_REQUEST_BYTES
+                .check(config.max_request_bytes)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::units::{Bounds, Tokens};
 /// Project memory injection (DESIGN §5 "Memory").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MemoryConfig {
-    /// Most tokens of project memories rendered into m[0]; the rest stay searchable.
+    /// Most tokens of project memories rendered into `m[0]`; the rest stay searchable.
     /// 4,000 keeps the rules and constraints visible without crowding out history.
     pub injection_budget_tokens: Tokens,
 }
@@ -19,7 +19,9 @@ impl MemoryConfig {
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        Self { injection_budget_tokens: Tokens(4_000) }
+        Self {
+            injection_budget_tokens: Tokens(4_000),
+        }
     }
 }
 
@@ -38,6 +40,8 @@ impl ExpandConfig {
 
 impl Default for ExpandConfig {
     fn default() -> Self {
-        Self { cap_tokens: Tokens(15_000) }
+        Self {
+            cap_tokens: Tokens(15_000),
+        }
     }
 }

@@ -27,6 +27,10 @@ impl ReductionConfig {
 
 impl Default for ReductionConfig {
     fn default() -> Self {
-        Self { protected_tags: 20, drop_skeletons: 20, nudges: true }
+        Self {
+            protected_tags: 20,
+            drop_skeletons: 20,
+            nudges: true,
+        }
     }
 }

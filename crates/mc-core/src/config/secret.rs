@@ -50,7 +50,12 @@ mod tests {
             authorization: Secret,
         }
         let key = Secret::new("sk-ant-api03-very-secret");
-        let shown = format!("{key} {key:?} {key:#?} {:?}", Upstream { authorization: key.clone() });
+        let shown = format!(
+            "{key} {key:?} {key:#?} {:?}",
+            Upstream {
+                authorization: key.clone()
+            }
+        );
         assert!(!shown.contains("very-secret"), "{shown}");
         assert_eq!(shown.matches(Secret::REDACTED).count(), 4);
         assert_eq!(key.expose(), "sk-ant-api03-very-secret");

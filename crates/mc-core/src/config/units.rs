@@ -24,7 +24,9 @@ impl Percent {
     pub fn new(value: u64) -> Result<Self, OutOfRange> {
         let bounds = Bounds::percent(0, 100);
         let checked = bounds.check(value)?;
-        u8::try_from(checked).map(Self).map_err(|_| OutOfRange { value, bounds })
+        u8::try_from(checked)
+            .map(Self)
+            .map_err(|_| OutOfRange { value, bounds })
     }
 
     /// Builds a constant; values above 100 saturate, so a typo in a default cannot escape the
@@ -143,12 +145,20 @@ pub struct Bounds {
 impl Bounds {
     /// A range of whole percentages.
     pub const fn percent(min: u64, max: u64) -> Self {
-        Self { min, max, unit: "percent" }
+        Self {
+            min,
+            max,
+            unit: "percent",
+        }
     }
 
     /// A range of token counts.
     pub const fn tokens(min: u64, max: u64) -> Self {
-        Self { min, max, unit: "tokens" }
+        Self {
+            min,
+            max,
+            unit: "tokens",
+        }
     }
 
     /// A range of plain counts of `unit`.
@@ -161,7 +171,10 @@ impl Bounds {
         if (self.min..=self.max).contains(&value) {
             Ok(value)
         } else {
-            Err(OutOfRange { value, bounds: self })
+            Err(OutOfRange {
+                value,
+                bounds: self,
+            })
         }
     }
 }
@@ -178,7 +191,11 @@ pub struct OutOfRange {
 impl fmt::Display for OutOfRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Bounds { min, max, unit } = self.bounds;
-        write!(f, "must be between {min} and {max} {unit}, got {}", self.value)
+        write!(
+            f,
+            "must be between {min} and {max} {unit}, got {}",
+            self.value
+        )
     }
 }
 
@@ -196,8 +213,14 @@ mod tests {
             "must be between 0 and 100 percent, got 101"
         );
         assert_eq!(Percent::saturating(250), Percent::MAX);
-        assert_eq!(Percent::new(15).unwrap().of(Tokens(200_000)), Tokens(30_000));
-        assert_eq!(serde_json::to_string(&Percent::new(7).unwrap()).unwrap(), "7");
+        assert_eq!(
+            Percent::new(15).unwrap().of(Tokens(200_000)),
+            Tokens(30_000)
+        );
+        assert_eq!(
+            serde_json::to_string(&Percent::new(7).unwrap()).unwrap(),
+            "7"
+        );
         assert!(serde_json::from_str::<Percent>("120").is_err());
     }
 
@@ -218,6 +241,9 @@ mod tests {
         let bounds = Bounds::tokens(1_000, 2_000);
         assert_eq!(bounds.check(1_500), Ok(1_500));
         let err = bounds.check(10).unwrap_err();
-        assert_eq!(err.to_string(), "must be between 1000 and 2000 tokens, got 10");
+        assert_eq!(
+            err.to_string(),
+            "must be between 1000 and 2000 tokens, got 10"
+        );
     }
 }

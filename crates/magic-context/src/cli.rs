@@ -1,0 +1,93 @@
+//! The command line: global flags and one enum variant per working subcommand.
+//!
+//! Adding a subcommand is a variant of [`Command`] naming its module's argument type, plus
+//! its arm in [`Command::run`]; the module itself owns its arguments and output. Only
+//! subcommands that work are listed, so `--help` never advertises a placeholder.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::config_cmd::{self, ConfigCommand};
+
+/// Keeps a coding agent's session inside the context window forever, with a stable prompt
+/// cache.
+#[derive(Debug, Parser)]
+#[command(name = "magic-context", version, about, arg_required_else_help = true)]
+pub struct Cli {
+    /// Log level for the logs written to stderr; overrides RUST_LOG [default: warn, or
+    /// RUST_LOG when set].
+    #[arg(long, global = true, value_name = "LEVEL", value_enum)]
+    pub log_level: Option<LogLevel>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect configuration: the file schema, and the effective values with their sources.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+impl Command {
+    /// Runs the subcommand; the exit code is its verdict.
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            Self::Config(command) => config_cmd::run(command),
+        }
+    }
+}
+
+/// Verbosity of stderr logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    // No logs at all.
+    Off,
+    // Failures only.
+    Error,
+    // Failures and things that were ignored or retried.
+    Warn,
+    // One line per proxied request.
+    Info,
+    // Decisions and their reasons.
+    Debug,
+    // Everything, including request bodies (never credentials).
+    Trace,
+}
+
+impl LogLevel {
+    /// The `tracing` filter directive for this level.
+    pub fn directive(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Error => "error",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn log_level_is_global() {
+        let cli = Cli::try_parse_from(["magic-context", "config", "show", "--log-level", "debug"])
+            .unwrap();
+        assert_eq!(cli.log_level, Some(LogLevel::Debug));
+    }
+}

@@ -1,0 +1,10 @@
+//! Tests of the built `magic-context` binary, run as a user would run it: a fresh HOME and
+//! XDG_CONFIG_HOME in a tempdir, no inherited environment.
+
+// Marks the whole harness as test code, so fixtures may unwrap like tests do.
+#![cfg(test)]
+
+mod cli;
+mod config_schema;
+mod config_show;
+mod support;

@@ -1,0 +1,94 @@
+//! Runs the built binary in a hermetic environment.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fake machine: a home directory, an XDG config home and a working directory.
+pub struct Machine {
+    pub root: tempfile::TempDir,
+}
+
+impl Machine {
+    pub fn fresh() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["home", "xdg", "work"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        Self { root }
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root.path().join(relative)
+    }
+
+    /// Where the user file lives on this machine.
+    pub fn user_file(&self) -> PathBuf {
+        self.path("xdg/magic-context/magic-context.jsonc")
+    }
+
+    /// Copies `tests/fixtures/<name>` to `to`.
+    pub fn install_fixture(&self, name: &str, to: &Path) {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(fixture, to).unwrap();
+    }
+
+    /// Runs the binary in `work/` with only HOME and XDG_CONFIG_HOME set (plus `extra_env`).
+    pub fn run(&self, args: &[&str], extra_env: &[(&str, &OsStr)]) -> Run {
+        self.run_in(&self.path("work"), args, extra_env)
+    }
+
+    pub fn run_in(&self, cwd: &Path, args: &[&str], extra_env: &[(&str, &OsStr)]) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("xdg"));
+        for (name, value) in extra_env {
+            command.env(name, value);
+        }
+        Run::from(command.output().unwrap(), self.root.path())
+    }
+}
+
+/// What one run printed, with the machine's temp path replaced by `[TMP]`.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output, root: &Path) -> Self {
+        let clean = |bytes: Vec<u8>| {
+            String::from_utf8(bytes)
+                .unwrap()
+                .replace(root.to_str().unwrap(), "[TMP]")
+        };
+        Self {
+            code: output.status.code(),
+            stdout: clean(output.stdout),
+            stderr: clean(output.stderr),
+        }
+    }
+
+    pub fn success(self) -> Self {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap()
+    }
+}

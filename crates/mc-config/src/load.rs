@@ -1,0 +1,157 @@
+//! Layering defaults < user file < project file into one checked config.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mc_core::config::Config;
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Diagnostic, Source};
+use crate::error::FileError;
+use crate::jsonc::read_jsonc;
+use crate::key_path::{KeyPath, leaves, set};
+use crate::raw::RawConfig;
+use crate::resolve::resolve;
+use crate::screen::screen;
+use crate::sources::ConfigSources;
+
+/// The effective configuration, where each value came from, and what was ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedConfig {
+    /// The checked settings the engine runs with.
+    pub config: Config,
+    /// For every leaf key of [`LoadedConfig::config`] (`"pass.execute_threshold_percent"`),
+    /// the layer that set it.
+    pub provenance: BTreeMap<String, Source>,
+    /// Skipped files and ignored keys, in the order they were found. Each one is a warning:
+    /// the affected key falls back to the layer below, everything else applies.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadedConfig {
+    /// The effective config in file shape, keys in declaration order.
+    pub fn config_json(&self) -> Value {
+        serde_json::to_value(&self.config).unwrap_or(Value::Null)
+    }
+
+    /// Every leaf of [`LoadedConfig::config_json`] with its value and source, in declaration
+    /// order: what `magic-context config show` lists.
+    pub fn entries(&self) -> Vec<(String, Value, Source)> {
+        leaves(&self.config_json())
+            .into_iter()
+            .map(|(path, value)| {
+                let key = path.to_string();
+                let source = self
+                    .provenance
+                    .get(&key)
+                    .cloned()
+                    .unwrap_or(Source::Default);
+                (key, value, source)
+            })
+            .collect()
+    }
+}
+
+/// Loads the files named by `sources`. Never fails: a missing file is simply absent, and
+/// every other problem becomes a diagnostic while the rest of the config still applies.
+pub fn load(sources: &ConfigSources) -> LoadedConfig {
+    let mut diagnostics = Vec::new();
+    let mut layers = Vec::new();
+    if let Some(path) = &sources.user {
+        let must_exist = sources.user_must_exist.then_some(ConfigSources::ENV_CONFIG);
+        layers.extend(
+            read_layer(path, must_exist, &mut diagnostics)
+                .map(|doc| (Source::User(path.clone()), doc)),
+        );
+    }
+    if let Some(path) = &sources.project {
+        layers.extend(
+            read_layer(path, None, &mut diagnostics)
+                .map(|doc| (Source::Project(path.clone()), doc)),
+        );
+    }
+    let mut loaded = load_layers(&layers);
+    diagnostics.append(&mut loaded.diagnostics);
+    loaded.diagnostics = diagnostics;
+    loaded
+}
+
+/// Layers already-parsed documents, lowest first: each one's keys are screened, then
+/// applied over the layers below it, key by key.
+pub fn load_layers(layers: &[(Source, Map<String, Value>)]) -> LoadedConfig {
+    let mut diagnostics = Vec::new();
+    let mut merged = Map::new();
+    let mut set_by: BTreeMap<KeyPath, Source> = BTreeMap::new();
+    for (source, document) in layers {
+        let file = source.file().map_or(Path::new(""), |path| path.as_path());
+        let mut screened = screen(document, file);
+        diagnostics.append(&mut screened.diagnostics);
+        for (path, value) in screened.accepted {
+            if value.as_object().is_some_and(Map::is_empty) {
+                continue; // `"pass": {}` sets nothing
+            }
+            set(&mut merged, &path, value);
+            set_by.retain(|key, _| !path.contains(key) && !key.contains(&path));
+            set_by.insert(path, source.clone());
+        }
+    }
+    let raw = match serde_json::from_value::<RawConfig>(Value::Object(merged)) {
+        Ok(raw) => raw,
+        Err(err) => {
+            // Unreachable while every key is screened alone and keys are independent; kept
+            // so a future cross-key rule degrades to defaults instead of a crash.
+            diagnostics.push(Diagnostic {
+                file: None,
+                key: None,
+                reason: format!("the merged configuration did not load ({err}); using defaults"),
+            });
+            RawConfig::default()
+        }
+    };
+    let (config, issues) = resolve(&raw);
+    for issue in issues {
+        let file = set_by.get(&issue.key).and_then(Source::file).cloned();
+        diagnostics.push(Diagnostic {
+            file,
+            key: Some(issue.key.to_string()),
+            reason: issue.reason,
+        });
+    }
+    // A leaf is credited to the layer that set it or a section above it (`"pass": null`
+    // resets the section, and that file is where to look); otherwise it is a default.
+    let config_json = serde_json::to_value(&config).unwrap_or(Value::Null);
+    let provenance = leaves(&config_json)
+        .into_iter()
+        .map(|(path, _)| {
+            let depth = path.segments().len();
+            let source = (1..=depth)
+                .rev()
+                .find_map(|at| set_by.get(&path.prefix(at)));
+            (path.to_string(), source.cloned().unwrap_or(Source::Default))
+        })
+        .collect();
+    LoadedConfig {
+        config,
+        provenance,
+        diagnostics,
+    }
+}
+
+fn read_layer(
+    path: &Path,
+    must_exist: Option<&'static str>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Map<String, Value>> {
+    let error = match (read_jsonc(path), must_exist) {
+        (Ok(Some(document)), _) => return Some(document),
+        (Ok(None), None) => return None,
+        (Ok(None), Some(env_var)) => FileError::Missing { env_var },
+        (Err(err), _) => err,
+    };
+    diagnostics.push(Diagnostic {
+        file: Some(path.to_path_buf()),
+        key: None,
+        reason: error.to_string(),
+    });
+    None
+}

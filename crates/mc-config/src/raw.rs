@@ -1,0 +1,254 @@
+//! The config file as users write it: every key optional, unknown keys rejected.
+//!
+//! These types mirror `mc_core::config` section by section with the same key names. They
+//! carry the schema (doc comments become descriptions, bounds come from the domain constants)
+//! and nothing else: defaults and range checks are applied by `resolve`, one key at a time, so
+//! one bad value never costs the user the rest of their file.
+
+use std::collections::BTreeMap;
+
+use mc_core::config::{
+    DreamerConfig, EmbeddingsConfig, ExpandConfig, HistorianConfig, HistoryConfig, M1RefoldConfig,
+    MemoryConfig, PassConfig, ProxyConfig, ReductionConfig,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// User file: `$XDG_CONFIG_HOME/magic-context/magic-context.jsonc` (else
+/// `~/.config/magic-context/magic-context.jsonc`, or the file named by `MAGIC_CONTEXT_CONFIG`).
+/// Project file: `<project root>/.magic-context.jsonc`, which wins key by key. Comments and
+/// trailing commas are allowed. A bad value is reported and ignored; the rest still applies.
+/// `null` resets a key (or a whole section) to its built-in default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "Magic Context configuration")]
+pub struct RawConfig {
+    /// URL or path of this schema, for editors; ignored by Magic Context.
+    #[serde(rename = "$schema")]
+    pub schema: Option<String>,
+    /// The local HTTP proxy (`magic-context serve`).
+    pub proxy: Option<RawProxy>,
+    /// What is assumed about the provider's prompt cache lifetime.
+    pub cache: Option<RawCache>,
+    /// Usage levels (shares of the usable window: context window minus output reserve) that
+    /// decide when a pass may rewrite the cached prompt.
+    pub pass: Option<RawPass>,
+    /// Queued drops, tool-result skeletons and nudges.
+    pub reduction: Option<RawReduction>,
+    /// How much of the window summarised history may take, and when `m[1]` folds into `m[0]`.
+    pub history: Option<RawHistory>,
+    /// Project memories injected into the prompt.
+    pub memory: Option<RawMemory>,
+    /// Recalling original transcript with `ctx_expand`.
+    pub expand: Option<RawExpand>,
+    /// The background historian that summarises old history into compartments.
+    pub historian: Option<RawHistorian>,
+    /// Embedding similarity in search.
+    pub embeddings: Option<RawEmbeddings>,
+    /// The background dreamer that maintains memories, docs and notes on cron schedules.
+    pub dreamer: Option<RawDreamer>,
+}
+
+/// The local HTTP proxy (`magic-context serve`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawProxy {
+    /// `host:port` to listen on (IPv6 hosts in brackets). Loopback by default: the proxy sees
+    /// API keys and whole conversations.
+    pub listen: Option<String>,
+    /// Base URL of the Anthropic API that requests are forwarded to.
+    pub upstream_anthropic: Option<String>,
+    /// Base URL of the OpenAI API that requests are forwarded to.
+    pub upstream_openai: Option<String>,
+    /// Largest client request body accepted, in bytes (Anthropic rejects bodies over 32 MB).
+    #[schemars(range(min = ProxyConfig::MAX_REQUEST_BYTES.min, max = ProxyConfig::MAX_REQUEST_BYTES.max))]
+    pub max_request_bytes: Option<u64>,
+}
+
+/// A prompt cache lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum RawCacheTtl {
+    /// 5 minutes, refreshed on each hit (Anthropic's default).
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    /// 1 hour, refreshed on each hit (Anthropic's extended cache).
+    #[serde(rename = "1h")]
+    OneHour,
+    /// Never expires on its own: idle time alone never permits a cache rewrite.
+    #[serde(rename = "never")]
+    Never,
+}
+
+/// What is assumed about the provider's prompt cache lifetime.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCache {
+    /// Cache lifetime assumed for every model without an override.
+    pub ttl: Option<RawCacheTtl>,
+    /// Cache lifetime per model id or id prefix (the longest matching prefix wins), e.g.
+    /// `{"claude-opus-4": "1h"}`.
+    pub ttl_by_model: Option<BTreeMap<String, RawCacheTtl>>,
+}
+
+/// Usage levels that decide when a pass may rewrite the cached prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPass {
+    /// Percent of the usable window at or above which queued work may rewrite the cache. The
+    /// force band, where queued work applies regardless, starts at max(85, this + 2).
+    #[schemars(range(min = PassConfig::EXECUTE_THRESHOLD_PERCENT.min, max = PassConfig::EXECUTE_THRESHOLD_PERCENT.max))]
+    pub execute_threshold_percent: Option<u64>,
+    /// Execute threshold per model id or id prefix (the longest matching prefix wins), e.g.
+    /// `{"gpt-5": {"tokens": 150000}}`.
+    pub execute_threshold_by_model: Option<BTreeMap<String, RawExecuteThreshold>>,
+    /// Percent of a provider-proven limit at which a request with nothing left to fold is
+    /// refused instead of being sent over the limit.
+    #[schemars(range(min = PassConfig::REFUSAL_PERCENT.min, max = PassConfig::REFUSAL_PERCENT.max))]
+    pub refusal_percent: Option<u64>,
+}
+
+/// One model's execute threshold: set `percent` or `tokens` (`tokens` wins when both are set).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawExecuteThreshold {
+    /// Percent of the usable window.
+    #[schemars(range(min = PassConfig::EXECUTE_THRESHOLD_PERCENT.min, max = PassConfig::EXECUTE_THRESHOLD_PERCENT.max))]
+    pub percent: Option<u64>,
+    /// Absolute usage in tokens.
+    #[schemars(range(min = PassConfig::EXECUTE_THRESHOLD_TOKENS.min, max = PassConfig::EXECUTE_THRESHOLD_TOKENS.max))]
+    pub tokens: Option<u64>,
+}
+
+/// Queued drops, tool-result skeletons and nudges.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawReduction {
+    /// The newest this many tags are protected from drops until they age out.
+    #[schemars(range(min = ReductionConfig::PROTECTED_TAGS.min, max = ReductionConfig::PROTECTED_TAGS.max))]
+    pub protected_tags: Option<u64>,
+    /// The newest this many dropped tool results keep their call as a skeleton; older ones
+    /// are removed whole.
+    #[schemars(range(min = ReductionConfig::DROP_SKELETONS.min, max = ReductionConfig::DROP_SKELETONS.max))]
+    pub drop_skeletons: Option<u64>,
+    /// Remind the model to reduce when context grows.
+    pub nudges: Option<bool>,
+}
+
+/// How much of the window summarised history may take, and when `m[1]` folds into `m[0]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawHistory {
+    /// Percent of the usable window that rendered compartment history may fill.
+    #[schemars(range(min = HistoryConfig::BUDGET_PERCENT.min, max = HistoryConfig::BUDGET_PERCENT.max))]
+    pub budget_percent: Option<u64>,
+    /// History budget in tokens when the model's window is unknown.
+    #[schemars(range(min = HistoryConfig::BUDGET_TOKENS_UNKNOWN_WINDOW.min, max = HistoryConfig::BUDGET_TOKENS_UNKNOWN_WINDOW.max))]
+    pub budget_tokens_unknown_window: Option<u64>,
+    /// When a large `m[1]` is folded into `m[0]` on the next cache rewrite.
+    pub m1_refold: Option<RawM1Refold>,
+}
+
+/// When a large `m[1]` is folded into `m[0]`: any one limit passed is enough.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawM1Refold {
+    /// Fold when `m[1]` is over this percent of the history budget.
+    #[schemars(range(min = M1RefoldConfig::PERCENT.min, max = M1RefoldConfig::PERCENT.max))]
+    pub history_budget_percent: Option<u64>,
+    /// Fold when `m[1]` is over this percent of `m[0]` (once `m[0]` reaches `m0_min_tokens`).
+    #[schemars(range(min = M1RefoldConfig::PERCENT.min, max = M1RefoldConfig::PERCENT.max))]
+    pub m0_percent: Option<u64>,
+    /// Tokens `m[0]` must reach before `m0_percent` applies.
+    #[schemars(range(min = M1RefoldConfig::M0_MIN_TOKENS.min, max = M1RefoldConfig::M0_MIN_TOKENS.max))]
+    pub m0_min_tokens: Option<u64>,
+    /// Fold when `m[1]` lists more memory updates than this.
+    #[schemars(range(min = M1RefoldConfig::MAX_MEMORY_UPDATES.min, max = M1RefoldConfig::MAX_MEMORY_UPDATES.max))]
+    pub max_memory_updates: Option<u64>,
+}
+
+/// Project memories injected into the prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMemory {
+    /// Most tokens of project memories rendered into the prompt (0 turns injection off).
+    #[schemars(range(min = MemoryConfig::INJECTION_BUDGET_TOKENS.min, max = MemoryConfig::INJECTION_BUDGET_TOKENS.max))]
+    pub injection_budget_tokens: Option<u64>,
+}
+
+/// Recalling original transcript with `ctx_expand`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawExpand {
+    /// Most tokens one expand call returns.
+    #[schemars(range(min = ExpandConfig::CAP_TOKENS.min, max = ExpandConfig::CAP_TOKENS.max))]
+    pub cap_tokens: Option<u64>,
+}
+
+/// The background historian that summarises old history into compartments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawHistorian {
+    /// Run the historian.
+    pub enabled: Option<bool>,
+    /// Model used for summarising; unset uses the session's provider with its small model.
+    pub model: Option<String>,
+    /// Models tried in order when the primary one fails.
+    pub fallback_models: Option<Vec<String>>,
+    /// Unsummarised-tail size that triggers a run, as a percent of the usable window (the
+    /// result is clamped to 5,000–50,000 tokens).
+    #[schemars(range(min = HistorianConfig::TRIGGER_BUDGET_PERCENT.min, max = HistorianConfig::TRIGGER_BUDGET_PERCENT.max))]
+    pub trigger_budget_percent: Option<u64>,
+    /// Drop a chunk's last compartment when it ends within this many ordinals of the chunk end.
+    #[schemars(range(min = HistorianConfig::LOOKAHEAD_ORDINALS.min, max = HistorianConfig::LOOKAHEAD_ORDINALS.max))]
+    pub lookahead_ordinals: Option<u64>,
+}
+
+/// Embedding similarity in search.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawEmbeddings {
+    /// Add embedding similarity to full-text search.
+    pub enabled: Option<bool>,
+    /// Vector size of the embedding model.
+    #[schemars(range(min = EmbeddingsConfig::DIMENSIONS.min, max = EmbeddingsConfig::DIMENSIONS.max))]
+    pub dimensions: Option<u64>,
+}
+
+/// The background dreamer that maintains memories, docs and notes on cron schedules.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawDreamer {
+    /// Run the dreamer.
+    pub enabled: Option<bool>,
+    /// When each task runs.
+    pub schedules: Option<RawDreamerSchedules>,
+    /// Times a user observation must be seen before it joins the user profile.
+    #[schemars(range(min = DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS.min, max = DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS.max))]
+    pub user_profile_promotion_sightings: Option<u64>,
+    /// Stop a task after this many consecutive failures with the same error.
+    #[schemars(range(min = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.min, max = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.max))]
+    pub stop_after_identical_failures: Option<u64>,
+}
+
+/// When each dreamer task runs: a 5-field cron expression (minute hour day-of-month month
+/// day-of-week), or `"off"`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawDreamerSchedules {
+    /// Merge and deduplicate project memories.
+    pub consolidate_memories: Option<String>,
+    /// Check memories against the current code.
+    pub verify_memories: Option<String>,
+    /// Archive memories nothing has used for a long time.
+    pub archive_stale_memories: Option<String>,
+    /// Rewrite verbose memories more tersely.
+    pub rewrite_verbose_memories: Option<String>,
+    /// Maintain the project's ARCHITECTURE.md and STRUCTURE.md.
+    pub maintain_docs: Option<String>,
+    /// Evaluate smart notes' conditions and surface the ones that came true.
+    pub evaluate_smart_notes: Option<String>,
+    /// Promote recurring user observations to the user profile.
+    pub promote_user_profile: Option<String>,
+    /// Pin the files the agent re-reads most.
+    pub pin_key_files: Option<String>,
+}

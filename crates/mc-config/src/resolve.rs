@@ -1,0 +1,484 @@
+//! Turns a [`RawConfig`] into a checked [`Config`], one key at a time.
+//!
+//! Each key that is set is checked against its domain bounds (or shape rule); a key that fails
+//! keeps its default and yields an [`Issue`] naming the key and why. The loader runs this on
+//! every single key of every file before layering (so a bad key falls back to the layer below,
+//! not to the default), and once more on the merged result.
+
+use std::collections::BTreeMap;
+
+use mc_core::config::{
+    Bounds, CacheConfig, CacheTtl, Config, DreamerConfig, DreamerSchedules, EmbeddingsConfig,
+    ExecuteThreshold, ExpandConfig, HistorianConfig, HistoryConfig, M1RefoldConfig, MemoryConfig,
+    PassConfig, Percent, ProxyConfig, ReductionConfig, TaskSchedule, Tokens,
+    listen_address_problem, upstream_url_problem,
+};
+
+use crate::key_path::KeyPath;
+use crate::raw::{
+    RawCache, RawCacheTtl, RawConfig, RawDreamer, RawDreamerSchedules, RawEmbeddings, RawExpand,
+    RawHistorian, RawHistory, RawM1Refold, RawMemory, RawPass, RawProxy, RawReduction,
+};
+use crate::schedule::schedule_problem;
+
+/// A key whose value was rejected, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    /// The key's dotted path.
+    pub key: KeyPath,
+    /// What is wrong, phrased for the user.
+    pub reason: String,
+}
+
+/// Applies `raw` over the defaults; rejected keys keep their defaults and are listed.
+pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
+    let mut checker = Checker::default();
+    let config = Config {
+        proxy: checker.proxy(raw.proxy.clone().unwrap_or_default()),
+        cache: checker.cache(raw.cache.clone().unwrap_or_default()),
+        pass: checker.pass(raw.pass.clone().unwrap_or_default()),
+        reduction: checker.reduction(raw.reduction.clone().unwrap_or_default()),
+        history: checker.history(raw.history.clone().unwrap_or_default()),
+        memory: checker.memory(raw.memory.clone().unwrap_or_default()),
+        expand: checker.expand(raw.expand.clone().unwrap_or_default()),
+        historian: checker.historian(raw.historian.clone().unwrap_or_default()),
+        embeddings: checker.embeddings(raw.embeddings.clone().unwrap_or_default()),
+        dreamer: checker.dreamer(raw.dreamer.clone().unwrap_or_default()),
+    };
+    (config, checker.issues)
+}
+
+fn key(segments: &[&str]) -> KeyPath {
+    KeyPath::new(segments.iter().copied())
+}
+
+#[derive(Default)]
+struct Checker {
+    issues: Vec<Issue>,
+}
+
+impl Checker {
+    fn reject(&mut self, key: KeyPath, reason: impl Into<String>) {
+        self.issues.push(Issue {
+            key,
+            reason: reason.into(),
+        });
+    }
+
+    fn bounded(&mut self, key: KeyPath, raw: Option<u64>, bounds: Bounds) -> Option<u64> {
+        match bounds.check(raw?) {
+            Ok(value) => Some(value),
+            Err(err) => {
+                self.reject(key, err.to_string());
+                None
+            }
+        }
+    }
+
+    fn percent(
+        &mut self,
+        key: KeyPath,
+        raw: Option<u64>,
+        bounds: Bounds,
+        default: Percent,
+    ) -> Percent {
+        self.bounded(key, raw, bounds)
+            .and_then(|v| Percent::new(v).ok())
+            .unwrap_or(default)
+    }
+
+    fn tokens(
+        &mut self,
+        key: KeyPath,
+        raw: Option<u64>,
+        bounds: Bounds,
+        default: Tokens,
+    ) -> Tokens {
+        self.bounded(key, raw, bounds).map_or(default, Tokens)
+    }
+
+    fn count(&mut self, key: KeyPath, raw: Option<u64>, bounds: Bounds, default: u32) -> u32 {
+        self.bounded(key, raw, bounds)
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(default)
+    }
+
+    fn text(
+        &mut self,
+        key: KeyPath,
+        raw: Option<String>,
+        problem: fn(&str) -> Option<String>,
+        default: String,
+    ) -> String {
+        let Some(value) = raw else { return default };
+        match problem(&value) {
+            None => value,
+            Some(reason) => {
+                self.reject(key, reason);
+                default
+            }
+        }
+    }
+
+    fn proxy(&mut self, raw: RawProxy) -> ProxyConfig {
+        let d = ProxyConfig::default();
+        ProxyConfig {
+            listen: self.text(
+                key(&["proxy", "listen"]),
+                raw.listen,
+                listen_address_problem,
+                d.listen,
+            ),
+            upstream_anthropic: self.text(
+                key(&["proxy", "upstream_anthropic"]),
+                raw.upstream_anthropic,
+                upstream_url_problem,
+                d.upstream_anthropic,
+            ),
+            upstream_openai: self.text(
+                key(&["proxy", "upstream_openai"]),
+                raw.upstream_openai,
+                upstream_url_problem,
+                d.upstream_openai,
+            ),
+            max_request_bytes: self
+                .bounded(
+                    key(&["proxy", "max_request_bytes"]),
+                    raw.max_request_bytes,
+                    ProxyConfig::MAX_REQUEST_BYTES,
+                )
+                .unwrap_or(d.max_request_bytes),
+        }
+    }
+
+    fn cache(&mut self, raw: RawCache) -> CacheConfig {
+        let d = CacheConfig::default();
+        CacheConfig {
+            ttl: raw.ttl.map_or(d.ttl, cache_ttl),
+            ttl_by_model: raw
+                .ttl_by_model
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(model, ttl)| (model, cache_ttl(ttl)))
+                .collect(),
+        }
+    }
+
+    fn pass(&mut self, raw: RawPass) -> PassConfig {
+        let d = PassConfig::default();
+        let mut by_model = BTreeMap::new();
+        for (model, threshold) in raw.execute_threshold_by_model.unwrap_or_default() {
+            let at = key(&["pass", "execute_threshold_by_model"]).child(model.clone());
+            let tokens = self.bounded(
+                at.child("tokens"),
+                threshold.tokens,
+                PassConfig::EXECUTE_THRESHOLD_TOKENS,
+            );
+            let percent = self
+                .bounded(
+                    at.child("percent"),
+                    threshold.percent,
+                    PassConfig::EXECUTE_THRESHOLD_PERCENT,
+                )
+                .and_then(|v| Percent::new(v).ok());
+            let chosen = match (tokens, percent) {
+                (Some(tokens), _) => Some(ExecuteThreshold::Tokens(Tokens(tokens))),
+                (None, Some(percent)) => Some(ExecuteThreshold::Percent(percent)),
+                (None, None) if threshold.tokens.is_none() && threshold.percent.is_none() => {
+                    self.reject(at, "set `percent` or `tokens`");
+                    None
+                }
+                (None, None) => None,
+            };
+            if let Some(chosen) = chosen {
+                by_model.insert(model, chosen);
+            }
+        }
+        PassConfig {
+            execute_threshold_percent: self.percent(
+                key(&["pass", "execute_threshold_percent"]),
+                raw.execute_threshold_percent,
+                PassConfig::EXECUTE_THRESHOLD_PERCENT,
+                d.execute_threshold_percent,
+            ),
+            execute_threshold_by_model: by_model,
+            refusal_percent: self.percent(
+                key(&["pass", "refusal_percent"]),
+                raw.refusal_percent,
+                PassConfig::REFUSAL_PERCENT,
+                d.refusal_percent,
+            ),
+        }
+    }
+
+    fn reduction(&mut self, raw: RawReduction) -> ReductionConfig {
+        let d = ReductionConfig::default();
+        ReductionConfig {
+            protected_tags: self.count(
+                key(&["reduction", "protected_tags"]),
+                raw.protected_tags,
+                ReductionConfig::PROTECTED_TAGS,
+                d.protected_tags,
+            ),
+            drop_skeletons: self.count(
+                key(&["reduction", "drop_skeletons"]),
+                raw.drop_skeletons,
+                ReductionConfig::DROP_SKELETONS,
+                d.drop_skeletons,
+            ),
+            nudges: raw.nudges.unwrap_or(d.nudges),
+        }
+    }
+
+    fn history(&mut self, raw: RawHistory) -> HistoryConfig {
+        let d = HistoryConfig::default();
+        HistoryConfig {
+            budget_percent: self.percent(
+                key(&["history", "budget_percent"]),
+                raw.budget_percent,
+                HistoryConfig::BUDGET_PERCENT,
+                d.budget_percent,
+            ),
+            budget_tokens_unknown_window: self.tokens(
+                key(&["history", "budget_tokens_unknown_window"]),
+                raw.budget_tokens_unknown_window,
+                HistoryConfig::BUDGET_TOKENS_UNKNOWN_WINDOW,
+                d.budget_tokens_unknown_window,
+            ),
+            m1_refold: self.m1_refold(raw.m1_refold.unwrap_or_default()),
+        }
+    }
+
+    fn m1_refold(&mut self, raw: RawM1Refold) -> M1RefoldConfig {
+        let d = M1RefoldConfig::default();
+        let at = |leaf: &str| key(&["history", "m1_refold", leaf]);
+        M1RefoldConfig {
+            history_budget_percent: self.percent(
+                at("history_budget_percent"),
+                raw.history_budget_percent,
+                M1RefoldConfig::PERCENT,
+                d.history_budget_percent,
+            ),
+            m0_percent: self.percent(
+                at("m0_percent"),
+                raw.m0_percent,
+                M1RefoldConfig::PERCENT,
+                d.m0_percent,
+            ),
+            m0_min_tokens: self.tokens(
+                at("m0_min_tokens"),
+                raw.m0_min_tokens,
+                M1RefoldConfig::M0_MIN_TOKENS,
+                d.m0_min_tokens,
+            ),
+            max_memory_updates: self.count(
+                at("max_memory_updates"),
+                raw.max_memory_updates,
+                M1RefoldConfig::MAX_MEMORY_UPDATES,
+                d.max_memory_updates,
+            ),
+        }
+    }
+
+    fn memory(&mut self, raw: RawMemory) -> MemoryConfig {
+        let d = MemoryConfig::default();
+        MemoryConfig {
+            injection_budget_tokens: self.tokens(
+                key(&["memory", "injection_budget_tokens"]),
+                raw.injection_budget_tokens,
+                MemoryConfig::INJECTION_BUDGET_TOKENS,
+                d.injection_budget_tokens,
+            ),
+        }
+    }
+
+    fn expand(&mut self, raw: RawExpand) -> ExpandConfig {
+        let d = ExpandConfig::default();
+        ExpandConfig {
+            cap_tokens: self.tokens(
+                key(&["expand", "cap_tokens"]),
+                raw.cap_tokens,
+                ExpandConfig::CAP_TOKENS,
+                d.cap_tokens,
+            ),
+        }
+    }
+
+    fn historian(&mut self, raw: RawHistorian) -> HistorianConfig {
+        let d = HistorianConfig::default();
+        HistorianConfig {
+            enabled: raw.enabled.unwrap_or(d.enabled),
+            model: raw.model.or(d.model),
+            fallback_models: raw.fallback_models.unwrap_or(d.fallback_models),
+            trigger_budget_percent: self.percent(
+                key(&["historian", "trigger_budget_percent"]),
+                raw.trigger_budget_percent,
+                HistorianConfig::TRIGGER_BUDGET_PERCENT,
+                d.trigger_budget_percent,
+            ),
+            lookahead_ordinals: self.count(
+                key(&["historian", "lookahead_ordinals"]),
+                raw.lookahead_ordinals,
+                HistorianConfig::LOOKAHEAD_ORDINALS,
+                d.lookahead_ordinals,
+            ),
+        }
+    }
+
+    fn embeddings(&mut self, raw: RawEmbeddings) -> EmbeddingsConfig {
+        let d = EmbeddingsConfig::default();
+        EmbeddingsConfig {
+            enabled: raw.enabled.unwrap_or(d.enabled),
+            dimensions: self.count(
+                key(&["embeddings", "dimensions"]),
+                raw.dimensions,
+                EmbeddingsConfig::DIMENSIONS,
+                d.dimensions,
+            ),
+        }
+    }
+
+    fn dreamer(&mut self, raw: RawDreamer) -> DreamerConfig {
+        let d = DreamerConfig::default();
+        DreamerConfig {
+            enabled: raw.enabled.unwrap_or(d.enabled),
+            schedules: self.schedules(raw.schedules.unwrap_or_default()),
+            user_profile_promotion_sightings: self.count(
+                key(&["dreamer", "user_profile_promotion_sightings"]),
+                raw.user_profile_promotion_sightings,
+                DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS,
+                d.user_profile_promotion_sightings,
+            ),
+            stop_after_identical_failures: self.count(
+                key(&["dreamer", "stop_after_identical_failures"]),
+                raw.stop_after_identical_failures,
+                DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES,
+                d.stop_after_identical_failures,
+            ),
+        }
+    }
+
+    fn schedules(&mut self, raw: RawDreamerSchedules) -> DreamerSchedules {
+        let d = DreamerSchedules::default();
+        let mut task = |name: &str, raw: Option<String>, default: TaskSchedule| match raw {
+            None => default,
+            Some(text) => match schedule_problem(&text) {
+                None => TaskSchedule::from_config(&text),
+                Some(reason) => {
+                    self.reject(key(&["dreamer", "schedules", name]), reason);
+                    default
+                }
+            },
+        };
+        DreamerSchedules {
+            consolidate_memories: task(
+                "consolidate_memories",
+                raw.consolidate_memories,
+                d.consolidate_memories,
+            ),
+            verify_memories: task("verify_memories", raw.verify_memories, d.verify_memories),
+            archive_stale_memories: task(
+                "archive_stale_memories",
+                raw.archive_stale_memories,
+                d.archive_stale_memories,
+            ),
+            rewrite_verbose_memories: task(
+                "rewrite_verbose_memories",
+                raw.rewrite_verbose_memories,
+                d.rewrite_verbose_memories,
+            ),
+            maintain_docs: task("maintain_docs", raw.maintain_docs, d.maintain_docs),
+            evaluate_smart_notes: task(
+                "evaluate_smart_notes",
+                raw.evaluate_smart_notes,
+                d.evaluate_smart_notes,
+            ),
+            promote_user_profile: task(
+                "promote_user_profile",
+                raw.promote_user_profile,
+                d.promote_user_profile,
+            ),
+            pin_key_files: task("pin_key_files", raw.pin_key_files, d.pin_key_files),
+        }
+    }
+}
+
+fn cache_ttl(raw: RawCacheTtl) -> CacheTtl {
+    match raw {
+        RawCacheTtl::FiveMinutes => CacheTtl::FiveMinutes,
+        RawCacheTtl::OneHour => CacheTtl::OneHour,
+        RawCacheTtl::Never => CacheTtl::Never,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn raw(value: serde_json::Value) -> RawConfig {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn empty_raw_is_the_default_config() {
+        assert_eq!(resolve(&RawConfig::default()), (Config::default(), vec![]));
+    }
+
+    #[test]
+    fn set_keys_apply_and_bad_ones_keep_their_default() {
+        let (config, issues) = resolve(&raw(json!({
+            "pass": {"execute_threshold_percent": 95, "refusal_percent": 97},
+            "cache": {"ttl": "1h"},
+            "dreamer": {"schedules": {"maintain_docs": "off", "pin_key_files": "every day"}},
+        })));
+        assert_eq!(
+            config.pass.execute_threshold_percent,
+            Config::default().pass.execute_threshold_percent
+        );
+        assert_eq!(config.pass.refusal_percent.get(), 97);
+        assert_eq!(config.cache.ttl, CacheTtl::OneHour);
+        assert_eq!(config.dreamer.schedules.maintain_docs, TaskSchedule::Off);
+        assert_eq!(
+            config.dreamer.schedules.pin_key_files,
+            DreamerSchedules::default().pin_key_files
+        );
+        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
+        assert_eq!(
+            keys,
+            [
+                "pass.execute_threshold_percent",
+                "dreamer.schedules.pin_key_files"
+            ]
+        );
+        assert_eq!(
+            issues[0].reason,
+            "must be between 20 and 90 percent, got 95"
+        );
+    }
+
+    #[test]
+    fn model_thresholds_prefer_tokens_and_need_one_of_the_two() {
+        let (config, issues) = resolve(&raw(json!({"pass": {"execute_threshold_by_model": {
+            "gpt-5": {"percent": 70, "tokens": 150000},
+            "o3": {"percent": 70, "tokens": 5},
+            "gpt-4.1": {},
+        }}})));
+        let by_model = &config.pass.execute_threshold_by_model;
+        assert_eq!(by_model["gpt-5"], ExecuteThreshold::Tokens(Tokens(150_000)));
+        assert_eq!(
+            by_model["o3"],
+            ExecuteThreshold::Percent(Percent::new(70).unwrap())
+        );
+        assert!(!by_model.contains_key("gpt-4.1"));
+        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
+        assert_eq!(
+            keys,
+            [
+                r#"pass.execute_threshold_by_model."gpt-4.1""#,
+                "pass.execute_threshold_by_model.o3.tokens"
+            ]
+        );
+    }
+}
