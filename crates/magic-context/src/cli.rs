@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config_cmd::{self, ConfigCommand};
+use crate::doctor::{self, DoctorArgs};
 
 /// Keeps a coding agent's session inside the context window forever, with a stable prompt
 /// cache.
@@ -31,6 +32,8 @@ pub enum Command {
     /// Inspect configuration: the file schema, and the effective values with their sources.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Create the store on first use and check that it and the configuration are healthy.
+    Doctor(DoctorArgs),
 }
 
 impl Command {
@@ -38,6 +41,7 @@ impl Command {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
             Self::Config(command) => config_cmd::run(command),
+            Self::Doctor(args) => doctor::run(&args),
         }
     }
 }

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::output::{pretty, write_stdout};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use mc_config::{ConfigSources, Diagnostic, LoadedConfig, find_project_root, json_schema, load};
@@ -130,20 +131,6 @@ fn diagnostic_json(diagnostic: &Diagnostic) -> Value {
 
 fn path_text(path: &Path) -> String {
     path.display().to_string()
-}
-
-fn pretty(value: &Value) -> anyhow::Result<String> {
-    let mut text = serde_json::to_string_pretty(value).context("cannot format JSON")?;
-    text.push('\n');
-    Ok(text)
-}
-
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut stdout = io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
-    stdout.flush().context("cannot write to stdout")
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 
 mod cli;
 mod config_cmd;
+mod doctor;
 mod logging;
+mod output;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

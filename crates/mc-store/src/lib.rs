@@ -40,6 +40,7 @@
 mod connection;
 mod error;
 mod fork;
+mod health;
 mod location;
 mod messages;
 mod migrations;
@@ -48,6 +49,7 @@ mod store;
 
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use error::{Result, RowProblem, StoreError};
+pub use health::StoreHealth;
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,

@@ -7,4 +7,5 @@
 mod cli;
 mod config_schema;
 mod config_show;
+mod doctor;
 mod support;

@@ -1,22 +1,29 @@
 //! Finds the recorded sessions in the shared data folder.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The shared data folder: `MC_SHARED_DATA`, else `shared/data` beside the checkout.
+/// The shared data folder: `MC_SHARED_DATA`, else the first `shared/data` found beside the
+/// checkout or one of its ancestors, else `/work/shared/data`.
 ///
 /// A missing folder fails the test rather than skipping it: a corpus test that silently
 /// checks nothing would pass for the wrong reason.
 pub fn dir() -> PathBuf {
-    let dir = match std::env::var_os("MC_SHARED_DATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")),
+    let found = match std::env::var_os("MC_SHARED_DATA") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .map(|ancestor| ancestor.join("shared/data"))
+            .chain([PathBuf::from("/work/shared/data")])
+            .find(|candidate| candidate.join("anthropic-capture").is_dir()),
     };
-    assert!(
-        dir.is_dir(),
-        "shared data not found at {}; set MC_SHARED_DATA to the folder holding anthropic-capture/ and swe-trajectories/",
-        dir.display()
-    );
-    dir
+    match found {
+        Some(dir) if dir.is_dir() => dir,
+        _ => panic!(
+            "shared data not found (looked at $MC_SHARED_DATA, shared/data beside {} and its ancestors, /work/shared/data); \
+             set MC_SHARED_DATA to the folder holding anthropic-capture/ and swe-trajectories/",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    }
 }
 
 /// The Claude Code capture, one parsed JSON object per line.

@@ -1,0 +1,165 @@
+//! `magic-context doctor`: creates the store on first use and reports whether it and the
+//! configuration are healthy.
+//!
+//! This is the first command a new user runs, so each check says what it found and, when
+//! something is wrong, what to do. The exit code is non-zero when the store is unusable,
+//! because the proxy refuses managed requests in that state (DESIGN §7).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use mc_config::{ConfigSources, find_project_root, load};
+use mc_store::{LocationEnv, Platform, SCHEMA_VERSION, Store, StoreOptions, resolve_data_dir};
+use serde_json::{Value, json};
+
+use crate::output::{pretty, write_stdout};
+
+/// Arguments of `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON object: {"ok", "store", "config"}.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Project root whose .magic-context.jsonc is checked [default: the git root of the
+    /// current directory, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+}
+
+/// Runs the checks and prints the report.
+pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let store = check_store();
+    let config = check_config(args.project.as_deref())?;
+    let ok = store["ok"] == Value::Bool(true);
+    let report = json!({"ok": ok, "store": store, "config": config});
+    if args.json {
+        write_stdout(&pretty(&report)?)?;
+    } else {
+        write_stdout(&render_text(&report))?;
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn check_store() -> Value {
+    let location = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
+        Ok(location) => location,
+        Err(error) => return json!({"ok": false, "error": error_chain(&error)}),
+    };
+    let path = location.db_path();
+    let opened = Store::open_location(&location, StoreOptions::default())
+        .and_then(|store| store.read(|tx| tx.health()));
+    match opened {
+        Ok(health) => json!({
+            "ok": true,
+            "path": path.display().to_string(),
+            "schema_version": health.schema_version,
+            "supported_schema_version": SCHEMA_VERSION,
+            "sqlite_version": health.sqlite_version,
+            "journal_mode": health.journal_mode,
+            "sessions": health.sessions,
+            "messages": health.messages,
+            "dir_mode": mode_of(&location.dir),
+            "file_mode": mode_of(&path),
+        }),
+        Err(error) => {
+            json!({"ok": false, "path": path.display().to_string(), "error": error_chain(&error)})
+        }
+    }
+}
+
+fn check_config(project: Option<&Path>) -> anyhow::Result<Value> {
+    let root = match project {
+        Some(dir) => dir.to_path_buf(),
+        None => find_project_root(
+            &std::env::current_dir().context("cannot read the current directory")?,
+        ),
+    };
+    let sources = ConfigSources::discover(Some(&root));
+    let loaded = load(&sources);
+    let problems: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    let file = |path: &Option<PathBuf>| match path {
+        Some(path) if path.is_file() => Value::from(path.display().to_string()),
+        _ => Value::Null,
+    };
+    Ok(json!({
+        "ok": problems.is_empty(),
+        "user_file": file(&sources.user),
+        "project_file": file(&sources.project),
+        "problems": problems,
+    }))
+}
+
+/// The error and its causes on one line, so nothing the store said is hidden.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
+}
+
+#[cfg(unix)]
+fn mode_of(path: &Path) -> Value {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Ok(metadata) => Value::from(format!("{:04o}", metadata.permissions().mode() & 0o7777)),
+        Err(_) => Value::Null,
+    }
+}
+
+#[cfg(not(unix))]
+fn mode_of(_path: &Path) -> Value {
+    Value::Null
+}
+
+fn render_text(report: &Value) -> String {
+    let store = &report["store"];
+    let config = &report["config"];
+    let mut out = String::new();
+    if store["ok"] == Value::Bool(true) {
+        out.push_str(&format!(
+            "store   ok    {} (schema v{}, SQLite {}, {} journal, dir {}, file {}; {} sessions, {} messages)\n",
+            text(&store["path"]),
+            store["schema_version"],
+            text(&store["sqlite_version"]),
+            text(&store["journal_mode"]),
+            text(&store["dir_mode"]),
+            text(&store["file_mode"]),
+            store["sessions"],
+            store["messages"],
+        ));
+    } else {
+        out.push_str(&format!("store   FAIL  {}\n", text(&store["error"])));
+    }
+    for (label, key) in [("user file", "user_file"), ("project file", "project_file")] {
+        let path = match &config[key] {
+            Value::String(path) => path.as_str(),
+            _ => "none",
+        };
+        out.push_str(&format!("config  {label}: {path}\n"));
+    }
+    match config["problems"].as_array() {
+        Some(problems) if !problems.is_empty() => {
+            for problem in problems {
+                out.push_str(&format!("config  WARN  {}\n", text(problem)));
+            }
+            out.push_str("        (each ignored value falls back to its default; see `magic-context config show`)\n");
+        }
+        _ => out.push_str("config  ok    no problems\n"),
+    }
+    out
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or("?")
+}

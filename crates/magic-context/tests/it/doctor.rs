@@ -1,0 +1,105 @@
+//! `doctor` on a fresh machine creates the store with private permissions; a broken or
+//! newer store is reported with what to do, and the exit code says it is unusable.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::support::Machine;
+
+fn mode(path: &std::path::Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn first_use_creates_a_private_store() {
+    let machine = Machine::fresh();
+    let run = machine.run(&["doctor", "--json"], &[]).success();
+    let report = run.json();
+    let dir = machine.path("home/.local/share/magic-context");
+    assert_eq!(report["ok"], true);
+    assert_eq!(
+        report["store"]["path"],
+        "[TMP]/home/.local/share/magic-context/context.db"
+    );
+    assert_eq!(report["store"]["schema_version"], 1);
+    assert_eq!(report["store"]["journal_mode"], "wal");
+    assert_eq!(report["store"]["sessions"], 0);
+    assert_eq!(
+        (
+            report["store"]["dir_mode"].as_str(),
+            report["store"]["file_mode"].as_str()
+        ),
+        (Some("0700"), Some("0600"))
+    );
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("context.db")), 0o600);
+    assert_eq!(report["config"]["problems"], serde_json::json!([]));
+
+    // A second run opens the same store without migrating or loosening anything.
+    let again = machine.run(&["doctor"], &[]).success();
+    assert!(
+        again.stdout.starts_with(
+            "store   ok    [TMP]/home/.local/share/magic-context/context.db (schema v1"
+        ),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(mode(&dir.join("context.db")), 0o600);
+}
+
+#[test]
+fn the_data_dir_variable_moves_the_store() {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let run = machine
+        .run(
+            &["doctor", "--json"],
+            &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
+        )
+        .success();
+    assert_eq!(run.json()["store"]["path"], "[TMP]/data/context.db");
+    assert!(data.join("context.db").is_file());
+}
+
+#[test]
+fn a_corrupt_store_fails_with_what_to_do() {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(
+        data.join("context.db"),
+        "these are notes, not a database\n".repeat(200),
+    )
+    .unwrap();
+    let run = machine.run(&["doctor"], &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stdout
+            .contains("store   FAIL  the store [TMP]/data/context.db is not a readable database"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("move the file aside"), "{}", run.stdout);
+    let kept = std::fs::read_to_string(data.join("context.db")).unwrap();
+    assert!(
+        kept.starts_with("these are notes"),
+        "the file was left untouched"
+    );
+}
+
+#[test]
+fn config_problems_are_reported_but_do_not_fail() {
+    let machine = Machine::fresh();
+    std::fs::create_dir_all(machine.user_file().parent().unwrap()).unwrap();
+    std::fs::write(
+        machine.user_file(),
+        r#"{ "pass": { "execute_threshold_percent": 99 } }"#,
+    )
+    .unwrap();
+    let run = machine.run(&["doctor"], &[]).success();
+    assert!(run.stdout.contains("config  WARN  "), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("pass.execute_threshold_percent"),
+        "{}",
+        run.stdout
+    );
+}
