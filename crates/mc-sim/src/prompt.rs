@@ -1,0 +1,317 @@
+//! The request as the cache sees it: a flat sequence of blocks in prefix order
+//! (tools → system → messages), each with its size, its breakpoint and the hash of the prefix
+//! that ends with it.
+
+use std::fmt;
+
+use mc_wire::anthropic::{BlockContent, ContentBlock, MessageRole, MessagesRequest, Tool};
+use serde_json::Value;
+
+use crate::tokens::CountTokens;
+use crate::ttl::Ttl;
+
+/// Where a block sits in the request, printed the way the provider names it in errors
+/// (`messages.0.content.4`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockPath {
+    /// `tools.{index}`.
+    Tool(usize),
+    /// `system` (a string prompt) or `system.{index}`.
+    System(Option<usize>),
+    /// `messages.{message}.content` (a string content) or `messages.{message}.content.{block}`.
+    Message {
+        /// The message's index.
+        message: usize,
+        /// The block's index, `None` for string content.
+        block: Option<usize>,
+    },
+}
+
+impl fmt::Display for BlockPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tool(index) => write!(f, "tools.{index}"),
+            Self::System(None) => write!(f, "system"),
+            Self::System(Some(index)) => write!(f, "system.{index}"),
+            Self::Message {
+                message,
+                block: None,
+            } => write!(f, "messages.{message}.content"),
+            Self::Message {
+                message,
+                block: Some(block),
+            } => write!(f, "messages.{message}.content.{block}"),
+        }
+    }
+}
+
+/// One cacheable block.
+///
+/// `prefix` identifies everything up to and including this block, so a cache entry keyed by it
+/// is hit only when the whole prefix is byte-identical (minus `cache_control` markers, which
+/// clients move from turn to turn without changing what the model sees).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptBlock {
+    /// The block's own token count.
+    pub tokens: u64,
+    /// The TTL of its `cache_control` marker, when it carries one.
+    pub breakpoint: Option<Ttl>,
+    /// The hash chain value of the prefix ending here.
+    pub prefix: [u8; 32],
+    /// Where the block is, for error messages.
+    pub path: BlockPath,
+}
+
+/// Flattens `req` into its cacheable blocks in prefix order.
+///
+/// The chain is seeded with the model name because caches are per model. A top-level
+/// `cache_control` (automatic caching) puts its breakpoint on the last block, as the provider
+/// does, unless that block already has one.
+pub fn linearise(req: &MessagesRequest, counter: &dyn CountTokens) -> Vec<PromptBlock> {
+    let mut chain = Chain::new(&req.model, counter);
+    for (index, tool) in req.tools.iter().flatten().enumerate() {
+        chain.push_tool(index, tool);
+    }
+    match &req.system {
+        None => {}
+        Some(BlockContent::Text(text)) => {
+            chain.push_text(Section::System, BlockPath::System(None), text);
+        }
+        Some(BlockContent::Blocks(blocks)) => {
+            for (index, block) in blocks.iter().enumerate() {
+                chain.push_block(Section::System, BlockPath::System(Some(index)), block);
+            }
+        }
+    }
+    for (message, msg) in req.messages.iter().enumerate() {
+        match &msg.content {
+            BlockContent::Text(text) => {
+                let path = BlockPath::Message {
+                    message,
+                    block: None,
+                };
+                chain.push_text(Section::MessageStart(msg.role), path, text);
+            }
+            BlockContent::Blocks(blocks) => {
+                for (block, content) in blocks.iter().enumerate() {
+                    let section = if block == 0 {
+                        Section::MessageStart(msg.role)
+                    } else {
+                        Section::MessageContinued(msg.role)
+                    };
+                    let path = BlockPath::Message {
+                        message,
+                        block: Some(block),
+                    };
+                    chain.push_block(section, path, content);
+                }
+            }
+        }
+    }
+    let mut blocks = chain.blocks;
+    if let Some(marker) = req.rest.get("cache_control")
+        && let Some(last) = blocks.last_mut()
+        && last.breakpoint.is_none()
+    {
+        last.breakpoint = Some(Ttl::from_cache_control(marker));
+    }
+    blocks
+}
+
+/// What kind of slot a block fills, hashed with it: the same text as a tool, a system block,
+/// the first block of a user turn or a continuation of an assistant turn renders differently,
+/// so it must not share a prefix.
+#[derive(Clone, Copy)]
+enum Section {
+    Tool,
+    System,
+    MessageStart(MessageRole),
+    MessageContinued(MessageRole),
+}
+
+impl Section {
+    fn tag(self) -> [u8; 2] {
+        let role = |role: MessageRole| match role {
+            MessageRole::User => 0,
+            MessageRole::Assistant => 1,
+            MessageRole::System => 2,
+        };
+        match self {
+            Self::Tool => [0, 0],
+            Self::System => [1, 0],
+            Self::MessageStart(r) => [2, role(r)],
+            Self::MessageContinued(r) => [3, role(r)],
+        }
+    }
+}
+
+/// Builds the blocks and their hash chain.
+struct Chain<'a> {
+    counter: &'a dyn CountTokens,
+    prev: [u8; 32],
+    blocks: Vec<PromptBlock>,
+}
+
+impl<'a> Chain<'a> {
+    fn new(model: &str, counter: &'a dyn CountTokens) -> Self {
+        let mut seed = blake3::Hasher::new();
+        seed.update(b"mc-sim prefix v1\0");
+        seed.update(model.as_bytes());
+        Self {
+            counter,
+            prev: *seed.finalize().as_bytes(),
+            blocks: Vec::new(),
+        }
+    }
+
+    fn push_tool(&mut self, index: usize, tool: &Tool) {
+        let breakpoint = tool.rest.get("cache_control").map(Ttl::from_cache_control);
+        let mut unmarked = tool.clone();
+        unmarked.rest.shift_remove("cache_control");
+        self.push(
+            Section::Tool,
+            BlockPath::Tool(index),
+            breakpoint,
+            &to_json(&unmarked),
+        );
+    }
+
+    fn push_block(&mut self, section: Section, path: BlockPath, block: &ContentBlock) {
+        let breakpoint = block.cache_control().map(Ttl::from_cache_control);
+        let mut unmarked = block.clone();
+        unmarked.set_cache_control(None);
+        self.push(section, path, breakpoint, &to_json(&unmarked));
+    }
+
+    fn push_text(&mut self, section: Section, path: BlockPath, text: &str) {
+        self.push(section, path, None, &to_json(&Value::from(text)));
+    }
+
+    fn push(&mut self, section: Section, path: BlockPath, breakpoint: Option<Ttl>, text: &str) {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&self.prev);
+        hasher.update(&section.tag());
+        // Length-prefixed so two blocks can never concatenate into the same input as others.
+        hasher.update(&(text.len() as u64).to_le_bytes());
+        hasher.update(text.as_bytes());
+        self.prev = *hasher.finalize().as_bytes();
+        self.blocks.push(PromptBlock {
+            tokens: self.counter.count_tokens(text),
+            breakpoint,
+            prefix: self.prev,
+            path,
+        });
+    }
+}
+
+/// The canonical JSON text of a wire value. Serialising these types cannot fail (string keys,
+/// no non-finite floats survive decoding), so the empty fallback is never taken in practice.
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// One token per byte, so sizes follow the canonical JSON.
+    struct Bytes;
+
+    impl CountTokens for Bytes {
+        fn count_tokens(&self, text: &str) -> u64 {
+            text.len() as u64
+        }
+    }
+
+    fn linearised(body: Value) -> Vec<PromptBlock> {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let request = MessagesRequest::decode(&bytes, 1 << 20).unwrap();
+        linearise(&request, &Bytes)
+    }
+
+    #[test]
+    fn orders_tools_system_messages_with_paths_and_markers() {
+        let blocks = linearised(json!({
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "a"},
+                    {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}},
+                ]},
+            ],
+            "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+            "tools": [{"name": "t", "input_schema": {}, "cache_control": {"type": "ephemeral"}}],
+        }));
+        let found: Vec<(String, Option<Ttl>, u64)> = blocks
+            .iter()
+            .map(|block| (block.path.to_string(), block.breakpoint, block.tokens))
+            .collect();
+        let expected = vec![
+            (
+                "tools.0".to_owned(),
+                Some(Ttl::FiveMinutes),
+                r#"{"name":"t","input_schema":{}}"#.len() as u64,
+            ),
+            (
+                "system.0".to_owned(),
+                Some(Ttl::OneHour),
+                r#"{"type":"text","text":"s"}"#.len() as u64,
+            ),
+            ("messages.0.content".to_owned(), None, 4),
+            ("messages.1.content.0".to_owned(), None, 26),
+            (
+                "messages.1.content.1".to_owned(),
+                Some(Ttl::FiveMinutes),
+                26,
+            ),
+        ];
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn string_system_is_one_block_and_top_level_marker_lands_last() {
+        let blocks = linearised(json!({
+            "model": "m",
+            "cache_control": {"type": "ephemeral"},
+            "system": "be brief",
+            "messages": [{"role": "user", "content": "hi"}],
+        }));
+        let found: Vec<(BlockPath, Option<Ttl>)> = blocks
+            .iter()
+            .map(|block| (block.path, block.breakpoint))
+            .collect();
+        let last = BlockPath::Message {
+            message: 0,
+            block: None,
+        };
+        assert_eq!(
+            found,
+            vec![
+                (BlockPath::System(None), None),
+                (last, Some(Ttl::FiveMinutes))
+            ]
+        );
+    }
+
+    #[test]
+    fn prefix_depends_on_model_role_and_message_boundaries() {
+        let prefix = |model: &str, messages: Value| {
+            let blocks = linearised(json!({"model": model, "messages": messages}));
+            blocks.last().map(|block| block.prefix)
+        };
+        let one_turn = json!([{"role": "user", "content": [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]);
+        let two_turns = json!([
+            {"role": "user", "content": [{"type": "text", "text": "a"}]},
+            {"role": "user", "content": [{"type": "text", "text": "b"}]}]);
+        let assistant = json!([{"role": "assistant", "content": [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]);
+        let base = prefix("m", one_turn.clone());
+        assert_ne!(base, prefix("other", one_turn));
+        assert_ne!(base, prefix("m", two_turns));
+        assert_ne!(base, prefix("m", assistant));
+    }
+}
