@@ -10,6 +10,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
+use crate::replay_cmd::{self, ReplayArgs};
+use crate::sim_cmd::{self, SimArgs};
 
 /// Keeps a coding agent's session inside the context window forever, with a stable prompt
 /// cache.
@@ -34,6 +36,10 @@ pub enum Command {
     Config(ConfigCommand),
     /// Create the store on first use and check that it and the configuration are healthy.
     Doctor(DoctorArgs),
+    /// Replay recorded sessions through the baseline strategies and report what each costs.
+    Replay(ReplayArgs),
+    /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
+    Sim(SimArgs),
 }
 
 impl Command {
@@ -42,6 +48,8 @@ impl Command {
         match self {
             Self::Config(command) => config_cmd::run(command),
             Self::Doctor(args) => doctor::run(&args),
+            Self::Replay(args) => replay_cmd::run(&args),
+            Self::Sim(args) => sim_cmd::run(&args),
         }
     }
 }

@@ -8,6 +8,8 @@ mod config_cmd;
 mod doctor;
 mod logging;
 mod output;
+mod replay_cmd;
+mod sim_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -103,6 +103,17 @@ pub fn apply(
     Ok(usage)
 }
 
+/// Whether the provider would accept `blocks`' breakpoints, checked without touching a cache,
+/// so a caller can order this check before others (the context window) as the provider does.
+pub(crate) fn validate(blocks: &[PromptBlock]) -> Result<(), CacheError> {
+    let breakpoints: Vec<(usize, Ttl)> = blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(index, block)| block.breakpoint.map(|ttl| (index, ttl)))
+        .collect();
+    check_breakpoints(blocks, &breakpoints)
+}
+
 /// The provider's validation of breakpoints: the count first, then the TTL order.
 fn check_breakpoints(
     blocks: &[PromptBlock],

@@ -33,17 +33,35 @@
 //! ```
 
 mod apply;
+pub mod calibration;
+pub mod clock;
 mod error;
+mod ledger;
 mod model;
+mod models;
+pub mod openai_cache;
+mod pricing;
 mod prompt;
+mod provider;
+pub mod recording;
+pub mod script;
+pub mod server;
 mod state;
+pub mod strategy;
 mod tokens;
 mod ttl;
 
 pub use apply::{CacheUsage, LOOKBACK_BLOCKS, MAX_BREAKPOINTS, apply};
+pub use calibration::Calibration;
 pub use error::{CacheError, TokenizerError};
+pub use ledger::{CallRecord, Ledger};
 pub use model::min_cacheable_tokens;
-pub use prompt::{BlockPath, PromptBlock, linearise};
+pub use models::{ModelSpec, Wire, model_spec};
+pub use openai_cache::{ChatPrompt, ChatSegment, OpenAiCache, linearise_chat};
+pub use pricing::{PRICES_AS_OF, Price};
+pub use prompt::{BlockPath, PromptBlock, linearise, linearise_with};
+pub use provider::{ProviderError, SimProvider};
+pub use recording::{RecordedUsage, Recording, RecordingError, RecordingFormat, Step, ToolSpec};
 pub use state::CacheState;
 pub use tokens::{CountTokens, O200kCounter};
 pub use ttl::Ttl;

@@ -7,6 +7,7 @@ use std::fmt;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessageRole, MessagesRequest, Tool};
 use serde_json::Value;
 
+use crate::calibration::Calibration;
 use crate::tokens::CountTokens;
 use crate::ttl::Ttl;
 
@@ -62,13 +63,24 @@ pub struct PromptBlock {
     pub path: BlockPath,
 }
 
-/// Flattens `req` into its cacheable blocks in prefix order.
+/// Flattens `req` into its cacheable blocks in prefix order, each sized by `counter` as is.
 ///
 /// The chain is seeded with the model name because caches are per model. A top-level
 /// `cache_control` (automatic caching) puts its breakpoint on the last block, as the provider
 /// does, unless that block already has one.
 pub fn linearise(req: &MessagesRequest, counter: &dyn CountTokens) -> Vec<PromptBlock> {
-    let mut chain = Chain::new(&req.model, counter);
+    linearise_with(req, counter, Calibration::IDENTITY)
+}
+
+/// [`linearise`], with each block's count corrected by `calibration`: scaled, and a tool
+/// definition given its template tokens. [`Calibration::CLAUDE`] sizes blocks as Claude
+/// counts them (see [`crate::calibration`]).
+pub fn linearise_with(
+    req: &MessagesRequest,
+    counter: &dyn CountTokens,
+    calibration: Calibration,
+) -> Vec<PromptBlock> {
+    let mut chain = Chain::new(&req.model, counter, calibration);
     for (index, tool) in req.tools.iter().flatten().enumerate() {
         chain.push_tool(index, tool);
     }
@@ -148,17 +160,19 @@ impl Section {
 /// Builds the blocks and their hash chain.
 struct Chain<'a> {
     counter: &'a dyn CountTokens,
+    calibration: Calibration,
     prev: [u8; 32],
     blocks: Vec<PromptBlock>,
 }
 
 impl<'a> Chain<'a> {
-    fn new(model: &str, counter: &'a dyn CountTokens) -> Self {
+    fn new(model: &str, counter: &'a dyn CountTokens, calibration: Calibration) -> Self {
         let mut seed = blake3::Hasher::new();
         seed.update(b"mc-sim prefix v1\0");
         seed.update(model.as_bytes());
         Self {
             counter,
+            calibration,
             prev: *seed.finalize().as_bytes(),
             blocks: Vec::new(),
         }
@@ -196,7 +210,10 @@ impl<'a> Chain<'a> {
         hasher.update(text.as_bytes());
         self.prev = *hasher.finalize().as_bytes();
         self.blocks.push(PromptBlock {
-            tokens: self.counter.count_tokens(text),
+            tokens: self.calibration.block_tokens(
+                self.counter.count_tokens(text),
+                matches!(section, Section::Tool),
+            ),
             breakpoint,
             prefix: self.prev,
             path,
@@ -293,6 +310,37 @@ mod tests {
                 (BlockPath::System(None), None),
                 (last, Some(Ttl::FiveMinutes))
             ]
+        );
+    }
+
+    #[test]
+    fn calibration_scales_blocks_and_adds_tool_templates() {
+        let body = json!({
+            "model": "m",
+            "tools": [{"name": "t", "input_schema": {}}],
+            "messages": [{"role": "user", "content": "hi"}],
+        });
+        let request =
+            MessagesRequest::decode(&serde_json::to_vec(&body).unwrap(), 1 << 20).unwrap();
+        let calibration = Calibration {
+            scale: 2.0,
+            per_tool_tokens: 100,
+            per_message_tokens: 7,
+            per_request_tokens: 7,
+        };
+        let raw: Vec<u64> = linearise(&request, &Bytes)
+            .iter()
+            .map(|b| b.tokens)
+            .collect();
+        let calibrated = linearise_with(&request, &Bytes, calibration);
+        let tokens: Vec<u64> = calibrated.iter().map(|b| b.tokens).collect();
+        // Tools get their template; message blocks are only scaled (no chat-style overheads).
+        assert_eq!(tokens, vec![raw[0] * 2 + 100, raw[1] * 2]);
+        // Calibration changes sizes, never which prefixes match.
+        let prefixes = |blocks: &[PromptBlock]| blocks.iter().map(|b| b.prefix).collect::<Vec<_>>();
+        assert_eq!(
+            prefixes(&calibrated),
+            prefixes(&linearise(&request, &Bytes))
         );
     }
 

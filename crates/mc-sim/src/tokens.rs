@@ -12,6 +12,18 @@ pub trait CountTokens {
     fn count_tokens(&self, text: &str) -> u64;
 }
 
+impl<T: CountTokens + ?Sized> CountTokens for &T {
+    fn count_tokens(&self, text: &str) -> u64 {
+        (**self).count_tokens(text)
+    }
+}
+
+impl<T: CountTokens + ?Sized> CountTokens for std::sync::Arc<T> {
+    fn count_tokens(&self, text: &str) -> u64 {
+        (**self).count_tokens(text)
+    }
+}
+
 /// o200k_base via tiktoken-rs: the closest public stand-in for Claude's tokenizer, which is
 /// not published (see the crate docs on the error this introduces).
 #[derive(Clone, Copy)]

@@ -8,4 +8,5 @@ mod cli;
 mod config_schema;
 mod config_show;
 mod doctor;
+mod replay;
 mod support;

@@ -1,9 +1,11 @@
 //! Replays the recorded Claude Code session of `shared/data/anthropic-capture` through the
-//! simulator with real o200k counts, and holds the token error to what was measured.
+//! simulated provider with real o200k counts and the Claude calibration, and holds every call's
+//! cache figures to the issue's 5% (see `mc_sim::calibration` for the fit).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use mc_sim::{CacheState, CacheUsage, O200kCounter, apply, linearise};
+use mc_sim::{CallRecord, O200kCounter, SimProvider};
 use mc_wire::anthropic::{EventKind, MessagesRequest, StreamEvent, Usage};
 use mc_wire::sse::SseDecoder;
 use serde_json::Value;
@@ -11,9 +13,27 @@ use serde_json::Value;
 const MODEL: &str = "claude-sonnet-4-20250514";
 const LIMIT_BYTES: usize = 64 << 20;
 
-fn capture_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/anthropic-capture/claude-code-traffic.jsonl")
+/// The shared data folder: `MC_SHARED_DATA`, else the first `shared/data` found beside the
+/// checkout or one of its ancestors, else `/work/shared/data`. Missing data fails the test:
+/// a golden check that silently checks nothing would pass for the wrong reason.
+pub fn shared_data() -> PathBuf {
+    let found = match std::env::var_os("MC_SHARED_DATA") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .map(|ancestor| ancestor.join("shared/data"))
+            .chain([PathBuf::from("/work/shared/data")])
+            .find(|candidate| candidate.join("anthropic-capture").is_dir()),
+    };
+    match found {
+        Some(dir) if dir.is_dir() => dir,
+        _ => panic!(
+            "shared data not found (looked at $MC_SHARED_DATA, shared/data beside {} and its \
+             ancestors, /work/shared/data); set MC_SHARED_DATA to the folder holding \
+             anthropic-capture/ and swe-trajectories/",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    }
 }
 
 /// One recorded call: when it was sent, what it asked, what the provider reported.
@@ -40,7 +60,9 @@ fn recorded_usage(response: &Value) -> Usage {
 }
 
 fn sonnet_calls() -> Vec<Call> {
-    let text = std::fs::read_to_string(capture_path()).unwrap();
+    let path = shared_data().join("anthropic-capture/claude-code-traffic.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let mut calls: Vec<Call> = text
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
@@ -58,24 +80,30 @@ fn sonnet_calls() -> Vec<Call> {
     calls
 }
 
-fn simulate(calls: &[Call]) -> Vec<CacheUsage> {
-    let counter = O200kCounter::load().unwrap();
-    let mut state = CacheState::new();
+fn simulate(calls: &[Call]) -> Vec<CallRecord> {
+    let mut provider = SimProvider::new(Arc::new(O200kCounter::load().unwrap()));
     calls
         .iter()
         .map(|call| {
-            let blocks = linearise(&call.request, &counter);
-            apply(&mut state, &blocks, &call.request.model, call.now_ms).unwrap()
+            provider
+                .anthropic(
+                    &call.request,
+                    call.recorded.output_tokens.unwrap_or(0),
+                    call.now_ms,
+                    None,
+                )
+                .unwrap()
         })
         .collect()
 }
 
-/// Measured on 2026-11-30 with o200k_base over canonical block JSON: every call's simulated
-/// (read + write) fell between 7.7% and 12.2% *below* the recorded figure (tools + system:
-/// 11,860 simulated vs 13,515 recorded, -12.2%), because o200k packs Claude Code's text tighter
-/// than Claude's tokenizer and the prompt template's own tokens are not modelled. A better
-/// counter should narrow this band; widening it needs a reason.
-const MAX_UNDERCOUNT: f64 = 0.13;
+/// The issue's bound: each of cache_creation and cache_read within 5% of the recorded total.
+const MAX_ERROR: f64 = 0.05;
+
+/// Measured 2026-11-30 with `Calibration::CLAUDE`: the cached prefix (read + write) of every
+/// call fell between 1.6% below and 2.4% above the recorded one (before calibration: 7.7% to
+/// 12.2% below). A better counter should narrow this band; widening it needs a reason.
+const MEASURED_BAND: (f64, f64) = (-0.018, 0.026);
 
 /// The recorded `input_tokens` after the last breakpoint were 0–8 (template tokens the
 /// simulator cannot see); the simulator reports 0.
@@ -90,25 +118,38 @@ fn replay_matches_recorded_cache_usage() {
         let rec = &call.recorded;
         let rec_read = rec.cache_read_input_tokens.unwrap_or(0);
         let rec_write = rec.cache_creation_input_tokens.unwrap_or(0);
+        let rec_input = rec.input_tokens.unwrap_or(0);
+        let sim_write = sim.cache_write_5m + sim.cache_write_1h;
         // Which calls hit and which wrote is exact, not approximate.
         assert_eq!(
-            (
-                sim.cache_read_input_tokens > 0,
-                sim.cache_creation_input_tokens > 0
-            ),
+            (sim.cache_read > 0, sim_write > 0),
             (rec_read > 0, rec_write > 0),
             "call {index}: hit/write pattern differs: simulated {sim:?}, recorded {rec:?}"
         );
-        let rec_cached = (rec_read + rec_write) as f64;
-        let sim_cached = (sim.cache_read_input_tokens + sim.cache_creation_input_tokens) as f64;
-        let error = (sim_cached - rec_cached) / rec_cached;
-        assert!(
-            (-MAX_UNDERCOUNT..=0.0).contains(&error),
-            "call {index}: cached tokens off by {error:+.3}: simulated {sim:?}, recorded {rec:?}"
+        let total = (rec_read + rec_write + rec_input) as f64;
+        let read_error = (sim.cache_read as f64 - rec_read as f64) / total;
+        let write_error = (sim_write as f64 - rec_write as f64) / total;
+        let cached_error = ((sim.cache_read + sim_write) as f64 - (rec_read + rec_write) as f64)
+            / (rec_read + rec_write) as f64;
+        eprintln!(
+            "call {index:2}: read {:6} vs {rec_read:6} ({read_error:+.3}), write {sim_write:6} \
+             vs {rec_write:6} ({write_error:+.3}), cached {cached_error:+.4}",
+            sim.cache_read
         );
         assert!(
-            sim.input_tokens.abs_diff(rec.input_tokens.unwrap_or(0)) <= MAX_INPUT_DIFF_TOKENS,
+            read_error.abs() <= MAX_ERROR && write_error.abs() <= MAX_ERROR,
+            "call {index}: read {read_error:+.3} / write {write_error:+.3} of the recorded total: \
+             simulated {sim:?}, recorded {rec:?}"
+        );
+        assert!(
+            (MEASURED_BAND.0..=MEASURED_BAND.1).contains(&cached_error),
+            "call {index}: cached tokens off by {cached_error:+.4}, outside the measured band \
+             {MEASURED_BAND:?}: simulated {sim:?}, recorded {rec:?}"
+        );
+        assert!(
+            sim.input_tokens.abs_diff(rec_input) <= MAX_INPUT_DIFF_TOKENS,
             "call {index}: input tokens differ: simulated {sim:?}, recorded {rec:?}"
         );
+        assert_eq!(sim.status, 200);
     }
 }

@@ -4,4 +4,13 @@
 //! allowed.
 #![cfg(test)]
 
+mod calibration;
 mod golden;
+mod recording_bad_input;
+mod recording_capture;
+mod recording_claude_code;
+mod recording_data;
+mod recording_swe;
+mod server;
+mod server_openai;
+mod server_script;

@@ -1,0 +1,139 @@
+//! `magic-context replay` run as a user runs it, on one shared swe trajectory.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::Machine;
+
+fn trajectory() -> PathBuf {
+    let data = std::env::var_os("MC_SHARED_DATA")
+        .map(PathBuf::from)
+        .or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .ancestors()
+                .map(|ancestor| ancestor.join("shared/data"))
+                .chain([PathBuf::from("/work/shared/data")])
+                .find(|candidate| candidate.join("swe-trajectories").is_dir())
+        })
+        .expect("shared data not found; set MC_SHARED_DATA");
+    data.join("swe-trajectories/sympy__sympy-20801.traj.json")
+}
+
+#[test]
+fn json_report_has_every_strategy_and_field() {
+    let path = trajectory();
+    let run = Machine::fresh()
+        .run(
+            &[
+                "replay",
+                path.to_str().unwrap(),
+                "--window",
+                "50000",
+                "--json",
+            ],
+            &[],
+        )
+        .success();
+    let report = run.json();
+    let keys: Vec<&str> = report
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["model", "window", "files", "prices_as_of", "strategies"]
+    );
+    assert_eq!(report["model"], "claude-sonnet-4-5");
+    assert_eq!(report["window"], 50_000);
+    assert_eq!(report["files"], 1);
+    let strategies = report["strategies"].as_object().unwrap();
+    let names: Vec<&str> = strategies.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["passthrough", "autocompact", "window", "clear-tools"]
+    );
+    for (name, totals) in strategies {
+        let fields: Vec<&str> = totals
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "requests",
+                "input_uncached",
+                "cache_write",
+                "cache_read",
+                "output",
+                "cost_usd",
+                "cache_read_share",
+                "busts",
+                "peak_context",
+                "mean_context",
+                "over_window",
+                "strategy_ms",
+                "prompt_tokens",
+            ],
+            "{name}"
+        );
+        assert_eq!(
+            totals["requests"].as_u64().map(|n| n >= 49),
+            Some(true),
+            "{name}"
+        );
+    }
+    // Piped, so no progress bar.
+    assert_eq!(run.stderr, "");
+}
+
+#[test]
+fn text_table_and_plot() {
+    let machine = Machine::fresh();
+    let path = trajectory();
+    let svg = machine.path("work/run.svg");
+    let run = machine
+        .run(
+            &[
+                "replay",
+                path.to_str().unwrap(),
+                "--strategy",
+                "window,passthrough",
+                "--window",
+                "50000",
+                "--plot",
+                svg.to_str().unwrap(),
+            ],
+            &[],
+        )
+        .success();
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip(2)
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert_eq!(rows, ["window", "passthrough"]);
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
+}
+
+#[test]
+fn unknown_names_list_the_valid_ones() {
+    let path = trajectory();
+    let path = path.to_str().unwrap();
+    let run = Machine::fresh().run(&["replay", path, "--strategy", "magic"], &[]);
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stderr,
+        "error: unknown strategy `magic`; valid strategies: passthrough, autocompact, window, clear-tools\n"
+    );
+    let run = Machine::fresh().run(&["replay", path, "--format", "har"], &[]);
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stderr,
+        "error: unknown format `har`; valid formats: auto, swe-traj, anthropic-capture, claude-code\n"
+    );
+}

@@ -1,0 +1,362 @@
+//! Driving recordings through strategies on the simulated provider.
+//!
+//! Each strategy replays each recording on its own [`SimProvider`] (a fresh cache), step by
+//! step on the simulated clock: the strategy prepares its calls for the step, each is
+//! rendered as the client would send it and priced at the step's time (a strategy's extra
+//! calls happen at the same instant), and the main call's prompt size goes back to the
+//! strategy for its next decision. A prompt over the window is refused by the provider and
+//! counted, and the replay goes on: a real client would have failed there, and the report
+//! must say how often each strategy would have.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use indicatif::ProgressBar;
+use mc_sim::strategy::{
+    PreparedCall, StepView, StrategyContext, StrategyKind, message_tokens, render_anthropic,
+    render_openai,
+};
+use mc_sim::{
+    Calibration, CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError,
+    Recording, SimProvider, Wire, model_spec,
+};
+
+use crate::busts::{BustTracker, CacheOutcome};
+use crate::error::ReplayError;
+use crate::memo::MemoCounter;
+use crate::progress::replay_bar;
+use crate::totals::{CallUsage, StrategyTotals};
+
+/// The most output a rendered Anthropic request asks for: Claude Code's `max_tokens`.
+const CLIENT_MAX_TOKENS: u64 = 32_000;
+
+/// What to replay and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// The model every call goes to; `None` replays each recording on its own model.
+    pub model: Option<String>,
+    /// The context window in tokens; `None` uses the model's.
+    pub window_tokens: Option<u64>,
+    /// The strategies, in report order.
+    pub strategies: Vec<StrategyKind>,
+    /// Draw a progress bar (only ever on a terminal).
+    pub progress: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        Self {
+            model: None,
+            window_tokens: None,
+            strategies: StrategyKind::ALL.to_vec(),
+            progress: false,
+        }
+    }
+}
+
+/// The outcome of a replay: every strategy's totals and its per-step curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    /// The model replayed on (or `"per-recording"` when recordings kept different ones).
+    pub model: String,
+    /// The context window in tokens.
+    pub window_tokens: u64,
+    /// How many recordings were replayed.
+    pub files: usize,
+    /// The date of the list prices used.
+    pub prices_as_of: &'static str,
+    /// One run per strategy, in the order asked for.
+    pub runs: Vec<StrategyRun>,
+}
+
+/// One strategy over every recording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategyRun {
+    /// Which strategy.
+    pub kind: StrategyKind,
+    /// Its totals over all recordings.
+    pub totals: StrategyTotals,
+    /// One point per step (the step's main call), recordings one after another.
+    pub steps: Vec<StepPoint>,
+}
+
+/// What the main call of one step did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepPoint {
+    /// Index of the recording in the replayed list.
+    pub recording: usize,
+    /// Index of the step in its recording.
+    pub step: usize,
+    /// The prompt the main call sent (counted by the provider, refused or not).
+    pub prompt_tokens: u64,
+    /// Tokens it read from the cache (0 when refused).
+    pub cache_read: u64,
+    /// Tokens it wrote to the cache (0 when refused).
+    pub cache_write: u64,
+    /// Whether the provider refused it for exceeding the window.
+    pub over_window: bool,
+    /// Cost of every call so far in this strategy's run, this step's extra calls included.
+    pub cumulative_cost_usd: f64,
+}
+
+/// Replays `recordings` through every strategy of `options`.
+pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Replay, ReplayError> {
+    let Some(first) = recordings.first() else {
+        return Err(ReplayError::NoRecordings);
+    };
+    let o200k: Arc<dyn CountTokens + Send + Sync> = Arc::new(O200kCounter::load()?);
+    let counter = Arc::new(MemoCounter::new(o200k));
+    let first_model = options.model.clone().unwrap_or_else(|| first.model.clone());
+    let same_model = options.model.is_some()
+        || recordings
+            .iter()
+            .all(|recording| recording.model == first.model);
+    let bar = replay_bar(
+        (recordings.len() * options.strategies.len()) as u64,
+        options.progress,
+    );
+    let runs = std::thread::scope(|scope| {
+        let handles: Vec<_> = options
+            .strategies
+            .iter()
+            .map(|&kind| {
+                let (counter, bar) = (&counter, &bar);
+                scope.spawn(move || replay_strategy(kind, recordings, options, counter, bar))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap_or(Err(ReplayError::Panicked)))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    bar.finish_and_clear();
+    Ok(Replay {
+        window_tokens: options
+            .window_tokens
+            .unwrap_or_else(|| model_spec(&first_model).window_tokens),
+        model: if same_model {
+            first_model
+        } else {
+            "per-recording".to_owned()
+        },
+        files: recordings.len(),
+        prices_as_of: PRICES_AS_OF,
+        runs,
+    })
+}
+
+fn replay_strategy(
+    kind: StrategyKind,
+    recordings: &[Recording],
+    options: &ReplayOptions,
+    counter: &Arc<MemoCounter>,
+    bar: &ProgressBar,
+) -> Result<StrategyRun, ReplayError> {
+    let mut run = StrategyRun {
+        kind,
+        totals: StrategyTotals::default(),
+        steps: Vec::new(),
+    };
+    for (index, recording) in recordings.iter().enumerate() {
+        let model = options.model.as_deref().unwrap_or(&recording.model);
+        let spec = model_spec(model);
+        let session = Session {
+            index,
+            recording,
+            window_tokens: options.window_tokens.unwrap_or(spec.window_tokens),
+            spec,
+            counter: Arc::clone(counter),
+        };
+        run.replay_recording(&session)?;
+        bar.inc(1);
+    }
+    Ok(run)
+}
+
+/// One recording on one model, with the counters its calls use.
+struct Session<'r> {
+    index: usize,
+    recording: &'r Recording,
+    spec: ModelSpec,
+    window_tokens: u64,
+    counter: Arc<MemoCounter>,
+}
+
+impl StrategyRun {
+    fn replay_recording(&mut self, session: &Session<'_>) -> Result<(), ReplayError> {
+        let recording = session.recording;
+        let spec = &session.spec;
+        let shared: Arc<dyn CountTokens + Send + Sync> = session.counter.clone();
+        let mut provider = SimProvider::new(shared).with_window(session.window_tokens);
+        // The strategies estimate as the provider counts: o200k with the model's correction.
+        let estimate = Estimate {
+            counter: &session.counter,
+            calibration: Calibration::for_model(&spec.name, spec.wire),
+        };
+        let ctx = StrategyContext {
+            model: &spec.name,
+            wire: spec.wire,
+            window_tokens: session.window_tokens,
+            max_output_tokens: spec.max_output_tokens,
+            counter: &estimate,
+        };
+        let mut strategy = self.kind.build();
+        let mut busts = BustTracker::new();
+        let mut totals = StrategyTotals::default();
+        let mut cumulative_cost_usd = self
+            .steps
+            .last()
+            .map_or(0.0, |point| point.cumulative_cost_usd);
+        let mut last_prompt_tokens = None;
+        for (step_index, step) in recording.steps.iter().enumerate() {
+            let view = StepView {
+                at_ms: step.at_ms,
+                system: &recording.system,
+                tools: &recording.tools,
+                messages: step.request_messages(),
+                last_prompt_tokens,
+            };
+            let started = Instant::now();
+            let prepared = strategy.prepare(&view, &ctx);
+            totals.add_strategy_time(started.elapsed());
+            let step_output = step
+                .output_tokens
+                .unwrap_or_else(|| message_tokens(&estimate, spec.wire, &step.response));
+            let mut main = None;
+            for call in &prepared.calls {
+                let output = call.output_tokens.unwrap_or(step_output);
+                let priced = price(&mut provider, session, call, output, step.at_ms)
+                    .map_err(|source| source.at(&recording.name, step_index))?;
+                main = Some(match priced {
+                    Priced::Accepted(record) => {
+                        let outcome = CacheOutcome {
+                            at_ms: step.at_ms,
+                            cache_read: record.cache_read,
+                            cache_write: record.cache_write_5m + record.cache_write_1h,
+                        };
+                        if let Some(cause) = busts.observe(outcome, prepared.bust_cause) {
+                            totals.add_bust(cause);
+                        }
+                        let usage = usage_of(&record);
+                        totals.add_call(&usage);
+                        cumulative_cost_usd += usage.cost_usd;
+                        (
+                            usage.prompt_tokens,
+                            outcome.cache_read,
+                            outcome.cache_write,
+                            false,
+                        )
+                    }
+                    Priced::OverWindow { prompt_tokens } => {
+                        totals.add_over_window(prompt_tokens);
+                        (prompt_tokens, 0, 0, true)
+                    }
+                });
+            }
+            if let Some((prompt_tokens, cache_read, cache_write, over_window)) = main {
+                last_prompt_tokens = Some(prompt_tokens);
+                self.steps.push(StepPoint {
+                    recording: session.index,
+                    step: step_index,
+                    prompt_tokens,
+                    cache_read,
+                    cache_write,
+                    over_window,
+                    cumulative_cost_usd,
+                });
+            }
+        }
+        self.totals.merge(&totals);
+        Ok(())
+    }
+}
+
+/// The strategies' counter: o200k (memoised) scaled by the model family's calibration, the
+/// way the provider scales each block, so the strategies' rules see the provider's sizes.
+struct Estimate<'c> {
+    counter: &'c MemoCounter,
+    calibration: Calibration,
+}
+
+impl CountTokens for Estimate<'_> {
+    fn count_tokens(&self, text: &str) -> u64 {
+        self.calibration
+            .scale_tokens(self.counter.count_tokens(text))
+    }
+}
+
+/// What the provider made of one call.
+enum Priced {
+    Accepted(CallRecord),
+    OverWindow { prompt_tokens: u64 },
+}
+
+/// A call the provider rejected for a reason other than the window, before it is placed.
+enum CallFailure {
+    Render(mc_wire::WireError),
+    Rejected(ProviderError),
+}
+
+impl CallFailure {
+    fn at(self, recording: &str, step: usize) -> ReplayError {
+        let recording = recording.to_owned();
+        match self {
+            Self::Render(source) => ReplayError::Render {
+                recording,
+                step,
+                source,
+            },
+            Self::Rejected(source) => ReplayError::Rejected {
+                recording,
+                step,
+                source,
+            },
+        }
+    }
+}
+
+fn price(
+    provider: &mut SimProvider,
+    session: &Session<'_>,
+    call: &PreparedCall<'_>,
+    output_tokens: u64,
+    at_ms: u64,
+) -> Result<Priced, CallFailure> {
+    let spec = &session.spec;
+    let label = call.label.map(str::to_owned);
+    let result = match spec.wire {
+        Wire::Anthropic => {
+            let request = render_anthropic(
+                &spec.name,
+                spec.max_output_tokens.min(CLIENT_MAX_TOKENS),
+                call.system,
+                call.tools,
+                &call.messages,
+            )
+            .map_err(CallFailure::Render)?;
+            provider.anthropic(&request, output_tokens, at_ms, label)
+        }
+        Wire::OpenAi => {
+            let request = render_openai(&spec.name, call.system, call.tools, &call.messages);
+            provider.openai(&request, output_tokens, at_ms, label)
+        }
+    };
+    match result {
+        Ok(record) => Ok(Priced::Accepted(record)),
+        Err(ProviderError::Overflow { prompt_tokens, .. }) => {
+            Ok(Priced::OverWindow { prompt_tokens })
+        }
+        Err(error @ ProviderError::Cache(_)) => Err(CallFailure::Rejected(error)),
+    }
+}
+
+fn usage_of(record: &CallRecord) -> CallUsage {
+    CallUsage {
+        prompt_tokens: record.prompt_tokens,
+        input_uncached: record.input_tokens,
+        cache_write: record.cache_write_5m + record.cache_write_1h,
+        cache_read: record.cache_read,
+        output: record.output_tokens,
+        cost_usd: record.cost_usd,
+    }
+}

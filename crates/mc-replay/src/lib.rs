@@ -1,0 +1,39 @@
+//! Replays recorded agent sessions through context strategies on the simulated provider, and
+//! reports what each strategy would have cost (DESIGN §8).
+//!
+//! For every strategy and every recording, a fresh simulated provider prices each step's
+//! calls on the simulated clock; the report sums them per strategy: tokens by cache class,
+//! cost at list prices, cache busts by cause, context sizes, requests over the window, and
+//! the time the strategy itself took. Every claim Magic Context makes about money is a figure
+//! from here, side by side with the baselines of the same run.
+//!
+//! It does no I/O beyond what it is handed: recordings come in loaded, the report and the SVG
+//! go out as values for the binary to print or write. The one clock it reads is
+//! `std::time::Instant`, to time the strategies; all cache behaviour runs on recorded times.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use mc_replay::{ReplayOptions, replay};
+//!
+//! let recordings = mc_sim::recording::load(Path::new("shared/data/swe-trajectories"), None)?;
+//! let options = ReplayOptions { window_tokens: Some(50_000), ..ReplayOptions::default() };
+//! let report = replay(&recordings, &options)?;
+//! print!("{}", report.render_table());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod busts;
+mod error;
+mod harness;
+mod memo;
+mod plot;
+mod progress;
+mod report;
+mod totals;
+
+pub use busts::{BustTracker, CacheOutcome, PREFIX_CHANGED, TTL_EXPIRED};
+pub use error::ReplayError;
+pub use harness::{Replay, ReplayOptions, StepPoint, StrategyRun, replay};
+pub use memo::MemoCounter;
+pub use plot::{PlotSeries, render_svg};
+pub use totals::{CallUsage, StrategyTotals};

@@ -1,0 +1,161 @@
+//! The replay's report: one JSON object for `--json`, an aligned table otherwise.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value, json};
+
+use crate::harness::Replay;
+use crate::plot::PlotSeries;
+use crate::totals::StrategyTotals;
+
+impl Replay {
+    /// `{"model", "window", "files", "prices_as_of", "strategies": {name: {fields}}}`, the
+    /// strategies in the order they ran.
+    pub fn to_json(&self) -> Value {
+        let strategies: Map<String, Value> = self
+            .runs
+            .iter()
+            .map(|run| {
+                let fields = serde_json::to_value(&run.totals).unwrap_or(Value::Null);
+                (run.kind.to_string(), fields)
+            })
+            .collect();
+        json!({
+            "model": self.model,
+            "window": self.window_tokens,
+            "files": self.files,
+            "prices_as_of": self.prices_as_of,
+            "strategies": strategies,
+        })
+    }
+
+    /// The totals as an aligned text table, one row per strategy, with a heading line.
+    pub fn render_table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} recordings on {}, window {} tokens, prices as of {}",
+            self.files, self.model, self.window_tokens, self.prices_as_of
+        );
+        let header = [
+            "strategy",
+            "requests",
+            "uncached",
+            "cache write",
+            "cache read",
+            "output",
+            "cost $",
+            "read share",
+            "peak ctx",
+            "mean ctx",
+            "over",
+            "strategy ms",
+            "busts",
+        ];
+        let rows: Vec<Vec<String>> = self
+            .runs
+            .iter()
+            .map(|run| row(run.kind.as_str(), &run.totals))
+            .collect();
+        let widths: Vec<usize> = (0..header.len())
+            .map(|column| {
+                rows.iter()
+                    .map(|row| row[column].len())
+                    .chain([header[column].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let header: Vec<String> = header.iter().map(|&cell| cell.to_owned()).collect();
+        for cells in std::iter::once(&header).chain(&rows) {
+            let mut line = String::new();
+            for (column, cell) in cells.iter().enumerate() {
+                let last = column + 1 == cells.len();
+                match column {
+                    0 => {
+                        let _ = write!(line, "{cell:<width$}", width = widths[column]);
+                    }
+                    _ if last => {
+                        let _ = write!(line, "  {cell}");
+                    }
+                    _ => {
+                        let _ = write!(line, "  {cell:>width$}", width = widths[column]);
+                    }
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The per-step curves, one series per strategy, for [`crate::render_svg`].
+    pub fn plot_series(&self) -> Vec<PlotSeries> {
+        self.runs
+            .iter()
+            .map(|run| PlotSeries {
+                name: run.kind.to_string(),
+                context_tokens: run.steps.iter().map(|point| point.prompt_tokens).collect(),
+                cumulative_cost_usd: run
+                    .steps
+                    .iter()
+                    .map(|point| point.cumulative_cost_usd)
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
+    let busts = if totals.busts.is_empty() {
+        "0".to_owned()
+    } else {
+        let causes: Vec<String> = totals
+            .busts
+            .iter()
+            .map(|(cause, count)| format!("{cause} {count}"))
+            .collect();
+        format!("{} ({})", totals.bust_count(), causes.join(", "))
+    };
+    vec![
+        name.to_owned(),
+        thousands(totals.requests),
+        thousands(totals.input_uncached),
+        thousands(totals.cache_write),
+        thousands(totals.cache_read),
+        thousands(totals.output),
+        format!("{:.2}", totals.cost_usd),
+        format!("{:.1}%", totals.cache_read_share * 100.0),
+        thousands(totals.peak_context),
+        thousands(totals.mean_context.round() as u64),
+        thousands(totals.over_window),
+        format!("{:.0}", totals.strategy_ms),
+        busts,
+    ]
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(84_686_226), "84,686,226");
+    }
+}

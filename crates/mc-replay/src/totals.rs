@@ -1,0 +1,176 @@
+//! What one strategy cost, summed over every call of every replayed recording.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// The report fields of one strategy (the `--json` object under `strategies.<name>`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StrategyTotals {
+    /// Upstream calls made, refused ones and extra calls (summaries) included.
+    pub requests: u64,
+    /// Prompt tokens neither read from nor written to the cache.
+    pub input_uncached: u64,
+    /// Prompt tokens written to the cache (5m and 1h).
+    pub cache_write: u64,
+    /// Prompt tokens read from the cache.
+    pub cache_read: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// List-price cost in USD.
+    pub cost_usd: f64,
+    /// `cache_read ÷ (input_uncached + cache_write + cache_read)`; 0 with no input.
+    pub cache_read_share: f64,
+    /// Busts by cause (see [`crate::BustTracker`]).
+    pub busts: BTreeMap<String, u64>,
+    /// The largest prompt of any call, refused ones included.
+    pub peak_context: u64,
+    /// The mean prompt over all calls, refused ones included.
+    pub mean_context: f64,
+    /// Calls the provider refused because the prompt exceeded the window.
+    pub over_window: u64,
+    /// Wall time spent inside the strategy's own code, in milliseconds.
+    pub strategy_ms: f64,
+    /// Prompt tokens of the calls the provider accepted; equals
+    /// `input_uncached + cache_write + cache_read`.
+    pub prompt_tokens: u64,
+    /// Sum of every call's prompt, refused ones included (for the mean).
+    #[serde(skip)]
+    context_sum: u128,
+}
+
+/// One accepted call's usage, as the ledger reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CallUsage {
+    /// The whole prompt.
+    pub prompt_tokens: u64,
+    /// Uncached input.
+    pub input_uncached: u64,
+    /// Written to the cache.
+    pub cache_write: u64,
+    /// Read from the cache.
+    pub cache_read: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Its cost.
+    pub cost_usd: f64,
+}
+
+impl StrategyTotals {
+    /// Adds a call the provider accepted.
+    pub fn add_call(&mut self, usage: &CallUsage) {
+        self.requests += 1;
+        self.input_uncached += usage.input_uncached;
+        self.cache_write += usage.cache_write;
+        self.cache_read += usage.cache_read;
+        self.output += usage.output;
+        self.cost_usd += usage.cost_usd;
+        self.prompt_tokens += usage.prompt_tokens;
+        self.add_context(usage.prompt_tokens);
+    }
+
+    /// Adds a call refused for exceeding the window, `prompt_tokens` long.
+    pub fn add_over_window(&mut self, prompt_tokens: u64) {
+        self.requests += 1;
+        self.over_window += 1;
+        self.add_context(prompt_tokens);
+    }
+
+    /// Counts one bust.
+    pub fn add_bust(&mut self, cause: &str) {
+        *self.busts.entry(cause.to_owned()).or_default() += 1;
+    }
+
+    /// Adds time spent in the strategy.
+    pub fn add_strategy_time(&mut self, elapsed: std::time::Duration) {
+        self.strategy_ms += elapsed.as_secs_f64() * 1_000.0;
+    }
+
+    /// Adds another run's totals (another recording of the same strategy).
+    pub fn merge(&mut self, other: &Self) {
+        self.requests += other.requests;
+        self.input_uncached += other.input_uncached;
+        self.cache_write += other.cache_write;
+        self.cache_read += other.cache_read;
+        self.output += other.output;
+        self.cost_usd += other.cost_usd;
+        for (cause, count) in &other.busts {
+            *self.busts.entry(cause.clone()).or_default() += count;
+        }
+        self.peak_context = self.peak_context.max(other.peak_context);
+        self.over_window += other.over_window;
+        self.strategy_ms += other.strategy_ms;
+        self.prompt_tokens += other.prompt_tokens;
+        self.context_sum += other.context_sum;
+        self.refresh_ratios();
+    }
+
+    /// How many busts there were in all.
+    pub fn bust_count(&self) -> u64 {
+        self.busts.values().sum()
+    }
+
+    fn add_context(&mut self, prompt_tokens: u64) {
+        self.peak_context = self.peak_context.max(prompt_tokens);
+        self.context_sum += u128::from(prompt_tokens);
+        self.refresh_ratios();
+    }
+
+    fn refresh_ratios(&mut self) {
+        let input = self.input_uncached + self.cache_write + self.cache_read;
+        self.cache_read_share = ratio(u128::from(self.cache_read), u128::from(input));
+        self.mean_context = ratio(self.context_sum, u128::from(self.requests));
+    }
+}
+
+fn ratio(part: u128, whole: u128) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        // Token sums stay far below 2^52, where f64 is exact.
+        part as f64 / whole as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_calls_and_keeps_ratios_current() {
+        let mut totals = StrategyTotals::default();
+        totals.add_call(&CallUsage {
+            prompt_tokens: 1_000,
+            input_uncached: 100,
+            cache_write: 900,
+            cache_read: 0,
+            output: 10,
+            cost_usd: 0.5,
+        });
+        totals.add_call(&CallUsage {
+            prompt_tokens: 1_100,
+            input_uncached: 0,
+            cache_write: 100,
+            cache_read: 1_000,
+            output: 20,
+            cost_usd: 0.25,
+        });
+        totals.add_over_window(5_000);
+        totals.add_bust("window");
+        let mut merged = StrategyTotals::default();
+        merged.merge(&totals);
+        merged.merge(&totals);
+        assert_eq!(merged.requests, 6);
+        assert_eq!(merged.prompt_tokens, 4_200);
+        assert_eq!(
+            merged.input_uncached + merged.cache_write + merged.cache_read,
+            merged.prompt_tokens
+        );
+        assert_eq!(merged.cache_read_share, 2_000.0 / 4_200.0);
+        assert_eq!(merged.mean_context, 14_200.0 / 6.0);
+        assert_eq!(merged.peak_context, 5_000);
+        assert_eq!(merged.over_window, 2);
+        assert_eq!(merged.busts.get("window"), Some(&2));
+        assert_eq!(merged.cost_usd, 1.5);
+    }
+}

@@ -1,0 +1,11 @@
+//! Integration tests of mc-replay over the shared recordings, linked as one binary.
+//!
+//! `cfg(test)` (always true here) lets clippy treat the helpers as test code, where unwrap is
+//! allowed.
+#![cfg(test)]
+
+mod golden_capture;
+mod golden_swe;
+mod invariants;
+mod shared_data;
+mod snapshot;

@@ -1,0 +1,200 @@
+//! The simulated provider as an HTTP server that real clients cannot tell from the provider.
+//!
+//! Speaks the Anthropic Messages API (`POST /v1/messages`, streamed or not, and
+//! `/v1/messages/count_tokens`) and OpenAI Chat Completions (`POST /v1/chat/completions`),
+//! prices every call with [`SimProvider`] (cache reads and writes, the window, the
+//! provider's error bodies), and answers with a [`Responder`]: a [`Script`] or a recorded
+//! session. `GET /_sim/ledger` lists every call with its usage and cost; `GET /v1/models`
+//! lists a few models.
+//!
+//! Time comes from a [`Clock`]: the wall clock for end-to-end runs, a [`crate::clock::SimClock`]
+//! in tests, so a test steps past a 5-minute TTL without sleeping.
+//!
+//! ```no_run
+//! use mc_sim::script::Script;
+//! use mc_sim::server::{Responder, SimConfig, SimServer};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let script = Script::parse(r#"[{"content": [{"type": "text", "text": "hi"}]}]"#, "inline")?;
+//! let config = SimConfig::new(Responder::Script(script));
+//! let server = SimServer::bind("127.0.0.1:0".parse()?, config).await?;
+//! let base_url = format!("http://{}", server.local_addr()); // point a client here
+//! # let _ = base_url;
+//! let calls = server.ledger();
+//! # let _ = calls;
+//! server.shutdown().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod anthropic;
+mod anthropic_stream;
+mod body;
+mod error;
+mod ids;
+mod openai;
+mod openai_stream;
+mod reply;
+mod responder;
+mod routes;
+mod state;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use error::ServerError;
+pub use responder::Responder;
+
+use self::responder::Playing;
+use self::state::{App, SimState};
+use crate::clock::{Clock, WallClock};
+#[cfg(doc)]
+use crate::script::Script;
+use crate::{CallRecord, CountTokens, O200kCounter, SimProvider};
+
+/// How to run a simulated provider.
+pub struct SimConfig {
+    /// Who plays the model.
+    pub responder: Responder,
+    /// Where time comes from; the wall clock by default.
+    pub clock: Arc<dyn Clock>,
+    /// Overrides every model's context window, in tokens.
+    pub window_tokens: Option<u64>,
+    /// Counts tokens; o200k_base by default.
+    pub counter: Option<Arc<dyn CountTokens + Send + Sync>>,
+}
+
+impl std::fmt::Debug for SimConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimConfig")
+            .field("responder", &self.responder)
+            .field("clock", &self.clock)
+            .field("window_tokens", &self.window_tokens)
+            .field("counter", &self.counter.as_ref().map(|_| "custom"))
+            .finish()
+    }
+}
+
+impl SimConfig {
+    /// A config with the wall clock, the models' own windows and the o200k counter.
+    pub fn new(responder: Responder) -> Self {
+        Self {
+            responder,
+            clock: Arc::new(WallClock),
+            window_tokens: None,
+            counter: None,
+        }
+    }
+
+    /// Uses `clock` (e.g. a shared [`crate::clock::SimClock`]).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Overrides every model's context window.
+    pub fn with_window(mut self, window_tokens: u64) -> Self {
+        self.window_tokens = Some(window_tokens);
+        self
+    }
+
+    /// Counts tokens with `counter`.
+    pub fn with_counter(mut self, counter: Arc<dyn CountTokens + Send + Sync>) -> Self {
+        self.counter = Some(counter);
+        self
+    }
+}
+
+/// A running simulated provider.
+///
+/// Dropping it without [`SimServer::shutdown`] aborts the server task.
+#[derive(Debug)]
+pub struct SimServer {
+    local_addr: SocketAddr,
+    app: App,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl SimServer {
+    /// Binds `addr` (port 0 picks a free port) and starts serving.
+    pub async fn bind(addr: SocketAddr, config: SimConfig) -> Result<Self, ServerError> {
+        let counter = match config.counter {
+            Some(counter) => counter,
+            // Loading the tables takes ~150 ms of CPU: off the runtime's threads.
+            None => {
+                let loaded = tokio::task::spawn_blocking(O200kCounter::load)
+                    .await
+                    .map_err(|source| ServerError::Task { source })??;
+                Arc::new(loaded)
+            }
+        };
+        let mut provider = SimProvider::new(counter);
+        if let Some(window_tokens) = config.window_tokens {
+            provider = provider.with_window(window_tokens);
+        }
+        let state = SimState {
+            provider,
+            playing: Playing::new(config.responder),
+        };
+        let app = App::new(state, config.clock);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServerError::Bind { addr, source })?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| ServerError::Bind { addr, source })?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let router = routes::router(app.clone());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    // A dropped sender also stops the server.
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        tracing::info!(%local_addr, "simulated provider listening");
+        Ok(Self {
+            local_addr,
+            app,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The address it listens on, with the real port when bound to port 0.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Every call so far, in order.
+    pub fn ledger(&self) -> Vec<CallRecord> {
+        self.app.lock().provider.ledger().rows().to_vec()
+    }
+
+    /// Stops accepting connections, lets calls in flight finish, and waits for the server.
+    pub async fn shutdown(mut self) -> Result<(), ServerError> {
+        if let Some(stop) = self.stop.take() {
+            // The server may already have stopped; then there is nobody to tell.
+            let _ = stop.send(());
+        }
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        task.await
+            .map_err(|source| ServerError::Task { source })?
+            .map_err(|source| ServerError::Serve { source })
+    }
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

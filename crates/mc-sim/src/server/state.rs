@@ -1,0 +1,98 @@
+//! The provider's state shared by every connection, and the one path every call takes
+//! through it.
+//!
+//! Calls are serialised: the cache model is a sequence of states, and a real provider's cache
+//! also sees one request after another per prefix. The lock is a std mutex taken only inside
+//! `spawn_blocking` (token counting is CPU work) and never held across an `.await`.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use axum::response::Response;
+use mc_core::Message;
+use tokio::task::JoinError;
+
+use super::reply::Reply;
+use super::responder::Playing;
+use crate::clock::Clock;
+use crate::{CallRecord, ProviderError, SimProvider, Wire};
+
+/// The provider and the responder, mutated together.
+#[derive(Debug)]
+pub(crate) struct SimState {
+    pub(crate) provider: SimProvider,
+    pub(crate) playing: Playing,
+}
+
+/// A priced answer.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) reply: Reply,
+    pub(crate) record: CallRecord,
+}
+
+impl SimState {
+    /// Picks the answer to `conversation`, prices the call with `price` (given the output
+    /// tokens, counted as `model` on `wire` would), and only if the provider accepts it moves
+    /// the responder on.
+    pub(crate) fn answer(
+        &mut self,
+        conversation: &[Message],
+        (model, wire): (&str, Wire),
+        price: impl FnOnce(&mut SimProvider, u64) -> Result<CallRecord, ProviderError>,
+    ) -> Result<Answer, ProviderError> {
+        let planned = self.playing.plan(conversation);
+        let output_tokens = match planned.reply.output_tokens {
+            Some(tokens) => tokens,
+            None => self
+                .provider
+                .count_text_for(model, wire, &planned.reply.generated_text())
+                .max(1),
+        };
+        let record = price(&mut self.provider, output_tokens)?;
+        self.playing.commit(&planned);
+        Ok(Answer {
+            reply: planned.reply,
+            record,
+        })
+    }
+}
+
+/// What every handler holds.
+#[derive(Debug, Clone)]
+pub(crate) struct App {
+    state: Arc<Mutex<SimState>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl App {
+    pub(crate) fn new(state: SimState, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(state)),
+            clock,
+        }
+    }
+
+    /// Runs `work` on a blocking thread with the state locked and the current time.
+    pub(crate) async fn run<F>(&self, work: F) -> Result<Response, JoinError>
+    where
+        F: FnOnce(&mut SimState, u64) -> Response + Send + 'static,
+    {
+        let app = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let now_ms = app.clock.now_ms();
+            work(&mut app.lock(), now_ms)
+        })
+        .await
+    }
+
+    /// The state, locked. A panic in another call cannot leave the state half-written in a
+    /// way that matters more than losing the server, so poisoning is ignored.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, SimState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The clock the calls are timed by.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+}
