@@ -209,10 +209,11 @@ impl StrategyRun {
             .map_or(0.0, |point| point.cumulative_cost_usd);
         let mut last_prompt_tokens = None;
         for (step_index, step) in recording.steps.iter().enumerate() {
+            let (system, tools) = recording.context_of(step);
             let view = StepView {
                 at_ms: step.at_ms,
-                system: &recording.system,
-                tools: &recording.tools,
+                system,
+                tools,
                 messages: step.request_messages(),
                 last_prompt_tokens,
             };

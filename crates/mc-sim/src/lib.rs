@@ -61,7 +61,9 @@ pub use openai_cache::{ChatPrompt, ChatSegment, OpenAiCache, linearise_chat};
 pub use pricing::{PRICES_AS_OF, Price};
 pub use prompt::{BlockPath, PromptBlock, linearise, linearise_with};
 pub use provider::{ProviderError, SimProvider};
-pub use recording::{RecordedUsage, Recording, RecordingError, RecordingFormat, Step, ToolSpec};
+pub use recording::{
+    RecordedUsage, Recording, RecordingError, RecordingFormat, Step, StepContext, ToolSpec,
+};
 pub use state::CacheState;
 pub use tokens::{CountTokens, O200kCounter};
 pub use ttl::Ttl;

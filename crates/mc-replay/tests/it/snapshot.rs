@@ -64,6 +64,7 @@ fn tiny_recording() -> Recording {
                 response,
                 output_tokens: Some(40),
                 recorded: None,
+                context: None,
             })
             .collect(),
     }

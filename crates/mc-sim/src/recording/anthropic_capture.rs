@@ -17,11 +17,12 @@
 //! history plus a summary request) and the fresh one-message history after it appear as the
 //! client really sent them; the fresh history starts a new shared `Arc`.
 //!
-//! [`Recording::system`] and [`Recording::tools`] are those of the first main call. The
-//! recording has one of each while Claude Code's compaction call sends its own (a
-//! summariser system block and a single `Read` tool in the shared capture): that step is
-//! replayed with the session's system prompt and tools, which is the one place this loader
-//! departs from the bytes sent.
+//! [`Recording::system`] and [`Recording::tools`] are those of the first main call. A call
+//! sent with a different system prompt or tool list (Claude Code's compaction call sends a
+//! summariser system block and a single `Read` tool) carries its own in [`Step::context`],
+//! so a replay sends what the client really sent.
+
+use std::sync::Arc;
 
 use mc_wire::anthropic::{
     self, BlockContent, ContentBlock, MessageAccumulator, MessageRole, MessagesRequest,
@@ -34,7 +35,7 @@ use serde_json::{Map, Value};
 
 use super::error::{FileErrors, Location};
 use super::history::{StepDraft, share_histories};
-use super::{RecordedUsage, Recording, RecordingError, RecordingFormat, ToolSpec};
+use super::{RecordedUsage, Recording, RecordingError, RecordingFormat, StepContext, ToolSpec};
 
 /// Largest request or response body decoded: far above any real one (the capture's largest
 /// is well under 1 MiB), yet a bound.
@@ -92,7 +93,7 @@ pub(super) fn load(
         ));
     };
     let system = system_texts(first.request.system.as_ref());
-    let tools = first
+    let tools: Vec<ToolSpec> = first
         .request
         .tools
         .iter()
@@ -100,13 +101,22 @@ pub(super) fn load(
         .map(tool_spec)
         .collect();
     let start_s = first.timestamp_s;
+    let session_context = Arc::new(StepContext {
+        system: system.clone(),
+        tools: tools.clone(),
+    });
     let mut drafts = Vec::with_capacity(main.len());
     for call in main {
         let at = Location::Line(call.line);
         let response = response_message(&call.response, at, errors)?;
         let usage = response.usage.as_ref();
         let content = BlockContent::Blocks(response.content.clone());
+        let call_context = StepContext {
+            system: system_texts(call.request.system.as_ref()),
+            tools: call.request.tools.iter().flatten().map(tool_spec).collect(),
+        };
         drafts.push(StepDraft {
+            context: (call_context != *session_context).then(|| Arc::new(call_context)),
             at_ms: millis_between(start_s, call.timestamp_s),
             request: anthropic::to_conversation(&call.request),
             response: anthropic::to_message(&anthropic::Message::new(

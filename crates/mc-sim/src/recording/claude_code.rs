@@ -109,6 +109,7 @@ pub(super) fn load(
                 cache_write: usage.cache_creation_input_tokens,
                 input: usage.input_tokens,
             }),
+            context: None,
         });
     }
     Ok(Recording {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use mc_core::Message;
 
-use super::{RecordedUsage, Step};
+use super::{RecordedUsage, Step, StepContext};
 
 /// One call before histories are shared.
 #[derive(Debug)]
@@ -20,6 +20,7 @@ pub(super) struct StepDraft {
     pub(super) response: Message,
     pub(super) output_tokens: Option<u64>,
     pub(super) recorded: Option<RecordedUsage>,
+    pub(super) context: Option<Arc<StepContext>>,
 }
 
 /// Steps in the drafts' order, each run of extending requests sharing the longest one.
@@ -60,6 +61,7 @@ fn flush(run: &mut Vec<StepDraft>, steps: &mut Vec<Step>) {
             response: draft.response,
             output_tokens: draft.output_tokens,
             recorded: draft.recorded,
+            context: draft.context,
         });
     }
 }
@@ -77,6 +79,7 @@ mod tests {
     fn draft(request: Vec<Message>) -> StepDraft {
         StepDraft {
             at_ms: 0,
+            context: None,
             request,
             response: text(Role::Assistant, "ok"),
             output_tokens: None,

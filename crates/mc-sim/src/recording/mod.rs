@@ -142,6 +142,28 @@ pub struct Step {
     pub output_tokens: Option<u64>,
     /// The provider's usage report for this call, when the recording has it.
     pub recorded: Option<RecordedUsage>,
+    /// The system prompt and tools this request was sent with, when they differ from the
+    /// recording's (Claude Code's compaction call runs with a summariser prompt and one tool).
+    pub context: Option<Arc<StepContext>>,
+}
+
+/// A system prompt and tool list that one step used instead of the recording's own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepContext {
+    /// The system prompt's text blocks.
+    pub system: Vec<String>,
+    /// The tool definitions.
+    pub tools: Vec<ToolSpec>,
+}
+
+impl Recording {
+    /// The system prompt and tools `step` was sent with.
+    pub fn context_of<'a>(&'a self, step: &'a Step) -> (&'a [String], &'a [ToolSpec]) {
+        match &step.context {
+            Some(context) => (&context.system, &context.tools),
+            None => (&self.system, &self.tools),
+        }
+    }
 }
 
 impl Step {

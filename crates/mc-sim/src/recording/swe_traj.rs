@@ -93,6 +93,7 @@ pub(super) fn load(
             response,
             output_tokens: answer.output_tokens,
             recorded: answer.recorded,
+            context: None,
         });
     }
     Ok(Recording {

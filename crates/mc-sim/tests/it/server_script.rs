@@ -93,6 +93,7 @@ async fn a_trajectory_answers_with_its_recorded_replies() {
         response: text(Role::Assistant, reply),
         output_tokens: Some(42),
         recorded: None,
+        context: None,
     };
     let recording = Recording {
         name: "hand-made".to_owned(),
