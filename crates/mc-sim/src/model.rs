@@ -4,6 +4,8 @@
 /// (DESIGN §9). Matched by substring so dated ids (`claude-haiku-4-5-20251001`) need no row of
 /// their own; the first match wins.
 const MINIMUMS: &[(&str, u64)] = &[
+    ("opus-4-8", 4_096),
+    ("opus-4-7", 4_096),
     ("opus-4-6", 4_096),
     ("opus-4-5", 4_096),
     ("haiku-4-5", 4_096),
@@ -39,6 +41,7 @@ mod tests {
             ("claude-3-7-sonnet-20250219", 1_024),
             ("claude-opus-4-5-20251101", 4_096),
             ("claude-opus-4-6", 4_096),
+            ("claude-opus-4-8", 4_096),
             ("claude-haiku-4-5-20251001", 4_096),
             ("claude-sonnet-4-6", 2_048),
             ("claude-3-5-haiku-20241022", 2_048),

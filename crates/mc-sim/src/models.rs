@@ -71,6 +71,10 @@ const fn chat(fragment: &'static str, window: u64, max_output: u64, price: Price
 /// (`gpt-4o`, `opus-4`). Claude windows are the standard 200K: Sonnet's 1M window is a beta a
 /// request must opt into, and a replay that wants it says `--window`.
 const TABLE: &[Row] = &[
+    // Claude Code 2.1 defaults to `claude-opus-4-8`; later Opus 4.x releases are priced as
+    // Opus 4.5/4.6 until a dated list price says otherwise.
+    claude("opus-4-8", 128_000, 5.0, 25.0),
+    claude("opus-4-7", 128_000, 5.0, 25.0),
     claude("opus-4-6", 128_000, 5.0, 25.0),
     claude("opus-4-5", 64_000, 5.0, 25.0),
     claude("opus-4-1", 32_000, 15.0, 75.0),

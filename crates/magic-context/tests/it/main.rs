@@ -4,9 +4,11 @@
 // Marks the whole harness as test code, so fixtures may unwrap like tests do.
 #![cfg(test)]
 
+mod claude_code;
 mod cli;
 mod config_schema;
 mod config_show;
 mod doctor;
 mod replay;
+mod sim_with_claude_code;
 mod support;

@@ -1,0 +1,51 @@
+//! The real Claude Code CLI, installed from the npm registry for end-to-end tests.
+//!
+//! `MC_CLAUDE_BIN` names an installed `claude` binary; otherwise the tests install
+//! `@anthropic-ai/claude-code@2.1` once into the cargo target directory (the npm registry is
+//! the only network these tests use). A machine without npm fails the test with a message
+//! saying what to install: an end-to-end test that silently skips proves nothing.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The version line tests pin: the 2.1 series the proxy is tested against.
+pub const PACKAGE: &str = "@anthropic-ai/claude-code@2.1";
+
+/// Path to a runnable `claude`, installing it on first use.
+pub fn binary() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(locate_or_install).clone()
+}
+
+fn locate_or_install() -> PathBuf {
+    if let Some(path) = std::env::var_os("MC_CLAUDE_BIN") {
+        return PathBuf::from(path);
+    }
+    let prefix = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("claude-code");
+    let package = prefix.join("node_modules/@anthropic-ai/claude-code");
+    let binary = package.join("bin/claude.exe");
+    if !binary.is_file() {
+        std::fs::create_dir_all(&prefix).unwrap();
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg(PACKAGE)
+            .status()
+            .unwrap_or_else(|error| {
+                panic!("cannot run npm ({error}); install Node.js and npm, or set MC_CLAUDE_BIN")
+            });
+        assert!(status.success(), "npm install {PACKAGE} failed");
+        // npm may skip the package's postinstall step, which links the native binary.
+        if !binary.is_file() {
+            let status = Command::new("node")
+                .arg(package.join("install.cjs"))
+                .current_dir(&package)
+                .status()
+                .unwrap();
+            assert!(status.success(), "{PACKAGE} install.cjs failed");
+        }
+    }
+    assert!(binary.is_file(), "no claude binary at {}", binary.display());
+    binary
+}

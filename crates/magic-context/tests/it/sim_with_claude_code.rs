@@ -1,0 +1,171 @@
+//! The real Claude Code CLI against `magic-context sim`: the simulator must be a provider a
+//! real client cannot tell from the real one, and the session file Claude Code writes must
+//! replay through `magic-context replay`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use crate::claude_code;
+use crate::support::Machine;
+
+/// A running `magic-context sim`, killed on drop.
+struct Sim {
+    child: Child,
+    base_url: String,
+}
+
+impl Sim {
+    fn start(script: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_magic-context"))
+            .args(["sim", "--listen", "127.0.0.1:0", "--script"])
+            .arg(script)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stderr).read_line(&mut line).unwrap();
+        let base_url = line
+            .trim()
+            .strip_prefix("mc-sim listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from sim: {line:?}"))
+            .to_owned();
+        Self { child, base_url }
+    }
+
+    /// `GET /_sim/ledger` over a plain HTTP/1.0 exchange (the server closes when done).
+    fn ledger(&self) -> Vec<serde_json::Value> {
+        let address = self.base_url.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address).unwrap();
+        write!(
+            stream,
+            "GET /_sim/ledger HTTP/1.0\r\nHost: {address}\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+            "{head}"
+        );
+        serde_json::from_str(body).unwrap()
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const SCRIPT: &str = r#"{"turns": [
+  {"content": [{"type": "text", "text": "Looking around."},
+               {"type": "tool_use", "name": "Bash", "input": {"command": "ls && echo marker-from-bash", "description": "List files"}}]},
+  {"when": {"last_tool_result_contains": "marker-from-bash"},
+   "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "README_PATH"}}]},
+  {"when": {"last_tool_result_contains": "demo repository"},
+   "content": [{"type": "text", "text": "The repository holds one README."}]}
+], "final_text": "Nothing more to do."}"#;
+
+#[test]
+fn claude_code_runs_tools_through_the_simulator_and_its_session_replays() {
+    let machine = Machine::fresh();
+    let repo = machine.path("work/repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("README.md"), "# demo repository\n").unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-qm",
+        "init",
+    ]);
+
+    let script = machine.path("script.json");
+    let readme = repo.join("README.md");
+    std::fs::write(
+        &script,
+        SCRIPT.replace("README_PATH", readme.to_str().unwrap()),
+    )
+    .unwrap();
+    let sim = Sim::start(&script);
+
+    let output = Command::new(claude_code::binary())
+        .args([
+            "-p",
+            "describe this repository",
+            "--dangerously-skip-permissions",
+        ])
+        .current_dir(&repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", machine.path("home"))
+        .env("ANTHROPIC_BASE_URL", &sim.base_url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-dummy-key-for-tests")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("IS_SANDBOX", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "claude failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("The repository holds one README."),
+        "{stdout}"
+    );
+
+    // Three model calls: Bash, Read, then the final answer; the cached prefix grows.
+    let ledger = sim.ledger();
+    let main: Vec<&serde_json::Value> = ledger.iter().filter(|row| row["status"] == 200).collect();
+    assert!(main.len() >= 3, "{ledger:#?}");
+    let last = main.last().unwrap();
+    assert!(
+        last["cache_read"].as_u64().unwrap() > 10_000,
+        "later calls read Claude Code's cached prefix: {last}"
+    );
+
+    // Claude Code wrote its session file; it loads and replays as a claude-code recording.
+    let projects = machine.path("home/.claude/projects");
+    let session_dir = std::fs::read_dir(&projects)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let run = machine
+        .run(
+            &[
+                "replay",
+                session_dir.to_str().unwrap(),
+                "--format",
+                "claude-code",
+                "--json",
+            ],
+            &[],
+        )
+        .success();
+    let report = run.json();
+    assert_eq!(report["files"], 1);
+    assert_eq!(report["strategies"]["passthrough"]["requests"], main.len());
+}
