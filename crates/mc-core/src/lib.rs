@@ -15,10 +15,16 @@
 //! assert!(chain.extends(&HashChain::of(&[first])));
 //! ```
 
+pub mod breakpoints;
 pub mod config;
 mod content_hash;
 mod conversation;
+pub mod head;
+pub mod pass_plan;
+pub mod reclaim;
+pub mod reduction;
 mod session;
+pub mod tags;
 
 pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};

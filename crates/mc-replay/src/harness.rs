@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use indicatif::ProgressBar;
 use mc_sim::strategy::{
-    PreparedCall, StepView, StrategyContext, StrategyKind, message_tokens, render_anthropic,
-    render_openai,
+    PreparedCall, StepView, Strategy, StrategyContext, StrategyKind, message_tokens,
+    render_anthropic, render_anthropic_marked, render_openai,
 };
 use mc_sim::{
     Calibration, CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError,
@@ -23,6 +23,7 @@ use mc_sim::{
 
 use crate::busts::{BustTracker, CacheOutcome};
 use crate::error::ReplayError;
+use crate::magic::Magic;
 use crate::memo::MemoCounter;
 use crate::progress::replay_bar;
 use crate::totals::{CallUsage, StrategyTotals};
@@ -200,7 +201,10 @@ impl StrategyRun {
             max_output_tokens: spec.max_output_tokens,
             counter: &estimate,
         };
-        let mut strategy = self.kind.build();
+        let mut strategy: Box<dyn Strategy> = match self.kind.build() {
+            Some(strategy) => strategy,
+            None => Box::new(Magic::new()),
+        };
         let mut busts = BustTracker::new();
         let mut totals = StrategyTotals::default();
         let mut cumulative_cost_usd = self
@@ -327,13 +331,24 @@ fn price(
     let label = call.label.map(str::to_owned);
     let result = match spec.wire {
         Wire::Anthropic => {
-            let request = render_anthropic(
-                &spec.name,
-                spec.max_output_tokens.min(CLIENT_MAX_TOKENS),
-                call.system,
-                call.tools,
-                &call.messages,
-            )
+            let max_tokens = spec.max_output_tokens.min(CLIENT_MAX_TOKENS);
+            let request = match &call.cache_marks {
+                Some(marks) => render_anthropic_marked(
+                    &spec.name,
+                    max_tokens,
+                    call.system,
+                    call.tools,
+                    &call.messages,
+                    marks,
+                ),
+                None => render_anthropic(
+                    &spec.name,
+                    max_tokens,
+                    call.system,
+                    call.tools,
+                    &call.messages,
+                ),
+            }
             .map_err(CallFailure::Render)?;
             provider.anthropic(&request, output_tokens, at_ms, label)
         }

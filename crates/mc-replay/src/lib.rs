@@ -7,8 +7,9 @@
 //! the time the strategy itself took. Every claim Magic Context makes about money is a figure
 //! from here, side by side with the baselines of the same run.
 //!
-//! It does no I/O beyond what it is handed: recordings come in loaded, the report and the SVG
-//! go out as values for the binary to print or write. The one clock it reads is
+//! It does no I/O beyond what it is handed, except the `magic` strategy's SQLite store in a
+//! temporary directory: recordings come in loaded, the report and the SVG go out as values
+//! for the binary to print or write. The one clock it reads is
 //! `std::time::Instant`, to time the strategies; all cache behaviour runs on recorded times.
 //!
 //! ```no_run
@@ -25,6 +26,7 @@
 mod busts;
 mod error;
 mod harness;
+mod magic;
 mod memo;
 mod plot;
 mod progress;
@@ -34,6 +36,7 @@ mod totals;
 pub use busts::{BustTracker, CacheOutcome, PREFIX_CHANGED, TTL_EXPIRED};
 pub use error::ReplayError;
 pub use harness::{Replay, ReplayOptions, StepPoint, StrategyRun, replay};
+pub use magic::Magic;
 pub use memo::MemoCounter;
 pub use plot::{PlotSeries, render_svg};
 pub use totals::{CallUsage, StrategyTotals};

@@ -38,6 +38,7 @@
 //! ```
 
 mod connection;
+mod engine_state;
 mod error;
 mod fork;
 mod health;
@@ -48,6 +49,7 @@ mod sessions;
 mod store;
 
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
+pub use engine_state::{DropRow, PassRow};
 pub use error::{Result, RowProblem, StoreError};
 pub use health::StoreHealth;
 pub use location::{

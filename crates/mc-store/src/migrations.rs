@@ -25,14 +25,21 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "sessions and raw messages",
-    sql: include_str!("migrations/0001_sessions_messages.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "sessions and raw messages",
+        sql: include_str!("migrations/0001_sessions_messages.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "engine state: tags, drops, passes",
+        sql: include_str!("migrations/0002_engine_state.sql"),
+    },
+];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -140,7 +147,7 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2]);
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -149,7 +156,13 @@ mod tests {
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        assert_eq!(rows, vec![(1, "sessions and raw messages".to_string())]);
+        assert_eq!(
+            rows,
+            vec![
+                (1, "sessions and raw messages".to_string()),
+                (2, "engine state: tags, drops, passes".to_string())
+            ]
+        );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
     }
 

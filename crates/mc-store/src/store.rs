@@ -85,14 +85,22 @@ impl Store {
     /// the lock first means a concurrent writer only ever makes us wait, and only a lock held
     /// past the busy timeout becomes [`StoreError::Busy`].
     pub fn write<T>(&self, work: impl FnOnce(&WriteTx<'_>) -> Result<T>) -> Result<T> {
+        self.write_with(|tx| work(tx).map_err(|err| err.at_path(&self.path)))
+    }
+
+    /// Like [`Store::write`] for callers with their own error type (the engine): an `Err` from
+    /// `work` rolls the whole transaction back, whatever its type.
+    pub fn write_with<T, E: From<StoreError>>(
+        &self,
+        work: impl FnOnce(&WriteTx<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         let mut conn = lock(&self.writer);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|source| self.failed("starting a write transaction", source))?;
         let value = work(&WriteTx {
             read: ReadTx { conn: &tx },
-        })
-        .map_err(|err| err.at_path(&self.path))?;
+        })?;
         tx.commit()
             .map_err(|source| self.failed("committing a write transaction", source))?;
         Ok(value)

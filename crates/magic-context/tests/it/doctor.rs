@@ -20,7 +20,7 @@ fn first_use_creates_a_private_store() {
         report["store"]["path"],
         "[TMP]/home/.local/share/magic-context/context.db"
     );
-    assert_eq!(report["store"]["schema_version"], 1);
+    assert_eq!(report["store"]["schema_version"], mc_store::SCHEMA_VERSION);
     assert_eq!(report["store"]["journal_mode"], "wal");
     assert_eq!(report["store"]["sessions"], 0);
     assert_eq!(
@@ -37,9 +37,10 @@ fn first_use_creates_a_private_store() {
     // A second run opens the same store without migrating or loosening anything.
     let again = machine.run(&["doctor"], &[]).success();
     assert!(
-        again.stdout.starts_with(
-            "store   ok    [TMP]/home/.local/share/magic-context/context.db (schema v1"
-        ),
+        again.stdout.starts_with(&format!(
+            "store   ok    [TMP]/home/.local/share/magic-context/context.db (schema v{}",
+            mc_store::SCHEMA_VERSION
+        )),
         "{}",
         again.stdout
     );

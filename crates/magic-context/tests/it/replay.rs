@@ -51,7 +51,13 @@ fn json_report_has_every_strategy_and_field() {
     let names: Vec<&str> = strategies.keys().map(String::as_str).collect();
     assert_eq!(
         names,
-        ["passthrough", "autocompact", "window", "clear-tools"]
+        [
+            "passthrough",
+            "autocompact",
+            "window",
+            "clear-tools",
+            "magic"
+        ]
     );
     for (name, totals) in strategies {
         let fields: Vec<&str> = totals
@@ -124,11 +130,11 @@ fn text_table_and_plot() {
 fn unknown_names_list_the_valid_ones() {
     let path = trajectory();
     let path = path.to_str().unwrap();
-    let run = Machine::fresh().run(&["replay", path, "--strategy", "magic"], &[]);
+    let run = Machine::fresh().run(&["replay", path, "--strategy", "wizard"], &[]);
     assert_eq!(run.code, Some(1));
     assert_eq!(
         run.stderr,
-        "error: unknown strategy `magic`; valid strategies: passthrough, autocompact, window, clear-tools\n"
+        "error: unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, magic\n"
     );
     let run = Machine::fresh().run(&["replay", path, "--format", "har"], &[]);
     assert_eq!(run.code, Some(1));

@@ -108,6 +108,7 @@ impl Strategy for Autocompact {
                 messages: managed,
                 label: None,
                 output_tokens: None,
+                cache_marks: None,
             });
         }
 
@@ -135,6 +136,7 @@ impl Strategy for Autocompact {
                     messages: Cow::Owned(summary_call),
                     label: Some(SUMMARY_LABEL),
                     output_tokens: Some(SUMMARY_OUTPUT_TOKENS),
+                    cache_marks: None,
                 },
                 PreparedCall {
                     system: step.system,
@@ -142,6 +144,7 @@ impl Strategy for Autocompact {
                     messages: main,
                     label: None,
                     output_tokens: None,
+                    cache_marks: None,
                 },
             ],
             bust_cause: Some("autocompact"),

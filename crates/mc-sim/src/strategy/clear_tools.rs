@@ -110,6 +110,7 @@ impl Strategy for ClearTools {
                 messages,
                 label: None,
                 output_tokens: None,
+                cache_marks: None,
             }],
             bust_cause: rewrote.then_some("clear-tools"),
         }

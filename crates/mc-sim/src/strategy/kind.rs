@@ -16,11 +16,22 @@ pub enum StrategyKind {
     Window,
     /// Anthropic's server-side tool-result clearing.
     ClearTools,
+    /// The transform engine itself; it needs the store, so `mc-replay` builds it.
+    Magic,
 }
 
 impl StrategyKind {
     /// Every baseline, in report order.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
+        Self::Passthrough,
+        Self::Autocompact,
+        Self::Window,
+        Self::ClearTools,
+        Self::Magic,
+    ];
+
+    /// The baselines, which this crate builds on its own.
+    pub const BASELINES: [Self; 4] = [
         Self::Passthrough,
         Self::Autocompact,
         Self::Window,
@@ -34,17 +45,20 @@ impl StrategyKind {
             Self::Autocompact => "autocompact",
             Self::Window => "window",
             Self::ClearTools => "clear-tools",
+            Self::Magic => "magic",
         }
     }
 
-    /// A fresh strategy of this kind, with no state. The window and output limits come with
-    /// each step in the [`super::StrategyContext`], so one kind serves any `--window`.
-    pub fn build(self) -> Box<dyn Strategy> {
+    /// A fresh strategy of this kind, with no state; `None` for [`StrategyKind::Magic`], which
+    /// `mc-replay` builds over a store. The window and output limits come with each step in
+    /// the [`super::StrategyContext`], so one kind serves any `--window`.
+    pub fn build(self) -> Option<Box<dyn Strategy>> {
         match self {
-            Self::Passthrough => Box::new(Passthrough),
-            Self::Autocompact => Box::new(Autocompact::new()),
-            Self::Window => Box::new(Window::new()),
-            Self::ClearTools => Box::new(ClearTools::new()),
+            Self::Passthrough => Some(Box::new(Passthrough)),
+            Self::Autocompact => Some(Box::new(Autocompact::new())),
+            Self::Window => Some(Box::new(Window::new())),
+            Self::ClearTools => Some(Box::new(ClearTools::new())),
+            Self::Magic => None,
         }
     }
 
@@ -80,7 +94,7 @@ impl fmt::Display for StrategyKind {
 /// A strategy name that is not one of [`StrategyKind::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown strategy `{name}`; valid strategies: passthrough, autocompact, window, clear-tools"
+    "unknown strategy `{name}`; valid strategies: passthrough, autocompact, window, clear-tools, magic"
 )]
 pub struct UnknownStrategy {
     /// What was asked for.
@@ -108,7 +122,9 @@ mod tests {
     fn names_round_trip() {
         for kind in StrategyKind::ALL {
             assert_eq!(kind.to_string().parse::<StrategyKind>(), Ok(kind));
-            assert_eq!(kind.build().name(), kind.as_str());
+            if let Some(strategy) = kind.build() {
+                assert_eq!(strategy.name(), kind.as_str());
+            }
         }
     }
 

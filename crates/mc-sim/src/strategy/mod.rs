@@ -27,7 +27,7 @@
 //! }
 //!
 //! let kind: StrategyKind = "window".parse()?;
-//! let mut strategy = kind.build();
+//! let mut strategy = kind.build().expect("a baseline");
 //! let messages = vec![Message::new(Role::User, vec![Part::text("fix the test")])];
 //! let step = StepView { at_ms: 0, system: &[], tools: &[], messages: &messages, last_prompt_tokens: None };
 //! let ctx = StrategyContext { model: "claude-sonnet-4-5", wire: Wire::Anthropic,
@@ -66,7 +66,7 @@ pub use count::{fixed_tokens, message_tokens};
 pub use kind::{StrategyKind, UnknownStrategy};
 pub use pairs::valid_starts;
 pub use passthrough::Passthrough;
-pub use render::{render_anthropic, render_openai};
+pub use render::{render_anthropic, render_anthropic_marked, render_openai};
 pub use window::{OMITTED_MARKER, Window, omitted_marker, output_reserve_tokens, window_start};
 
 /// One request of a recording, as a strategy sees it.
@@ -125,6 +125,21 @@ pub struct PreparedCall<'a> {
     /// The output the call generates, when the strategy knows it (a summary's size); `None`
     /// means the step's recorded output.
     pub output_tokens: Option<u64>,
+    /// Where this call's `cache_control` markers go, when the strategy places them itself
+    /// (the engine does); `None` renders Claude Code's own placement.
+    pub cache_marks: Option<CacheMarks>,
+}
+
+/// Explicit breakpoint placement: on the last system block, and on blocks named by
+/// (message index, block index) of the rendered conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CacheMarks {
+    /// Mark the last system block.
+    pub system: bool,
+    /// Marked blocks as (message, block) positions.
+    pub slots: Vec<(usize, usize)>,
+    /// Use the 1-hour TTL instead of 5 minutes.
+    pub one_hour: bool,
 }
 
 /// The calls a strategy makes for one step: extra calls first, the client's request last.

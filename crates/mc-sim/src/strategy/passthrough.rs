@@ -20,6 +20,7 @@ impl Strategy for Passthrough {
             messages: Cow::Borrowed(step.messages),
             label: None,
             output_tokens: None,
+            cache_marks: None,
         })
     }
 }

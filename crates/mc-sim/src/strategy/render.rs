@@ -4,6 +4,8 @@
 //! depend only on the conversation sent, never on which strategy built it.
 
 use mc_core::Message;
+
+use super::CacheMarks;
 use mc_wire::WireError;
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest, Tool};
 use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
@@ -44,6 +46,40 @@ pub fn render_anthropic(
             && let Some(last) = blocks.last_mut()
         {
             last.set_cache_control(Some(ephemeral()));
+        }
+    }
+    Ok(request)
+}
+
+/// Like [`render_anthropic`], with the strategy's own breakpoints instead of Claude Code's:
+/// every client marker is cleared, then exactly the blocks `marks` names carry one.
+pub fn render_anthropic_marked(
+    model: &str,
+    max_tokens: u64,
+    system: &[String],
+    tools: &[ToolSpec],
+    messages: &[Message],
+    marks: &CacheMarks,
+) -> Result<MessagesRequest, WireError> {
+    let mut request = render_anthropic(model, max_tokens, system, tools, messages)?;
+    let marker = if marks.one_hour {
+        json!({"type": "ephemeral", "ttl": "1h"})
+    } else {
+        ephemeral()
+    };
+    if let Some(BlockContent::Blocks(blocks)) = &mut request.system {
+        let count = blocks.len();
+        for (index, block) in blocks.iter_mut().enumerate() {
+            let marked = marks.system && index + 1 == count;
+            block.set_cache_control(marked.then(|| marker.clone()));
+        }
+    }
+    for (message_index, message) in request.messages.iter_mut().enumerate() {
+        if let BlockContent::Blocks(blocks) = &mut message.content {
+            for (block_index, block) in blocks.iter_mut().enumerate() {
+                let marked = marks.slots.contains(&(message_index, block_index));
+                block.set_cache_control(marked.then(|| marker.clone()));
+            }
         }
     }
     Ok(request)

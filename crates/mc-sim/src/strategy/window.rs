@@ -124,6 +124,7 @@ impl Strategy for Window {
                 messages,
                 label: None,
                 output_tokens: None,
+                cache_marks: None,
             }],
             bust_cause: moved.then_some("window"),
         }

@@ -41,7 +41,10 @@ fn reopening_applies_nothing_and_keeps_the_data() {
     assert_eq!(user_version(&path), SCHEMA_VERSION);
     assert_eq!(
         applied_migrations(&path),
-        vec![(1, "sessions and raw messages".to_string())]
+        vec![
+            (1, "sessions and raw messages".to_string()),
+            (2, "engine state: tags, drops, passes".to_string())
+        ]
     );
 }
 

@@ -1,0 +1,100 @@
+//! Which detail tier each compartment renders at: the DESIGN §9 decay formula.
+//!
+//! History fades with age measured in compartments, not time: a session idle for a week has
+//! not forgotten anything, while one that moved on through many tasks has. Importance stretches
+//! the half-life and pressure (how far full detail would overshoot the budget) shrinks it.
+
+use serde::{Deserialize, Serialize};
+
+/// How much of a compartment `m[0]` shows, from most to least. The order of the variants is
+/// the order of detail, so `a < b` means `a` shows more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetailTier {
+    /// The full summary.
+    Full,
+    /// The condensed summary.
+    Condensed,
+    /// One paragraph.
+    Paragraph,
+    /// One line.
+    Line,
+    /// The heading line alone.
+    Heading,
+}
+
+impl DetailTier {
+    /// The next less detailed tier; `Heading` stays `Heading`.
+    pub const fn demoted(self) -> Self {
+        match self {
+            Self::Full => Self::Condensed,
+            Self::Condensed => Self::Paragraph,
+            Self::Paragraph => Self::Line,
+            Self::Line | Self::Heading => Self::Heading,
+        }
+    }
+
+    /// Index into [`super::Compartment::tiers`], or `None` for the heading alone.
+    pub const fn tier_index(self) -> Option<usize> {
+        match self {
+            Self::Full => Some(0),
+            Self::Condensed => Some(1),
+            Self::Paragraph => Some(2),
+            Self::Line => Some(3),
+            Self::Heading => None,
+        }
+    }
+}
+
+/// Pressure never goes below this: an almost empty history must still fade eventually.
+pub const PRESSURE_FLOOR: f64 = 0.1;
+
+/// Half-life in compartments at importance 50 and pressure 1.
+const BASE_HALF_LIFE: f64 = 24.0;
+
+/// Upper bounds of `z = age / H` for each tier (DESIGN §9), most detailed first.
+const Z_LIMITS: [(f64, DetailTier); 4] = [
+    (0.201, DetailTier::Full),
+    (0.729, DetailTier::Condensed),
+    (1.322, DetailTier::Paragraph),
+    (2.587, DetailTier::Line),
+];
+
+/// The tier of a compartment `age_compartments` older than the newest (the newest has age 0).
+///
+/// `H = 24 · 2^((importance − 50)/25) / pressure`, `z = age / H`; full below 0.201, condensed
+/// below 0.729, paragraph below 1.322, line below 2.587, else the heading only. Importance is
+/// clamped to 1–100 and pressure to at least [`PRESSURE_FLOOR`] (a NaN pressure counts as the
+/// floor), so every input gives an answer, the newest is always full and older never shows
+/// more than newer.
+pub fn decay_tier(age_compartments: u32, importance: u8, pressure: f64) -> DetailTier {
+    let z = decay_z(age_compartments, importance, pressure);
+    Z_LIMITS
+        .iter()
+        .find(|(limit, _)| z < *limit)
+        .map_or(DetailTier::Heading, |&(_, tier)| tier)
+}
+
+/// `z = age / H`, how far a compartment has decayed; larger is more faded. Budget trimming
+/// demotes in decreasing `z`, so it fades compartments in the same order as the formula.
+pub(super) fn decay_z(age_compartments: u32, importance: u8, pressure: f64) -> f64 {
+    if age_compartments == 0 {
+        // z = 0 whatever H is; said outright so an infinite pressure (H = 0) cannot make it NaN.
+        return 0.0;
+    }
+    let importance = f64::from(importance.clamp(1, 100));
+    let pressure = if pressure.is_nan() {
+        PRESSURE_FLOOR
+    } else {
+        pressure.max(PRESSURE_FLOOR)
+    };
+    let half_life = BASE_HALF_LIFE * ((importance - 50.0) / 25.0).exp2() / pressure;
+    f64::from(age_compartments) / half_life
+}
+
+/// Pressure from the cost of rendering every compartment at full detail against the budget.
+pub fn pressure(natural_tokens: u64, budget_tokens: u64) -> f64 {
+    // u64 → f64 loses precision only above 2^53 tokens, far beyond any window.
+    let ratio = natural_tokens as f64 / budget_tokens.max(1) as f64;
+    ratio.max(PRESSURE_FLOOR)
+}

@@ -1,0 +1,139 @@
+//! The `<history>` element: one heading line per compartment, then its chosen tier.
+//!
+//! Tiers come from [`decay_tier`] under the pressure of the full-detail cost; if the decayed
+//! history still overshoots the budget, compartments are demoted one tier at a time, most
+//! decayed first (largest `z = age / H`, so old and unimportant before new and important),
+//! round after round, until it fits or only headings are left. Headings are never
+//! dropped: the model always sees every range it could expand.
+
+use super::date::format_utc_minute;
+use super::decay::{DetailTier, decay_tier, decay_z, pressure};
+use super::rows::Compartment;
+
+/// The heading line (no newline): `### 12-40 | 2026-11-28 14:05 to 2026-11-29 09:12 UTC | Title`.
+///
+/// Ordinals are the inclusive stored range, so the model can ask for exactly that transcript.
+/// The title is made single-line so one heading is always one line.
+pub(super) fn heading(compartment: &Compartment) -> String {
+    format!(
+        "### {}-{} | {} to {} UTC | {}",
+        compartment.start_ordinal,
+        compartment.end_ordinal,
+        format_utc_minute(compartment.start_ms),
+        format_utc_minute(compartment.end_ms),
+        single_line(&compartment.title)
+    )
+}
+
+/// One compartment at `tier`: the heading, then the tier's text (trimmed) on the following
+/// lines; always ends with a newline. An empty tier text renders as the heading alone.
+pub(super) fn render_compartment(compartment: &Compartment, tier: DetailTier) -> String {
+    let mut block = heading(compartment);
+    block.push('\n');
+    let body = tier
+        .tier_index()
+        .and_then(|index| compartment.tiers.get(index))
+        .map_or("", |text| text.trim());
+    if !body.is_empty() {
+        block.push_str(body);
+        block.push('\n');
+    }
+    block
+}
+
+/// Collapses line breaks (and the whitespace around them) to single spaces.
+fn single_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The compartments in rendering order (by start ordinal, then end ordinal) with their tiers.
+pub(super) struct DecayedHistory<'a> {
+    /// Each compartment with the tier it renders at, oldest first.
+    pub(super) chosen: Vec<(&'a Compartment, DetailTier)>,
+}
+
+impl DecayedHistory<'_> {
+    /// The `<history>` element; `<history>\n</history>` when there are no compartments.
+    pub(super) fn render(&self) -> String {
+        let mut out = String::from("<history>\n");
+        for &(compartment, tier) in &self.chosen {
+            out.push_str(&render_compartment(compartment, tier));
+        }
+        out.push_str("</history>");
+        out
+    }
+}
+
+/// Chooses a tier for every compartment within `budget_tokens` (see the module doc).
+pub(super) fn decay_history<'a>(
+    compartments: &'a [Compartment],
+    budget_tokens: u64,
+    count_tokens: &dyn Fn(&str) -> u64,
+) -> DecayedHistory<'a> {
+    let mut ordered: Vec<&Compartment> = compartments.iter().collect();
+    ordered.sort_by_key(|c| (c.start_ordinal, c.end_ordinal));
+
+    // costs[i][t]: tokens of compartment i rendered at tier t (Full..=Heading).
+    let tiers = [
+        DetailTier::Full,
+        DetailTier::Condensed,
+        DetailTier::Paragraph,
+        DetailTier::Line,
+        DetailTier::Heading,
+    ];
+    let costs: Vec<[u64; 5]> = ordered
+        .iter()
+        .map(|c| tiers.map(|tier| count_tokens(&render_compartment(c, tier))))
+        .collect();
+    let natural: u64 = costs.iter().map(|cost| cost[0]).sum();
+    let pressure = pressure(natural, budget_tokens);
+
+    let count = ordered.len();
+    let age = |index: usize| u32::try_from(count - 1 - index).unwrap_or(u32::MAX);
+    let mut chosen: Vec<DetailTier> = ordered
+        .iter()
+        .enumerate()
+        .map(|(index, c)| decay_tier(age(index), c.importance, pressure))
+        .collect();
+    // Trimming order: most decayed first; ties go to the older compartment.
+    let mut trim_order: Vec<(f64, usize)> = ordered
+        .iter()
+        .enumerate()
+        .map(|(index, c)| (decay_z(age(index), c.importance, pressure), index))
+        .collect();
+    trim_order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+
+    let cost_of = |index: usize, tier: DetailTier| costs[index][tier_slot(tier)];
+    let mut total: u64 = (0..count).map(|i| cost_of(i, chosen[i])).sum();
+    'trim: while total > budget_tokens {
+        let mut demoted_any = false;
+        for &(_, index) in &trim_order {
+            let tier = chosen[index];
+            if tier == DetailTier::Heading {
+                continue;
+            }
+            let next = tier.demoted();
+            total = total.saturating_sub(cost_of(index, tier)) + cost_of(index, next);
+            chosen[index] = next;
+            demoted_any = true;
+            if total <= budget_tokens {
+                break 'trim;
+            }
+        }
+        if !demoted_any {
+            break;
+        }
+    }
+
+    DecayedHistory {
+        chosen: ordered.into_iter().zip(chosen).collect(),
+    }
+}
+
+/// Position of `tier` in the cost table.
+const fn tier_slot(tier: DetailTier) -> usize {
+    match tier.tier_index() {
+        Some(index) => index,
+        None => 4,
+    }
+}

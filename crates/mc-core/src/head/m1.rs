@@ -1,0 +1,105 @@
+//! `m[1]`: what changed since `m[0]` was built, re-rendered on soft busts.
+
+use super::decay::DetailTier;
+use super::history::render_compartment;
+use super::m0::render_profile;
+use super::memory::render_grouped;
+use super::rows::{Compartment, Memory, MemoryChange};
+
+/// `m[1]` when nothing changed since `m[0]`. Never empty, because an empty user message is
+/// rejected by providers and a fixed text keeps the prefix after it stable.
+pub const M1_PLACEHOLDER: &str = "<context-updates>none</context-updates>";
+
+/// What happened since `m[0]` was rendered, borrowed from the store.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeadDelta<'a> {
+    /// Compartments published since the fold (any order; rendered by start ordinal).
+    pub compartments: &'a [Compartment],
+    /// The memory change log since the fold, in log order.
+    pub memory_changes: &'a [MemoryChange],
+    /// Profile lines added since the fold.
+    pub profile: &'a [String],
+}
+
+impl HeadDelta<'_> {
+    /// Whether there is nothing to show (then `m[1]` is [`M1_PLACEHOLDER`]).
+    pub fn is_empty(&self) -> bool {
+        self.compartments.is_empty()
+            && self.memory_changes.is_empty()
+            && self.profile.iter().all(|line| line.trim().is_empty())
+    }
+}
+
+/// Renders `m[1]` (format in the module doc): new compartments at full detail, new memories,
+/// memory updates in log order, new profile lines; [`M1_PLACEHOLDER`] when there is nothing.
+pub fn render_m1(delta: &HeadDelta<'_>) -> String {
+    let mut sections: Vec<String> = Vec::new();
+
+    if !delta.compartments.is_empty() {
+        let mut ordered: Vec<&Compartment> = delta.compartments.iter().collect();
+        ordered.sort_by_key(|c| (c.start_ordinal, c.end_ordinal));
+        let mut out = String::from("<new-history>\n");
+        for compartment in ordered {
+            out.push_str(&render_compartment(compartment, DetailTier::Full));
+        }
+        out.push_str("</new-history>");
+        sections.push(out);
+    }
+
+    let added: Vec<&Memory> = delta
+        .memory_changes
+        .iter()
+        .filter_map(|change| match change {
+            MemoryChange::Added(memory) => Some(memory),
+            MemoryChange::Changed { .. }
+            | MemoryChange::Superseded { .. }
+            | MemoryChange::Removed { .. } => None,
+        })
+        .collect();
+    if !added.is_empty() {
+        sections.push(format!(
+            "<new-project-memory>\n{}</new-project-memory>",
+            render_grouped(&added)
+        ));
+    }
+
+    let updates: Vec<String> = delta
+        .memory_changes
+        .iter()
+        .filter_map(update_line)
+        .collect();
+    if !updates.is_empty() {
+        sections.push(format!(
+            "<project-memory-updates>\n{}</project-memory-updates>",
+            updates.concat()
+        ));
+    }
+
+    sections.extend(render_profile("new-user-profile", delta.profile));
+
+    if sections.is_empty() {
+        return M1_PLACEHOLDER.to_owned();
+    }
+    format!(
+        "<context-updates>\n{}\n</context-updates>",
+        sections.join("\n\n")
+    )
+}
+
+/// One line of `<project-memory-updates>`; additions are listed as new memories instead.
+fn update_line(change: &MemoryChange) -> Option<String> {
+    match change {
+        MemoryChange::Added(_) => None,
+        MemoryChange::Changed {
+            id,
+            category,
+            content,
+        } => Some(format!(
+            "- #{id} changed [{}]: {}\n",
+            category.as_str(),
+            content.trim().replace('\n', "\n  ")
+        )),
+        MemoryChange::Superseded { id, by } => Some(format!("- #{id} superseded by #{by}\n")),
+        MemoryChange::Removed { id } => Some(format!("- #{id} removed\n")),
+    }
+}

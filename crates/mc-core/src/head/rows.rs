@@ -1,0 +1,129 @@
+//! The stored rows the head is rendered from.
+//!
+//! These mirror what the store holds (compartments, memories, profile lines, pinned client
+//! context); `m[0]` and `m[1]` are pure functions of them, so a fold can be recomputed from the
+//! store byte for byte at any time.
+
+use serde::{Deserialize, Serialize};
+
+/// Client context that history compaction would otherwise lose, kept verbatim in `m[0]`.
+///
+/// For Claude Code: the CLAUDE.md and environment reminder blocks of the first user message,
+/// and every system-role message of the range the historian covered (DESIGN §5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinnedBlock {
+    /// Ordinal of the stored message the text came from; blocks render in this order.
+    pub source_ordinal: u64,
+    /// The text exactly as the client sent it.
+    pub text: String,
+}
+
+/// One historian compartment: a summarised, contiguous ordinal range of the raw log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compartment {
+    /// First ordinal covered (inclusive).
+    pub start_ordinal: u64,
+    /// Last ordinal covered (inclusive).
+    pub end_ordinal: u64,
+    /// Time of the first covered message, Unix milliseconds.
+    pub start_ms: u64,
+    /// Time of the last covered message, Unix milliseconds.
+    pub end_ms: u64,
+    /// A short title; rendered on the heading line (newlines become spaces).
+    pub title: String,
+    /// The historian's importance score, 1–100 (50 is neutral); it stretches the decay
+    /// half-life so important work fades slower.
+    pub importance: u8,
+    /// The historian's episode type (debugging, feature, research, …); stored for search and
+    /// the dreamer, not rendered.
+    pub episode: String,
+    /// The four detail tiers the historian wrote: full, condensed, one paragraph, one line.
+    pub tiers: [String; 4],
+}
+
+/// The five project memory categories, in their rendering order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MemoryCategory {
+    /// How work must be done in this project.
+    ProjectRules,
+    /// How the code is organised.
+    Architecture,
+    /// Limits that must not be crossed.
+    Constraints,
+    /// Values of settings, ports, paths.
+    ConfigValues,
+    /// Names and naming conventions.
+    Naming,
+}
+
+impl MemoryCategory {
+    /// Every category in rendering order.
+    pub const ALL: [Self; 5] = [
+        Self::ProjectRules,
+        Self::Architecture,
+        Self::Constraints,
+        Self::ConfigValues,
+        Self::Naming,
+    ];
+
+    /// The name as stored and rendered (`PROJECT_RULES`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ProjectRules => "PROJECT_RULES",
+            Self::Architecture => "ARCHITECTURE",
+            Self::Constraints => "CONSTRAINTS",
+            Self::ConfigValues => "CONFIG_VALUES",
+            Self::Naming => "NAMING",
+        }
+    }
+}
+
+/// One project memory. Ids are assigned by the store in increasing order, so a larger id is
+/// a newer memory; the memory budget keeps the newest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Memory {
+    /// The store's id, shown to the model so updates in `m[1]` can name it.
+    pub id: u64,
+    /// The category it is grouped under.
+    pub category: MemoryCategory,
+    /// The fact itself.
+    pub content: String,
+}
+
+/// A change to project memory since `m[0]` was built, shown in `m[1]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MemoryChange {
+    /// A new memory.
+    Added(Memory),
+    /// A memory whose content (or category) was rewritten; carries the new version.
+    Changed {
+        /// The memory's id.
+        id: u64,
+        /// Its category now.
+        category: MemoryCategory,
+        /// Its content now.
+        content: String,
+    },
+    /// A memory replaced by another one (merged or corrected).
+    Superseded {
+        /// The memory that no longer holds.
+        id: u64,
+        /// The memory that replaces it.
+        by: u64,
+    },
+    /// A memory deleted outright.
+    Removed {
+        /// The memory's id.
+        id: u64,
+    },
+}
+
+/// A project document rendered into `m[0]` when enabled (root ARCHITECTURE.md, STRUCTURE.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectDoc {
+    /// The file name as shown to the model (`ARCHITECTURE.md`); docs render sorted by it.
+    pub name: String,
+    /// The file's text.
+    pub text: String,
+}

@@ -1,0 +1,419 @@
+use super::*;
+use crate::config::Tokens;
+
+/// A stand-in tokenizer: one token per 4 bytes, rounded up.
+fn count(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+const DAY_MS: u64 = 86_400_000;
+/// 2026-11-07 09:00 UTC.
+const T0: u64 = 1_794_042_000_000;
+
+fn compartment(start: u64, end: u64, day: u64, importance: u8, title: &str) -> Compartment {
+    Compartment {
+        start_ordinal: start,
+        end_ordinal: end,
+        start_ms: T0 + day * DAY_MS,
+        end_ms: T0 + day * DAY_MS + 45 * 60_000,
+        title: title.to_owned(),
+        importance,
+        episode: "feature".to_owned(),
+        tiers: [
+            format!(
+                "{title}: full account. Read the failing test, traced the bug to the retry loop, \
+                 rewrote the backoff to use the injected clock, and added a regression test \
+                 covering the zero-delay case."
+            ),
+            format!("{title}: condensed. Backoff uses the injected clock; regression test added."),
+            format!("{title}: paragraph. Backoff fixed."),
+            format!("{title}: line."),
+        ],
+    }
+}
+
+fn compartments() -> Vec<Compartment> {
+    vec![
+        compartment(1, 40, 0, 90, "Set up the workspace"),
+        compartment(41, 88, 3, 5, "Chase a flaky retry test"),
+        compartment(89, 120, 5, 50, "Add the pinned-context section"),
+    ]
+}
+
+fn memories() -> Vec<Memory> {
+    vec![
+        Memory {
+            id: 2,
+            category: MemoryCategory::ProjectRules,
+            content: "Never run `cargo fmt --all`; format only your own files.".to_owned(),
+        },
+        Memory {
+            id: 5,
+            category: MemoryCategory::Constraints,
+            content: "mc-core does no I/O and reads no clock.".to_owned(),
+        },
+        Memory {
+            id: 7,
+            category: MemoryCategory::ProjectRules,
+            content: "Snapshot tests pin rendered bytes.\nReview every snapshot change.".to_owned(),
+        },
+        Memory {
+            id: 9,
+            category: MemoryCategory::Naming,
+            content: "Units go in names: ttl_ms, budget_tokens.".to_owned(),
+        },
+    ]
+}
+
+fn pinned() -> Vec<PinnedBlock> {
+    vec![
+        PinnedBlock {
+            source_ordinal: 57,
+            text: "You are running in plan mode until told otherwise.".to_owned(),
+        },
+        PinnedBlock {
+            source_ordinal: 0,
+            text: "<system-reminder>\nContents of /repo/CLAUDE.md:\nUse cargo nextest.\n</system-reminder>"
+                .to_owned(),
+        },
+    ]
+}
+
+fn profile() -> Vec<String> {
+    vec![
+        "Prefers terse answers.".to_owned(),
+        "  ".to_owned(),
+        "Works in UTC.".to_owned(),
+    ]
+}
+
+fn docs() -> Vec<ProjectDoc> {
+    vec![
+        ProjectDoc {
+            name: "STRUCTURE.md".to_owned(),
+            text: "crates/mc-core: pure logic\n".to_owned(),
+        },
+        ProjectDoc {
+            name: "ARCHITECTURE.md".to_owned(),
+            text: "Proxy in front of the provider.".to_owned(),
+        },
+    ]
+}
+
+fn budgets(history: u64, memory: u64) -> HeadBudgets {
+    HeadBudgets {
+        history_tokens: Tokens(history),
+        memory_tokens: Tokens(memory),
+    }
+}
+
+#[test]
+fn m0_snapshot() {
+    let (pinned, docs, profile, compartments, memories) =
+        (pinned(), docs(), profile(), compartments(), memories());
+    let inputs = HeadInputs {
+        pinned: &pinned,
+        project_docs: &docs,
+        profile: &profile,
+        compartments: &compartments,
+        memories: &memories,
+    };
+    let head = render_m0(&inputs, budgets(150, 4_000), &count);
+    assert_eq!(
+        head.tiers_chosen,
+        vec![
+            (1, DetailTier::Condensed),
+            (41, DetailTier::Paragraph),
+            (89, DetailTier::Full)
+        ]
+    );
+    assert_eq!(head.memory_ids, vec![2, 7, 5, 9]);
+    assert_eq!(head.tokens, Tokens(count(&head.text)));
+    insta::assert_snapshot!(head.text);
+}
+
+#[test]
+fn m1_placeholder_snapshot() {
+    let m1 = render_m1(&HeadDelta::default());
+    assert_eq!(m1, M1_PLACEHOLDER);
+    insta::assert_snapshot!(m1, @"<context-updates>none</context-updates>");
+}
+
+#[test]
+fn m1_blank_profile_lines_are_nothing() {
+    let profile = vec![" ".to_owned()];
+    let delta = HeadDelta {
+        profile: &profile,
+        ..HeadDelta::default()
+    };
+    assert!(delta.is_empty());
+    assert_eq!(render_m1(&delta), M1_PLACEHOLDER);
+}
+
+#[test]
+fn m1_delta_snapshot() {
+    let compartments = vec![compartment(121, 150, 6, 55, "Render m[1]")];
+    let changes = vec![
+        MemoryChange::Added(Memory {
+            id: 11,
+            category: MemoryCategory::Architecture,
+            content: "m[1] folds into m[0] on a hard bust.".to_owned(),
+        }),
+        MemoryChange::Changed {
+            id: 5,
+            category: MemoryCategory::Constraints,
+            content: "mc-core does no I/O, reads no clock and no env.".to_owned(),
+        },
+        MemoryChange::Superseded { id: 2, by: 12 },
+        MemoryChange::Added(Memory {
+            id: 12,
+            category: MemoryCategory::ProjectRules,
+            content: "Format with rustfmt on your own files only.".to_owned(),
+        }),
+        MemoryChange::Removed { id: 9 },
+    ];
+    let profile = vec!["Reviews diffs before merging.".to_owned()];
+    let delta = HeadDelta {
+        compartments: &compartments,
+        memory_changes: &changes,
+        profile: &profile,
+    };
+    assert!(!delta.is_empty());
+    insta::assert_snapshot!(render_m1(&delta));
+}
+
+#[test]
+fn empty_m0_keeps_the_history_element() {
+    let head = render_m0(&HeadInputs::default(), budgets(1_000, 1_000), &count);
+    assert_eq!(head.text, "<history>\n</history>");
+    assert!(head.tiers_chosen.is_empty());
+}
+
+#[test]
+fn rendering_is_deterministic_and_order_free() {
+    let (pinned, docs, profile, compartments, memories) =
+        (pinned(), docs(), profile(), compartments(), memories());
+    let inputs = HeadInputs {
+        pinned: &pinned,
+        project_docs: &docs,
+        profile: &profile,
+        compartments: &compartments,
+        memories: &memories,
+    };
+    let first = render_m0(&inputs, budgets(150, 4_000), &count);
+    assert_eq!(first, render_m0(&inputs, budgets(150, 4_000), &count));
+
+    let (mut pinned_r, mut docs_r, mut compartments_r, mut memories_r) = (
+        pinned.clone(),
+        docs.clone(),
+        compartments.clone(),
+        memories.clone(),
+    );
+    pinned_r.reverse();
+    docs_r.reverse();
+    compartments_r.reverse();
+    memories_r.reverse();
+    let reversed = HeadInputs {
+        pinned: &pinned_r,
+        project_docs: &docs_r,
+        profile: &profile,
+        compartments: &compartments_r,
+        memories: &memories_r,
+    };
+    assert_eq!(first, render_m0(&reversed, budgets(150, 4_000), &count));
+}
+
+#[test]
+fn decay_boundaries_at_neutral_importance() {
+    // H = 24 at importance 50 and pressure 1: limits at ages 4.824, 17.496, 31.728, 62.088.
+    let cases = [
+        (0, DetailTier::Full),
+        (4, DetailTier::Full),
+        (5, DetailTier::Condensed),
+        (17, DetailTier::Condensed),
+        (18, DetailTier::Paragraph),
+        (31, DetailTier::Paragraph),
+        (32, DetailTier::Line),
+        (62, DetailTier::Line),
+        (63, DetailTier::Heading),
+        (u32::MAX, DetailTier::Heading),
+    ];
+    for (age, tier) in cases {
+        assert_eq!(decay_tier(age, 50, 1.0), tier, "age {age}");
+    }
+}
+
+#[test]
+fn decay_importance_and_pressure_scale_the_half_life() {
+    // Importance 75 doubles H (48): age 9 is z = 0.1875, still full.
+    assert_eq!(decay_tier(9, 75, 1.0), DetailTier::Full);
+    assert_eq!(decay_tier(10, 75, 1.0), DetailTier::Condensed);
+    // Pressure 2 halves H (12): age 2 is z = 0.167, age 3 is z = 0.25.
+    assert_eq!(decay_tier(2, 50, 2.0), DetailTier::Full);
+    assert_eq!(decay_tier(3, 50, 2.0), DetailTier::Condensed);
+    // Out-of-range inputs are clamped rather than rejected.
+    assert_eq!(decay_tier(40, 0, 1.0), decay_tier(40, 1, 1.0));
+    assert_eq!(decay_tier(40, 255, 1.0), decay_tier(40, 100, 1.0));
+    assert_eq!(
+        decay_tier(400, 50, f64::NAN),
+        decay_tier(400, 50, PRESSURE_FLOOR)
+    );
+    assert_eq!(
+        decay_tier(400, 50, -3.0),
+        decay_tier(400, 50, PRESSURE_FLOOR)
+    );
+    assert_eq!(decay_tier(400, 50, f64::INFINITY), DetailTier::Heading);
+    assert_eq!(decay_tier(0, 1, f64::INFINITY), DetailTier::Full);
+}
+
+#[test]
+fn decay_is_monotonic() {
+    let pressures = [0.0, 0.1, 0.5, 1.0, 1.7, 4.0, 25.0];
+    for &pressure in &pressures {
+        for importance in [1u8, 20, 50, 51, 80, 100] {
+            for age in 0..400u32 {
+                let tier = decay_tier(age, importance, pressure);
+                assert!(
+                    decay_tier(age + 1, importance, pressure) >= tier,
+                    "older shows more"
+                );
+                if importance < 100 {
+                    assert!(
+                        decay_tier(age, importance + 1, pressure) <= tier,
+                        "importance"
+                    );
+                }
+                assert!(
+                    decay_tier(age, importance, pressure * 2.0 + 0.01) >= tier,
+                    "pressure"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn history_trims_to_its_budget_most_decayed_first_keeping_headings() {
+    let compartments: Vec<Compartment> = (0..12)
+        .map(|i| compartment(i * 10 + 1, i * 10 + 10, i, 50, &format!("Task {i}")))
+        .collect();
+    let inputs = HeadInputs {
+        compartments: &compartments,
+        ..HeadInputs::default()
+    };
+    let headings: u64 = compartments
+        .iter()
+        .map(|c| count(&history::render_compartment(c, DetailTier::Heading)))
+        .sum();
+    for budget in [0, headings, headings + 40, headings + 150, 100_000] {
+        let head = render_m0(&inputs, budgets(budget, 0), &count);
+        let history: u64 = compartments
+            .iter()
+            .zip(&head.tiers_chosen)
+            .map(|(c, &(_, tier))| count(&history::render_compartment(c, tier)))
+            .sum();
+        assert!(
+            history <= budget.max(headings),
+            "budget {budget}: {history}"
+        );
+        // Same importance: older never shows more than newer.
+        for pair in head.tiers_chosen.windows(2) {
+            assert!(
+                pair[0].1 >= pair[1].1,
+                "budget {budget}: {:?}",
+                head.tiers_chosen
+            );
+        }
+        // Every heading survives.
+        for c in &compartments {
+            assert!(head.text.contains(&history::heading(c)));
+        }
+    }
+    let roomy = render_m0(&inputs, budgets(100_000, 0), &count);
+    assert!(
+        roomy
+            .tiers_chosen
+            .iter()
+            .all(|&(_, tier)| tier == DetailTier::Full)
+    );
+}
+
+#[test]
+fn memories_keep_the_newest_within_budget() {
+    let memories: Vec<Memory> = (1..=40)
+        .map(|id| Memory {
+            id,
+            category: MemoryCategory::ALL[usize::try_from(id % 5).unwrap_or(0)],
+            content: format!("Fact number {id} about the project, stated plainly."),
+        })
+        .collect();
+    let inputs = HeadInputs {
+        memories: &memories,
+        ..HeadInputs::default()
+    };
+    let head = render_m0(&inputs, budgets(1_000, 120), &count);
+    let section = head
+        .text
+        .split("\n\n")
+        .find(|s| s.starts_with("<project-memory>"))
+        .unwrap_or_default();
+    assert!(count(section) <= 120, "{}", count(section));
+    let mut shown = head.memory_ids.clone();
+    shown.sort_unstable();
+    assert!(!shown.is_empty() && shown.len() < 40);
+    // The shown ones are exactly the newest.
+    let expected: Vec<u64> = (41 - shown.len() as u64..=40).collect();
+    assert_eq!(shown, expected);
+
+    let none = render_m0(&inputs, budgets(1_000, 0), &count);
+    assert!(!none.text.contains("<project-memory>"));
+    assert!(none.memory_ids.is_empty());
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::super::history::{heading, render_compartment};
+    use super::*;
+
+    fn arb_compartments() -> impl Strategy<Value = Vec<Compartment>> {
+        prop::collection::vec((0u8..=120, 0u64..30, "[a-z ]{0,12}"), 0..25).prop_map(|rows| {
+            rows.into_iter()
+                .enumerate()
+                .map(|(i, (importance, day, title))| {
+                    let start = i as u64 * 10;
+                    compartment(start, start + 9, day, importance, &title)
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn history_fits_or_is_all_headings(compartments in arb_compartments(), budget in 0u64..3_000) {
+            let inputs = HeadInputs { compartments: &compartments, ..HeadInputs::default() };
+            let head = render_m0(&inputs, budgets(budget, 0), &count);
+            prop_assert_eq!(head.tiers_chosen.len(), compartments.len());
+            let cost: u64 = compartments
+                .iter()
+                .zip(&head.tiers_chosen)
+                .map(|(c, &(_, tier))| count(&render_compartment(c, tier)))
+                .sum();
+            let all_headings = head.tiers_chosen.iter().all(|&(_, t)| t == DetailTier::Heading);
+            prop_assert!(cost <= budget || all_headings);
+            for c in &compartments {
+                prop_assert!(head.text.contains(&heading(c)));
+            }
+            // The newest compartment never shows less than any older one of equal or lower
+            // importance.
+            if let Some((newest, &(_, newest_tier))) = compartments.last().zip(head.tiers_chosen.last()) {
+                for (c, &(_, tier)) in compartments.iter().zip(&head.tiers_chosen) {
+                    if c.importance.clamp(1, 100) <= newest.importance.clamp(1, 100) {
+                        prop_assert!(tier >= newest_tier);
+                    }
+                }
+            }
+            prop_assert_eq!(render_m0(&inputs, budgets(budget, 0), &count), head);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Whether a bust at the execute threshold pays for itself (DESIGN §5: weigh each bust).
+//!
+//! Prices are in thousandths of the base input price, integers so the decision is exact and
+//! identical on every platform. Anthropic's prompt cache reads at 0.1x and writes at 1.25x
+//! (5-minute TTL) or 2x (1-hour TTL).
+//!
+//! Let R be the tokens the bust removes (queued drops + reclaim), P the cached tokens it
+//! rewrites, w the write price, r the read price, T the turns still expected to re-read them:
+//!
+//! - Not busting this turn reads P at r.
+//! - Busting writes the region again, minus what it removed: (P − R) at w.
+//! - Extra cost now: (P − R)·w − P·r = P·(w − r) − R·w.
+//! - Saving later: each of the T later turns reads R fewer cached tokens: R·T·r.
+//!
+//! So the bust pays when **R · (T·r + w) ≥ P · (w − r)**. With the defaults (T = 10, r = 0.1,
+//! 5-minute w = 1.25) that is R ≥ 0.51·P; with a 1-hour cache R ≥ 0.63·P.
+//!
+//! Deferring is not free either: a bust is inevitable once usage reaches the force band, and
+//! a forced bust pays the same rewrite with less choice about what lands. So at the execute
+//! threshold a bust is also taken when, at this turn's growth rate, usage would reach the
+//! force band within T turns. With nothing to land (R = 0 and `m[1]` unchanged) neither rule
+//! busts: the rewrite would buy nothing.
+
+use crate::config::{CacheTtl, Tokens};
+
+use super::inputs::PassInputs;
+use super::usage::UsageLevel;
+
+/// T: turns a removed token would otherwise still be re-read. Agent sessions run tens to
+/// hundreds of turns, but the next natural bust (TTL expiry, the next threshold crossing, a
+/// fold) comes sooner; 10 turns is the horizon over which deferring is actually paid for,
+/// and keeps the projection of growth short enough to trust.
+pub const EXPECTED_REMAINING_TURNS: u64 = 10;
+
+/// r: cache read price in thousandths of the input price (0.1x).
+pub const READ_PRICE_PER_MILLE: u64 = 100;
+
+/// w: cache write price in thousandths of the input price for a TTL: 1.25x for 5 minutes,
+/// 2x for 1 hour. A cache that never expires is priced like the 5-minute cache, the
+/// cheaper write premium known, because its provider's write price is not known.
+pub const fn write_price_per_mille(ttl: CacheTtl) -> u64 {
+    match ttl {
+        CacheTtl::FiveMinutes | CacheTtl::Never => 1_250,
+        CacheTtl::OneHour => 2_000,
+    }
+}
+
+/// The weighing of one candidate bust, kept for the plan's reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BustEconomics {
+    /// R: tokens removed from every later request.
+    pub removed_tokens: Tokens,
+    /// P: cached tokens the bust rewrites.
+    pub rewritten_tokens: Tokens,
+    /// R · (T·r + w), in thousandths of input-token prices.
+    pub saving: u128,
+    /// P · (w − r), in thousandths of input-token prices.
+    pub cost: u128,
+    /// Usage projected T turns ahead at this turn's growth, without a bust.
+    pub projected_tokens: Tokens,
+    /// The projection reaches the force band.
+    pub force_band_ahead: bool,
+    /// Something would land (R > 0 or `m[1]` changed).
+    pub has_work: bool,
+}
+
+impl BustEconomics {
+    /// Weighs a bust that removes `inputs.pending` and rewrites `rewritten` tokens.
+    pub fn weigh(inputs: &PassInputs, usage: &UsageLevel, rewritten: Tokens) -> Self {
+        let removed = inputs.pending.removable_tokens();
+        let write = u128::from(write_price_per_mille(inputs.ttl));
+        let read = u128::from(READ_PRICE_PER_MILLE);
+        let turns = u128::from(EXPECTED_REMAINING_TURNS);
+        let saving = u128::from(removed.get()) * (turns * read + write);
+        let cost = u128::from(rewritten.get()) * (write - read.min(write));
+        let growth = inputs
+            .prompt_tokens_estimate
+            .get()
+            .saturating_sub(inputs.last_usage_tokens.get());
+        let projected = Tokens(
+            usage
+                .usage_tokens
+                .get()
+                .saturating_add(growth.saturating_mul(EXPECTED_REMAINING_TURNS)),
+        );
+        Self {
+            removed_tokens: removed,
+            rewritten_tokens: rewritten,
+            saving,
+            cost,
+            projected_tokens: projected,
+            force_band_ahead: usage.reaches_force_band(projected),
+            has_work: inputs.pending.has_work(),
+        }
+    }
+
+    /// The removal pays for the rewrite within the horizon.
+    pub fn pays(&self) -> bool {
+        self.saving >= self.cost
+    }
+
+    /// Whether the bust should happen now.
+    pub fn worth_busting(&self) -> bool {
+        self.has_work && (self.pays() || self.force_band_ahead)
+    }
+
+    /// One line for the plan's reasons.
+    pub fn describe(&self) -> String {
+        if !self.has_work {
+            return "nothing to land (no removable tokens, m[1] unchanged): defer".to_owned();
+        }
+        let verdict = if self.pays() {
+            "pays"
+        } else if self.force_band_ahead {
+            "does not pay, but the force band is reached within the horizon"
+        } else {
+            "does not pay: defer"
+        };
+        format!(
+            "economics: removes {} tokens, rewrites {} tokens; saving {} vs cost {} (milli-tokens over {} turns), usage in {} turns ≈ {} tokens; {verdict}",
+            self.removed_tokens.get(),
+            self.rewritten_tokens.get(),
+            self.saving,
+            self.cost,
+            EXPECTED_REMAINING_TURNS,
+            EXPECTED_REMAINING_TURNS,
+            self.projected_tokens.get(),
+        )
+    }
+}

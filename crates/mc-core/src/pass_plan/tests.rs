@@ -1,0 +1,740 @@
+//! Example tests for every cause and boundary, and the DESIGN §5 invariants as proptests.
+
+use proptest::prelude::*;
+
+use super::economics::{BustEconomics, EXPECTED_REMAINING_TURNS};
+use super::*;
+use crate::config::{CacheTtl, ExecuteThreshold, HistoryConfig, PassConfig, Percent, Tokens};
+
+const MODEL: &str = "claude-sonnet-4-5";
+const FIVE_MIN_MS: u64 = 300_000;
+
+/// A live, rendered session at 25% of a 200K usable window with nothing pending.
+fn live() -> PassInputs {
+    PassInputs {
+        now_ms: 10_000_000,
+        last_call_ms: Some(10_000_000 - 60_000),
+        last_usage_tokens: Tokens(50_000),
+        usable_window: Some(Tokens(200_000)),
+        proven_window: None,
+        ttl: CacheTtl::FiveMinutes,
+        model_changed: false,
+        system_changed: false,
+        operator_flush: false,
+        head_rendered: true,
+        head_dirty: false,
+        m0_tokens: Tokens(2_000),
+        m1_tokens: Tokens(50),
+        m1_memory_updates: 0,
+        pending: PendingWork::default(),
+        prompt_tokens_estimate: Tokens(50_000),
+        prefix_tokens_estimate: Tokens(40_000),
+    }
+}
+
+fn at_usage(tokens: u64) -> PassInputs {
+    PassInputs {
+        last_usage_tokens: Tokens(tokens),
+        prompt_tokens_estimate: Tokens(tokens),
+        ..live()
+    }
+}
+
+fn plan(inputs: &PassInputs) -> PassPlan {
+    plan_pass(
+        inputs,
+        &PassConfig::default(),
+        &HistoryConfig::default(),
+        MODEL,
+    )
+}
+
+fn kind_cause(inputs: &PassInputs) -> (PassKind, Option<BustCause>) {
+    let plan = plan(inputs);
+    (plan.kind, plan.cause)
+}
+
+fn with_drops(mut inputs: PassInputs, tokens: u64) -> PassInputs {
+    inputs.pending.queued_drop_tokens = Tokens(tokens);
+    inputs
+}
+
+#[test]
+fn steady_state_is_a_cache_hit() {
+    let plan = plan(&with_drops(live(), 10_000));
+    assert_eq!(
+        plan,
+        PassPlan {
+            kind: PassKind::CacheHit,
+            cause: None,
+            may_mutate: false,
+            force: false,
+            refuse: None,
+            reasons: vec![
+                "usage 50000 tokens = 25% of the 200000 usable window (execute threshold 65%, force band 85%)".to_owned(),
+                "no bust permission: cache hit, nothing changes".to_owned(),
+            ],
+        }
+    );
+}
+
+#[test]
+fn execute_threshold_busts_when_the_removal_pays() {
+    // 130_000 = 65% exactly; R = 30K against P = 40K: 30K·2250 ≥ 40K·1150.
+    let plan = plan(&with_drops(at_usage(130_000), 30_000));
+    assert_eq!(
+        (plan.kind, plan.cause),
+        (PassKind::SoftBust, Some(BustCause::ExecuteThreshold))
+    );
+    assert!(plan.may_mutate && !plan.force);
+    assert!(
+        plan.reasons.iter().any(|r| r.ends_with("; pays")),
+        "{:?}",
+        plan.reasons
+    );
+    // One token below the threshold: defer.
+    assert_eq!(
+        kind_cause(&with_drops(at_usage(129_999), 30_000)),
+        (PassKind::CacheHit, None)
+    );
+}
+
+#[test]
+fn execute_threshold_defers_a_bust_that_does_not_pay() {
+    let mut inputs = with_drops(at_usage(140_000), 1_000);
+    inputs.prefix_tokens_estimate = Tokens(100_000);
+    let plan = plan(&inputs);
+    assert_eq!((plan.kind, plan.may_mutate), (PassKind::CacheHit, false));
+    assert!(
+        plan.reasons
+            .iter()
+            .any(|r| r.ends_with("does not pay: defer")),
+        "{:?}",
+        plan.reasons
+    );
+}
+
+#[test]
+fn execute_threshold_with_nothing_to_land_never_busts() {
+    let mut inputs = at_usage(150_000);
+    inputs.prompt_tokens_estimate = Tokens(160_000); // growth heads for the force band
+    inputs.prefix_tokens_estimate = Tokens(0);
+    let plan = plan(&inputs);
+    assert_eq!(plan.kind, PassKind::CacheHit);
+    assert!(
+        plan.reasons
+            .iter()
+            .any(|r| r.starts_with("nothing to land"))
+    );
+}
+
+#[test]
+fn execute_threshold_busts_when_the_force_band_is_ahead() {
+    // R small, P large: does not pay. Growth 3K/turn: 143K + 30K = 173K ≥ 170K (85%).
+    let mut inputs = with_drops(at_usage(140_000), 1_000);
+    inputs.prompt_tokens_estimate = Tokens(143_000);
+    inputs.prefix_tokens_estimate = Tokens(100_000);
+    assert_eq!(
+        kind_cause(&inputs),
+        (PassKind::SoftBust, Some(BustCause::ExecuteThreshold))
+    );
+    // Growth 2K/turn: 142K + 20K = 162K < 170K, defer.
+    inputs.prompt_tokens_estimate = Tokens(142_000);
+    assert_eq!(kind_cause(&inputs), (PassKind::CacheHit, None));
+    // An m[1] change alone is work to land when the force band is ahead.
+    inputs.prompt_tokens_estimate = Tokens(143_000);
+    inputs.pending = PendingWork {
+        m1_changed: true,
+        ..PendingWork::default()
+    };
+    assert_eq!(
+        kind_cause(&inputs),
+        (PassKind::SoftBust, Some(BustCause::ExecuteThreshold))
+    );
+}
+
+#[test]
+fn economics_formula_boundaries() {
+    let usage = measure_usage(&live(), &PassConfig::default(), MODEL);
+    let weigh = |removed: u64, ttl: CacheTtl| {
+        let inputs = PassInputs {
+            ttl,
+            ..with_drops(live(), removed)
+        };
+        BustEconomics::weigh(&inputs, &usage, Tokens(1_000))
+    };
+    assert_eq!(EXPECTED_REMAINING_TURNS, 10);
+    // 5m: R·(10·100 + 1250) ≥ 1000·(1250 − 100) ⇔ R ≥ 511.1.
+    assert_eq!(
+        (
+            weigh(511, CacheTtl::FiveMinutes).pays(),
+            weigh(512, CacheTtl::FiveMinutes).pays()
+        ),
+        (false, true)
+    );
+    assert_eq!(weigh(512, CacheTtl::FiveMinutes).cost, 1_150_000);
+    // 1h: R·(1000 + 2000) ≥ 1000·1900 ⇔ R ≥ 633.3.
+    assert_eq!(
+        (
+            weigh(633, CacheTtl::OneHour).pays(),
+            weigh(634, CacheTtl::OneHour).pays()
+        ),
+        (false, true)
+    );
+    assert!(!weigh(0, CacheTtl::FiveMinutes).worth_busting());
+}
+
+#[test]
+fn cache_expired_at_exactly_the_ttl() {
+    let mut inputs = live();
+    inputs.last_call_ms = Some(inputs.now_ms - FIVE_MIN_MS);
+    let plan = plan(&inputs);
+    assert_eq!(
+        (plan.kind, plan.cause),
+        (PassKind::HardFold, Some(BustCause::CacheExpired))
+    );
+    assert!(plan.may_mutate);
+    inputs.last_call_ms = Some(inputs.now_ms - FIVE_MIN_MS + 1);
+    assert_eq!(kind_cause(&inputs), (PassKind::CacheHit, None));
+    // A 1-hour cache is still alive after 5 minutes; it dies at one hour.
+    inputs.ttl = CacheTtl::OneHour;
+    inputs.last_call_ms = Some(inputs.now_ms - FIVE_MIN_MS);
+    assert_eq!(kind_cause(&inputs), (PassKind::CacheHit, None));
+    inputs.last_call_ms = Some(inputs.now_ms - 3_600_000);
+    assert_eq!(
+        kind_cause(&inputs),
+        (PassKind::HardFold, Some(BustCause::CacheExpired))
+    );
+    // "never" never expires; a clock that went backwards keeps the cache alive.
+    inputs.ttl = CacheTtl::Never;
+    inputs.last_call_ms = Some(0);
+    assert_eq!(kind_cause(&inputs), (PassKind::CacheHit, None));
+    inputs.ttl = CacheTtl::FiveMinutes;
+    inputs.last_call_ms = Some(inputs.now_ms + 10);
+    assert_eq!(kind_cause(&inputs), (PassKind::CacheHit, None));
+}
+
+#[test]
+fn dead_cache_and_first_render_fold() {
+    let cases = [
+        (
+            PassInputs {
+                model_changed: true,
+                ..live()
+            },
+            BustCause::ModelChanged,
+        ),
+        (
+            PassInputs {
+                system_changed: true,
+                ..live()
+            },
+            BustCause::SystemChanged,
+        ),
+        (
+            PassInputs {
+                head_rendered: false,
+                ..live()
+            },
+            BustCause::FirstRender,
+        ),
+        (
+            PassInputs {
+                last_call_ms: None,
+                ..live()
+            },
+            BustCause::CacheExpired,
+        ),
+        (PassInputs::default(), BustCause::FirstRender),
+        (
+            PassInputs {
+                model_changed: true,
+                system_changed: true,
+                ..live()
+            },
+            BustCause::ModelChanged,
+        ),
+    ];
+    for (inputs, cause) in cases {
+        assert_eq!(
+            kind_cause(&inputs),
+            (PassKind::HardFold, Some(cause)),
+            "{inputs:?}"
+        );
+    }
+}
+
+#[test]
+fn operator_flush_soft_busts_even_with_nothing_pending() {
+    let plan = plan(&PassInputs {
+        operator_flush: true,
+        ..live()
+    });
+    assert_eq!(
+        (plan.kind, plan.cause, plan.force),
+        (PassKind::SoftBust, Some(BustCause::OperatorFlush), false)
+    );
+}
+
+#[test]
+fn force_band_busts_regardless_of_economics() {
+    let plan = plan(&at_usage(170_000)); // 85% exactly, nothing pending
+    assert_eq!(
+        (plan.kind, plan.cause),
+        (PassKind::SoftBust, Some(BustCause::ForceBand))
+    );
+    assert!(plan.may_mutate && plan.force && plan.refuse.is_none());
+    let below = plan_pass(
+        &at_usage(169_999),
+        &PassConfig::default(),
+        &HistoryConfig::default(),
+        MODEL,
+    );
+    assert_eq!((below.kind, below.force), (PassKind::CacheHit, false));
+    // The estimate of this request counts: one big tool result reaches the band now.
+    let mut jump = at_usage(100_000);
+    jump.prompt_tokens_estimate = Tokens(175_000);
+    assert_eq!(
+        kind_cause(&jump),
+        (PassKind::SoftBust, Some(BustCause::ForceBand))
+    );
+}
+
+#[test]
+fn structural_edit_folds_only_with_permission() {
+    let dirty = PassInputs {
+        head_dirty: true,
+        ..live()
+    };
+    assert_eq!(kind_cause(&dirty), (PassKind::CacheHit, None));
+    let flushed = PassInputs {
+        operator_flush: true,
+        ..dirty
+    };
+    assert_eq!(
+        kind_cause(&flushed),
+        (PassKind::HardFold, Some(BustCause::StructuralEdit))
+    );
+}
+
+#[test]
+fn new_compartments_alone_soft_bust() {
+    let mut inputs = with_drops(at_usage(150_000), 0);
+    inputs.pending = PendingWork {
+        reclaimable_tokens: Tokens(40_000),
+        m1_changed: true,
+        ..PendingWork::default()
+    };
+    inputs.m1_tokens = Tokens(300); // 15% of m[0] (2,000 tokens) is the backstop
+    assert_eq!(
+        kind_cause(&inputs),
+        (PassKind::SoftBust, Some(BustCause::ExecuteThreshold))
+    );
+}
+
+#[test]
+fn m1_backstop_boundaries() {
+    let history = HistoryConfig::default();
+    // History budget of a 200K window is 30K; 20% of it is 6,000 tokens.
+    let over_budget = |m1: u64| PassInputs {
+        m1_tokens: Tokens(m1),
+        m0_tokens: Tokens(0),
+        ..live()
+    };
+    assert!(m1_backstop(&over_budget(6_000), &history).is_none());
+    assert!(m1_backstop(&over_budget(6_001), &history).is_some());
+    // 15% of m[0] once m[0] ≥ 500 tokens: 75 of 500.
+    let of_m0 = |m0: u64, m1: u64| PassInputs {
+        m0_tokens: Tokens(m0),
+        m1_tokens: Tokens(m1),
+        ..live()
+    };
+    assert!(m1_backstop(&of_m0(500, 75), &history).is_none());
+    assert!(m1_backstop(&of_m0(500, 76), &history).is_some());
+    assert!(m1_backstop(&of_m0(499, 1_000), &history).is_none());
+    // More than 40 memory updates.
+    let updates = |n: u32| PassInputs {
+        m1_memory_updates: n,
+        ..live()
+    };
+    assert!(m1_backstop(&updates(40), &history).is_none());
+    assert_eq!(
+        m1_backstop(&updates(41), &history),
+        Some("m[1] backstop: 41 memory updates > 40".to_owned())
+    );
+    // Unknown window: the 60K fallback budget, so 12,000 tokens.
+    let unknown = |m1: u64| PassInputs {
+        usable_window: None,
+        ..over_budget(m1)
+    };
+    assert!(m1_backstop(&unknown(12_000), &history).is_none());
+    assert!(m1_backstop(&unknown(12_001), &history).is_some());
+}
+
+#[test]
+fn m1_backstop_folds_only_a_pass_that_may_bust() {
+    let big = PassInputs {
+        m1_memory_updates: 41,
+        ..live()
+    };
+    assert_eq!(kind_cause(&big), (PassKind::CacheHit, None));
+    let flushed = PassInputs {
+        operator_flush: true,
+        ..big.clone()
+    };
+    assert_eq!(
+        kind_cause(&flushed),
+        (PassKind::HardFold, Some(BustCause::M1Backstop))
+    );
+    let expired = PassInputs {
+        last_call_ms: Some(0),
+        ..big
+    };
+    assert_eq!(
+        kind_cause(&expired),
+        (PassKind::HardFold, Some(BustCause::CacheExpired))
+    );
+}
+
+#[test]
+fn emergency_and_refusal_at_a_proven_limit() {
+    // Proven 150K (smaller than advertised); 95% of it is 142,500 tokens (71% of usable).
+    let near = |usage: u64| PassInputs {
+        proven_window: Some(Tokens(150_000)),
+        ..at_usage(usage)
+    };
+    let with_work = with_drops(near(142_500), 5_000);
+    let emergency = plan(&with_work);
+    assert_eq!(
+        (emergency.kind, emergency.cause, emergency.force),
+        (PassKind::SoftBust, Some(BustCause::Emergency), true)
+    );
+    assert!(emergency.refuse.is_none());
+
+    let stuck = plan(&near(142_500));
+    assert_eq!(
+        stuck.refuse,
+        Some(Refusal {
+            usage_tokens: Tokens(142_500),
+            limit_tokens: Tokens(150_000),
+            message: "prompt is too long: about 142500 tokens, at or above 95% of the 150000-token \
+                      limit the provider enforces for this model, and magic-context has nothing left \
+                      to drop or fold in this session, so the request was not sent. Compact the \
+                      conversation or start a new session."
+                .to_owned(),
+        })
+    );
+    assert!(!stuck.force, "a refused request has nothing to force");
+    assert!(
+        plan_pass(
+            &near(142_499),
+            &PassConfig::default(),
+            &HistoryConfig::default(),
+            MODEL
+        )
+        .refuse
+        .is_none()
+    );
+    // Without a proven window there is no refusal, however full the window.
+    let unproven = plan(&at_usage(400_000));
+    assert!(unproven.refuse.is_none() && unproven.force);
+    // A pending fold is something left to fold.
+    let dirty = PassInputs {
+        head_dirty: true,
+        ..near(142_500)
+    };
+    let dirty_plan = plan(&dirty);
+    assert!(dirty_plan.refuse.is_none());
+    assert_eq!(
+        (dirty_plan.kind, dirty_plan.cause),
+        (PassKind::HardFold, Some(BustCause::StructuralEdit))
+    );
+}
+
+#[test]
+fn per_model_token_threshold() {
+    let mut pass = PassConfig::default();
+    pass.execute_threshold_by_model.insert(
+        "gpt-5".to_owned(),
+        ExecuteThreshold::Tokens(Tokens(100_000)),
+    );
+    let history = HistoryConfig::default();
+    let inputs = with_drops(at_usage(100_000), 90_000);
+    assert_eq!(
+        plan_pass(&inputs, &pass, &history, "gpt-5-codex").kind,
+        PassKind::SoftBust
+    );
+    assert_eq!(
+        plan_pass(&inputs, &pass, &history, MODEL).kind,
+        PassKind::CacheHit
+    );
+    // A token threshold still fires when the window is unknown; percent thresholds never do.
+    let unknown = PassInputs {
+        usable_window: None,
+        ..inputs
+    };
+    assert_eq!(
+        plan_pass(&unknown, &pass, &history, "gpt-5").kind,
+        PassKind::SoftBust
+    );
+    assert_eq!(
+        plan_pass(&unknown, &pass, &history, MODEL).kind,
+        PassKind::CacheHit
+    );
+    // A token threshold above the window: the force band (100%) still busts.
+    pass.execute_threshold_by_model.insert(
+        "gpt-5".to_owned(),
+        ExecuteThreshold::Tokens(Tokens(500_000)),
+    );
+    let full = at_usage(200_000);
+    assert_eq!(
+        kind_cause_with(&full, &pass, "gpt-5"),
+        (PassKind::SoftBust, Some(BustCause::ForceBand))
+    );
+}
+
+fn kind_cause_with(
+    inputs: &PassInputs,
+    pass: &PassConfig,
+    model: &str,
+) -> (PassKind, Option<BustCause>) {
+    let plan = plan_pass(inputs, pass, &HistoryConfig::default(), model);
+    (plan.kind, plan.cause)
+}
+
+#[test]
+fn plan_serialises_for_the_ledger() {
+    let plan = plan(&PassInputs {
+        operator_flush: true,
+        ..live()
+    });
+    let json = serde_json::to_value(&plan).unwrap();
+    assert_eq!(json["kind"], "soft_bust");
+    assert_eq!(json["cause"], "operator_flush");
+}
+
+// ---- proptests -------------------------------------------------------------------------
+
+fn arb_tokens(max: u64) -> impl Strategy<Value = Tokens> {
+    prop_oneof![Just(Tokens(0)), (0..=max).prop_map(Tokens)]
+}
+
+prop_compose! {
+    fn arb_pending()(
+        queued in arb_tokens(80_000),
+        reclaim in arb_tokens(80_000),
+        m1_changed in any::<bool>(),
+    ) -> PendingWork {
+        PendingWork { queued_drop_tokens: queued, reclaimable_tokens: reclaim, m1_changed }
+    }
+}
+
+prop_compose! {
+    fn arb_inputs()(
+        now_ms in 0..10_000_000u64,
+        since_ms in prop::option::weighted(0.95, prop_oneof![4 => 0..400_000u64, 1 => 0..5_000_000u64]),
+        last_usage in arb_tokens(420_000),
+        growth in prop_oneof![Just(0u64), 0..40_000u64],
+        shrink in any::<bool>(),
+        window in prop::option::of(prop_oneof![Just(Tokens(200_000)), (1..=400_000u64).prop_map(Tokens)]),
+        proven in prop::option::of(prop_oneof![Just(Tokens(200_000)), (0..=400_000u64).prop_map(Tokens)]),
+        ttl in prop_oneof![Just(CacheTtl::FiveMinutes), Just(CacheTtl::OneHour), Just(CacheTtl::Never)],
+        model_changed in prop::bool::weighted(0.05),
+        system_changed in prop::bool::weighted(0.05),
+        operator_flush in prop::bool::weighted(0.1),
+        head_rendered in prop::bool::weighted(0.9),
+        head_dirty in prop::bool::weighted(0.2),
+        m0 in arb_tokens(20_000),
+        m1 in arb_tokens(15_000),
+        updates in 0..60u32,
+        pending in arb_pending(),
+        prefix in arb_tokens(300_000),
+    ) -> PassInputs {
+        let estimate = if shrink {
+            last_usage.get().saturating_sub(growth)
+        } else {
+            last_usage.get() + growth
+        };
+        PassInputs {
+            now_ms,
+            last_call_ms: since_ms.map(|since| now_ms.saturating_sub(since)),
+            last_usage_tokens: last_usage,
+            usable_window: window,
+            proven_window: proven,
+            ttl,
+            // Rare dead-cache flags keep the live-cache region well covered.
+            model_changed,
+            system_changed,
+            operator_flush,
+            head_rendered,
+            head_dirty,
+            m0_tokens: m0,
+            m1_tokens: m1,
+            m1_memory_updates: updates,
+            pending,
+            prompt_tokens_estimate: Tokens(estimate),
+            prefix_tokens_estimate: prefix,
+        }
+    }
+}
+
+prop_compose! {
+    fn arb_pass()(execute in 20..=90u8, tokens in 1_000..400_000u64) -> PassConfig {
+        let mut pass = PassConfig {
+            execute_threshold_percent: Percent::saturating(execute),
+            ..PassConfig::default()
+        };
+        pass.execute_threshold_by_model
+            .insert("tok".to_owned(), ExecuteThreshold::Tokens(Tokens(tokens)));
+        pass
+    }
+}
+
+fn arb_model() -> impl Strategy<Value = &'static str> {
+    prop_oneof![Just(MODEL), Just("tok-model")]
+}
+
+fn is_dead(inputs: &PassInputs) -> bool {
+    let expired = match (inputs.ttl.duration_ms(), inputs.last_call_ms) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(ttl), Some(last)) => inputs.now_ms.saturating_sub(last) >= ttl,
+    };
+    inputs.model_changed || inputs.system_changed || expired
+}
+
+fn percent_reached(usage: Tokens, percent: Percent, window: Option<Tokens>) -> bool {
+    window.is_some_and(|w| {
+        w.get() > 0
+            && u128::from(usage.get()) * 100 >= u128::from(percent.get()) * u128::from(w.get())
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn cache_hit_iff_no_mutation(inputs in arb_inputs(), pass in arb_pass(), model in arb_model()) {
+        let plan = plan_pass(&inputs, &pass, &HistoryConfig::default(), model);
+        prop_assert_eq!(plan.kind == PassKind::CacheHit, !plan.may_mutate);
+        prop_assert_eq!(plan.kind == PassKind::CacheHit, plan.cause.is_none());
+        prop_assert_eq!(plan.may_mutate, matches!(plan.kind, PassKind::SoftBust | PassKind::HardFold));
+        if let Some(cause) = plan.cause {
+            prop_assert_eq!(cause.requires_fold(), plan.kind == PassKind::HardFold);
+        }
+    }
+
+    #[test]
+    fn dead_cache_hard_folds(inputs in arb_inputs(), pass in arb_pass(), model in arb_model()) {
+        let plan = plan_pass(&inputs, &pass, &HistoryConfig::default(), model);
+        if is_dead(&inputs) || !inputs.head_rendered {
+            prop_assert_eq!(plan.kind, PassKind::HardFold);
+        }
+    }
+
+    #[test]
+    fn below_execute_with_a_live_cache_is_a_cache_hit(
+        inputs in arb_inputs(), pass in arb_pass(), model in arb_model(),
+    ) {
+        let usage = measure_usage(&inputs, &pass, model);
+        let execute = match pass.execute_threshold_for(model) {
+            ExecuteThreshold::Percent(percent) => percent_reached(usage.usage_tokens, percent, inputs.usable_window),
+            ExecuteThreshold::Tokens(tokens) => usage.usage_tokens >= tokens,
+        };
+        let refusal_level = inputs.proven_window.is_some_and(|p| p.get() > 0
+            && u128::from(usage.usage_tokens.get()) * 100 >= u128::from(pass.refusal_percent.get()) * u128::from(p.get()));
+        let plan = plan_pass(&inputs, &pass, &HistoryConfig::default(), model);
+        if !execute && !usage.force_reached && !refusal_level && !is_dead(&inputs)
+            && !inputs.operator_flush && inputs.head_rendered
+        {
+            prop_assert_eq!(plan.kind, PassKind::CacheHit);
+            prop_assert!(!plan.may_mutate && !plan.force);
+        }
+    }
+
+    #[test]
+    fn force_band_may_mutate(inputs in arb_inputs(), pass in arb_pass(), model in arb_model()) {
+        let usage = measure_usage(&inputs, &pass, model);
+        let window = inputs.usable_window.unwrap_or(Tokens(0));
+        let execute = pass.execute_threshold_for(model).percent_of(window);
+        let band = PassConfig::force_band_percent(execute);
+        let plan = plan_pass(&inputs, &pass, &HistoryConfig::default(), model);
+        if percent_reached(usage.usage_tokens, band, inputs.usable_window) {
+            prop_assert!(plan.may_mutate && plan.force);
+        }
+        if plan.force {
+            prop_assert!(plan.may_mutate);
+        }
+    }
+
+    #[test]
+    fn refusal_only_at_a_proven_limit_with_nothing_to_fold(
+        inputs in arb_inputs(), pass in arb_pass(), model in arb_model(),
+    ) {
+        let history = HistoryConfig::default();
+        let usage = measure_usage(&inputs, &pass, model).usage_tokens;
+        let plan = plan_pass(&inputs, &pass, &history, model);
+        let proven_level = inputs.proven_window.is_some_and(|p| p.get() > 0
+            && u128::from(usage.get()) * 100 >= 95 * u128::from(p.get()));
+        let nothing_to_fold = inputs.pending.queued_drop_tokens.get() == 0
+            && inputs.pending.reclaimable_tokens.get() == 0
+            && !inputs.pending.m1_changed
+            && inputs.head_rendered
+            && !inputs.head_dirty
+            && m1_backstop(&inputs, &history).is_none();
+        prop_assert_eq!(plan.refuse.is_some(), proven_level && nothing_to_fold);
+        if let Some(refusal) = &plan.refuse {
+            prop_assert_eq!(Some(refusal.limit_tokens), inputs.proven_window);
+            prop_assert_eq!(refusal.usage_tokens, usage);
+        }
+    }
+
+    #[test]
+    fn planning_is_deterministic(inputs in arb_inputs(), pass in arb_pass(), model in arb_model()) {
+        let history = HistoryConfig::default();
+        let first = plan_pass(&inputs, &pass, &history, model);
+        let again = plan_pass(&inputs.clone(), &pass.clone(), &history, model);
+        prop_assert_eq!(&first, &again);
+        let json = serde_json::to_string(&inputs).unwrap();
+        let back: PassInputs = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(plan_pass(&back, &pass, &history, model), first);
+    }
+}
+
+#[test]
+fn dead_cache_in_the_force_band_folds_with_force() {
+    let mut inputs = at_usage(180_000);
+    inputs.model_changed = true;
+    let plan = plan(&inputs);
+    assert_eq!(
+        (plan.kind, plan.cause, plan.may_mutate, plan.force),
+        (
+            PassKind::HardFold,
+            Some(BustCause::ModelChanged),
+            true,
+            true
+        )
+    );
+}
+
+#[test]
+fn a_permitted_fold_records_its_permission() {
+    let mut inputs = with_drops(at_usage(170_000), 1_000);
+    inputs.head_dirty = true;
+    let plan = plan(&inputs);
+    assert_eq!(
+        (plan.kind, plan.cause),
+        (PassKind::HardFold, Some(BustCause::StructuralEdit))
+    );
+    assert_eq!(
+        plan.reasons[1..],
+        [
+            "force band reached: bust regardless of economics".to_owned(),
+            "economics: removes 1000 tokens, rewrites 42000 tokens; saving 2250000 vs cost \
+             48300000 (milli-tokens over 10 turns), usage in 10 turns ≈ 170000 tokens; does not \
+             pay, but the force band is reached within the horizon"
+                .to_owned(),
+            "m[0] content changed (structural history edit): fold".to_owned(),
+        ]
+    );
+}

@@ -1,0 +1,86 @@
+//! How full the window is, measured against the execute threshold and the force band.
+
+use crate::config::{ExecuteThreshold, PassConfig, Percent, Tokens};
+
+use super::inputs::PassInputs;
+
+/// Usage of this request against the thresholds that gate busting (DESIGN §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageLevel {
+    /// The larger of the last response's usage (input + cache read + cache write) and the
+    /// estimate of this request: a single turn that adds a large tool result must reach the
+    /// threshold on this pass, not one request too late.
+    pub usage_tokens: Tokens,
+    /// The usable window, `None` when unknown (or zero).
+    pub usable_window: Option<Tokens>,
+    /// The execute threshold for the model.
+    pub execute: ExecuteThreshold,
+    /// The force band, as a percent of the usable window.
+    pub force_percent: Percent,
+    /// Usage is at or above the execute threshold (always so in the force band).
+    pub execute_reached: bool,
+    /// Usage is at or above the force band.
+    pub force_reached: bool,
+}
+
+impl UsageLevel {
+    /// Whether `tokens` is at or above the force band (never when the window is unknown).
+    pub fn reaches_force_band(&self, tokens: Tokens) -> bool {
+        reaches(tokens, self.force_percent, self.usable_window)
+    }
+
+    /// One line for the plan's reasons.
+    pub fn describe(&self) -> String {
+        let usage = self.usage_tokens.get();
+        let execute = match self.execute {
+            ExecuteThreshold::Percent(percent) => format!("execute threshold {percent}"),
+            ExecuteThreshold::Tokens(tokens) => format!("execute threshold {tokens}"),
+        };
+        match self.usable_window {
+            Some(window) => {
+                let share = u128::from(usage) * 100 / u128::from(window.get());
+                format!(
+                    "usage {usage} tokens = {share}% of the {} usable window ({execute}, force band {})",
+                    window.get(),
+                    self.force_percent
+                )
+            }
+            None => format!("usage {usage} tokens, usable window unknown ({execute})"),
+        }
+    }
+}
+
+/// Measures usage for `model`.
+///
+/// The engine calls this before planning reclaim, so emergency reclaim can be sized for a
+/// pass in the force band; [`super::plan_pass`] measures the same way.
+pub fn measure_usage(inputs: &PassInputs, pass: &PassConfig, model: &str) -> UsageLevel {
+    let usage_tokens = inputs.last_usage_tokens.max(inputs.prompt_tokens_estimate);
+    let usable_window = inputs.usable_window.filter(|window| window.get() > 0);
+    let execute = pass.execute_threshold_for(model);
+    let execute_percent = execute.percent_of(usable_window.unwrap_or(Tokens(0)));
+    let force_percent = PassConfig::force_band_percent(execute_percent);
+    let force_reached = reaches(usage_tokens, force_percent, usable_window);
+    // A token threshold above the window caps the force band at 100%; usage in the force
+    // band is then past the execute threshold too, whatever the token count says.
+    let execute_reached = force_reached
+        || match execute {
+            ExecuteThreshold::Percent(percent) => reaches(usage_tokens, percent, usable_window),
+            ExecuteThreshold::Tokens(tokens) => usage_tokens >= tokens,
+        };
+    UsageLevel {
+        usage_tokens,
+        usable_window,
+        execute,
+        force_percent,
+        execute_reached,
+        force_reached,
+    }
+}
+
+/// `tokens` is at least `percent` of `window`, compared exactly (no rounding of the limit).
+pub(super) fn reaches(tokens: Tokens, percent: Percent, window: Option<Tokens>) -> bool {
+    window.is_some_and(|window| {
+        u128::from(tokens.get()) * 100 >= u128::from(percent.get()) * u128::from(window.get())
+    })
+}

@@ -1,0 +1,147 @@
+//! The tagged units every lane looks at, with the facts the lanes share.
+//!
+//! Computing age, size, output-ness and eligibility once keeps the lanes small and makes the
+//! never-reclaim rules (protected, landed, queued, the task, system messages) live in one
+//! place instead of being re-checked, or forgotten, lane by lane.
+
+use std::borrow::Cow;
+
+use super::{ReclaimConfig, ReclaimInputs};
+use crate::tags::{TagNo, UnitRef, dropped_placeholder, is_taggable};
+use crate::{Part, Role};
+
+/// One tagged part of a stored message.
+#[derive(Debug, Clone)]
+pub(super) struct Unit<'a> {
+    /// Its tag.
+    pub tag: TagNo,
+    /// Index of its message in `ReclaimInputs::messages`.
+    pub message: usize,
+    /// Index of the part in its message.
+    pub part: u32,
+    /// The part itself.
+    pub body: &'a Part,
+    /// Tool output: a tool result, text in a tool-role message, or user text that follows an
+    /// assistant message when `user_text_as_output` is on.
+    pub is_output: bool,
+    /// Assistant messages stored after this one.
+    pub age_turns: u32,
+    /// The estimate of the part as stored.
+    pub size_tokens: u64,
+    /// What dropping frees: the part's estimate minus its placeholder's.
+    pub freed_tokens: u64,
+    /// Still shown to the model: neither landed nor queued for dropping.
+    pub is_visible: bool,
+    /// A lane may target it: visible, unprotected, not in the task or a system message.
+    pub is_eligible: bool,
+}
+
+impl Unit<'_> {
+    /// The unit's whole text, or `None` when it carries media or other non-text content
+    /// (content lanes compare text only; media is left alone rather than guessed at).
+    pub fn text(&self) -> Option<Cow<'_, str>> {
+        match self.body {
+            Part::Text { text } => Some(Cow::Borrowed(text)),
+            Part::ToolResult { content, .. } => {
+                let mut texts = Vec::with_capacity(content.len());
+                for part in content {
+                    match part {
+                        Part::Text { text } => texts.push(text.as_str()),
+                        _ => return None,
+                    }
+                }
+                Some(Cow::Owned(texts.join("\n")))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the unit is a tool result the tool itself marked as failed.
+    pub fn is_error_result(&self) -> bool {
+        matches!(self.body, Part::ToolResult { is_error: true, .. })
+    }
+
+    /// A lane that targets tool output may drop it, and doing so frees something.
+    pub fn is_reclaimable_output(&self) -> bool {
+        self.is_output && self.is_eligible && self.freed_tokens > 0
+    }
+}
+
+/// Every tagged, taggable part of `inputs.messages`, in message then part order.
+/// The task is the user message with the lowest ordinal in
+/// `inputs.messages`, so callers pass the session from its first message.
+pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) -> Vec<Unit<'a>> {
+    let messages = inputs.messages;
+    let age_of_message = ages(inputs);
+    let task = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, message))| message.role == Role::User)
+        .min_by_key(|(_, (ordinal, _))| *ordinal)
+        .map(|(index, _)| index);
+    let first_assistant = messages
+        .iter()
+        .position(|(_, message)| message.role == Role::Assistant);
+    let mut all = Vec::new();
+    for (index, (ordinal, message)) in messages.iter().enumerate() {
+        let after_assistant = first_assistant.is_some_and(|first| index > first);
+        for (part_index, part) in message.parts.iter().enumerate() {
+            let Ok(part_no) = u32::try_from(part_index) else {
+                break;
+            };
+            if !is_taggable(part) {
+                continue;
+            }
+            let unit = UnitRef {
+                ordinal: *ordinal,
+                part: part_no,
+            };
+            let Some(tag) = inputs.tags.tag_of(unit) else {
+                continue;
+            };
+            let is_output = match (message.role, part) {
+                (_, Part::ToolResult { .. }) | (Role::Tool, _) => true,
+                (Role::User, Part::Text { .. }) => {
+                    config.user_text_as_output && after_assistant && Some(index) != task
+                }
+                _ => false,
+            };
+            let size_tokens = (inputs.token_estimate)(part);
+            let placeholder = (inputs.token_estimate)(&Part::text(dropped_placeholder(tag)));
+            let is_visible =
+                !inputs.drops.landed.contains(&tag) && !inputs.drops.queued.contains(&tag);
+            let is_eligible = is_visible
+                && !inputs.tags.is_protected(tag, config.protected_count)
+                && message.role != Role::System
+                && Some(index) != task;
+            all.push(Unit {
+                tag,
+                message: index,
+                part: part_no,
+                body: part,
+                is_output,
+                age_turns: age_of_message.get(index).copied().unwrap_or(0),
+                size_tokens,
+                freed_tokens: size_tokens.saturating_sub(placeholder),
+                is_visible,
+                is_eligible,
+            });
+        }
+    }
+    all
+}
+
+/// Per message, the number of assistant messages after it.
+fn ages(inputs: &ReclaimInputs<'_>) -> Vec<u32> {
+    let mut ages = vec![0_u32; inputs.messages.len()];
+    let mut later = 0_u32;
+    for (index, (_, message)) in inputs.messages.iter().enumerate().rev() {
+        if let Some(slot) = ages.get_mut(index) {
+            *slot = later;
+        }
+        if message.role == Role::Assistant {
+            later = later.saturating_add(1);
+        }
+    }
+    ages
+}

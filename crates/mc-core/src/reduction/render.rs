@@ -1,0 +1,200 @@
+//! Rendering the raw tail the model sees: tags in front, landed drops as placeholders, tool
+//! pairs kept valid.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::skeleton::skeleton_input;
+use crate::conversation::{Message, Part};
+use crate::tags::{TagIndex, TagNo, UnitRef, dropped_placeholder, tag_prefix};
+
+/// Renders the raw tail: tags on every taggable part, landed drops replaced by the placeholder,
+/// tool pairs kept valid.
+///
+/// A pure function of its inputs, recomputed from pristine stored messages on every pass, so a
+/// cache-hit pass reproduces the previous bytes exactly. Per part:
+/// - text: `§N§ ` + text; landed → exactly `[dropped §N§]`;
+/// - tool result: `§N§ ` in front of its first text part (a text part holding only the prefix
+///   is inserted first when it has none); landed and among the newest `drop_skeletons` landed
+///   tool-result drops in the tail → its content becomes exactly one text part
+///   `[dropped §N§]` and its call keeps clipped string inputs ([`super::skeleton_input`]);
+///   older landed ones → result and every call with that id in the tail removed whole;
+/// - thinking, media, unknown parts, untagged parts: unchanged.
+///
+/// A message emptied by removals keeps one text part `[dropped §N§]` naming its first removed
+/// result. A result is only removed whole when every result answering the same call id in the
+/// tail is removed too (otherwise it is skeletonised), so no result loses its call; calls whose
+/// results are not in the tail are left as they are.
+pub fn render_tail(
+    tail: &[(u64, &Message)],
+    tags: &TagIndex,
+    landed: &BTreeSet<TagNo>,
+    drop_skeletons: u32,
+) -> Vec<Message> {
+    let plan = ResultDrops::plan(tail, tags, landed, drop_skeletons);
+    tail.iter()
+        .map(|&(ordinal, message)| render_message(ordinal, message, tags, landed, &plan))
+        .collect()
+}
+
+/// How the landed tool-result drops of the tail are shown.
+struct ResultDrops<'a> {
+    /// Results removed whole.
+    removed: BTreeSet<UnitRef>,
+    /// Call ids removed whole, with the tag of their (first) removed result.
+    removed_calls: BTreeMap<&'a str, TagNo>,
+    /// Call ids whose result is a skeleton: the call is shown with clipped inputs.
+    skeleton_calls: BTreeSet<&'a str>,
+}
+
+impl<'a> ResultDrops<'a> {
+    fn plan(
+        tail: &[(u64, &'a Message)],
+        tags: &TagIndex,
+        landed: &BTreeSet<TagNo>,
+        drop_skeletons: u32,
+    ) -> Self {
+        let mut results_per_call: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut dropped: Vec<(TagNo, UnitRef, &str)> = Vec::new();
+        for (unit, part) in units(tail) {
+            let Part::ToolResult { call_id, .. } = part else {
+                continue;
+            };
+            *results_per_call.entry(call_id.as_str()).or_default() += 1;
+            if let Some(tag) = tags.tag_of(unit).filter(|tag| landed.contains(tag)) {
+                dropped.push((tag, unit, call_id.as_str()));
+            }
+        }
+        // Newest first: the newest `drop_skeletons` stay skeletons.
+        dropped.sort_unstable_by_key(|&(tag, _, _)| std::cmp::Reverse(tag));
+        let keep = usize::try_from(drop_skeletons).unwrap_or(usize::MAX);
+        let (skeletons, older) = dropped.split_at(keep.min(dropped.len()));
+
+        let mut whole_per_call: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, _, call_id) in older {
+            *whole_per_call.entry(call_id).or_default() += 1;
+        }
+        let mut plan = Self {
+            removed: BTreeSet::new(),
+            removed_calls: BTreeMap::new(),
+            skeleton_calls: skeletons.iter().map(|(_, _, call_id)| *call_id).collect(),
+        };
+        for &(tag, unit, call_id) in older {
+            let all_results_go = whole_per_call.get(call_id) == results_per_call.get(call_id);
+            if all_results_go {
+                plan.removed.insert(unit);
+                let first = plan.removed_calls.entry(call_id).or_insert(tag);
+                *first = (*first).min(tag);
+            } else {
+                plan.skeleton_calls.insert(call_id);
+            }
+        }
+        plan
+    }
+}
+
+/// Every part of the tail with its unit reference.
+fn units<'a>(tail: &[(u64, &'a Message)]) -> impl Iterator<Item = (UnitRef, &'a Part)> {
+    tail.iter().flat_map(|&(ordinal, message)| {
+        message
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, part)| {
+                let part_index = u32::try_from(index).ok()?;
+                Some((
+                    UnitRef {
+                        ordinal,
+                        part: part_index,
+                    },
+                    part,
+                ))
+            })
+    })
+}
+
+fn render_message(
+    ordinal: u64,
+    message: &Message,
+    tags: &TagIndex,
+    landed: &BTreeSet<TagNo>,
+    plan: &ResultDrops<'_>,
+) -> Message {
+    let mut parts = Vec::with_capacity(message.parts.len());
+    let mut first_removed: Option<TagNo> = None;
+    for (unit, part) in units(&[(ordinal, message)]) {
+        let tag = tags.tag_of(unit);
+        let rendered = match part {
+            Part::Text { text } => match tag {
+                Some(tag) if landed.contains(&tag) => Some(Part::text(dropped_placeholder(tag))),
+                Some(tag) => Some(Part::text(format!("{}{text}", tag_prefix(tag)))),
+                None => Some(part.clone()),
+            },
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => match tag {
+                Some(tag) if plan.removed.contains(&unit) => {
+                    first_removed.get_or_insert(tag);
+                    None
+                }
+                Some(tag) if landed.contains(&tag) => Some(Part::ToolResult {
+                    call_id: call_id.clone(),
+                    content: vec![Part::text(dropped_placeholder(tag))],
+                    is_error: *is_error,
+                }),
+                Some(tag) => Some(Part::ToolResult {
+                    call_id: call_id.clone(),
+                    content: tagged_content(tag, content),
+                    is_error: *is_error,
+                }),
+                None => Some(part.clone()),
+            },
+            Part::ToolCall { id, name, input } => {
+                if let Some(&tag) = plan.removed_calls.get(id.as_str()) {
+                    first_removed.get_or_insert(tag);
+                    None
+                } else if plan.skeleton_calls.contains(id.as_str()) {
+                    Some(Part::ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input: skeleton_input(input),
+                    })
+                } else {
+                    Some(part.clone())
+                }
+            }
+            Part::Thinking { .. }
+            | Part::RedactedThinking { .. }
+            | Part::Media { .. }
+            | Part::Unknown { .. } => Some(part.clone()),
+        };
+        parts.extend(rendered);
+    }
+    if parts.is_empty()
+        && let Some(tag) = first_removed
+    {
+        parts.push(Part::text(dropped_placeholder(tag)));
+    }
+    Message::new(message.role, parts)
+}
+
+/// A tool result's content with the tag in front of its first text part, or in a text part
+/// of its own inserted first when it has none (an image-only or empty result).
+fn tagged_content(tag: TagNo, content: &[Part]) -> Vec<Part> {
+    let mut tagged = content.to_vec();
+    let first_text = tagged.iter_mut().find_map(|part| match part {
+        Part::Text { text } => Some(text),
+        Part::ToolCall { .. }
+        | Part::ToolResult { .. }
+        | Part::Thinking { .. }
+        | Part::RedactedThinking { .. }
+        | Part::Media { .. }
+        | Part::Unknown { .. } => None,
+    });
+    match first_text {
+        Some(text) => text.insert_str(0, &tag_prefix(tag)),
+        None => tagged.insert(0, Part::text(tag_prefix(tag))),
+    }
+    tagged
+}

@@ -1,0 +1,218 @@
+//! Unit tests of [`super::render_tail`] on hand-built tails.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::render_tail;
+use crate::conversation::{MediaKind, Message, Part, Role};
+use crate::tags::{TagIndex, TagNo, assign_tags};
+
+fn call(id: &str, command: &str) -> Part {
+    Part::ToolCall {
+        id: id.into(),
+        name: "Bash".into(),
+        input: json!({"command": command, "timeout": 5}),
+    }
+}
+
+fn result(id: &str, content: Vec<Part>) -> Part {
+    Part::ToolResult {
+        call_id: id.into(),
+        content,
+        is_error: false,
+    }
+}
+
+fn placeholder_result(id: &str, tag: u32) -> Part {
+    result(id, vec![Part::text(format!("[dropped §{tag}§]"))])
+}
+
+/// Stores `messages` at ordinals 0.. and tags them like ingest would.
+fn ingest(messages: &[Message]) -> (Vec<(u64, &Message)>, TagIndex) {
+    let mut next = TagNo(1);
+    let mut assigned = Vec::new();
+    let mut tail = Vec::new();
+    for (ordinal, message) in (0u64..).zip(messages) {
+        let new = assign_tags(next, ordinal, message);
+        if let Some(last) = new.last() {
+            next = TagNo(last.tag.0 + 1);
+        }
+        assigned.extend(new);
+        tail.push((ordinal, message));
+    }
+    (tail, TagIndex::new(assigned))
+}
+
+fn landed(tags: &[u32]) -> BTreeSet<TagNo> {
+    tags.iter().copied().map(TagNo).collect()
+}
+
+/// user text §1§, assistant text §2§ + two calls, user results §3§ §4§, assistant text §5§.
+fn session() -> Vec<Message> {
+    let long = "x".repeat(100);
+    vec![
+        Message::new(Role::User, vec![Part::text("fix it")]),
+        Message::new(
+            Role::Assistant,
+            vec![
+                Part::Thinking {
+                    text: "plan".into(),
+                    signature: Some("sig".into()),
+                },
+                Part::text("running"),
+                call("a", &long),
+                call("b", "ls"),
+            ],
+        ),
+        Message::new(
+            Role::User,
+            vec![
+                result("a", vec![Part::text("output a")]),
+                result(
+                    "b",
+                    vec![Part::Media {
+                        media: MediaKind::Image,
+                        source: json!("data"),
+                    }],
+                ),
+            ],
+        ),
+        Message::new(Role::Assistant, vec![Part::text("done")]),
+    ]
+}
+
+#[test]
+fn tags_every_taggable_part() {
+    let messages = session();
+    let (tail, tags) = ingest(&messages);
+    let rendered = render_tail(&tail, &tags, &BTreeSet::new(), 20);
+    assert_eq!(rendered[0].parts, [Part::text("§1§ fix it")]);
+    assert_eq!(rendered[1].parts[0], messages[1].parts[0]);
+    assert_eq!(rendered[1].parts[1], Part::text("§2§ running"));
+    assert_eq!(rendered[1].parts[2..], messages[1].parts[2..]);
+    assert_eq!(
+        rendered[2].parts,
+        [
+            result("a", vec![Part::text("§3§ output a")]),
+            result(
+                "b",
+                vec![
+                    Part::text("§4§ "),
+                    Part::Media {
+                        media: MediaKind::Image,
+                        source: json!("data")
+                    }
+                ]
+            ),
+        ]
+    );
+    assert_eq!(rendered[3].parts, [Part::text("§5§ done")]);
+}
+
+#[test]
+fn landed_text_becomes_exactly_the_placeholder() {
+    let messages = session();
+    let (tail, tags) = ingest(&messages);
+    let rendered = render_tail(&tail, &tags, &landed(&[1, 5]), 20);
+    assert_eq!(rendered[0].parts, [Part::text("[dropped §1§]")]);
+    assert_eq!(rendered[3].parts, [Part::text("[dropped §5§]")]);
+}
+
+#[test]
+fn recent_result_drop_keeps_a_skeleton_call() {
+    let messages = session();
+    let (tail, tags) = ingest(&messages);
+    let rendered = render_tail(&tail, &tags, &landed(&[3]), 20);
+    let clipped = format!("{}…", "x".repeat(80));
+    assert_eq!(
+        rendered[1].parts[2],
+        Part::ToolCall {
+            id: "a".into(),
+            name: "Bash".into(),
+            input: json!({"command": clipped, "timeout": 5}),
+        }
+    );
+    assert_eq!(rendered[1].parts[3], messages[1].parts[3]);
+    assert_eq!(rendered[2].parts[0], placeholder_result("a", 3));
+}
+
+#[test]
+fn older_result_drops_go_whole_with_their_calls() {
+    let messages = session();
+    let (tail, tags) = ingest(&messages);
+    // One skeleton allowed: §4§ (newest) keeps its call, §3§ goes whole.
+    let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 1);
+    assert_eq!(rendered[1].parts.len(), 3);
+    assert_eq!(rendered[1].parts[2], call("b", "ls"));
+    assert_eq!(rendered[2].parts, [placeholder_result("b", 4)]);
+    // No skeletons at all: both pairs go, the results message keeps one placeholder.
+    let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 0);
+    assert_eq!(rendered[1].parts[1..], [Part::text("§2§ running")]);
+    assert_eq!(rendered[2].parts, [Part::text("[dropped §3§]")]);
+}
+
+#[test]
+fn message_emptied_of_its_calls_keeps_a_placeholder() {
+    let messages = vec![
+        Message::new(Role::Assistant, vec![call("a", "ls")]),
+        Message::new(Role::User, vec![result("a", vec![Part::text("out")])]),
+    ];
+    let (tail, tags) = ingest(&messages);
+    let rendered = render_tail(&tail, &tags, &landed(&[1]), 0);
+    assert_eq!(rendered[0].parts, [Part::text("[dropped §1§]")]);
+    assert_eq!(rendered[1].parts, [Part::text("[dropped §1§]")]);
+}
+
+#[test]
+fn a_call_with_a_surviving_result_is_never_removed() {
+    // Two results answer the same call id; only one is dropped, so it is skeletonised.
+    let messages = vec![
+        Message::new(Role::Assistant, vec![call("a", "ls")]),
+        Message::new(
+            Role::User,
+            vec![
+                result("a", vec![Part::text("one")]),
+                result("a", vec![Part::text("two")]),
+            ],
+        ),
+    ];
+    let (tail, tags) = ingest(&messages);
+    let rendered = render_tail(&tail, &tags, &landed(&[1]), 0);
+    assert_eq!(rendered[0].parts, messages[0].parts);
+    assert_eq!(
+        rendered[1].parts,
+        [
+            placeholder_result("a", 1),
+            result("a", vec![Part::text("§2§ two")])
+        ]
+    );
+}
+
+#[test]
+fn a_result_whose_call_is_outside_the_tail_is_removed_alone() {
+    let messages = vec![
+        Message::new(Role::Assistant, vec![call("a", "ls")]),
+        Message::new(
+            Role::User,
+            vec![result("a", vec![Part::text("out")]), Part::text("next")],
+        ),
+    ];
+    let (tail, tags) = ingest(&messages);
+    let rendered = render_tail(&tail[1..], &tags, &landed(&[1]), 0);
+    assert_eq!(
+        rendered,
+        [Message::new(Role::User, vec![Part::text("§2§ next")])]
+    );
+}
+
+#[test]
+fn rendering_is_deterministic_and_leaves_input_alone() {
+    let messages = session();
+    let before = messages.clone();
+    let (tail, tags) = ingest(&messages);
+    let first = render_tail(&tail, &tags, &landed(&[1, 3]), 0);
+    let second = render_tail(&tail, &tags, &landed(&[1, 3]), 0);
+    assert_eq!(first, second);
+    assert_eq!(messages, before);
+}

@@ -1,0 +1,45 @@
+//! Errors of the engine.
+
+use mc_core::SessionId;
+
+/// Why a pass could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The store failed; the request must not go upstream unmanaged (DESIGN §7).
+    #[error("the store failed")]
+    Store(#[from] mc_store::StoreError),
+    /// The client's history differs from the stored one before its end (a rewind or an
+    /// edit): the caller forks a branch instead of corrupting the original.
+    #[error(
+        "session {session}: the request's history diverges from the stored one at message {common_prefix} of {stored}"
+    )]
+    Diverged {
+        /// The session whose history was contradicted.
+        session: SessionId,
+        /// How many leading messages the request and the store share.
+        common_prefix: u64,
+        /// How many messages the store holds.
+        stored: u64,
+    },
+    /// The stored engine state is not readable JSON of this version.
+    #[error("session {session}: the stored engine state is unreadable: {reason}")]
+    CorruptState {
+        /// The session.
+        session: SessionId,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A drop spec could not be parsed.
+    #[error("{0}")]
+    DropSpec(String),
+    /// The request is over the provider-proven window with nothing left to fold; sending it
+    /// would only fail upstream.
+    #[error("{message}")]
+    Refused {
+        /// The message for the provider-shaped error.
+        message: String,
+    },
+}
+
+/// Result of the engine.
+pub type Result<T> = std::result::Result<T, EngineError>;

@@ -1,0 +1,91 @@
+//! Ingest: the client's new messages join the raw log and get their tags.
+//!
+//! Clients resend the whole conversation on every call. The stored log is the truth, so the
+//! request must extend it: the first `stored` messages of the request hash to the stored
+//! chain. New messages are appended with their ordinals, and each new taggable unit gets the
+//! next tag number, once, in the same transaction.
+
+use mc_core::tags::{TagIndex, assign_tags};
+use mc_core::{HashChain, Host, Message, SessionId};
+use mc_store::{NewSession, WriteTx};
+
+use crate::error::{EngineError, Result};
+
+/// What ingest found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ingested {
+    /// How many messages the log held before this request.
+    pub previous_count: u64,
+    /// How many it holds now (the request's length).
+    pub count: u64,
+}
+
+/// Appends the request's new messages and tags them; refuses a request whose history
+/// contradicts the stored one.
+pub fn ingest(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    host: Host,
+    messages: &[Message],
+    now_ms: i64,
+) -> Result<Ingested> {
+    tx.upsert_session(
+        &NewSession {
+            id: session.clone(),
+            host,
+            project: None,
+        },
+        now_ms,
+    )?;
+    let stored = tx.message_count(session)?;
+    let stored_len = usize::try_from(stored).unwrap_or(usize::MAX);
+    if stored_len > messages.len() {
+        return Err(diverged(session, messages, stored, tx)?);
+    }
+    if stored > 0 {
+        let head = tx.chain_head(session)?;
+        let ours = HashChain::of(&messages[..stored_len]);
+        if ours.head() != head.as_ref() {
+            return Err(diverged(session, messages, stored, tx)?);
+        }
+    }
+    let new = &messages[stored_len..];
+    if !new.is_empty() {
+        tx.append_messages(session, stored, new, now_ms)?;
+        let mut next = TagIndex::new(tx.tags(session)?).next_tag();
+        let mut assignments = Vec::new();
+        for (offset, message) in new.iter().enumerate() {
+            let ordinal = stored + offset as u64;
+            let assigned = assign_tags(next, ordinal, message);
+            if let Some(last) = assigned.last() {
+                next = last.tag.next().unwrap_or(last.tag);
+            }
+            assignments.extend(assigned);
+        }
+        tx.insert_tags(session, &assignments)?;
+    }
+    Ok(Ingested {
+        previous_count: stored,
+        count: messages.len() as u64,
+    })
+}
+
+/// Builds the divergence error with the length of the shared prefix.
+fn diverged(
+    session: &SessionId,
+    messages: &[Message],
+    stored: u64,
+    tx: &WriteTx<'_>,
+) -> Result<EngineError> {
+    let stored_messages = tx.messages(session, ..)?;
+    let common = stored_messages
+        .iter()
+        .zip(messages)
+        .take_while(|(stored, theirs)| stored.hash == theirs.content_hash())
+        .count() as u64;
+    Ok(EngineError::Diverged {
+        session: session.clone(),
+        common_prefix: common,
+        stored,
+    })
+}

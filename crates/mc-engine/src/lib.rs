@@ -1,0 +1,17 @@
+//! The transform engine of Magic Context.
+//!
+//! Each pass: ingest the client's new messages into the raw log, assign tags, ask
+//! `mc_core::pass_plan` for the one bust permission, apply what it allows (landing drops,
+//! automatic reclaim, re-rendering the head) against the store in one transaction, and render
+//! the upstream conversation with its cache breakpoints. Decisions are pure (mc-core); this
+//! crate only loads state, applies them and persists the outcome.
+
+mod error;
+mod ingest;
+mod pass;
+mod state;
+
+pub use error::{EngineError, Result};
+pub use ingest::{Ingested, ingest};
+pub use pass::{CountText, Engine, PassOutcome, PassRequest};
+pub use state::EngineState;

@@ -1,0 +1,427 @@
+//! One pass of the engine: ingest, plan, apply what the plan permits, render, persist.
+//!
+//! Everything is decided by pure functions of `mc-core` over state loaded here; this module
+//! only moves data between the store and those functions. The whole pass is one write
+//! transaction, so a pass that fails leaves no trace and a retried identical request renders
+//! the same bytes.
+
+use std::collections::BTreeSet;
+
+use mc_core::breakpoints::{
+    BlockSlot, BreakpointPlan, CacheTtlChoice, PromptLayout, plan_breakpoints,
+};
+use mc_core::config::{Config, Tokens};
+use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
+use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, plan_pass};
+use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reclaim};
+use mc_core::reduction::{DropState, land_drops, render_tail};
+use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
+use mc_core::{Host, Message, Part, Role, SessionId};
+use mc_store::{PassRow, Store, WriteTx};
+use serde::Serialize;
+
+use crate::error::{EngineError, Result};
+use crate::ingest::ingest;
+use crate::state::EngineState;
+
+/// Counts the tokens of a text, as the provider would (an estimate).
+pub type CountText<'a> = &'a dyn Fn(&str) -> u64;
+
+/// What one client request asks of the engine.
+pub struct PassRequest<'a> {
+    /// The session it belongs to.
+    pub session: &'a SessionId,
+    /// The client program.
+    pub host: Host,
+    /// The model the request names.
+    pub model: &'a str,
+    /// Identity of the system prompt and tools (any stable string, e.g. a hash): a change
+    /// kills the provider cache.
+    pub prefix_identity: &'a str,
+    /// Number of system blocks the upstream request carries (for breakpoint placement).
+    pub system_blocks: usize,
+    /// The client's whole conversation, as it sent it.
+    pub messages: &'a [Message],
+    /// When the request arrived.
+    pub now_ms: u64,
+    /// The usable window (window minus output reserve), when known.
+    pub usable_window: Option<u64>,
+    /// Input + cache read + cache write of the previous response, when the caller knows it
+    /// (else the engine uses what it recorded).
+    pub last_usage_tokens: Option<u64>,
+    /// The operator asked queued work to land now.
+    pub operator_flush: bool,
+    /// The client's cache TTL choice (`"1h"` anywhere keeps 1 hour).
+    pub client_ttl: CacheTtlChoice,
+    /// Token estimates.
+    pub count_text: CountText<'a>,
+}
+
+/// The upstream conversation a pass produced, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassOutcome {
+    /// The pass's number within the session.
+    pub seq: u64,
+    /// The plan that governed it.
+    pub plan: PassPlan,
+    /// `m[0]`, `m[1]`, then the tagged tail with every landed drop replayed.
+    pub messages: Vec<Message>,
+    /// Where the cache markers go.
+    pub breakpoints: BreakpointPlan,
+    /// Drops that landed on this pass.
+    pub landed: Vec<TagNo>,
+    /// Estimated tokens those drops removed.
+    pub tokens_removed: u64,
+}
+
+/// The transform engine over one store.
+pub struct Engine {
+    store: Store,
+    config: Config,
+    reclaim: ReclaimConfig,
+}
+
+impl Engine {
+    /// An engine over `store` with `config`.
+    pub fn new(store: Store, config: Config) -> Self {
+        let reclaim = ReclaimConfig {
+            protected_count: config.reduction.protected_tags,
+            ..ReclaimConfig::default()
+        };
+        Self {
+            store,
+            config,
+            reclaim,
+        }
+    }
+
+    /// The store the engine writes to.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Runs one pass for `request` in one transaction.
+    pub fn pass(&self, request: &PassRequest<'_>) -> Result<PassOutcome> {
+        let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
+        self.store
+            .write_with(|tx| self.pass_in(tx, request, now_ms))
+    }
+
+    /// Records what the provider reported for the pass's call, for the next plan.
+    pub fn record_usage(&self, session: &SessionId, usage_tokens: u64) -> Result<()> {
+        self.store.write_with(|tx| {
+            let Some(mut state) = load_state(tx, session)? else {
+                return Ok(());
+            };
+            state.last_usage_tokens = Some(usage_tokens);
+            store_state(tx, session, &state)
+        })
+    }
+
+    fn pass_in(
+        &self,
+        tx: &WriteTx<'_>,
+        request: &PassRequest<'_>,
+        now_ms: i64,
+    ) -> Result<PassOutcome> {
+        let session = request.session;
+        ingest(tx, session, request.host, request.messages, now_ms)?;
+        let mut state = load_state(tx, session)?.unwrap_or_default();
+        let tags = TagIndex::new(tx.tags(session)?);
+        let rows = tx.drops(session)?;
+        let drops = DropState {
+            queued: rows
+                .iter()
+                .filter(|row| row.landed_pass.is_none())
+                .map(|row| row.tag)
+                .collect(),
+            landed: rows
+                .iter()
+                .filter(|row| row.landed_pass.is_some())
+                .map(|row| row.tag)
+                .collect(),
+        };
+        let count = request.count_text;
+        let part_tokens = |part: &Part| part_tokens(part, count);
+        let boundary = usize::try_from(state.boundary)
+            .unwrap_or(usize::MAX)
+            .min(request.messages.len());
+        let tail: Vec<(u64, &Message)> = request.messages[boundary..]
+            .iter()
+            .enumerate()
+            .map(|(offset, message)| ((boundary + offset) as u64, message))
+            .collect();
+        let newest_ordinal = request.messages.len().saturating_sub(1) as u64;
+        let reclaim_inputs = |emergency| ReclaimInputs {
+            messages: &tail,
+            tags: &tags,
+            drops: &drops,
+            newest_ordinal,
+            token_estimate: &part_tokens,
+            emergency,
+        };
+        let reclaim = plan_reclaim(&reclaim_inputs(false), &self.reclaim);
+        let protected = self.config.reduction.protected_tags;
+        let landable = land_drops(&drops, &tags, protected);
+        let unit_tokens = |tag: TagNo| -> u64 {
+            tags.unit_of(tag)
+                .and_then(|unit| {
+                    let message = request.messages.get(usize::try_from(unit.ordinal).ok()?)?;
+                    message.parts.get(usize::try_from(unit.part).ok()?)
+                })
+                .map_or(0, &part_tokens)
+        };
+        let tail_tokens: u64 = tail
+            .iter()
+            .flat_map(|(_, m)| &m.parts)
+            .map(&part_tokens)
+            .sum();
+        let landed_tokens: u64 = drops.landed.iter().map(|&tag| unit_tokens(tag)).sum();
+        let head_tokens = state.m0_tokens + state.m1_tokens;
+        let prompt_estimate = head_tokens + tail_tokens.saturating_sub(landed_tokens);
+        let model_changed = state
+            .model
+            .as_deref()
+            .is_some_and(|model| model != request.model);
+        let system_changed = state
+            .prefix_hash
+            .as_deref()
+            .is_some_and(|hash| hash != request.prefix_identity);
+        let inputs = PassInputs {
+            now_ms: request.now_ms,
+            last_call_ms: state.last_call_ms,
+            last_usage_tokens: Tokens(
+                request
+                    .last_usage_tokens
+                    .or(state.last_usage_tokens)
+                    .unwrap_or(0),
+            ),
+            usable_window: request.usable_window.map(Tokens),
+            proven_window: state.proven_window.map(Tokens),
+            ttl: self.config.cache.ttl_for(request.model),
+            model_changed,
+            system_changed,
+            operator_flush: request.operator_flush,
+            head_rendered: state.head_rendered,
+            head_dirty: false,
+            m0_tokens: Tokens(state.m0_tokens),
+            m1_tokens: Tokens(state.m1_tokens),
+            m1_memory_updates: 0,
+            pending: PendingWork {
+                queued_drop_tokens: Tokens(landable.iter().map(|&tag| unit_tokens(tag)).sum()),
+                reclaimable_tokens: Tokens(reclaim.iter().map(|decision| decision.tokens).sum()),
+                m1_changed: false,
+            },
+            prompt_tokens_estimate: Tokens(prompt_estimate),
+            prefix_tokens_estimate: Tokens(
+                state.m1_tokens + tail_tokens.saturating_sub(landed_tokens),
+            ),
+        };
+        let plan = plan_pass(
+            &inputs,
+            &self.config.pass,
+            &self.config.history,
+            request.model,
+        );
+        if let Some(refusal) = &plan.refuse {
+            return Err(EngineError::Refused {
+                message: refusal.message.clone(),
+            });
+        }
+        let seq = tx.next_pass_seq(session)?;
+        let mut landed_now = Vec::new();
+        let mut all_landed = drops.landed.clone();
+        if plan.may_mutate {
+            let decisions = if plan.force {
+                plan_reclaim(&reclaim_inputs(true), &self.reclaim)
+            } else {
+                reclaim
+            };
+            let mut queued = drops.queued.clone();
+            for decision in &decisions {
+                if tx.queue_drop(session, decision.tag, &name_of(&decision.lane), now_ms)? {
+                    queued.insert(decision.tag);
+                }
+            }
+            let state_now = DropState {
+                queued,
+                landed: drops.landed.clone(),
+            };
+            landed_now = land_drops(&state_now, &tags, protected)
+                .into_iter()
+                .collect();
+            tx.land_drops(session, &landed_now, seq)?;
+            all_landed.extend(landed_now.iter().copied());
+            self.refresh_head(&mut state, &plan, request);
+        }
+        let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
+        let cleaned: Vec<(u64, Message)> = tail
+            .iter()
+            .map(|&(ordinal, message)| (ordinal, clean_model_output(message)))
+            .collect();
+        let cleaned_refs: Vec<(u64, &Message)> = cleaned
+            .iter()
+            .map(|(ordinal, message)| (*ordinal, message))
+            .collect();
+        let mut messages = vec![
+            Message::new(Role::User, vec![Part::text(state.m0.clone())]),
+            Message::new(Role::User, vec![Part::text(state.m1.clone())]),
+        ];
+        messages.extend(render_tail(
+            &cleaned_refs,
+            &tags,
+            &all_landed,
+            self.config.reduction.drop_skeletons,
+        ));
+        let breakpoints = plan_breakpoints(
+            &layout_of(request.system_blocks, &messages),
+            request.client_ttl,
+        );
+
+        state.model = Some(request.model.to_owned());
+        state.prefix_hash = Some(request.prefix_identity.to_owned());
+        state.last_call_ms = Some(request.now_ms);
+        store_state(tx, session, &state)?;
+        tx.record_pass(
+            session,
+            &PassRow {
+                seq,
+                at_ms: now_ms,
+                kind: name_of(&plan.kind),
+                cause: plan.cause.as_ref().map(name_of),
+                tokens_removed,
+            },
+        )?;
+        Ok(PassOutcome {
+            seq,
+            plan,
+            messages,
+            breakpoints,
+            landed: landed_now,
+            tokens_removed,
+        })
+    }
+
+    /// Re-renders what the plan's kind allows: a hard fold rebuilds `m[0]` and resets `m[1]`;
+    /// a soft bust re-renders `m[1]` only. The historian and memories are not there yet, so
+    /// both render from empty inputs (the shape is what stays stable).
+    fn refresh_head(&self, state: &mut EngineState, plan: &PassPlan, request: &PassRequest<'_>) {
+        let count = request.count_text;
+        let delta = HeadDelta {
+            compartments: &[],
+            memory_changes: &[],
+            profile: &[],
+        };
+        match plan.kind {
+            PassKind::HardFold => {
+                let inputs = HeadInputs {
+                    pinned: &[],
+                    project_docs: &[],
+                    profile: &[],
+                    compartments: &[],
+                    memories: &[],
+                };
+                let budgets =
+                    HeadBudgets::from_config(&self.config, request.usable_window.map(Tokens));
+                let head = render_m0(&inputs, budgets, &|text| count(text));
+                state.m0 = head.text;
+                state.m0_tokens = head.tokens.get();
+                state.m1 = render_m1(&delta);
+                state.m1_tokens = count(&state.m1);
+                state.head_rendered = true;
+            }
+            PassKind::SoftBust => {
+                state.m1 = render_m1(&delta);
+                state.m1_tokens = count(&state.m1);
+            }
+            PassKind::CacheHit => {}
+        }
+    }
+}
+
+/// Model output must not carry engine tags: imitations are removed from assistant text
+/// before the engine adds its own (the raw log keeps what the model wrote).
+fn clean_model_output(message: &Message) -> Message {
+    if message.role != Role::Assistant {
+        return message.clone();
+    }
+    let parts = message
+        .parts
+        .iter()
+        .map(|part| match part {
+            Part::Text { text } => Part::text(strip_tag_imitations(text).into_owned()),
+            other => other.clone(),
+        })
+        .collect();
+    Message::new(message.role, parts)
+}
+
+/// The prompt layout the breakpoint planner needs: blocks per message, thinking unmarkable.
+fn layout_of(system_blocks: usize, messages: &[Message]) -> PromptLayout {
+    let mut layout = PromptLayout::new(
+        system_blocks,
+        messages.iter().map(|m| m.parts.len()).collect(),
+    );
+    layout.unmarkable = messages
+        .iter()
+        .enumerate()
+        .flat_map(|(index, message)| {
+            message
+                .parts
+                .iter()
+                .enumerate()
+                .filter_map(move |(part, content)| {
+                    matches!(
+                        content,
+                        Part::Thinking { .. } | Part::RedactedThinking { .. }
+                    )
+                    .then_some(BlockSlot::new(index, part))
+                })
+        })
+        .collect::<BTreeSet<_>>();
+    layout
+}
+
+/// Token estimate of one part.
+fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
+    match part {
+        Part::Text { text } => count(text),
+        Part::ToolCall { name, input, .. } => count(name) + count(&input.to_string()),
+        Part::ToolResult { content, .. } => {
+            content.iter().map(|inner| part_tokens(inner, count)).sum()
+        }
+        Part::Thinking { text, .. } => count(text),
+        Part::RedactedThinking { data } => count(data),
+        Part::Media { source, .. } => count(&source.to_string()),
+        Part::Unknown { raw, .. } => count(&raw.to_string()),
+    }
+}
+
+/// The snake_case name serde gives an enum value (pass kinds, causes, lanes).
+fn name_of<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::from("unknown"),
+    }
+}
+
+fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option<EngineState>> {
+    let Some(json) = tx.engine_state(session)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&json)
+        .map(Some)
+        .map_err(|error| EngineError::CorruptState {
+            session: session.clone(),
+            reason: error.to_string(),
+        })
+}
+
+fn store_state(tx: &WriteTx<'_>, session: &SessionId, state: &EngineState) -> Result<()> {
+    let json = serde_json::to_string(state).map_err(|error| EngineError::CorruptState {
+        session: session.clone(),
+        reason: error.to_string(),
+    })?;
+    tx.put_engine_state(session, &json)?;
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! The engine's per-session state, stored as one JSON blob beside the raw log.
+//!
+//! It holds what the next pass must know and cannot recompute from the raw log: the head as
+//! last materialised (so a cache-hit pass re-sends the same bytes), and what the last call
+//! reported. Fields are added with serde defaults, so an older blob still reads.
+
+use serde::{Deserialize, Serialize};
+
+/// What the engine remembers between passes of one session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EngineState {
+    /// The model of the last pass; a change kills the provider cache.
+    pub model: Option<String>,
+    /// Content hash (hex) of the system prompt and tools of the last pass.
+    pub prefix_hash: Option<String>,
+    /// Whether m[0] has been rendered at least once.
+    pub head_rendered: bool,
+    /// m[0] as last materialised; re-sent verbatim until the next hard fold.
+    pub m0: String,
+    /// Estimated tokens of m[0].
+    pub m0_tokens: u64,
+    /// m[1] as last rendered; re-sent verbatim until the next bust.
+    pub m1: String,
+    /// Estimated tokens of m[1].
+    pub m1_tokens: u64,
+    /// Messages below this ordinal are summarised into the head and not sent raw.
+    pub boundary: u64,
+    /// When the last upstream call was made.
+    pub last_call_ms: Option<u64>,
+    /// Input + cache read + cache write of the last response, when reported.
+    pub last_usage_tokens: Option<u64>,
+    /// The context limit the provider proved with an overflow error.
+    pub proven_window: Option<u64>,
+    /// The assistant turn count at the last landed reduction, for nudge suppression.
+    pub last_reduction_turn: Option<u64>,
+}

@@ -1,0 +1,173 @@
+//! The `magic` strategy: the transform engine itself, over a real SQLite store, driven step
+//! by step like any baseline.
+//!
+//! Each recording gets a fresh store in a temporary directory and its own session. A request
+//! whose history contradicts the stored one (the capture's compaction call) starts a new
+//! session, as the proxy forks a branch. An engine error falls back to sending the client's
+//! request unmanaged and is counted, so a replay never hides a failure behind a figure.
+
+use std::borrow::Cow;
+
+use mc_core::breakpoints::{CacheTtlChoice, Ttl};
+use mc_core::pass_plan::BustCause;
+use mc_core::{Host, Message, Part, Role, SessionId};
+use mc_engine::{Engine, EngineError, PassRequest};
+use mc_sim::strategy::{
+    CacheMarks, Prepared, PreparedCall, StepView, Strategy, StrategyContext, output_reserve_tokens,
+};
+use mc_store::Store;
+
+/// The engine as a replay strategy.
+pub struct Magic {
+    engine: Option<Engine>,
+    // Keeps the store's directory alive as long as the engine.
+    _dir: Option<tempfile::TempDir>,
+    branch: u32,
+    failures: u64,
+}
+
+impl Magic {
+    /// A strategy with a fresh store; a store that cannot be created leaves the strategy
+    /// passing requests through, counted as failures.
+    pub fn new() -> Self {
+        let opened = tempfile::tempdir().ok().and_then(|dir| {
+            let store = Store::open(dir.path().join("context.db")).ok()?;
+            Some((dir, Engine::new(store, mc_core::config::Config::default())))
+        });
+        match opened {
+            Some((dir, engine)) => Self {
+                engine: Some(engine),
+                _dir: Some(dir),
+                branch: 0,
+                failures: 0,
+            },
+            None => Self {
+                engine: None,
+                _dir: None,
+                branch: 0,
+                failures: 0,
+            },
+        }
+    }
+
+    /// Passes where the engine failed and the request went through unmanaged.
+    pub fn failures(&self) -> u64 {
+        self.failures
+    }
+
+    fn session(&self) -> Option<SessionId> {
+        SessionId::new(format!("replay-{}", self.branch)).ok()
+    }
+}
+
+impl Default for Magic {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Strategy for Magic {
+    fn name(&self) -> &'static str {
+        "magic"
+    }
+
+    fn prepare<'a>(&mut self, step: &StepView<'a>, ctx: &StrategyContext<'_>) -> Prepared<'a> {
+        let passthrough = || {
+            Prepared::single(PreparedCall {
+                system: step.system,
+                tools: step.tools,
+                messages: Cow::Borrowed(step.messages),
+                label: None,
+                output_tokens: None,
+                cache_marks: None,
+            })
+        };
+        let prefix_identity = prefix_identity(step);
+        let count = |text: &str| ctx.counter.count_tokens(text);
+        let usable_window = ctx
+            .window_tokens
+            .saturating_sub(output_reserve_tokens(ctx.max_output_tokens));
+        for _attempt in 0..2 {
+            let (Some(engine), Some(session)) = (self.engine.as_ref(), self.session()) else {
+                break;
+            };
+            let request = PassRequest {
+                session: &session,
+                host: Host::Other,
+                model: ctx.model,
+                prefix_identity: &prefix_identity,
+                system_blocks: step.system.len(),
+                messages: step.messages,
+                now_ms: step.at_ms,
+                usable_window: Some(usable_window),
+                last_usage_tokens: step.last_prompt_tokens,
+                operator_flush: false,
+                client_ttl: CacheTtlChoice::Default,
+                count_text: &count,
+            };
+            match engine.pass(&request) {
+                Ok(outcome) => {
+                    let marks = CacheMarks {
+                        system: outcome.breakpoints.system,
+                        slots: outcome
+                            .breakpoints
+                            .slots
+                            .iter()
+                            .map(|(slot, _)| (slot.message, slot.part))
+                            .collect(),
+                        one_hour: outcome.breakpoints.ttl == Ttl::OneHour,
+                    };
+                    return Prepared {
+                        calls: vec![PreparedCall {
+                            system: step.system,
+                            tools: step.tools,
+                            messages: Cow::Owned(outcome.messages),
+                            label: None,
+                            output_tokens: None,
+                            cache_marks: Some(marks),
+                        }],
+                        bust_cause: outcome.plan.cause.map(cause_name),
+                    };
+                }
+                // A rewind or a compaction call: a new branch, as the proxy forks one.
+                Err(EngineError::Diverged { .. }) => self.branch += 1,
+                Err(_) => break,
+            }
+        }
+        self.failures += 1;
+        passthrough()
+    }
+}
+
+/// A stable identity of the system prompt and tools: the content hash of a message holding
+/// them, so any change to either reads as a changed prefix.
+fn prefix_identity(step: &StepView<'_>) -> String {
+    let mut parts: Vec<Part> = step
+        .system
+        .iter()
+        .map(|text| Part::text(text.clone()))
+        .collect();
+    parts.extend(step.tools.iter().map(|tool| {
+        Part::text(format!(
+            "{}\n{}\n{}",
+            tool.name, tool.description, tool.input_schema
+        ))
+    }));
+    Message::new(Role::System, parts).content_hash().to_string()
+}
+
+/// The ledger name of a bust cause.
+fn cause_name(cause: BustCause) -> &'static str {
+    match cause {
+        BustCause::ExecuteThreshold => "execute-threshold",
+        BustCause::CacheExpired => "cache-expired",
+        BustCause::OperatorFlush => "operator-flush",
+        BustCause::ForceBand => "force-band",
+        BustCause::FirstRender => "first-render",
+        BustCause::ModelChanged => "model-changed",
+        BustCause::SystemChanged => "system-changed",
+        BustCause::StructuralEdit => "structural-edit",
+        BustCause::M1Backstop => "m1-backstop",
+        BustCause::Emergency => "emergency",
+    }
+}
