@@ -138,11 +138,12 @@ mod tests {
 
     #[test]
     fn unknown_names_list_the_valid_ones() {
-        let error = StrategyKind::parse_list("passthrough,magic").unwrap_err();
+        let error = StrategyKind::parse_list("passthrough,wizard").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "unknown strategy `magic`; valid strategies: passthrough, autocompact, window, clear-tools"
+            "unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, magic"
         );
+        assert_eq!(StrategyKind::parse_list("magic"), Ok(vec![StrategyKind::Magic]));
         assert!(StrategyKind::parse_list(" , ").is_err());
     }
 }
