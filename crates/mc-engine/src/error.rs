@@ -29,6 +29,14 @@ pub enum EngineError {
         /// What was wrong.
         reason: String,
     },
+    /// The session is not in the store.
+    #[error(
+        "no session `{session}` in the store (check the id; sessions are created by the proxy or a replay)"
+    )]
+    UnknownSession {
+        /// The id asked for.
+        session: SessionId,
+    },
     /// A drop spec could not be parsed.
     #[error("{0}")]
     DropSpec(String),

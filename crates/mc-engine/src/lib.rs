@@ -9,6 +9,7 @@
 mod error;
 mod ingest;
 mod pass;
+mod reduce;
 mod state;
 
 pub use error::{EngineError, Result};

@@ -100,6 +100,11 @@ impl Engine {
         &self.store
     }
 
+    /// The configuration the engine plans with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// Runs one pass for `request` in one transaction.
     pub fn pass(&self, request: &PassRequest<'_>) -> Result<PassOutcome> {
         let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
@@ -405,7 +410,7 @@ fn name_of<T: Serialize>(value: &T) -> String {
     }
 }
 
-fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option<EngineState>> {
+pub(crate) fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option<EngineState>> {
     let Some(json) = tx.engine_state(session)? else {
         return Ok(None);
     };

@@ -143,7 +143,10 @@ mod tests {
             error.to_string(),
             "unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, magic"
         );
-        assert_eq!(StrategyKind::parse_list("magic"), Ok(vec![StrategyKind::Magic]));
+        assert_eq!(
+            StrategyKind::parse_list("magic"),
+            Ok(vec![StrategyKind::Magic])
+        );
         assert!(StrategyKind::parse_list(" , ").is_err());
     }
 }
