@@ -12,7 +12,7 @@ use mc_core::breakpoints::{
 };
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
-use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, plan_pass};
+use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass};
 use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reclaim};
 use mc_core::reduction::{DropState, land_drops, render_tail};
 use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
@@ -222,6 +222,17 @@ impl Engine {
                 state.m1_tokens + tail_tokens.saturating_sub(landed_tokens),
             ),
         };
+        // In the force band the emergency lanes' tokens are the work a bust would land, so the
+        // weighing sees them; below it only the normal lanes count.
+        let mut inputs = inputs;
+        let emergency = if measure_usage(&inputs, &self.config.pass, request.model).force_reached {
+            let decisions = plan_reclaim(&reclaim_inputs(true), &self.reclaim);
+            inputs.pending.reclaimable_tokens =
+                Tokens(decisions.iter().map(|decision| decision.tokens).sum());
+            Some(decisions)
+        } else {
+            None
+        };
         let plan = plan_pass(
             &inputs,
             &self.config.pass,
@@ -237,10 +248,9 @@ impl Engine {
         let mut landed_now = Vec::new();
         let mut all_landed = drops.landed.clone();
         if plan.may_mutate {
-            let decisions = if plan.force {
-                plan_reclaim(&reclaim_inputs(true), &self.reclaim)
-            } else {
-                reclaim
+            let decisions = match emergency {
+                Some(decisions) if plan.force => decisions,
+                _ => reclaim,
             };
             let mut queued = drops.queued.clone();
             for decision in &decisions {

@@ -101,7 +101,7 @@ impl BustEconomics {
 
     /// Whether the bust should happen now.
     pub fn worth_busting(&self) -> bool {
-        self.has_work && (self.pays() || self.force_band_ahead)
+        self.has_work && self.pays()
     }
 
     /// One line for the plan's reasons.
@@ -112,7 +112,7 @@ impl BustEconomics {
         let verdict = if self.pays() {
             "pays"
         } else if self.force_band_ahead {
-            "does not pay, but the force band is reached within the horizon"
+            "does not pay yet (the force band is near; work keeps accumulating until it pays or the ceiling is reached)"
         } else {
             "does not pay: defer"
         };

@@ -10,13 +10,18 @@
 //! 1. A dead cache (model or system changed, idle past the TTL) or a first render requires a
 //!    [`PassKind::HardFold`]: the prefix is written anyway.
 //! 2. Otherwise a live cache busts only with a permission: emergency (refusal level of a
-//!    proven window, something to fold), force band, operator flush, or the execute threshold
-//!    when [`economics`] says the bust is worth it.
+//!    proven window, something to fold), force band (when the bust pays, or unconditionally
+//!    with work to land once usage reaches the ceiling, 95% of the usable window), operator
+//!    flush, or the execute threshold when [`economics`] says the bust is worth it. A force
+//!    band that busted on every turn for the few tokens that aged out since the last bust
+//!    would rewrite the whole tail each turn: that is worse than waiting, so the weighing
+//!    applies there too, with the emergency lanes' tokens counted as work.
 //! 3. A permitted bust is a [`PassKind::SoftBust`], or a [`PassKind::HardFold`] when `m[0]`'s
 //!    content changed or `m[1]` is past the refold backstop.
 //! 4. Without permission the pass is a [`PassKind::CacheHit`] and nothing may change.
 //!
-//! Independently, `force` is set in the force band, and `refuse` when a provider-proven
+//! Independently, `force` is set in the force band (the engine then counts and lands the
+//! emergency reclaim lanes), and `refuse` when a provider-proven
 //! window is at the refusal level with nothing left to fold.
 //!
 //! ```
@@ -126,7 +131,7 @@ pub fn plan_pass(
         kind,
         cause,
         may_mutate: kind.may_mutate(),
-        force: usage.force_reached || emergency,
+        force: (usage.force_reached || emergency) && kind.may_mutate(),
         refuse,
         reasons,
     }

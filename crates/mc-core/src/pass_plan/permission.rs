@@ -36,8 +36,21 @@ pub fn grant(
         granted.push(BustCause::Emergency);
     }
     if facts.usage.force_reached {
-        reasons.push("force band reached: bust regardless of economics".to_owned());
-        granted.push(BustCause::ForceBand);
+        if facts.economics.worth_busting() {
+            reasons.push("force band reached and the bust pays".to_owned());
+            granted.push(BustCause::ForceBand);
+        } else if facts.usage.ceiling_reached && facts.economics.has_work {
+            reasons.push(
+                "ceiling reached (refusal level of the usable window): land whatever frees tokens"
+                    .to_owned(),
+            );
+            granted.push(BustCause::ForceBand);
+        } else {
+            reasons.push(
+                "force band reached, but a bust would not pay yet: emergency work accumulates until it pays or the ceiling is reached"
+                    .to_owned(),
+            );
+        }
     }
     if inputs.operator_flush {
         reasons.push("operator flush".to_owned());

@@ -21,6 +21,9 @@ pub struct UsageLevel {
     pub execute_reached: bool,
     /// Usage is at or above the force band.
     pub force_reached: bool,
+    /// Usage is at the ceiling: `refusal_percent` (95%) of the usable window. Past it the
+    /// request is about to overflow, so any work that frees tokens lands, paying or not.
+    pub ceiling_reached: bool,
 }
 
 impl UsageLevel {
@@ -75,6 +78,7 @@ pub fn measure_usage(inputs: &PassInputs, pass: &PassConfig, model: &str) -> Usa
         force_percent,
         execute_reached,
         force_reached,
+        ceiling_reached: reaches(usage_tokens, pass.refusal_percent, usable_window),
     }
 }
 

@@ -24,6 +24,8 @@ pub(super) struct Unit<'a> {
     /// Tool output: a tool result, text in a tool-role message, or user text that follows an
     /// assistant message when `user_text_as_output` is on.
     pub is_output: bool,
+    /// The model's own text (an assistant text part): narration the emergency lane may drop.
+    pub is_model_text: bool,
     /// Assistant messages stored after this one.
     pub age_turns: u32,
     /// The estimate of the part as stored.
@@ -120,6 +122,7 @@ pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) ->
                 part: part_no,
                 body: part,
                 is_output,
+                is_model_text: message.role == Role::Assistant && matches!(part, Part::Text { .. }),
                 age_turns: age_of_message.get(index).copied().unwrap_or(0),
                 size_tokens,
                 freed_tokens: size_tokens.saturating_sub(placeholder),

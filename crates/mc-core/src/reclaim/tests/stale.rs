@@ -107,3 +107,23 @@ fn emergency_ignores_age_and_size_largest_first() {
         vec![(2, ReclaimLane::Emergency), (3, ReclaimLane::Emergency)]
     );
 }
+
+#[test]
+fn emergency_drops_the_models_old_narration_but_never_the_users_words() {
+    let mut stored = vec![
+        user("task"),
+        Message::new(Role::Assistant, vec![Part::text(words(400, "narration"))]),
+        user(&words(300, "instruction")),
+        Message::new(Role::Assistant, vec![Part::text(words(200, "later"))]),
+    ];
+    stored.extend(turns(2, "f"));
+    let mut session = Session::new(stored);
+    session.config.user_text_as_output = false;
+    assert_eq!(session.lanes(), vec![], "narration is not a normal lane");
+    session.emergency = true;
+    // Tags: task 1, narration 2, instruction 3, later 4: the model's text goes, largest
+    // first; the user's instruction stays.
+    let tags: Vec<u32> = session.plan().iter().map(|d| d.tag.0).collect();
+    assert!(tags.starts_with(&[2, 4]), "{tags:?}");
+    assert!(!tags.contains(&3) && !tags.contains(&1), "{tags:?}");
+}
