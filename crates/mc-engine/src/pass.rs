@@ -165,7 +165,6 @@ impl Engine {
             token_estimate: &part_tokens,
             emergency,
         };
-        let reclaim = plan_reclaim(&reclaim_inputs(false), &self.reclaim);
         let protected = self.config.reduction.protected_tags;
         let landable = land_drops(&drops, &tags, protected);
         let unit_tokens = |tag: TagNo| -> u64 {
@@ -214,7 +213,7 @@ impl Engine {
             m1_memory_updates: 0,
             pending: PendingWork {
                 queued_drop_tokens: Tokens(landable.iter().map(|&tag| unit_tokens(tag)).sum()),
-                reclaimable_tokens: Tokens(reclaim.iter().map(|decision| decision.tokens).sum()),
+                reclaimable_tokens: Tokens(0),
                 m1_changed: false,
             },
             prompt_tokens_estimate: Tokens(prompt_estimate),
@@ -222,23 +221,38 @@ impl Engine {
                 state.m1_tokens + tail_tokens.saturating_sub(landed_tokens),
             ),
         };
-        // In the force band the emergency lanes' tokens are the work a bust would land, so the
-        // weighing sees them; below it only the normal lanes count.
+        // The reclaim lanes read the whole session, which costs more than everything else
+        // in a pass: they run only when their result can matter. Below the execute threshold
+        // a live cache is never busted for reclaimable work, so they are skipped unless the
+        // pass busts anyway (dead cache, flush, first render) and may land them for free. In
+        // the force band the emergency lanes' tokens are the work a bust would land.
         let mut inputs = inputs;
-        let emergency = if measure_usage(&inputs, &self.config.pass, request.model).force_reached {
-            let decisions = plan_reclaim(&reclaim_inputs(true), &self.reclaim);
-            inputs.pending.reclaimable_tokens =
-                Tokens(decisions.iter().map(|decision| decision.tokens).sum());
-            Some(decisions)
-        } else {
-            None
-        };
-        let plan = plan_pass(
+        let usage = measure_usage(&inputs, &self.config.pass, request.model);
+        let probe = plan_pass(
             &inputs,
             &self.config.pass,
             &self.config.history,
             request.model,
         );
+        let reclaim = if usage.force_reached {
+            plan_reclaim(&reclaim_inputs(true), &self.reclaim)
+        } else if usage.execute_reached || probe.may_mutate {
+            plan_reclaim(&reclaim_inputs(false), &self.reclaim)
+        } else {
+            Vec::new()
+        };
+        inputs.pending.reclaimable_tokens =
+            Tokens(reclaim.iter().map(|decision| decision.tokens).sum());
+        let plan = if reclaim.is_empty() {
+            probe
+        } else {
+            plan_pass(
+                &inputs,
+                &self.config.pass,
+                &self.config.history,
+                request.model,
+            )
+        };
         if let Some(refusal) = &plan.refuse {
             return Err(EngineError::Refused {
                 message: refusal.message.clone(),
@@ -248,10 +262,7 @@ impl Engine {
         let mut landed_now = Vec::new();
         let mut all_landed = drops.landed.clone();
         if plan.may_mutate {
-            let decisions = match emergency {
-                Some(decisions) if plan.force => decisions,
-                _ => reclaim,
-            };
+            let decisions = reclaim;
             let mut queued = drops.queued.clone();
             for decision in &decisions {
                 if tx.queue_drop(session, decision.tag, &name_of(&decision.lane), now_ms)? {
