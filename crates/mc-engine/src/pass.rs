@@ -13,7 +13,7 @@ use mc_core::breakpoints::{
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
 use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass};
-use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reclaim};
+use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim};
 use mc_core::reduction::{DropState, land_drops, render_tail};
 use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
 use mc_core::{Host, Message, Part, Role, SessionId};
@@ -110,6 +110,16 @@ impl Engine {
         let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
         self.store
             .write_with(|tx| self.pass_in(tx, request, now_ms))
+    }
+
+    /// Records the context limit a provider proved with an overflow error ("prompt is too
+    /// long: N tokens > M maximum"), so later plans refuse or fold before sending over it.
+    pub fn record_proven_window(&self, session: &SessionId, limit_tokens: u64) -> Result<()> {
+        self.store.write_with(|tx| {
+            let mut state = load_state(tx, session)?.unwrap_or_default();
+            state.proven_window = Some(limit_tokens);
+            store_state(tx, session, &state)
+        })
     }
 
     /// Records what the provider reported for the pass's call, for the next plan.
@@ -263,6 +273,11 @@ impl Engine {
         let mut all_landed = drops.landed.clone();
         if plan.may_mutate {
             let decisions = reclaim;
+            let reasoning = plan_reasoning_drops(&reclaim_inputs(plan.force), &self.reclaim);
+            let mut dropped: BTreeSet<(u64, u32)> =
+                state.dropped_reasoning.iter().copied().collect();
+            dropped.extend(reasoning.iter().map(|drop| (drop.ordinal, drop.part)));
+            state.dropped_reasoning = dropped.into_iter().collect();
             let mut queued = drops.queued.clone();
             for decision in &decisions {
                 if tx.queue_drop(session, decision.tag, &name_of(&decision.lane), now_ms)? {
@@ -293,12 +308,14 @@ impl Engine {
             Message::new(Role::User, vec![Part::text(state.m0.clone())]),
             Message::new(Role::User, vec![Part::text(state.m1.clone())]),
         ];
-        messages.extend(render_tail(
+        let mut tail_rendered = render_tail(
             &cleaned_refs,
             &tags,
             &all_landed,
             self.config.reduction.drop_skeletons,
-        ));
+        );
+        remove_dropped_reasoning(&mut tail_rendered, &cleaned_refs, &state.dropped_reasoning);
+        messages.extend(tail_rendered);
         let breakpoints = plan_breakpoints(
             &layout_of(request.system_blocks, &messages),
             request.client_ttl,
@@ -380,6 +397,47 @@ fn clean_model_output(message: &Message) -> Message {
         })
         .collect();
     Message::new(message.role, parts)
+}
+
+fn is_reasoning(part: &Part) -> bool {
+    matches!(part, Part::Thinking { .. } | Part::RedactedThinking { .. })
+}
+
+/// Leaves landed reasoning drops out of the rendered tail.
+///
+/// Thinking carries no tag, so it is removed after tagging (removing it before would shift
+/// the part indices tags are keyed by). The tail renders one message per stored message and
+/// passes reasoning parts through in order, so the k-th reasoning part of a rendered message
+/// is the k-th of its stored message.
+fn remove_dropped_reasoning(
+    rendered: &mut [Message],
+    tail: &[(u64, &Message)],
+    dropped: &[(u64, u32)],
+) {
+    for (message, &(ordinal, stored)) in rendered.iter_mut().zip(tail) {
+        let doomed: Vec<bool> = stored
+            .parts
+            .iter()
+            .enumerate()
+            .filter(|(_, part)| is_reasoning(part))
+            .map(|(index, _)| {
+                let index = u32::try_from(index).unwrap_or(u32::MAX);
+                dropped.binary_search(&(ordinal, index)).is_ok()
+            })
+            .collect();
+        if !doomed.contains(&true) {
+            continue;
+        }
+        let mut seen = 0;
+        message.parts.retain(|part| {
+            if !is_reasoning(part) {
+                return true;
+            }
+            let keep = !doomed.get(seen).copied().unwrap_or(false);
+            seen += 1;
+            keep
+        });
+    }
 }
 
 /// The prompt layout the breakpoint planner needs: blocks per message, thinking unmarkable.
