@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
+use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
 use crate::sim_cmd::{self, SimArgs};
 
@@ -36,6 +37,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// Create the store on first use and check that it and the configuration are healthy.
     Doctor(DoctorArgs),
+    /// Queue drops of a session's tags ("3-5,12"); they land on its next cache-busting pass.
+    Reduce(ReduceArgs),
     /// Replay recorded sessions through the baseline strategies and report what each costs.
     Replay(ReplayArgs),
     /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
@@ -48,6 +51,7 @@ impl Command {
         match self {
             Self::Config(command) => config_cmd::run(command),
             Self::Doctor(args) => doctor::run(&args),
+            Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
             Self::Sim(args) => sim_cmd::run(&args),
         }

@@ -8,6 +8,7 @@ mod config_cmd;
 mod doctor;
 mod logging;
 mod output;
+mod reduce_cmd;
 mod replay_cmd;
 mod sim_cmd;
 

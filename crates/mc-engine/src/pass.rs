@@ -193,6 +193,7 @@ impl Engine {
         let landed_tokens: u64 = drops.landed.iter().map(|&tag| unit_tokens(tag)).sum();
         let head_tokens = state.m0_tokens + state.m1_tokens;
         let prompt_estimate = head_tokens + tail_tokens.saturating_sub(landed_tokens);
+        let reported_usage = request.last_usage_tokens.or(state.last_usage_tokens);
         let model_changed = state
             .model
             .as_deref()
@@ -205,9 +206,8 @@ impl Engine {
             now_ms: request.now_ms,
             last_call_ms: state.last_call_ms,
             last_usage_tokens: Tokens(
-                request
-                    .last_usage_tokens
-                    .or(state.last_usage_tokens)
+                reported_usage
+                    .filter(|&usage| Some(usage) != state.usage_at_landing)
                     .unwrap_or(0),
             ),
             usable_window: request.usable_window.map(Tokens),
@@ -244,7 +244,7 @@ impl Engine {
             &self.config.history,
             request.model,
         );
-        let reclaim = if usage.force_reached {
+        let reclaim = if usage.force_reached || probe.refuse.is_some() {
             plan_reclaim(&reclaim_inputs(true), &self.reclaim)
         } else if usage.execute_reached || probe.may_mutate {
             plan_reclaim(&reclaim_inputs(false), &self.reclaim)
@@ -292,6 +292,9 @@ impl Engine {
                 .into_iter()
                 .collect();
             tx.land_drops(session, &landed_now, seq)?;
+            if !landed_now.is_empty() {
+                state.usage_at_landing = reported_usage;
+            }
             all_landed.extend(landed_now.iter().copied());
             self.refresh_head(&mut state, &plan, request);
         }
@@ -426,6 +429,16 @@ fn remove_dropped_reasoning(
             })
             .collect();
         if !doomed.contains(&true) {
+            continue;
+        }
+        let remaining = message
+            .parts
+            .iter()
+            .filter(|part| !is_reasoning(part))
+            .count();
+        if remaining == 0 {
+            // Providers reject an empty message: with everything else of it already removed
+            // (its calls dropped whole), the reasoning stays.
             continue;
         }
         let mut seen = 0;

@@ -34,6 +34,10 @@ pub struct EngineState {
     pub proven_window: Option<u64>,
     /// The assistant turn count at the last landed reduction, for nudge suppression.
     pub last_reduction_turn: Option<u64>,
+    /// The usage report the last landing pass planned with. A later request that reports the
+    /// same figure (an identical retry, no new response) reports usage from before the drops
+    /// landed, so the plan uses its own estimate instead.
+    pub usage_at_landing: Option<u64>,
     /// Old reasoning parts removed from the rendered tail, as (ordinal, part), sorted. Thinking
     /// carries no tag, so these are recorded here and replayed on every later render.
     pub dropped_reasoning: Vec<(u64, u32)>,

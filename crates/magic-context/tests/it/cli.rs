@@ -24,7 +24,10 @@ fn help_lists_only_working_subcommands() {
         .take_while(|line| !line.is_empty())
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["config", "doctor", "replay", "sim", "help"]);
+    assert_eq!(
+        commands,
+        ["config", "doctor", "reduce", "replay", "sim", "help"]
+    );
     assert!(run.stdout.contains("--log-level <LEVEL>"), "{}", run.stdout);
 }
 

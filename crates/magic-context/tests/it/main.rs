@@ -9,6 +9,7 @@ mod cli;
 mod config_schema;
 mod config_show;
 mod doctor;
+mod reduce;
 mod replay;
 mod sim_with_claude_code;
 mod support;

@@ -37,31 +37,44 @@ pub fn render_tail(
 }
 
 /// How the landed tool-result drops of the tail are shown.
-struct ResultDrops<'a> {
+struct ResultDrops {
     /// Results removed whole.
     removed: BTreeSet<UnitRef>,
-    /// Call ids removed whole, with the tag of their (first) removed result.
-    removed_calls: BTreeMap<&'a str, TagNo>,
-    /// Call ids whose result is a skeleton: the call is shown with clipped inputs.
-    skeleton_calls: BTreeSet<&'a str>,
+    /// Calls removed whole (by position), with the tag of their (first) removed result.
+    removed_calls: BTreeMap<UnitRef, TagNo>,
+    /// Calls whose result is a skeleton: shown with clipped inputs.
+    skeleton_calls: BTreeSet<UnitRef>,
 }
 
-impl<'a> ResultDrops<'a> {
+impl ResultDrops {
+    /// Pairs each result with the nearest earlier call of the same id (by position, not id
+    /// alone: some clients reuse ids such as `call_0` on every turn), then decides whole
+    /// removal or skeleton per call. A call is removed whole only when every result paired
+    /// with it goes whole, so no result is ever left without its call.
     fn plan(
-        tail: &[(u64, &'a Message)],
+        tail: &[(u64, &Message)],
         tags: &TagIndex,
         landed: &BTreeSet<TagNo>,
         drop_skeletons: u32,
     ) -> Self {
-        let mut results_per_call: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut dropped: Vec<(TagNo, UnitRef, &str)> = Vec::new();
+        let mut open_calls: BTreeMap<&str, UnitRef> = BTreeMap::new();
+        let mut results_per_call: BTreeMap<UnitRef, usize> = BTreeMap::new();
+        let mut dropped: Vec<(TagNo, UnitRef, Option<UnitRef>)> = Vec::new();
         for (unit, part) in units(tail) {
-            let Part::ToolResult { call_id, .. } = part else {
-                continue;
-            };
-            *results_per_call.entry(call_id.as_str()).or_default() += 1;
-            if let Some(tag) = tags.tag_of(unit).filter(|tag| landed.contains(tag)) {
-                dropped.push((tag, unit, call_id.as_str()));
+            match part {
+                Part::ToolCall { id, .. } => {
+                    open_calls.insert(id.as_str(), unit);
+                }
+                Part::ToolResult { call_id, .. } => {
+                    let call = open_calls.get(call_id.as_str()).copied();
+                    if let Some(call) = call {
+                        *results_per_call.entry(call).or_default() += 1;
+                    }
+                    if let Some(tag) = tags.tag_of(unit).filter(|tag| landed.contains(tag)) {
+                        dropped.push((tag, unit, call));
+                    }
+                }
+                _ => {}
             }
         }
         // Newest first: the newest `drop_skeletons` stay skeletons.
@@ -69,23 +82,31 @@ impl<'a> ResultDrops<'a> {
         let keep = usize::try_from(drop_skeletons).unwrap_or(usize::MAX);
         let (skeletons, older) = dropped.split_at(keep.min(dropped.len()));
 
-        let mut whole_per_call: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, _, call_id) in older {
-            *whole_per_call.entry(call_id).or_default() += 1;
+        let mut whole_per_call: BTreeMap<UnitRef, usize> = BTreeMap::new();
+        for (_, _, call) in older {
+            if let Some(call) = call {
+                *whole_per_call.entry(*call).or_default() += 1;
+            }
         }
         let mut plan = Self {
             removed: BTreeSet::new(),
             removed_calls: BTreeMap::new(),
-            skeleton_calls: skeletons.iter().map(|(_, _, call_id)| *call_id).collect(),
+            skeleton_calls: skeletons.iter().filter_map(|(_, _, call)| *call).collect(),
         };
-        for &(tag, unit, call_id) in older {
-            let all_results_go = whole_per_call.get(call_id) == results_per_call.get(call_id);
-            if all_results_go {
-                plan.removed.insert(unit);
-                let first = plan.removed_calls.entry(call_id).or_insert(tag);
-                *first = (*first).min(tag);
-            } else {
-                plan.skeleton_calls.insert(call_id);
+        for &(tag, unit, call) in older {
+            match call {
+                // A result whose call is not in the tail goes on its own.
+                None => {
+                    plan.removed.insert(unit);
+                }
+                Some(call) if whole_per_call.get(&call) == results_per_call.get(&call) => {
+                    plan.removed.insert(unit);
+                    let first = plan.removed_calls.entry(call).or_insert(tag);
+                    *first = (*first).min(tag);
+                }
+                Some(call) => {
+                    plan.skeleton_calls.insert(call);
+                }
             }
         }
         plan
@@ -117,7 +138,7 @@ fn render_message(
     message: &Message,
     tags: &TagIndex,
     landed: &BTreeSet<TagNo>,
-    plan: &ResultDrops<'_>,
+    plan: &ResultDrops,
 ) -> Message {
     let mut parts = Vec::with_capacity(message.parts.len());
     let mut first_removed: Option<TagNo> = None;
@@ -151,10 +172,10 @@ fn render_message(
                 None => Some(part.clone()),
             },
             Part::ToolCall { id, name, input } => {
-                if let Some(&tag) = plan.removed_calls.get(id.as_str()) {
+                if let Some(&tag) = plan.removed_calls.get(&unit) {
                     first_removed.get_or_insert(tag);
                     None
-                } else if plan.skeleton_calls.contains(id.as_str()) {
+                } else if plan.skeleton_calls.contains(&unit) {
                     Some(Part::ToolCall {
                         id: id.clone(),
                         name: name.clone(),

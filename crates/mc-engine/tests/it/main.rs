@@ -1,0 +1,28 @@
+//! Integration tests of mc-engine: the real engine over a real SQLite store in a tempdir,
+//! driven request by request with a simulated clock.
+//!
+//! Every module is `cfg(test)` (always true here) so that clippy treats the helpers in them as
+//! test code: `allow-unwrap-in-tests` otherwise covers only `#[test]` functions.
+
+#[cfg(test)]
+mod checks;
+#[cfg(test)]
+mod coverage;
+#[cfg(test)]
+mod examples;
+#[cfg(test)]
+mod props;
+#[cfg(test)]
+mod reasoning;
+#[cfg(test)]
+mod refusal;
+#[cfg(test)]
+mod reused_ids;
+#[cfg(test)]
+mod session;
+#[cfg(test)]
+mod sessions;
+#[cfg(test)]
+mod snapshot;
+#[cfg(test)]
+mod support;

@@ -1,0 +1,166 @@
+//! A real engine over a real SQLite store in a tempdir, and readers of what it stored.
+//!
+//! Tests drive `Engine::pass` exactly as the proxy would: the client's whole conversation on
+//! every call, a simulated clock, and the previous response's usage. Token counts use a fixed
+//! bytes/4 estimate so every run is deterministic.
+
+use std::collections::BTreeSet;
+
+use mc_core::breakpoints::CacheTtlChoice;
+use mc_core::config::Config;
+use mc_core::tags::{TagAssignment, TagNo};
+use mc_core::{Host, Message, Part, SessionId};
+use mc_engine::{Engine, PassOutcome, PassRequest};
+use mc_store::{DropRow, PassRow, Store, StoredMessage};
+
+/// Model every generated request names.
+pub const MODEL: &str = "claude-sonnet-4-5";
+/// The model a generated session switches to (and back from) now and then.
+pub const OTHER_MODEL: &str = "claude-opus-4-5";
+/// Identity of the (unchanging) system prompt and tools.
+pub const PREFIX: &str = "system-v1";
+/// Unix ms of the first request of every session: a fixed instant, never the wall clock.
+pub const START_MS: u64 = 1_795_952_640_000;
+
+/// The deterministic token estimate: a token per four bytes.
+pub fn count(text: &str) -> u64 {
+    text.len() as u64 / 4
+}
+
+/// The estimate of one part, the same way the engine counts it.
+pub fn part_tokens(part: &Part) -> u64 {
+    match part {
+        Part::Text { text } => count(text),
+        Part::ToolCall { name, input, .. } => count(name) + count(&input.to_string()),
+        Part::ToolResult { content, .. } => content.iter().map(part_tokens).sum(),
+        Part::Thinking { text, .. } => count(text),
+        Part::RedactedThinking { data } => count(data),
+        Part::Media { source, .. } => count(&source.to_string()),
+        Part::Unknown { raw, .. } => count(&raw.to_string()),
+    }
+}
+
+/// What the rendered conversation costs: the usage the next request reports.
+pub fn rendered_tokens(messages: &[Message]) -> u64 {
+    messages
+        .iter()
+        .flat_map(|message| &message.parts)
+        .map(part_tokens)
+        .sum()
+}
+
+/// One client request, minus the fixed fields.
+#[derive(Debug, Clone)]
+pub struct Call<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    pub now_ms: u64,
+    pub usable_window: u64,
+    pub last_usage_tokens: Option<u64>,
+    pub operator_flush: bool,
+}
+
+/// An engine with its own store in its own tempdir.
+pub struct Harness {
+    pub engine: Engine,
+    pub session: SessionId,
+    dir: tempfile::TempDir,
+}
+
+impl Harness {
+    pub fn new() -> Self {
+        Self::with_config(Config::default())
+    }
+
+    pub fn with_config(config: Config) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("context.db")).unwrap();
+        Self {
+            engine: Engine::new(store, config),
+            session: SessionId::new("session-under-test").unwrap(),
+            dir,
+        }
+    }
+
+    /// A process restart: a new engine over the same file, with nothing kept in memory.
+    pub fn restart(&mut self) {
+        let config = self.engine.config().clone();
+        let store = Store::open(self.dir.path().join("context.db")).unwrap();
+        self.engine = Engine::new(store, config);
+    }
+
+    pub fn pass(&self, call: &Call<'_>) -> mc_engine::Result<PassOutcome> {
+        self.pass_for(&self.session, call)
+    }
+
+    /// A pass of another session in the same store.
+    pub fn pass_for(&self, session: &SessionId, call: &Call<'_>) -> mc_engine::Result<PassOutcome> {
+        let counter = count;
+        self.engine.pass(&PassRequest {
+            session,
+            host: Host::ClaudeCode,
+            model: call.model,
+            prefix_identity: PREFIX,
+            system_blocks: 1,
+            messages: call.messages,
+            now_ms: call.now_ms,
+            usable_window: Some(call.usable_window),
+            last_usage_tokens: call.last_usage_tokens,
+            operator_flush: call.operator_flush,
+            client_ttl: CacheTtlChoice::Default,
+            count_text: &counter,
+        })
+    }
+
+    pub fn snapshot(&self) -> StoreSnapshot {
+        let session = &self.session;
+        self.engine
+            .store()
+            .read(|tx| {
+                Ok(StoreSnapshot {
+                    messages: tx.messages(session, ..)?,
+                    tags: tx.tags(session)?,
+                    drops: tx.drops(session)?,
+                    engine_state: tx.engine_state(session)?,
+                    passes: tx.passes(session, usize::MAX >> 1)?,
+                })
+            })
+            .unwrap()
+    }
+}
+
+/// Everything the store holds for the session under test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreSnapshot {
+    pub messages: Vec<StoredMessage>,
+    pub tags: Vec<TagAssignment>,
+    pub drops: Vec<DropRow>,
+    pub engine_state: Option<String>,
+    pub passes: Vec<PassRow>,
+}
+
+impl StoreSnapshot {
+    pub fn landed(&self) -> BTreeSet<TagNo> {
+        self.drops
+            .iter()
+            .filter(|row| row.landed_pass.is_some())
+            .map(|row| row.tag)
+            .collect()
+    }
+
+    pub fn queued(&self) -> BTreeSet<TagNo> {
+        self.drops
+            .iter()
+            .filter(|row| row.landed_pass.is_none())
+            .map(|row| row.tag)
+            .collect()
+    }
+
+    /// The raw log as plain messages.
+    pub fn raw_log(&self) -> Vec<Message> {
+        self.messages
+            .iter()
+            .map(|stored| stored.message.clone())
+            .collect()
+    }
+}
