@@ -94,7 +94,9 @@ pub struct ReclaimInputs<'a> {
     pub newest_ordinal: u64,
     /// The engine's token estimate of one part (mc-core does not tokenise).
     pub token_estimate: &'a dyn Fn(&Part) -> u64,
-    /// Force band: the stale lane ignores its age and size minimums (the [`ReclaimLane::Emergency`]
+    /// Usage is high (the engine sets it from the execute threshold on; the bust permission
+    /// still decides whether anything lands): the stale lane ignores its age and size
+    /// minimums and the model's old narration is eligible (the [`ReclaimLane::Emergency`]
     /// decisions), and reasoning outside the current turn goes whatever its age.
     pub emergency: bool,
 }
