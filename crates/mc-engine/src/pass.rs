@@ -143,19 +143,7 @@ impl Engine {
         ingest(tx, session, request.host, request.messages, now_ms)?;
         let mut state = load_state(tx, session)?.unwrap_or_default();
         let tags = TagIndex::new(tx.tags(session)?);
-        let rows = tx.drops(session)?;
-        let drops = DropState {
-            queued: rows
-                .iter()
-                .filter(|row| row.landed_pass.is_none())
-                .map(|row| row.tag)
-                .collect(),
-            landed: rows
-                .iter()
-                .filter(|row| row.landed_pass.is_some())
-                .map(|row| row.tag)
-                .collect(),
-        };
+        let drops = load_drops(tx, session)?;
         let count = request.count_text;
         let part_tokens = |part: &Part| part_tokens(part, count);
         let boundary = usize::try_from(state.boundary)
@@ -503,6 +491,16 @@ fn name_of<T: Serialize>(value: &T) -> String {
         Ok(serde_json::Value::String(name)) => name,
         _ => String::from("unknown"),
     }
+}
+
+/// The session's drops as the planner sees them: queued, and landed (replayed every render).
+pub(crate) fn load_drops(tx: &WriteTx<'_>, session: &SessionId) -> Result<DropState> {
+    let rows = tx.drops(session)?;
+    let (landed, queued): (Vec<_>, Vec<_>) = rows.iter().partition(|row| row.landed_pass.is_some());
+    Ok(DropState {
+        queued: queued.into_iter().map(|row| row.tag).collect(),
+        landed: landed.into_iter().map(|row| row.tag).collect(),
+    })
 }
 
 pub(crate) fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option<EngineState>> {

@@ -4,11 +4,11 @@
 //! permission allows (DESIGN §5), so this is safe to call at any time.
 
 use mc_core::SessionId;
-use mc_core::reduction::{DropState, QueueOutcome, parse_drop_spec, queue_drops};
+use mc_core::reduction::{QueueOutcome, parse_drop_spec, queue_drops};
 use mc_core::tags::TagIndex;
 
 use crate::error::{EngineError, Result};
-use crate::pass::{Engine, load_state};
+use crate::pass::{Engine, load_drops, load_state};
 
 impl Engine {
     /// Validates `spec` (`"3-5,12"`) against the session's tags and queues what it may.
@@ -31,19 +31,7 @@ impl Engine {
                 });
             }
             let tags = TagIndex::new(tx.tags(session)?);
-            let rows = tx.drops(session)?;
-            let state = DropState {
-                queued: rows
-                    .iter()
-                    .filter(|row| row.landed_pass.is_none())
-                    .map(|row| row.tag)
-                    .collect(),
-                landed: rows
-                    .iter()
-                    .filter(|row| row.landed_pass.is_some())
-                    .map(|row| row.tag)
-                    .collect(),
-            };
+            let state = load_drops(tx, session)?;
             let boundary = load_state(tx, session)?.map_or(0, |state| state.boundary);
             let outcome = queue_drops(
                 &state,

@@ -1,21 +1,11 @@
 //! `magic-context replay` run as a user runs it, on one shared swe trajectory.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::support::Machine;
 
 fn trajectory() -> PathBuf {
-    let data = std::env::var_os("MC_SHARED_DATA")
-        .map(PathBuf::from)
-        .or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .ancestors()
-                .map(|ancestor| ancestor.join("shared/data"))
-                .chain([PathBuf::from("/work/shared/data")])
-                .find(|candidate| candidate.join("swe-trajectories").is_dir())
-        })
-        .expect("shared data not found; set MC_SHARED_DATA");
-    data.join("swe-trajectories/sympy__sympy-20801.traj.json")
+    mc_testdata::dir().join("swe-trajectories/sympy__sympy-20801.traj.json")
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! simulated provider with real o200k counts and the Claude calibration, and holds every call's
 //! cache figures to the issue's 5% (see `mc_sim::calibration` for the fit).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use mc_sim::{CallRecord, O200kCounter, SimProvider};
@@ -13,27 +13,9 @@ use serde_json::Value;
 const MODEL: &str = "claude-sonnet-4-20250514";
 const LIMIT_BYTES: usize = 64 << 20;
 
-/// The shared data folder: `MC_SHARED_DATA`, else the first `shared/data` found beside the
-/// checkout or one of its ancestors, else `/work/shared/data`. Missing data fails the test:
-/// a golden check that silently checks nothing would pass for the wrong reason.
+/// The shared data folder (see `mc_testdata::dir`).
 pub fn shared_data() -> PathBuf {
-    let found = match std::env::var_os("MC_SHARED_DATA") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .map(|ancestor| ancestor.join("shared/data"))
-            .chain([PathBuf::from("/work/shared/data")])
-            .find(|candidate| candidate.join("anthropic-capture").is_dir()),
-    };
-    match found {
-        Some(dir) if dir.is_dir() => dir,
-        _ => panic!(
-            "shared data not found (looked at $MC_SHARED_DATA, shared/data beside {} and its \
-             ancestors, /work/shared/data); set MC_SHARED_DATA to the folder holding \
-             anthropic-capture/ and swe-trajectories/",
-            env!("CARGO_MANIFEST_DIR")
-        ),
-    }
+    mc_testdata::dir()
 }
 
 /// One recorded call: when it was sent, what it asked, what the provider reported.
