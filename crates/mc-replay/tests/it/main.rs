@@ -7,5 +7,6 @@
 mod golden_capture;
 mod golden_swe;
 mod invariants;
+mod magic;
 mod shared_data;
 mod snapshot;
