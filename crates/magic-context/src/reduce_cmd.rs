@@ -26,7 +26,7 @@ const SOURCE: &str = "operator";
 /// Arguments of `reduce`.
 #[derive(Debug, Args)]
 pub struct ReduceArgs {
-    /// The session whose tags are dropped (as shown by the proxy's logs).
+    /// The session whose tags are dropped (its id as the client or the proxy named it).
     #[arg(long, value_name = "ID")]
     pub session: String,
 

@@ -23,8 +23,8 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FORMAT", default_value = "auto")]
     pub format: String,
 
-    /// Strategies to compare, comma-separated: passthrough, autocompact, window, clear-tools
-    /// [default: all of them].
+    /// Strategies to compare, comma-separated: passthrough, autocompact, window, clear-tools,
+    /// magic [default: all of them].
     #[arg(long, value_name = "LIST")]
     pub strategy: Option<String>,
 
