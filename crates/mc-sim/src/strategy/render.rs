@@ -31,28 +31,28 @@ pub fn render_anthropic(
     tools: &[ToolSpec],
     messages: &[Message],
 ) -> Result<MessagesRequest, WireError> {
-    // Decoding a template fixes the key order (model, max_tokens, system, tools, messages),
-    // which the request type keeps private.
-    let template = json!({
-        "model": model, "max_tokens": max_tokens, "system": [], "tools": [], "messages": [],
-    });
-    let mut request = MessagesRequest::decode(template.to_string().as_bytes(), usize::MAX)?;
-    request.system = (!system.is_empty()).then(|| system_blocks(system));
-    request.tools = (!tools.is_empty()).then(|| tools.iter().map(anthropic_tool).collect());
-    request.messages = messages.iter().map(anthropic::from_message).collect();
-    let marked = request.messages.len().saturating_sub(MARKED_MESSAGES);
-    for message in &mut request.messages[marked..] {
-        if let BlockContent::Blocks(blocks) = &mut message.content
-            && let Some(last) = blocks.last_mut()
-        {
-            last.set_cache_control(Some(ephemeral()));
-        }
-    }
+    let mut request = render_unmarked(model, max_tokens, system, tools, messages)?;
+    let newest = request.messages.len().saturating_sub(MARKED_MESSAGES);
+    let marks = CacheMarks {
+        system: true,
+        slots: request.messages[newest..]
+            .iter()
+            .enumerate()
+            .filter_map(|(offset, message)| match &message.content {
+                BlockContent::Blocks(blocks) => {
+                    Some((newest + offset, blocks.len().checked_sub(1)?))
+                }
+                BlockContent::Text(_) => None,
+            })
+            .collect(),
+        one_hour: false,
+    };
+    apply_marks(&mut request, &marks);
     Ok(request)
 }
 
 /// Like [`render_anthropic`], with the strategy's own breakpoints instead of Claude Code's:
-/// every client marker is cleared, then exactly the blocks `marks` names carry one.
+/// exactly the blocks `marks` names carry a marker.
 pub fn render_anthropic_marked(
     model: &str,
     max_tokens: u64,
@@ -61,28 +61,53 @@ pub fn render_anthropic_marked(
     messages: &[Message],
     marks: &CacheMarks,
 ) -> Result<MessagesRequest, WireError> {
-    let mut request = render_anthropic(model, max_tokens, system, tools, messages)?;
+    let mut request = render_unmarked(model, max_tokens, system, tools, messages)?;
+    apply_marks(&mut request, marks);
+    Ok(request)
+}
+
+/// The request with no `cache_control` anywhere.
+fn render_unmarked(
+    model: &str,
+    max_tokens: u64,
+    system: &[String],
+    tools: &[ToolSpec],
+    messages: &[Message],
+) -> Result<MessagesRequest, WireError> {
+    // Decoding a template fixes the key order (model, max_tokens, system, tools, messages),
+    // which the request type keeps private.
+    let template = json!({
+        "model": model, "max_tokens": max_tokens, "system": [], "tools": [], "messages": [],
+    });
+    let mut request = MessagesRequest::decode(template.to_string().as_bytes(), usize::MAX)?;
+    request.system = (!system.is_empty())
+        .then(|| BlockContent::Blocks(system.iter().map(ContentBlock::text).collect()));
+    request.tools = (!tools.is_empty()).then(|| tools.iter().map(anthropic_tool).collect());
+    request.messages = messages.iter().map(anthropic::from_message).collect();
+    Ok(request)
+}
+
+/// Puts a marker on the last system block (when asked) and on each named (message, block).
+fn apply_marks(request: &mut MessagesRequest, marks: &CacheMarks) {
     let marker = if marks.one_hour {
         json!({"type": "ephemeral", "ttl": "1h"})
     } else {
         ephemeral()
     };
-    if let Some(BlockContent::Blocks(blocks)) = &mut request.system {
-        let count = blocks.len();
-        for (index, block) in blocks.iter_mut().enumerate() {
-            let marked = marks.system && index + 1 == count;
-            block.set_cache_control(marked.then(|| marker.clone()));
+    if marks.system
+        && let Some(BlockContent::Blocks(blocks)) = &mut request.system
+        && let Some(last) = blocks.last_mut()
+    {
+        last.set_cache_control(Some(marker.clone()));
+    }
+    for &(message, block) in &marks.slots {
+        if let Some(BlockContent::Blocks(blocks)) =
+            request.messages.get_mut(message).map(|m| &mut m.content)
+            && let Some(block) = blocks.get_mut(block)
+        {
+            block.set_cache_control(Some(marker.clone()));
         }
     }
-    for (message_index, message) in request.messages.iter_mut().enumerate() {
-        if let BlockContent::Blocks(blocks) = &mut message.content {
-            for (block_index, block) in blocks.iter_mut().enumerate() {
-                let marked = marks.slots.contains(&(message_index, block_index));
-                block.set_cache_control(marked.then(|| marker.clone()));
-            }
-        }
-    }
-    Ok(request)
 }
 
 /// The Chat Completions request for this conversation: the system prompt as leading system
@@ -105,14 +130,6 @@ pub fn render_openai(
 
 fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
-}
-
-fn system_blocks(system: &[String]) -> BlockContent {
-    let mut blocks: Vec<ContentBlock> = system.iter().map(ContentBlock::text).collect();
-    if let Some(last) = blocks.last_mut() {
-        last.set_cache_control(Some(ephemeral()));
-    }
-    BlockContent::Blocks(blocks)
 }
 
 pub(super) fn anthropic_tool(tool: &ToolSpec) -> Tool {
