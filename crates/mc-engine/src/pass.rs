@@ -5,6 +5,7 @@
 //! transaction, so a pass that fails leaves no trace and a retried identical request renders
 //! the same bytes.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use mc_core::breakpoints::{
@@ -180,7 +181,8 @@ impl Engine {
             .sum();
         let landed_tokens: u64 = drops.landed.iter().map(|&tag| unit_tokens(tag)).sum();
         let head_tokens = state.m0_tokens + state.m1_tokens;
-        let prompt_estimate = head_tokens + tail_tokens.saturating_sub(landed_tokens);
+        let shown_tail_tokens = tail_tokens.saturating_sub(landed_tokens);
+        let prompt_estimate = head_tokens + shown_tail_tokens;
         let reported_usage = request.last_usage_tokens.or(state.last_usage_tokens);
         let model_changed = state
             .model
@@ -190,7 +192,7 @@ impl Engine {
             .prefix_hash
             .as_deref()
             .is_some_and(|hash| hash != request.prefix_identity);
-        let inputs = PassInputs {
+        let mut inputs = PassInputs {
             now_ms: request.now_ms,
             last_call_ms: state.last_call_ms,
             last_usage_tokens: Tokens(
@@ -215,9 +217,7 @@ impl Engine {
                 m1_changed: false,
             },
             prompt_tokens_estimate: Tokens(prompt_estimate),
-            prefix_tokens_estimate: Tokens(
-                state.m1_tokens + tail_tokens.saturating_sub(landed_tokens),
-            ),
+            prefix_tokens_estimate: Tokens(state.m1_tokens + shown_tail_tokens),
         };
         // The reclaim lanes read the whole session, which costs more than everything else
         // in a pass: they run only when their result can matter. Below the execute threshold
@@ -227,7 +227,6 @@ impl Engine {
         // model's old narration) are what a bust would land, and the weighing decides: on the
         // shared swe trajectories at a 64K window this cut cost from $45.32 to $43.01 against
         // counting them only in the force band, where every bust came late and rewrote more.
-        let mut inputs = inputs;
         let usage = measure_usage(&inputs, &self.config.pass, request.model);
         let probe = plan_pass(
             &inputs,
@@ -263,14 +262,13 @@ impl Engine {
         let mut landed_now = Vec::new();
         let mut all_landed = drops.landed.clone();
         if plan.may_mutate {
-            let decisions = reclaim;
             let reasoning = plan_reasoning_drops(&reclaim_inputs(plan.force), &self.reclaim);
             let mut dropped: BTreeSet<(u64, u32)> =
                 state.dropped_reasoning.iter().copied().collect();
             dropped.extend(reasoning.iter().map(|drop| (drop.ordinal, drop.part)));
             state.dropped_reasoning = dropped.into_iter().collect();
             let mut queued = drops.queued.clone();
-            for decision in &decisions {
+            for decision in &reclaim {
                 if tx.queue_drop(session, decision.tag, &name_of(&decision.lane), now_ms)? {
                     queued.insert(decision.tag);
                 }
@@ -290,13 +288,13 @@ impl Engine {
             self.refresh_head(&mut state, &plan, request);
         }
         let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
-        let cleaned: Vec<(u64, Message)> = tail
+        let cleaned: Vec<(u64, Cow<'_, Message>)> = tail
             .iter()
             .map(|&(ordinal, message)| (ordinal, clean_model_output(message)))
             .collect();
         let cleaned_refs: Vec<(u64, &Message)> = cleaned
             .iter()
-            .map(|(ordinal, message)| (*ordinal, message))
+            .map(|(ordinal, message)| (*ordinal, message.as_ref()))
             .collect();
         let mut messages = vec![
             Message::new(Role::User, vec![Part::text(state.m0.clone())]),
@@ -377,10 +375,12 @@ impl Engine {
 }
 
 /// Model output must not carry engine tags: imitations are removed from assistant text
-/// before the engine adds its own (the raw log keeps what the model wrote).
-fn clean_model_output(message: &Message) -> Message {
-    if message.role != Role::Assistant {
-        return message.clone();
+/// before the engine adds its own (the raw log keeps what the model wrote). A message with
+/// nothing to clean is borrowed, not copied: this runs over the whole tail on every pass.
+fn clean_model_output(message: &Message) -> Cow<'_, Message> {
+    let imitates = |part: &Part| matches!(part, Part::Text { text } if matches!(strip_tag_imitations(text), Cow::Owned(_)));
+    if message.role != Role::Assistant || !message.parts.iter().any(imitates) {
+        return Cow::Borrowed(message);
     }
     let parts = message
         .parts
@@ -390,7 +390,7 @@ fn clean_model_output(message: &Message) -> Message {
             other => other.clone(),
         })
         .collect();
-    Message::new(message.role, parts)
+    Cow::Owned(Message::new(message.role, parts))
 }
 
 fn is_reasoning(part: &Part) -> bool {

@@ -32,8 +32,6 @@ pub struct EngineState {
     pub last_usage_tokens: Option<u64>,
     /// The context limit the provider proved with an overflow error.
     pub proven_window: Option<u64>,
-    /// The assistant turn count at the last landed reduction, for nudge suppression.
-    pub last_reduction_turn: Option<u64>,
     /// The usage report the last landing pass planned with. A later request that reports the
     /// same figure (an identical retry, no new response) reports usage from before the drops
     /// landed, so the plan uses its own estimate instead.
