@@ -39,7 +39,7 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Queue drops of a session's tags ("3-5,12"); they land on its next cache-busting pass.
     Reduce(ReduceArgs),
-    /// Replay recorded sessions through the baselines and the engine (`magic`) and report what each costs.
+    /// Replay recorded sessions through the baselines and magic, and price every call.
     Replay(ReplayArgs),
     /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
     Sim(SimArgs),
