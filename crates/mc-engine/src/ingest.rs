@@ -6,7 +6,7 @@
 //! next tag number, once, in the same transaction.
 
 use mc_core::tags::{TagIndex, assign_tags};
-use mc_core::{HashChain, Host, Message, SessionId};
+use mc_core::{HashChain, Host, Message, ProjectId, SessionId};
 use mc_store::{NewSession, WriteTx};
 
 use crate::error::{EngineError, Result};
@@ -26,6 +26,7 @@ pub fn ingest(
     tx: &WriteTx<'_>,
     session: &SessionId,
     host: Host,
+    project: Option<&ProjectId>,
     messages: &[Message],
     now_ms: i64,
 ) -> Result<Ingested> {
@@ -33,7 +34,7 @@ pub fn ingest(
         &NewSession {
             id: session.clone(),
             host,
-            project: None,
+            project: project.cloned(),
         },
         now_ms,
     )?;

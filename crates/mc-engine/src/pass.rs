@@ -17,7 +17,7 @@ use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_us
 use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim};
 use mc_core::reduction::{DropState, land_drops, render_tail};
 use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
-use mc_core::{Host, Message, Part, Role, SessionId};
+use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
@@ -34,6 +34,9 @@ pub struct PassRequest<'a> {
     pub session: &'a SessionId,
     /// The client program.
     pub host: Host,
+    /// The project the session works in, when the caller resolved one (a session keeps the
+    /// first project it is given).
+    pub project: Option<&'a ProjectId>,
     /// The model the request names.
     pub model: &'a str,
     /// Identity of the system prompt and tools (any stable string, e.g. a hash): a change
@@ -141,7 +144,14 @@ impl Engine {
         now_ms: i64,
     ) -> Result<PassOutcome> {
         let session = request.session;
-        ingest(tx, session, request.host, request.messages, now_ms)?;
+        ingest(
+            tx,
+            session,
+            request.host,
+            request.project,
+            request.messages,
+            now_ms,
+        )?;
         let mut state = load_state(tx, session)?.unwrap_or_default();
         let tags = TagIndex::new(tx.tags(session)?);
         let drops = load_drops(tx, session)?;

@@ -94,6 +94,7 @@ impl Strategy for Magic {
             let request = PassRequest {
                 session: &session,
                 host: Host::Other,
+                project: None,
                 model: ctx.model,
                 prefix_identity: &prefix_identity,
                 system_blocks: step.system.len(),

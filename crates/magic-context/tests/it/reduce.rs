@@ -49,6 +49,7 @@ fn seed(data_dir: &Path) {
         .pass(&PassRequest {
             session: &SessionId::new(SESSION).unwrap(),
             host: Host::ClaudeCode,
+            project: None,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",
             system_blocks: 1,

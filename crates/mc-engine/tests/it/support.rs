@@ -99,6 +99,7 @@ impl Harness {
         self.engine.pass(&PassRequest {
             session,
             host: Host::ClaudeCode,
+            project: None,
             model: call.model,
             prefix_identity: PREFIX,
             system_blocks: 1,
