@@ -12,6 +12,7 @@ use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
+use crate::serve_cmd::{self, ServeArgs};
 use crate::sim_cmd::{self, SimArgs};
 
 /// Keeps a coding agent's session inside the context window forever, with a stable prompt
@@ -41,6 +42,8 @@ pub enum Command {
     Reduce(ReduceArgs),
     /// Replay recorded sessions through the baselines and magic, and price every call.
     Replay(ReplayArgs),
+    /// Run the proxy agents point their base URL at, until Ctrl-C.
+    Serve(ServeArgs),
     /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
     Sim(SimArgs),
 }
@@ -53,6 +56,7 @@ impl Command {
             Self::Doctor(args) => doctor::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
+            Self::Serve(args) => serve_cmd::run(&args),
             Self::Sim(args) => sim_cmd::run(&args),
         }
     }

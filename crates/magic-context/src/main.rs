@@ -10,6 +10,7 @@ mod logging;
 mod output;
 mod reduce_cmd;
 mod replay_cmd;
+mod serve_cmd;
 mod sim_cmd;
 
 use std::io::{self, Write};

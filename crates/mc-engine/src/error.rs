@@ -37,6 +37,14 @@ pub enum EngineError {
         /// The id asked for.
         session: SessionId,
     },
+    /// A branch of the session cannot be named: its id would be over the length limit.
+    #[error("session {parent}: cannot name a branch of it ({reason})")]
+    BranchId {
+        /// The session being forked.
+        parent: SessionId,
+        /// Why the branch id is invalid.
+        reason: String,
+    },
     /// A drop spec could not be parsed.
     #[error("{0}")]
     DropSpec(String),

@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+mod branches;
 mod connection;
 mod engine_state;
 mod error;
@@ -48,6 +49,7 @@ mod migrations;
 mod sessions;
 mod store;
 
+pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use engine_state::{DropRow, PassRow};
 pub use error::{Result, RowProblem, StoreError};

@@ -1,0 +1,154 @@
+//! `magic-context serve`: the proxy agents point their base URL at.
+//!
+//! Reads the user config file (the proxy serves many projects, so project files do not
+//! apply to it), lets flags override it, opens the store and serves until Ctrl-C or
+//! SIGTERM. Logs one line on stderr once it listens, with the real address (port 0 picks a
+//! free one) and the store's path, so scripts and tests can read where to connect.
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use mc_config::{ConfigSources, load};
+use mc_core::config::upstream_url_problem;
+use mc_engine::Engine;
+use mc_proxy::{ProxySettings, RunningProxy};
+use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: proxy.listen, 127.0.0.1:4141]; port 0 picks a free one.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+
+    /// Anthropic API base URL [default: proxy.upstream_anthropic].
+    #[arg(long, value_name = "URL")]
+    pub upstream_anthropic: Option<String>,
+
+    /// OpenAI API base URL [default: proxy.upstream_openai].
+    #[arg(long, value_name = "URL")]
+    pub upstream_openai: Option<String>,
+
+    /// Overrides every model's context window, in tokens (for models the proxy does not
+    /// know, or a deliberately small window).
+    #[arg(long, value_name = "TOKENS")]
+    pub context_window: Option<u64>,
+
+    /// Seconds the upstream may stay silent before a call is abandoned.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub upstream_timeout: u64,
+}
+
+/// Serves until Ctrl-C or SIGTERM.
+pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load(&ConfigSources::discover(None));
+    for diagnostic in &loaded.diagnostics {
+        tracing::warn!("config: {diagnostic}");
+    }
+    let proxy = &loaded.config.proxy;
+    let listen = match args.listen {
+        Some(listen) => listen,
+        None => proxy.listen.parse().with_context(|| {
+            format!(
+                "proxy.listen `{}` is not an IP address and port",
+                proxy.listen
+            )
+        })?,
+    };
+    let upstream_anthropic = args
+        .upstream_anthropic
+        .clone()
+        .unwrap_or_else(|| proxy.upstream_anthropic.clone());
+    let upstream_openai = args
+        .upstream_openai
+        .clone()
+        .unwrap_or_else(|| proxy.upstream_openai.clone());
+    for url in [&upstream_anthropic, &upstream_openai] {
+        if let Some(problem) = upstream_url_problem(url) {
+            bail!("upstream URL: {problem}");
+        }
+    }
+    if args.context_window == Some(0) {
+        bail!("--context-window must be a positive number of tokens");
+    }
+    let settings = ProxySettings {
+        listen,
+        upstream_anthropic,
+        upstream_openai,
+        max_request_bytes: usize::try_from(proxy.max_request_bytes).unwrap_or(usize::MAX),
+        context_window: args.context_window,
+        upstream_idle_timeout: Duration::from_secs(args.upstream_timeout.max(1)),
+    };
+    let (engine, store_path) = open_engine(&loaded.config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(settings, engine, &store_path))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The engine over the default store, or why it cannot be opened: the proxy still starts
+/// and refuses managed calls with that reason, so the agent shows the user what is wrong.
+fn open_engine(config: &mc_core::config::Config) -> (Result<Engine, String>, String) {
+    let location = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
+        Ok(location) => location,
+        Err(error) => return (Err(error.to_string()), "(no data directory)".to_owned()),
+    };
+    let path = location.db_path().display().to_string();
+    match Store::open_location(&location, StoreOptions::default()) {
+        Ok(store) => (Ok(Engine::new(store, config.clone())), path),
+        Err(error) => {
+            tracing::error!(%error, "the store cannot be opened; managed calls will be refused");
+            (Err(format!("{error} ({path})")), path)
+        }
+    }
+}
+
+async fn serve(
+    settings: ProxySettings,
+    engine: Result<Engine, String>,
+    store_path: &str,
+) -> anyhow::Result<()> {
+    let managed = if engine.is_ok() {
+        ""
+    } else {
+        " (store unavailable: managed calls refused)"
+    };
+    let proxy = RunningProxy::start(settings, engine).await?;
+    writeln!(
+        io::stderr().lock(),
+        "magic-context listening on http://{} with store {store_path}{managed}",
+        proxy.local_addr()
+    )?;
+    shutdown_signal().await;
+    proxy.shutdown().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,63 @@
+//! The proxy's shared state and its routes.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{any, post};
+use mc_engine::Engine;
+
+use crate::last_good::LastGood;
+use crate::project::ProjectResolver;
+use crate::settings::ProxySettings;
+use crate::tokens::TokenEstimator;
+use crate::{forward, managed};
+
+/// What every request handler shares.
+pub struct App {
+    /// How the proxy runs.
+    pub settings: ProxySettings,
+    /// The engine over the store, or why the store could not be opened: managed requests are
+    /// then refused, never forwarded unmanaged (DESIGN §7).
+    pub engine: Result<Arc<Engine>, String>,
+    /// The upstream HTTP client (connection pools per upstream).
+    pub client: reqwest::Client,
+    /// Token estimates for planning.
+    pub tokens: TokenEstimator,
+    /// Recent upstream bodies, for the busy-store rule.
+    pub last_good: LastGood,
+    /// Project identities.
+    pub projects: ProjectResolver,
+}
+
+impl App {
+    /// State for `settings` over `engine`.
+    pub fn new(
+        settings: ProxySettings,
+        engine: Result<Engine, String>,
+    ) -> Result<Self, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(30))
+            .read_timeout(settings.upstream_idle_timeout)
+            // Redirects would replay a prompt (and its key) to another origin.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Self {
+            settings,
+            engine: engine.map(Arc::new),
+            client,
+            tokens: TokenEstimator::new(),
+            last_good: LastGood::default(),
+            projects: ProjectResolver::default(),
+        })
+    }
+}
+
+/// The proxy's routes: the two managed model-call routes, and verbatim forwarding for
+/// everything else.
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/v1/messages", post(managed::anthropic_messages))
+        .route("/v1/chat/completions", post(managed::openai_chat))
+        .fallback(any(forward::forward))
+        .with_state(app)
+}

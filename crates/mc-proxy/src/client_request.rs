@@ -1,0 +1,138 @@
+//! A client's model call, decoded, whichever provider wire it came on.
+
+use mc_core::breakpoints::CacheTtlChoice;
+use mc_core::{Message, Part};
+use mc_engine::PassOutcome;
+use mc_wire::WireError;
+use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
+use mc_wire::openai::{ChatContent, ChatRequest};
+use serde_json::Value;
+
+use crate::provider::Provider;
+use crate::{render_anthropic, render_openai};
+
+/// A decoded model call.
+pub enum ClientRequest {
+    /// `POST /v1/messages`.
+    Anthropic(MessagesRequest),
+    /// `POST /v1/chat/completions`.
+    OpenAi(ChatRequest),
+}
+
+impl ClientRequest {
+    /// Decodes a body of `provider`'s request type.
+    pub fn decode(provider: Provider, body: &[u8], limit_bytes: usize) -> Result<Self, WireError> {
+        match provider {
+            Provider::Anthropic => MessagesRequest::decode(body, limit_bytes).map(Self::Anthropic),
+            Provider::OpenAi => ChatRequest::decode(body, limit_bytes).map(Self::OpenAi),
+        }
+    }
+
+    /// The model the call names.
+    pub fn model(&self) -> &str {
+        match self {
+            Self::Anthropic(request) => &request.model,
+            Self::OpenAi(request) => &request.model,
+        }
+    }
+
+    /// The most output tokens the call allows, when it says.
+    pub fn max_output_tokens(&self) -> Option<u64> {
+        let rest = match self {
+            Self::Anthropic(request) => &request.rest,
+            Self::OpenAi(request) => &request.rest,
+        };
+        ["max_tokens", "max_completion_tokens"]
+            .iter()
+            .find_map(|key| rest.get(*key).and_then(Value::as_u64))
+    }
+
+    /// Anthropic `metadata.user_id`, where Claude Code writes its session id.
+    pub fn metadata_user_id(&self) -> Option<&str> {
+        match self {
+            Self::Anthropic(request) => request.metadata_user_id(),
+            Self::OpenAi(_) => None,
+        }
+    }
+
+    /// The conversation the engine manages.
+    pub fn conversation(&self) -> Result<Vec<Message>, WireError> {
+        match self {
+            Self::Anthropic(request) => Ok(mc_wire::anthropic::to_conversation(request)),
+            Self::OpenAi(request) => render_openai::conversation(request),
+        }
+    }
+
+    /// Identity of the system prompt and tools.
+    pub fn prefix_identity(&self) -> String {
+        match self {
+            Self::Anthropic(request) => render_anthropic::prefix_identity(request),
+            Self::OpenAi(request) => render_openai::prefix_identity(request),
+        }
+    }
+
+    /// System blocks the upstream request carries (breakpoint placement).
+    pub fn system_blocks(&self) -> usize {
+        match self {
+            Self::Anthropic(request) => render_anthropic::system_blocks(request),
+            Self::OpenAi(_) => 0,
+        }
+    }
+
+    /// The client's cache TTL choice.
+    pub fn client_ttl(&self) -> CacheTtlChoice {
+        match self {
+            Self::Anthropic(request) => render_anthropic::client_ttl(request),
+            Self::OpenAi(_) => CacheTtlChoice::Default,
+        }
+    }
+
+    /// Texts where a client states its environment: the system prompt's blocks.
+    pub fn system_texts(&self) -> Vec<&str> {
+        match self {
+            Self::Anthropic(request) => match &request.system {
+                Some(BlockContent::Text(text)) => vec![text.as_str()],
+                Some(BlockContent::Blocks(blocks)) => blocks
+                    .iter()
+                    .filter_map(|block| match block {
+                        ContentBlock::Text(text) => Some(text.text.as_str()),
+                        _ => None,
+                    })
+                    .collect(),
+                None => Vec::new(),
+            },
+            Self::OpenAi(request) => request.messages[..render_openai::instruction_count(request)]
+                .iter()
+                .filter_map(|message| match message.content.as_ref()? {
+                    ChatContent::Text(text) => Some(text.as_str()),
+                    ChatContent::Parts(_) => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// The upstream body for a pass.
+    pub fn render(self, outcome: &PassOutcome) -> Vec<u8> {
+        match self {
+            Self::Anthropic(request) => render_anthropic::render(request, outcome).encode(),
+            Self::OpenAi(request) => render_openai::render(request, outcome).encode(),
+        }
+    }
+}
+
+/// Texts of the first message of a conversation (Claude Code puts its environment there).
+pub fn first_message_texts(conversation: &[Message]) -> Vec<&str> {
+    conversation
+        .first()
+        .map(|message| {
+            message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,103 @@
+//! Verbatim forwarding of everything the proxy does not manage: `count_tokens`,
+//! `/v1/models`, any other path and method.
+//!
+//! Bodies stream both ways untouched (compressed or not); only hop-by-hop headers are
+//! dropped. Anthropic-shaped paths go to the Anthropic upstream, everything else to OpenAI's
+//! (`/v1/chat/…`, `/v1/responses`, `/v1/embeddings`, …).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Response, StatusCode};
+use axum::response::IntoResponse;
+use futures_util::TryStreamExt;
+
+use crate::app::App;
+use crate::headers::{client_response_headers, upstream_request_headers};
+use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::settings::ProxySettings;
+
+/// Which provider a path belongs to.
+pub fn provider_of_path(path: &str) -> Provider {
+    if path.starts_with("/v1/messages") || path.starts_with("/v1/complete") {
+        Provider::Anthropic
+    } else if path.starts_with("/v1/models") {
+        // Both providers serve it; Anthropic clients are the ones that send `x-api-key`.
+        Provider::Anthropic
+    } else {
+        Provider::OpenAi
+    }
+}
+
+/// Forwards a request verbatim.
+pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_owned();
+    let mut provider = provider_of_path(parts.uri.path());
+    if parts.uri.path().starts_with("/v1/models")
+        && parts.headers.contains_key("authorization")
+        && !parts.headers.contains_key("x-api-key")
+    {
+        provider = Provider::OpenAi;
+    }
+    let base = match provider {
+        Provider::Anthropic => &app.settings.upstream_anthropic,
+        Provider::OpenAi => &app.settings.upstream_openai,
+    };
+    let url = ProxySettings::upstream_url(base, &path_and_query);
+    let upstream = app
+        .client
+        .request(parts.method, url)
+        .headers(upstream_request_headers(&parts.headers))
+        .body(reqwest::Body::wrap_stream(body.into_data_stream()))
+        .send()
+        .await;
+    match upstream {
+        Ok(response) => {
+            let status = response.status();
+            let headers = client_response_headers(response.headers());
+            let mut out = Response::new(Body::from_stream(
+                response.bytes_stream().map_err(std::io::Error::other),
+            ));
+            *out.status_mut() =
+                StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            *out.headers_mut() = headers;
+            out
+        }
+        Err(error) => upstream_error(provider, &error).into_response(),
+    }
+}
+
+/// The client-facing error for an upstream that could not be reached or timed out.
+pub fn upstream_error(provider: Provider, error: &reqwest::Error) -> ProxyError {
+    let timed_out = error.is_timeout();
+    let what = if timed_out {
+        "the upstream did not answer in time"
+    } else if error.is_connect() {
+        "could not connect to the upstream"
+    } else {
+        "the upstream request failed"
+    };
+    ProxyError::new(
+        provider,
+        ErrorKind::Upstream { timed_out },
+        format!("{what} ({})", error_chain(error)),
+    )
+}
+
+/// An error and its sources, one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

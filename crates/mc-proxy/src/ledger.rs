@@ -1,0 +1,104 @@
+//! One record per upstream call: what the pass did and what the provider reported.
+//!
+//! The reported prompt size also goes back to the engine, whose next plan weighs busting
+//! against the real usage rather than an estimate.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use mc_core::SessionId;
+
+use crate::app::App;
+use crate::pass_run::{PassFacts, Planned};
+use crate::provider::Provider;
+use crate::tee::elapsed_ms;
+use crate::usage::CallUsage;
+
+/// A finished upstream call.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    /// The wire.
+    pub provider: Provider,
+    /// The session, when resolved.
+    pub session: Option<SessionId>,
+    /// The model the call named.
+    pub model: String,
+    /// The pass that produced the request.
+    pub pass: Option<PassFacts>,
+    /// The usable window the pass planned against.
+    pub usable_window: Option<u64>,
+    /// This call was the emergency retry after an overflow.
+    pub overflow_retry: bool,
+    /// When the call started, unix milliseconds.
+    pub started_ms: i64,
+    /// The upstream status (or the proxy's own, when the upstream was unreachable).
+    pub status: u16,
+    /// What the response reported.
+    pub usage: CallUsage,
+    /// Milliseconds to the first body byte.
+    pub first_byte_ms: Option<u64>,
+    /// Milliseconds for the whole call.
+    pub total_ms: u64,
+    /// A short error text (never a secret: upstream error bodies carry none).
+    pub error: Option<String>,
+}
+
+impl CallRecord {
+    /// A record for the call `planned` is about to make, started at `started`.
+    pub fn new(
+        provider: Provider,
+        planned: &Planned,
+        overflow_retry: bool,
+        started: Instant,
+    ) -> Self {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| {
+                i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+            });
+        let total_ms = elapsed_ms(started);
+        Self {
+            provider,
+            session: planned.session.clone(),
+            model: planned.model.clone(),
+            pass: planned.pass.clone(),
+            usable_window: planned.usable_window,
+            overflow_retry,
+            started_ms: now_ms - i64::try_from(total_ms).unwrap_or(0),
+            status: 0,
+            usage: CallUsage::default(),
+            first_byte_ms: None,
+            total_ms,
+            error: None,
+        }
+    }
+}
+
+/// Records a finished call: a log line, and the reported usage for the engine's next plan.
+pub fn record_call(app: &App, record: &CallRecord) {
+    tracing::info!(
+        session = record.session.as_ref().map(SessionId::as_str),
+        route = record.provider.as_str(),
+        model = %record.model,
+        seq = record.pass.as_ref().map(|pass| pass.seq),
+        pass = record.pass.as_ref().map(|pass| pass.kind.as_str()),
+        cause = record.pass.as_ref().and_then(|pass| pass.cause.as_deref()),
+        status = record.status,
+        uncached = record.usage.uncached,
+        cache_write = record.usage.cache_write,
+        cache_read = record.usage.cache_read,
+        output = record.usage.output,
+        first_byte_ms = record.first_byte_ms,
+        total_ms = record.total_ms,
+        usable_window = record.usable_window,
+        overflow_retry = record.overflow_retry,
+        started_ms = record.started_ms,
+        error = record.error.as_deref(),
+        "upstream call"
+    );
+    if let (Ok(engine), Some(session), Some(prompt)) =
+        (&app.engine, &record.session, record.usage.prompt_tokens())
+        && let Err(error) = engine.record_usage(session, prompt)
+    {
+        tracing::warn!(%error, %session, "could not record the reported usage");
+    }
+}

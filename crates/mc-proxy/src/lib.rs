@@ -1,0 +1,139 @@
+//! The Magic Context proxy (`magic-context serve`).
+//!
+//! Agents point their provider base URL here. Model calls on the provider routes (Anthropic
+//! `POST /v1/messages`, OpenAI `POST /v1/chat/completions`) are resolved to a session, run
+//! through the transform engine and sent upstream; the response streams back to the client
+//! byte for byte while a copy is parsed for usage and the stop reason. Everything else
+//! (`count_tokens`, `/v1/models`, unknown paths) is forwarded verbatim.
+//!
+//! ```no_run
+//! # async fn run(engine: mc_engine::Engine) -> Result<(), Box<dyn std::error::Error>> {
+//! use mc_proxy::{ProxySettings, RunningProxy};
+//! let settings = ProxySettings {
+//!     listen: "127.0.0.1:0".parse()?,
+//!     upstream_anthropic: "https://api.anthropic.com".into(),
+//!     upstream_openai: "https://api.openai.com".into(),
+//!     max_request_bytes: 32 << 20,
+//!     context_window: None,
+//!     upstream_idle_timeout: std::time::Duration::from_secs(600),
+//! };
+//! let proxy = RunningProxy::start(settings, Ok(engine)).await?;
+//! println!("ANTHROPIC_BASE_URL=http://{}", proxy.local_addr());
+//! proxy.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+mod app;
+mod client_request;
+mod forward;
+mod headers;
+mod last_good;
+mod ledger;
+mod managed;
+mod overflow;
+mod pass_run;
+mod project;
+mod provider;
+mod render_anthropic;
+mod render_openai;
+mod request_body;
+mod session_resolve;
+mod settings;
+mod tee;
+mod tokens;
+mod usage;
+mod windows;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use mc_engine::Engine;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use app::{App, router};
+pub use overflow::{Overflow, parse_overflow};
+pub use project::PROJECT_HEADER;
+pub use provider::{ErrorKind, Provider, ProxyError};
+pub use session_resolve::SESSION_HEADER;
+pub use settings::ProxySettings;
+
+/// Why the proxy could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The HTTP client could not be built (TLS roots unavailable).
+    #[error("cannot build the upstream HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
+/// A proxy serving on a bound socket.
+pub struct RunningProxy {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningProxy {
+    /// Binds `settings.listen` and serves until [`Self::shutdown`]; `engine` is the engine
+    /// over the store, or why the store could not be opened (managed calls are then
+    /// refused).
+    pub async fn start(
+        settings: ProxySettings,
+        engine: Result<Engine, String>,
+    ) -> Result<Self, ServeError> {
+        let listener = tokio::net::TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: settings.listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+            addr: settings.listen,
+            source,
+        })?;
+        let app = Arc::new(App::new(settings, engine)?);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router(app))
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Self {
+            addr,
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    /// Where it listens.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, lets in-flight calls finish, and waits.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+
+    /// Serves until the server stops on its own (an I/O error).
+    pub async fn wait(self) -> std::io::Result<()> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(error) => Err(std::io::Error::other(error)),
+        }
+    }
+}

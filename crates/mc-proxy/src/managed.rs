@@ -1,0 +1,232 @@
+//! Managed model calls: resolve the session, run the engine's pass, send the rewritten
+//! request upstream, tee the response back (DESIGN §4).
+//!
+//! The order of failure handling follows DESIGN §7: a request that cannot be managed is
+//! refused with a provider-shaped error, never forwarded unmanaged. A context overflow from
+//! the upstream is retried once with an emergency plan before the client sees anything.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Response, StatusCode, header};
+use axum::response::IntoResponse;
+use bytes::Bytes;
+use futures_util::StreamExt;
+
+use crate::app::App;
+use crate::forward::upstream_error;
+use crate::headers::{client_response_headers, managed_request_headers};
+use crate::ledger::{CallRecord, record_call};
+use crate::overflow::parse_overflow;
+use crate::pass_run::{Planned, plan_with_retries};
+use crate::provider::{Provider, ProxyError};
+use crate::request_body::read_body;
+use crate::settings::ProxySettings;
+use crate::tee::{BodyEnd, Teed, tee};
+use crate::usage::UsageObserver;
+
+/// Largest upstream error body read whole (error bodies are small JSON).
+const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
+
+/// `POST /v1/messages`.
+pub async fn anthropic_messages(State(app): State<Arc<App>>, request: Request) -> Response<Body> {
+    managed(app, Provider::Anthropic, request).await
+}
+
+/// `POST /v1/chat/completions`.
+pub async fn openai_chat(State(app): State<Arc<App>>, request: Request) -> Response<Body> {
+    managed(app, Provider::OpenAi, request).await
+}
+
+async fn managed(app: Arc<App>, provider: Provider, request: Request) -> Response<Body> {
+    match run(app, provider, request).await {
+        Ok(response) => response,
+        Err(error) => {
+            tracing::warn!(status = %error.status(), message = %error.message, "refused a model call");
+            error.into_response()
+        }
+    }
+}
+
+async fn run(
+    app: Arc<App>,
+    provider: Provider,
+    request: Request,
+) -> Result<Response<Body>, ProxyError> {
+    let (parts, body) = request.into_parts();
+    let client_body = read_body(
+        provider,
+        &parts.headers,
+        body,
+        app.settings.max_request_bytes,
+    )
+    .await?;
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_owned();
+    let headers = Arc::new(parts.headers);
+    let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
+    let mut retried = false;
+    loop {
+        let started = Instant::now();
+        let base = match provider {
+            Provider::Anthropic => &app.settings.upstream_anthropic,
+            Provider::OpenAi => &app.settings.upstream_openai,
+        };
+        let sent = app
+            .client
+            .post(ProxySettings::upstream_url(base, &path_and_query))
+            .headers(managed_request_headers(&headers))
+            .body(planned.upstream_body.clone())
+            .send()
+            .await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(error) => {
+                let refusal = upstream_error(provider, &error);
+                let mut record = CallRecord::new(provider, &planned, retried, started);
+                record.status = refusal.status().as_u16();
+                record.error = Some(refusal.message.clone());
+                ledger(&app, record);
+                return Err(refusal);
+            }
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(stream_back(
+                app, provider, planned, retried, response, started,
+            ));
+        }
+        let upstream_headers = client_response_headers(response.headers());
+        let error_body = read_limited(response).await;
+        let overflow = parse_overflow(status.as_u16(), &error_body);
+        let mut record = CallRecord::new(provider, &planned, retried, started);
+        record.status = status.as_u16();
+        record.first_byte_ms = Some(record.total_ms);
+        record.error = Some(
+            String::from_utf8_lossy(&error_body)
+                .chars()
+                .take(300)
+                .collect(),
+        );
+        ledger(&app, record);
+        if let (Some(overflow), false) = (overflow, retried) {
+            tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
+            if let (Some(limit), Ok(engine), Some(session)) =
+                (overflow.limit_tokens, &app.engine, planned.session.clone())
+            {
+                let engine = Arc::clone(engine);
+                let recorded = tokio::task::spawn_blocking(move || {
+                    engine.record_proven_window(&session, limit)
+                })
+                .await;
+                if !matches!(recorded, Ok(Ok(()))) {
+                    tracing::warn!(
+                        "could not record the proven window; the retry plans without it"
+                    );
+                }
+            }
+            let usage = overflow.prompt_tokens.or(overflow.limit_tokens);
+            planned = plan(&app, provider, &headers, &client_body, usage).await?;
+            retried = true;
+            continue;
+        }
+        let mut out = Response::new(Body::from(error_body));
+        *out.status_mut() =
+            StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+        *out.headers_mut() = upstream_headers;
+        return Ok(out);
+    }
+}
+
+/// Runs the pass on the blocking pool (SQLite and rendering are synchronous CPU work).
+async fn plan(
+    app: &Arc<App>,
+    provider: Provider,
+    headers: &Arc<HeaderMap>,
+    client_body: &Bytes,
+    last_usage: Option<u64>,
+) -> Result<Planned, ProxyError> {
+    let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
+    tokio::task::spawn_blocking(move || {
+        plan_with_retries(&app, provider, &headers, &body, last_usage)
+    })
+    .await
+    .unwrap_or_else(|error| {
+        Err(ProxyError::new(
+            provider,
+            crate::provider::ErrorKind::Unavailable,
+            format!("the pass failed unexpectedly ({error})"),
+        ))
+    })
+}
+
+async fn read_limited(response: reqwest::Response) -> Bytes {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(Ok(chunk)) = stream.next().await {
+        let room = MAX_ERROR_BODY_BYTES.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if room <= chunk.len() {
+            break;
+        }
+    }
+    Bytes::from(body)
+}
+
+fn stream_back(
+    app: Arc<App>,
+    provider: Provider,
+    planned: Planned,
+    retried: bool,
+    response: reqwest::Response,
+    started: Instant,
+) -> Response<Body> {
+    let status = response.status();
+    let headers = client_response_headers(response.headers());
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let sse = content_type
+        .as_deref()
+        .is_some_and(|kind| kind.starts_with("text/event-stream"));
+    let observer = UsageObserver::new(provider, content_type.as_deref());
+    let mut record = CallRecord::new(provider, &planned, retried, started);
+    record.status = status.as_u16();
+    let on_end = move |teed: Teed| {
+        record.error = match teed.end {
+            BodyEnd::Complete => teed.usage.stream_error.clone(),
+            BodyEnd::UpstreamFailed => Some("upstream failed mid-body".to_owned()),
+            BodyEnd::ClientGone => Some("client disconnected".to_owned()),
+        };
+        record.usage = teed.usage;
+        record.first_byte_ms = teed.first_byte_ms;
+        record.total_ms = teed.total_ms;
+        ledger(&app, record);
+    };
+    let body = tee(
+        provider,
+        sse,
+        response.bytes_stream(),
+        observer,
+        started,
+        on_end,
+    );
+    let mut out = Response::new(Body::from_stream(body));
+    *out.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::OK);
+    *out.headers_mut() = headers;
+    out
+}
+
+/// Writes the call's ledger row off the async runtime.
+fn ledger(app: &Arc<App>, record: CallRecord) {
+    let app = Arc::clone(app);
+    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        handle.spawn_blocking(move || record_call(&app, &record));
+    }
+}

@@ -1,0 +1,114 @@
+//! Context-overflow errors, as each provider words them.
+//!
+//! The provider is the only authority on its window; when it refuses a prompt as too long
+//! it states the limit, which the engine stores as the proven window so later plans fold
+//! before reaching it.
+
+use serde_json::Value;
+
+/// What an overflow error proved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow {
+    /// The prompt's size as the provider counted it, when stated.
+    pub prompt_tokens: Option<u64>,
+    /// The model's limit, when stated.
+    pub limit_tokens: Option<u64>,
+}
+
+/// The overflow an error body reports, if it is one.
+///
+/// Anthropic: `400 invalid_request_error` "prompt is too long: 215000 tokens > 200000
+/// maximum". OpenAI: `code: context_length_exceeded`, "This model's maximum context length
+/// is 128000 tokens. However, your messages resulted in 130000 tokens…".
+pub fn parse_overflow(status: u16, body: &[u8]) -> Option<Overflow> {
+    if status != 400 && status != 413 {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let error = value.get("error")?;
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+    let lower = message.to_ascii_lowercase();
+    if let Some(rest) = lower.split("prompt is too long:").nth(1) {
+        let numbers = numbers_in(rest);
+        return Some(Overflow {
+            prompt_tokens: numbers.first().copied(),
+            limit_tokens: numbers.get(1).copied(),
+        });
+    }
+    let code = error.get("code").and_then(Value::as_str);
+    if code == Some("context_length_exceeded") || lower.contains("maximum context length") {
+        let limit = lower
+            .split("maximum context length is")
+            .nth(1)
+            .and_then(|rest| numbers_in(rest).first().copied());
+        let prompt = lower
+            .split("resulted in")
+            .nth(1)
+            .and_then(|rest| numbers_in(rest).first().copied());
+        return Some(Overflow {
+            prompt_tokens: prompt,
+            limit_tokens: limit,
+        });
+    }
+    None
+}
+
+/// The unsigned integers in `text`, in order (digit groups separated by commas count as one).
+fn numbers_in(text: &str) -> Vec<u64> {
+    let mut numbers = Vec::new();
+    let mut current: Option<u64> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if let Some(digit) = c.to_digit(10) {
+            current = Some(
+                current
+                    .unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add(u64::from(digit)),
+            );
+        } else if c == ',' && current.is_some() && chars.peek().is_some_and(char::is_ascii_digit) {
+            continue;
+        } else if let Some(number) = current.take() {
+            numbers.push(number);
+        }
+    }
+    numbers.extend(current);
+    numbers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anthropic_overflow() {
+        let body = br#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215000 tokens > 200000 maximum"}}"#;
+        assert_eq!(
+            parse_overflow(400, body),
+            Some(Overflow {
+                prompt_tokens: Some(215_000),
+                limit_tokens: Some(200_000)
+            })
+        );
+    }
+
+    #[test]
+    fn openai_overflow() {
+        let body = br#"{"error":{"message":"This model's maximum context length is 128,000 tokens. However, your messages resulted in 130,512 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert_eq!(
+            parse_overflow(400, body),
+            Some(Overflow {
+                prompt_tokens: Some(130_512),
+                limit_tokens: Some(128_000)
+            })
+        );
+    }
+
+    #[test]
+    fn other_errors_are_not_overflows() {
+        let body = br#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: must be positive"}}"#;
+        assert_eq!(parse_overflow(400, body), None);
+        assert_eq!(parse_overflow(500, b"not json"), None);
+        assert_eq!(parse_overflow(400, b"not json"), None);
+    }
+}

@@ -1,0 +1,245 @@
+//! One managed call's pass: decode, resolve the session, run the engine (forking on a
+//! rewind), render the upstream body. Runs on the blocking pool.
+//!
+//! A busy store is retried briefly; if it stays busy, an identical client request already
+//! managed is answered with the same upstream bytes, else the call is refused (DESIGN §7).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::http::HeaderMap;
+use bytes::Bytes;
+use mc_core::{HashChain, SessionId};
+use mc_engine::{EngineError, PassOutcome, PassRequest};
+
+use crate::app::App;
+use crate::client_request::{ClientRequest, first_message_texts};
+use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::session_resolve::{ResolveError, SessionHints, resolve};
+use crate::windows::{context_window, usable_window};
+
+/// Attempts at a pass while the store reports busy (each already waited its busy timeout).
+const BUSY_ATTEMPTS: u32 = 3;
+
+/// Forks tried in one call: a rewind needs one; more means the resolution is confused.
+const MAX_FORKS: u32 = 3;
+
+/// What the pass produced for the upstream call.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The session the call belongs to (`None` for a busy-store replay, which resolves
+    /// nothing).
+    pub session: Option<SessionId>,
+    /// The model the call names.
+    pub model: String,
+    /// The pass, when one ran (not for a busy-store replay).
+    pub pass: Option<PassFacts>,
+    /// The usable window the pass planned against.
+    pub usable_window: Option<u64>,
+    /// The upstream request body.
+    pub upstream_body: Bytes,
+}
+
+/// The ledger's view of a pass.
+#[derive(Debug, Clone)]
+pub struct PassFacts {
+    /// The pass's number within the session.
+    pub seq: u64,
+    /// `cache_hit`, `soft_bust` or `hard_fold`.
+    pub kind: String,
+    /// Why it busted.
+    pub cause: Option<String>,
+}
+
+enum Failure {
+    Busy(String),
+    Refuse(ProxyError),
+}
+
+/// Plans the upstream request for a client body; see the module docs for the busy rule.
+pub fn plan_with_retries(
+    app: &App,
+    provider: Provider,
+    headers: &HeaderMap,
+    body: &Bytes,
+    last_usage: Option<u64>,
+) -> Result<Planned, ProxyError> {
+    let mut attempt = 0;
+    loop {
+        match plan_once(app, provider, headers, body, last_usage) {
+            Ok(planned) => {
+                app.last_good.remember(body, planned.upstream_body.clone());
+                return Ok(planned);
+            }
+            Err(Failure::Refuse(error)) => return Err(error),
+            Err(Failure::Busy(_)) if attempt + 1 < BUSY_ATTEMPTS => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(50 << attempt));
+            }
+            Err(Failure::Busy(reason)) => {
+                return match app.last_good.replay(body) {
+                    Some(upstream_body) => {
+                        tracing::warn!(%reason, "store busy; resending the upstream request of an identical call");
+                        Ok(Planned {
+                            session: None,
+                            model: String::new(),
+                            pass: None,
+                            usable_window: None,
+                            upstream_body,
+                        })
+                    }
+                    None => Err(ProxyError::new(
+                        provider,
+                        ErrorKind::Unavailable,
+                        format!(
+                            "the context store stayed busy ({reason}); the request was not sent unmanaged. Retry in a moment."
+                        ),
+                    )),
+                };
+            }
+        }
+    }
+}
+
+fn plan_once(
+    app: &App,
+    provider: Provider,
+    headers: &HeaderMap,
+    body: &[u8],
+    last_usage: Option<u64>,
+) -> Result<Planned, Failure> {
+    let engine = app.engine.as_ref().map_err(|reason| {
+        Failure::Refuse(ProxyError::new(
+            provider,
+            ErrorKind::Unavailable,
+            format!("the context store is unavailable ({reason}); requests are refused rather than sent unmanaged. Run `magic-context doctor` to see what is wrong."),
+        ))
+    })?;
+    let invalid = |error: mc_wire::WireError| {
+        Failure::Refuse(ProxyError::new(
+            provider,
+            ErrorKind::InvalidRequest,
+            error.to_string(),
+        ))
+    };
+    let client = ClientRequest::decode(provider, body, usize::MAX).map_err(invalid)?;
+    let conversation = client.conversation().map_err(invalid)?;
+    let model = client.model().to_owned();
+    let hints = SessionHints::read(headers, client.metadata_user_id());
+    let project = app.projects.resolve(
+        headers,
+        client
+            .system_texts()
+            .into_iter()
+            .chain(first_message_texts(&conversation)),
+    );
+    let usable = context_window(&model, app.settings.context_window)
+        .map(|window| usable_window(window, client.max_output_tokens()));
+    let chain = HashChain::of(&conversation);
+    let resolution = engine
+        .store()
+        .read(|tx| Ok(resolve(tx, &hints, &chain)))
+        .map_err(|error| store_failure(provider, &error))?
+        .map_err(|error| match error {
+            ResolveError::InvalidId(reason) => Failure::Refuse(ProxyError::new(
+                provider,
+                ErrorKind::InvalidRequest,
+                format!("the request's session id is unusable: {reason}"),
+            )),
+            ResolveError::Store(error) => store_failure(provider, &error),
+        })?;
+    let prefix_identity = client.prefix_identity();
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        });
+    let count = |text: &str| app.tokens.count(&model, text);
+    let mut session = resolution.session;
+    let mut forks = 0;
+    let outcome: PassOutcome = loop {
+        let request = PassRequest {
+            session: &session,
+            host: hints.host,
+            project: project.as_ref(),
+            model: &model,
+            prefix_identity: &prefix_identity,
+            system_blocks: client.system_blocks(),
+            messages: &conversation,
+            now_ms,
+            usable_window: usable,
+            last_usage_tokens: last_usage,
+            operator_flush: false,
+            client_ttl: client.client_ttl(),
+            count_text: &count,
+        };
+        match engine.pass(&request) {
+            Ok(outcome) => break outcome,
+            Err(EngineError::Diverged { common_prefix, .. }) if forks < MAX_FORKS => {
+                forks += 1;
+                let branch = engine
+                    .fork(&session, common_prefix, now_ms)
+                    .map_err(|error| engine_failure(provider, error))?;
+                tracing::info!(from = %session, to = %branch, at = common_prefix, "history diverged; forked a branch");
+                session = branch;
+            }
+            Err(error) => return Err(engine_failure(provider, error)),
+        }
+    };
+    tracing::debug!(
+        %session,
+        seq = outcome.seq,
+        kind = ?outcome.plan.kind,
+        cause = ?outcome.plan.cause,
+        tokens_removed = outcome.tokens_removed,
+        "pass"
+    );
+    let pass = PassFacts {
+        seq: outcome.seq,
+        kind: name_of(&outcome.plan.kind),
+        cause: outcome.plan.cause.as_ref().map(name_of),
+    };
+    let upstream_body = Bytes::from(client.render(&outcome));
+    Ok(Planned {
+        session: Some(session),
+        model,
+        pass: Some(pass),
+        usable_window: usable,
+        upstream_body,
+    })
+}
+
+/// The snake_case name serde gives a plan enum.
+fn name_of(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn store_failure(provider: Provider, error: &mc_store::StoreError) -> Failure {
+    if error.is_retryable() {
+        Failure::Busy(error.to_string())
+    } else {
+        Failure::Refuse(ProxyError::new(
+            provider,
+            ErrorKind::Unavailable,
+            format!("the context store failed ({error}); the request was not sent unmanaged"),
+        ))
+    }
+}
+
+fn engine_failure(provider: Provider, error: EngineError) -> Failure {
+    match error {
+        EngineError::Store(error) => store_failure(provider, &error),
+        EngineError::Refused { message } => Failure::Refuse(ProxyError::new(
+            provider,
+            ErrorKind::InvalidRequest,
+            message,
+        )),
+        other => Failure::Refuse(ProxyError::new(
+            provider,
+            ErrorKind::Unavailable,
+            format!("the engine could not manage this request ({other})"),
+        )),
+    }
+}

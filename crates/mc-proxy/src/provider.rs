@@ -1,0 +1,185 @@
+//! The two provider wires the proxy manages, and errors shaped the way each client expects.
+//!
+//! An agent shows a provider error to its user and sometimes acts on its type (retrying an
+//! `overloaded_error`, stopping on an `invalid_request_error`), so the proxy's own errors use
+//! the provider's body shape and status codes, and say what to do in their message.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// A provider wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Chat Completions.
+    OpenAi,
+}
+
+impl Provider {
+    /// The name the ledger records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        }
+    }
+}
+
+/// What went wrong, in the provider's categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The request is malformed or cannot be served as sent (400).
+    InvalidRequest,
+    /// No such route (404).
+    NotFound,
+    /// The body is over the configured limit (413).
+    TooLarge,
+    /// The body's content encoding is not one the proxy decodes (415).
+    UnsupportedEncoding,
+    /// The proxy cannot manage the request right now: store unavailable or busy (503).
+    Unavailable,
+    /// The upstream did not answer or broke the connection (502, or 504 on a timeout).
+    Upstream {
+        /// Whether the upstream timed out rather than failing.
+        timed_out: bool,
+    },
+}
+
+impl ErrorKind {
+    fn status(self) -> StatusCode {
+        match self {
+            Self::InvalidRequest => StatusCode::BAD_REQUEST,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedEncoding => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Upstream { timed_out: true } => StatusCode::GATEWAY_TIMEOUT,
+            Self::Upstream { timed_out: false } => StatusCode::BAD_GATEWAY,
+        }
+    }
+
+    fn anthropic_type(self) -> &'static str {
+        match self {
+            Self::InvalidRequest | Self::UnsupportedEncoding => "invalid_request_error",
+            Self::NotFound => "not_found_error",
+            Self::TooLarge => "request_too_large",
+            Self::Unavailable => "overloaded_error",
+            Self::Upstream { .. } => "api_error",
+        }
+    }
+
+    fn openai_type(self) -> &'static str {
+        match self {
+            Self::InvalidRequest | Self::UnsupportedEncoding | Self::TooLarge => {
+                "invalid_request_error"
+            }
+            Self::NotFound => "not_found_error",
+            Self::Unavailable | Self::Upstream { .. } => "server_error",
+        }
+    }
+}
+
+/// An error the proxy answers itself, rendered for one provider's clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyError {
+    /// The wire to shape the body for.
+    pub provider: Provider,
+    /// Its category.
+    pub kind: ErrorKind,
+    /// What happened and what to do about it.
+    pub message: String,
+}
+
+impl ProxyError {
+    /// An error of `kind` for `provider`'s clients; the message is prefixed with the
+    /// product's name so a user can tell the proxy's errors from the provider's.
+    pub fn new(provider: Provider, kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            provider,
+            kind,
+            message: format!("magic-context: {}", message.into()),
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.kind.status()
+    }
+
+    /// The body as the provider would send it.
+    pub fn body(&self) -> serde_json::Value {
+        match self.provider {
+            Provider::Anthropic => json!({
+                "type": "error",
+                "error": {"type": self.kind.anthropic_type(), "message": self.message},
+            }),
+            Provider::OpenAi => json!({
+                "error": {
+                    "message": self.message,
+                    "type": self.kind.openai_type(),
+                    "param": null,
+                    "code": null,
+                },
+            }),
+        }
+    }
+
+    /// The body as one SSE event, for a failure after a stream has started: Anthropic
+    /// streams end with an `error` event; OpenAI clients read a `data:` line with an error.
+    pub fn sse_event(&self) -> String {
+        let data = self.body().to_string();
+        match self.provider {
+            Provider::Anthropic => mc_wire::sse::encode_event(Some("error"), &data),
+            Provider::OpenAi => mc_wire::sse::encode_event(None, &data),
+        }
+    }
+}
+
+impl IntoResponse for ProxyError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status(), self.body().to_string()).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anthropic_shape() {
+        let error = ProxyError::new(Provider::Anthropic, ErrorKind::TooLarge, "too big");
+        assert_eq!(error.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(
+            error.body(),
+            json!({"type": "error", "error": {"type": "request_too_large", "message": "magic-context: too big"}})
+        );
+    }
+
+    #[test]
+    fn openai_shape() {
+        let error = ProxyError::new(Provider::OpenAi, ErrorKind::Unavailable, "store busy");
+        assert_eq!(error.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(error.body()["error"]["type"], "server_error");
+        assert_eq!(
+            error.body()["error"]["message"],
+            "magic-context: store busy"
+        );
+    }
+
+    #[test]
+    fn stream_error_event() {
+        let error = ProxyError::new(
+            Provider::Anthropic,
+            ErrorKind::Upstream { timed_out: false },
+            "upstream reset",
+        );
+        assert!(error.sse_event().starts_with("event: error\ndata: {"));
+    }
+}

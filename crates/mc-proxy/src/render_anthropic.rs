@@ -1,0 +1,140 @@
+//! The upstream Anthropic request for a pass: the client's request with the engine's
+//! conversation and the engine's cache breakpoints.
+//!
+//! Everything the engine does not own goes up as the client sent it (model, `max_tokens`,
+//! `thinking`, `metadata`, tools, system, unknown fields, in their order). The client's own
+//! `cache_control` markers are all removed and the breakpoint plan's markers placed: the
+//! provider allows four, and markers the client put on messages the engine rewrote would
+//! point at bytes that no longer exist. A client that used a 1-hour TTL anywhere gets 1-hour
+//! markers (the planner keeps that choice).
+
+use mc_core::breakpoints::{BreakpointPlan, CacheTtlChoice, Ttl};
+use mc_engine::PassOutcome;
+use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest};
+use serde_json::{Value, json};
+
+/// `context_management` edits that clear tool results server-side: they would rewrite the
+/// prompt behind the engine's back and break the cached prefix it keeps stable.
+const SERVER_CLEARING_PREFIX: &str = "clear_tool_uses";
+
+/// The client's TTL choice, read from every marker it sent.
+pub fn client_ttl(request: &MessagesRequest) -> CacheTtlChoice {
+    let mut ttls = Vec::new();
+    let mut note = |marker: Option<&Value>| {
+        if let Some(marker) = marker {
+            ttls.push(match marker.get("ttl").and_then(Value::as_str) {
+                Some("1h") => Ttl::OneHour,
+                _ => Ttl::FiveMinutes,
+            });
+        }
+    };
+    if let Some(BlockContent::Blocks(blocks)) = &request.system {
+        blocks.iter().for_each(|block| note(block.cache_control()));
+    }
+    for tool in request.tools.iter().flatten() {
+        note(tool.rest.get("cache_control"));
+    }
+    for message in &request.messages {
+        if let BlockContent::Blocks(blocks) = &message.content {
+            blocks.iter().for_each(|block| note(block.cache_control()));
+        }
+    }
+    CacheTtlChoice::from_client_ttls(ttls)
+}
+
+/// How many system blocks the upstream request carries (a bare string is sent as one).
+pub fn system_blocks(request: &MessagesRequest) -> usize {
+    match &request.system {
+        None => 0,
+        Some(BlockContent::Text(_)) => 1,
+        Some(BlockContent::Blocks(blocks)) => blocks.len(),
+    }
+}
+
+/// A stable identity of the system prompt and tools, blind to cache markers (Claude Code
+/// moves them between turns): a change of either kills the provider's cache.
+pub fn prefix_identity(request: &MessagesRequest) -> String {
+    let mut hasher = blake3::Hasher::new();
+    let mut system = request.system.clone();
+    if let Some(BlockContent::Blocks(blocks)) = &mut system {
+        blocks
+            .iter_mut()
+            .for_each(|block| block.set_cache_control(None));
+    }
+    hasher.update(&serde_json::to_vec(&system).unwrap_or_default());
+    for tool in request.tools.iter().flatten() {
+        let mut rest = tool.rest.clone();
+        rest.remove("cache_control");
+        hasher.update(tool.name.as_bytes());
+        hasher.update(Value::Object(rest).to_string().as_bytes());
+    }
+    hasher.finalize().to_hex().to_string()
+}
+
+/// The upstream request: `request` with the pass's conversation and breakpoints.
+pub fn render(mut request: MessagesRequest, outcome: &PassOutcome) -> MessagesRequest {
+    request.messages = outcome
+        .messages
+        .iter()
+        .map(anthropic::from_message)
+        .collect();
+    strip_client_markers(&mut request);
+    drop_server_clearing(&mut request);
+    place_markers(&mut request, &outcome.breakpoints);
+    request
+}
+
+fn strip_client_markers(request: &mut MessagesRequest) {
+    if let Some(BlockContent::Blocks(blocks)) = &mut request.system {
+        blocks
+            .iter_mut()
+            .for_each(|block| block.set_cache_control(None));
+    }
+    for tool in request.tools.iter_mut().flatten() {
+        tool.rest.remove("cache_control");
+    }
+}
+
+fn drop_server_clearing(request: &mut MessagesRequest) {
+    let Some(Value::Object(management)) = request.rest.get_mut("context_management") else {
+        return;
+    };
+    if let Some(Value::Array(edits)) = management.get_mut("edits") {
+        edits.retain(|edit| {
+            !edit
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|kind| kind.starts_with(SERVER_CLEARING_PREFIX))
+        });
+        if edits.is_empty() {
+            request.rest.remove("context_management");
+        }
+    }
+}
+
+fn place_markers(request: &mut MessagesRequest, plan: &BreakpointPlan) {
+    let marker = |ttl: Ttl| match ttl {
+        Ttl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
+        Ttl::FiveMinutes => json!({"type": "ephemeral"}),
+    };
+    if plan.system {
+        if let Some(BlockContent::Text(text)) = &request.system {
+            request.system = Some(BlockContent::Blocks(vec![ContentBlock::text(text.clone())]));
+        }
+        if let Some(BlockContent::Blocks(blocks)) = &mut request.system
+            && let Some(last) = blocks.last_mut()
+        {
+            last.set_cache_control(Some(marker(plan.ttl)));
+        }
+    }
+    for &(slot, ttl) in &plan.slots {
+        if let Some(BlockContent::Blocks(blocks)) = request
+            .messages
+            .get_mut(slot.message)
+            .map(|m| &mut m.content)
+            && let Some(block) = blocks.get_mut(slot.part)
+        {
+            block.set_cache_control(Some(marker(ttl)));
+        }
+    }
+}

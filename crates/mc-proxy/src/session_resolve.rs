@@ -1,0 +1,196 @@
+//! Which stored session a request belongs to (DESIGN §4, step 2).
+//!
+//! In order: an explicit `x-magic-context-session` header; else the client's own session id
+//! (Claude Code's `X-Claude-Code-Session-Id` header or the `session_id` inside
+//! `metadata.user_id`, OpenCode's `x-session-id`, Codex's `session-id` / `thread-id`);
+//! else the conversation's hash chain: the stored session whose messages this request
+//! extends.
+//!
+//! A client id alone does not make one conversation: Claude Code sends the same id with its
+//! title and summary side calls and with every subagent, each a conversation of its own.
+//! Those conversations differ from their first message, so a client id is split into lanes
+//! by the hash of the first message. Within a lane, a request that extends no branch is a
+//! rewind or an edit; the engine then forks (`ID~N`) and the original stays untouched.
+
+use axum::http::HeaderMap;
+use mc_core::{HashChain, Host, SessionId};
+use mc_store::{ReadTx, StoreError};
+
+use crate::headers::header_str;
+
+/// The explicit session header.
+pub const SESSION_HEADER: &str = "x-magic-context-session";
+
+/// What the request says about its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHints {
+    /// The client program.
+    pub host: Host,
+    /// `x-magic-context-session`, when sent.
+    pub explicit: Option<String>,
+    /// The client's own session id, when it sends one.
+    pub client_id: Option<String>,
+}
+
+impl SessionHints {
+    /// Reads the hints from the request's headers and Anthropic `metadata.user_id`.
+    pub fn read(headers: &HeaderMap, metadata_user_id: Option<&str>) -> Self {
+        let explicit = header_str(headers, SESSION_HEADER)
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned);
+        let user_agent = header_str(headers, "user-agent")
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let claude_id = header_str(headers, "x-claude-code-session-id")
+            .map(str::to_owned)
+            .or_else(|| metadata_user_id.and_then(claude_session_in_user_id));
+        let (host, client_id) = if let Some(id) = claude_id {
+            (Host::ClaudeCode, Some(id))
+        } else if let Some(id) = header_str(headers, "x-session-id") {
+            (Host::OpenCode, Some(id.to_owned()))
+        } else if let Some(id) =
+            header_str(headers, "session-id").or_else(|| header_str(headers, "thread-id"))
+        {
+            (Host::Codex, Some(id.to_owned()))
+        } else {
+            (host_from_user_agent(&user_agent), None)
+        };
+        Self {
+            host,
+            explicit,
+            client_id: client_id.filter(|id| !id.is_empty()),
+        }
+    }
+}
+
+fn host_from_user_agent(user_agent: &str) -> Host {
+    if user_agent.starts_with("claude-cli") || user_agent.contains("claude-code") {
+        Host::ClaudeCode
+    } else if user_agent.contains("opencode") {
+        Host::OpenCode
+    } else if user_agent.contains("codex") {
+        Host::Codex
+    } else {
+        Host::Other
+    }
+}
+
+/// The session id inside Claude Code's `metadata.user_id`: either a JSON object with a
+/// `session_id`, or the older `user_…_account_…_session_<uuid>` string.
+fn claude_session_in_user_id(user_id: &str) -> Option<String> {
+    if user_id.trim_start().starts_with('{') {
+        let value: serde_json::Value = serde_json::from_str(user_id).ok()?;
+        return value
+            .get("session_id")?
+            .as_str()
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned);
+    }
+    let (_, session) = user_id.rsplit_once("_session_")?;
+    (!session.is_empty()).then(|| session.to_owned())
+}
+
+/// Where a request's session was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    /// The session to run the pass on (it may not exist yet).
+    pub session: SessionId,
+    /// How it was found, for logs.
+    pub by: ResolvedBy,
+}
+
+/// How a session was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResolvedBy {
+    /// The explicit header.
+    Explicit,
+    /// The client's own id (and the conversation's lane).
+    ClientId,
+    /// The hash chain of a stored conversation.
+    Chain,
+    /// Nothing matched: a new conversation.
+    New,
+}
+
+/// Resolves the session of a request whose conversation hashes to `chain`.
+pub fn resolve(
+    tx: &ReadTx<'_>,
+    hints: &SessionHints,
+    chain: &HashChain,
+) -> Result<Resolution, ResolveError> {
+    let lane = || {
+        chain.links().first().map_or_else(
+            || "empty".to_owned(),
+            |link| link.to_string()[..12].to_owned(),
+        )
+    };
+    let keyed = if let Some(explicit) = &hints.explicit {
+        Some((explicit.clone(), ResolvedBy::Explicit))
+    } else {
+        hints.client_id.as_ref().map(|id| {
+            let prefix = match hints.host {
+                Host::ClaudeCode => "cc",
+                Host::OpenCode => "oc",
+                Host::Codex => "codex",
+                Host::Pi => "pi",
+                Host::Other => "client",
+            };
+            (format!("{prefix}-{id}-{}", lane()), ResolvedBy::ClientId)
+        })
+    };
+    if let Some((base, by)) = keyed {
+        let base =
+            SessionId::new(base).map_err(|error| ResolveError::InvalidId(error.to_string()))?;
+        let session = extended_branch(tx, &base, chain)?.unwrap_or(base);
+        return Ok(Resolution { session, by });
+    }
+    // No id: the stored conversation this one extends, probing from the newest link (a
+    // follow-up request extends the stored log by a message or two).
+    for link in chain.links().iter().rev() {
+        if let Some(found) = tx.find_by_chain(link)? {
+            return Ok(Resolution {
+                session: found.session,
+                by: ResolvedBy::Chain,
+            });
+        }
+    }
+    let session = SessionId::new(format!("chain-{}", lane()))
+        .map_err(|error| ResolveError::InvalidId(error.to_string()))?;
+    Ok(Resolution {
+        session,
+        by: ResolvedBy::New,
+    })
+}
+
+/// The branch of `base` that `chain` extends (its whole log is a prefix of the request),
+/// else the most recently used branch, else `None` (a new session).
+fn extended_branch(
+    tx: &ReadTx<'_>,
+    base: &SessionId,
+    chain: &HashChain,
+) -> Result<Option<SessionId>, ResolveError> {
+    let branches = tx.branches(base)?;
+    let extends = branches.iter().find(|branch| match &branch.head {
+        None => true,
+        Some(head) => {
+            usize::try_from(branch.count)
+                .ok()
+                .and_then(|count| chain.links().get(count.checked_sub(1)?))
+                == Some(head)
+        }
+    });
+    Ok(extends
+        .or(branches.first())
+        .map(|branch| branch.session.id.clone()))
+}
+
+/// Why a request's session cannot be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The id the request names cannot be a session id (too long, control characters).
+    #[error("{0}")]
+    InvalidId(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

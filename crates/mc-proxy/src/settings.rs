@@ -1,0 +1,29 @@
+//! How the proxy runs: where it listens, where it forwards, its limits.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The proxy's settings, resolved from the command line and the config file.
+#[derive(Debug, Clone)]
+pub struct ProxySettings {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Base URL of the Anthropic API (no trailing slash needed).
+    pub upstream_anthropic: String,
+    /// Base URL of the OpenAI API.
+    pub upstream_openai: String,
+    /// Largest client request body accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// Overrides every model's context window, in tokens.
+    pub context_window: Option<u64>,
+    /// How long the upstream may stay silent (before its headers, or between two chunks of
+    /// a body) before the call is abandoned.
+    pub upstream_idle_timeout: Duration,
+}
+
+impl ProxySettings {
+    /// The upstream URL for a client request to `path_and_query` on `base`.
+    pub fn upstream_url(base: &str, path_and_query: &str) -> String {
+        format!("{}{path_and_query}", base.trim_end_matches('/'))
+    }
+}

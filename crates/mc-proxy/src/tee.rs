@@ -1,0 +1,128 @@
+//! The streaming tee: every upstream byte goes to the client as it arrives, and a copy is
+//! read for usage and the stop reason.
+//!
+//! The body is never buffered whole. When the client goes away, axum drops the body
+//! stream, which drops the upstream response and so cancels the upstream call; the tee's
+//! guard still reports what it saw. When the upstream breaks mid-stream, an SSE client gets
+//! a provider-shaped `error` event (what the provider itself sends on a failure mid-stream)
+//! and any other client sees the connection reset, as it would without the proxy.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt, stream};
+
+use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::usage::{CallUsage, UsageObserver};
+
+/// How a teed body ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyEnd {
+    /// Every byte was delivered.
+    Complete,
+    /// The upstream failed mid-body.
+    UpstreamFailed,
+    /// The client went away first.
+    ClientGone,
+}
+
+/// What the tee saw, handed to its `on_end` once.
+#[derive(Debug, Clone)]
+pub struct Teed {
+    /// How the body ended.
+    pub end: BodyEnd,
+    /// Usage and stop reason.
+    pub usage: CallUsage,
+    /// Milliseconds from the tee's start to the first body byte.
+    pub first_byte_ms: Option<u64>,
+    /// Milliseconds from the tee's start to its end.
+    pub total_ms: u64,
+}
+
+/// Reports when dropped, so a client disconnect is reported too.
+struct Guard<F: FnOnce(Teed)> {
+    observer: Option<UsageObserver>,
+    end: BodyEnd,
+    started: Instant,
+    first_byte_ms: Option<u64>,
+    on_end: Option<F>,
+}
+
+impl<F: FnOnce(Teed)> Drop for Guard<F> {
+    fn drop(&mut self) {
+        let (Some(on_end), Some(observer)) = (self.on_end.take(), self.observer.take()) else {
+            return;
+        };
+        on_end(Teed {
+            end: self.end,
+            usage: observer.finish(),
+            first_byte_ms: self.first_byte_ms,
+            total_ms: elapsed_ms(self.started),
+        });
+    }
+}
+
+/// Tees `upstream`: the returned stream yields its bytes unchanged; `on_end` runs once when
+/// the body ends or the client drops it.
+pub fn tee<S, E, F>(
+    provider: Provider,
+    sse: bool,
+    upstream: S,
+    observer: UsageObserver,
+    started: Instant,
+    on_end: F,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static
+where
+    S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
+    E: std::fmt::Display + Send + 'static,
+    F: FnOnce(Teed) + Send + 'static,
+{
+    let guard = Guard {
+        observer: Some(observer),
+        end: BodyEnd::ClientGone,
+        started,
+        first_byte_ms: None,
+        on_end: Some(on_end),
+    };
+    stream::unfold(Some((upstream, guard)), move |state| async move {
+        let (mut upstream, mut guard) = state?;
+        match upstream.next().await {
+            Some(Ok(chunk)) => {
+                if guard.first_byte_ms.is_none() {
+                    guard.first_byte_ms = Some(elapsed_ms(guard.started));
+                }
+                if let Some(observer) = &mut guard.observer {
+                    observer.push(&chunk);
+                }
+                Some((Ok(chunk), Some((upstream, guard))))
+            }
+            Some(Err(error)) => {
+                guard.end = BodyEnd::UpstreamFailed;
+                tracing::warn!(%error, "upstream failed mid-body");
+                if sse {
+                    let message = format!("the upstream connection failed mid-stream ({error})");
+                    let event = ProxyError::new(
+                        provider,
+                        ErrorKind::Upstream { timed_out: false },
+                        message,
+                    )
+                    .sse_event();
+                    drop(guard);
+                    Some((Ok(Bytes::from(event)), None))
+                } else {
+                    drop(guard);
+                    Some((Err(std::io::Error::other(error.to_string())), None))
+                }
+            }
+            None => {
+                guard.end = BodyEnd::Complete;
+                None
+            }
+        }
+    })
+}
+
+/// Milliseconds since `start`, saturating.
+pub fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

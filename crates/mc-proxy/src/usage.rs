@@ -1,0 +1,268 @@
+//! Reading usage and the stop reason off a copy of the response, as it streams past.
+//!
+//! Only the events that carry them are parsed (Anthropic's `message_start`,
+//! `message_delta` and `error`; OpenAI chunks that mention `usage` or a finish reason), so
+//! the tee costs little more than the SSE framing.
+
+use mc_wire::sse::SseDecoder;
+use serde_json::Value;
+
+use crate::provider::Provider;
+
+/// Largest non-streamed response body kept for parsing; bigger ones pass through unread.
+const MAX_JSON_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// What the response reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallUsage {
+    /// Uncached input tokens.
+    pub uncached: Option<u64>,
+    /// Tokens written to the cache.
+    pub cache_write: Option<u64>,
+    /// Tokens read from the cache.
+    pub cache_read: Option<u64>,
+    /// Generated tokens.
+    pub output: Option<u64>,
+    /// Why generation stopped.
+    pub stop_reason: Option<String>,
+    /// An error the stream reported, when it did.
+    pub stream_error: Option<String>,
+}
+
+impl CallUsage {
+    /// The whole prompt: uncached + written + read, when the provider reported any of them.
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        let parts = [self.uncached, self.cache_write, self.cache_read];
+        parts
+            .iter()
+            .any(Option::is_some)
+            .then(|| parts.iter().flatten().sum())
+    }
+}
+
+/// Watches response bytes go by.
+pub struct UsageObserver {
+    provider: Provider,
+    body: Body,
+    usage: CallUsage,
+}
+
+enum Body {
+    Stream(SseDecoder),
+    Json(Vec<u8>),
+    Ignored,
+}
+
+impl UsageObserver {
+    /// An observer for a response of `provider` with this `content-type`.
+    pub fn new(provider: Provider, content_type: Option<&str>) -> Self {
+        let body = match content_type {
+            Some(kind) if kind.starts_with("text/event-stream") => Body::Stream(SseDecoder::new()),
+            Some(kind) if kind.contains("json") => Body::Json(Vec::new()),
+            _ => Body::Ignored,
+        };
+        Self {
+            provider,
+            body,
+            usage: CallUsage::default(),
+        }
+    }
+
+    /// Takes in the next chunk of the body.
+    pub fn push(&mut self, chunk: &[u8]) {
+        match &mut self.body {
+            Body::Stream(decoder) => match decoder.push(chunk) {
+                Ok(events) => {
+                    for event in events {
+                        observe_event(
+                            self.provider,
+                            event.event.as_deref(),
+                            &event.data,
+                            &mut self.usage,
+                        );
+                    }
+                }
+                // A stream we cannot frame is still forwarded; only its usage is lost.
+                Err(_) => self.body = Body::Ignored,
+            },
+            Body::Json(buffer) => {
+                if buffer.len() + chunk.len() > MAX_JSON_BODY_BYTES {
+                    self.body = Body::Ignored;
+                } else {
+                    buffer.extend_from_slice(chunk);
+                }
+            }
+            Body::Ignored => {}
+        }
+    }
+
+    /// What the whole body reported.
+    pub fn finish(mut self) -> CallUsage {
+        if let Body::Json(buffer) = &self.body
+            && let Ok(value) = serde_json::from_slice::<Value>(buffer)
+        {
+            observe_json(self.provider, &value, &mut self.usage);
+        }
+        self.usage
+    }
+}
+
+fn observe_event(provider: Provider, name: Option<&str>, data: &str, usage: &mut CallUsage) {
+    match provider {
+        Provider::Anthropic => {
+            if !matches!(name, Some("message_start" | "message_delta" | "error")) {
+                return;
+            }
+            let Ok(value) = serde_json::from_str::<Value>(data) else {
+                return;
+            };
+            match name {
+                Some("message_start") => {
+                    if let Some(reported) = value.get("message").and_then(|m| m.get("usage")) {
+                        anthropic_usage(reported, usage);
+                    }
+                }
+                Some("message_delta") => {
+                    if let Some(reported) = value.get("usage") {
+                        anthropic_usage(reported, usage);
+                    }
+                    if let Some(reason) =
+                        value.pointer("/delta/stop_reason").and_then(Value::as_str)
+                    {
+                        usage.stop_reason = Some(reason.to_owned());
+                    }
+                }
+                _ => usage.stream_error = error_message(&value),
+            }
+        }
+        Provider::OpenAi => {
+            if !(data.contains("\"usage\"")
+                || data.contains("finish_reason\":\"")
+                || data.contains("\"error\""))
+            {
+                return;
+            }
+            if let Ok(value) = serde_json::from_str::<Value>(data) {
+                observe_json(provider, &value, usage);
+            }
+        }
+    }
+}
+
+fn observe_json(provider: Provider, value: &Value, usage: &mut CallUsage) {
+    if let Some(message) = error_message(value) {
+        usage.stream_error = Some(message);
+    }
+    match provider {
+        Provider::Anthropic => {
+            if let Some(reported) = value.get("usage") {
+                anthropic_usage(reported, usage);
+            }
+            if let Some(reason) = value.get("stop_reason").and_then(Value::as_str) {
+                usage.stop_reason = Some(reason.to_owned());
+            }
+        }
+        Provider::OpenAi => {
+            if let Some(reported) = value.get("usage").filter(|u| u.is_object()) {
+                let prompt = reported.get("prompt_tokens").and_then(Value::as_u64);
+                let cached = reported
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                usage.cache_read = Some(cached);
+                usage.cache_write = Some(0);
+                usage.uncached = prompt.map(|prompt| prompt.saturating_sub(cached));
+                usage.output = reported.get("completion_tokens").and_then(Value::as_u64);
+            }
+            if let Some(reason) = value
+                .pointer("/choices/0/finish_reason")
+                .and_then(Value::as_str)
+            {
+                usage.stop_reason = Some(reason.to_owned());
+            }
+        }
+    }
+}
+
+fn anthropic_usage(reported: &Value, usage: &mut CallUsage) {
+    let field = |name: &str| reported.get(name).and_then(Value::as_u64);
+    let updates = [
+        (&mut usage.uncached, field("input_tokens")),
+        (&mut usage.cache_write, field("cache_creation_input_tokens")),
+        (&mut usage.cache_read, field("cache_read_input_tokens")),
+        (&mut usage.output, field("output_tokens")),
+    ];
+    for (ours, theirs) in updates {
+        if theirs.is_some() {
+            *ours = theirs;
+        }
+    }
+}
+
+fn error_message(value: &Value) -> Option<String> {
+    let error = value.get("error")?;
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("error");
+    Some(message.chars().take(300).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anthropic_stream_in_small_chunks() {
+        let stream = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":5000,\"output_tokens\":1}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\"}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":42}}\n\n",
+        );
+        let mut observer = UsageObserver::new(
+            Provider::Anthropic,
+            Some("text/event-stream; charset=utf-8"),
+        );
+        for chunk in stream.as_bytes().chunks(7) {
+            observer.push(chunk);
+        }
+        let usage = observer.finish();
+        assert_eq!(usage.uncached, Some(12));
+        assert_eq!(usage.cache_write, Some(100));
+        assert_eq!(usage.cache_read, Some(5000));
+        assert_eq!(usage.output, Some(42));
+        assert_eq!(usage.prompt_tokens(), Some(5112));
+        assert_eq!(usage.stop_reason.as_deref(), Some("tool_use"));
+    }
+
+    #[test]
+    fn openai_json_and_stream() {
+        let mut observer = UsageObserver::new(Provider::OpenAi, Some("application/json"));
+        observer.push(br#"{"choices":[{"finish_reason":"stop"}],"usage":{"prompt_tokens":2000,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":1920}}}"#);
+        let usage = observer.finish();
+        assert_eq!(
+            (usage.uncached, usage.cache_read, usage.output),
+            (Some(80), Some(1920), Some(9))
+        );
+        assert_eq!(usage.stop_reason.as_deref(), Some("stop"));
+
+        let mut observer = UsageObserver::new(Provider::OpenAi, Some("text/event-stream"));
+        observer.push(
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n",
+        );
+        observer.push(b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n");
+        let usage = observer.finish();
+        assert_eq!(usage.prompt_tokens(), Some(10));
+        assert_eq!(usage.stop_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn stream_error_event() {
+        let mut observer = UsageObserver::new(Provider::Anthropic, Some("text/event-stream"));
+        observer.push(b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+        assert_eq!(
+            observer.finish().stream_error.as_deref(),
+            Some("Overloaded")
+        );
+    }
+}

@@ -1,0 +1,59 @@
+//! How large each model's context window is, and how much of it the prompt may use.
+//!
+//! The engine plans against the usable window: the context window minus what the answer
+//! may need. The window comes from, in order: the operator's `--context-window`, the
+//! families listed here, else nothing (the engine then plans on the provider's reported
+//! usage and any overflow the provider proved).
+
+/// Most output tokens a client keeps free in the window, as Claude Code does.
+const MAX_OUTPUT_RESERVE_TOKENS: u64 = 20_000;
+
+/// Known families by name fragment; the first match wins, so more specific fragments come
+/// first. Claude's 1M-token window is a beta a request opts into, so 200K is assumed.
+const WINDOWS: &[(&str, u64)] = &[
+    ("claude", 200_000),
+    ("gpt-4o", 128_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-5", 400_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("gemini", 1_048_576),
+];
+
+/// The context window of `model`, in tokens, when known.
+pub fn context_window(model: &str, override_tokens: Option<u64>) -> Option<u64> {
+    if override_tokens.is_some() {
+        return override_tokens;
+    }
+    let lower = model.to_ascii_lowercase();
+    WINDOWS
+        .iter()
+        .find(|(fragment, _)| lower.contains(fragment))
+        .map(|&(_, window)| window)
+}
+
+/// The usable window: the context window minus `min(max output, 20K)` for the answer.
+pub fn usable_window(window: u64, max_output_tokens: Option<u64>) -> u64 {
+    let reserve = max_output_tokens
+        .unwrap_or(MAX_OUTPUT_RESERVE_TOKENS)
+        .min(MAX_OUTPUT_RESERVE_TOKENS);
+    window.saturating_sub(reserve)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_and_override() {
+        assert_eq!(context_window("claude-opus-4-8", None), Some(200_000));
+        assert_eq!(context_window("gpt-4o-mini", None), Some(128_000));
+        assert_eq!(context_window("my-local-model", None), None);
+        assert_eq!(
+            context_window("claude-opus-4-8", Some(60_000)),
+            Some(60_000)
+        );
+        assert_eq!(usable_window(60_000, Some(32_000)), 40_000);
+        assert_eq!(usable_window(60_000, Some(4_096)), 55_904);
+    }
+}
