@@ -25,26 +25,30 @@ const MEMO_MIN_BYTES: usize = 256;
 
 /// Counts tokens of texts, memoised.
 pub struct TokenEstimator {
-    bpe: Option<&'static CoreBPE>,
     memo: Mutex<HashMap<[u8; 32], u64>>,
 }
 
+/// o200k_base, loaded once per process; `None` if the compiled-in tables fail to load (a
+/// build problem), in which case estimates fall back to one token per four bytes rather
+/// than refusing requests.
+fn bpe() -> Option<&'static CoreBPE> {
+    static BPE: OnceLock<Option<CoreBPE>> = OnceLock::new();
+    BPE.get_or_init(|| match tiktoken_rs::o200k_base() {
+        Ok(bpe) => Some(bpe),
+        Err(error) => {
+            tracing::error!(%error, "o200k tables failed to load; estimating 4 bytes per token");
+            None
+        }
+    })
+    .as_ref()
+}
+
 impl TokenEstimator {
-    /// An estimator over o200k_base; if the compiled-in tables fail to load (a build
-    /// problem), it falls back to one token per four bytes rather than refusing requests.
+    /// An estimator; the tables load on a background thread so the proxy starts listening
+    /// at once (a first request waits for them if it comes sooner).
     pub fn new() -> Self {
-        static BPE: OnceLock<Option<CoreBPE>> = OnceLock::new();
-        let bpe = BPE
-            .get_or_init(|| match tiktoken_rs::o200k_base() {
-                Ok(bpe) => Some(bpe),
-                Err(error) => {
-                    tracing::error!(%error, "o200k tables failed to load; estimating 4 bytes per token");
-                    None
-                }
-            })
-            .as_ref();
+        std::thread::spawn(bpe);
         Self {
-            bpe,
             memo: Mutex::new(HashMap::new()),
         }
     }
@@ -60,7 +64,7 @@ impl TokenEstimator {
     }
 
     fn raw_count(&self, text: &str) -> u64 {
-        let Some(bpe) = self.bpe else {
+        let Some(bpe) = bpe() else {
             return text.len().div_ceil(4) as u64;
         };
         if text.len() < MEMO_MIN_BYTES {

@@ -26,7 +26,9 @@ fn help_lists_only_working_subcommands() {
         .collect();
     assert_eq!(
         commands,
-        ["config", "doctor", "reduce", "replay", "serve", "sim", "help"]
+        [
+            "config", "doctor", "reduce", "replay", "serve", "sim", "help"
+        ]
     );
     assert!(run.stdout.contains("--log-level <LEVEL>"), "{}", run.stdout);
 }
