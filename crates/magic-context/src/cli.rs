@@ -13,6 +13,7 @@ use crate::doctor::{self, DoctorArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
 use crate::sim_cmd::{self, SimArgs};
+use crate::status_cmd::{self, StatusArgs};
 
 /// Keeps a coding agent's session inside the context window forever, with a stable prompt
 /// cache.
@@ -43,6 +44,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
     Sim(SimArgs),
+    /// Show each session's context use, cache reads, busts and recent calls.
+    Status(StatusArgs),
 }
 
 impl Command {
@@ -54,6 +57,7 @@ impl Command {
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
             Self::Sim(args) => sim_cmd::run(&args),
+            Self::Status(args) => status_cmd::run(&args),
         }
     }
 }

@@ -11,6 +11,7 @@ mod output;
 mod reduce_cmd;
 mod replay_cmd;
 mod sim_cmd;
+mod status_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

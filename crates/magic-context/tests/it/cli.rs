@@ -26,7 +26,9 @@ fn help_lists_only_working_subcommands() {
         .collect();
     assert_eq!(
         commands,
-        ["config", "doctor", "reduce", "replay", "sim", "help"]
+        [
+            "config", "doctor", "reduce", "replay", "sim", "status", "help"
+        ]
     );
     assert!(run.stdout.contains("--log-level <LEVEL>"), "{}", run.stdout);
 }

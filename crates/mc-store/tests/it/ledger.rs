@@ -86,7 +86,7 @@ fn a_v2_store_migrates_to_v3_and_keeps_its_rows() {
             "INSERT INTO schema_migrations VALUES
                  (1, 'sessions and raw messages'), (2, 'engine state: tags, drops, passes');
              INSERT INTO sessions (id, host, created_ms, last_seen_ms)
-                 VALUES ('old', 'claude_code', 1, 2);
+                 VALUES ('old', 'claude-code', 1, 2);
              INSERT INTO passes (session_id, seq, at_ms, kind, cause)
                  VALUES ('old', 0, 2, 'hard_fold', 'first_render');
              PRAGMA user_version = 2;",
