@@ -14,6 +14,7 @@ use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
 use crate::serve_cmd::{self, ServeArgs};
 use crate::sim_cmd::{self, SimArgs};
+use crate::status_cmd::{self, StatusArgs};
 
 /// Keeps a coding agent's session inside the context window forever, with a stable prompt
 /// cache.
@@ -46,6 +47,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
     Sim(SimArgs),
+    /// Show each session's context use, cache reads, busts and recent calls.
+    Status(StatusArgs),
 }
 
 impl Command {
@@ -58,6 +61,7 @@ impl Command {
             Self::Replay(args) => replay_cmd::run(&args),
             Self::Serve(args) => serve_cmd::run(&args),
             Self::Sim(args) => sim_cmd::run(&args),
+            Self::Status(args) => status_cmd::run(&args),
         }
     }
 }

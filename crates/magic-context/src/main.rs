@@ -12,6 +12,7 @@ mod reduce_cmd;
 mod replay_cmd;
 mod serve_cmd;
 mod sim_cmd;
+mod status_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -6,6 +6,7 @@
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mc_core::SessionId;
+use mc_store::CallRow;
 
 use crate::app::App;
 use crate::pass_run::{PassFacts, Planned};
@@ -73,7 +74,35 @@ impl CallRecord {
     }
 }
 
-/// Records a finished call: a log line, and the reported usage for the engine's next plan.
+impl CallRecord {
+    /// The store's ledger row.
+    pub fn row(&self) -> CallRow {
+        CallRow {
+            session: self.session.clone(),
+            pass_seq: self.pass.as_ref().map(|pass| pass.seq),
+            started_ms: self.started_ms,
+            route: self.provider.as_str().to_owned(),
+            model: self.model.clone(),
+            pass_kind: self.pass.as_ref().map(|pass| pass.kind.clone()),
+            bust_cause: self.pass.as_ref().and_then(|pass| pass.cause.clone()),
+            status: self.status,
+            uncached_tokens: self.usage.uncached,
+            cache_write_tokens: self.usage.cache_write,
+            cache_read_tokens: self.usage.cache_read,
+            output_tokens: self.usage.output,
+            first_byte_ms: self.first_byte_ms,
+            total_ms: self.total_ms,
+            stop_reason: self.usage.stop_reason.clone(),
+            usable_window: self.usable_window,
+            overflow_retry: self.overflow_retry,
+            error: self.error.clone(),
+        }
+    }
+}
+
+/// Records a finished call: a log line, its ledger row, and the reported usage for the
+/// engine's next plan. A ledger write that fails is logged; it never fails the call, which
+/// has already been answered.
 pub fn record_call(app: &App, record: &CallRecord) {
     tracing::info!(
         session = record.session.as_ref().map(SessionId::as_str),
@@ -95,9 +124,17 @@ pub fn record_call(app: &App, record: &CallRecord) {
         error = record.error.as_deref(),
         "upstream call"
     );
-    if let (Ok(engine), Some(session), Some(prompt)) =
-        (&app.engine, &record.session, record.usage.prompt_tokens())
-        && let Err(error) = engine.record_usage(session, prompt)
+    let Ok(engine) = &app.engine else {
+        return;
+    };
+    if let Err(error) = engine.store().write(|tx| tx.record_call(&record.row())) {
+        tracing::warn!(%error, "could not write the call's ledger row");
+    }
+    if let (Some(session), Some(prompt), true) = (
+        &record.session,
+        record.usage.prompt_tokens(),
+        (200..300).contains(&record.status),
+    ) && let Err(error) = engine.record_usage(session, prompt)
     {
         tracing::warn!(%error, %session, "could not record the reported usage");
     }

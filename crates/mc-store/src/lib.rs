@@ -4,7 +4,8 @@
 //! else the platform data directory), its private permissions (0700 directory, 0600 file), its
 //! versioned schema and the fence that refuses a newer one, the connection discipline that lets
 //! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
-//! sessions and their append-only raw message log, chained by content hash.
+//! sessions and their append-only raw message log, chained by content hash; the engine's
+//! tags, drops and pass log; and the call ledger with the per-session status built on it.
 //!
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
 //! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix
@@ -38,6 +39,7 @@
 //! ```
 
 mod branches;
+mod calls;
 mod connection;
 mod engine_state;
 mod error;
@@ -46,10 +48,12 @@ mod health;
 mod location;
 mod messages;
 mod migrations;
+mod session_status;
 mod sessions;
 mod store;
 
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
+pub use calls::CallRow;
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use engine_state::{DropRow, PassRow};
 pub use error::{Result, RowProblem, StoreError};
@@ -60,5 +64,6 @@ pub use location::{
 };
 pub use messages::{ChainMatch, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
+pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
 pub use store::{ReadTx, Store, WriteTx};

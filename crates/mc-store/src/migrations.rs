@@ -36,10 +36,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "engine state: tags, drops, passes",
         sql: include_str!("migrations/0002_engine_state.sql"),
     },
+    Migration {
+        version: 3,
+        name: "call ledger",
+        sql: include_str!("migrations/0003_call_ledger.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -147,7 +152,7 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3]);
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -160,7 +165,8 @@ mod tests {
             rows,
             vec![
                 (1, "sessions and raw messages".to_string()),
-                (2, "engine state: tags, drops, passes".to_string())
+                (2, "engine state: tags, drops, passes".to_string()),
+                (3, "call ledger".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);

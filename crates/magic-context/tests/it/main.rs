@@ -12,4 +12,5 @@ mod doctor;
 mod reduce;
 mod replay;
 mod sim_with_claude_code;
+mod status;
 mod support;

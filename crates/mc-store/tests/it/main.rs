@@ -10,6 +10,8 @@ mod concurrency;
 #[cfg(test)]
 mod fork;
 #[cfg(test)]
+mod ledger;
+#[cfg(test)]
 mod messages;
 #[cfg(test)]
 mod nothing_lost;

@@ -43,7 +43,8 @@ fn reopening_applies_nothing_and_keeps_the_data() {
         applied_migrations(&path),
         vec![
             (1, "sessions and raw messages".to_string()),
-            (2, "engine state: tags, drops, passes".to_string())
+            (2, "engine state: tags, drops, passes".to_string()),
+            (3, "call ledger".to_string())
         ]
     );
 }

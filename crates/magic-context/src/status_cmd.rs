@@ -1,0 +1,455 @@
+//! `magic-context status`: how each session stands, read from the call ledger.
+//!
+//! The operator's question is "is the proxy keeping my session inside the window without
+//! burning the cache?", so each session shows the context used against the usable window, the
+//! share of input read from the cache, and every bust with its cause. It opens the same store
+//! as `doctor` (honouring `MAGIC_CONTEXT_DATA_DIR`) and only reads it.
+//!
+//! `--json` prints one object, in one of two shapes:
+//! - without `--session`: `{"sessions": [SESSION, …]}`, most recently seen first;
+//! - with `--session ID`: `{"session": SESSION, "recent_calls": [CALL, …]}`, newest first.
+//!
+//! SESSION: `id`, `host`, `project` (or null), `fork` (`{"parent", "ordinal"}` or null),
+//! `created_ms`, `last_seen_ms`, `calls` (count), `last_call_status` (or null), `tokens`
+//! (`{"uncached", "cache_write", "cache_read", "output"}` summed over all calls),
+//! `cache_read_share` (0–1 over the calls after the first that reported input, or null),
+//! `context` (the last successful call: `{"used_tokens", "usable_window", "used_share",
+//! "at_ms"}`, the last two null when the window is unknown; null before any such call),
+//! `busts` (`[{"cause", "passes"}]`, most frequent first), `pending_drops`, `last_pass`
+//! (`{"seq", "kind", "cause", "at_ms", "tokens_removed"}` or null).
+//!
+//! CALL: `started_ms`, `route`, `model`, `pass_seq`, `pass_kind`, `bust_cause`, `status`,
+//! `uncached_tokens`, `cache_write_tokens`, `cache_read_tokens`, `output_tokens`,
+//! `first_byte_ms`, `total_ms`, `stop_reason`, `usable_window`, `overflow_retry`, `error`:
+//! the ledger row as stored, null where the provider reported nothing. Times are unix
+//! milliseconds, sizes tokens.
+
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use mc_core::{ProjectId, SessionId};
+use mc_store::{
+    CallRow, LocationEnv, Platform, SessionStatus, Store, StoreOptions, resolve_data_dir,
+};
+use serde_json::{Value, json};
+
+use crate::output::{pretty, write_stdout};
+
+/// Calls listed under a single session: enough to see the last few turns and a retry.
+const CALLS_SHOWN: usize = 10;
+
+/// What an empty store prints, pointing at the one step that fills it.
+const NO_SESSIONS: &str = "no sessions yet; point your agent at `magic-context serve`\n";
+
+/// Arguments of `status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Show only this session, with its newest calls.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// How many of the most recently seen sessions to show.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        conflicts_with = "session"
+    )]
+    pub limit: usize,
+
+    /// Print one JSON object: {"sessions"}, or {"session", "recent_calls"} with --session.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads the store and prints the sessions' standing; an unknown `--session` is an error.
+pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
+    let location = resolve_data_dir(&LocationEnv::from_process(), Platform::current())
+        .context("cannot find the data directory")?;
+    let path = location.db_path();
+    let store = Store::open_location(&location, StoreOptions::default())
+        .with_context(|| format!("cannot open the store {}", path.display()))?;
+    let now_ms = now_ms()?;
+    let text = match &args.session {
+        Some(id) => one_session(&store, id, args.json, now_ms)?,
+        None => recent_sessions(&store, args.limit, args.json, now_ms)?,
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One session with its newest calls, read in one snapshot so the two agree.
+fn one_session(store: &Store, id: &str, as_json: bool, now_ms: i64) -> anyhow::Result<String> {
+    let session = SessionId::new(id)?;
+    let found = store
+        .read(|tx| {
+            let Some(status) = tx.session_status(&session)? else {
+                return Ok(None);
+            };
+            Ok(Some((status, tx.calls(&session, CALLS_SHOWN)?)))
+        })
+        .context("cannot read the session's status")?;
+    let Some((status, calls)) = found else {
+        bail!(
+            "no session `{id}` in the store {}; run `magic-context status` to list the sessions \
+             it knows",
+            store.path().display()
+        );
+    };
+    if as_json {
+        let calls: Vec<Value> = calls.iter().map(call_json).collect();
+        return pretty(&json!({"session": session_json(&status), "recent_calls": calls}));
+    }
+    let mut text = session_text(&status, now_ms);
+    text.push_str(&calls_text(&calls, status.calls, now_ms));
+    Ok(text)
+}
+
+/// The `limit` most recently seen sessions, one block each.
+fn recent_sessions(
+    store: &Store,
+    limit: usize,
+    as_json: bool,
+    now_ms: i64,
+) -> anyhow::Result<String> {
+    let sessions = store
+        .read(|tx| tx.recent_sessions_status(limit))
+        .context("cannot read the sessions' status")?;
+    if as_json {
+        let sessions: Vec<Value> = sessions.iter().map(session_json).collect();
+        return pretty(&json!({ "sessions": sessions }));
+    }
+    if sessions.is_empty() {
+        return Ok(NO_SESSIONS.to_owned());
+    }
+    let blocks: Vec<String> = sessions
+        .iter()
+        .map(|status| session_text(status, now_ms))
+        .collect();
+    Ok(blocks.join("\n"))
+}
+
+/// The wall clock in Unix milliseconds, for "seen 5m ago": the binary is the one place
+/// allowed to read it.
+fn now_ms() -> anyhow::Result<i64> {
+    let elapsed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .context("the system clock is before 1970")?;
+    Ok(i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn session_json(status: &SessionStatus) -> Value {
+    let session = &status.session;
+    let tokens = &status.tokens;
+    json!({
+        "id": session.id.as_str(),
+        "host": session.host.as_str(),
+        "project": session.project.as_ref().map(ProjectId::as_str),
+        "fork": session.fork.as_ref().map(|fork| json!({
+            "parent": fork.parent.as_str(),
+            "ordinal": fork.ordinal,
+        })),
+        "created_ms": session.created_ms,
+        "last_seen_ms": session.last_seen_ms,
+        "calls": status.calls,
+        "last_call_status": status.last_call_status,
+        "tokens": {
+            "uncached": tokens.uncached,
+            "cache_write": tokens.cache_write,
+            "cache_read": tokens.cache_read,
+            "output": tokens.output,
+        },
+        "cache_read_share": status.cache_read_share,
+        "context": status.context.map(|context| json!({
+            "used_tokens": context.used_tokens,
+            "usable_window": context.usable_window,
+            "used_share": context.used_ratio(),
+            "at_ms": context.at_ms,
+        })),
+        "busts": status.busts.iter().map(|bust| json!({
+            "cause": bust.cause,
+            "passes": bust.passes,
+        })).collect::<Vec<_>>(),
+        "pending_drops": status.pending_drops,
+        "last_pass": status.last_pass.as_ref().map(|pass| json!({
+            "seq": pass.seq,
+            "kind": pass.kind,
+            "cause": pass.cause,
+            "at_ms": pass.at_ms,
+            "tokens_removed": pass.tokens_removed,
+        })),
+    })
+}
+
+fn call_json(call: &CallRow) -> Value {
+    json!({
+        "started_ms": call.started_ms,
+        "route": call.route,
+        "model": call.model,
+        "pass_seq": call.pass_seq,
+        "pass_kind": call.pass_kind,
+        "bust_cause": call.bust_cause,
+        "status": call.status,
+        "uncached_tokens": call.uncached_tokens,
+        "cache_write_tokens": call.cache_write_tokens,
+        "cache_read_tokens": call.cache_read_tokens,
+        "output_tokens": call.output_tokens,
+        "first_byte_ms": call.first_byte_ms,
+        "total_ms": call.total_ms,
+        "stop_reason": call.stop_reason,
+        "usable_window": call.usable_window,
+        "overflow_retry": call.overflow_retry,
+        "error": call.error,
+    })
+}
+
+/// A heading line, then one labelled line per figure, each saying plainly when there is
+/// nothing to show yet.
+fn session_text(status: &SessionStatus, now_ms: i64) -> String {
+    let session = &status.session;
+    let project = match &session.project {
+        Some(project) => format!("project {}", project.as_str()),
+        None => "no project".to_owned(),
+    };
+    let fork = match &session.fork {
+        Some(fork) => format!(
+            ", fork of {} at message {}",
+            fork.parent.as_str(),
+            fork.ordinal
+        ),
+        None => String::new(),
+    };
+    let context = match status.context {
+        None => "no successful call yet".to_owned(),
+        Some(context) => match (context.usable_window, context.used_ratio()) {
+            (Some(window), Some(ratio)) => format!(
+                "{} of {} tokens ({})",
+                grouped(context.used_tokens),
+                grouped(window),
+                percent(ratio)
+            ),
+            (Some(_) | None, _) => format!(
+                "{} tokens (usable window unknown)",
+                grouped(context.used_tokens)
+            ),
+        },
+    };
+    let cache = match status.cache_read_share {
+        Some(share) => format!("{} of input read from the cache", percent(share)),
+        None => "not measured yet (needs a second call)".to_owned(),
+    };
+    let calls = match status.last_call_status {
+        Some(last) => format!("{}, last returned {last}", grouped(status.calls)),
+        None => "none".to_owned(),
+    };
+    let tokens = &status.tokens;
+    let busts = if status.busts.is_empty() {
+        "none".to_owned()
+    } else {
+        status
+            .busts
+            .iter()
+            .map(|bust| format!("{} {}", cause_name(bust.cause.as_deref()), bust.passes))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let last_pass = match &status.last_pass {
+        Some(pass) => format!(
+            "#{} {}{}, {}",
+            pass.seq,
+            pass.kind,
+            pass.cause
+                .as_ref()
+                .map(|cause| format!(" ({cause})"))
+                .unwrap_or_default(),
+            age(now_ms, pass.at_ms)
+        ),
+        None => "none yet".to_owned(),
+    };
+    let lines = [
+        ("context", context),
+        ("cache", cache),
+        ("calls", calls),
+        (
+            "tokens",
+            format!(
+                "uncached {}, cache write {}, cache read {}, output {}",
+                grouped(tokens.uncached),
+                grouped(tokens.cache_write),
+                grouped(tokens.cache_read),
+                grouped(tokens.output)
+            ),
+        ),
+        ("busts", busts),
+        ("drops", format!("{} pending", status.pending_drops)),
+        ("last pass", last_pass),
+    ];
+    let mut out = format!(
+        "{}  {}, {project}{fork}, seen {}\n",
+        session.id.as_str(),
+        session.host.as_str(),
+        age(now_ms, session.last_seen_ms)
+    );
+    for (label, value) in lines {
+        out.push_str(&format!("  {label:<10} {value}\n"));
+    }
+    out
+}
+
+/// The newest calls as an aligned table, numbers right-aligned so magnitudes line up.
+fn calls_text(calls: &[CallRow], total: u64, now_ms: i64) -> String {
+    if calls.is_empty() {
+        return String::new();
+    }
+    let header = [
+        "started",
+        "status",
+        "pass",
+        "cause",
+        "uncached",
+        "write",
+        "read",
+        "output",
+        "first byte",
+        "total",
+        "note",
+    ];
+    let numeric = [
+        false, true, false, false, true, true, true, true, true, true, false,
+    ];
+    let count = |figure: Option<u64>| figure.map_or_else(|| "-".to_owned(), grouped);
+    let millis =
+        |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", grouped(ms)));
+    let rows: Vec<Vec<String>> = calls
+        .iter()
+        .map(|call| {
+            let pass = match (call.pass_seq, &call.pass_kind) {
+                (Some(seq), Some(kind)) => format!("#{seq} {kind}"),
+                (Some(seq), None) => format!("#{seq}"),
+                (None, Some(kind)) => kind.clone(),
+                (None, None) => "-".to_owned(),
+            };
+            let note: Vec<&str> = [
+                call.overflow_retry.then_some("overflow retry"),
+                call.error.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            vec![
+                age(now_ms, call.started_ms),
+                call.status.to_string(),
+                pass,
+                call.bust_cause.clone().unwrap_or_else(|| "-".to_owned()),
+                count(call.uncached_tokens),
+                count(call.cache_write_tokens),
+                count(call.cache_read_tokens),
+                count(call.output_tokens),
+                millis(call.first_byte_ms),
+                millis(Some(call.total_ms)),
+                note.join("; "),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|title| title.chars().count()).collect();
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut text = String::from("  ");
+        for ((cell, width), right) in cells.iter().zip(&widths).zip(numeric) {
+            text.push_str("  ");
+            if right {
+                text.push_str(&format!("{cell:>width$}"));
+            } else {
+                text.push_str(&format!("{cell:<width$}"));
+            }
+        }
+        format!("{}\n", text.trim_end())
+    };
+    let mut out = format!("  newest {} of {} calls:\n", calls.len(), grouped(total));
+    out.push_str(&line(&header.map(String::from)));
+    for row in &rows {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+/// A bust recorded without a cause still counts, under a name that says so.
+fn cause_name(cause: Option<&str>) -> &str {
+    cause.unwrap_or("unrecorded cause")
+}
+
+/// `1234567` as `1,234,567`: token counts run to hundreds of thousands.
+fn grouped(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// One decimal: 99.6% and 100% are different stories for a cache.
+fn percent(ratio: f64) -> String {
+    format!("{:.1}%", ratio * 100.0)
+}
+
+/// How long ago `at_ms` was, in the largest whole unit; a time ahead of the clock (another
+/// machine's skew) reads as now.
+fn age(now_ms: i64, at_ms: i64) -> String {
+    let seconds = now_ms.saturating_sub(at_ms).max(0) / 1_000;
+    match seconds {
+        0..60 => format!("{seconds}s ago"),
+        60..3_600 => format!("{}m ago", seconds / 60),
+        3_600..172_800 => format!("{}h ago", seconds / 3_600),
+        _ => format!("{}d ago", seconds / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped_in_thousands() {
+        let cases = [0, 7, 999, 1_000, 12_345, 168_000, 1_234_567];
+        let shown: Vec<String> = cases.into_iter().map(grouped).collect();
+        assert_eq!(
+            shown,
+            ["0", "7", "999", "1,000", "12,345", "168,000", "1,234,567"]
+        );
+    }
+
+    #[test]
+    fn ages_use_the_largest_whole_unit() {
+        let now = 1_000_000_000_000;
+        let ago = |ms: i64| age(now, now - ms);
+        assert_eq!(
+            [
+                ago(-5_000),
+                ago(59_999),
+                ago(60_000),
+                ago(3_599_000),
+                ago(7_200_000),
+                ago(172_800_000),
+            ],
+            ["0s ago", "59s ago", "1m ago", "59m ago", "2h ago", "2d ago"].map(String::from)
+        );
+    }
+
+    #[test]
+    fn shares_keep_one_decimal() {
+        assert_eq!(
+            [percent(0.996), percent(1.0), percent(0.0)],
+            ["99.6%", "100.0%", "0.0%"].map(String::from)
+        );
+    }
+}

@@ -1,0 +1,341 @@
+//! `status` reads the ledger the proxy writes: sessions, passes and calls stored through
+//! mc-store's API, then the binary run against the same data directory.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use mc_core::tags::{TagAssignment, TagNo, UnitRef};
+use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
+use mc_store::{CallRow, NewSession, PassRow, Store};
+use serde_json::{Value, json};
+
+use crate::support::Machine;
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// When the busy session was last seen: a little over two hours ago, so its ages print as
+/// "2h ago" however long the test takes to reach the binary.
+fn seen_ms() -> i64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    i64::try_from(now.as_millis()).unwrap() - 2 * HOUR_MS - 5 * 60_000
+}
+
+fn sid(id: &str) -> SessionId {
+    SessionId::new(id).unwrap()
+}
+
+/// A successful call of the busy session made by pass `seq`; `input` is uncached, cache write
+/// and cache read tokens, `latency_ms` to the first byte and in total.
+fn call(seq: u64, kind: &str, started_ms: i64, input: [u64; 3], latency_ms: [u64; 2]) -> CallRow {
+    CallRow {
+        session: Some(sid("sess-busy")),
+        pass_seq: Some(seq),
+        started_ms,
+        route: "anthropic".into(),
+        model: "claude-sonnet-4-5".into(),
+        pass_kind: Some(kind.into()),
+        bust_cause: None,
+        status: 200,
+        uncached_tokens: Some(input[0]),
+        cache_write_tokens: Some(input[1]),
+        cache_read_tokens: Some(input[2]),
+        output_tokens: Some(input[0] / 2),
+        first_byte_ms: Some(latency_ms[0]),
+        total_ms: latency_ms[1],
+        stop_reason: Some("end_turn".into()),
+        usable_window: Some(168_000),
+        overflow_retry: false,
+        error: None,
+    }
+}
+
+/// The four calls of the busy session, oldest first: the first render, a cache hit, an
+/// overflow refused by the provider and its emergency retry.
+fn busy_calls(seen_ms: i64) -> Vec<CallRow> {
+    let mut first = call(
+        0,
+        "hard_fold",
+        seen_ms - 60_000,
+        [1_200, 40_000, 0],
+        [900, 5_000],
+    );
+    first.bust_cause = Some("first_render".into());
+    let hit = call(
+        1,
+        "cache_hit",
+        seen_ms - 40_000,
+        [300, 2_000, 41_200],
+        [700, 3_000],
+    );
+    let mut bust = call(2, "soft_bust", seen_ms - 20_000, [0, 0, 0], [300, 320]);
+    bust.bust_cause = Some("execute_threshold".into());
+    let overflow = CallRow {
+        status: 400,
+        uncached_tokens: None,
+        cache_write_tokens: None,
+        cache_read_tokens: None,
+        output_tokens: None,
+        stop_reason: None,
+        error: Some("prompt is too long".into()),
+        ..bust.clone()
+    };
+    let retry = CallRow {
+        started_ms: seen_ms - 10_000,
+        uncached_tokens: Some(500),
+        cache_write_tokens: Some(60_000),
+        cache_read_tokens: Some(50_000),
+        output_tokens: Some(600),
+        first_byte_ms: Some(1_100),
+        total_ms: 9_000,
+        overflow_retry: true,
+        ..bust
+    };
+    vec![first, hit, overflow, retry]
+}
+
+/// Two sessions: a busy Claude Code one with passes, drops and calls, and a quiet Codex one
+/// seen three days ago that never made a call.
+fn seed(data_dir: &Path) -> i64 {
+    let seen = seen_ms();
+    let store = Store::open(data_dir.join("context.db")).unwrap();
+    let busy = sid("sess-busy");
+    store
+        .write(|tx| {
+            tx.upsert_session(
+                &NewSession {
+                    id: sid("sess-quiet"),
+                    host: Host::Codex,
+                    project: None,
+                },
+                seen - 72 * HOUR_MS,
+            )?;
+            tx.upsert_session(
+                &NewSession {
+                    id: busy.clone(),
+                    host: Host::ClaudeCode,
+                    project: Some(ProjectId::new("proj-1").unwrap()),
+                },
+                seen,
+            )?;
+            let messages: Vec<Message> = (0..2)
+                .map(|turn| Message::new(Role::User, vec![Part::text(format!("turn {turn}"))]))
+                .collect();
+            tx.append_messages(&busy, 0, &messages, seen)?;
+            let tags: Vec<TagAssignment> = (0..2)
+                .map(|ordinal| TagAssignment {
+                    tag: TagNo(u32::try_from(ordinal).unwrap() + 1),
+                    unit: UnitRef { ordinal, part: 0 },
+                })
+                .collect();
+            tx.insert_tags(&busy, &tags)?;
+            tx.queue_drop(&busy, TagNo(1), "ctx_reduce", seen)?;
+            tx.queue_drop(&busy, TagNo(2), "ctx_reduce", seen)?;
+            tx.land_drops(&busy, &[TagNo(1)], 2)?;
+            for (seq, kind, cause) in [
+                (0, "hard_fold", Some("first_render")),
+                (1, "cache_hit", None),
+                (2, "soft_bust", Some("execute_threshold")),
+            ] {
+                let pass = PassRow {
+                    seq,
+                    at_ms: seen - 60_000 + i64::try_from(seq).unwrap() * 20_000,
+                    kind: kind.into(),
+                    cause: cause.map(Into::into),
+                    tokens_removed: 0,
+                };
+                tx.record_pass(&busy, &pass)?;
+            }
+            for row in busy_calls(seen) {
+                tx.record_call(&row)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    seen
+}
+
+fn seeded() -> (Machine, PathBuf, i64) {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let seen = seed(&data);
+    (machine, data, seen)
+}
+
+fn env(data: &Path) -> [(&'static str, &OsStr); 1] {
+    [("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())]
+}
+
+const BUSY_TEXT: &str = "\
+sess-busy  claude-code, project proj-1, seen 2h ago
+  context    110,500 of 168,000 tokens (65.8%)
+  cache      59.2% of input read from the cache
+  calls      4, last returned 200
+  tokens     uncached 2,000, cache write 102,000, cache read 91,200, output 1,350
+  busts      execute_threshold 1, first_render 1
+  drops      1 pending
+  last pass  #2 soft_bust (execute_threshold), 2h ago
+";
+
+const QUIET_TEXT: &str = "\
+sess-quiet  codex, no project, seen 3d ago
+  context    no successful call yet
+  cache      not measured yet (needs a second call)
+  calls      none
+  tokens     uncached 0, cache write 0, cache read 0, output 0
+  busts      none
+  drops      0 pending
+  last pass  none yet
+";
+
+#[test]
+fn lists_the_most_recently_seen_sessions_first() {
+    let (machine, data, _) = seeded();
+    let run = machine.run(&["status"], &env(&data)).success();
+    assert_eq!(run.stdout, format!("{BUSY_TEXT}\n{QUIET_TEXT}"));
+
+    let limited = machine
+        .run(&["status", "--limit", "1"], &env(&data))
+        .success();
+    assert_eq!(limited.stdout, BUSY_TEXT);
+}
+
+/// The busy session as `--json` prints it.
+fn busy_json(seen: i64) -> Value {
+    json!({
+        "id": "sess-busy",
+        "host": "claude-code",
+        "project": "proj-1",
+        "fork": null,
+        "created_ms": seen,
+        "last_seen_ms": seen,
+        "calls": 4,
+        "last_call_status": 200,
+        "tokens": {"uncached": 2_000, "cache_write": 102_000, "cache_read": 91_200, "output": 1_350},
+        "cache_read_share": 91_200.0 / 154_000.0,
+        "context": {
+            "used_tokens": 110_500,
+            "usable_window": 168_000,
+            "used_share": 110_500.0 / 168_000.0,
+            "at_ms": seen - 10_000,
+        },
+        "busts": [
+            {"cause": "execute_threshold", "passes": 1},
+            {"cause": "first_render", "passes": 1},
+        ],
+        "pending_drops": 1,
+        "last_pass": {
+            "seq": 2,
+            "kind": "soft_bust",
+            "cause": "execute_threshold",
+            "at_ms": seen - 20_000,
+            "tokens_removed": 0,
+        },
+    })
+}
+
+#[test]
+fn json_lists_every_figure_with_nulls_for_the_unknown() {
+    let (machine, data, seen) = seeded();
+    let run = machine.run(&["status", "--json"], &env(&data)).success();
+    let quiet = json!({
+        "id": "sess-quiet",
+        "host": "codex",
+        "project": null,
+        "fork": null,
+        "created_ms": seen - 72 * HOUR_MS,
+        "last_seen_ms": seen - 72 * HOUR_MS,
+        "calls": 0,
+        "last_call_status": null,
+        "tokens": {"uncached": 0, "cache_write": 0, "cache_read": 0, "output": 0},
+        "cache_read_share": null,
+        "context": null,
+        "busts": [],
+        "pending_drops": 0,
+        "last_pass": null,
+    });
+    assert_eq!(run.json(), json!({"sessions": [busy_json(seen), quiet]}));
+}
+
+#[test]
+fn one_session_shows_its_newest_calls() {
+    let (machine, data, seen) = seeded();
+    let run = machine
+        .run(&["status", "--session", "sess-busy"], &env(&data))
+        .success();
+    let calls = "  newest 4 of 4 calls:
+    started  status  pass          cause              uncached   write    read  output  first byte     total  note
+    2h ago      200  #2 soft_bust  execute_threshold       500  60,000  50,000     600    1,100 ms  9,000 ms  overflow retry
+    2h ago      400  #2 soft_bust  execute_threshold         -       -       -       -      300 ms    320 ms  prompt is too long
+    2h ago      200  #1 cache_hit  -                       300   2,000  41,200     150      700 ms  3,000 ms
+    2h ago      200  #0 hard_fold  first_render          1,200  40,000       0     600      900 ms  5,000 ms
+";
+    assert_eq!(run.stdout, format!("{BUSY_TEXT}{calls}"));
+
+    let json = machine
+        .run(&["status", "--session", "sess-busy", "--json"], &env(&data))
+        .success()
+        .json();
+    assert_eq!(json["session"], busy_json(seen));
+    let mut expected = busy_calls(seen);
+    expected.reverse();
+    let started: Vec<i64> = expected.iter().map(|call| call.started_ms).collect();
+    let shown: Vec<i64> = json["recent_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["started_ms"].as_i64().unwrap())
+        .collect();
+    assert_eq!(shown, started, "newest first");
+    assert_eq!(
+        json["recent_calls"][1],
+        json!({
+            "started_ms": seen - 20_000,
+            "route": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "pass_seq": 2,
+            "pass_kind": "soft_bust",
+            "bust_cause": "execute_threshold",
+            "status": 400,
+            "uncached_tokens": null,
+            "cache_write_tokens": null,
+            "cache_read_tokens": null,
+            "output_tokens": null,
+            "first_byte_ms": 300,
+            "total_ms": 320,
+            "stop_reason": null,
+            "usable_window": 168_000,
+            "overflow_retry": false,
+            "error": "prompt is too long",
+        })
+    );
+}
+
+#[test]
+fn an_unknown_session_fails_naming_it() {
+    let (machine, data, _) = seeded();
+    let run = machine.run(&["status", "--session", "nobody"], &env(&data));
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("no session `nobody` in the store"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_empty_store_says_how_to_fill_it() {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let run = machine.run(&["status"], &env(&data)).success();
+    assert_eq!(
+        run.stdout,
+        "no sessions yet; point your agent at `magic-context serve`\n"
+    );
+    let json = machine
+        .run(&["status", "--json"], &env(&data))
+        .success()
+        .json();
+    assert_eq!(json, json!({"sessions": []}));
+}
