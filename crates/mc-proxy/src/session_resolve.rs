@@ -194,3 +194,7 @@ pub enum ResolveError {
     #[error(transparent)]
     Store(#[from] StoreError),
 }
+
+#[cfg(test)]
+#[path = "session_resolve_capture_tests.rs"]
+mod capture_tests;
