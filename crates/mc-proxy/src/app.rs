@@ -53,11 +53,18 @@ impl App {
 }
 
 /// The proxy's routes: the two managed model-call routes, and verbatim forwarding for
-/// everything else.
+/// everything else, other methods on the managed paths included (a `405` from the proxy
+/// would hide what the upstream says, e.g. to a CORS preflight).
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
-        .route("/v1/messages", post(managed::anthropic_messages))
-        .route("/v1/chat/completions", post(managed::openai_chat))
+        .route(
+            "/v1/messages",
+            post(managed::anthropic_messages).fallback(forward::forward),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(managed::openai_chat).fallback(forward::forward),
+        )
         .fallback(any(forward::forward))
         .with_state(app)
 }

@@ -1,0 +1,17 @@
+//! Integration tests of the proxy, linked as one binary: a real proxy on a loopback port,
+//! a real SQLite store in a tempdir, and in-process upstreams (mc-sim, or recording axum
+//! servers scripted per test).
+//!
+//! `cfg(test)` (always true here) lets clippy treat the helpers as test code, where unwrap
+//! is allowed.
+#![cfg(test)]
+
+mod bad_input;
+mod failures;
+mod happy_path;
+mod headers;
+mod openai;
+mod overflow;
+mod routing;
+mod sessions;
+mod support;

@@ -1,0 +1,222 @@
+//! A context overflow from the provider is retried once with an emergency plan before the
+//! client sees anything (DESIGN §4 step 9): success when the smaller request fits, else the
+//! provider's own error; never more than two upstream calls. When the engine has nothing
+//! left to drop, it refuses the retry itself (a proven limit, nothing to fold) and only one
+//! call goes up.
+
+use axum::http::Method;
+use serde_json::{Value, json};
+
+use crate::support::{MODEL, Proxy, Upstream, json_response, send, sim, sse_events, tap};
+
+/// A long tool-heavy session: `rounds` distinct file reads of `lines` lines (about 10
+/// tokens a line). Reads under 800 tokens are not stale yet, so only an emergency drops
+/// them; larger old ones are dropped by the first pass already.
+fn long_session(rounds: usize, lines: usize) -> Vec<Value> {
+    let mut messages = vec![json!({"role": "user", "content": "Read every file and summarise."})];
+    for round in 0..rounds {
+        let id = format!("toolu_read_{round}");
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": "Read", "input": {"path": format!("src/file_{round}.rs")}}]}));
+        let content = file_text(round, lines);
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": content}]}));
+    }
+    messages
+}
+
+/// `lines` lines of text unlike any other file's (the duplicate lane would drop near-copies).
+fn file_text(file: usize, lines: usize) -> String {
+    const WORDS: [&str; 16] = [
+        "parse", "token", "buffer", "cache", "store", "render", "plan", "drop", "fold", "stream",
+        "header", "session", "ledger", "window", "branch", "engine",
+    ];
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64 ^ (file as u64 + 1).wrapping_mul(0x0100_0000_01B3);
+    let mut text = String::new();
+    for line in 0..lines {
+        text.push_str(&format!("{line:3}:"));
+        for _ in 0..6 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            text.push(' ');
+            text.push_str(WORDS[(state >> 60) as usize]);
+        }
+        text.push('\n');
+    }
+    text
+}
+
+fn request(messages: &[Value], stream: bool) -> Value {
+    json!({
+        "model": MODEL,
+        "max_tokens": 1024,
+        "stream": stream,
+        "system": "You are a careful coding agent.",
+        "messages": messages,
+    })
+}
+
+fn overflow_body(prompt: u64, limit: u64) -> Value {
+    json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": format!("prompt is too long: {prompt} tokens > {limit} maximum")}})
+}
+
+async fn post_messages(proxy: &Proxy, body: &Value) -> crate::support::Reply {
+    send(
+        Method::POST,
+        &proxy.url("/v1/messages"),
+        &[
+            ("content-type", "application/json"),
+            ("x-api-key", "sk-ant-overflow"),
+        ],
+        body.to_string(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn an_overflow_is_retried_once_and_the_smaller_request_succeeds() {
+    let script =
+        json!({"turns": [{"content": [{"type": "text", "text": "Summary: sixty files."}]}]});
+    let sim = sim(&script, Some(20_000)).await;
+    let (upstream, relayed) = tap(sim.local_addr()).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let messages = long_session(60, 60);
+
+    let reply = post_messages(&proxy, &request(&messages, true)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let ledger = sim.ledger();
+    assert_eq!(ledger.len(), 2, "{ledger:?}");
+    assert_eq!(ledger[0].status, 400);
+    assert!(ledger[0].prompt_tokens > 20_000, "{ledger:?}");
+    assert_eq!(ledger[1].status, 200);
+    assert!(ledger[1].prompt_tokens <= 20_000, "{ledger:?}");
+    // The client got the successful answer, byte for byte, and never the overflow.
+    let relayed = relayed.lock().unwrap().clone();
+    assert_eq!(relayed[0].0, 400);
+    assert_eq!(reply.body, relayed[1].1);
+    let events = sse_events(&reply.body);
+    assert!(
+        events
+            .iter()
+            .any(|(_, data)| data["delta"]["text"] == "Summary: sixty files.")
+    );
+
+    // The retry is the same conversation, smaller: tool output dropped, pairs kept.
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2);
+    let (first, retry) = (seen[0].json(), seen[1].json());
+    assert!(seen[1].body.len() < seen[0].body.len() * 3 / 4);
+    assert_eq!(
+        first["messages"].as_array().unwrap().len(),
+        retry["messages"].as_array().unwrap().len()
+    );
+    assert!(crate::support::cache_markers(&retry) <= 4);
+    let ids = proxy.session_ids();
+    assert_eq!(ids.len(), 1);
+    assert_eq!(proxy.messages(&ids[0]).len(), messages.len());
+}
+
+#[tokio::test]
+async fn an_overflow_the_retry_cannot_fix_returns_the_providers_error() {
+    let upstream = Upstream::replying(|seen, index| {
+        // The provider's count shrinks with the request, but stays over the limit.
+        let prompt = seen.body.len() as u64 / 3;
+        let mut response = json_response(400, &overflow_body(prompt, 1_000 + index as u64));
+        response.headers_mut().insert(
+            "request-id",
+            format!("req_overflow_{index}").parse().unwrap(),
+        );
+        response
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let reply = post_messages(&proxy, &request(&long_session(60, 60), false)).await;
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2, "one call and one retry");
+    assert!(seen[1].body.len() < seen[0].body.len());
+    assert_eq!(reply.status, 400);
+    // The second answer, as the provider sent it.
+    assert_eq!(
+        reply.json(),
+        overflow_body(seen[1].body.len() as u64 / 3, 1_001)
+    );
+    assert_eq!(reply.headers["request-id"], "req_overflow_1");
+}
+
+#[tokio::test]
+async fn an_openai_context_length_error_is_retried_too() {
+    let upstream = Upstream::replying(|_, index| {
+        if index == 0 {
+            json_response(400, &json!({"error": {
+                "message": "This model's maximum context length is 30,000 tokens. However, your messages resulted in 41,000 tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}))
+        } else {
+            json_response(200, &json!({"id": "chatcmpl-ok", "object": "chat.completion", "model": "gpt-4o",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "fits now"}, "finish_reason": "stop"}]}))
+        }
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut messages = vec![
+        json!({"role": "system", "content": "Be brief."}),
+        json!({"role": "user", "content": "Read every file."}),
+    ];
+    for round in 0..40 {
+        let id = format!("call_{round}");
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "read", "arguments": format!("{{\"path\":\"f{round}\"}}")}}]}));
+        let content: String = (0..100)
+            .map(|line| format!("file {round} line {line}\n"))
+            .collect();
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+    }
+    let body = json!({"model": "gpt-4o", "messages": messages});
+    let reply = send(
+        Method::POST,
+        &proxy.url("/v1/chat/completions"),
+        &[("content-type", "application/json")],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["choices"][0]["message"]["content"], "fits now");
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].body.len() < seen[0].body.len() * 3 / 4);
+}
+
+#[tokio::test]
+async fn other_client_errors_are_not_retried() {
+    let error = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: must be positive"}});
+    let answer = error.clone();
+    let upstream = Upstream::replying(move |_, _| json_response(400, &answer)).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let reply = post_messages(&proxy, &request(&long_session(3, 10), false)).await;
+    assert_eq!(reply.status, 400);
+    assert_eq!(reply.json(), error);
+    assert_eq!(upstream.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn with_nothing_left_to_drop_the_retry_is_refused_as_too_long() {
+    let upstream =
+        Upstream::replying(|_, _| json_response(400, &overflow_body(90_000, 8_000))).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    // Large reads: the first pass already dropped every old one it may.
+    let reply = post_messages(&proxy, &request(&long_session(40, 100), false)).await;
+    assert_eq!(
+        upstream.seen().len(),
+        1,
+        "a retry that cannot shrink is not sent"
+    );
+    assert_eq!(reply.status, 400);
+    let body = reply.json();
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    // Claude Code compacts on this phrase.
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("prompt is too long"), "{message}");
+    assert!(message.contains("8000-token limit"), "{message}");
+}

@@ -1,0 +1,95 @@
+//! Which upstream each path goes to when the two providers live at different URLs.
+
+use axum::http::Method;
+use serde_json::json;
+
+use crate::support::{
+    Proxy, Upstream, anthropic_message, anthropic_request, json_response, send, settings, user,
+};
+
+#[tokio::test]
+async fn each_path_goes_to_its_providers_upstream() {
+    let anthropic =
+        Upstream::replying(|_, _| json_response(200, &anthropic_message("from anthropic"))).await;
+    let openai = Upstream::replying(|_, _| {
+        json_response(200, &json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "from openai"}, "finish_reason": "stop"}]}))
+    })
+    .await;
+    let mut both = settings(&anthropic.url());
+    // A trailing slash on a base URL is allowed.
+    both.upstream_openai = format!("{}/", openai.url());
+    let proxy = Proxy::start_with(both).await;
+    let anthropic_body = anthropic_request(&[user("hello")]).to_string();
+    let chat_body =
+        json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello"}]}).to_string();
+    let json_type = ("content-type", "application/json");
+    let calls = [
+        (
+            Method::POST,
+            "/v1/messages?beta=true",
+            vec![json_type],
+            anthropic_body.clone(),
+        ),
+        (
+            Method::POST,
+            "/v1/messages/count_tokens?beta=true",
+            vec![json_type],
+            anthropic_body,
+        ),
+        (
+            Method::GET,
+            "/v1/models",
+            vec![("x-api-key", "sk-ant")],
+            String::new(),
+        ),
+        (
+            Method::POST,
+            "/v1/chat/completions",
+            vec![json_type],
+            chat_body,
+        ),
+        (
+            Method::GET,
+            "/v1/models",
+            vec![("authorization", "Bearer sk-openai")],
+            String::new(),
+        ),
+        (
+            Method::POST,
+            "/v1/embeddings",
+            vec![json_type],
+            "{}".to_owned(),
+        ),
+        (
+            Method::POST,
+            "/v1/responses",
+            vec![json_type],
+            "{}".to_owned(),
+        ),
+    ];
+    for (method, path, headers, body) in calls {
+        let reply = send(method, &proxy.url(path), &headers, body).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+    }
+    let paths = |upstream: &Upstream| -> Vec<String> {
+        upstream.seen().into_iter().map(|seen| seen.uri).collect()
+    };
+    assert_eq!(
+        paths(&anthropic),
+        [
+            "/v1/messages?beta=true",
+            "/v1/messages/count_tokens?beta=true",
+            "/v1/models"
+        ]
+    );
+    assert_eq!(
+        paths(&openai),
+        [
+            "/v1/chat/completions",
+            "/v1/models",
+            "/v1/embeddings",
+            "/v1/responses"
+        ]
+    );
+}
