@@ -21,13 +21,15 @@ pub struct Ingested {
 }
 
 /// Appends the request's new messages and tags them; refuses a request whose history
-/// contradicts the stored one.
+/// contradicts the stored one. `chain`, when given, must be the hash chain of `messages`
+/// (one of another length is ignored).
 pub fn ingest(
     tx: &WriteTx<'_>,
     session: &SessionId,
     host: Host,
     project: Option<&ProjectId>,
     messages: &[Message],
+    chain: Option<&HashChain>,
     now_ms: i64,
 ) -> Result<Ingested> {
     tx.upsert_session(
@@ -45,8 +47,11 @@ pub fn ingest(
     }
     if stored > 0 {
         let head = tx.chain_head(session)?;
-        let ours = HashChain::of(&messages[..stored_len]);
-        if ours.head() != head.as_ref() {
+        let ours = match chain.filter(|chain| chain.len() == messages.len()) {
+            Some(chain) => chain.links().get(stored_len - 1).copied(),
+            None => HashChain::of(&messages[..stored_len]).head().copied(),
+        };
+        if ours != head {
             return Err(diverged(session, messages, stored, tx)?);
         }
     }

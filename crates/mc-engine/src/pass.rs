@@ -17,7 +17,7 @@ use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_us
 use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim};
 use mc_core::reduction::{DropState, land_drops, render_tail};
 use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
-use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
+use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
@@ -46,6 +46,9 @@ pub struct PassRequest<'a> {
     pub system_blocks: usize,
     /// The client's whole conversation, as it sent it.
     pub messages: &'a [Message],
+    /// The hash chain of `messages`, when the caller already computed it (the proxy does,
+    /// to resolve the session); saves hashing the whole conversation a second time.
+    pub chain: Option<&'a HashChain>,
     /// When the request arrived.
     pub now_ms: u64,
     /// The usable window (window minus output reserve), when known.
@@ -150,6 +153,7 @@ impl Engine {
             request.host,
             request.project,
             request.messages,
+            request.chain,
             now_ms,
         )?;
         let mut state = load_state(tx, session)?.unwrap_or_default();

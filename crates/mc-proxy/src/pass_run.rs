@@ -165,6 +165,7 @@ fn plan_once(
             prefix_identity: &prefix_identity,
             system_blocks: client.system_blocks(),
             messages: &conversation,
+            chain: Some(&chain),
             now_ms,
             usable_window: usable,
             last_usage_tokens: last_usage,

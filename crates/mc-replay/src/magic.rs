@@ -99,6 +99,7 @@ impl Strategy for Magic {
                 prefix_identity: &prefix_identity,
                 system_blocks: step.system.len(),
                 messages: step.messages,
+                chain: None,
                 now_ms: step.at_ms,
                 usable_window: Some(usable_window),
                 last_usage_tokens: step.last_prompt_tokens,

@@ -54,6 +54,7 @@ fn seed(data_dir: &Path) {
             prefix_identity: "system",
             system_blocks: 1,
             messages: &messages,
+            chain: None,
             now_ms: 1_795_952_640_000,
             usable_window: Some(200_000),
             last_usage_tokens: None,

@@ -104,6 +104,7 @@ impl Harness {
             prefix_identity: PREFIX,
             system_blocks: 1,
             messages: call.messages,
+            chain: None,
             now_ms: call.now_ms,
             usable_window: Some(call.usable_window),
             last_usage_tokens: call.last_usage_tokens,
