@@ -2,9 +2,9 @@
 //! 16–20 KB and a README, committed once.
 //!
 //! The script fixture (`tests/fixtures/long_session.json`) depends on these exact bytes: its
-//! `when` conditions look for the marker in each file's first line, for function names, and
-//! for the line numbers its partial Reads aim at (the `pub fn` line of function `i` is line `6·i + 8`).
-//! Change the generator and the fixture together.
+//! `when` conditions look for the marker in each file's first line and for function names,
+//! and its partial Reads aim at line numbers (the `pub fn` line of function `i` is line
+//! `6·i + 8`). Change the generator and the fixture together.
 
 use std::path::Path;
 use std::process::Command;
