@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod claude_code;
+mod claude_code_proxy;
 mod cli;
 mod config_schema;
 mod config_show;

@@ -1,0 +1,154 @@
+//! The two servers of the long session, run as child processes of the built binary:
+//! `magic-context sim` (the provider) and `magic-context serve` (the proxy).
+//!
+//! Each prints a line containing `listening on http://ADDR` on stderr once it listens (with
+//! the real port, since both bind port 0). A thread keeps reading stderr after that line, so a
+//! chatty server never blocks on a full pipe, and what it said is kept for failure messages.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mc_sim::CallRecord;
+
+use crate::support::Machine;
+
+/// How long a server may take to print its listening line (the debug build loads the
+/// tokenizer tables first).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A running child server, killed on drop.
+pub struct Server {
+    name: &'static str,
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Server {
+    /// `magic-context sim --script SCRIPT --model-window WINDOW` on a free port.
+    pub fn sim(script: &Path, window_tokens: u64) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+        command
+            .args(["sim", "--listen", "127.0.0.1:0", "--script"])
+            .arg(script)
+            .args(["--model-window", &window_tokens.to_string()]);
+        Self::start("sim", command)
+    }
+
+    /// `magic-context serve` on a free port in front of `upstream`, with its store in
+    /// `data_dir` (`MAGIC_CONTEXT_DATA_DIR`) and its window set to `window_tokens`, in the
+    /// machine's hermetic environment (its own HOME and XDG_CONFIG_HOME, so no user config
+    /// applies).
+    pub fn serve(machine: &Machine, upstream: &str, data_dir: &Path, window_tokens: u64) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+        command
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream-anthropic",
+                upstream,
+            ])
+            .args(["--context-window", &window_tokens.to_string()])
+            .env_clear()
+            .env("HOME", machine.path("home"))
+            .env("XDG_CONFIG_HOME", machine.path("xdg"))
+            .env("MAGIC_CONTEXT_DATA_DIR", data_dir);
+        Self::start("serve", command)
+    }
+
+    fn start(name: &'static str, mut command: Command) -> Self {
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (found, address) = mpsc::channel();
+        let pipe = child.stderr.take().unwrap();
+        let kept = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if let Some(url) = listening_url(&line) {
+                    let _ = found.send(url);
+                }
+                let mut kept = kept.lock().unwrap();
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+        });
+        let Ok(base_url) = address.recv_timeout(START_TIMEOUT) else {
+            let _ = child.kill();
+            panic!(
+                "`magic-context {name}` printed no `listening on http://` line:\n{}",
+                stderr.lock().unwrap()
+            );
+        };
+        Self {
+            name,
+            child,
+            base_url,
+            stderr,
+        }
+    }
+
+    /// Everything the server wrote to stderr so far, for failure messages.
+    pub fn stderr(&self) -> String {
+        format!(
+            "--- {} stderr ---\n{}",
+            self.name,
+            self.stderr.lock().unwrap()
+        )
+    }
+
+    /// The simulator's `GET /_sim/ledger`: one row per call, in arrival order.
+    pub fn ledger(&self) -> Vec<CallRecord> {
+        let address = self.base_url.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address).unwrap();
+        write!(
+            stream,
+            "GET /_sim/ledger HTTP/1.0\r\nHost: {address}\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        assert!(head.contains(" 200 "), "GET /_sim/ledger: {head}");
+        serde_json::from_str(body).unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The URL in a line like `mc-sim listening on http://127.0.0.1:4141` or
+/// `magic-context listening on http://127.0.0.1:4141 with store …`.
+fn listening_url(line: &str) -> Option<String> {
+    let (_, rest) = line.split_once("listening on http://")?;
+    let address = rest.split_whitespace().next()?;
+    Some(format!("http://{address}"))
+}
+
+#[test]
+fn reads_the_address_from_either_listening_line() {
+    assert_eq!(
+        listening_url("mc-sim listening on http://127.0.0.1:4000").as_deref(),
+        Some("http://127.0.0.1:4000")
+    );
+    assert_eq!(
+        listening_url("magic-context listening on http://127.0.0.1:4141 with store /d/context.db")
+            .as_deref(),
+        Some("http://127.0.0.1:4141")
+    );
+    assert_eq!(listening_url("warning: config file ignored"), None);
+}
