@@ -7,6 +7,7 @@
 //! crate only loads state, applies them and persists the outcome.
 
 mod error;
+mod fingerprints;
 mod ingest;
 mod pass;
 mod reduce;

@@ -14,7 +14,9 @@ use mc_core::breakpoints::{
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
 use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass};
-use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim};
+use mc_core::reclaim::{
+    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim_with,
+};
 use mc_core::reduction::{DropState, land_drops, render_tail};
 use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
 use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
@@ -22,6 +24,7 @@ use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
 use crate::error::{EngineError, Result};
+use crate::fingerprints::KeptIndexes;
 use crate::ingest::ingest;
 use crate::state::EngineState;
 
@@ -83,6 +86,7 @@ pub struct Engine {
     store: Store,
     config: Config,
     reclaim: ReclaimConfig,
+    indexes: KeptIndexes,
 }
 
 impl Engine {
@@ -96,6 +100,7 @@ impl Engine {
             store,
             config,
             reclaim,
+            indexes: KeptIndexes::default(),
         }
     }
 
@@ -112,8 +117,12 @@ impl Engine {
     /// Runs one pass for `request` in one transaction.
     pub fn pass(&self, request: &PassRequest<'_>) -> Result<PassOutcome> {
         let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
-        self.store
-            .write_with(|tx| self.pass_in(tx, request, now_ms))
+        let mut index = self.indexes.take(request.session, &self.reclaim);
+        let outcome = self
+            .store
+            .write_with(|tx| self.pass_in(tx, request, now_ms, &mut index))?;
+        self.indexes.put(request.session, index);
+        Ok(outcome)
     }
 
     /// Records the context limit a provider proved with an overflow error ("prompt is too
@@ -142,6 +151,7 @@ impl Engine {
         tx: &WriteTx<'_>,
         request: &PassRequest<'_>,
         now_ms: i64,
+        index: &mut FingerprintIndex,
     ) -> Result<PassOutcome> {
         let session = request.session;
         ingest(
@@ -229,8 +239,8 @@ impl Engine {
             prompt_tokens_estimate: Tokens(prompt_estimate),
             prefix_tokens_estimate: Tokens(state.m1_tokens + shown_tail_tokens),
         };
-        // The reclaim lanes read the whole session, which costs more than everything else
-        // in a pass: they run only when their result can matter. Below the execute threshold
+        // The reclaim lanes walk the whole tail (with the session's kept fingerprint index,
+        // only new output is fingerprinted): they run only when their result can matter. Below the execute threshold
         // a live cache is never busted for reclaimable work, so they are skipped unless the
         // pass busts anyway (dead cache, flush, first render) and may land the normal lanes
         // for free. From the execute threshold on, the emergency lanes (which also take the
@@ -245,9 +255,9 @@ impl Engine {
             request.model,
         );
         let reclaim = if usage.execute_reached || probe.refuse.is_some() {
-            plan_reclaim(&reclaim_inputs(true), &self.reclaim)
+            plan_reclaim_with(&reclaim_inputs(true), &self.reclaim, index)
         } else if probe.may_mutate {
-            plan_reclaim(&reclaim_inputs(false), &self.reclaim)
+            plan_reclaim_with(&reclaim_inputs(false), &self.reclaim, index)
         } else {
             Vec::new()
         };
