@@ -9,11 +9,13 @@
 mod error;
 mod fingerprints;
 mod ingest;
+mod nudges;
 mod pass;
 mod reduce;
 mod state;
 
 pub use error::{EngineError, Result};
 pub use ingest::{Ingested, ingest};
+pub use nudges::Nudge;
 pub use pass::{CountText, Engine, PassOutcome, PassRequest};
 pub use state::EngineState;

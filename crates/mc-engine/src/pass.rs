@@ -16,6 +16,7 @@ use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
 use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass};
 use mc_core::reclaim::{
     FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim_with,
+    unreduced_output_tokens,
 };
 use mc_core::reduction::{DropState, land_drops, render_tail};
 use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
@@ -26,6 +27,7 @@ use serde::Serialize;
 use crate::error::{EngineError, Result};
 use crate::fingerprints::KeptIndexes;
 use crate::ingest::ingest;
+use crate::nudges::{NudgeInputs, decide_nudge, replay_nudges};
 use crate::state::EngineState;
 
 /// Counts the tokens of a text, as the provider would (an estimate).
@@ -92,9 +94,16 @@ pub struct Engine {
 impl Engine {
     /// An engine over `store` with `config`.
     pub fn new(store: Store, config: Config) -> Self {
+        Self::with_reclaim(store, config, ReclaimConfig::default())
+    }
+
+    /// An engine with its own reclaim lane and nudge settings (tests, experiments). The
+    /// protected count always comes from `config.reduction.protected_tags`, so queued drops
+    /// and automatic reclaim protect the same tags.
+    pub fn with_reclaim(store: Store, config: Config, reclaim: ReclaimConfig) -> Self {
         let reclaim = ReclaimConfig {
             protected_count: config.reduction.protected_tags,
-            ..ReclaimConfig::default()
+            ..reclaim
         };
         Self {
             store,
@@ -112,6 +121,11 @@ impl Engine {
     /// The configuration the engine plans with.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The reclaim lane and nudge settings the engine plans with.
+    pub fn reclaim_config(&self) -> &ReclaimConfig {
+        &self.reclaim
     }
 
     /// Runs one pass for `request` in one transaction.
@@ -303,8 +317,25 @@ impl Engine {
             tx.land_drops(session, &landed_now, seq)?;
             if !landed_now.is_empty() {
                 state.usage_at_landing = reported_usage;
+                state.last_reduction_ordinal = Some(newest_ordinal);
             }
             all_landed.extend(landed_now.iter().copied());
+            let nudge_inputs = NudgeInputs {
+                messages: request.messages,
+                boundary: boundary as u64,
+                last_reduction_ordinal: state.last_reduction_ordinal,
+                given: &state.nudges,
+            };
+            let unreduced = || {
+                let inputs = ReclaimInputs {
+                    drops: &state_now,
+                    ..reclaim_inputs(false)
+                };
+                unreduced_output_tokens(&inputs, &self.reclaim)
+            };
+            if let Some(nudge) = decide_nudge(&nudge_inputs, unreduced, &self.reclaim) {
+                state.nudges.push(nudge);
+            }
             self.refresh_head(&mut state, &plan, request);
         }
         let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
@@ -327,6 +358,7 @@ impl Engine {
             self.config.reduction.drop_skeletons,
         );
         remove_dropped_reasoning(&mut tail_rendered, &cleaned_refs, &state.dropped_reasoning);
+        replay_nudges(&mut tail_rendered, boundary as u64, &state.nudges);
         messages.extend(tail_rendered);
         let breakpoints = plan_breakpoints(
             &layout_of(request.system_blocks, &messages),
