@@ -1,14 +1,18 @@
 //! Planning one pass of a 200K-token session: the bust permission, the reclaim lanes over
-//! the whole session, and rendering the tagged tail, against a baseline from the same run
-//! (serialising the same conversation once with serde_json, which every upstream request
-//! costs anyway). Read the ratios, not the absolute times.
+//! the whole session (from scratch, and as a pass plans them: with the session's kept
+//! fingerprint index, one new turn since the last pass), and rendering the tagged tail,
+//! against a baseline from the same run (serialising the same conversation once with
+//! serde_json, which every upstream request costs anyway). Read the ratios, not the absolute
+//! times.
 
 use std::collections::BTreeSet;
 
 use divan::{Bencher, black_box};
 use mc_core::config::{CacheTtl, HistoryConfig, PassConfig, Tokens};
 use mc_core::pass_plan::{PassInputs, PendingWork, plan_pass};
-use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reclaim};
+use mc_core::reclaim::{
+    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reclaim, plan_reclaim_with,
+};
 use mc_core::reduction::{DropState, render_tail};
 use mc_core::tags::{TagIndex, TagNo, assign_tags};
 use mc_core::{Message, Part, Role};
@@ -138,6 +142,39 @@ fn reclaim_lanes(bencher: Bencher) {
         };
         plan_reclaim(&inputs, &config).len()
     });
+}
+
+#[divan::bench]
+fn reclaim_lanes_kept_index(bencher: Bencher) {
+    let messages = session();
+    let tags = tags_of(&messages);
+    let drops = DropState::default();
+    let indexed: Vec<(u64, &Message)> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i as u64, m))
+        .collect();
+    let config = ReclaimConfig::default();
+    let inputs = |newest_ordinal: u64| ReclaimInputs {
+        messages: black_box(&indexed),
+        tags: &tags,
+        drops: &drops,
+        newest_ordinal,
+        token_estimate: &estimate,
+        emergency: false,
+    };
+    let newest = indexed.len() as u64 - 1;
+    // The index as the previous pass left it: everything but the newest call and result.
+    let mut previous = FingerprintIndex::new(&config);
+    plan_reclaim_with(&inputs(newest - 2), &config, &mut previous);
+    let expected = plan_reclaim(&inputs(newest), &config);
+    assert_eq!(
+        plan_reclaim_with(&inputs(newest), &config, &mut previous.clone()),
+        expected
+    );
+    bencher
+        .with_inputs(|| previous.clone())
+        .bench_local_refs(|index| plan_reclaim_with(&inputs(newest), &config, index).len());
 }
 
 #[divan::bench]

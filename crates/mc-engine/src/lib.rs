@@ -7,13 +7,16 @@
 //! crate only loads state, applies them and persists the outcome.
 
 mod error;
+mod fingerprints;
 mod fork;
 mod ingest;
+mod nudges;
 mod pass;
 mod reduce;
 mod state;
 
 pub use error::{EngineError, Result};
 pub use ingest::{Ingested, ingest};
+pub use nudges::Nudge;
 pub use pass::{CountText, Engine, PassOutcome, PassRequest};
 pub use state::EngineState;

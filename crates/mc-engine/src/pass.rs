@@ -14,7 +14,10 @@ use mc_core::breakpoints::{
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
 use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass};
-use mc_core::reclaim::{ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim};
+use mc_core::reclaim::{
+    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim_with,
+    unreduced_output_tokens,
+};
 use mc_core::reduction::{DropState, land_drops, render_tail};
 use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
 use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
@@ -22,7 +25,9 @@ use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
 use crate::error::{EngineError, Result};
+use crate::fingerprints::KeptIndexes;
 use crate::ingest::ingest;
+use crate::nudges::{NudgeInputs, decide_nudge, replay_nudges};
 use crate::state::EngineState;
 
 /// Counts the tokens of a text, as the provider would (an estimate).
@@ -86,19 +91,28 @@ pub struct Engine {
     store: Store,
     config: Config,
     reclaim: ReclaimConfig,
+    indexes: KeptIndexes,
 }
 
 impl Engine {
     /// An engine over `store` with `config`.
     pub fn new(store: Store, config: Config) -> Self {
+        Self::with_reclaim(store, config, ReclaimConfig::default())
+    }
+
+    /// An engine with its own reclaim lane and nudge settings (tests, experiments). The
+    /// protected count always comes from `config.reduction.protected_tags`, so queued drops
+    /// and automatic reclaim protect the same tags.
+    pub fn with_reclaim(store: Store, config: Config, reclaim: ReclaimConfig) -> Self {
         let reclaim = ReclaimConfig {
             protected_count: config.reduction.protected_tags,
-            ..ReclaimConfig::default()
+            ..reclaim
         };
         Self {
             store,
             config,
             reclaim,
+            indexes: KeptIndexes::default(),
         }
     }
 
@@ -112,11 +126,20 @@ impl Engine {
         &self.config
     }
 
+    /// The reclaim lane and nudge settings the engine plans with.
+    pub fn reclaim_config(&self) -> &ReclaimConfig {
+        &self.reclaim
+    }
+
     /// Runs one pass for `request` in one transaction.
     pub fn pass(&self, request: &PassRequest<'_>) -> Result<PassOutcome> {
         let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
-        self.store
-            .write_with(|tx| self.pass_in(tx, request, now_ms))
+        let mut index = self.indexes.take(request.session, &self.reclaim);
+        let outcome = self
+            .store
+            .write_with(|tx| self.pass_in(tx, request, now_ms, &mut index))?;
+        self.indexes.put(request.session, index);
+        Ok(outcome)
     }
 
     /// Records the context limit a provider proved with an overflow error ("prompt is too
@@ -145,6 +168,7 @@ impl Engine {
         tx: &WriteTx<'_>,
         request: &PassRequest<'_>,
         now_ms: i64,
+        index: &mut FingerprintIndex,
     ) -> Result<PassOutcome> {
         let session = request.session;
         ingest(
@@ -233,8 +257,8 @@ impl Engine {
             prompt_tokens_estimate: Tokens(prompt_estimate),
             prefix_tokens_estimate: Tokens(state.m1_tokens + shown_tail_tokens),
         };
-        // The reclaim lanes read the whole session, which costs more than everything else
-        // in a pass: they run only when their result can matter. Below the execute threshold
+        // The reclaim lanes walk the whole tail (with the session's kept fingerprint index,
+        // only new output is fingerprinted): they run only when their result can matter. Below the execute threshold
         // a live cache is never busted for reclaimable work, so they are skipped unless the
         // pass busts anyway (dead cache, flush, first render) and may land the normal lanes
         // for free. From the execute threshold on, the emergency lanes (which also take the
@@ -249,9 +273,9 @@ impl Engine {
             request.model,
         );
         let reclaim = if usage.execute_reached || probe.refuse.is_some() {
-            plan_reclaim(&reclaim_inputs(true), &self.reclaim)
+            plan_reclaim_with(&reclaim_inputs(true), &self.reclaim, index)
         } else if probe.may_mutate {
-            plan_reclaim(&reclaim_inputs(false), &self.reclaim)
+            plan_reclaim_with(&reclaim_inputs(false), &self.reclaim, index)
         } else {
             Vec::new()
         };
@@ -297,8 +321,25 @@ impl Engine {
             tx.land_drops(session, &landed_now, seq)?;
             if !landed_now.is_empty() {
                 state.usage_at_landing = reported_usage;
+                state.last_reduction_ordinal = Some(newest_ordinal);
             }
             all_landed.extend(landed_now.iter().copied());
+            let nudge_inputs = NudgeInputs {
+                messages: request.messages,
+                boundary: boundary as u64,
+                last_reduction_ordinal: state.last_reduction_ordinal,
+                given: &state.nudges,
+            };
+            let unreduced = || {
+                let inputs = ReclaimInputs {
+                    drops: &state_now,
+                    ..reclaim_inputs(false)
+                };
+                unreduced_output_tokens(&inputs, &self.reclaim)
+            };
+            if let Some(nudge) = decide_nudge(&nudge_inputs, unreduced, &self.reclaim) {
+                state.nudges.push(nudge);
+            }
             self.refresh_head(&mut state, &plan, request);
         }
         let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
@@ -321,6 +362,7 @@ impl Engine {
             self.config.reduction.drop_skeletons,
         );
         remove_dropped_reasoning(&mut tail_rendered, &cleaned_refs, &state.dropped_reasoning);
+        replay_nudges(&mut tail_rendered, boundary as u64, &state.nudges);
         messages.extend(tail_rendered);
         let breakpoints = plan_breakpoints(
             &layout_of(request.system_blocks, &messages),

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::nudges::Nudge;
+
 /// What the engine remembers between passes of one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -39,4 +41,9 @@ pub struct EngineState {
     /// Old reasoning parts removed from the rendered tail, as (ordinal, part), sorted. Thinking
     /// carries no tag, so these are recorded here and replayed on every later render.
     pub dropped_reasoning: Vec<(u64, u32)>,
+    /// The newest ordinal of the last pass that landed a drop: nudges stay quiet for a few
+    /// turns after a reduction.
+    pub last_reduction_ordinal: Option<u64>,
+    /// Every reminder given, oldest first, replayed at its place on every later render.
+    pub nudges: Vec<Nudge>,
 }

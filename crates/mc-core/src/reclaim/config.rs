@@ -40,10 +40,11 @@ pub struct ReclaimConfig {
     /// never be reclaimed. Set false for chat-heavy clients whose user text is human prose.
     pub user_text_as_output: bool,
     /// The nudge starts once this many tokens of tool output are unreduced. Default 20,000:
-    /// about a tenth of a large window, enough to be worth one tool call of the model's time.
+    /// about a tenth of a large window, enough to be worth a sentence of the model's attention.
     pub nudge_threshold_tokens: u64,
-    /// No nudge for this many turns after a reduction. Default 5: the model just reduced, and
-    /// repeating the reminder each turn teaches it to ignore the reminder.
+    /// No nudge for this many turns after a reduction (the engine counts passes, and counts
+    /// an earlier nudge as a reduction). Default 5: the context just shrank, and repeating
+    /// the reminder each turn teaches the model to ignore it.
     pub nudge_quiet_turns: u32,
 }
 

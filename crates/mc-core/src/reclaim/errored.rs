@@ -1,6 +1,7 @@
 //! Errored tool calls: failures the agent has already reacted to.
 
 use super::ReclaimConfig;
+use super::index::FingerprintIndex;
 use super::units::Unit;
 use crate::tags::TagNo;
 
@@ -23,13 +24,20 @@ const ERROR_MARKERS: &[&str] = &[
 ];
 
 /// Tags of errored tool output at least `errored_age_turns` old.
-pub(super) fn errored_calls(units: &[Unit<'_>], config: &ReclaimConfig) -> Vec<TagNo> {
+pub(super) fn errored_calls(
+    units: &[Unit<'_>],
+    index: &FingerprintIndex,
+    config: &ReclaimConfig,
+) -> Vec<TagNo> {
     units
         .iter()
         .filter(|unit| unit.is_reclaimable_output())
         .filter(|unit| unit.age_turns >= config.errored_age_turns)
         .filter(|unit| {
-            unit.is_error_result() || unit.text().is_some_and(|text| is_error_text(&text))
+            unit.is_error_result()
+                || index
+                    .print(unit.tag)
+                    .is_some_and(|print| print.reports_error)
         })
         .map(|unit| unit.tag)
         .collect()

@@ -59,6 +59,8 @@ mod config;
 mod duplicate;
 mod errored;
 mod file_access;
+mod fingerprint;
+mod index;
 mod nudge;
 mod reasoning;
 mod stale;
@@ -73,6 +75,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use config::ReclaimConfig;
+pub use index::FingerprintIndex;
 pub use nudge::nudge;
 pub use reasoning::{ReasoningDrop, plan_reasoning_drops};
 
@@ -137,25 +140,40 @@ pub struct ReclaimDecision {
 /// Each tag appears once, under the most specific lane that picked it (superseded read,
 /// duplicate, errored, stale, emergency). Emergency decisions are a superset of the normal
 /// ones: the same input with `emergency` set only adds decisions.
+///
+/// This fingerprints every tool output of the session afresh; a caller that plans the same
+/// session pass after pass keeps a [`FingerprintIndex`] and calls [`plan_reclaim_with`],
+/// which decides the same at the cost of what is new.
 pub fn plan_reclaim(inputs: &ReclaimInputs<'_>, config: &ReclaimConfig) -> Vec<ReclaimDecision> {
+    plan_reclaim_with(inputs, config, &mut FingerprintIndex::new(config))
+}
+
+/// [`plan_reclaim`] with the session's kept `index`, which it first brings up to date.
+pub fn plan_reclaim_with(
+    inputs: &ReclaimInputs<'_>,
+    config: &ReclaimConfig,
+    index: &mut FingerprintIndex,
+) -> Vec<ReclaimDecision> {
     let in_range = up_to_newest(inputs);
     let bounded = ReclaimInputs {
         messages: &in_range,
         ..*inputs
     };
     let units = units::collect(&bounded, config);
+    index.update(&units, config);
+    let index: &FingerprintIndex = index;
     let mut lanes = vec![
         (
             ReclaimLane::SupersededRead,
-            superseded::superseded_reads(&in_range, &units),
+            superseded::superseded_reads(&in_range, &units, index),
         ),
         (
             ReclaimLane::DuplicateOutput,
-            duplicate::duplicate_output(&units, config),
+            duplicate::duplicate_output(&units, index, config),
         ),
         (
             ReclaimLane::ErroredCall,
-            errored::errored_calls(&units, config),
+            errored::errored_calls(&units, index, config),
         ),
         (
             ReclaimLane::StaleOutput,

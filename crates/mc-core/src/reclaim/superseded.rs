@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::errored::{is_error_text, returncode_envelope};
 use super::file_access::{FileAccess, classify_call, classify_command, fenced_command};
+use super::index::FingerprintIndex;
 use super::units::Unit;
 use crate::tags::TagNo;
 use crate::{Part, Role};
@@ -31,9 +31,10 @@ struct Access {
 pub(super) fn superseded_reads(
     messages: &[(u64, &crate::Message)],
     units: &[Unit<'_>],
+    index: &FingerprintIndex,
 ) -> Vec<TagNo> {
     let mut by_path: BTreeMap<String, Vec<Access>> = BTreeMap::new();
-    for access in accesses(messages, units) {
+    for access in accesses(messages, units, index) {
         by_path
             .entry(access.access.path().to_owned())
             .or_default()
@@ -81,7 +82,11 @@ pub(super) fn superseded_reads(
 
 /// Every recognised file access: structured tool calls, and text-protocol actions (a fenced
 /// shell block in an assistant message whose output is the next message's user text).
-fn accesses(messages: &[(u64, &crate::Message)], units: &[Unit<'_>]) -> Vec<Access> {
+fn accesses(
+    messages: &[(u64, &crate::Message)],
+    units: &[Unit<'_>],
+    index: &FingerprintIndex,
+) -> Vec<Access> {
     let mut result_of: BTreeMap<&str, usize> = BTreeMap::new();
     for (index, unit) in units.iter().enumerate() {
         if let Part::ToolResult { call_id, .. } = unit.body {
@@ -104,11 +109,11 @@ fn accesses(messages: &[(u64, &crate::Message)], units: &[Unit<'_>]) -> Vec<Acce
                 output,
                 is_ok: output
                     .and_then(|output| units.get(output))
-                    .is_some_and(succeeded),
+                    .is_some_and(|unit| succeeded(unit, index)),
             });
         }
     }
-    for (index, unit) in units.iter().enumerate() {
+    for (position, unit) in units.iter().enumerate() {
         let is_user_text = matches!(unit.body, Part::Text { .. })
             && messages
                 .get(unit.message)
@@ -139,8 +144,8 @@ fn accesses(messages: &[(u64, &crate::Message)], units: &[Unit<'_>]) -> Vec<Acce
         found.push(Access {
             at: (action_index, 0),
             access,
-            output: Some(index),
-            is_ok: succeeded(unit),
+            output: Some(position),
+            is_ok: succeeded(unit, index),
         });
     }
     found
@@ -148,15 +153,9 @@ fn accesses(messages: &[(u64, &crate::Message)], units: &[Unit<'_>]) -> Vec<Acce
 
 /// The output is not an error: not flagged, no error marker, and a text-protocol
 /// `<returncode>` (when present) of 0.
-fn succeeded(unit: &Unit<'_>) -> bool {
-    if unit.is_error_result() {
-        return false;
-    }
-    let Some(text) = unit.text() else {
-        return true;
-    };
-    if is_error_text(&text) {
-        return false;
-    }
-    returncode_envelope(&text).is_none_or(|(code, _)| code == "0")
+fn succeeded(unit: &Unit<'_>, index: &FingerprintIndex) -> bool {
+    !unit.is_error_result()
+        && index
+            .print(unit.tag)
+            .is_none_or(|print| print.reports_success)
 }

@@ -4,8 +4,6 @@
 //! never-reclaim rules (protected, landed, queued, the task, system messages) live in one
 //! place instead of being re-checked, or forgotten, lane by lane.
 
-use std::borrow::Cow;
-
 use super::{ReclaimConfig, ReclaimInputs};
 use crate::tags::{TagNo, UnitRef, dropped_placeholder, is_taggable};
 use crate::{Part, Role};
@@ -29,9 +27,13 @@ pub(super) struct Unit<'a> {
     /// Assistant messages stored after this one.
     pub age_turns: u32,
     /// The estimate of the part as stored.
+    /// Zero for a unit no longer shown: no lane weighs it, and estimating is not free.
     pub size_tokens: u64,
-    /// What dropping frees: the part's estimate minus its placeholder's.
+    /// What dropping frees: the part's estimate minus its placeholder's. Zero for a unit no
+    /// lane may target.
     pub freed_tokens: u64,
+    /// Dropped on an earlier pass: never shown again.
+    pub is_landed: bool,
     /// Still shown to the model: neither landed nor queued for dropping.
     pub is_visible: bool,
     /// A lane may target it: visible, unprotected, not in the task or a system message.
@@ -39,25 +41,6 @@ pub(super) struct Unit<'a> {
 }
 
 impl Unit<'_> {
-    /// The unit's whole text, or `None` when it carries media or other non-text content
-    /// (content lanes compare text only; media is left alone rather than guessed at).
-    pub fn text(&self) -> Option<Cow<'_, str>> {
-        match self.body {
-            Part::Text { text } => Some(Cow::Borrowed(text)),
-            Part::ToolResult { content, .. } => {
-                let mut texts = Vec::with_capacity(content.len());
-                for part in content {
-                    match part {
-                        Part::Text { text } => texts.push(text.as_str()),
-                        _ => return None,
-                    }
-                }
-                Some(Cow::Owned(texts.join("\n")))
-            }
-            _ => None,
-        }
-    }
-
     /// Whether the unit is a tool result the tool itself marked as failed.
     pub fn is_error_result(&self) -> bool {
         matches!(self.body, Part::ToolResult { is_error: true, .. })
@@ -108,14 +91,23 @@ pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) ->
                 }
                 _ => false,
             };
-            let size_tokens = (inputs.token_estimate)(part);
-            let placeholder = (inputs.token_estimate)(&Part::text(dropped_placeholder(tag)));
-            let is_visible =
-                !inputs.drops.landed.contains(&tag) && !inputs.drops.queued.contains(&tag);
+            let is_landed = inputs.drops.landed.contains(&tag);
+            let is_visible = !is_landed && !inputs.drops.queued.contains(&tag);
             let is_eligible = is_visible
                 && !inputs.tags.is_protected(tag, config.protected_count)
                 && message.role != Role::System
                 && Some(index) != task;
+            let size_tokens = if is_visible {
+                (inputs.token_estimate)(part)
+            } else {
+                0
+            };
+            let freed_tokens = if is_eligible {
+                let placeholder = Part::text(dropped_placeholder(tag));
+                size_tokens.saturating_sub((inputs.token_estimate)(&placeholder))
+            } else {
+                0
+            };
             all.push(Unit {
                 tag,
                 message: index,
@@ -125,7 +117,8 @@ pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) ->
                 is_model_text: message.role == Role::Assistant && matches!(part, Part::Text { .. }),
                 age_turns: age_of_message.get(index).copied().unwrap_or(0),
                 size_tokens,
-                freed_tokens: size_tokens.saturating_sub(placeholder),
+                freed_tokens,
+                is_landed,
                 is_visible,
                 is_eligible,
             });

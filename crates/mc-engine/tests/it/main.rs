@@ -11,6 +11,8 @@ mod coverage;
 #[cfg(test)]
 mod examples;
 #[cfg(test)]
+mod nudges;
+#[cfg(test)]
 mod props;
 #[cfg(test)]
 mod reasoning;

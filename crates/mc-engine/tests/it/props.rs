@@ -224,7 +224,7 @@ fn check_causes(
 
 /// 32 sessions per property by default (each drives up to 25 passes over SQLite);
 /// `PROPTEST_CASES` raises it for a longer hunt.
-fn cases() -> ProptestConfig {
+pub fn cases() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|value| value.parse().ok())

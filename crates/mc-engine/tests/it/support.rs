@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::config::Config;
+use mc_core::reclaim::ReclaimConfig;
 use mc_core::tags::{TagAssignment, TagNo};
 use mc_core::{Host, Message, Part, SessionId};
 use mc_engine::{Engine, PassOutcome, PassRequest};
@@ -73,10 +74,14 @@ impl Harness {
     }
 
     pub fn with_config(config: Config) -> Self {
+        Self::with_reclaim(config, ReclaimConfig::default())
+    }
+
+    pub fn with_reclaim(config: Config, reclaim: ReclaimConfig) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("context.db")).unwrap();
         Self {
-            engine: Engine::new(store, config),
+            engine: Engine::with_reclaim(store, config, reclaim),
             session: SessionId::new("session-under-test").unwrap(),
             dir,
         }
@@ -85,8 +90,9 @@ impl Harness {
     /// A process restart: a new engine over the same file, with nothing kept in memory.
     pub fn restart(&mut self) {
         let config = self.engine.config().clone();
+        let reclaim = self.engine.reclaim_config().clone();
         let store = Store::open(self.dir.path().join("context.db")).unwrap();
-        self.engine = Engine::new(store, config);
+        self.engine = Engine::with_reclaim(store, config, reclaim);
     }
 
     pub fn pass(&self, call: &Call<'_>) -> mc_engine::Result<PassOutcome> {

@@ -78,7 +78,7 @@ fn nudge_waits_for_the_threshold_and_stays_quiet_after_a_reduction() {
     assert_eq!(text, nudge(25_400, None, &config));
     let text = text.unwrap_or_default();
     assert!(
-        text.contains("25K") && text.contains("ctx_reduce"),
+        text.contains("25K") && text.contains("[dropped §N§]"),
         "{text}"
     );
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use serde_json::json;
 
+use super::super::{FingerprintIndex, plan_reclaim_with};
 use super::*;
 use crate::tags::{UnitRef, is_taggable};
 
@@ -141,5 +142,60 @@ proptest! {
         prop_assert_eq!(session.plan(), session.plan());
         let reasoning = |s: &Session| s.with_inputs(|inputs| super::super::plan_reasoning_drops(inputs, &s.config));
         prop_assert_eq!(reasoning(&session), reasoning(&session));
+    }
+}
+
+prop_compose! {
+    /// A session seen pass after pass: per pass, how many messages are stored, where the
+    /// raw tail starts, and which tags are queued or landed (not always growing, to show the
+    /// index copes with any caller).
+    fn arb_passes()(
+        session in arb_session(),
+        passes in proptest::collection::vec(
+            (any::<proptest::sample::Index>(), 0_usize..4, proptest::collection::vec(0_u8..3, 0..60)),
+            1..8,
+        ),
+    ) -> (Session, Vec<(usize, usize, DropState)>) {
+        let len = session.stored.len();
+        let passes = passes
+            .into_iter()
+            .map(|(cut, start, bits)| {
+                let cut = cut.index(len) + 1;
+                let mut drops = DropState::default();
+                for (index, bit) in bits.iter().enumerate() {
+                    let tag = TagNo(u32::try_from(index).unwrap_or(0) + 1);
+                    match bit {
+                        1 => { drops.queued.insert(tag); }
+                        2 => { drops.landed.insert(tag); }
+                        _ => {}
+                    }
+                }
+                (cut, start.min(cut - 1), drops)
+            })
+            .collect();
+        (session, passes)
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_kept_index_decides_what_a_fresh_one_does((session, passes) in arb_passes()) {
+        let all: Vec<(u64, &Message)> = (0..).zip(&session.stored).collect();
+        let tags = tag_all(&all);
+        let mut index = FingerprintIndex::new(&session.config);
+        for (cut, start, drops) in &passes {
+            for emergency in [false, true] {
+                let inputs = ReclaimInputs {
+                    messages: &all[*start..*cut],
+                    tags: &tags,
+                    drops,
+                    newest_ordinal: *cut as u64 - 1,
+                    token_estimate: &estimate,
+                    emergency,
+                };
+                let kept = plan_reclaim_with(&inputs, &session.config, &mut index);
+                prop_assert_eq!(kept, plan_reclaim(&inputs, &session.config));
+            }
+        }
     }
 }
