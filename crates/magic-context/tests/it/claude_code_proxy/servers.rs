@@ -56,6 +56,7 @@ impl Server {
                 upstream,
             ])
             .args(["--context-window", &window_tokens.to_string()])
+            .args(["--log-level", "info"])
             .env_clear()
             .env("HOME", machine.path("home"))
             .env("XDG_CONFIG_HOME", machine.path("xdg"))
