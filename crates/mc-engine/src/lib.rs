@@ -7,12 +7,13 @@
 //! crate only loads state, applies them and persists the outcome.
 
 mod error;
-mod fingerprints;
 mod fork;
 mod ingest;
 mod nudges;
+mod part_tokens;
 mod pass;
 mod reduce;
+mod session_cache;
 mod state;
 
 pub use error::{EngineError, Result};

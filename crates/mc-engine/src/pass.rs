@@ -25,9 +25,10 @@ use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
 use crate::error::{EngineError, Result};
-use crate::fingerprints::KeptIndexes;
 use crate::ingest::ingest;
 use crate::nudges::{NudgeInputs, decide_nudge, replay_nudges};
+use crate::part_tokens::{PartTokens, part_tokens};
+use crate::session_cache::SessionCache;
 use crate::state::EngineState;
 
 /// Counts the tokens of a text, as the provider would (an estimate).
@@ -91,7 +92,8 @@ pub struct Engine {
     store: Store,
     config: Config,
     reclaim: ReclaimConfig,
-    indexes: KeptIndexes,
+    indexes: SessionCache<FingerprintIndex>,
+    part_tokens: SessionCache<PartTokens>,
 }
 
 impl Engine {
@@ -112,7 +114,8 @@ impl Engine {
             store,
             config,
             reclaim,
-            indexes: KeptIndexes::default(),
+            indexes: SessionCache::default(),
+            part_tokens: SessionCache::default(),
         }
     }
 
@@ -134,11 +137,17 @@ impl Engine {
     /// Runs one pass for `request` in one transaction.
     pub fn pass(&self, request: &PassRequest<'_>) -> Result<PassOutcome> {
         let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
-        let mut index = self.indexes.take(request.session, &self.reclaim);
+        let mut index = self
+            .indexes
+            .take(request.session)
+            .unwrap_or_else(|| FingerprintIndex::new(&self.reclaim));
+        let mut counts = self.part_tokens.take(request.session).unwrap_or_default();
+        counts.update(request.model, request.messages, request.count_text);
         let outcome = self
             .store
-            .write_with(|tx| self.pass_in(tx, request, now_ms, &mut index))?;
+            .write_with(|tx| self.pass_in(tx, request, now_ms, &mut index, &counts))?;
         self.indexes.put(request.session, index);
+        self.part_tokens.put(request.session, counts);
         Ok(outcome)
     }
 
@@ -169,6 +178,7 @@ impl Engine {
         request: &PassRequest<'_>,
         now_ms: i64,
         index: &mut FingerprintIndex,
+        counts: &PartTokens,
     ) -> Result<PassOutcome> {
         let session = request.session;
         ingest(
@@ -206,17 +216,9 @@ impl Engine {
         let landable = land_drops(&drops, &tags, protected);
         let unit_tokens = |tag: TagNo| -> u64 {
             tags.unit_of(tag)
-                .and_then(|unit| {
-                    let message = request.messages.get(usize::try_from(unit.ordinal).ok()?)?;
-                    message.parts.get(usize::try_from(unit.part).ok()?)
-                })
-                .map_or(0, &part_tokens)
+                .map_or(0, |unit| counts.of(unit.ordinal, unit.part))
         };
-        let tail_tokens: u64 = tail
-            .iter()
-            .flat_map(|(_, m)| &m.parts)
-            .map(&part_tokens)
-            .sum();
+        let tail_tokens = counts.sum_from(boundary);
         let landed_tokens: u64 = drops.landed.iter().map(|&tag| unit_tokens(tag)).sum();
         let head_tokens = state.m0_tokens + state.m1_tokens;
         let shown_tail_tokens = tail_tokens.saturating_sub(landed_tokens);
@@ -524,21 +526,6 @@ fn layout_of(system_blocks: usize, messages: &[Message]) -> PromptLayout {
         })
         .collect::<BTreeSet<_>>();
     layout
-}
-
-/// Token estimate of one part.
-fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
-    match part {
-        Part::Text { text } => count(text),
-        Part::ToolCall { name, input, .. } => count(name) + count(&input.to_string()),
-        Part::ToolResult { content, .. } => {
-            content.iter().map(|inner| part_tokens(inner, count)).sum()
-        }
-        Part::Thinking { text, .. } => count(text),
-        Part::RedactedThinking { data } => count(data),
-        Part::Media { source, .. } => count(&source.to_string()),
-        Part::Unknown { raw, .. } => count(&raw.to_string()),
-    }
 }
 
 /// The snake_case name serde gives an enum value (pass kinds, causes, lanes).

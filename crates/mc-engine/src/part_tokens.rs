@@ -1,0 +1,67 @@
+//! Token estimates of a session's parts, counted once per part.
+//!
+//! The raw log is append-only, so the part at (ordinal, part) never changes within a session:
+//! its count, once taken, holds for every later pass. Counts depend on the model's estimator,
+//! so a model change starts them over.
+
+use mc_core::{Message, Part};
+
+use crate::pass::CountText;
+
+/// Counts of every part of the session's messages so far, by ordinal then part.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PartTokens {
+    model: String,
+    by_message: Vec<Vec<u64>>,
+}
+
+impl PartTokens {
+    /// Brings the counts up to `messages` (the whole conversation of a pass for `model`),
+    /// counting only messages not counted yet.
+    pub fn update(&mut self, model: &str, messages: &[Message], count: CountText<'_>) {
+        if self.model != model {
+            self.model = model.to_owned();
+            self.by_message.clear();
+        }
+        self.by_message.truncate(messages.len());
+        for message in &messages[self.by_message.len()..] {
+            self.by_message.push(
+                message
+                    .parts
+                    .iter()
+                    .map(|part| part_tokens(part, count))
+                    .collect(),
+            );
+        }
+    }
+
+    /// The count of part `part` of message `ordinal` (0 when out of range).
+    pub fn of(&self, ordinal: u64, part: u32) -> u64 {
+        usize::try_from(ordinal)
+            .ok()
+            .and_then(|ordinal| self.by_message.get(ordinal))
+            .and_then(|parts| parts.get(usize::try_from(part).ok()?))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The counts of every part of messages `from..`.
+    pub fn sum_from(&self, from: usize) -> u64 {
+        self.by_message.iter().skip(from).flatten().sum()
+    }
+}
+
+/// Estimated tokens of one part as the provider would see it.
+pub(crate) fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
+    match part {
+        Part::Text { text } => count(text),
+        Part::ToolCall { name, input, .. } => count(name) + count(&input.to_string()),
+        Part::ToolResult { content, .. } => {
+            content.iter().map(|inner| part_tokens(inner, count)).sum()
+        }
+        Part::Thinking { text, .. } => count(text),
+        Part::RedactedThinking { data } => count(data),
+        Part::Media { source, .. } => count(&source.to_string()),
+        Part::Unknown { raw, .. } => count(&raw.to_string()),
+    }
+}
