@@ -48,6 +48,7 @@ mod windows;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use mc_engine::Engine;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -101,6 +102,14 @@ impl RunningProxy {
             source,
         })?;
         let app = Arc::new(App::new(settings, engine)?);
+        // Without TCP_NODELAY, Nagle holds each streamed chunk after the first until the
+        // client ACKs the previous one, and a delayed ACK takes ~40 ms: every streamed
+        // response stalled that long mid-stream.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "could not set TCP_NODELAY on a client connection");
+            }
+        });
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             axum::serve(listener, router(app))
