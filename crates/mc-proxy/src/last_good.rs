@@ -13,6 +13,10 @@ use bytes::Bytes;
 /// How many recent requests are remembered; a retry follows its original closely.
 const REMEMBERED: usize = 64;
 
+/// Most upstream bytes remembered in all: long sessions send multi-megabyte bodies, and the
+/// memory of retries must stay small next to them.
+const REMEMBERED_BYTES: usize = 64 * 1024 * 1024;
+
 /// Recent (client body hash, upstream body) pairs.
 #[derive(Default)]
 pub struct LastGood {
@@ -25,10 +29,13 @@ impl LastGood {
         let key = *blake3::hash(client_body).as_bytes();
         if let Ok(mut recent) = self.recent.lock() {
             recent.retain(|(seen, _)| *seen != key);
-            if recent.len() >= REMEMBERED {
-                recent.pop_front();
-            }
             recent.push_back((key, upstream));
+            let mut bytes: usize = recent.iter().map(|(_, body)| body.len()).sum();
+            while recent.len() > REMEMBERED || (bytes > REMEMBERED_BYTES && recent.len() > 1) {
+                if let Some((_, evicted)) = recent.pop_front() {
+                    bytes -= evicted.len();
+                }
+            }
         }
     }
 
@@ -58,5 +65,15 @@ mod tests {
             last.remember(n.to_string().as_bytes(), Bytes::new());
         }
         assert_eq!(last.replay(b"{\"a\":1}"), None, "oldest entry evicted");
+    }
+
+    #[test]
+    fn memory_is_bounded_by_bytes() {
+        let last = LastGood::default();
+        let big = Bytes::from(vec![b'x'; REMEMBERED_BYTES / 2 + 1]);
+        last.remember(b"one", big.clone());
+        last.remember(b"two", big.clone());
+        assert_eq!(last.replay(b"one"), None, "over the byte budget, the oldest goes");
+        assert_eq!(last.replay(b"two").map(|b| b.len()), Some(big.len()));
     }
 }
