@@ -55,10 +55,14 @@ impl ClientRequest {
         }
     }
 
-    /// The conversation the engine manages.
-    pub fn conversation(&self) -> Result<Vec<Message>, WireError> {
+    /// Takes the conversation the engine manages out of the request (by value: a long
+    /// session's conversation is megabytes, and the upstream request gets the pass's own).
+    /// Read [`Self::client_ttl`] before: it looks at the client's markers on messages.
+    pub fn take_conversation(&mut self) -> Result<Vec<Message>, WireError> {
         match self {
-            Self::Anthropic(request) => Ok(mc_wire::anthropic::to_conversation(request)),
+            Self::Anthropic(request) => Ok(mc_wire::anthropic::into_conversation(std::mem::take(
+                &mut request.messages,
+            ))),
             Self::OpenAi(request) => render_openai::conversation(request),
         }
     }
@@ -112,10 +116,10 @@ impl ClientRequest {
     }
 
     /// The upstream body for a pass.
-    pub fn render(self, outcome: &PassOutcome) -> Vec<u8> {
+    pub fn render(self, outcome: PassOutcome) -> Vec<u8> {
         match self {
             Self::Anthropic(request) => render_anthropic::render(request, outcome).encode(),
-            Self::OpenAi(request) => render_openai::render(request, outcome).encode(),
+            Self::OpenAi(request) => render_openai::render(request, &outcome).encode(),
         }
     }
 }

@@ -73,7 +73,11 @@ mod tests {
         let big = Bytes::from(vec![b'x'; REMEMBERED_BYTES / 2 + 1]);
         last.remember(b"one", big.clone());
         last.remember(b"two", big.clone());
-        assert_eq!(last.replay(b"one"), None, "over the byte budget, the oldest goes");
+        assert_eq!(
+            last.replay(b"one"),
+            None,
+            "over the byte budget, the oldest goes"
+        );
         assert_eq!(last.replay(b"two").map(|b| b.len()), Some(big.len()));
     }
 }

@@ -121,10 +121,11 @@ fn plan_once(
             error.to_string(),
         ))
     };
-    let client = ClientRequest::decode(provider, body, usize::MAX).map_err(invalid)?;
-    let conversation = client.conversation().map_err(invalid)?;
+    let mut client = ClientRequest::decode(provider, body, usize::MAX).map_err(invalid)?;
+    let client_ttl = client.client_ttl();
     let model = client.model().to_owned();
     let hints = SessionHints::read(headers, client.metadata_user_id());
+    let conversation = client.take_conversation().map_err(invalid)?;
     let project = app.projects.resolve(
         headers,
         client
@@ -170,7 +171,7 @@ fn plan_once(
             usable_window: usable,
             last_usage_tokens: last_usage,
             operator_flush: false,
-            client_ttl: client.client_ttl(),
+            client_ttl,
             count_text: &count,
         };
         match engine.pass(&request) {
@@ -199,7 +200,7 @@ fn plan_once(
         kind: name_of(&outcome.plan.kind),
         cause: outcome.plan.cause.as_ref().map(name_of),
     };
-    let upstream_body = Bytes::from(client.render(&outcome));
+    let upstream_body = Bytes::from(client.render(outcome));
     Ok(Planned {
         session: Some(session),
         model,

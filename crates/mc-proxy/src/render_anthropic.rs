@@ -72,11 +72,11 @@ pub fn prefix_identity(request: &MessagesRequest) -> String {
 }
 
 /// The upstream request: `request` with the pass's conversation and breakpoints.
-pub fn render(mut request: MessagesRequest, outcome: &PassOutcome) -> MessagesRequest {
+pub fn render(mut request: MessagesRequest, outcome: PassOutcome) -> MessagesRequest {
     request.messages = outcome
         .messages
-        .iter()
-        .map(anthropic::from_message)
+        .into_iter()
+        .map(anthropic::into_wire_message)
         .collect();
     strip_client_markers(&mut request);
     drop_server_clearing(&mut request);

@@ -22,61 +22,66 @@ pub fn to_conversation(request: &MessagesRequest) -> Vec<CoreMessage> {
     request.messages.iter().map(to_message).collect()
 }
 
+/// Wire messages in the neutral model, by value: strings move instead of being copied, which
+/// matters on the proxy's request path where a conversation can be megabytes.
+pub fn into_conversation(messages: Vec<Message>) -> Vec<CoreMessage> {
+    messages.into_iter().map(into_message).collect()
+}
+
 /// One wire message in the neutral model.
 pub fn to_message(message: &Message) -> CoreMessage {
+    into_message(message.clone())
+}
+
+/// One wire message in the neutral model, by value.
+pub fn into_message(message: Message) -> CoreMessage {
     let role = match message.role {
         MessageRole::User => Role::User,
         MessageRole::Assistant => Role::Assistant,
         MessageRole::System => Role::System,
     };
-    CoreMessage::new(role, content_parts(&message.content))
+    CoreMessage::new(role, content_parts(message.content))
 }
 
-fn content_parts(content: &BlockContent) -> Vec<Part> {
+fn content_parts(content: BlockContent) -> Vec<Part> {
     match content {
-        BlockContent::Text(text) => vec![Part::text(text.clone())],
-        BlockContent::Blocks(blocks) => blocks.iter().map(to_part).collect(),
+        BlockContent::Text(text) => vec![Part::text(text)],
+        BlockContent::Blocks(blocks) => blocks.into_iter().map(to_part).collect(),
     }
 }
 
-fn to_part(block: &ContentBlock) -> Part {
+fn to_part(block: ContentBlock) -> Part {
     match block {
-        ContentBlock::Text(block) => Part::text(block.text.clone()),
+        ContentBlock::Text(block) => Part::text(block.text),
         ContentBlock::Media(block) => Part::Media {
             media: match block.kind {
                 MediaBlockKind::Image => MediaKind::Image,
                 MediaBlockKind::Document => MediaKind::Document,
             },
-            source: block.source.clone(),
+            source: block.source,
         },
         ContentBlock::ToolUse(block) => Part::ToolCall {
-            id: block.id.clone(),
-            name: block.name.clone(),
-            input: block.input.clone(),
+            id: block.id,
+            name: block.name,
+            input: block.input,
         },
         ContentBlock::ToolResult(block) => Part::ToolResult {
-            call_id: block.tool_use_id.clone(),
-            content: block
-                .content
-                .as_ref()
-                .map(content_parts)
-                .unwrap_or_default(),
+            call_id: block.tool_use_id,
+            content: block.content.map(content_parts).unwrap_or_default(),
             is_error: block.is_error.unwrap_or(false),
         },
         ContentBlock::Thinking(block) => Part::Thinking {
-            text: block.thinking.clone(),
-            signature: block.signature.clone(),
+            text: block.thinking,
+            signature: block.signature,
         },
-        ContentBlock::RedactedThinking(block) => Part::RedactedThinking {
-            data: block.data.clone(),
-        },
+        ContentBlock::RedactedThinking(block) => Part::RedactedThinking { data: block.data },
         ContentBlock::Unknown(raw) => Part::Unknown {
             type_name: raw
                 .get("type")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
-            raw: Value::Object(raw.clone()),
+            raw: Value::Object(raw),
         },
     }
 }
@@ -87,47 +92,48 @@ fn to_part(block: &ContentBlock) -> Part {
 /// `cache_control` marker later never changes the message's shape. OpenAI's `tool` role
 /// becomes a `user` message, where Anthropic carries tool results.
 pub fn from_message(message: &CoreMessage) -> Message {
+    into_wire_message(message.clone())
+}
+
+/// [`from_message`] by value.
+pub fn into_wire_message(message: CoreMessage) -> Message {
     let role = match message.role {
         Role::User | Role::Tool => MessageRole::User,
         Role::Assistant => MessageRole::Assistant,
         Role::System => MessageRole::System,
     };
-    let blocks = message.parts.iter().map(from_part).collect();
+    let blocks = message.parts.into_iter().map(from_part).collect();
     Message::new(role, BlockContent::Blocks(blocks))
 }
 
-fn from_part(part: &Part) -> ContentBlock {
+fn from_part(part: Part) -> ContentBlock {
     match part {
-        Part::Text { text } => ContentBlock::text(text.clone()),
+        Part::Text { text } => ContentBlock::text(text),
         Part::ToolCall { id, name, input } => {
-            ContentBlock::ToolUse(ToolUseBlock::new(id.clone(), name.clone(), input.clone()))
+            ContentBlock::ToolUse(ToolUseBlock::new(id, name, input))
         }
         Part::ToolResult {
             call_id,
             content,
             is_error,
         } => {
-            let blocks = BlockContent::Blocks(content.iter().map(from_part).collect());
-            ContentBlock::ToolResult(ToolResultBlock::new(
-                call_id.clone(),
-                Some(blocks),
-                *is_error,
-            ))
+            let blocks = BlockContent::Blocks(content.into_iter().map(from_part).collect());
+            ContentBlock::ToolResult(ToolResultBlock::new(call_id, Some(blocks), is_error))
         }
         Part::Thinking { text, signature } => {
-            ContentBlock::Thinking(ThinkingBlock::new(text.clone(), signature.clone()))
+            ContentBlock::Thinking(ThinkingBlock::new(text, signature))
         }
         Part::RedactedThinking { data } => {
-            ContentBlock::RedactedThinking(RedactedThinkingBlock::new(data.clone()))
+            ContentBlock::RedactedThinking(RedactedThinkingBlock::new(data))
         }
         Part::Media {
             media: MediaKind::Image,
             source,
-        } => ContentBlock::Media(MediaBlock::new(MediaBlockKind::Image, source.clone())),
+        } => ContentBlock::Media(MediaBlock::new(MediaBlockKind::Image, source)),
         Part::Media {
             media: MediaKind::Document,
             source,
-        } => ContentBlock::Media(MediaBlock::new(MediaBlockKind::Document, source.clone())),
+        } => ContentBlock::Media(MediaBlock::new(MediaBlockKind::Document, source)),
         Part::Media {
             media: MediaKind::Audio,
             source,
@@ -136,15 +142,15 @@ fn from_part(part: &Part) -> ContentBlock {
             // not lost, and the provider will say so if it ever receives one.
             let mut raw = Map::new();
             raw.insert("type".to_owned(), Value::from("input_audio"));
-            raw.insert("input_audio".to_owned(), source.clone());
+            raw.insert("input_audio".to_owned(), source);
             ContentBlock::Unknown(raw)
         }
         Part::Unknown { type_name, raw } => match raw {
-            Value::Object(raw) => ContentBlock::Unknown(raw.clone()),
+            Value::Object(raw) => ContentBlock::Unknown(raw),
             other => {
                 let mut raw = Map::new();
-                raw.insert("type".to_owned(), Value::from(type_name.clone()));
-                raw.insert("value".to_owned(), other.clone());
+                raw.insert("type".to_owned(), Value::from(type_name));
+                raw.insert("value".to_owned(), other);
                 ContentBlock::Unknown(raw)
             }
         },

@@ -11,7 +11,9 @@ pub use block::{
     BlockContent, ContentBlock, MediaBlock, MediaBlockKind, RedactedThinkingBlock, TextBlock,
     ThinkingBlock, ToolResultBlock, ToolUseBlock,
 };
-pub use domain::{from_message, to_conversation, to_message};
+pub use domain::{
+    from_message, into_conversation, into_message, into_wire_message, to_conversation, to_message,
+};
 pub use request::{Message, MessageRole, MessagesRequest, Tool};
 pub use response::{MessagesResponse, Usage};
 pub use stream::{EventKind, MessageAccumulator, StreamEvent};
