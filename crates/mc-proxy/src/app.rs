@@ -10,6 +10,7 @@ use crate::last_good::LastGood;
 use crate::project::ProjectResolver;
 use crate::settings::ProxySettings;
 use crate::tokens::TokenEstimator;
+use crate::windows::ProvenWindows;
 use crate::{forward, managed};
 
 /// What every request handler shares.
@@ -27,6 +28,8 @@ pub struct App {
     pub last_good: LastGood,
     /// Project identities.
     pub projects: ProjectResolver,
+    /// Windows proven by overflow errors, per model.
+    pub proven_windows: ProvenWindows,
 }
 
 impl App {
@@ -48,6 +51,7 @@ impl App {
             tokens: TokenEstimator::new(),
             last_good: LastGood::default(),
             projects: ProjectResolver::default(),
+            proven_windows: ProvenWindows::default(),
         })
     }
 }

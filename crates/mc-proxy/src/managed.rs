@@ -116,6 +116,9 @@ async fn run(
         ledger(&app, record);
         if let (Some(overflow), false) = (overflow, retried) {
             tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
+            if let Some(limit) = overflow.limit_tokens {
+                app.proven_windows.record(&planned.model, limit);
+            }
             if let (Some(limit), Ok(engine), Some(session)) =
                 (overflow.limit_tokens, &app.engine, planned.session.clone())
             {

@@ -133,7 +133,9 @@ fn plan_once(
             .into_iter()
             .chain(first_message_texts(&conversation)),
     );
-    let usable = context_window(&model, app.settings.context_window)
+    let usable = app
+        .proven_windows
+        .window(&model, context_window(&model, app.settings.context_window))
         .map(|window| usable_window(window, client.max_output_tokens()));
     let chain = HashChain::of(&conversation);
     let resolution = engine

@@ -5,6 +5,9 @@
 //! families listed here, else nothing (the engine then plans on the provider's reported
 //! usage and any overflow the provider proved).
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 /// Most output tokens a client keeps free in the window, as Claude Code does.
 const MAX_OUTPUT_RESERVE_TOKENS: u64 = 20_000;
 
@@ -32,6 +35,37 @@ pub fn context_window(model: &str, override_tokens: Option<u64>) -> Option<u64> 
         .map(|&(_, window)| window)
 }
 
+/// Windows the provider proved with overflow errors, per model, for every session of the
+/// process: a limit one session ran into holds for the others too (each session also keeps
+/// its own in the store, which survives restarts).
+#[derive(Debug, Default)]
+pub struct ProvenWindows {
+    by_model: Mutex<HashMap<String, u64>>,
+}
+
+impl ProvenWindows {
+    /// Records that `model` refused a prompt over `limit` tokens.
+    pub fn record(&self, model: &str, limit: u64) {
+        let mut known = self.by_model.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = known.entry(model.to_owned()).or_insert(limit);
+        *entry = (*entry).min(limit);
+    }
+
+    /// The window to plan with: the smaller of what is known of `model` and what it proved.
+    pub fn window(&self, model: &str, known: Option<u64>) -> Option<u64> {
+        let proven = self
+            .by_model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(model)
+            .copied();
+        match (known, proven) {
+            (Some(known), Some(proven)) => Some(known.min(proven)),
+            (known, proven) => known.or(proven),
+        }
+    }
+}
+
 /// The usable window: the context window minus `min(max output, 20K)` for the answer.
 pub fn usable_window(window: u64, max_output_tokens: Option<u64>) -> u64 {
     let reserve = max_output_tokens
@@ -55,5 +89,16 @@ mod tests {
         );
         assert_eq!(usable_window(60_000, Some(32_000)), 40_000);
         assert_eq!(usable_window(60_000, Some(4_096)), 55_904);
+    }
+
+    #[test]
+    fn a_proven_window_caps_the_known_one_for_its_model_only() {
+        let proven = ProvenWindows::default();
+        assert_eq!(proven.window("m", Some(200_000)), Some(200_000));
+        proven.record("m", 150_000);
+        proven.record("m", 160_000);
+        assert_eq!(proven.window("m", Some(200_000)), Some(150_000));
+        assert_eq!(proven.window("m", None), Some(150_000));
+        assert_eq!(proven.window("other", Some(200_000)), Some(200_000));
     }
 }
