@@ -1,0 +1,199 @@
+//! The material the benchmark's requests are built from: Claude Code's recorded system
+//! prompt and tools, and recorded SWE-bench agent steps.
+
+use std::path::Path;
+
+use bytes::Bytes;
+use mc_sim::{CountTokens, O200kCounter};
+use serde_json::{Map, Value, json};
+
+use super::{MAX_OUTPUT_CHARS, Result};
+
+/// The material requests are built from.
+pub struct Corpus {
+    /// The recorded Claude Code request's fields other than `messages`.
+    skeleton: Map<String, Value>,
+    /// o200k tokens of a body holding only the task.
+    task_body_tokens: usize,
+    /// The opening user message: a real task description.
+    task: String,
+    /// Agent steps: (the assistant's reasoning, its shell command, the command's output).
+    steps: Vec<Step>,
+}
+
+struct Step {
+    thought: String,
+    command: String,
+    output: String,
+    /// o200k tokens of the two messages it becomes.
+    tokens: usize,
+}
+
+impl Step {
+    pub fn messages(&self, id: &str) -> [Value; 2] {
+        [
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": self.thought},
+                {"type": "tool_use", "id": id, "name": "Bash",
+                 "input": {"command": self.command, "description": "Run the next command"}}
+            ]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id, "content": self.output}
+            ]}),
+        ]
+    }
+}
+
+impl Corpus {
+    pub fn load(data: &Path, o200k: &O200kCounter) -> Result<Self> {
+        let capture =
+            std::fs::read_to_string(data.join("anthropic-capture/claude-code-traffic.jsonl"))?;
+        let mut skeleton: Option<Map<String, Value>> = None;
+        let mut largest = 0;
+        for line in capture.lines() {
+            let row: Value = serde_json::from_str(line)?;
+            if let Some(Value::Object(body)) = row.pointer("/request/body")
+                && body.contains_key("tools")
+                && line.len() > largest
+            {
+                largest = line.len();
+                skeleton = Some(body.clone());
+            }
+        }
+        let mut skeleton = skeleton.ok_or("the capture has no request with tools")?;
+        skeleton.remove("messages");
+        skeleton.insert("stream".into(), Value::Bool(true));
+
+        let mut files: Vec<_> = std::fs::read_dir(data.join("swe-trajectories"))?
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| path.to_string_lossy().ends_with(".traj.json"))
+            .collect();
+        files.sort();
+        let mut task = None;
+        let mut steps = Vec::new();
+        for file in files {
+            let run: Value = serde_json::from_slice(&std::fs::read(&file)?)?;
+            let Some(Value::Array(messages)) = run.get("messages") else {
+                continue;
+            };
+            let text = |message: &Value| match message.get("content") {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            if task.is_none() {
+                task = messages.get(1).map(text);
+            }
+            for pair in messages.get(2..).unwrap_or_default().chunks_exact(2) {
+                let said = text(&pair[0]);
+                let Some((thought, rest)) = said.split_once("```bash\n") else {
+                    continue;
+                };
+                let command = rest
+                    .split_once("\n```")
+                    .map_or(rest, |(command, _)| command);
+                let mut step = Step {
+                    thought: thought.trim().to_owned(),
+                    command: command.to_owned(),
+                    output: clip(text(&pair[1]), MAX_OUTPUT_CHARS),
+                    tokens: 0,
+                };
+                let [asked, answered] = step.messages("toolu_bench00000000");
+                let tokens = o200k.count_tokens(&asked.to_string())
+                    + o200k.count_tokens(&answered.to_string());
+                step.tokens = usize::try_from(tokens)?;
+                steps.push(step);
+            }
+        }
+        let task = task.ok_or("no trajectory has a task")?;
+        if steps.is_empty() {
+            return Err("no trajectory has shell steps".into());
+        }
+        let mut corpus = Self {
+            skeleton,
+            task_body_tokens: 0,
+            task,
+            steps,
+        };
+        let only_task = Conversation {
+            messages: vec![corpus.task_message()],
+            next_step: 0,
+            calls: 0,
+        };
+        let body = only_task.body(&corpus)?;
+        corpus.task_body_tokens = usize::try_from(o200k.count_tokens(std::str::from_utf8(&body)?))?;
+        Ok(corpus)
+    }
+
+    pub fn task_message(&self) -> Value {
+        json!({"role": "user", "content": [{"type": "text", "text": self.task}]})
+    }
+
+    fn step(&self, index: usize) -> &Step {
+        &self.steps[index % self.steps.len()]
+    }
+}
+
+/// A growing conversation: the task, then one assistant tool_use / user tool_result pair
+/// per agent step.
+pub struct Conversation {
+    messages: Vec<Value>,
+    /// The next corpus step to add.
+    next_step: usize,
+    /// Tool calls so far, for unique ids.
+    calls: usize,
+}
+
+impl Conversation {
+    /// A conversation starting at corpus step `first_step`, with as many steps as make its
+    /// body reach `tokens` after `grows` more calls of [`Self::grow`] (at least one step).
+    pub fn sized(corpus: &Corpus, tokens: usize, first_step: usize, grows: usize) -> Self {
+        let mut total = corpus.task_body_tokens;
+        let mut steps = 0;
+        while total < tokens {
+            total += corpus.step(first_step + steps).tokens;
+            steps += 1;
+        }
+        let mut conversation = Self {
+            messages: vec![corpus.task_message()],
+            next_step: first_step,
+            calls: 0,
+        };
+        for _ in 0..steps.saturating_sub(grows).max(1) {
+            conversation.grow(corpus);
+        }
+        conversation
+    }
+
+    /// Adds the next step: the assistant's tool call and the user's tool result.
+    pub fn grow(&mut self, corpus: &Corpus) {
+        let step = corpus.step(self.next_step);
+        self.next_step += 1;
+        self.calls += 1;
+        let id = format!("toolu_bench{:08}", self.calls);
+        self.messages.extend(step.messages(&id));
+    }
+
+    /// The request body: the recorded skeleton with this conversation as `messages`.
+    pub fn body(&self, corpus: &Corpus) -> Result<Bytes> {
+        let mut body = Map::with_capacity(corpus.skeleton.len() + 1);
+        let mut pairs = corpus.skeleton.iter();
+        // Keep Claude Code's key order: model first, then messages.
+        if let Some((key, value)) = pairs.next() {
+            body.insert(key.clone(), value.clone());
+        }
+        body.insert("messages".into(), Value::Array(self.messages.clone()));
+        for (key, value) in pairs {
+            body.insert(key.clone(), value.clone());
+        }
+        Ok(Bytes::from(serde_json::to_vec(&Value::Object(body))?))
+    }
+}
+
+/// `text` cut to its first `max_chars` characters.
+fn clip(mut text: String, max_chars: usize) -> String {
+    if let Some((at, _)) = text.char_indices().nth(max_chars) {
+        text.truncate(at);
+    }
+    text
+}
