@@ -5,7 +5,7 @@
 //! chain. New messages are appended with their ordinals, and each new taggable unit gets the
 //! next tag number, once, in the same transaction.
 
-use mc_core::tags::{TagIndex, assign_tags};
+use mc_core::tags::{TagNo, assign_tags};
 use mc_core::{HashChain, Host, Message, ProjectId, SessionId};
 use mc_store::{NewSession, WriteTx};
 
@@ -58,7 +58,9 @@ pub fn ingest(
     let new = &messages[stored_len..];
     if !new.is_empty() {
         tx.append_messages(session, stored, new, now_ms)?;
-        let mut next = TagIndex::new(tx.tags(session)?).next_tag();
+        let mut next = tx
+            .newest_tag(session)?
+            .map_or(TagNo(1), |newest| newest.next().unwrap_or(newest));
         let mut assignments = Vec::new();
         for (offset, message) in new.iter().enumerate() {
             let ordinal = stored + offset as u64;

@@ -123,6 +123,19 @@ impl ReadTx<'_> {
             .collect()
     }
 
+    /// The session's newest tag number, `None` before its first tag; one indexed lookup,
+    /// where reading every tag would cost a pass time proportional to the session.
+    pub fn newest_tag(&self, session: &SessionId) -> Result<Option<TagNo>> {
+        self.conn()
+            .query_row(
+                "SELECT MAX(tag) FROM tags WHERE session_id = ?1",
+                [session.as_str()],
+                |row| row.get::<_, Option<u32>>(0),
+            )
+            .map(|tag| tag.map(TagNo))
+            .map_err(StoreError::sqlite("reading the newest tag"))
+    }
+
     /// The number the next pass gets.
     pub fn next_pass_seq(&self, session: &SessionId) -> Result<u64> {
         self.conn()
