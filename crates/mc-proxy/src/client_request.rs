@@ -115,10 +115,31 @@ impl ClientRequest {
         }
     }
 
-    /// The upstream body for a pass.
-    pub fn render(self, outcome: PassOutcome) -> Vec<u8> {
+    /// The upstream body for a pass. With the context `window` known, an Anthropic request's
+    /// `max_tokens` is lowered where input + `max_tokens` would not fit it
+    /// ([`render_anthropic::fit_max_tokens`]); `input_hint` is what the provider counted when
+    /// it refused this request's previous, larger rendering.
+    pub fn render(
+        self,
+        outcome: PassOutcome,
+        window: Option<u64>,
+        input_hint: Option<u64>,
+    ) -> Vec<u8> {
         match self {
-            Self::Anthropic(request) => render_anthropic::render(request, outcome).encode(),
+            Self::Anthropic(request) => {
+                let mut upstream = render_anthropic::render(request, outcome);
+                let body = upstream.encode();
+                let Some(window) = window else {
+                    return body;
+                };
+                let bound = render_anthropic::input_bound(body.len());
+                let input = input_hint.map_or(bound, |hint| hint.min(bound));
+                if render_anthropic::fit_max_tokens(&mut upstream, window, input) {
+                    upstream.encode()
+                } else {
+                    body
+                }
+            }
             Self::OpenAi(request) => render_openai::render(request, &outcome).encode(),
         }
     }

@@ -13,12 +13,16 @@ pub struct Overflow {
     pub prompt_tokens: Option<u64>,
     /// The model's limit, when stated.
     pub limit_tokens: Option<u64>,
+    /// The `max_tokens` the request asked for, when the provider counted it against the
+    /// window (Anthropic refuses input + `max_tokens` over the window).
+    pub max_tokens: Option<u64>,
 }
 
 /// The overflow an error body reports, if it is one.
 ///
 /// Anthropic: `400 invalid_request_error` "prompt is too long: 215000 tokens > 200000
-/// maximum". OpenAI: `code: context_length_exceeded`, "This model's maximum context length
+/// maximum", or "input length and `max_tokens` exceed context limit: 178959 + 64000 >
+/// 200000" (the answer's room counts against the window). OpenAI: `code: context_length_exceeded`, "This model's maximum context length
 /// is 128000 tokens. However, your messages resulted in 130000 tokens…".
 pub fn parse_overflow(status: u16, body: &[u8]) -> Option<Overflow> {
     if status != 400 && status != 413 {
@@ -33,6 +37,15 @@ pub fn parse_overflow(status: u16, body: &[u8]) -> Option<Overflow> {
         return Some(Overflow {
             prompt_tokens: numbers.first().copied(),
             limit_tokens: numbers.get(1).copied(),
+            max_tokens: None,
+        });
+    }
+    if let Some(rest) = lower.split("exceed context limit:").nth(1) {
+        let numbers = numbers_in(rest);
+        return Some(Overflow {
+            prompt_tokens: numbers.first().copied(),
+            limit_tokens: numbers.get(2).copied(),
+            max_tokens: numbers.get(1).copied(),
         });
     }
     let code = error.get("code").and_then(Value::as_str);
@@ -48,6 +61,7 @@ pub fn parse_overflow(status: u16, body: &[u8]) -> Option<Overflow> {
         return Some(Overflow {
             prompt_tokens: prompt,
             limit_tokens: limit,
+            max_tokens: None,
         });
     }
     None
@@ -87,7 +101,21 @@ mod tests {
             parse_overflow(400, body),
             Some(Overflow {
                 prompt_tokens: Some(215_000),
-                limit_tokens: Some(200_000)
+                limit_tokens: Some(200_000),
+                max_tokens: None,
+            })
+        );
+    }
+
+    #[test]
+    fn anthropic_input_plus_max_tokens_overflow() {
+        let body = br#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again"}}"#;
+        assert_eq!(
+            parse_overflow(400, body),
+            Some(Overflow {
+                prompt_tokens: Some(178_959),
+                limit_tokens: Some(200_000),
+                max_tokens: Some(64_000),
             })
         );
     }
@@ -99,7 +127,8 @@ mod tests {
             parse_overflow(400, body),
             Some(Overflow {
                 prompt_tokens: Some(130_512),
-                limit_tokens: Some(128_000)
+                limit_tokens: Some(128_000),
+                max_tokens: None,
             })
         );
     }

@@ -133,10 +133,10 @@ fn plan_once(
             .into_iter()
             .chain(first_message_texts(&conversation)),
     );
-    let usable = app
+    let window = app
         .proven_windows
-        .window(&model, context_window(&model, app.settings.context_window))
-        .map(|window| usable_window(window, client.max_output_tokens()));
+        .window(&model, context_window(&model, app.settings.context_window));
+    let usable = window.map(|window| usable_window(window, client.max_output_tokens()));
     let chain = HashChain::of(&conversation);
     let resolution = engine
         .store()
@@ -202,7 +202,7 @@ fn plan_once(
         kind: name_of(&outcome.plan.kind),
         cause: outcome.plan.cause.as_ref().map(name_of),
     };
-    let upstream_body = Bytes::from(client.render(outcome));
+    let upstream_body = Bytes::from(client.render(outcome, window, last_usage));
     Ok(Planned {
         session: Some(session),
         model,

@@ -71,6 +71,51 @@ pub fn prefix_identity(request: &MessagesRequest) -> String {
     hasher.finalize().to_hex().to_string()
 }
 
+/// Bytes per token assumed when bounding the answer's room: fewer than any tokenizer gives
+/// on prompts (JSON and code run 3.5–4 bytes a token), so the input is over-estimated and the
+/// bound errs toward fitting.
+const BYTES_PER_TOKEN_FLOOR: u64 = 3;
+
+/// The least answer room a clamp leaves; a request that cannot keep it goes as sent and the
+/// provider's answer (an overflow, retried once) decides.
+const MIN_ANSWER_TOKENS: u64 = 4_096;
+
+/// Lowers `max_tokens` so that input + `max_tokens` fits `window`, which Anthropic requires
+/// ("input length and `max_tokens` exceed context limit"). Claude Code asks for up to 64K
+/// output tokens whatever the prompt's size, while the engine only keeps 20K of the window
+/// free, so near the ceiling the client's own value would be refused. `input_tokens` is an
+/// upper bound of the prompt: the encoded body's length over [`BYTES_PER_TOKEN_FLOOR`], or
+/// what the provider counted when it refused a larger prompt. `max_tokens` is not part of the
+/// cached prefix, so a clamp never busts the cache; it is a pure function of the request, so
+/// a retried request clamps the same way. Returns whether it changed the request.
+pub fn fit_max_tokens(request: &mut MessagesRequest, window: u64, input_tokens: u64) -> bool {
+    let Some(asked) = request.rest.get("max_tokens").and_then(Value::as_u64) else {
+        return false;
+    };
+    let room = window.saturating_sub(input_tokens);
+    if asked <= room {
+        return false;
+    }
+    let thinking_budget = request
+        .rest
+        .get("thinking")
+        .and_then(|thinking| thinking.get("budget_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if room < MIN_ANSWER_TOKENS || room <= thinking_budget {
+        return false;
+    }
+    request
+        .rest
+        .insert("max_tokens".to_owned(), Value::from(room));
+    true
+}
+
+/// An upper bound of a body's tokens from its length.
+pub fn input_bound(body_len: usize) -> u64 {
+    (body_len as u64).div_ceil(BYTES_PER_TOKEN_FLOOR)
+}
+
 /// The upstream request: `request` with the pass's conversation and breakpoints.
 pub fn render(mut request: MessagesRequest, outcome: PassOutcome) -> MessagesRequest {
     request.messages = outcome
@@ -136,5 +181,44 @@ fn place_markers(request: &mut MessagesRequest, plan: &BreakpointPlan) {
         {
             block.set_cache_control(Some(marker(ttl)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(max_tokens: u64, thinking: Option<u64>) -> MessagesRequest {
+        let mut body = serde_json::json!({"model": "claude-opus-4-8", "max_tokens": max_tokens, "messages": []});
+        if let Some(budget) = thinking {
+            body["thinking"] = serde_json::json!({"type": "enabled", "budget_tokens": budget});
+        }
+        MessagesRequest::decode(body.to_string().as_bytes(), usize::MAX).unwrap()
+    }
+
+    #[test]
+    fn max_tokens_shrinks_only_when_input_plus_answer_would_overflow() {
+        let mut fits = request(32_000, None);
+        assert!(!fit_max_tokens(&mut fits, 200_000, 150_000));
+        assert_eq!(fits.rest["max_tokens"], 32_000);
+
+        let mut near = request(64_000, None);
+        assert!(fit_max_tokens(&mut near, 200_000, 178_959));
+        assert_eq!(near.rest["max_tokens"], 21_041);
+        let encoded = String::from_utf8(near.encode()).unwrap();
+        assert!(
+            encoded.starts_with(r#"{"model":"claude-opus-4-8","max_tokens":21041,"#),
+            "{encoded}"
+        );
+    }
+
+    #[test]
+    fn no_clamp_below_the_floor_or_the_thinking_budget() {
+        let mut full = request(32_000, None);
+        assert!(!fit_max_tokens(&mut full, 200_000, 198_000));
+        let mut thinking = request(32_000, Some(16_000));
+        assert!(!fit_max_tokens(&mut thinking, 200_000, 186_000));
+        assert!(fit_max_tokens(&mut thinking, 200_000, 180_000));
+        assert_eq!(thinking.rest["max_tokens"], 20_000);
     }
 }

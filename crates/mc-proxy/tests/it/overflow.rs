@@ -220,3 +220,46 @@ async fn with_nothing_left_to_drop_the_retry_is_refused_as_too_long() {
     assert!(message.contains("prompt is too long"), "{message}");
     assert!(message.contains("8000-token limit"), "{message}");
 }
+
+#[tokio::test]
+async fn an_input_plus_max_tokens_overflow_is_retried_with_room_that_fits() {
+    // Anthropic counts `max_tokens` against the window. The provider here counts a third of
+    // the body's bytes as tokens and leaves 10K of room: the retry asks for no more than the
+    // window minus the input bound (the smaller of the provider's count of the first request
+    // and a third of the retry's bytes).
+    let upstream = Upstream::replying(|seen, index| {
+        let input = seen.body.len() as u64 / 3;
+        if index == 0 {
+            let message = format!(
+                "input length and `max_tokens` exceed context limit: {input} + 64000 > {}, decrease input length or `max_tokens` and try again",
+                input + 10_000
+            );
+            json_response(
+                400,
+                &json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
+            )
+        } else {
+            json_response(200, &json!({"id": "msg_1", "type": "message", "role": "assistant",
+                "model": MODEL, "content": [{"type": "text", "text": "fits"}],
+                "stop_reason": "end_turn", "stop_sequence": null,
+                "usage": {"input_tokens": 10, "output_tokens": 2}}))
+        }
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut body = request(&long_session(60, 60), false);
+    body["max_tokens"] = json!(64_000);
+    let reply = post_messages(&proxy, &body).await;
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2, "one call and one retry");
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        seen[0].json()["max_tokens"],
+        64_000,
+        "the first call goes as asked"
+    );
+    let counted = seen[0].body.len() as u64 / 3;
+    let window = counted + 10_000;
+    let bound = (seen[1].body.len() as u64).div_ceil(3).min(counted);
+    assert_eq!(seen[1].json()["max_tokens"], window - bound);
+}
