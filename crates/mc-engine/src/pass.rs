@@ -163,13 +163,19 @@ impl Engine {
 
     /// Records what the provider reported for the pass's call, for the next plan.
     pub fn record_usage(&self, session: &SessionId, usage_tokens: u64) -> Result<()> {
-        self.store.write_with(|tx| {
-            let Some(mut state) = load_state(tx, session)? else {
-                return Ok(());
-            };
-            state.last_usage_tokens = Some(usage_tokens);
-            store_state(tx, session, &state)
-        })
+        self.store
+            .write_with(|tx| record_usage_in(tx, session, usage_tokens))
+    }
+
+    /// [`Self::record_usage`] inside a caller's transaction, so the proxy writes a call's
+    /// ledger row and its usage in one commit.
+    pub fn record_usage_in(
+        &self,
+        tx: &WriteTx<'_>,
+        session: &SessionId,
+        usage_tokens: u64,
+    ) -> Result<()> {
+        record_usage_in(tx, session, usage_tokens)
     }
 
     fn pass_in(
@@ -544,6 +550,14 @@ pub(crate) fn load_drops(tx: &WriteTx<'_>, session: &SessionId) -> Result<DropSt
         queued: queued.into_iter().map(|row| row.tag).collect(),
         landed: landed.into_iter().map(|row| row.tag).collect(),
     })
+}
+
+fn record_usage_in(tx: &WriteTx<'_>, session: &SessionId, usage_tokens: u64) -> Result<()> {
+    let Some(mut state) = load_state(tx, session)? else {
+        return Ok(());
+    };
+    state.last_usage_tokens = Some(usage_tokens);
+    store_state(tx, session, &state)
 }
 
 pub(crate) fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option<EngineState>> {

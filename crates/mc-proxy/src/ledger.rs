@@ -127,15 +127,20 @@ pub fn record_call(app: &App, record: &CallRecord) {
     let Ok(engine) = &app.engine else {
         return;
     };
-    if let Err(error) = engine.store().write(|tx| tx.record_call(&record.row())) {
-        tracing::warn!(%error, "could not write the call's ledger row");
-    }
-    if let (Some(session), Some(prompt), true) = (
-        &record.session,
-        record.usage.prompt_tokens(),
-        (200..300).contains(&record.status),
-    ) && let Err(error) = engine.record_usage(session, prompt)
-    {
-        tracing::warn!(%error, %session, "could not record the reported usage");
+    let usage = match (&record.session, record.usage.prompt_tokens()) {
+        (Some(session), Some(prompt)) if (200..300).contains(&record.status) => {
+            Some((session, prompt))
+        }
+        _ => None,
+    };
+    let written = engine.store().write_with(|tx| {
+        tx.record_call(&record.row())?;
+        if let Some((session, prompt)) = usage {
+            engine.record_usage_in(tx, session, prompt)?;
+        }
+        Ok::<_, mc_engine::EngineError>(())
+    });
+    if let Err(error) = written {
+        tracing::warn!(%error, "could not write the call's ledger row and usage");
     }
 }
