@@ -119,28 +119,56 @@ impl ClientRequest {
     /// `max_tokens` is lowered where input + `max_tokens` would not fit it
     /// ([`render_anthropic::fit_max_tokens`]); `input_hint` is what the provider counted when
     /// it refused this request's previous, larger rendering.
+    ///
+    /// A streamed OpenAI request is sent asking for the usage chunk
+    /// ([`render_openai::render`]); when the client did not ask for it, the returned flag says
+    /// to remove it from the client's stream.
     pub fn render(
         self,
         outcome: PassOutcome,
         window: Option<u64>,
         input_hint: Option<u64>,
-    ) -> Vec<u8> {
+    ) -> Rendered {
         match self {
             Self::Anthropic(request) => {
                 let mut upstream = render_anthropic::render(request, outcome);
                 let body = upstream.encode();
                 let Some(window) = window else {
-                    return body;
+                    return Rendered::plain(body);
                 };
                 let bound = render_anthropic::input_bound(body.len());
                 let input = input_hint.map_or(bound, |hint| hint.min(bound));
                 if render_anthropic::fit_max_tokens(&mut upstream, window, input) {
-                    upstream.encode()
+                    Rendered::plain(upstream.encode())
                 } else {
-                    body
+                    Rendered::plain(body)
                 }
             }
-            Self::OpenAi(request) => render_openai::render(request, &outcome).encode(),
+            Self::OpenAi(request) => {
+                let (upstream, added_usage) = render_openai::render(request, &outcome);
+                Rendered {
+                    body: upstream.encode(),
+                    hide_usage_chunk: added_usage,
+                }
+            }
+        }
+    }
+}
+
+/// An upstream body and what the response path must know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The request body.
+    pub body: Vec<u8>,
+    /// The proxy asked for an OpenAI usage chunk the client did not ask for.
+    pub hide_usage_chunk: bool,
+}
+
+impl Rendered {
+    fn plain(body: Vec<u8>) -> Self {
+        Self {
+            body,
+            hide_usage_chunk: false,
         }
     }
 }

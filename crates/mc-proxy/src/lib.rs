@@ -43,6 +43,7 @@ mod settings;
 mod tee;
 mod tokens;
 mod usage;
+mod usage_filter;
 mod windows;
 
 use std::net::SocketAddr;

@@ -26,6 +26,7 @@ use crate::request_body::read_body;
 use crate::settings::ProxySettings;
 use crate::tee::{BodyEnd, Teed, tee};
 use crate::usage::UsageObserver;
+use crate::usage_filter::UsageChunkFilter;
 
 /// Largest upstream error body read whole (error bodies are small JSON).
 const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
@@ -199,6 +200,7 @@ fn stream_back(
         .as_deref()
         .is_some_and(|kind| kind.starts_with("text/event-stream"));
     let observer = UsageObserver::new(provider, content_type.as_deref());
+    let planned_hides = planned.hide_usage_chunk;
     let mut record = CallRecord::new(provider, &planned, retried, started);
     record.status = status.as_u16();
     let on_end = move |teed: Teed| {
@@ -212,9 +214,11 @@ fn stream_back(
         record.total_ms = teed.total_ms;
         ledger(&app, record);
     };
+    let filter = (sse && planned_hides).then(UsageChunkFilter::default);
     let body = tee(
         provider,
         sse,
+        filter,
         response.bytes_stream(),
         observer,
         started,

@@ -37,6 +37,8 @@ pub struct Planned {
     pub usable_window: Option<u64>,
     /// The upstream request body.
     pub upstream_body: Bytes,
+    /// Remove the usage chunk the proxy asked for from the client's stream.
+    pub hide_usage_chunk: bool,
 }
 
 /// The ledger's view of a pass.
@@ -79,12 +81,19 @@ pub fn plan_with_retries(
                 return match app.last_good.replay(body) {
                     Some(upstream_body) => {
                         tracing::warn!(%reason, "store busy; resending the upstream request of an identical call");
+                        // The client's own request says whether it asked for usage.
+                        let hide_usage_chunk = matches!(
+                            ClientRequest::decode(provider, body, usize::MAX),
+                            Ok(ClientRequest::OpenAi(request))
+                                if request.is_stream() && !request.includes_stream_usage()
+                        );
                         Ok(Planned {
                             session: None,
                             model: String::new(),
                             pass: None,
                             usable_window: None,
                             upstream_body,
+                            hide_usage_chunk,
                         })
                     }
                     None => Err(ProxyError::new(
@@ -202,13 +211,14 @@ fn plan_once(
         kind: name_of(&outcome.plan.kind),
         cause: outcome.plan.cause.as_ref().map(name_of),
     };
-    let upstream_body = Bytes::from(client.render(outcome, window, last_usage));
+    let rendered = client.render(outcome, window, last_usage);
     Ok(Planned {
         session: Some(session),
         model,
         pass: Some(pass),
         usable_window: usable,
-        upstream_body,
+        upstream_body: Bytes::from(rendered.body),
+        hide_usage_chunk: rendered.hide_usage_chunk,
     })
 }
 

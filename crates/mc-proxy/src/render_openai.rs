@@ -36,12 +36,18 @@ pub fn prefix_identity(request: &ChatRequest) -> String {
     hasher.finalize().to_hex().to_string()
 }
 
-/// The upstream request: the instructions, then the pass's conversation.
-pub fn render(mut request: ChatRequest, outcome: &PassOutcome) -> ChatRequest {
+/// The upstream request: the instructions, then the pass's conversation; and whether it
+/// now asks for the stream's usage chunk where the client did not (OpenAI streams report
+/// no usage otherwise, and the engine plans on reported usage).
+pub fn render(mut request: ChatRequest, outcome: &PassOutcome) -> (ChatRequest, bool) {
     let keep = instruction_count(&request);
     request.messages.truncate(keep);
     request
         .messages
         .extend(outcome.messages.iter().flat_map(openai::from_message));
-    request
+    let added_usage = request.is_stream() && !request.includes_stream_usage();
+    if added_usage {
+        request.set_stream_usage(true);
+    }
+    (request, added_usage)
 }

@@ -14,6 +14,7 @@ use futures_util::{Stream, StreamExt, stream};
 
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::usage::{CallUsage, UsageObserver};
+use crate::usage_filter::UsageChunkFilter;
 
 /// How a teed body ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,11 +63,13 @@ impl<F: FnOnce(Teed)> Drop for Guard<F> {
     }
 }
 
-/// Tees `upstream`: the returned stream yields its bytes unchanged; `on_end` runs once when
-/// the body ends or the client drops it.
+/// Tees `upstream`: the returned stream yields its bytes unchanged (except, with `filter`,
+/// the usage event the client did not ask for); `on_end` runs once when the body ends or
+/// the client drops it.
 pub fn tee<S, E, F>(
     provider: Provider,
     sse: bool,
+    filter: Option<UsageChunkFilter>,
     upstream: S,
     observer: UsageObserver,
     started: Instant,
@@ -84,8 +87,8 @@ where
         first_byte_ms: None,
         on_end: Some(on_end),
     };
-    stream::unfold(Some((upstream, guard)), move |state| async move {
-        let (mut upstream, mut guard) = state?;
+    stream::unfold(Some((upstream, guard, filter)), move |state| async move {
+        let (mut upstream, mut guard, mut filter) = state?;
         match upstream.next().await {
             Some(Ok(chunk)) => {
                 if guard.first_byte_ms.is_none() {
@@ -94,7 +97,11 @@ where
                 if let Some(observer) = &mut guard.observer {
                     observer.push(&chunk);
                 }
-                Some((Ok(chunk), Some((upstream, guard))))
+                let out = match &mut filter {
+                    Some(filter) => filter.push(&chunk),
+                    None => chunk,
+                };
+                Some((Ok(out), Some((upstream, guard, filter))))
             }
             Some(Err(error)) => {
                 guard.end = BodyEnd::UpstreamFailed;
@@ -116,7 +123,10 @@ where
             }
             None => {
                 guard.end = BodyEnd::Complete;
-                None
+                let rest = filter
+                    .map(UsageChunkFilter::finish)
+                    .filter(|rest| !rest.is_empty())?;
+                Some((Ok(rest), None))
             }
         }
     })

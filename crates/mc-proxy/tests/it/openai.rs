@@ -172,3 +172,55 @@ async fn a_non_streamed_chat_answer_comes_back_as_sent() {
         .collect();
     assert_eq!(stored, conversation(&messages));
 }
+
+#[tokio::test]
+async fn a_stream_without_usage_is_asked_for_it_upstream_and_the_client_never_sees_it() {
+    let script = json!({"turns": [
+        {"content": [{"type": "text", "text": "The parser lives in src/parse.rs."}]},
+    ]});
+    let sim = sim(&script, None).await;
+    let (upstream, relayed) = tap(sim.local_addr()).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut messages = instructions();
+    messages.push(json!({"role": "user", "content": "Where is the parser?"}));
+    let body = json!({"model": "gpt-4o", "stream": true, "messages": messages});
+    let reply = post_chat(&proxy, &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+
+    // Upstream, the proxy asked for usage and got it.
+    let sent = upstream.seen()[0].json();
+    assert_eq!(sent["stream_options"], json!({"include_usage": true}));
+    let from_sim = sse_events(&relayed.lock().unwrap()[0].1);
+    assert!(
+        from_sim
+            .iter()
+            .any(|(_, data)| data["choices"] == json!([]) && data["usage"].is_object()),
+        "{from_sim:?}"
+    );
+    // The client got the stream it asked for: the same chunks, no usage anywhere.
+    let events = sse_events(&reply.body);
+    assert_eq!(events.len(), from_sim.len() - 1);
+    let client_text = String::from_utf8(reply.body.to_vec()).unwrap();
+    assert!(!client_text.contains("\"usage\""), "{client_text}");
+    let text: String = events
+        .iter()
+        .filter_map(|(_, data)| data["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(text, "The parser lives in src/parse.rs.");
+    assert_eq!(events.last().unwrap().1, "[DONE]");
+    // The usage the client never saw reached the ledger.
+    let session = mc_core::SessionId::new(proxy.session_ids()[0].clone()).unwrap();
+    let mut calls = Vec::new();
+    for _ in 0..50 {
+        calls = proxy.store().read(|tx| tx.calls(&session, 10)).unwrap();
+        if !calls.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0].uncached_tokens.unwrap_or(0) + calls[0].cache_read_tokens.unwrap_or(0) > 0,
+        "{calls:?}"
+    );
+}
