@@ -72,6 +72,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             bail!("upstream URL: {problem}");
         }
     }
+    if !listen.ip().is_loopback() {
+        tracing::warn!(
+            %listen,
+            "listening beyond loopback: every machine that can reach this address can send prompts through your API key's requests and read your sessions' traffic"
+        );
+    }
     if args.context_window == Some(0) {
         bail!("--context-window must be a positive number of tokens");
     }
