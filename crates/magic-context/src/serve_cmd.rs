@@ -75,7 +75,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if !listen.ip().is_loopback() {
         tracing::warn!(
             %listen,
-            "listening beyond loopback: every machine that can reach this address can send prompts through your API key's requests and read your sessions' traffic"
+            "listening beyond loopback: anyone who can reach this address can use the proxy and see the traffic that passes through it"
         );
     }
     if args.context_window == Some(0) {
