@@ -263,3 +263,41 @@ async fn an_input_plus_max_tokens_overflow_is_retried_with_room_that_fits() {
     let bound = (seen[1].body.len() as u64).div_ceil(3).min(counted);
     assert_eq!(seen[1].json()["max_tokens"], window - bound);
 }
+
+#[tokio::test]
+async fn near_a_known_window_max_tokens_is_lowered_before_anything_is_refused() {
+    // The proxy knows the window (here 30K tokens) and the request asks for 32K output
+    // tokens: input + max_tokens would not fit, so the request goes up asking for the room
+    // left, computed from the rendered body's size (a third of its bytes, an upper bound).
+    let upstream = Upstream::replying(|_, _| {
+        json_response(
+            200,
+            &json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "model": MODEL, "content": [{"type": "text", "text": "fits"}],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 2}}),
+        )
+    })
+    .await;
+    let mut settings = crate::support::settings(&upstream.url());
+    settings.context_window = Some(30_000);
+    let proxy = Proxy::start_with(settings).await;
+    let mut body = request(&long_session(8, 60), false);
+    body["max_tokens"] = json!(32_000);
+    let reply = post_messages(&proxy, &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 1);
+    let bound = (seen[0].body.len() as u64).div_ceil(3);
+    assert!(
+        bound < 30_000 - 4_096,
+        "the body is too large to test: {bound}"
+    );
+    assert_eq!(seen[0].json()["max_tokens"], 30_000 - bound);
+
+    // A small request keeps the client's value.
+    let small = request(&[json!({"role": "user", "content": "hi"})], false);
+    let reply = post_messages(&proxy, &small).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(upstream.seen()[1].json()["max_tokens"], 1024);
+}
