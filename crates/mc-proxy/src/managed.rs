@@ -200,7 +200,7 @@ fn stream_back(
         .as_deref()
         .is_some_and(|kind| kind.starts_with("text/event-stream"));
     let observer = UsageObserver::new(provider, content_type.as_deref());
-    let planned_hides = planned.hide_usage_chunk;
+    let filter = (sse && planned.hide_usage_chunk).then(UsageChunkFilter::default);
     let mut record = CallRecord::new(provider, &planned, retried, started);
     record.status = status.as_u16();
     let on_end = move |teed: Teed| {
@@ -214,7 +214,6 @@ fn stream_back(
         record.total_ms = teed.total_ms;
         ledger(&app, record);
     };
-    let filter = (sse && planned_hides).then(UsageChunkFilter::default);
     let body = tee(
         provider,
         sse,
