@@ -235,6 +235,11 @@ impl HashChain {
         self.links.push(link);
     }
 
+    /// Keeps the links of the first `len` messages (all of them when there are fewer).
+    pub fn truncate(&mut self, len: usize) {
+        self.links.truncate(len);
+    }
+
     /// The links, one per message.
     pub fn links(&self) -> &[ContentHash] {
         &self.links

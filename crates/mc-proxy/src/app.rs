@@ -6,6 +6,7 @@ use axum::Router;
 use axum::routing::{any, post};
 use mc_engine::Engine;
 
+use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
 use crate::project::ProjectResolver;
 use crate::settings::ProxySettings;
@@ -30,6 +31,8 @@ pub struct App {
     pub projects: ProjectResolver,
     /// Windows proven by overflow errors, per model.
     pub proven_windows: ProvenWindows,
+    /// Recent Anthropic requests, so follow-ups decode only their new messages.
+    pub recent_requests: RecentRequests,
 }
 
 impl App {
@@ -52,6 +55,7 @@ impl App {
             last_good: LastGood::default(),
             projects: ProjectResolver::default(),
             proven_windows: ProvenWindows::default(),
+            recent_requests: RecentRequests::default(),
         })
     }
 }

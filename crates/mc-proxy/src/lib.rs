@@ -28,6 +28,7 @@ mod app;
 mod client_request;
 mod forward;
 mod headers;
+mod incremental;
 mod last_good;
 mod ledger;
 mod managed;

@@ -113,7 +113,7 @@ fn plan_once(
     app: &App,
     provider: Provider,
     headers: &HeaderMap,
-    body: &[u8],
+    body: &Bytes,
     last_usage: Option<u64>,
 ) -> Result<Planned, Failure> {
     let engine = app.engine.as_ref().map_err(|reason| {
@@ -130,11 +130,30 @@ fn plan_once(
             error.to_string(),
         ))
     };
-    let mut client = ClientRequest::decode(provider, body, usize::MAX).map_err(invalid)?;
-    let client_ttl = client.client_ttl();
+    let (client, conversation, chain, client_ttl, layout) = match provider {
+        Provider::Anthropic => {
+            let decoded = app
+                .recent_requests
+                .decode(body, usize::MAX)
+                .map_err(invalid)?;
+            (
+                ClientRequest::Anthropic(decoded.request),
+                decoded.conversation,
+                decoded.chain,
+                decoded.client_ttl,
+                Some(decoded.layout),
+            )
+        }
+        Provider::OpenAi => {
+            let mut client = ClientRequest::decode(provider, body, usize::MAX).map_err(invalid)?;
+            let client_ttl = client.client_ttl();
+            let conversation = client.take_conversation().map_err(invalid)?;
+            let chain = HashChain::of(&conversation);
+            (client, conversation, chain, client_ttl, None)
+        }
+    };
     let model = client.model().to_owned();
     let hints = SessionHints::read(headers, client.metadata_user_id());
-    let conversation = client.take_conversation().map_err(invalid)?;
     let project = app.projects.resolve(
         headers,
         client
@@ -146,7 +165,6 @@ fn plan_once(
         .proven_windows
         .window(&model, context_window(&model, app.settings.context_window));
     let usable = window.map(|window| usable_window(window, client.max_output_tokens()));
-    let chain = HashChain::of(&conversation);
     let resolution = engine
         .store()
         .read(|tx| Ok(resolve(tx, &hints, &chain)))
@@ -212,6 +230,9 @@ fn plan_once(
         cause: outcome.plan.cause.as_ref().map(name_of),
     };
     let rendered = client.render(outcome, window, last_usage);
+    if let Some(layout) = layout {
+        app.recent_requests.remember(layout, conversation, chain);
+    }
     Ok(Planned {
         session: Some(session),
         model,
