@@ -28,6 +28,10 @@ use crate::render_anthropic;
 /// Requests remembered; a proxy serves a handful of live conversations at a time.
 const REMEMBERED: usize = 16;
 
+/// Most body bytes remembered in all (each request's decoded conversation takes about as
+/// much again): long sessions send multi-megabyte bodies.
+const REMEMBERED_BYTES: usize = 96 * 1024 * 1024;
+
 /// A request's message list, located in its body.
 #[derive(serde::Deserialize)]
 struct Messages<'a> {
@@ -101,8 +105,11 @@ impl RecentRequests {
             conversation,
             chain,
         });
-        while recent.len() > REMEMBERED {
-            recent.pop_front();
+        let mut bytes: usize = recent.iter().map(|entry| entry.layout.body.len()).sum();
+        while recent.len() > REMEMBERED || (bytes > REMEMBERED_BYTES && recent.len() > 1) {
+            if let Some(evicted) = recent.pop_front() {
+                bytes -= evicted.layout.body.len();
+            }
         }
     }
 
