@@ -5,7 +5,7 @@
 //! chain. New messages are appended with their ordinals, and each new taggable unit gets the
 //! next tag number, once, in the same transaction.
 
-use mc_core::tags::{TagNo, assign_tags};
+use mc_core::tags::{TagAssignment, TagNo, assign_tags};
 use mc_core::{HashChain, Host, Message, ProjectId, SessionId};
 use mc_store::{NewSession, WriteTx};
 
@@ -18,6 +18,8 @@ pub struct Ingested {
     pub previous_count: u64,
     /// How many it holds now (the request's length).
     pub count: u64,
+    /// The tags given to the new messages' units.
+    pub assigned: Vec<TagAssignment>,
 }
 
 /// Appends the request's new messages and tags them; refuses a request whose history
@@ -56,12 +58,12 @@ pub fn ingest(
         }
     }
     let new = &messages[stored_len..];
+    let mut assignments = Vec::new();
     if !new.is_empty() {
         tx.append_messages(session, stored, new, now_ms)?;
         let mut next = tx
             .newest_tag(session)?
             .map_or(TagNo(1), |newest| newest.next().unwrap_or(newest));
-        let mut assignments = Vec::new();
         for (offset, message) in new.iter().enumerate() {
             let ordinal = stored + offset as u64;
             let assigned = assign_tags(next, ordinal, message);
@@ -75,6 +77,7 @@ pub fn ingest(
     Ok(Ingested {
         previous_count: stored,
         count: messages.len() as u64,
+        assigned: assignments,
     })
 }
 

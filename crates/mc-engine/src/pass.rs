@@ -19,7 +19,7 @@ use mc_core::reclaim::{
     unreduced_output_tokens,
 };
 use mc_core::reduction::{DropState, land_drops, render_tail};
-use mc_core::tags::{TagIndex, TagNo, strip_tag_imitations};
+use mc_core::tags::{TagAssignment, TagIndex, TagNo, strip_tag_imitations};
 use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
@@ -94,6 +94,7 @@ pub struct Engine {
     reclaim: ReclaimConfig,
     indexes: SessionCache<FingerprintIndex>,
     part_tokens: SessionCache<PartTokens>,
+    tags: SessionCache<TagIndex>,
 }
 
 impl Engine {
@@ -116,6 +117,7 @@ impl Engine {
             reclaim,
             indexes: SessionCache::default(),
             part_tokens: SessionCache::default(),
+            tags: SessionCache::default(),
         }
     }
 
@@ -143,11 +145,15 @@ impl Engine {
             .unwrap_or_else(|| FingerprintIndex::new(&self.reclaim));
         let mut counts = self.part_tokens.take(request.session).unwrap_or_default();
         counts.update(request.model, request.messages, request.count_text);
+        let mut tags = self.tags.take(request.session);
         let outcome = self
             .store
-            .write_with(|tx| self.pass_in(tx, request, now_ms, &mut index, &counts))?;
+            .write_with(|tx| self.pass_in(tx, request, now_ms, &mut index, &counts, &mut tags))?;
         self.indexes.put(request.session, index);
         self.part_tokens.put(request.session, counts);
+        if let Some(tags) = tags {
+            self.tags.put(request.session, tags);
+        }
         Ok(outcome)
     }
 
@@ -185,9 +191,10 @@ impl Engine {
         now_ms: i64,
         index: &mut FingerprintIndex,
         counts: &PartTokens,
+        kept_tags: &mut Option<TagIndex>,
     ) -> Result<PassOutcome> {
         let session = request.session;
-        ingest(
+        let ingested = ingest(
             tx,
             session,
             request.host,
@@ -197,7 +204,7 @@ impl Engine {
             now_ms,
         )?;
         let mut state = load_state(tx, session)?.unwrap_or_default();
-        let tags = TagIndex::new(tx.tags(session)?);
+        let tags = kept_tags_or_stored(tx, session, kept_tags.take(), ingested.assigned)?;
         let drops = load_drops(tx, session)?;
         let count = request.count_text;
         let part_tokens = |part: &Part| part_tokens(part, count);
@@ -391,6 +398,7 @@ impl Engine {
                 tokens_removed,
             },
         )?;
+        *kept_tags = Some(tags);
         Ok(PassOutcome {
             seq,
             plan,
@@ -550,6 +558,24 @@ pub(crate) fn load_drops(tx: &WriteTx<'_>, session: &SessionId) -> Result<DropSt
         queued: queued.into_iter().map(|row| row.tag).collect(),
         landed: landed.into_iter().map(|row| row.tag).collect(),
     })
+}
+
+/// The session's tag index: the kept one with this pass's new tags appended when it is
+/// still the store's (another writer of the same store, or a conflict, makes it stale: then
+/// it is rebuilt from every stored row).
+fn kept_tags_or_stored(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    kept: Option<TagIndex>,
+    assigned: Vec<TagAssignment>,
+) -> Result<TagIndex> {
+    if let Some(mut tags) = kept
+        && tags.try_append(assigned)
+        && tags.newest() == tx.newest_tag(session)?
+    {
+        return Ok(tags);
+    }
+    Ok(TagIndex::new(tx.tags(session)?))
 }
 
 fn record_usage_in(tx: &WriteTx<'_>, session: &SessionId, usage_tokens: u64) -> Result<()> {

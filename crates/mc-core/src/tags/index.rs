@@ -34,6 +34,35 @@ impl TagIndex {
         Self { by_tag, by_unit }
     }
 
+    /// Appends assignments made after the index was built, when they come after the newest
+    /// tag on units not tagged yet (what ingest produces); the index then equals
+    /// [`TagIndex::new`] over all assignments. Anything else leaves the index unchanged and
+    /// returns `false`: the caller rebuilds from every stored row, since rows this index
+    /// dropped as conflicts could decide differently with the new ones.
+    pub fn try_append(&mut self, assignments: impl IntoIterator<Item = TagAssignment>) -> bool {
+        let mut pending: Vec<TagAssignment> = assignments.into_iter().collect();
+        pending.sort();
+        let appendable = pending.iter().enumerate().all(|(i, assignment)| {
+            let after = if i == 0 {
+                self.newest()
+            } else {
+                Some(pending[i - 1].tag)
+            };
+            after.is_none_or(|after| assignment.tag > after)
+                && !self.by_unit.contains_key(&assignment.unit)
+                && pending[..i]
+                    .iter()
+                    .all(|earlier| earlier.unit != assignment.unit)
+        });
+        if appendable {
+            for assignment in pending {
+                self.by_unit.insert(assignment.unit, assignment.tag);
+                self.by_tag.push(assignment);
+            }
+        }
+        appendable
+    }
+
     /// The tag of a unit, if it has one.
     pub fn tag_of(&self, unit: UnitRef) -> Option<TagNo> {
         self.by_unit.get(&unit).copied()
@@ -128,6 +157,42 @@ mod tests {
         assert_eq!(index.newest(), Some(TagNo(3)));
         assert_eq!(index.next_tag(), TagNo(4));
         assert_eq!(TagIndex::default().next_tag(), TagNo(1));
+    }
+
+    proptest::proptest! {
+        /// An append that is taken equals building the index from all the assignments; one
+        /// that is refused leaves the index as it was.
+        #[test]
+        fn append_equals_new_over_everything(
+            first in proptest::collection::vec((1u32..40, 0u64..10, 0u32..3), 0..20),
+            then in proptest::collection::vec((1u32..60, 0u64..14, 0u32..3), 0..20),
+        ) {
+            let to = |rows: &[(u32, u64, u32)]| -> Vec<TagAssignment> {
+                rows.iter().map(|&(tag, ordinal, part)| at(tag, ordinal, part)).collect()
+            };
+            let (first, then) = (to(&first), to(&then));
+            let before = TagIndex::new(first.clone());
+            let mut extended = before.clone();
+            if extended.try_append(then.clone()) {
+                let all = TagIndex::new(first.into_iter().chain(then));
+                proptest::prop_assert_eq!(extended, all);
+            } else {
+                proptest::prop_assert_eq!(extended, before);
+            }
+        }
+    }
+
+    #[test]
+    fn ingest_style_assignments_append_and_others_do_not() {
+        let mut index = TagIndex::new([at(1, 0, 0), at(2, 1, 0)]);
+        assert!(index.try_append([at(4, 2, 1), at(3, 2, 0)]));
+        assert_eq!(
+            index,
+            TagIndex::new([at(1, 0, 0), at(2, 1, 0), at(3, 2, 0), at(4, 2, 1)])
+        );
+        assert!(!index.try_append([at(2, 5, 0)]), "an old number");
+        assert!(!index.try_append([at(9, 0, 0)]), "a tagged unit");
+        assert_eq!(index.len(), 4);
     }
 
     #[test]
