@@ -67,6 +67,14 @@ impl ClientRequest {
         }
     }
 
+    /// Removes the client's cache markers outside the conversation (read
+    /// [`Self::client_ttl`] first); [`Self::prefix_identity`] expects them gone.
+    pub fn strip_client_markers(&mut self) {
+        if let Self::Anthropic(request) = self {
+            render_anthropic::strip_client_markers(request);
+        }
+    }
+
     /// Identity of the system prompt and tools.
     pub fn prefix_identity(&self) -> String {
         match self {

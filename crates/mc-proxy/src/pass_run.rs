@@ -130,7 +130,7 @@ fn plan_once(
             error.to_string(),
         ))
     };
-    let (client, conversation, chain, client_ttl, layout) = match provider {
+    let (mut client, conversation, chain, client_ttl, layout) = match provider {
         Provider::Anthropic => {
             let decoded = app
                 .recent_requests
@@ -152,6 +152,7 @@ fn plan_once(
             (client, conversation, chain, client_ttl, None)
         }
     };
+    client.strip_client_markers();
     let model = client.model().to_owned();
     let hints = SessionHints::read(headers, client.metadata_user_id());
     let project = app.projects.resolve(

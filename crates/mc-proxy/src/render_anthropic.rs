@@ -51,22 +51,15 @@ pub fn system_blocks(request: &MessagesRequest) -> usize {
     }
 }
 
-/// A stable identity of the system prompt and tools, blind to cache markers (Claude Code
-/// moves them between turns): a change of either kills the provider's cache.
+/// A stable identity of the system prompt and tools: a change of either kills the
+/// provider's cache. Blind to cache markers (Claude Code moves them between turns), because
+/// it is taken after [`strip_client_markers`], which also spares copying the prompt.
 pub fn prefix_identity(request: &MessagesRequest) -> String {
     let mut hasher = blake3::Hasher::new();
-    let mut system = request.system.clone();
-    if let Some(BlockContent::Blocks(blocks)) = &mut system {
-        blocks
-            .iter_mut()
-            .for_each(|block| block.set_cache_control(None));
-    }
-    hasher.update(&serde_json::to_vec(&system).unwrap_or_default());
+    hasher.update(&serde_json::to_vec(&request.system).unwrap_or_default());
     for tool in request.tools.iter().flatten() {
-        let mut rest = tool.rest.clone();
-        rest.remove("cache_control");
         hasher.update(tool.name.as_bytes());
-        hasher.update(Value::Object(rest).to_string().as_bytes());
+        hasher.update(&serde_json::to_vec(&tool.rest).unwrap_or_default());
     }
     hasher.finalize().to_hex().to_string()
 }
@@ -129,7 +122,9 @@ pub fn render(mut request: MessagesRequest, outcome: PassOutcome) -> MessagesReq
     request
 }
 
-fn strip_client_markers(request: &mut MessagesRequest) {
+/// Removes the client's `cache_control` markers from the system prompt and tools (the
+/// messages are replaced by the engine's anyway); the breakpoint plan places its own.
+pub fn strip_client_markers(request: &mut MessagesRequest) {
     if let Some(BlockContent::Blocks(blocks)) = &mut request.system {
         blocks
             .iter_mut()
