@@ -393,8 +393,8 @@ impl Engine {
             &PassRow {
                 seq,
                 at_ms: now_ms,
-                kind: name_of(&plan.kind),
-                cause: plan.cause.as_ref().map(name_of),
+                kind: plan.kind.as_str().to_owned(),
+                cause: plan.cause.map(|cause| cause.as_str().to_owned()),
                 tokens_removed,
             },
         )?;

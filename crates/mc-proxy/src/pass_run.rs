@@ -227,8 +227,8 @@ fn plan_once(
     );
     let pass = PassFacts {
         seq: outcome.seq,
-        kind: name_of(&outcome.plan.kind),
-        cause: outcome.plan.cause.as_ref().map(name_of),
+        kind: outcome.plan.kind.as_str().to_owned(),
+        cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
     };
     let rendered = client.render(outcome, window, last_usage);
     if let Some(layout) = layout {
@@ -242,14 +242,6 @@ fn plan_once(
         upstream_body: Bytes::from(rendered.body),
         hide_usage_chunk: rendered.hide_usage_chunk,
     })
-}
-
-/// The snake_case name serde gives a plan enum.
-fn name_of(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 fn store_failure(provider: Provider, error: &mc_store::StoreError) -> Failure {

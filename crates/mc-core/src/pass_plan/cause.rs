@@ -34,6 +34,22 @@ pub enum BustCause {
 }
 
 impl BustCause {
+    /// The ledger's name (the snake_case serde name).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ExecuteThreshold => "execute_threshold",
+            Self::CacheExpired => "cache_expired",
+            Self::OperatorFlush => "operator_flush",
+            Self::ForceBand => "force_band",
+            Self::FirstRender => "first_render",
+            Self::ModelChanged => "model_changed",
+            Self::SystemChanged => "system_changed",
+            Self::StructuralEdit => "structural_edit",
+            Self::M1Backstop => "m1_backstop",
+            Self::Emergency => "emergency",
+        }
+    }
+
     /// Whether this cause requires a hard fold rather than merely permitting a bust.
     pub const fn requires_fold(self) -> bool {
         match self {
@@ -46,6 +62,30 @@ impl BustCause {
             Self::ExecuteThreshold | Self::OperatorFlush | Self::ForceBand | Self::Emergency => {
                 false
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serde_names() {
+        let all = [
+            BustCause::ExecuteThreshold,
+            BustCause::CacheExpired,
+            BustCause::OperatorFlush,
+            BustCause::ForceBand,
+            BustCause::FirstRender,
+            BustCause::ModelChanged,
+            BustCause::SystemChanged,
+            BustCause::StructuralEdit,
+            BustCause::M1Backstop,
+            BustCause::Emergency,
+        ];
+        for cause in all {
+            assert_eq!(serde_json::to_value(cause).unwrap(), cause.as_str());
         }
     }
 }

@@ -20,6 +20,15 @@ pub enum PassKind {
 }
 
 impl PassKind {
+    /// The ledger's name (the snake_case serde name).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::CacheHit => "cache_hit",
+            Self::SoftBust => "soft_bust",
+            Self::HardFold => "hard_fold",
+        }
+    }
+
     /// Whether a pass of this kind may change bytes the provider has cached. Every mutation
     /// lane checks this (through [`PassPlan::may_mutate`]); a cache hit never mutates.
     pub const fn may_mutate(self) -> bool {
@@ -50,4 +59,16 @@ pub struct PassPlan {
     pub refuse: Option<Refusal>,
     /// Human-readable reasons, in the order they were weighed, for the ledger and logs.
     pub reasons: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serde_names() {
+        for kind in [PassKind::CacheHit, PassKind::SoftBust, PassKind::HardFold] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+    }
 }
