@@ -8,8 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-/// Most output tokens a client keeps free in the window, as Claude Code does.
-const MAX_OUTPUT_RESERVE_TOKENS: u64 = 20_000;
+use mc_core::pass_plan::output_reserve_tokens;
 
 /// Known families by name fragment; the first match wins, so more specific fragments come
 /// first. Claude's 1M-token window is a beta a request opts into, so 200K is assumed.
@@ -66,12 +65,10 @@ impl ProvenWindows {
     }
 }
 
-/// The usable window: the context window minus `min(max output, 20K)` for the answer.
+/// The usable window: the context window minus the output reserve
+/// ([`output_reserve_tokens`]; a request that states no output limit gets the whole reserve).
 pub fn usable_window(window: u64, max_output_tokens: Option<u64>) -> u64 {
-    let reserve = max_output_tokens
-        .unwrap_or(MAX_OUTPUT_RESERVE_TOKENS)
-        .min(MAX_OUTPUT_RESERVE_TOKENS);
-    window.saturating_sub(reserve)
+    window.saturating_sub(output_reserve_tokens(max_output_tokens.unwrap_or(u64::MAX)))
 }
 
 #[cfg(test)]

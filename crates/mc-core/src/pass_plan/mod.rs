@@ -58,7 +58,7 @@ pub use fold::{is_cache_expired, m1_backstop};
 pub use inputs::{PassInputs, PendingWork};
 pub use kind::{PassKind, PassPlan};
 pub use refusal::Refusal;
-pub use usage::{UsageLevel, measure_usage};
+pub use usage::{UsageLevel, measure_usage, output_reserve_tokens};
 
 use crate::config::{HistoryConfig, PassConfig};
 

@@ -4,6 +4,15 @@ use crate::config::{ExecuteThreshold, PassConfig, Percent, Tokens};
 
 use super::inputs::PassInputs;
 
+/// The most output tokens kept free in the window for the answer, as Claude Code does.
+const MAX_OUTPUT_RESERVE_TOKENS: u64 = 20_000;
+
+/// The tokens kept free in the window for the answer: `min(max output, 20K)`. The usable
+/// window that thresholds are shares of is the context window minus this.
+pub fn output_reserve_tokens(max_output_tokens: u64) -> u64 {
+    max_output_tokens.min(MAX_OUTPUT_RESERVE_TOKENS)
+}
+
 /// Usage of this request against the thresholds that gate busting (DESIGN §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UsageLevel {

@@ -21,13 +21,7 @@ use super::{Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 /// The user turn put before a kept part that opens with an assistant turn.
 pub const OMITTED_MARKER: &str = "[Earlier messages were dropped to fit the context window.]";
 
-/// The most output tokens a client keeps free in the window, as Claude Code does.
-const MAX_OUTPUT_RESERVE_TOKENS: u64 = 20_000;
-
-/// The tokens kept free for the answer: `min(max output, 20K)`.
-pub fn output_reserve_tokens(max_output_tokens: u64) -> u64 {
-    max_output_tokens.min(MAX_OUTPUT_RESERVE_TOKENS)
-}
+pub use mc_core::pass_plan::output_reserve_tokens;
 
 /// Where the kept conversation starts (after the head system messages).
 ///
