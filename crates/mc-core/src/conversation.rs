@@ -145,6 +145,14 @@ impl Message {
         Self { role, parts }
     }
 
+    /// The texts of the message's text parts, in order.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
     /// The ids of the tool calls this message makes, in order.
     pub fn tool_call_ids(&self) -> impl Iterator<Item = &str> {
         self.parts.iter().filter_map(|part| match part {

@@ -1,7 +1,7 @@
 //! A client's model call, decoded, whichever provider wire it came on.
 
+use mc_core::Message;
 use mc_core::breakpoints::CacheTtlChoice;
-use mc_core::{Message, Part};
 use mc_engine::PassOutcome;
 use mc_wire::WireError;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
@@ -182,18 +182,6 @@ impl Rendered {
 }
 
 /// Texts of the first message of a conversation (Claude Code puts its environment there).
-pub fn first_message_texts(conversation: &[Message]) -> Vec<&str> {
-    conversation
-        .first()
-        .map(|message| {
-            message
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+pub fn first_message_texts(conversation: &[Message]) -> impl Iterator<Item = &str> {
+    conversation.first().into_iter().flat_map(Message::texts)
 }

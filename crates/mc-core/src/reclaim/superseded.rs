@@ -130,14 +130,7 @@ fn accesses(
         else {
             continue;
         };
-        let text: Vec<&str> = action
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text: Vec<&str> = action.texts().collect();
         let Some(access) = fenced_command(&text.join("\n")).and_then(classify_command) else {
             continue;
         };

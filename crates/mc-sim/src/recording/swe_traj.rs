@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Message, Part};
+use mc_core::Message;
 use mc_wire::openai::{self, ChatMessage, ChatRole};
 use serde::Deserialize;
 use serde_json::Value;
@@ -109,14 +109,7 @@ pub(super) fn load(
 
 /// The text of a system message, its text parts joined.
 fn text_of(message: &Message) -> String {
-    message
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
+    message.texts().collect()
 }
 
 fn answer(chat: &ChatMessage) -> Answer {

@@ -12,6 +12,7 @@
 
 use std::borrow::Cow;
 
+pub use mc_core::pass_plan::output_reserve_tokens;
 use mc_core::{Message, Part, Role};
 
 use super::count::{fixed_tokens, message_tokens};
@@ -20,8 +21,6 @@ use super::{Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 
 /// The user turn put before a kept part that opens with an assistant turn.
 pub const OMITTED_MARKER: &str = "[Earlier messages were dropped to fit the context window.]";
-
-pub use mc_core::pass_plan::output_reserve_tokens;
 
 /// Where the kept conversation starts (after the head system messages).
 ///
