@@ -1,14 +1,11 @@
 //! A client's model call, decoded, whichever provider wire it came on.
 
 use mc_core::Message;
-use mc_core::breakpoints::CacheTtlChoice;
 use mc_engine::PassOutcome;
-use mc_wire::WireError;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
 use mc_wire::openai::{ChatContent, ChatRequest};
 use serde_json::Value;
 
-use crate::provider::Provider;
 use crate::{render_anthropic, render_openai};
 
 /// A decoded model call.
@@ -20,14 +17,6 @@ pub enum ClientRequest {
 }
 
 impl ClientRequest {
-    /// Decodes a body of `provider`'s request type.
-    pub fn decode(provider: Provider, body: &[u8], limit_bytes: usize) -> Result<Self, WireError> {
-        match provider {
-            Provider::Anthropic => MessagesRequest::decode(body, limit_bytes).map(Self::Anthropic),
-            Provider::OpenAi => ChatRequest::decode(body, limit_bytes).map(Self::OpenAi),
-        }
-    }
-
     /// The model the call names.
     pub fn model(&self) -> &str {
         match self {
@@ -55,20 +44,8 @@ impl ClientRequest {
         }
     }
 
-    /// Takes the conversation the engine manages out of the request (by value: a long
-    /// session's conversation is megabytes, and the upstream request gets the pass's own).
-    /// Read [`Self::client_ttl`] before: it looks at the client's markers on messages.
-    pub fn take_conversation(&mut self) -> Result<Vec<Message>, WireError> {
-        match self {
-            Self::Anthropic(request) => Ok(mc_wire::anthropic::into_conversation(std::mem::take(
-                &mut request.messages,
-            ))),
-            Self::OpenAi(request) => render_openai::conversation(request),
-        }
-    }
-
-    /// Removes the client's cache markers outside the conversation (read
-    /// [`Self::client_ttl`] first); [`Self::prefix_identity`] expects them gone.
+    /// Removes the client's cache markers outside the conversation (read the client's TTL
+    /// choice first); [`Self::prefix_identity`] expects them gone.
     pub fn strip_client_markers(&mut self) {
         if let Self::Anthropic(request) = self {
             render_anthropic::strip_client_markers(request);
@@ -88,14 +65,6 @@ impl ClientRequest {
         match self {
             Self::Anthropic(request) => render_anthropic::system_blocks(request),
             Self::OpenAi(_) => 0,
-        }
-    }
-
-    /// The client's cache TTL choice.
-    pub fn client_ttl(&self) -> CacheTtlChoice {
-        match self {
-            Self::Anthropic(request) => render_anthropic::client_ttl(request),
-            Self::OpenAi(_) => CacheTtlChoice::Default,
         }
     }
 

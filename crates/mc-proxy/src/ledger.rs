@@ -3,15 +3,15 @@
 //! The reported prompt size also goes back to the engine, whose next plan weighs busting
 //! against the real usage rather than an estimate.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use mc_core::SessionId;
 use mc_store::CallRow;
 
 use crate::app::App;
+use crate::clock::{elapsed_ms, unix_ms};
 use crate::pass_run::{PassFacts, Planned};
 use crate::provider::Provider;
-use crate::tee::elapsed_ms;
 use crate::usage::CallUsage;
 
 /// A finished upstream call.
@@ -51,11 +51,7 @@ impl CallRecord {
         overflow_retry: bool,
         started: Instant,
     ) -> Self {
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| {
-                i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
-            });
+        let now_ms = i64::try_from(unix_ms()).unwrap_or(i64::MAX);
         let total_ms = elapsed_ms(started);
         Self {
             provider,

@@ -26,6 +26,7 @@
 
 mod app;
 mod client_request;
+mod clock;
 mod forward;
 mod headers;
 mod incremental;

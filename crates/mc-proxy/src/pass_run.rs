@@ -4,16 +4,20 @@
 //! A busy store is retried briefly; if it stays busy, an identical client request already
 //! managed is answered with the same upstream bytes, else the call is refused (DESIGN §7).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
+use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{HashChain, SessionId};
 use mc_engine::{EngineError, PassOutcome, PassRequest};
+use mc_wire::openai::ChatRequest;
 
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
+use crate::clock::unix_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::render_openai;
 use crate::session_resolve::{ResolveError, SessionHints, resolve};
 use crate::windows::{context_window, usable_window};
 
@@ -82,11 +86,10 @@ pub fn plan_with_retries(
                     Some(upstream_body) => {
                         tracing::warn!(%reason, "store busy; resending the upstream request of an identical call");
                         // The client's own request says whether it asked for usage.
-                        let hide_usage_chunk = matches!(
-                            ClientRequest::decode(provider, body, usize::MAX),
-                            Ok(ClientRequest::OpenAi(request))
-                                if request.is_stream() && !request.includes_stream_usage()
-                        );
+                        let hide_usage_chunk = provider == Provider::OpenAi
+                            && ChatRequest::decode(body, usize::MAX).is_ok_and(|request| {
+                                request.is_stream() && !request.includes_stream_usage()
+                            });
                         Ok(Planned {
                             session: None,
                             model: String::new(),
@@ -145,11 +148,17 @@ fn plan_once(
             )
         }
         Provider::OpenAi => {
-            let mut client = ClientRequest::decode(provider, body, usize::MAX).map_err(invalid)?;
-            let client_ttl = client.client_ttl();
-            let conversation = client.take_conversation().map_err(invalid)?;
+            let request = ChatRequest::decode(body, usize::MAX).map_err(invalid)?;
+            let conversation = render_openai::conversation(&request).map_err(invalid)?;
             let chain = HashChain::of(&conversation);
-            (client, conversation, chain, client_ttl, None)
+            // Chat requests carry no cache markers: OpenAI caches on its own.
+            (
+                ClientRequest::OpenAi(request),
+                conversation,
+                chain,
+                CacheTtlChoice::Default,
+                None,
+            )
         }
     };
     client.strip_client_markers();
@@ -179,11 +188,7 @@ fn plan_once(
             ResolveError::Store(error) => store_failure(provider, &error),
         })?;
     let prefix_identity = client.prefix_identity();
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
-        });
+    let now_ms = unix_ms();
     let count = |text: &str| app.tokens.count(&model, text);
     let mut session = resolution.session;
     let mut forks = 0;

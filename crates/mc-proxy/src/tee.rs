@@ -12,6 +12,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, stream};
 
+use crate::clock::elapsed_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::usage::{CallUsage, UsageObserver};
 use crate::usage_filter::UsageChunkFilter;
@@ -130,9 +131,4 @@ where
             }
         }
     })
-}
-
-/// Milliseconds since `start`, saturating.
-pub fn elapsed_ms(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
