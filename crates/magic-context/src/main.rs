@@ -4,6 +4,7 @@
 //! no logic of its own (DESIGN §3). Each subcommand lives in its own module beside `cli.rs`.
 
 mod cli;
+mod clock;
 mod config_cmd;
 mod doctor;
 mod logging;

@@ -7,7 +7,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use clap::Args;
@@ -18,6 +17,7 @@ use mc_engine::Engine;
 use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
 use serde_json::{Value, json};
 
+use crate::clock::now_ms;
 use crate::output::{pretty, write_stdout};
 
 /// Who queued the drops, as recorded in the store.
@@ -73,14 +73,6 @@ pub fn run(args: &ReduceArgs) -> anyhow::Result<ExitCode> {
         write_stdout(&report_text(&report, protected))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The wall clock in Unix milliseconds: the binary is the one place allowed to read it.
-fn now_ms() -> anyhow::Result<i64> {
-    let elapsed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .context("the system clock is before 1970")?;
-    Ok(i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Queued tags are those accepted and landable on the next bust; waiting ones are accepted

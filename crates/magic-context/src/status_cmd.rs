@@ -25,7 +25,6 @@
 //! milliseconds, sizes tokens.
 
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -35,6 +34,7 @@ use mc_store::{
 };
 use serde_json::{Value, json};
 
+use crate::clock::now_ms;
 use crate::output::{pretty, write_stdout};
 
 /// Calls listed under a single session: enough to see the last few turns and a retry.
@@ -129,15 +129,6 @@ fn recent_sessions(
         .map(|status| session_text(status, now_ms))
         .collect();
     Ok(blocks.join("\n"))
-}
-
-/// The wall clock in Unix milliseconds, for "seen 5m ago": the binary is the one place
-/// allowed to read it.
-fn now_ms() -> anyhow::Result<i64> {
-    let elapsed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .context("the system clock is before 1970")?;
-    Ok(i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn session_json(status: &SessionStatus) -> Value {
