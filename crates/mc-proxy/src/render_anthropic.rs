@@ -161,21 +161,10 @@ fn place_markers(request: &mut MessagesRequest, plan: &BreakpointPlan) {
         if let Some(BlockContent::Text(text)) = &request.system {
             request.system = Some(BlockContent::Blocks(vec![ContentBlock::text(text.clone())]));
         }
-        if let Some(BlockContent::Blocks(blocks)) = &mut request.system
-            && let Some(last) = blocks.last_mut()
-        {
-            last.set_cache_control(Some(marker(plan.ttl)));
-        }
+        request.mark_last_system_block(marker(plan.ttl));
     }
     for &(slot, ttl) in &plan.slots {
-        if let Some(BlockContent::Blocks(blocks)) = request
-            .messages
-            .get_mut(slot.message)
-            .map(|m| &mut m.content)
-            && let Some(block) = blocks.get_mut(slot.part)
-        {
-            block.set_cache_control(Some(marker(ttl)));
-        }
+        request.mark_message_block(slot.message, slot.part, marker(ttl));
     }
 }
 

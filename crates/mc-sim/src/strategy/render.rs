@@ -94,19 +94,11 @@ fn apply_marks(request: &mut MessagesRequest, marks: &CacheMarks) {
     } else {
         ephemeral()
     };
-    if marks.system
-        && let Some(BlockContent::Blocks(blocks)) = &mut request.system
-        && let Some(last) = blocks.last_mut()
-    {
-        last.set_cache_control(Some(marker.clone()));
+    if marks.system {
+        request.mark_last_system_block(marker.clone());
     }
     for &(message, block) in &marks.slots {
-        if let Some(BlockContent::Blocks(blocks)) =
-            request.messages.get_mut(message).map(|m| &mut m.content)
-            && let Some(block) = blocks.get_mut(block)
-        {
-            block.set_cache_control(Some(marker.clone()));
-        }
+        request.mark_message_block(message, block, marker.clone());
     }
 }
 

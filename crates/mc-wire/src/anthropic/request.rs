@@ -47,6 +47,27 @@ impl MessagesRequest {
         self.stream == Some(true)
     }
 
+    /// Sets `marker` as the `cache_control` of the last system block, when the system prompt
+    /// is in block form (the bare-string form has no block to carry it).
+    pub fn mark_last_system_block(&mut self, marker: Value) {
+        if let Some(BlockContent::Blocks(blocks)) = &mut self.system
+            && let Some(last) = blocks.last_mut()
+        {
+            last.set_cache_control(Some(marker));
+        }
+    }
+
+    /// Sets `marker` as the `cache_control` of block `block` of message `message`, when that
+    /// message is in block form and has the block.
+    pub fn mark_message_block(&mut self, message: usize, block: usize, marker: Value) {
+        if let Some(BlockContent::Blocks(blocks)) =
+            self.messages.get_mut(message).map(|m| &mut m.content)
+            && let Some(block) = blocks.get_mut(block)
+        {
+            block.set_cache_control(Some(marker));
+        }
+    }
+
     /// `metadata.user_id`, where Claude Code writes its session id.
     pub fn metadata_user_id(&self) -> Option<&str> {
         self.rest.get("metadata")?.get("user_id")?.as_str()
