@@ -14,11 +14,12 @@ use axum::http::{HeaderMap, Response, StatusCode, header};
 use axum::response::IntoResponse;
 use bytes::Bytes;
 use futures_util::StreamExt;
+use mc_store::CallRow;
 
 use crate::app::App;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
-use crate::ledger::{CallRecord, record_call};
+use crate::ledger::{call_row, record_call, set_usage};
 use crate::overflow::parse_overflow;
 use crate::pass_run::{Planned, plan_with_retries};
 use crate::provider::{Provider, ProxyError};
@@ -89,10 +90,10 @@ async fn run(
             Ok(response) => response,
             Err(error) => {
                 let refusal = upstream_error(provider, &error);
-                let mut record = CallRecord::new(provider, &planned, retried, started);
-                record.status = refusal.status().as_u16();
-                record.error = Some(refusal.message.clone());
-                ledger(&app, record);
+                let mut row = call_row(provider, &planned, retried, started);
+                row.status = refusal.status().as_u16();
+                row.error = Some(refusal.message.clone());
+                ledger(&app, row);
                 return Err(refusal);
             }
         };
@@ -105,16 +106,16 @@ async fn run(
         let upstream_headers = client_response_headers(response.headers());
         let error_body = read_limited(response).await;
         let overflow = parse_overflow(status.as_u16(), &error_body);
-        let mut record = CallRecord::new(provider, &planned, retried, started);
-        record.status = status.as_u16();
-        record.first_byte_ms = Some(record.total_ms);
-        record.error = Some(
+        let mut row = call_row(provider, &planned, retried, started);
+        row.status = status.as_u16();
+        row.first_byte_ms = Some(row.total_ms);
+        row.error = Some(
             String::from_utf8_lossy(&error_body)
                 .chars()
                 .take(300)
                 .collect(),
         );
-        ledger(&app, record);
+        ledger(&app, row);
         if let (Some(overflow), false) = (overflow, retried) {
             tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
             if let Some(limit) = overflow.limit_tokens {
@@ -201,18 +202,18 @@ fn stream_back(
         .is_some_and(|kind| kind.starts_with("text/event-stream"));
     let observer = UsageObserver::new(provider, content_type.as_deref());
     let filter = (sse && planned.hide_usage_chunk).then(UsageChunkFilter::default);
-    let mut record = CallRecord::new(provider, &planned, retried, started);
-    record.status = status.as_u16();
+    let mut row = call_row(provider, &planned, retried, started);
+    row.status = status.as_u16();
     let on_end = move |teed: Teed| {
-        record.error = match teed.end {
+        row.error = match teed.end {
             BodyEnd::Complete => teed.usage.stream_error.clone(),
             BodyEnd::UpstreamFailed => Some("upstream failed mid-body".to_owned()),
             BodyEnd::ClientGone => Some("client disconnected".to_owned()),
         };
-        record.usage = teed.usage;
-        record.first_byte_ms = teed.first_byte_ms;
-        record.total_ms = teed.total_ms;
-        ledger(&app, record);
+        set_usage(&mut row, teed.usage);
+        row.first_byte_ms = teed.first_byte_ms;
+        row.total_ms = teed.total_ms;
+        ledger(&app, row);
     };
     let body = tee(
         provider,
@@ -230,9 +231,9 @@ fn stream_back(
 }
 
 /// Writes the call's ledger row off the async runtime.
-fn ledger(app: &Arc<App>, record: CallRecord) {
+fn ledger(app: &Arc<App>, row: CallRow) {
     let app = Arc::clone(app);
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
-        handle.spawn_blocking(move || record_call(&app, &record));
+        handle.spawn_blocking(move || record_call(&app, &row));
     }
 }

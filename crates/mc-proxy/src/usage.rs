@@ -29,17 +29,6 @@ pub struct CallUsage {
     pub stream_error: Option<String>,
 }
 
-impl CallUsage {
-    /// The whole prompt: uncached + written + read, when the provider reported any of them.
-    pub fn prompt_tokens(&self) -> Option<u64> {
-        let parts = [self.uncached, self.cache_write, self.cache_read];
-        parts
-            .iter()
-            .any(Option::is_some)
-            .then(|| parts.iter().flatten().sum())
-    }
-}
-
 /// Watches response bytes go by.
 pub struct UsageObserver {
     provider: Provider,
@@ -231,7 +220,6 @@ mod tests {
         assert_eq!(usage.cache_write, Some(100));
         assert_eq!(usage.cache_read, Some(5000));
         assert_eq!(usage.output, Some(42));
-        assert_eq!(usage.prompt_tokens(), Some(5112));
         assert_eq!(usage.stop_reason.as_deref(), Some("tool_use"));
     }
 
@@ -252,7 +240,7 @@ mod tests {
         );
         observer.push(b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n");
         let usage = observer.finish();
-        assert_eq!(usage.prompt_tokens(), Some(10));
+        assert_eq!((usage.uncached, usage.cache_read), (Some(10), Some(0)));
         assert_eq!(usage.stop_reason.as_deref(), Some("stop"));
     }
 

@@ -56,6 +56,22 @@ pub struct CallRow {
     pub error: Option<String>,
 }
 
+impl CallRow {
+    /// The whole prompt the provider reported: uncached + written + read, when it reported
+    /// any of them (the figure the engine's next plan weighs).
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        let parts = [
+            self.uncached_tokens,
+            self.cache_write_tokens,
+            self.cache_read_tokens,
+        ];
+        parts
+            .iter()
+            .any(Option::is_some)
+            .then(|| parts.iter().flatten().sum())
+    }
+}
+
 /// Columns in the order [`call_from_row`] reads them.
 const CALL_COLUMNS: &str = "session_id, pass_seq, started_ms, route, model, \
      pass_kind, bust_cause, status, uncached_tokens, cache_write_tokens, cache_read_tokens, \

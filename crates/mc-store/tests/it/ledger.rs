@@ -315,3 +315,9 @@ fn recent_sessions_come_most_recently_seen_first() {
     let all = store.read(|tx| tx.recent_sessions_status(10)).unwrap();
     assert_eq!(all[2].calls, 1);
 }
+
+#[test]
+fn a_rows_prompt_is_what_the_provider_reported() {
+    assert_eq!(call("s", 0, 12, 100, 5_000).prompt_tokens(), Some(5_112));
+    assert_eq!(failed("s", 0, 529, "overloaded").prompt_tokens(), None);
+}
