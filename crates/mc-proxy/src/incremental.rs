@@ -19,8 +19,7 @@ use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{HashChain, Message};
 use mc_wire::WireError;
-use mc_wire::anthropic::{self, BlockContent, MessagesRequest};
-use serde_json::Value;
+use mc_wire::anthropic::{self, MessagesRequest};
 use serde_json::value::RawValue;
 
 use crate::render_anthropic;
@@ -151,7 +150,7 @@ impl RecentRequests {
         };
         for index in shared..layout.ranges.len() {
             let wire: anthropic::Message = serde_json::from_slice(layout.message(index)?).ok()?;
-            one_hour.push(has_one_hour_marker(&wire));
+            one_hour.push(render_anthropic::uses_one_hour(&wire));
             let message = anthropic::into_message(wire);
             chain.push(message.content_hash());
             conversation.push(message);
@@ -216,22 +215,9 @@ fn shared_prefix(a: &Layout, b: &Layout) -> usize {
         .count()
 }
 
-fn has_one_hour_marker(message: &anthropic::Message) -> bool {
-    let BlockContent::Blocks(blocks) = &message.content else {
-        return false;
-    };
-    blocks.iter().any(|block| {
-        block
-            .cache_control()
-            .and_then(|marker| marker.get("ttl"))
-            .and_then(Value::as_str)
-            == Some("1h")
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 

@@ -19,27 +19,41 @@ const SERVER_CLEARING_PREFIX: &str = "clear_tool_uses";
 
 /// The client's TTL choice, read from every marker it sent.
 pub fn client_ttl(request: &MessagesRequest) -> CacheTtlChoice {
-    let mut ttls = Vec::new();
-    let mut note = |marker: Option<&Value>| {
-        if let Some(marker) = marker {
-            ttls.push(match marker.get("ttl").and_then(Value::as_str) {
-                Some("1h") => Ttl::OneHour,
-                _ => Ttl::FiveMinutes,
-            });
-        }
+    let system = match &request.system {
+        Some(BlockContent::Blocks(blocks)) => blocks.as_slice(),
+        _ => &[],
     };
-    if let Some(BlockContent::Blocks(blocks)) = &request.system {
-        blocks.iter().for_each(|block| note(block.cache_control()));
+    let one_hour = system
+        .iter()
+        .any(|block| is_one_hour(block.cache_control()))
+        || request
+            .tools
+            .iter()
+            .flatten()
+            .any(|tool| is_one_hour(tool.rest.get("cache_control")))
+        || request.messages.iter().any(uses_one_hour);
+    if one_hour {
+        CacheTtlChoice::OneHour
+    } else {
+        CacheTtlChoice::Default
     }
-    for tool in request.tools.iter().flatten() {
-        note(tool.rest.get("cache_control"));
+}
+
+/// Whether a message carries a client marker with the 1-hour TTL.
+pub fn uses_one_hour(message: &anthropic::Message) -> bool {
+    match &message.content {
+        BlockContent::Blocks(blocks) => blocks
+            .iter()
+            .any(|block| is_one_hour(block.cache_control())),
+        BlockContent::Text(_) => false,
     }
-    for message in &request.messages {
-        if let BlockContent::Blocks(blocks) = &message.content {
-            blocks.iter().for_each(|block| note(block.cache_control()));
-        }
-    }
-    CacheTtlChoice::from_client_ttls(ttls)
+}
+
+fn is_one_hour(marker: Option<&Value>) -> bool {
+    marker
+        .and_then(|marker| marker.get("ttl"))
+        .and_then(Value::as_str)
+        == Some("1h")
 }
 
 /// How many system blocks the upstream request carries (a bare string is sent as one).
