@@ -13,6 +13,7 @@ mod nudges;
 mod part_tokens;
 mod pass;
 mod reduce;
+mod rendered_tail;
 mod session_cache;
 mod state;
 
@@ -20,4 +21,5 @@ pub use error::{EngineError, Result};
 pub use ingest::{Ingested, ingest};
 pub use nudges::Nudge;
 pub use pass::{CountText, Engine, PassOutcome, PassRequest};
+pub use session_cache::SessionCache;
 pub use state::EngineState;

@@ -7,7 +7,7 @@
 //! renders them again without deciding anything.
 
 use mc_core::reclaim::{ReclaimConfig, nudge};
-use mc_core::{Message, Part, Role};
+use mc_core::{Message, Role};
 use serde::{Deserialize, Serialize};
 
 /// A reminder given on one pass.
@@ -76,19 +76,4 @@ fn turns_after(messages: &[Message], ordinal: u64) -> u32 {
         .filter(|message| message.role == Role::Assistant)
         .count();
     u32::try_from(turns).unwrap_or(u32::MAX)
-}
-
-/// Appends every recorded reminder to its message of the rendered tail (one rendered message
-/// per stored message from `boundary` on), in the order they were given.
-pub(crate) fn replay_nudges(tail: &mut [Message], boundary: u64, given: &[Nudge]) {
-    for nudge in given {
-        let message = nudge
-            .ordinal
-            .checked_sub(boundary)
-            .and_then(|offset| usize::try_from(offset).ok())
-            .and_then(|offset| tail.get_mut(offset));
-        if let Some(message) = message {
-            message.parts.push(Part::text(nudge.text.clone()));
-        }
-    }
 }

@@ -6,7 +6,8 @@
 //! the same bytes.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use mc_core::breakpoints::{
     BlockSlot, BreakpointPlan, CacheTtlChoice, PromptLayout, plan_breakpoints,
@@ -18,7 +19,7 @@ use mc_core::reclaim::{
     FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim_with,
     unreduced_output_tokens,
 };
-use mc_core::reduction::{DropState, land_drops, render_tail};
+use mc_core::reduction::{DropState, TailDrops, land_drops, render_message};
 use mc_core::tags::{TagAssignment, TagIndex, TagNo, strip_tag_imitations};
 use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
@@ -26,8 +27,9 @@ use serde::Serialize;
 
 use crate::error::{EngineError, Result};
 use crate::ingest::ingest;
-use crate::nudges::{NudgeInputs, decide_nudge, replay_nudges};
+use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
+use crate::rendered_tail::{RenderKey, RenderedTail};
 use crate::session_cache::SessionCache;
 use crate::state::EngineState;
 
@@ -77,8 +79,10 @@ pub struct PassOutcome {
     pub seq: u64,
     /// The plan that governed it.
     pub plan: PassPlan,
-    /// `m[0]`, `m[1]`, then the tagged tail with every landed drop replayed.
-    pub messages: Vec<Message>,
+    /// `m[0]`, `m[1]`, then the tagged tail with every landed drop replayed. Shared: a
+    /// message rendered exactly as on the session's previous pass is the same allocation
+    /// that pass returned, so a caller can reuse what it derived from it.
+    pub messages: Vec<Arc<Message>>,
     /// Where the cache markers go.
     pub breakpoints: BreakpointPlan,
     /// Drops that landed on this pass.
@@ -95,6 +99,7 @@ pub struct Engine {
     indexes: SessionCache<FingerprintIndex>,
     part_tokens: SessionCache<PartTokens>,
     tags: SessionCache<TagIndex>,
+    rendered: SessionCache<RenderedTail>,
 }
 
 impl Engine {
@@ -118,6 +123,7 @@ impl Engine {
             indexes: SessionCache::default(),
             part_tokens: SessionCache::default(),
             tags: SessionCache::default(),
+            rendered: SessionCache::default(),
         }
     }
 
@@ -146,10 +152,18 @@ impl Engine {
         let mut counts = self.part_tokens.take(request.session).unwrap_or_default();
         counts.update(request.model, request.messages, request.count_text);
         let mut tags = self.tags.take(request.session);
+        let mut rendered = self.rendered.take(request.session).unwrap_or_default();
+        let kept = Kept {
+            index: &mut index,
+            counts: &counts,
+            tags: &mut tags,
+            rendered: &mut rendered,
+        };
         let outcome = self
             .store
-            .write_with(|tx| self.pass_in(tx, request, now_ms, &mut index, &counts, &mut tags))?;
+            .write_with(|tx| self.pass_in(tx, request, now_ms, kept))?;
         self.indexes.put(request.session, index);
+        self.rendered.put(request.session, rendered);
         self.part_tokens.put(request.session, counts);
         if let Some(tags) = tags {
             self.tags.put(request.session, tags);
@@ -189,10 +203,14 @@ impl Engine {
         tx: &WriteTx<'_>,
         request: &PassRequest<'_>,
         now_ms: i64,
-        index: &mut FingerprintIndex,
-        counts: &PartTokens,
-        kept_tags: &mut Option<TagIndex>,
+        kept: Kept<'_>,
     ) -> Result<PassOutcome> {
+        let Kept {
+            index,
+            counts,
+            tags: kept_tags,
+            rendered,
+        } = kept;
         let session = request.session;
         let ingested = ingest(
             tx,
@@ -358,27 +376,58 @@ impl Engine {
             self.refresh_head(&mut state, &plan, request);
         }
         let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
-        let cleaned: Vec<(u64, Cow<'_, Message>)> = tail
-            .iter()
-            .map(|&(ordinal, message)| (ordinal, clean_model_output(message)))
-            .collect();
-        let cleaned_refs: Vec<(u64, &Message)> = cleaned
-            .iter()
-            .map(|(ordinal, message)| (*ordinal, message.as_ref()))
-            .collect();
-        let mut messages = vec![
-            Message::new(Role::User, vec![Part::text(state.m0.clone())]),
-            Message::new(Role::User, vec![Part::text(state.m1.clone())]),
-        ];
-        let mut tail_rendered = render_tail(
-            &cleaned_refs,
+        let computed_chain;
+        let chain = match request
+            .chain
+            .filter(|chain| chain.len() == request.messages.len())
+        {
+            Some(chain) => chain,
+            None => {
+                computed_chain = HashChain::of(request.messages);
+                &computed_chain
+            }
+        };
+        let drops_shown = TailDrops::plan(
+            &tail,
             &tags,
             &all_landed,
             self.config.reduction.drop_skeletons,
         );
-        remove_dropped_reasoning(&mut tail_rendered, &cleaned_refs, &state.dropped_reasoning);
-        replay_nudges(&mut tail_rendered, boundary as u64, &state.nudges);
-        messages.extend(tail_rendered);
+        let mut reasoning: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+        for &(ordinal, part) in &state.dropped_reasoning {
+            reasoning.entry(ordinal).or_default().push(part);
+        }
+        let mut nudges: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+        for nudge in &state.nudges {
+            nudges
+                .entry(nudge.ordinal)
+                .or_default()
+                .push(nudge.text.clone());
+        }
+        let keys = tail
+            .iter()
+            .zip(chain.links().get(boundary..).unwrap_or_default())
+            .map(|(&(ordinal, message), &link)| RenderKey {
+                link,
+                shown: drops_shown.shown(ordinal, message, &tags, &all_landed),
+                dropped_reasoning: reasoning.remove(&ordinal).unwrap_or_default(),
+                nudges: nudges.remove(&ordinal).unwrap_or_default(),
+            })
+            .collect();
+        let rendered_tail = rendered.render(boundary as u64, keys, |ordinal, key| {
+            let stored = usize::try_from(ordinal)
+                .ok()
+                .and_then(|ordinal| request.messages.get(ordinal));
+            stored.map_or_else(
+                || Message::new(Role::User, Vec::new()),
+                |stored| render_tail_message(stored, key),
+            )
+        });
+        let mut messages = vec![
+            Arc::new(Message::new(Role::User, vec![Part::text(state.m0.clone())])),
+            Arc::new(Message::new(Role::User, vec![Part::text(state.m1.clone())])),
+        ];
+        messages.extend(rendered_tail);
         let breakpoints = plan_breakpoints(
             &layout_of(request.system_blocks, &messages),
             request.client_ttl,
@@ -469,55 +518,69 @@ fn is_reasoning(part: &Part) -> bool {
     matches!(part, Part::Thinking { .. } | Part::RedactedThinking { .. })
 }
 
-/// Leaves landed reasoning drops out of the rendered tail.
+/// What a pass keeps in memory for its session between passes, lent to one pass.
+struct Kept<'a> {
+    index: &'a mut FingerprintIndex,
+    counts: &'a PartTokens,
+    tags: &'a mut Option<TagIndex>,
+    rendered: &'a mut RenderedTail,
+}
+
+/// Renders one stored tail message under its key: tags and drops, then landed reasoning
+/// drops left out, then the reminders given on it appended.
+fn render_tail_message(stored: &Message, key: &RenderKey) -> Message {
+    let mut message = render_message(&clean_model_output(stored), &key.shown);
+    remove_dropped_reasoning(&mut message, stored, &key.dropped_reasoning);
+    message
+        .parts
+        .extend(key.nudges.iter().map(|text| Part::text(text.clone())));
+    message
+}
+
+/// Leaves the landed reasoning drops of one message out of its rendering.
 ///
 /// Thinking carries no tag, so it is removed after tagging (removing it before would shift
-/// the part indices tags are keyed by). The tail renders one message per stored message and
-/// passes reasoning parts through in order, so the k-th reasoning part of a rendered message
-/// is the k-th of its stored message.
-fn remove_dropped_reasoning(
-    rendered: &mut [Message],
-    tail: &[(u64, &Message)],
-    dropped: &[(u64, u32)],
-) {
-    for (message, &(ordinal, stored)) in rendered.iter_mut().zip(tail) {
-        let doomed: Vec<bool> = stored
-            .parts
-            .iter()
-            .enumerate()
-            .filter(|(_, part)| is_reasoning(part))
-            .map(|(index, _)| {
-                let index = u32::try_from(index).unwrap_or(u32::MAX);
-                dropped.binary_search(&(ordinal, index)).is_ok()
-            })
-            .collect();
-        if !doomed.contains(&true) {
-            continue;
-        }
-        let remaining = message
-            .parts
-            .iter()
-            .filter(|part| !is_reasoning(part))
-            .count();
-        if remaining == 0 {
-            // Providers reject an empty message: with everything else of it already removed
-            // (its calls dropped whole), the reasoning stays.
-            continue;
-        }
-        let mut seen = 0;
-        message.parts.retain(|part| {
-            if !is_reasoning(part) {
-                return true;
-            }
-            let keep = !doomed.get(seen).copied().unwrap_or(false);
-            seen += 1;
-            keep
-        });
+/// the part indices tags are keyed by). A message renders its reasoning parts through in
+/// order, so the k-th reasoning part of the rendered message is the k-th of the stored one.
+fn remove_dropped_reasoning(rendered: &mut Message, stored: &Message, dropped: &[u32]) {
+    if dropped.is_empty() {
+        return;
     }
+    let doomed: Vec<bool> = stored
+        .parts
+        .iter()
+        .enumerate()
+        .filter(|(_, part)| is_reasoning(part))
+        .map(|(index, _)| {
+            u32::try_from(index).is_ok_and(|index| dropped.binary_search(&index).is_ok())
+        })
+        .collect();
+    if !doomed.contains(&true) {
+        return;
+    }
+    let remaining = rendered
+        .parts
+        .iter()
+        .filter(|part| !is_reasoning(part))
+        .count();
+    if remaining == 0 {
+        // Providers reject an empty message: with everything else of it already removed
+        // (its calls dropped whole), the reasoning stays.
+        return;
+    }
+    let mut seen = 0;
+    rendered.parts.retain(|part| {
+        if !is_reasoning(part) {
+            return true;
+        }
+        let keep = !doomed.get(seen).copied().unwrap_or(false);
+        seen += 1;
+        keep
+    });
 }
 
 /// The prompt layout the breakpoint planner needs: blocks per message, thinking unmarkable.
-fn layout_of(system_blocks: usize, messages: &[Message]) -> PromptLayout {
+fn layout_of(system_blocks: usize, messages: &[Arc<Message>]) -> PromptLayout {
     let mut layout = PromptLayout::new(
         system_blocks,
         messages.iter().map(|m| m.parts.len()).collect(),

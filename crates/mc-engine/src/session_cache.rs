@@ -1,5 +1,6 @@
-//! Per-session values kept in memory between passes: the reclaim lanes' fingerprint index
-//! and the token counts of the session's parts.
+//! Per-session values kept in memory between passes: the reclaim lanes' fingerprint index,
+//! the token counts of the session's parts, the tag index and the rendered tail (and, in the
+//! proxy, the encoded messages of the last upstream request).
 //!
 //! Both are caches, not state: planning with them decides exactly what planning without them
 //! does, so they are never stored, a restart rebuilds them on the next pass, and a pass that
@@ -21,7 +22,7 @@ const KEPT_SESSIONS: usize = 16;
 
 /// Kept values, least recently used evicted first.
 #[derive(Debug)]
-pub(crate) struct SessionCache<T> {
+pub struct SessionCache<T> {
     inner: Mutex<Kept<T>>,
 }
 

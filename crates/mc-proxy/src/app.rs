@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{any, post};
-use mc_engine::Engine;
+use mc_engine::{Engine, SessionCache};
 
+use crate::encoded_messages::EncodedMessages;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
 use crate::project::ProjectResolver;
@@ -33,6 +34,9 @@ pub struct App {
     pub proven_windows: ProvenWindows,
     /// Recent Anthropic requests, so follow-ups decode only their new messages.
     pub recent_requests: RecentRequests,
+    /// Per session, the encoded conversation of its last upstream Anthropic request, so the
+    /// next encodes only what changed.
+    pub encoded_messages: SessionCache<EncodedMessages>,
 }
 
 impl App {
@@ -56,6 +60,7 @@ impl App {
             projects: ProjectResolver::default(),
             proven_windows: ProvenWindows::default(),
             recent_requests: RecentRequests::default(),
+            encoded_messages: SessionCache::default(),
         })
     }
 }

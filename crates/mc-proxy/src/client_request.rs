@@ -6,6 +6,7 @@ use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
 use mc_wire::openai::{ChatContent, ChatRequest};
 use serde_json::Value;
 
+use crate::encoded_messages::EncodedMessages;
 use crate::{render_anthropic, render_openai};
 
 /// A decoded model call.
@@ -100,32 +101,39 @@ impl ClientRequest {
     /// A streamed OpenAI request is sent asking for the usage chunk
     /// ([`render_openai::render`]); when the client did not ask for it, the returned flag says
     /// to remove it from the client's stream.
+    ///
+    /// `previous` is the encoded conversation of the session's previous Anthropic request;
+    /// the returned one is for its next.
     pub fn render(
         self,
-        outcome: PassOutcome,
+        outcome: &PassOutcome,
         window: Option<u64>,
         input_hint: Option<u64>,
+        previous: Option<&EncodedMessages>,
     ) -> Rendered {
         match self {
             Self::Anthropic(request) => {
-                let mut upstream = render_anthropic::render(request, outcome);
-                let body = upstream.encode();
-                let Some(window) = window else {
-                    return Rendered::plain(body);
-                };
-                let bound = render_anthropic::input_bound(body.len());
-                let input = input_hint.map_or(bound, |hint| hint.min(bound));
-                if render_anthropic::fit_max_tokens(&mut upstream, window, input) {
-                    Rendered::plain(upstream.encode())
-                } else {
-                    Rendered::plain(body)
+                let mut upstream = render_anthropic::render(request, outcome, previous);
+                let mut body = upstream.encode();
+                if let Some(window) = window {
+                    let bound = render_anthropic::input_bound(body.len());
+                    let input = input_hint.map_or(bound, |hint| hint.min(bound));
+                    if render_anthropic::fit_max_tokens(&mut upstream.request, window, input) {
+                        body = upstream.encode();
+                    }
+                }
+                Rendered {
+                    body,
+                    hide_usage_chunk: false,
+                    encoded: Some(upstream.messages),
                 }
             }
             Self::OpenAi(request) => {
-                let (upstream, added_usage) = render_openai::render(request, &outcome);
+                let (upstream, added_usage) = render_openai::render(request, outcome);
                 Rendered {
                     body: upstream.encode(),
                     hide_usage_chunk: added_usage,
+                    encoded: None,
                 }
             }
         }
@@ -133,21 +141,14 @@ impl ClientRequest {
 }
 
 /// An upstream body and what the response path must know about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Rendered {
     /// The request body.
     pub body: Vec<u8>,
     /// The proxy asked for an OpenAI usage chunk the client did not ask for.
     pub hide_usage_chunk: bool,
-}
-
-impl Rendered {
-    fn plain(body: Vec<u8>) -> Self {
-        Self {
-            body,
-            hide_usage_chunk: false,
-        }
-    }
+    /// The encoded conversation, for the session's next request (Anthropic only).
+    pub encoded: Option<EncodedMessages>,
 }
 
 /// Texts of the first message of a conversation (Claude Code puts its environment there).

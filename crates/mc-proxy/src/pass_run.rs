@@ -235,7 +235,11 @@ fn plan_once(
         kind: outcome.plan.kind.as_str().to_owned(),
         cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
     };
-    let rendered = client.render(outcome, window, last_usage);
+    let previous = app.encoded_messages.take(&session);
+    let rendered = client.render(&outcome, window, last_usage, previous.as_ref());
+    if let Some(encoded) = rendered.encoded {
+        app.encoded_messages.put(&session, encoded);
+    }
     if let Some(layout) = layout {
         app.recent_requests.remember(layout, conversation, chain);
     }

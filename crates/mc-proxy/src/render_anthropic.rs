@@ -8,10 +8,14 @@
 //! point at bytes that no longer exist. A client that used a 1-hour TTL anywhere gets 1-hour
 //! markers (the planner keeps that choice).
 
+use std::collections::BTreeMap;
+
 use mc_core::breakpoints::{BreakpointPlan, CacheTtlChoice, Ttl};
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest};
 use serde_json::{Value, json};
+
+use crate::encoded_messages::EncodedMessages;
 
 /// `context_management` edits that clear tool results server-side: they would rewrite the
 /// prompt behind the engine's back and break the cached prefix it keeps stable.
@@ -123,17 +127,37 @@ pub fn input_bound(body_len: usize) -> u64 {
     (body_len as u64).div_ceil(BYTES_PER_TOKEN_FLOOR)
 }
 
-/// The upstream request: `request` with the pass's conversation and breakpoints.
-pub fn render(mut request: MessagesRequest, outcome: PassOutcome) -> MessagesRequest {
-    request.messages = outcome
-        .messages
-        .into_iter()
-        .map(anthropic::into_wire_message)
-        .collect();
+/// An upstream request: the client's request without its messages, and the pass's
+/// conversation encoded.
+#[derive(Debug)]
+pub struct Upstream {
+    /// Everything but the messages, markers placed.
+    pub request: MessagesRequest,
+    /// The conversation, markers placed.
+    pub messages: EncodedMessages,
+}
+
+impl Upstream {
+    /// The request body.
+    pub fn encode(&self) -> Vec<u8> {
+        self.request.encode_with_messages(self.messages.bytes())
+    }
+}
+
+/// The upstream request: `request` with the pass's conversation and breakpoints. Messages
+/// the session's `previous` request encoded are copied from it where the engine returned the
+/// same message ([`EncodedMessages`]).
+pub fn render(
+    mut request: MessagesRequest,
+    outcome: &PassOutcome,
+    previous: Option<&EncodedMessages>,
+) -> Upstream {
+    request.messages.clear();
     strip_client_markers(&mut request);
     drop_server_clearing(&mut request);
-    place_markers(&mut request, &outcome.breakpoints);
-    request
+    let marks = place_markers(&mut request, &outcome.breakpoints);
+    let messages = EncodedMessages::encode(&outcome.messages, &marks, previous);
+    Upstream { request, messages }
 }
 
 /// Removes the client's `cache_control` markers from the system prompt and tools (the
@@ -166,7 +190,12 @@ fn drop_server_clearing(request: &mut MessagesRequest) {
     }
 }
 
-fn place_markers(request: &mut MessagesRequest, plan: &BreakpointPlan) {
+/// Marks the last system block when the plan says so, and returns the message markers: per
+/// message index, its marked blocks.
+fn place_markers(
+    request: &mut MessagesRequest,
+    plan: &BreakpointPlan,
+) -> BTreeMap<usize, Vec<(usize, Value)>> {
     let marker = |ttl: Ttl| match ttl {
         Ttl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
         Ttl::FiveMinutes => json!({"type": "ephemeral"}),
@@ -177,9 +206,14 @@ fn place_markers(request: &mut MessagesRequest, plan: &BreakpointPlan) {
         }
         request.mark_last_system_block(marker(plan.ttl));
     }
+    let mut marks: BTreeMap<usize, Vec<(usize, Value)>> = BTreeMap::new();
     for &(slot, ttl) in &plan.slots {
-        request.mark_message_block(slot.message, slot.part, marker(ttl));
+        marks
+            .entry(slot.message)
+            .or_default()
+            .push((slot.part, marker(ttl)));
     }
+    marks
 }
 
 #[cfg(test)]

@@ -42,9 +42,12 @@ pub fn prefix_identity(request: &ChatRequest) -> String {
 pub fn render(mut request: ChatRequest, outcome: &PassOutcome) -> (ChatRequest, bool) {
     let keep = instruction_count(&request);
     request.messages.truncate(keep);
-    request
-        .messages
-        .extend(outcome.messages.iter().flat_map(openai::from_message));
+    request.messages.extend(
+        outcome
+            .messages
+            .iter()
+            .flat_map(|message| openai::from_message(message)),
+    );
     let added_usage = request.is_stream() && !request.includes_stream_usage();
     if added_usage {
         request.set_stream_usage(true);

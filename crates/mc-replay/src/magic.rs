@@ -123,7 +123,9 @@ impl Strategy for Magic {
                         calls: vec![PreparedCall {
                             system: step.system,
                             tools: step.tools,
-                            messages: Cow::Owned(outcome.messages),
+                            messages: Cow::Owned(
+                                outcome.messages.iter().map(|m| Message::clone(m)).collect(),
+                            ),
                             label: None,
                             output_tokens: None,
                             cache_marks: Some(marks),

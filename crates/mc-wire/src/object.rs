@@ -49,6 +49,50 @@ pub(crate) trait WireObject {
     ) -> std::result::Result<(), M::Error>;
 }
 
+/// One entry of a [`WireObject`] in encoding order.
+enum Slot<'a> {
+    /// A key of the rest map.
+    Rest(&'a String, &'a Value),
+    /// Typed field `index`; `null_fallback` when it arrived as `null` (written back as
+    /// `null` if the field is now absent).
+    Field { index: usize, null_fallback: bool },
+}
+
+/// The entries of `object` in its recorded key order, then typed fields it did not carry,
+/// then new rest keys.
+fn slots<T: WireObject>(object: &T) -> Vec<Slot<'_>> {
+    let mut slots = Vec::with_capacity(object.key_order().0.len() + T::FIELDS.len());
+    let mut written = 0u64;
+    let mut rest = object.rest().iter();
+    for &slot in &object.key_order().0 {
+        if slot == REST {
+            if let Some((key, value)) = rest.next() {
+                slots.push(Slot::Rest(key, value));
+            }
+            continue;
+        }
+        let index = usize::from(slot & !NULL);
+        if written & (1 << index) != 0 {
+            continue;
+        }
+        written |= 1 << index;
+        slots.push(Slot::Field {
+            index,
+            null_fallback: slot & NULL != 0,
+        });
+    }
+    for index in 0..T::FIELDS.len() {
+        if written & (1 << index) == 0 {
+            slots.push(Slot::Field {
+                index,
+                null_fallback: false,
+            });
+        }
+    }
+    slots.extend(rest.map(|(key, value)| Slot::Rest(key, value)));
+    slots
+}
+
 /// Serialises a [`WireObject`] in its recorded key order.
 pub(crate) fn serialize_object<T: WireObject, S: Serializer>(
     object: &T,
@@ -58,35 +102,88 @@ pub(crate) fn serialize_object<T: WireObject, S: Serializer>(
         inner: serializer.serialize_map(None)?,
         entries: 0,
     };
-    let mut written = 0u64;
-    let mut rest = object.rest().iter();
-    for &slot in &object.key_order().0 {
-        if slot == REST {
-            if let Some((key, value)) = rest.next() {
-                map.inner.serialize_entry(key, value)?;
-            }
-            continue;
-        }
-        let index = usize::from(slot & !NULL);
-        if written & (1 << index) != 0 {
-            continue;
-        }
-        written |= 1 << index;
-        let before = map.entries;
-        object.write_field(index, &mut map)?;
-        if map.entries == before && slot & NULL != 0 {
-            map.inner.serialize_entry(T::FIELDS[index], &Value::Null)?;
-        }
-    }
-    for index in 0..T::FIELDS.len() {
-        if written & (1 << index) == 0 {
-            object.write_field(index, &mut map)?;
-        }
-    }
-    for (key, value) in rest {
-        map.inner.serialize_entry(key, value)?;
+    for slot in slots(object) {
+        write_slot(object, slot, &mut map)?;
     }
     map.inner.end()
+}
+
+fn write_slot<T: WireObject, M: SerializeMap>(
+    object: &T,
+    slot: Slot<'_>,
+    map: &mut CountingMap<M>,
+) -> std::result::Result<(), M::Error> {
+    match slot {
+        Slot::Rest(key, value) => map.inner.serialize_entry(key, value),
+        Slot::Field {
+            index,
+            null_fallback,
+        } => {
+            let before = map.entries;
+            object.write_field(index, map)?;
+            if map.entries == before && null_fallback {
+                map.inner.serialize_entry(T::FIELDS[index], &Value::Null)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Encodes `object` exactly as [`encode_json`] would, except that typed field `raw_index`
+/// is written as the given JSON bytes, which must be what serde_json writes for that field's
+/// value. A caller that kept the encoded bytes of a large field (a conversation whose
+/// messages mostly repeat) splices them in instead of encoding the field again.
+pub(crate) fn encode_with_raw_field<T: WireObject>(
+    object: &T,
+    raw_index: usize,
+    raw: &[u8],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() + 4096);
+    out.push(b'{');
+    let mut first = true;
+    let mut entry = Vec::new();
+    for slot in slots(object) {
+        entry.clear();
+        match slot {
+            Slot::Field { index, .. } if index == raw_index => {
+                write_key(&mut entry, T::FIELDS[index]);
+                entry.extend_from_slice(raw);
+            }
+            slot => write_entry_alone(object, slot, &mut entry),
+        }
+        if entry.is_empty() {
+            continue;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(&entry);
+    }
+    out.push(b'}');
+    out
+}
+
+fn write_key(out: &mut Vec<u8>, key: &str) {
+    out.extend_from_slice(&encode_json(&key));
+    out.push(b':');
+}
+
+/// Writes one slot's `"key":value` (nothing when the field is absent): the slot is
+/// serialised as an object of its own and its braces left off.
+fn write_entry_alone<T: WireObject>(object: &T, slot: Slot<'_>, out: &mut Vec<u8>) {
+    let mut alone = Vec::new();
+    let mut serializer = serde_json::Serializer::new(&mut alone);
+    let written = serializer.serialize_map(None).and_then(|inner| {
+        let mut map = CountingMap { inner, entries: 0 };
+        write_slot(object, slot, &mut map)?;
+        map.inner.end()
+    });
+    if written.is_ok()
+        && let Some(inner) = alone.get(1..alone.len().saturating_sub(1))
+    {
+        out.extend_from_slice(inner);
+    }
 }
 
 /// Counts the entries a typed field writes, so a field that wrote nothing can fall back to

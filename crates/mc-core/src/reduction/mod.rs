@@ -37,7 +37,7 @@ mod proptests;
 mod render_tests;
 
 pub use queue::{DropRejection, DropState, QueueOutcome, land_drops, queue_drops};
-pub use render::render_tail;
+pub use render::{PartShown, TailDrops, render_message, render_tail};
 pub use skeleton::{CLIP_MARK, SKELETON_INPUT_CHARS, skeleton_input};
 pub use spec::{
     DropSpec, DropSpecError, MAX_SPEC_BYTES, MAX_SPEC_RANGES, MAX_SPEC_TAGS, parse_drop_spec,

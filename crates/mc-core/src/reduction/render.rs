@@ -30,14 +30,36 @@ pub fn render_tail(
     landed: &BTreeSet<TagNo>,
     drop_skeletons: u32,
 ) -> Vec<Message> {
-    let plan = ResultDrops::plan(tail, tags, landed, drop_skeletons);
+    let drops = TailDrops::plan(tail, tags, landed, drop_skeletons);
     tail.iter()
-        .map(|&(ordinal, message)| render_message(ordinal, message, tags, landed, &plan))
+        .map(|&(ordinal, message)| {
+            render_message(message, &drops.shown(ordinal, message, tags, landed))
+        })
         .collect()
 }
 
-/// How the landed tool-result drops of the tail are shown.
-struct ResultDrops {
+/// How one part of a tail message is shown. A rendered message is a pure function of the
+/// stored message and its parts' decisions ([`render_message`]), so a caller that kept a
+/// message rendered under the same decisions may reuse it instead of rendering again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartShown {
+    /// As stored: untagged parts, calls kept whole, thinking, media, unknown parts.
+    AsStored,
+    /// With `§N§ ` in front (a text, or a tool result's first text part).
+    Tagged(TagNo),
+    /// Replaced by exactly `[dropped §N§]` (a text, or a tool result's whole content).
+    Placeholder(TagNo),
+    /// Left out; the tag names the removal if the message is left empty.
+    Removed(TagNo),
+    /// A tool call whose result is a skeleton: its string inputs clipped.
+    Skeleton,
+}
+
+/// How the landed tool-result drops of a tail are shown: which results and calls go whole
+/// and which calls keep clipped inputs. Decided over the whole tail, since a call and its
+/// results may sit in different messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailDrops {
     /// Results removed whole.
     removed: BTreeSet<UnitRef>,
     /// Calls removed whole (by position), with the tag of their (first) removed result.
@@ -46,12 +68,12 @@ struct ResultDrops {
     skeleton_calls: BTreeSet<UnitRef>,
 }
 
-impl ResultDrops {
+impl TailDrops {
     /// Pairs each result with the nearest earlier call of the same id (by position, not id
     /// alone: some clients reuse ids such as `call_0` on every turn), then decides whole
     /// removal or skeleton per call. A call is removed whole only when every result paired
     /// with it goes whole, so no result is ever left without its call.
-    fn plan(
+    pub fn plan(
         tail: &[(u64, &Message)],
         tags: &TagIndex,
         landed: &BTreeSet<TagNo>,
@@ -111,6 +133,41 @@ impl ResultDrops {
         }
         plan
     }
+
+    /// How each part of the tail message at `ordinal` is shown, in part order.
+    pub fn shown(
+        &self,
+        ordinal: u64,
+        message: &Message,
+        tags: &TagIndex,
+        landed: &BTreeSet<TagNo>,
+    ) -> Vec<PartShown> {
+        units(&[(ordinal, message)])
+            .map(|(unit, part)| {
+                let tag = tags.tag_of(unit);
+                match (part, tag) {
+                    (Part::Text { .. }, Some(tag)) if landed.contains(&tag) => {
+                        PartShown::Placeholder(tag)
+                    }
+                    (Part::ToolResult { .. }, Some(tag)) if self.removed.contains(&unit) => {
+                        PartShown::Removed(tag)
+                    }
+                    (Part::ToolResult { .. }, Some(tag)) if landed.contains(&tag) => {
+                        PartShown::Placeholder(tag)
+                    }
+                    (Part::Text { .. } | Part::ToolResult { .. }, Some(tag)) => {
+                        PartShown::Tagged(tag)
+                    }
+                    (Part::ToolCall { .. }, _) => match self.removed_calls.get(&unit) {
+                        Some(&tag) => PartShown::Removed(tag),
+                        None if self.skeleton_calls.contains(&unit) => PartShown::Skeleton,
+                        None => PartShown::AsStored,
+                    },
+                    _ => PartShown::AsStored,
+                }
+            })
+            .collect()
+    }
 }
 
 /// Every part of the tail with its unit reference.
@@ -133,62 +190,51 @@ fn units<'a>(tail: &[(u64, &'a Message)]) -> impl Iterator<Item = (UnitRef, &'a 
     })
 }
 
-fn render_message(
-    ordinal: u64,
-    message: &Message,
-    tags: &TagIndex,
-    landed: &BTreeSet<TagNo>,
-    plan: &ResultDrops,
-) -> Message {
+/// Renders a stored message under its parts' decisions ([`TailDrops::shown`]). A message
+/// emptied by removals keeps one text part `[dropped §N§]` naming its first removal.
+pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
     let mut parts = Vec::with_capacity(message.parts.len());
     let mut first_removed: Option<TagNo> = None;
-    for (unit, part) in units(&[(ordinal, message)]) {
-        let tag = tags.tag_of(unit);
-        let rendered = match part {
-            Part::Text { text } => match tag {
-                Some(tag) if landed.contains(&tag) => Some(Part::text(dropped_placeholder(tag))),
-                Some(tag) => Some(Part::text(format!("{}{text}", tag_prefix(tag)))),
-                None => Some(part.clone()),
-            },
-            Part::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => match tag {
-                Some(tag) if plan.removed.contains(&unit) => {
-                    first_removed.get_or_insert(tag);
-                    None
-                }
-                Some(tag) if landed.contains(&tag) => Some(Part::ToolResult {
-                    call_id: call_id.clone(),
-                    content: vec![Part::text(dropped_placeholder(tag))],
-                    is_error: *is_error,
-                }),
-                Some(tag) => Some(Part::ToolResult {
-                    call_id: call_id.clone(),
-                    content: tagged_content(tag, content),
-                    is_error: *is_error,
-                }),
-                None => Some(part.clone()),
-            },
-            Part::ToolCall { id, name, input } => {
-                if let Some(&tag) = plan.removed_calls.get(&unit) {
-                    first_removed.get_or_insert(tag);
-                    None
-                } else if plan.skeleton_calls.contains(&unit) {
-                    Some(Part::ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        input: skeleton_input(input),
-                    })
-                } else {
-                    Some(part.clone())
-                }
+    for (part, shown) in message.parts.iter().zip(shown) {
+        let rendered = match (*shown, part) {
+            (PartShown::Removed(tag), _) => {
+                first_removed.get_or_insert(tag);
+                None
             }
-            Part::Thinking { .. }
-            | Part::RedactedThinking { .. }
-            | Part::Media { .. }
-            | Part::Unknown { .. } => Some(part.clone()),
+            (PartShown::Placeholder(tag), Part::Text { .. }) => {
+                Some(Part::text(dropped_placeholder(tag)))
+            }
+            (PartShown::Tagged(tag), Part::Text { text }) => {
+                Some(Part::text(format!("{}{text}", tag_prefix(tag))))
+            }
+            (
+                PartShown::Placeholder(tag),
+                Part::ToolResult {
+                    call_id, is_error, ..
+                },
+            ) => Some(Part::ToolResult {
+                call_id: call_id.clone(),
+                content: vec![Part::text(dropped_placeholder(tag))],
+                is_error: *is_error,
+            }),
+            (
+                PartShown::Tagged(tag),
+                Part::ToolResult {
+                    call_id,
+                    content,
+                    is_error,
+                },
+            ) => Some(Part::ToolResult {
+                call_id: call_id.clone(),
+                content: tagged_content(tag, content),
+                is_error: *is_error,
+            }),
+            (PartShown::Skeleton, Part::ToolCall { id, name, input }) => Some(Part::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                input: skeleton_input(input),
+            }),
+            _ => Some(part.clone()),
         };
         parts.extend(rendered);
     }

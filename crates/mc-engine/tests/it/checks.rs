@@ -1,6 +1,7 @@
 //! The invariants of issue 4, checked on one pass given the pass before it and the store
 //! around it. Each check names the invariant it guards in its failure message.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mc_core::head::M1_PLACEHOLDER;
@@ -273,19 +274,21 @@ fn check_tool_pairs(ctx: &PassContext<'_>, outcome: &PassOutcome) -> Result<(), 
 /// The result ids of the messages answering the assistant message at `index`: every
 /// message after it up to the next assistant message (one user message on Anthropic's wire,
 /// one tool message per result on OpenAI's).
-fn answers(messages: &[Message], index: usize) -> impl Iterator<Item = &str> {
+fn answers<M: Borrow<Message>>(messages: &[M], index: usize) -> impl Iterator<Item = &str> {
     messages
         .get(index + 1..)
         .unwrap_or_default()
         .iter()
-        .take_while(|message| message.role != Role::Assistant)
+        .map(Borrow::borrow)
+        .take_while(|message: &&Message| message.role != Role::Assistant)
         .flat_map(Message::tool_result_ids)
 }
 
 /// The assistant message (and its index) a result at `index` answers: the last one before it.
-fn caller(messages: &[Message], index: usize) -> Option<(usize, &Message)> {
+fn caller<M: Borrow<Message>>(messages: &[M], index: usize) -> Option<(usize, &Message)> {
     messages[..index]
         .iter()
+        .map(Borrow::borrow)
         .enumerate()
         .rev()
         .find(|(_, message)| message.role == Role::Assistant)

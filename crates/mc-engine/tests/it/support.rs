@@ -4,6 +4,7 @@
 //! every call, a simulated clock, and the previous response's usage. Token counts use a fixed
 //! bytes/4 estimate so every run is deterministic.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use mc_core::breakpoints::CacheTtlChoice;
@@ -42,10 +43,10 @@ pub fn part_tokens(part: &Part) -> u64 {
 }
 
 /// What the rendered conversation costs: the usage the next request reports.
-pub fn rendered_tokens(messages: &[Message]) -> u64 {
+pub fn rendered_tokens<M: Borrow<Message>>(messages: &[M]) -> u64 {
     messages
         .iter()
-        .flat_map(|message| &message.parts)
+        .flat_map(|message| &message.borrow().parts)
         .map(part_tokens)
         .sum()
 }

@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 use super::block::BlockContent;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{
-    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, encode_with_raw_field, parse_body,
+    wire_serde,
 };
 use crate::wire_object::wire_object;
 
@@ -42,6 +43,14 @@ impl MessagesRequest {
         encode_json(self)
     }
 
+    /// Encodes the request as [`Self::encode`] would with `messages_json` as its message
+    /// list: the bytes serde_json writes for the messages (`[` … `]`, compact), which the
+    /// caller may have assembled from messages it encoded on an earlier request. The
+    /// request's own `messages` are not written.
+    pub fn encode_with_messages(&self, messages_json: &[u8]) -> Vec<u8> {
+        encode_with_raw_field(self, MESSAGES_FIELD, messages_json)
+    }
+
     /// Whether the response will be streamed.
     pub fn is_stream(&self) -> bool {
         self.stream == Some(true)
@@ -60,11 +69,8 @@ impl MessagesRequest {
     /// Sets `marker` as the `cache_control` of block `block` of message `message`, when that
     /// message is in block form and has the block.
     pub fn mark_message_block(&mut self, message: usize, block: usize, marker: Value) {
-        if let Some(BlockContent::Blocks(blocks)) =
-            self.messages.get_mut(message).map(|m| &mut m.content)
-            && let Some(block) = blocks.get_mut(block)
-        {
-            block.set_cache_control(Some(marker));
+        if let Some(message) = self.messages.get_mut(message) {
+            message.mark_block(block, marker);
         }
     }
 
@@ -94,6 +100,9 @@ impl FromJson for MessagesRequest {
         })
     }
 }
+
+/// The index of `messages` among [`MessagesRequest`]'s typed fields.
+const MESSAGES_FIELD: usize = 1;
 
 wire_object!(
     MessagesRequest,
@@ -175,6 +184,16 @@ impl Message {
             content,
             rest: Map::new(),
             order: KeyOrder::default(),
+        }
+    }
+
+    /// Sets `marker` as the `cache_control` of block `block`, when the message is in block
+    /// form and has the block.
+    pub fn mark_block(&mut self, block: usize, marker: Value) {
+        if let BlockContent::Blocks(blocks) = &mut self.content
+            && let Some(block) = blocks.get_mut(block)
+        {
+            block.set_cache_control(Some(marker));
         }
     }
 }

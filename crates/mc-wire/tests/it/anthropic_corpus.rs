@@ -32,6 +32,13 @@ fn every_request_body_round_trips_exactly() {
         );
         let again = MessagesRequest::decode(&encoded, LIMIT).expect("re-decode");
         assert_eq!(again, request, "line {line}: decode(encode(x)) != x");
+        let mut without = request.clone();
+        let messages = body_bytes(&pair["request"]["body"]["messages"]);
+        without.messages.clear();
+        assert!(
+            without.encode_with_messages(&messages) == original,
+            "line {line}: splicing the encoded messages changed the body"
+        );
         assert_eq!(
             again.encode(),
             encoded,

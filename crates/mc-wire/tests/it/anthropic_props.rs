@@ -115,6 +115,14 @@ proptest! {
     }
 
     #[test]
+    fn spliced_messages_encode_as_the_whole_request_does(body in arb_request()) {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let mut request = MessagesRequest::decode(&bytes, 1 << 24).unwrap();
+        let messages = serde_json::to_vec(&std::mem::take(&mut request.messages)).unwrap();
+        prop_assert_eq!(request.encode_with_messages(&messages), bytes);
+    }
+
+    #[test]
     fn moving_a_cache_marker_never_changes_other_bytes(body in arb_request()) {
         let bytes = serde_json::to_vec(&body).unwrap();
         let mut request = MessagesRequest::decode(&bytes, 1 << 24).unwrap();
