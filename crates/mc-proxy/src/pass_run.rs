@@ -16,6 +16,7 @@ use mc_wire::openai::ChatRequest;
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::unix_ms;
+use crate::incremental::Layout;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::render_openai;
 use crate::session_resolve::{ResolveError, SessionHints, resolve};
@@ -187,7 +188,10 @@ fn plan_once(
             )),
             ResolveError::Store(error) => store_failure(provider, &error),
         })?;
-    let prefix_identity = client.prefix_identity();
+    let prefix_identity = match layout.as_ref().and_then(Layout::prefix_identity) {
+        Some(identity) => identity.to_owned(),
+        None => client.prefix_identity(),
+    };
     let now_ms = unix_ms();
     let count = |text: &str| app.tokens.count(&model, text);
     let mut session = resolution.session;

@@ -1,0 +1,154 @@
+//! Where a body's messages lie, found without decoding them.
+//!
+//! A first request is scanned whole (a borrowed pass that validates its JSON and locates
+//! each message). A follow-up repeats most of a remembered body byte for byte, so it is
+//! compared with that body instead (memcmp runs far faster than a JSON scan), and only the
+//! messages after the shared bytes are scanned. Bytes equal to a valid body's are only known
+//! to be valid as part of that body: the extension reads nothing past the last whole shared
+//! message but `, <message>` and the closing `]`, and the caller must prove the bytes after
+//! the list (see [`super::head`]) before trusting the result.
+
+use std::ops::Range;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::Layout;
+
+/// Bytes compared at once while looking for the first difference: large enough for memcmp's
+/// speed, small enough that the difference is then found in a short byte loop.
+const COMPARE_CHUNK: usize = 4096;
+
+/// A request's message list, located in its body.
+#[derive(serde::Deserialize)]
+struct Messages<'a> {
+    #[serde(borrow)]
+    messages: Vec<&'a RawValue>,
+}
+
+/// Where a body's message list and each of its messages lie.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Split {
+    /// Each message's bytes.
+    pub ranges: Vec<Range<usize>>,
+    /// The `[` opening the list.
+    pub open: usize,
+    /// The `]` closing it.
+    pub close: usize,
+}
+
+impl Split {
+    /// Scans the whole body; `None` for invalid JSON, a repeated `messages` key or an empty
+    /// list (the full decode then decides).
+    pub fn scan(body: &[u8]) -> Option<Self> {
+        let raw: Messages<'_> = serde_json::from_slice(body).ok()?;
+        let ranges = raw
+            .messages
+            .iter()
+            .map(|message| range_in(body, message.get().as_bytes()))
+            .collect::<Option<Vec<_>>>()?;
+        let (first, last) = (ranges.first()?.start, ranges.last()?.end);
+        let open = body[..first].iter().rposition(|&b| b == b'[')?;
+        let close = last + body[last..].iter().position(|&b| b == b']')?;
+        Some(Self {
+            ranges,
+            open,
+            close,
+        })
+    }
+
+    /// Extends a remembered body's split over `body`, which must repeat at least its first
+    /// message byte for byte; returns the split and how many leading messages the two bodies
+    /// share. The bytes after `close` are not read: they are the caller's to prove.
+    pub fn extend(remembered: &Layout, body: &[u8]) -> Option<(Self, usize)> {
+        let equal = common_prefix_len(&remembered.body, body);
+        let shared = remembered
+            .ranges
+            .partition_point(|range| range.end <= equal);
+        let mut at = remembered.ranges.get(shared.checked_sub(1)?)?.end;
+        let mut ranges = remembered.ranges[..shared].to_vec();
+        let close = loop {
+            at = skip_whitespace(body, at);
+            match body.get(at)? {
+                b']' => break at,
+                b',' => {
+                    let start = skip_whitespace(body, at + 1);
+                    let mut deserializer = serde_json::Deserializer::from_slice(body.get(start..)?);
+                    let message = <&RawValue>::deserialize(&mut deserializer).ok()?;
+                    let range = range_in(body, message.get().as_bytes())?;
+                    at = range.end;
+                    ranges.push(range);
+                }
+                _ => return None,
+            }
+        };
+        let open = remembered.open()?;
+        Some((
+            Self {
+                ranges,
+                open,
+                close,
+            },
+            shared,
+        ))
+    }
+}
+
+/// Where `part` (a slice of `body`) lies in `body`.
+fn range_in(body: &[u8], part: &[u8]) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= body.len()).then_some(start..end)
+}
+
+/// The first position at or after `at` that is not JSON whitespace.
+fn skip_whitespace(body: &[u8], at: usize) -> usize {
+    at + body
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|&&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .count()
+}
+
+/// How many leading bytes `a` and `b` share.
+pub(super) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let mut at = 0;
+    while at < len {
+        let end = (at + COMPARE_CHUNK).min(len);
+        if a[at..end] != b[at..end] {
+            return at
+                + a[at..end]
+                    .iter()
+                    .zip(&b[at..end])
+                    .take_while(|(x, y)| x == y)
+                    .count();
+        }
+        at = end;
+    }
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_prefix_finds_the_first_difference_across_chunks() {
+        let a = vec![7u8; 3 * COMPARE_CHUNK + 5];
+        for at in [
+            0,
+            1,
+            COMPARE_CHUNK - 1,
+            COMPARE_CHUNK,
+            2 * COMPARE_CHUNK + 3,
+        ] {
+            let mut b = a.clone();
+            b[at] = 8;
+            assert_eq!(common_prefix_len(&a, &b), at);
+        }
+        assert_eq!(common_prefix_len(&a, &a[..10]), 10);
+        assert_eq!(common_prefix_len(&a, &a), a.len());
+    }
+}
