@@ -6,6 +6,7 @@ use axum::Router;
 use axum::routing::{any, post};
 use mc_engine::{Engine, SessionCache};
 
+use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
@@ -37,6 +38,8 @@ pub struct App {
     /// Per session, the encoded conversation of its last upstream Anthropic request, so the
     /// next encodes only what changed.
     pub encoded_messages: SessionCache<EncodedMessages>,
+    /// Upstream requests encoded around their messages, per client head and pass edits.
+    pub encoded_heads: EncodedHeads,
 }
 
 impl App {
@@ -61,6 +64,7 @@ impl App {
             proven_windows: ProvenWindows::default(),
             recent_requests: RecentRequests::default(),
             encoded_messages: SessionCache::default(),
+            encoded_heads: EncodedHeads::default(),
         })
     }
 }

@@ -1,18 +1,22 @@
 //! A client's model call, decoded, whichever provider wire it came on.
 
+use std::sync::Arc;
+
 use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
 use mc_wire::openai::{ChatContent, ChatRequest};
 use serde_json::Value;
 
+use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::{render_anthropic, render_openai};
 
 /// A decoded model call.
 pub enum ClientRequest {
-    /// `POST /v1/messages`.
-    Anthropic(MessagesRequest),
+    /// `POST /v1/messages`, its messages taken out (shared: requests repeating a head's
+    /// bytes share its decoding).
+    Anthropic(Arc<MessagesRequest>),
     /// `POST /v1/chat/completions`.
     OpenAi(ChatRequest),
 }
@@ -45,18 +49,14 @@ impl ClientRequest {
         }
     }
 
-    /// Removes the client's cache markers outside the conversation (read the client's TTL
-    /// choice first); [`Self::prefix_identity`] expects them gone.
-    pub fn strip_client_markers(&mut self) {
-        if let Self::Anthropic(request) = self {
-            render_anthropic::strip_client_markers(request);
-        }
-    }
-
-    /// Identity of the system prompt and tools.
+    /// Identity of the system prompt and tools, blind to the client's cache markers.
     pub fn prefix_identity(&self) -> String {
         match self {
-            Self::Anthropic(request) => render_anthropic::prefix_identity(request),
+            Self::Anthropic(request) => {
+                let mut request = MessagesRequest::clone(request);
+                render_anthropic::strip_client_markers(&mut request);
+                render_anthropic::prefix_identity(&request)
+            }
             Self::OpenAi(request) => render_openai::prefix_identity(request),
         }
     }
@@ -93,14 +93,10 @@ impl ClientRequest {
         }
     }
 
-    /// The upstream body for a pass. With the context `window` known, an Anthropic request's
-    /// `max_tokens` is lowered where input + `max_tokens` would not fit it
-    /// ([`render_anthropic::fit_max_tokens`]); `input_hint` is what the provider counted when
-    /// it refused this request's previous, larger rendering.
-    ///
-    /// A streamed OpenAI request is sent asking for the usage chunk
-    /// ([`render_openai::render`]); when the client did not ask for it, the returned flag says
-    /// to remove it from the client's stream.
+    /// The upstream body for a pass ([`render_anthropic::render`]). A streamed OpenAI
+    /// request is sent asking for the usage chunk ([`render_openai::render`]); when the
+    /// client did not ask for it, the returned flag says to remove it from the client's
+    /// stream.
     ///
     /// `previous` is the encoded conversation of the session's previous Anthropic request;
     /// the returned one is for its next.
@@ -110,22 +106,17 @@ impl ClientRequest {
         window: Option<u64>,
         input_hint: Option<u64>,
         previous: Option<&EncodedMessages>,
+        heads: &EncodedHeads,
     ) -> Rendered {
         match self {
             Self::Anthropic(request) => {
-                let mut upstream = render_anthropic::render(request, outcome, previous);
-                let mut body = upstream.encode();
-                if let Some(window) = window {
-                    let bound = render_anthropic::input_bound(body.len());
-                    let input = input_hint.map_or(bound, |hint| hint.min(bound));
-                    if render_anthropic::fit_max_tokens(&mut upstream.request, window, input) {
-                        body = upstream.encode();
-                    }
-                }
+                let (body, encoded) = render_anthropic::render(
+                    &request, outcome, previous, heads, window, input_hint,
+                );
                 Rendered {
                     body,
                     hide_usage_chunk: false,
-                    encoded: Some(upstream.messages),
+                    encoded: Some(encoded),
                 }
             }
             Self::OpenAi(request) => {

@@ -39,8 +39,9 @@ const REMEMBERED_BYTES: usize = 96 * 1024 * 1024;
 /// A decoded request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
 pub struct Decoded {
-    /// The request with its message list emptied.
-    pub request: MessagesRequest,
+    /// The request with its message list emptied, shared with every request repeating
+    /// its bytes outside the message list.
+    pub request: Arc<MessagesRequest>,
     /// The conversation in the neutral model.
     pub conversation: Vec<Message>,
     /// Its hash chain.
@@ -269,7 +270,7 @@ fn full_decode(body: &Bytes, limit_bytes: usize) -> Result<Decoded, WireError> {
     let conversation = anthropic::into_conversation(std::mem::take(&mut request.messages));
     let chain = HashChain::of(&conversation);
     Ok(Decoded {
-        request,
+        request: Arc::new(request),
         conversation,
         chain,
         client_ttl,

@@ -27,6 +27,7 @@
 mod app;
 mod client_request;
 mod clock;
+mod encoded_head;
 mod encoded_messages;
 mod forward;
 mod headers;

@@ -134,7 +134,7 @@ fn plan_once(
             error.to_string(),
         ))
     };
-    let (mut client, conversation, chain, client_ttl, layout) = match provider {
+    let (client, conversation, chain, client_ttl, layout) = match provider {
         Provider::Anthropic => {
             let decoded = app
                 .recent_requests
@@ -162,7 +162,6 @@ fn plan_once(
             )
         }
     };
-    client.strip_client_markers();
     let model = client.model().to_owned();
     let hints = SessionHints::read(headers, client.metadata_user_id());
     let project = app.projects.resolve(
@@ -240,7 +239,13 @@ fn plan_once(
         cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
     };
     let previous = app.encoded_messages.take(&session);
-    let rendered = client.render(&outcome, window, last_usage, previous.as_ref());
+    let rendered = client.render(
+        &outcome,
+        window,
+        last_usage,
+        previous.as_ref(),
+        &app.encoded_heads,
+    );
     if let Some(encoded) = rendered.encoded {
         app.encoded_messages.put(&session, encoded);
     }

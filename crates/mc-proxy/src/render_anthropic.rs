@@ -9,12 +9,14 @@
 //! markers (the planner keeps that choice).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use mc_core::breakpoints::{BreakpointPlan, CacheTtlChoice, Ttl};
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest};
 use serde_json::{Value, json};
 
+use crate::encoded_head::{EncodedHeads, HeadEdits};
 use crate::encoded_messages::EncodedMessages;
 
 /// `context_management` edits that clear tool results server-side: they would rewrite the
@@ -91,21 +93,20 @@ const BYTES_PER_TOKEN_FLOOR: u64 = 3;
 /// provider's answer (an overflow, retried once) decides.
 const MIN_ANSWER_TOKENS: u64 = 4_096;
 
-/// Lowers `max_tokens` so that input + `max_tokens` fits `window`, which Anthropic requires
-/// ("input length and `max_tokens` exceed context limit"). Claude Code asks for up to 64K
-/// output tokens whatever the prompt's size, while the engine only keeps 20K of the window
-/// free, so near the ceiling the client's own value would be refused. `input_tokens` is an
-/// upper bound of the prompt: the encoded body's length over [`BYTES_PER_TOKEN_FLOOR`], or
-/// what the provider counted when it refused a larger prompt. `max_tokens` is not part of the
-/// cached prefix, so a clamp never busts the cache; it is a pure function of the request, so
-/// a retried request clamps the same way. Returns whether it changed the request.
-pub fn fit_max_tokens(request: &mut MessagesRequest, window: u64, input_tokens: u64) -> bool {
-    let Some(asked) = request.rest.get("max_tokens").and_then(Value::as_u64) else {
-        return false;
-    };
+/// The lowered `max_tokens` that makes input + `max_tokens` fit `window`, which Anthropic
+/// requires ("input length and `max_tokens` exceed context limit"); `None` when the client's
+/// value fits or cannot be lowered. Claude Code asks for up to 64K output tokens whatever the
+/// prompt's size, while the engine only keeps 20K of the window free, so near the ceiling the
+/// client's own value would be refused. `input_tokens` is an upper bound of the prompt: the
+/// encoded body's length over [`BYTES_PER_TOKEN_FLOOR`], or what the provider counted when it
+/// refused a larger prompt. `max_tokens` is not part of the cached prefix, so lowering it
+/// never busts the cache; it is a pure function of the request, so a retried request is
+/// lowered the same way.
+pub fn fitted_max_tokens(request: &MessagesRequest, window: u64, input_tokens: u64) -> Option<u64> {
+    let asked = request.rest.get("max_tokens").and_then(Value::as_u64)?;
     let room = window.saturating_sub(input_tokens);
     if asked <= room {
-        return false;
+        return None;
     }
     let thinking_budget = request
         .rest
@@ -113,13 +114,7 @@ pub fn fit_max_tokens(request: &mut MessagesRequest, window: u64, input_tokens: 
         .and_then(|thinking| thinking.get("budget_tokens"))
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    if room < MIN_ANSWER_TOKENS || room <= thinking_budget {
-        return false;
-    }
-    request
-        .rest
-        .insert("max_tokens".to_owned(), Value::from(room));
-    true
+    (room >= MIN_ANSWER_TOKENS && room > thinking_budget).then_some(room)
 }
 
 /// An upper bound of a body's tokens from its length.
@@ -127,37 +122,56 @@ pub fn input_bound(body_len: usize) -> u64 {
     (body_len as u64).div_ceil(BYTES_PER_TOKEN_FLOOR)
 }
 
-/// An upstream request: the client's request without its messages, and the pass's
-/// conversation encoded.
-#[derive(Debug)]
-pub struct Upstream {
-    /// Everything but the messages, markers placed.
-    pub request: MessagesRequest,
-    /// The conversation, markers placed.
-    pub messages: EncodedMessages,
-}
-
-impl Upstream {
-    /// The request body.
-    pub fn encode(&self) -> Vec<u8> {
-        self.request.encode_with_messages(self.messages.bytes())
-    }
-}
-
-/// The upstream request: `request` with the pass's conversation and breakpoints. Messages
-/// the session's `previous` request encoded are copied from it where the engine returned the
-/// same message ([`EncodedMessages`]).
+/// The upstream request for a pass: the client's request (its messages not used) with the
+/// pass's conversation and breakpoints. Messages the session's `previous` request encoded
+/// are copied from it where the engine returned the same message ([`EncodedMessages`]), and
+/// the rest of the request is encoded once per client head and edits ([`EncodedHeads`]).
+/// With the context `window` known, `max_tokens` is lowered where input + `max_tokens` would
+/// not fit it ([`fitted_max_tokens`]); `input_hint` is what the provider counted when it
+/// refused this request's previous, larger rendering.
 pub fn render(
-    mut request: MessagesRequest,
+    request: &Arc<MessagesRequest>,
     outcome: &PassOutcome,
     previous: Option<&EncodedMessages>,
-) -> Upstream {
+    heads: &EncodedHeads,
+    window: Option<u64>,
+    input_hint: Option<u64>,
+) -> (Vec<u8>, EncodedMessages) {
+    let plan = &outcome.breakpoints;
+    let messages = EncodedMessages::encode(&outcome.messages, &message_marks(plan), previous);
+    let mut edits = HeadEdits {
+        system_marker: plan.system.then_some(plan.ttl),
+        max_tokens: None,
+    };
+    let mut head = heads.encode(request, edits);
+    if let Some(window) = window {
+        let bound = input_bound(head.body_len(messages.bytes().len()));
+        let input = input_hint.map_or(bound, |hint| hint.min(bound));
+        if let Some(max_tokens) = fitted_max_tokens(request, window, input) {
+            edits.max_tokens = Some(max_tokens);
+            head = heads.encode(request, edits);
+        }
+    }
+    (head.body(messages.bytes()), messages)
+}
+
+/// Applies a pass's edits to a client request outside its messages: the client's markers
+/// and server-side clearing removed, the plan's system marker placed, `max_tokens` lowered.
+pub fn edit_head(request: &mut MessagesRequest, edits: HeadEdits) {
     request.messages.clear();
-    strip_client_markers(&mut request);
-    drop_server_clearing(&mut request);
-    let marks = place_markers(&mut request, &outcome.breakpoints);
-    let messages = EncodedMessages::encode(&outcome.messages, &marks, previous);
-    Upstream { request, messages }
+    strip_client_markers(request);
+    drop_server_clearing(request);
+    if let Some(ttl) = edits.system_marker {
+        if let Some(BlockContent::Text(text)) = &request.system {
+            request.system = Some(BlockContent::Blocks(vec![ContentBlock::text(text.clone())]));
+        }
+        request.mark_last_system_block(marker(ttl));
+    }
+    if let Some(max_tokens) = edits.max_tokens {
+        request
+            .rest
+            .insert("max_tokens".to_owned(), Value::from(max_tokens));
+    }
 }
 
 /// Removes the client's `cache_control` markers from the system prompt and tools (the
@@ -190,22 +204,15 @@ fn drop_server_clearing(request: &mut MessagesRequest) {
     }
 }
 
-/// Marks the last system block when the plan says so, and returns the message markers: per
-/// message index, its marked blocks.
-fn place_markers(
-    request: &mut MessagesRequest,
-    plan: &BreakpointPlan,
-) -> BTreeMap<usize, Vec<(usize, Value)>> {
-    let marker = |ttl: Ttl| match ttl {
+fn marker(ttl: Ttl) -> Value {
+    match ttl {
         Ttl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
         Ttl::FiveMinutes => json!({"type": "ephemeral"}),
-    };
-    if plan.system {
-        if let Some(BlockContent::Text(text)) = &request.system {
-            request.system = Some(BlockContent::Blocks(vec![ContentBlock::text(text.clone())]));
-        }
-        request.mark_last_system_block(marker(plan.ttl));
     }
+}
+
+/// The plan's message markers: per message index, its marked blocks.
+fn message_marks(plan: &BreakpointPlan) -> BTreeMap<usize, Vec<(usize, Value)>> {
     let mut marks: BTreeMap<usize, Vec<(usize, Value)>> = BTreeMap::new();
     for &(slot, ttl) in &plan.slots {
         marks
@@ -230,13 +237,19 @@ mod tests {
 
     #[test]
     fn max_tokens_shrinks_only_when_input_plus_answer_would_overflow() {
-        let mut fits = request(32_000, None);
-        assert!(!fit_max_tokens(&mut fits, 200_000, 150_000));
-        assert_eq!(fits.rest["max_tokens"], 32_000);
+        assert_eq!(
+            fitted_max_tokens(&request(32_000, None), 200_000, 150_000),
+            None
+        );
 
         let mut near = request(64_000, None);
-        assert!(fit_max_tokens(&mut near, 200_000, 178_959));
-        assert_eq!(near.rest["max_tokens"], 21_041);
+        let lowered = fitted_max_tokens(&near, 200_000, 178_959);
+        assert_eq!(lowered, Some(21_041));
+        let edits = HeadEdits {
+            system_marker: None,
+            max_tokens: lowered,
+        };
+        edit_head(&mut near, edits);
         let encoded = String::from_utf8(near.encode()).unwrap();
         assert!(
             encoded.starts_with(r#"{"model":"claude-opus-4-8","max_tokens":21041,"#),
@@ -246,11 +259,12 @@ mod tests {
 
     #[test]
     fn no_clamp_below_the_floor_or_the_thinking_budget() {
-        let mut full = request(32_000, None);
-        assert!(!fit_max_tokens(&mut full, 200_000, 198_000));
-        let mut thinking = request(32_000, Some(16_000));
-        assert!(!fit_max_tokens(&mut thinking, 200_000, 186_000));
-        assert!(fit_max_tokens(&mut thinking, 200_000, 180_000));
-        assert_eq!(thinking.rest["max_tokens"], 20_000);
+        assert_eq!(
+            fitted_max_tokens(&request(32_000, None), 200_000, 198_000),
+            None
+        );
+        let thinking = request(32_000, Some(16_000));
+        assert_eq!(fitted_max_tokens(&thinking, 200_000, 186_000), None);
+        assert_eq!(fitted_max_tokens(&thinking, 200_000, 180_000), Some(20_000));
     }
 }

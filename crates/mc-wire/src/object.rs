@@ -132,21 +132,25 @@ fn write_slot<T: WireObject, M: SerializeMap>(
 /// Encodes `object` exactly as [`encode_json`] would, except that typed field `raw_index`
 /// is written as the given JSON bytes, which must be what serde_json writes for that field's
 /// value. A caller that kept the encoded bytes of a large field (a conversation whose
-/// messages mostly repeat) splices them in instead of encoding the field again.
+/// messages mostly repeat) splices them in instead of encoding the field again. Also returns
+/// where `raw` starts in the output (`None` if the object has no such field).
 pub(crate) fn encode_with_raw_field<T: WireObject>(
     object: &T,
     raw_index: usize,
     raw: &[u8],
-) -> Vec<u8> {
+) -> (Vec<u8>, Option<usize>) {
     let mut out = Vec::with_capacity(raw.len() + 4096);
     out.push(b'{');
     let mut first = true;
     let mut entry = Vec::new();
+    let mut raw_at = None;
     for slot in slots(object) {
         entry.clear();
+        let mut raw_in_entry = None;
         match slot {
             Slot::Field { index, .. } if index == raw_index => {
                 write_key(&mut entry, T::FIELDS[index]);
+                raw_in_entry = Some(entry.len());
                 entry.extend_from_slice(raw);
             }
             slot => write_entry_alone(object, slot, &mut entry),
@@ -158,10 +162,13 @@ pub(crate) fn encode_with_raw_field<T: WireObject>(
             out.push(b',');
         }
         first = false;
+        if let Some(offset) = raw_in_entry {
+            raw_at = Some(out.len() + offset);
+        }
         out.extend_from_slice(&entry);
     }
     out.push(b'}');
-    out
+    (out, raw_at)
 }
 
 fn write_key(out: &mut Vec<u8>, key: &str) {

@@ -10,7 +10,7 @@
 //! its bytes hold no second `messages` key, and a body matching them both before and after
 //! its list is valid there as that body was: this is the proof the extension leaves to it.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
@@ -26,8 +26,8 @@ pub(super) struct Head {
     before: Bytes,
     /// The body from the `]` closing it.
     after: Bytes,
-    /// The request with its message list empty.
-    request: MessagesRequest,
+    /// The request with its message list empty, shared by every request with this head.
+    request: Arc<MessagesRequest>,
     /// A client 1-hour marker on the system prompt or a tool.
     pub one_hour: bool,
     /// See [`Self::prefix_identity`].
@@ -52,7 +52,7 @@ impl Head {
         Some(Self {
             before: rest.slice(..before.len()),
             after: rest.slice(before.len()..),
-            request,
+            request: Arc::new(request),
             one_hour,
             identity: OnceLock::new(),
         })
@@ -70,15 +70,15 @@ impl Head {
     }
 
     /// The decoded request, its message list empty.
-    pub fn request(&self) -> MessagesRequest {
-        self.request.clone()
+    pub fn request(&self) -> Arc<MessagesRequest> {
+        Arc::clone(&self.request)
     }
 
     /// [`render_anthropic::prefix_identity`] of the request with the client's markers
     /// stripped, as the pass takes it; computed on first use.
     pub fn prefix_identity(&self) -> &str {
         self.identity.get_or_init(|| {
-            let mut request = self.request.clone();
+            let mut request = MessagesRequest::clone(&self.request);
             render_anthropic::strip_client_markers(&mut request);
             render_anthropic::prefix_identity(&request)
         })

@@ -48,7 +48,17 @@ impl MessagesRequest {
     /// caller may have assembled from messages it encoded on an earlier request. The
     /// request's own `messages` are not written.
     pub fn encode_with_messages(&self, messages_json: &[u8]) -> Vec<u8> {
-        encode_with_raw_field(self, MESSAGES_FIELD, messages_json)
+        encode_with_raw_field(self, MESSAGES_FIELD, messages_json).0
+    }
+
+    /// The encoding of the request around its message list: the bytes before the list and
+    /// the bytes after it, so that `before + list + after` is what
+    /// [`Self::encode_with_messages`] writes for that list. Lets a caller encode the rest of
+    /// a request once and reuse it for requests that differ only in their messages.
+    pub fn encode_around_messages(&self) -> (Vec<u8>, Vec<u8>) {
+        let (mut before, at) = encode_with_raw_field(self, MESSAGES_FIELD, &[]);
+        let after = before.split_off(at.unwrap_or(before.len()));
+        (before, after)
     }
 
     /// Whether the response will be streamed.

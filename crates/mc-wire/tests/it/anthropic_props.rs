@@ -119,7 +119,9 @@ proptest! {
         let bytes = serde_json::to_vec(&body).unwrap();
         let mut request = MessagesRequest::decode(&bytes, 1 << 24).unwrap();
         let messages = serde_json::to_vec(&std::mem::take(&mut request.messages)).unwrap();
-        prop_assert_eq!(request.encode_with_messages(&messages), bytes);
+        prop_assert_eq!(request.encode_with_messages(&messages), bytes.clone());
+        let (before, after) = request.encode_around_messages();
+        prop_assert_eq!([before, messages, after].concat(), bytes);
     }
 
     #[test]
