@@ -42,18 +42,18 @@ pub fn ingest(
         },
         now_ms,
     )?;
-    let stored = tx.message_count(session)?;
+    let end = tx.log_end(session)?;
+    let stored = end.count;
     let stored_len = usize::try_from(stored).unwrap_or(usize::MAX);
     if stored_len > messages.len() {
         return Err(diverged(session, messages, stored, tx)?);
     }
     if stored > 0 {
-        let head = tx.chain_head(session)?;
         let ours = match chain.filter(|chain| chain.len() == messages.len()) {
             Some(chain) => chain.links().get(stored_len - 1).copied(),
             None => HashChain::of(&messages[..stored_len]).head().copied(),
         };
-        if ours != head {
+        if ours != end.head {
             return Err(diverged(session, messages, stored, tx)?);
         }
     }

@@ -9,6 +9,7 @@
 mod error;
 mod fork;
 mod ingest;
+mod kept_rows;
 mod nudges;
 mod part_tokens;
 mod pass;

@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use crate::error::{EngineError, Result};
 use crate::ingest::ingest;
+use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
 use crate::rendered_tail::{RenderKey, RenderedTail};
@@ -98,7 +99,7 @@ pub struct Engine {
     reclaim: ReclaimConfig,
     indexes: SessionCache<FingerprintIndex>,
     part_tokens: SessionCache<PartTokens>,
-    tags: SessionCache<TagIndex>,
+    rows: SessionCache<KeptRows>,
     rendered: SessionCache<RenderedTail>,
 }
 
@@ -122,7 +123,7 @@ impl Engine {
             reclaim,
             indexes: SessionCache::default(),
             part_tokens: SessionCache::default(),
-            tags: SessionCache::default(),
+            rows: SessionCache::default(),
             rendered: SessionCache::default(),
         }
     }
@@ -151,12 +152,12 @@ impl Engine {
             .unwrap_or_else(|| FingerprintIndex::new(&self.reclaim));
         let mut counts = self.part_tokens.take(request.session).unwrap_or_default();
         counts.update(request.model, request.messages, request.count_text);
-        let mut tags = self.tags.take(request.session);
+        let mut rows = self.rows.take(request.session).unwrap_or_default();
         let mut rendered = self.rendered.take(request.session).unwrap_or_default();
         let kept = Kept {
             index: &mut index,
             counts: &counts,
-            tags: &mut tags,
+            rows: &mut rows,
             rendered: &mut rendered,
         };
         let outcome = self
@@ -165,9 +166,7 @@ impl Engine {
         self.indexes.put(request.session, index);
         self.rendered.put(request.session, rendered);
         self.part_tokens.put(request.session, counts);
-        if let Some(tags) = tags {
-            self.tags.put(request.session, tags);
-        }
+        self.rows.put(request.session, rows);
         Ok(outcome)
     }
 
@@ -208,7 +207,7 @@ impl Engine {
         let Kept {
             index,
             counts,
-            tags: kept_tags,
+            rows: kept,
             rendered,
         } = kept;
         let session = request.session;
@@ -222,8 +221,8 @@ impl Engine {
             now_ms,
         )?;
         let mut state = load_state(tx, session)?.unwrap_or_default();
-        let tags = kept_tags_or_stored(tx, session, kept_tags.take(), ingested.assigned)?;
-        let drops = load_drops(tx, session)?;
+        let tags = kept_tags_or_stored(tx, session, kept.tags.take(), ingested.assigned)?;
+        let drops = kept.drops_or_stored(tx, session)?;
         let count = request.count_text;
         let part_tokens = |part: &Part| part_tokens(part, count);
         let boundary = usize::try_from(state.boundary)
@@ -332,6 +331,7 @@ impl Engine {
         let seq = tx.next_pass_seq(session)?;
         let mut landed_now = Vec::new();
         let mut all_landed = drops.landed.clone();
+        let mut drops_after = None;
         if plan.may_mutate {
             let reasoning = plan_reasoning_drops(&reclaim_inputs(plan.force), &self.reclaim);
             let mut dropped: BTreeSet<(u64, u32)> =
@@ -352,6 +352,7 @@ impl Engine {
                 .into_iter()
                 .collect();
             tx.land_drops(session, &landed_now, seq)?;
+            drops_after = Some(state_now.with_landed(&landed_now.iter().copied().collect()));
             if !landed_now.is_empty() {
                 state.usage_at_landing = reported_usage;
                 state.last_reduction_ordinal = Some(newest_ordinal);
@@ -447,7 +448,8 @@ impl Engine {
                 tokens_removed,
             },
         )?;
-        *kept_tags = Some(tags);
+        kept.tags = Some(tags);
+        kept.keep_drops(tx, drops_after.unwrap_or(drops))?;
         Ok(PassOutcome {
             seq,
             plan,
@@ -522,7 +524,7 @@ fn is_reasoning(part: &Part) -> bool {
 struct Kept<'a> {
     index: &'a mut FingerprintIndex,
     counts: &'a PartTokens,
-    tags: &'a mut Option<TagIndex>,
+    rows: &'a mut KeptRows,
     rendered: &'a mut RenderedTail,
 }
 
@@ -615,12 +617,7 @@ fn name_of<T: Serialize>(value: &T) -> String {
 
 /// The session's drops as the planner sees them: queued, and landed (replayed every render).
 pub(crate) fn load_drops(tx: &WriteTx<'_>, session: &SessionId) -> Result<DropState> {
-    let rows = tx.drops(session)?;
-    let (landed, queued): (Vec<_>, Vec<_>) = rows.iter().partition(|row| row.landed_pass.is_some());
-    Ok(DropState {
-        queued: queued.into_iter().map(|row| row.tag).collect(),
-        landed: landed.into_iter().map(|row| row.tag).collect(),
-    })
+    Ok(tx.drop_state(session)?)
 }
 
 /// The session's tag index: the kept one with this pass's new tags appended when it is

@@ -177,7 +177,7 @@ fn plan_once(
     let usable = window.map(|window| usable_window(window, client.max_output_tokens()));
     let resolution = engine
         .store()
-        .read(|tx| Ok(resolve(tx, &hints, &chain)))
+        .read_warm(|tx| Ok(resolve(tx, &hints, &chain)))
         .map_err(|error| store_failure(provider, &error))?
         .map_err(|error| match error {
             ResolveError::InvalidId(reason) => Failure::Refuse(ProxyError::new(

@@ -7,11 +7,16 @@
 use mc_core::{ContentHash, SessionId};
 
 use crate::error::{Result, StoreError};
-use crate::sessions::SessionRecord;
+use crate::messages::hash_from_column;
+use crate::sessions::{SessionRecord, SessionRow};
 use crate::store::ReadTx;
 
 /// The separator between a session id and its branch number.
 pub const BRANCH_SEPARATOR: char = '~';
+
+/// One character past [`BRANCH_SEPARATOR`]: every `base~…` id sorts before `base` followed by
+/// it, so `[base, base + BRANCH_END)` is an index range holding the base and all its branches.
+const BRANCH_END: char = '\u{7f}';
 
 /// One branch and where its log ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,37 +31,60 @@ pub struct BranchHead {
 
 impl ReadTx<'_> {
     /// Session `base` and every `base~N` branch of it, most recently seen first.
+    ///
+    /// One statement, run on every managed call: a range of the sessions' key (not a scan of
+    /// every session) joined to each branch's last message.
     pub fn branches(&self, base: &SessionId) -> Result<Vec<BranchHead>> {
         const DOING: &str = "listing branches";
         let prefix = format!("{base}{BRANCH_SEPARATOR}");
-        let ids: Vec<String> = {
-            let mut statement = self
-                .conn()
-                .prepare_cached(
-                    "SELECT id FROM sessions
-                     WHERE id = ?1 OR substr(id, 1, length(?2)) = ?2
-                     ORDER BY last_seen_ms DESC, id",
-                )
-                .map_err(StoreError::sqlite(DOING))?;
-            let rows = statement
-                .query_map((base.as_str(), prefix.as_str()), |row| row.get(0))
-                .map_err(StoreError::sqlite(DOING))?;
-            rows.collect::<rusqlite::Result<_>>()
-                .map_err(StoreError::sqlite(DOING))?
-        };
-        let mut branches = Vec::with_capacity(ids.len());
-        for id in ids {
+        let end = format!("{base}{BRANCH_END}");
+        let mut statement = self
+            .conn()
+            .prepare_cached(
+                "SELECT s.id, s.host, s.project, s.parent_id, s.fork_ordinal, s.created_ms,
+                        s.last_seen_ms, m.ordinal, m.chain
+                 FROM sessions AS s
+                 LEFT JOIN messages AS m ON m.session_id = s.id
+                     AND m.ordinal = (SELECT max(ordinal) FROM messages WHERE session_id = s.id)
+                 WHERE s.id >= ?1 AND s.id < ?3
+                     AND (s.id = ?1 OR substr(s.id, 1, length(?2)) = ?2)
+                 ORDER BY s.last_seen_ms DESC, s.id",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map((base.as_str(), prefix.as_str(), end.as_str()), |row| {
+                let last: Option<(u64, Vec<u8>)> = match row.get::<_, Option<u64>>(7)? {
+                    Some(ordinal) => Some((ordinal, row.get(8)?)),
+                    None => None,
+                };
+                Ok((SessionRow::from_row(row)?, last))
+            })
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut branches = Vec::new();
+        for row in rows {
+            let (session, last) = row.map_err(StoreError::sqlite(DOING))?;
             // Ids were validated when written; one that no longer validates is skipped.
-            let Ok(id) = SessionId::new(id) else {
+            if SessionId::new(session.id.as_str()).is_err() {
                 continue;
-            };
-            let Some(session) = self.get_session(&id)? else {
-                continue;
+            }
+            let session = session.decode()?;
+            let (count, head) = match last {
+                Some((ordinal, chain)) => {
+                    let head = hash_from_column("chain", &chain).map_err(|problem| {
+                        StoreError::CorruptRow {
+                            session: session.id.clone(),
+                            ordinal,
+                            problem,
+                        }
+                    })?;
+                    (ordinal + 1, Some(head))
+                }
+                None => (0, None),
             };
             branches.push(BranchHead {
-                count: self.message_count(&id)?,
-                head: self.chain_head(&id)?,
                 session,
+                count,
+                head,
             });
         }
         Ok(branches)

@@ -3,6 +3,7 @@
 //! restart replays exactly what the provider last saw.
 
 use mc_core::SessionId;
+use mc_core::reduction::DropState;
 use mc_core::tags::{TagAssignment, TagNo, UnitRef};
 use rusqlite::OptionalExtension;
 
@@ -85,15 +86,40 @@ impl ReadTx<'_> {
             .collect()
     }
 
+    /// The tags of the session's drops, queued and landed: what every pass needs of them,
+    /// read without the source names [`drops`](ReadTx::drops) allocates a string for each.
+    pub fn drop_state(&self, session: &SessionId) -> Result<DropState> {
+        const DOING: &str = "reading drops";
+        let mut statement = self
+            .conn()
+            .prepare_cached(
+                "SELECT tag, landed_pass IS NOT NULL FROM drops WHERE session_id = ?1 ORDER BY tag",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut rows = statement
+            .query([session.as_str()])
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut state = DropState::default();
+        while let Some(row) = rows.next().map_err(StoreError::sqlite(DOING))? {
+            let tag = TagNo(row.get(0).map_err(StoreError::sqlite(DOING))?);
+            if row.get(1).map_err(StoreError::sqlite(DOING))? {
+                state.landed.insert(tag);
+            } else {
+                state.queued.insert(tag);
+            }
+        }
+        Ok(state)
+    }
+
     /// The engine's state blob (JSON written by the engine), if a pass has run.
     pub fn engine_state(&self, session: &SessionId) -> Result<Option<String>> {
         self.conn()
-            .query_row(
-                "SELECT state FROM engine_state WHERE session_id = ?1",
-                [session.as_str()],
-                |row| row.get(0),
-            )
-            .optional()
+            .prepare_cached("SELECT state FROM engine_state WHERE session_id = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_row([session.as_str()], |row| row.get(0))
+                    .optional()
+            })
             .map_err(StoreError::sqlite("reading the engine state"))
     }
 
@@ -127,11 +153,10 @@ impl ReadTx<'_> {
     /// where reading every tag would cost a pass time proportional to the session.
     pub fn newest_tag(&self, session: &SessionId) -> Result<Option<TagNo>> {
         self.conn()
-            .query_row(
-                "SELECT MAX(tag) FROM tags WHERE session_id = ?1",
-                [session.as_str()],
-                |row| row.get::<_, Option<u32>>(0),
-            )
+            .prepare_cached("SELECT MAX(tag) FROM tags WHERE session_id = ?1")
+            .and_then(|mut statement| {
+                statement.query_row([session.as_str()], |row| row.get::<_, Option<u32>>(0))
+            })
             .map(|tag| tag.map(TagNo))
             .map_err(StoreError::sqlite("reading the newest tag"))
     }
@@ -139,11 +164,8 @@ impl ReadTx<'_> {
     /// The number the next pass gets.
     pub fn next_pass_seq(&self, session: &SessionId) -> Result<u64> {
         self.conn()
-            .query_row(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM passes WHERE session_id = ?1",
-                [session.as_str()],
-                |row| row.get(0),
-            )
+            .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM passes WHERE session_id = ?1")
+            .and_then(|mut statement| statement.query_row([session.as_str()], |row| row.get(0)))
             .map_err(StoreError::sqlite("numbering a pass"))
     }
 }
@@ -179,6 +201,7 @@ impl WriteTx<'_> {
         source: &str,
         now_ms: i64,
     ) -> Result<bool> {
+        self.note_drop_write();
         let inserted = self
             .conn()
             .prepare_cached(
@@ -192,6 +215,10 @@ impl WriteTx<'_> {
 
     /// Marks queued drops as landed by pass `seq`; already landed ones keep their pass.
     pub fn land_drops(&self, session: &SessionId, tags: &[TagNo], seq: u64) -> Result<()> {
+        if tags.is_empty() {
+            return Ok(());
+        }
+        self.note_drop_write();
         let mut update = self
             .conn()
             .prepare_cached(
@@ -209,11 +236,11 @@ impl WriteTx<'_> {
     /// Replaces the engine's state blob.
     pub fn put_engine_state(&self, session: &SessionId, state: &str) -> Result<()> {
         self.conn()
-            .execute(
+            .prepare_cached(
                 "INSERT INTO engine_state (session_id, state) VALUES (?1, ?2)
                  ON CONFLICT (session_id) DO UPDATE SET state = excluded.state",
-                (session.as_str(), state),
             )
+            .and_then(|mut statement| statement.execute((session.as_str(), state)))
             .map(|_| ())
             .map_err(StoreError::sqlite("storing the engine state"))
     }
@@ -221,18 +248,20 @@ impl WriteTx<'_> {
     /// Appends a pass to the log.
     pub fn record_pass(&self, session: &SessionId, pass: &PassRow) -> Result<()> {
         self.conn()
-            .execute(
+            .prepare_cached(
                 "INSERT INTO passes (session_id, seq, at_ms, kind, cause, tokens_removed)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                (
+            )
+            .and_then(|mut statement| {
+                statement.execute((
                     session.as_str(),
                     pass.seq,
                     pass.at_ms,
                     pass.kind.as_str(),
                     pass.cause.as_deref(),
                     pass.tokens_removed,
-                ),
-            )
+                ))
+            })
             .map(|_| ())
             .map_err(StoreError::sqlite("recording a pass"))
     }

@@ -62,8 +62,8 @@ pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,
 };
-pub use messages::{ChainMatch, StoredMessage};
+pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
-pub use store::{ReadTx, Store, WriteTx};
+pub use store::{DropsVersion, ReadTx, Store, WriteTx};

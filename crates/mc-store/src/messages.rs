@@ -87,7 +87,7 @@ impl MessageRow {
     }
 }
 
-fn hash_from_column(
+pub(crate) fn hash_from_column(
     column: &'static str,
     bytes: &[u8],
 ) -> std::result::Result<ContentHash, RowProblem> {
@@ -177,17 +177,35 @@ impl WriteTx<'_> {
     }
 }
 
+/// Where a session's log ends: what a request must extend to continue it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogEnd {
+    /// How many messages the log holds.
+    pub count: u64,
+    /// The chain link of its last message, `None` when it holds none.
+    pub head: Option<ContentHash>,
+}
+
 impl ReadTx<'_> {
     /// How many messages a session has stored (0 for an unknown session).
     pub fn message_count(&self, session: &SessionId) -> Result<u64> {
-        Ok(self
-            .last_link(session)?
-            .map_or(0, |(ordinal, _)| ordinal + 1))
+        Ok(self.log_end(session)?.count)
     }
 
     /// The chain link of the session's last message: the identity of the whole conversation.
     pub fn chain_head(&self, session: &SessionId) -> Result<Option<ContentHash>> {
-        Ok(self.last_link(session)?.map(|(_, link)| link))
+        Ok(self.log_end(session)?.head)
+    }
+
+    /// The session's message count and chain head in one lookup (an empty log for an unknown
+    /// session); a pass needs both, and each costs a walk to the log's last row.
+    pub fn log_end(&self, session: &SessionId) -> Result<LogEnd> {
+        Ok(self
+            .last_link(session)?
+            .map_or_else(LogEnd::default, |(ordinal, link)| LogEnd {
+                count: ordinal + 1,
+                head: Some(link),
+            }))
     }
 
     /// A session's messages whose ordinals fall in `range`, in order (none for an unknown
@@ -224,7 +242,7 @@ impl ReadTx<'_> {
     pub fn find_by_chain(&self, link: &ContentHash) -> Result<Option<ChainMatch>> {
         let found: Option<(String, u64)> = self
             .conn()
-            .query_row(
+            .prepare_cached(
                 "SELECT m.session_id, m.ordinal
                  FROM messages AS m JOIN sessions AS s ON s.id = m.session_id
                  WHERE m.chain = ?1
@@ -233,10 +251,12 @@ impl ReadTx<'_> {
                      WHERE n.session_id = m.session_id AND n.ordinal = m.ordinal + 1
                  ) DESC, s.last_seen_ms DESC, m.session_id
                  LIMIT 1",
-                [link.as_bytes()],
-                |row| Ok((row.get(0)?, row.get(1)?)),
             )
-            .optional()
+            .and_then(|mut statement| {
+                statement
+                    .query_row([link.as_bytes()], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
             .map_err(StoreError::sqlite("looking up a chain link"))?;
         found
             .map(|(id, ordinal)| {
@@ -254,13 +274,15 @@ impl ReadTx<'_> {
     fn last_link(&self, session: &SessionId) -> Result<Option<(u64, ContentHash)>> {
         let row: Option<(u64, Vec<u8>)> = self
             .conn()
-            .query_row(
+            .prepare_cached(
                 "SELECT ordinal, chain FROM messages WHERE session_id = ?1
                  ORDER BY ordinal DESC LIMIT 1",
-                [session.as_str()],
-                |row| Ok((row.get(0)?, row.get(1)?)),
             )
-            .optional()
+            .and_then(|mut statement| {
+                statement
+                    .query_row([session.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
             .map_err(StoreError::sqlite("reading the last message"))?;
         row.map(|(ordinal, chain)| {
             hash_from_column("chain", &chain)

@@ -41,10 +41,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "call ledger",
         sql: include_str!("migrations/0003_call_ledger.sql"),
     },
+    Migration {
+        version: 4,
+        name: "raw log keyed by row id, content last",
+        sql: include_str!("migrations/0004_messages_rowid.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -152,7 +157,7 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4]);
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -166,7 +171,8 @@ mod tests {
             vec![
                 (1, "sessions and raw messages".to_string()),
                 (2, "engine state: tags, drops, passes".to_string()),
-                (3, "call ledger".to_string())
+                (3, "call ledger".to_string()),
+                (4, "raw log keyed by row id, content last".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);

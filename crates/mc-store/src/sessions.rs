@@ -47,8 +47,8 @@ const SESSION_COLUMNS: &str =
     "id, host, project, parent_id, fork_ordinal, created_ms, last_seen_ms";
 
 /// A session row as SQLite returns it, before validation.
-struct SessionRow {
-    id: String,
+pub(crate) struct SessionRow {
+    pub(crate) id: String,
     host: String,
     project: Option<String>,
     parent_id: Option<String>,
@@ -58,7 +58,8 @@ struct SessionRow {
 }
 
 impl SessionRow {
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+    /// Reads the [`SESSION_COLUMNS`] at the start of a row.
+    pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             id: row.get(0)?,
             host: row.get(1)?,
@@ -70,7 +71,7 @@ impl SessionRow {
         })
     }
 
-    fn decode(self) -> Result<SessionRecord> {
+    pub(crate) fn decode(self) -> Result<SessionRecord> {
         let corrupt = |id: &str, problem| StoreError::CorruptSession {
             id: id.to_string(),
             problem,
@@ -119,16 +120,18 @@ impl WriteTx<'_> {
         );
         let row = self
             .conn()
-            .query_row(
-                &sql,
-                (
-                    session.id.as_str(),
-                    session.host.as_str(),
-                    session.project.as_ref().map(ProjectId::as_str),
-                    now_ms,
-                ),
-                SessionRow::from_row,
-            )
+            .prepare_cached(&sql)
+            .and_then(|mut statement| {
+                statement.query_row(
+                    (
+                        session.id.as_str(),
+                        session.host.as_str(),
+                        session.project.as_ref().map(ProjectId::as_str),
+                        now_ms,
+                    ),
+                    SessionRow::from_row,
+                )
+            })
             .map_err(StoreError::sqlite("recording a session"))?;
         row.decode()
     }
@@ -137,10 +140,10 @@ impl WriteTx<'_> {
     pub fn touch_session(&self, id: &SessionId, now_ms: i64) -> Result<()> {
         let changed = self
             .conn()
-            .execute(
+            .prepare_cached(
                 "UPDATE sessions SET last_seen_ms = max(last_seen_ms, ?2) WHERE id = ?1",
-                (id.as_str(), now_ms),
             )
+            .and_then(|mut statement| statement.execute((id.as_str(), now_ms)))
             .map_err(StoreError::sqlite("touching a session"))?;
         if changed == 0 {
             return Err(StoreError::UnknownSession {
@@ -156,8 +159,12 @@ impl ReadTx<'_> {
     pub fn get_session(&self, id: &SessionId) -> Result<Option<SessionRecord>> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1");
         self.conn()
-            .query_row(&sql, [id.as_str()], SessionRow::from_row)
-            .optional()
+            .prepare_cached(&sql)
+            .and_then(|mut statement| {
+                statement
+                    .query_row([id.as_str()], SessionRow::from_row)
+                    .optional()
+            })
             .map_err(StoreError::sqlite("reading a session"))?
             .map(SessionRow::decode)
             .transpose()

@@ -3,7 +3,8 @@
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -26,6 +27,8 @@ pub struct Store {
     options: StoreOptions,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
+    /// Counts this store's writes to the drops table; see [`WriteTx::drops_version`].
+    drop_writes: AtomicU64,
 }
 
 impl Store {
@@ -67,6 +70,7 @@ impl Store {
             options,
             writer: Mutex::new(writer),
             readers: Mutex::new(vec![reader]),
+            drop_writes: AtomicU64::new(0),
         })
     }
 
@@ -100,6 +104,7 @@ impl Store {
             .map_err(|source| self.failed("starting a write transaction", source))?;
         let value = work(&WriteTx {
             read: ReadTx { conn: &tx },
+            drop_writes: &self.drop_writes,
         })?;
         tx.commit()
             .map_err(|source| self.failed("committing a write transaction", source))?;
@@ -119,6 +124,23 @@ impl Store {
             idle.push(conn);
         }
         result
+    }
+
+    /// Like [`Store::read`], for a short read that comes right before a write (the proxy's
+    /// session resolution before its pass): it runs on the writer connection when no write is
+    /// running, else on a reader, so it never waits for the writer.
+    ///
+    /// In WAL mode a connection empties its page cache whenever another connection has
+    /// committed since its last transaction, so a reader reads every page again after each
+    /// pass. The writer's cache survives its own commits and holds the pages the last pass
+    /// touched. A long read must not use this: a write arriving meanwhile would wait for it.
+    pub fn read_warm<T>(&self, work: impl FnOnce(&ReadTx<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = match self.writer.try_lock() {
+            Ok(conn) => conn,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return self.read(work),
+        };
+        Self::read_on(&mut conn, work).map_err(|err| err.at_path(&self.path))
     }
 
     fn read_on<T>(conn: &mut Connection, work: impl FnOnce(&ReadTx<'_>) -> Result<T>) -> Result<T> {
@@ -158,6 +180,41 @@ impl ReadTx<'_> {
 #[derive(Debug)]
 pub struct WriteTx<'a> {
     read: ReadTx<'a>,
+    drop_writes: &'a AtomicU64,
+}
+
+/// A token for the state of every session's drops: two tokens read in write transactions
+/// of the same [`Store`] are equal only if no drop was queued or landed in between, so a
+/// copy of the drops read at one token is still exact at an equal one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DropsVersion {
+    /// `PRAGMA data_version` of the writer connection: it changes whenever another
+    /// connection (another process, another `Store` on the file) has committed.
+    data_version: i64,
+    /// This store's own drop writes, which `data_version` does not count.
+    own_writes: u64,
+}
+
+impl WriteTx<'_> {
+    /// Marks that this transaction writes drops (before it does, so a write that fails
+    /// half-way still makes older tokens stale).
+    pub(crate) fn note_drop_write(&self) {
+        self.drop_writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The current [`DropsVersion`]: one cached statement, in place of reading every drop
+    /// of a session on each pass.
+    pub fn drops_version(&self) -> Result<DropsVersion> {
+        let data_version = self
+            .conn()
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .map_err(StoreError::sqlite("reading the data version"))?;
+        Ok(DropsVersion {
+            data_version,
+            own_writes: self.drop_writes.load(Ordering::Relaxed),
+        })
+    }
 }
 
 impl<'a> Deref for WriteTx<'a> {

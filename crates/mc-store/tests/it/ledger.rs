@@ -70,7 +70,7 @@ fn record(store: &Store, calls: &[CallRow]) -> Vec<i64> {
 }
 
 #[test]
-fn a_v2_store_migrates_to_v3_and_keeps_its_rows() {
+fn a_v2_store_migrates_to_the_current_schema_and_keeps_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("context.db");
     {
@@ -95,8 +95,8 @@ fn a_v2_store_migrates_to_v3_and_keeps_its_rows() {
     }
 
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.read(|tx| tx.health()).unwrap().schema_version, 3);
-    assert_eq!(SCHEMA_VERSION, 3);
+    let version = store.read(|tx| tx.health()).unwrap().schema_version;
+    assert_eq!(version, SCHEMA_VERSION);
     record(&store, &[call("old", 0, 10, 0, 0)]);
     let status = store
         .read(|tx| tx.session_status(&sid("old")))

@@ -10,6 +10,8 @@ mod concurrency;
 #[cfg(test)]
 mod fork;
 #[cfg(test)]
+mod hot_path;
+#[cfg(test)]
 mod ledger;
 #[cfg(test)]
 mod messages;

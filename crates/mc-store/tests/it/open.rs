@@ -44,7 +44,8 @@ fn reopening_applies_nothing_and_keeps_the_data() {
         vec![
             (1, "sessions and raw messages".to_string()),
             (2, "engine state: tags, drops, passes".to_string()),
-            (3, "call ledger".to_string())
+            (3, "call ledger".to_string()),
+            (4, "raw log keyed by row id, content last".to_string())
         ]
     );
 }
