@@ -17,6 +17,7 @@ mod reduce;
 mod rendered_tail;
 mod session_cache;
 mod state;
+mod tail_message;
 
 pub use error::{EngineError, Result};
 pub use ingest::{Ingested, ingest};

@@ -5,8 +5,7 @@
 //! transaction, so a pass that fails leaves no trace and a retried identical request renders
 //! the same bytes.
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use mc_core::breakpoints::{
@@ -19,8 +18,8 @@ use mc_core::reclaim::{
     FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim_with,
     unreduced_output_tokens,
 };
-use mc_core::reduction::{DropState, TailDrops, land_drops, render_message};
-use mc_core::tags::{TagAssignment, TagIndex, TagNo, strip_tag_imitations};
+use mc_core::reduction::{DropState, land_drops};
+use mc_core::tags::{TagAssignment, TagIndex, TagNo};
 use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
@@ -30,7 +29,7 @@ use crate::ingest::ingest;
 use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
-use crate::rendered_tail::{RenderKey, RenderedTail};
+use crate::rendered_tail::{RenderedTail, TailInputs};
 use crate::session_cache::SessionCache;
 use crate::state::EngineState;
 
@@ -388,41 +387,14 @@ impl Engine {
                 &computed_chain
             }
         };
-        let drops_shown = TailDrops::plan(
-            &tail,
-            &tags,
-            &all_landed,
-            self.config.reduction.drop_skeletons,
-        );
-        let mut reasoning: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
-        for &(ordinal, part) in &state.dropped_reasoning {
-            reasoning.entry(ordinal).or_default().push(part);
-        }
-        let mut nudges: BTreeMap<u64, Vec<String>> = BTreeMap::new();
-        for nudge in &state.nudges {
-            nudges
-                .entry(nudge.ordinal)
-                .or_default()
-                .push(nudge.text.clone());
-        }
-        let keys = tail
-            .iter()
-            .zip(chain.links().get(boundary..).unwrap_or_default())
-            .map(|(&(ordinal, message), &link)| RenderKey {
-                link,
-                shown: drops_shown.shown(ordinal, message, &tags, &all_landed),
-                dropped_reasoning: reasoning.remove(&ordinal).unwrap_or_default(),
-                nudges: nudges.remove(&ordinal).unwrap_or_default(),
-            })
-            .collect();
-        let rendered_tail = rendered.render(boundary as u64, keys, |ordinal, key| {
-            let stored = usize::try_from(ordinal)
-                .ok()
-                .and_then(|ordinal| request.messages.get(ordinal));
-            stored.map_or_else(
-                || Message::new(Role::User, Vec::new()),
-                |stored| render_tail_message(stored, key),
-            )
+        let rendered_tail = rendered.render(&TailInputs {
+            tail: &tail,
+            chain,
+            tags: &tags,
+            landed: &all_landed,
+            drop_skeletons: self.config.reduction.drop_skeletons,
+            dropped_reasoning: &state.dropped_reasoning,
+            nudges: &state.nudges,
         });
         let mut messages = vec![
             Arc::new(Message::new(Role::User, vec![Part::text(state.m0.clone())])),
@@ -497,88 +469,12 @@ impl Engine {
     }
 }
 
-/// Model output must not carry engine tags: imitations are removed from assistant text
-/// before the engine adds its own (the raw log keeps what the model wrote). A message with
-/// nothing to clean is borrowed, not copied: this runs over the whole tail on every pass.
-fn clean_model_output(message: &Message) -> Cow<'_, Message> {
-    let imitates = |part: &Part| matches!(part, Part::Text { text } if matches!(strip_tag_imitations(text), Cow::Owned(_)));
-    if message.role != Role::Assistant || !message.parts.iter().any(imitates) {
-        return Cow::Borrowed(message);
-    }
-    let parts = message
-        .parts
-        .iter()
-        .map(|part| match part {
-            Part::Text { text } => Part::text(strip_tag_imitations(text).into_owned()),
-            other => other.clone(),
-        })
-        .collect();
-    Cow::Owned(Message::new(message.role, parts))
-}
-
-fn is_reasoning(part: &Part) -> bool {
-    matches!(part, Part::Thinking { .. } | Part::RedactedThinking { .. })
-}
-
 /// What a pass keeps in memory for its session between passes, lent to one pass.
 struct Kept<'a> {
     index: &'a mut FingerprintIndex,
     counts: &'a PartTokens,
     rows: &'a mut KeptRows,
     rendered: &'a mut RenderedTail,
-}
-
-/// Renders one stored tail message under its key: tags and drops, then landed reasoning
-/// drops left out, then the reminders given on it appended.
-fn render_tail_message(stored: &Message, key: &RenderKey) -> Message {
-    let mut message = render_message(&clean_model_output(stored), &key.shown);
-    remove_dropped_reasoning(&mut message, stored, &key.dropped_reasoning);
-    message
-        .parts
-        .extend(key.nudges.iter().map(|text| Part::text(text.clone())));
-    message
-}
-
-/// Leaves the landed reasoning drops of one message out of its rendering.
-///
-/// Thinking carries no tag, so it is removed after tagging (removing it before would shift
-/// the part indices tags are keyed by). A message renders its reasoning parts through in
-/// order, so the k-th reasoning part of the rendered message is the k-th of the stored one.
-fn remove_dropped_reasoning(rendered: &mut Message, stored: &Message, dropped: &[u32]) {
-    if dropped.is_empty() {
-        return;
-    }
-    let doomed: Vec<bool> = stored
-        .parts
-        .iter()
-        .enumerate()
-        .filter(|(_, part)| is_reasoning(part))
-        .map(|(index, _)| {
-            u32::try_from(index).is_ok_and(|index| dropped.binary_search(&index).is_ok())
-        })
-        .collect();
-    if !doomed.contains(&true) {
-        return;
-    }
-    let remaining = rendered
-        .parts
-        .iter()
-        .filter(|part| !is_reasoning(part))
-        .count();
-    if remaining == 0 {
-        // Providers reject an empty message: with everything else of it already removed
-        // (its calls dropped whole), the reasoning stays.
-        return;
-    }
-    let mut seen = 0;
-    rendered.parts.retain(|part| {
-        if !is_reasoning(part) {
-            return true;
-        }
-        let keep = !doomed.get(seen).copied().unwrap_or(false);
-        seen += 1;
-        keep
-    });
 }
 
 /// The prompt layout the breakpoint planner needs: blocks per message, thinking unmarkable.

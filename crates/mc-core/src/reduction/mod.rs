@@ -30,6 +30,7 @@ mod queue;
 mod render;
 mod skeleton;
 mod spec;
+mod tool_pairs;
 
 #[cfg(test)]
 mod proptests;
@@ -42,3 +43,4 @@ pub use skeleton::{CLIP_MARK, SKELETON_INPUT_CHARS, skeleton_input};
 pub use spec::{
     DropSpec, DropSpecError, MAX_SPEC_BYTES, MAX_SPEC_RANGES, MAX_SPEC_TAGS, parse_drop_spec,
 };
+pub use tool_pairs::ToolPairs;

@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::{DropSpec, DropState, land_drops, queue_drops, render_tail, skeleton_input};
+use super::{
+    DropSpec, DropState, PartShown, TailDrops, ToolPairs, land_drops, queue_drops, render_tail,
+    skeleton_input,
+};
 use crate::conversation::{MediaKind, Message, Part, Role};
 use crate::tags::{
     TagAssignment, TagIndex, TagNo, UnitRef, assign_tags, dropped_placeholder, tag_prefix,
@@ -346,4 +349,45 @@ fn is_skeleton(
                     .is_some_and(|tag| landed.contains(&tag))
         })
     })
+}
+
+proptest! {
+    /// What a pass that kept the tail's pairing decides equals what walking the whole tail
+    /// decides, and a message's exceptions are exactly its parts shown otherwise than tagged
+    /// or as stored.
+    #[test]
+    fn extended_pairs_and_exceptions_agree_with_the_whole_walk(
+        turns in arb_turns(),
+        landed_picks in proptest::collection::vec(any::<proptest::sample::Index>(), 0..12),
+        split in any::<proptest::sample::Index>(),
+        skeletons in 0u32..4,
+    ) {
+        let (messages, _) = build(&turns);
+        let index = TagIndex::new(ingest(&messages));
+        let landed: BTreeSet<TagNo> = landed_picks
+            .iter()
+            .filter(|_| !index.is_empty())
+            .map(|pick| TagNo(1 + pick.index(index.len()) as u32))
+            .collect();
+        let tail: Vec<(u64, &Message)> = (0u64..).zip(&messages).collect();
+        let (early, late) = tail.split_at(split.index(tail.len() + 1));
+        let mut pairs = ToolPairs::new(0);
+        pairs.extend(early, &index);
+        pairs.extend(late, &index);
+        let mut whole = ToolPairs::new(0);
+        whole.extend(&tail, &index);
+        prop_assert_eq!(&pairs, &whole);
+        let drops = TailDrops::from_pairs(&pairs, &index, &landed, skeletons);
+        prop_assert_eq!(&drops, &TailDrops::plan(&tail, &index, &landed, skeletons));
+        for &(ordinal, message) in &tail {
+            let expected: Vec<(u32, PartShown)> = drops
+                .shown(ordinal, message, &index, &landed)
+                .into_iter()
+                .zip(0u32..)
+                .filter(|(shown, _)| !matches!(shown, PartShown::AsStored | PartShown::Tagged(_)))
+                .map(|(shown, part)| (part, shown))
+                .collect();
+            prop_assert_eq!(drops.exceptions(ordinal, message, &index, &landed), expected);
+        }
+    }
 }

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::skeleton::skeleton_input;
+use super::tool_pairs::ToolPairs;
 use crate::conversation::{Message, Part};
 use crate::tags::{TagIndex, TagNo, UnitRef, dropped_placeholder, tag_prefix};
 
@@ -66,39 +67,41 @@ pub struct TailDrops {
     removed_calls: BTreeMap<UnitRef, TagNo>,
     /// Calls whose result is a skeleton: shown with clipped inputs.
     skeleton_calls: BTreeSet<UnitRef>,
+    /// Per ordinal, the parts that may be shown otherwise than tagged or as stored: those
+    /// above, and the units of landed tags.
+    touched: BTreeMap<u64, BTreeSet<u32>>,
 }
 
 impl TailDrops {
-    /// Pairs each result with the nearest earlier call of the same id (by position, not id
-    /// alone: some clients reuse ids such as `call_0` on every turn), then decides whole
-    /// removal or skeleton per call. A call is removed whole only when every result paired
-    /// with it goes whole, so no result is ever left without its call.
+    /// Pairs each result with the nearest earlier call of the same id ([`ToolPairs`]), then
+    /// decides whole removal or skeleton per call.
     pub fn plan(
         tail: &[(u64, &Message)],
         tags: &TagIndex,
         landed: &BTreeSet<TagNo>,
         drop_skeletons: u32,
     ) -> Self {
-        let mut open_calls: BTreeMap<&str, UnitRef> = BTreeMap::new();
-        let mut results_per_call: BTreeMap<UnitRef, usize> = BTreeMap::new();
-        let mut dropped: Vec<(TagNo, UnitRef, Option<UnitRef>)> = Vec::new();
-        for (unit, part) in units(tail) {
-            match part {
-                Part::ToolCall { id, .. } => {
-                    open_calls.insert(id.as_str(), unit);
-                }
-                Part::ToolResult { call_id, .. } => {
-                    let call = open_calls.get(call_id.as_str()).copied();
-                    if let Some(call) = call {
-                        *results_per_call.entry(call).or_default() += 1;
-                    }
-                    if let Some(tag) = tags.tag_of(unit).filter(|tag| landed.contains(tag)) {
-                        dropped.push((tag, unit, call));
-                    }
-                }
-                _ => {}
-            }
-        }
+        let mut pairs = ToolPairs::new(tail.first().map_or(0, |&(ordinal, _)| ordinal));
+        pairs.extend(tail, tags);
+        Self::from_pairs(&pairs, tags, landed, drop_skeletons)
+    }
+
+    /// Decides whole removal or skeleton per call from a tail's pairing. The newest
+    /// `drop_skeletons` landed results stay skeletons; an older one goes whole, and takes
+    /// its call along only when every result paired with that call goes whole, so no result
+    /// is ever left without its call.
+    pub fn from_pairs(
+        pairs: &ToolPairs,
+        tags: &TagIndex,
+        landed: &BTreeSet<TagNo>,
+        drop_skeletons: u32,
+    ) -> Self {
+        let mut dropped: Vec<(TagNo, UnitRef, Option<UnitRef>)> = pairs
+            .results
+            .iter()
+            .filter(|(_, tag, _)| landed.contains(tag))
+            .map(|&(unit, tag, call)| (tag, unit, call))
+            .collect();
         // Newest first: the newest `drop_skeletons` stay skeletons.
         dropped.sort_unstable_by_key(|&(tag, _, _)| std::cmp::Reverse(tag));
         let keep = usize::try_from(drop_skeletons).unwrap_or(usize::MAX);
@@ -114,6 +117,7 @@ impl TailDrops {
             removed: BTreeSet::new(),
             removed_calls: BTreeMap::new(),
             skeleton_calls: skeletons.iter().filter_map(|(_, _, call)| *call).collect(),
+            touched: BTreeMap::new(),
         };
         for &(tag, unit, call) in older {
             match call {
@@ -121,7 +125,7 @@ impl TailDrops {
                 None => {
                     plan.removed.insert(unit);
                 }
-                Some(call) if whole_per_call.get(&call) == results_per_call.get(&call) => {
+                Some(call) if whole_per_call.get(&call) == pairs.results_per_call.get(&call) => {
                     plan.removed.insert(unit);
                     let first = plan.removed_calls.entry(call).or_insert(tag);
                     *first = (*first).min(tag);
@@ -130,6 +134,20 @@ impl TailDrops {
                     plan.skeleton_calls.insert(call);
                 }
             }
+        }
+        let touched = plan
+            .removed
+            .iter()
+            .chain(plan.removed_calls.keys())
+            .chain(&plan.skeleton_calls)
+            .copied()
+            .chain(landed.iter().filter_map(|&tag| tags.unit_of(tag)))
+            .collect::<Vec<_>>();
+        for unit in touched {
+            plan.touched
+                .entry(unit.ordinal)
+                .or_default()
+                .insert(unit.part);
         }
         plan
     }
@@ -143,30 +161,59 @@ impl TailDrops {
         landed: &BTreeSet<TagNo>,
     ) -> Vec<PartShown> {
         units(&[(ordinal, message)])
-            .map(|(unit, part)| {
-                let tag = tags.tag_of(unit);
-                match (part, tag) {
-                    (Part::Text { .. }, Some(tag)) if landed.contains(&tag) => {
-                        PartShown::Placeholder(tag)
-                    }
-                    (Part::ToolResult { .. }, Some(tag)) if self.removed.contains(&unit) => {
-                        PartShown::Removed(tag)
-                    }
-                    (Part::ToolResult { .. }, Some(tag)) if landed.contains(&tag) => {
-                        PartShown::Placeholder(tag)
-                    }
-                    (Part::Text { .. } | Part::ToolResult { .. }, Some(tag)) => {
-                        PartShown::Tagged(tag)
-                    }
-                    (Part::ToolCall { .. }, _) => match self.removed_calls.get(&unit) {
-                        Some(&tag) => PartShown::Removed(tag),
-                        None if self.skeleton_calls.contains(&unit) => PartShown::Skeleton,
-                        None => PartShown::AsStored,
-                    },
-                    _ => PartShown::AsStored,
-                }
+            .map(|(unit, part)| self.decide(unit, part, tags, landed))
+            .collect()
+    }
+
+    /// The parts of the tail message at `ordinal` shown otherwise than tagged or as stored,
+    /// with how: with the message's stored content (and the tags it was given, which never
+    /// change), all that its rendering depends on. Usually none, and then found without
+    /// walking the message.
+    pub fn exceptions(
+        &self,
+        ordinal: u64,
+        message: &Message,
+        tags: &TagIndex,
+        landed: &BTreeSet<TagNo>,
+    ) -> Vec<(u32, PartShown)> {
+        let Some(parts) = self.touched.get(&ordinal) else {
+            return Vec::new();
+        };
+        parts
+            .iter()
+            .filter_map(|&part| {
+                let content = message.parts.get(usize::try_from(part).ok()?)?;
+                let shown = self.decide(UnitRef { ordinal, part }, content, tags, landed);
+                (!matches!(shown, PartShown::AsStored | PartShown::Tagged(_)))
+                    .then_some((part, shown))
             })
             .collect()
+    }
+
+    fn decide(
+        &self,
+        unit: UnitRef,
+        part: &Part,
+        tags: &TagIndex,
+        landed: &BTreeSet<TagNo>,
+    ) -> PartShown {
+        let tag = tags.tag_of(unit);
+        match (part, tag) {
+            (Part::Text { .. }, Some(tag)) if landed.contains(&tag) => PartShown::Placeholder(tag),
+            (Part::ToolResult { .. }, Some(tag)) if self.removed.contains(&unit) => {
+                PartShown::Removed(tag)
+            }
+            (Part::ToolResult { .. }, Some(tag)) if landed.contains(&tag) => {
+                PartShown::Placeholder(tag)
+            }
+            (Part::Text { .. } | Part::ToolResult { .. }, Some(tag)) => PartShown::Tagged(tag),
+            (Part::ToolCall { .. }, _) => match self.removed_calls.get(&unit) {
+                Some(&tag) => PartShown::Removed(tag),
+                None if self.skeleton_calls.contains(&unit) => PartShown::Skeleton,
+                None => PartShown::AsStored,
+            },
+            _ => PartShown::AsStored,
+        }
     }
 }
 

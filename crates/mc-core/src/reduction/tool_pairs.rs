@@ -1,0 +1,85 @@
+//! Tool results paired with their calls across a tail, as a fold that can be extended.
+//!
+//! Which dropped results go whole and which calls keep clipped inputs depends on every call
+//! and result of the tail ([`super::TailDrops`]). Walking the whole tail on every pass cost
+//! more than anything else left in rendering a long session, although a pass only appends a
+//! turn. The pairing is a left-to-right fold over the tail's parts, so a caller that kept it
+//! extends it with the appended messages; what depends on the landed drops is decided from
+//! it afterwards.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::conversation::{Message, Part};
+use crate::tags::{TagIndex, TagNo, UnitRef};
+
+/// The calls and results of a tail from `first` up to (not including) `next`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolPairs {
+    first: u64,
+    next: u64,
+    /// The latest call of each id so far.
+    open_calls: HashMap<String, UnitRef>,
+    /// Results paired with each call.
+    pub(super) results_per_call: BTreeMap<UnitRef, usize>,
+    /// Every tagged result: its unit, its tag and its call (none when the call is not in the
+    /// tail), in tail order.
+    pub(super) results: Vec<(UnitRef, TagNo, Option<UnitRef>)>,
+}
+
+impl ToolPairs {
+    /// No messages folded yet; the tail starts at ordinal `first`.
+    pub fn new(first: u64) -> Self {
+        Self {
+            first,
+            next: first,
+            ..Self::default()
+        }
+    }
+
+    /// The ordinal the tail starts at.
+    pub fn first(&self) -> u64 {
+        self.first
+    }
+
+    /// The ordinal the next folded message must have.
+    pub fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// Folds in `messages`, which must continue the tail at [`Self::next`] in order (any
+    /// other message is ignored); each result is paired with the nearest earlier call of the
+    /// same id (by position, not id alone: some clients reuse ids such as `call_0` on every
+    /// turn).
+    pub fn extend(&mut self, messages: &[(u64, &Message)], tags: &TagIndex) {
+        for &(ordinal, message) in messages {
+            if ordinal != self.next {
+                continue;
+            }
+            self.next += 1;
+            for (index, part) in message.parts.iter().enumerate() {
+                let Ok(part_index) = u32::try_from(index) else {
+                    continue;
+                };
+                let unit = UnitRef {
+                    ordinal,
+                    part: part_index,
+                };
+                match part {
+                    Part::ToolCall { id, .. } => {
+                        self.open_calls.insert(id.clone(), unit);
+                    }
+                    Part::ToolResult { call_id, .. } => {
+                        let call = self.open_calls.get(call_id.as_str()).copied();
+                        if let Some(call) = call {
+                            *self.results_per_call.entry(call).or_default() += 1;
+                        }
+                        if let Some(tag) = tags.tag_of(unit) {
+                            self.results.push((unit, tag, call));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
