@@ -66,32 +66,70 @@ pub(crate) struct RenderedTail {
     /// The pairing of the tail's calls and results, and the chain link of the last message
     /// it folded.
     pairs: Option<(ToolPairs, ContentHash)>,
+    /// What the kept messages were rendered from.
+    basis: Option<Basis>,
+}
+
+/// The drop decisions and per-message additions a kept tail was rendered with.
+#[derive(Debug)]
+struct Basis {
+    landed: BTreeSet<TagNo>,
+    drop_skeletons: u32,
+    drops: TailDrops,
+    dropped_reasoning: Vec<(u64, u32)>,
+    nudges: Vec<Nudge>,
 }
 
 impl RenderedTail {
-    /// The rendered tail, reusing every kept message whose key is unchanged. Afterwards
-    /// exactly this tail is kept.
+    /// The rendered tail, reusing kept messages. When nothing that decides how the kept
+    /// messages render has changed (the same landed drops, reasoning drops and reminders,
+    /// no appended result answering an earlier call) they are all reused as they are and
+    /// only appended messages are rendered; otherwise each kept message is reused when its
+    /// key is unchanged. Afterwards exactly this tail is kept.
     pub fn render(&mut self, inputs: &TailInputs<'_>) -> Vec<Arc<Message>> {
         let first = inputs.tail.first().map_or(0, |&(ordinal, _)| ordinal);
-        let pairs = self.pairs_for(first, inputs);
-        let drops =
-            TailDrops::from_pairs(&pairs, inputs.tags, inputs.landed, inputs.drop_skeletons);
-        let mut reasoning: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
-        for &(ordinal, part) in inputs.dropped_reasoning {
-            reasoning.entry(ordinal).or_default().push(part);
-        }
-        let mut nudges: BTreeMap<u64, Vec<String>> = BTreeMap::new();
-        for nudge in inputs.nudges {
-            nudges
-                .entry(nudge.ordinal)
-                .or_default()
-                .push(nudge.text.clone());
-        }
-        let links = usize::try_from(first)
-            .ok()
-            .and_then(|first| inputs.chain.links().get(first..))
-            .unwrap_or_default();
-        let previous = std::mem::take(&mut self.kept);
+        let kept_pairs = self.kept_pairs(first, inputs);
+        let kept_until = kept_pairs.as_ref().map(ToolPairs::next);
+        let mut pairs = kept_pairs.unwrap_or_else(|| ToolPairs::new(first));
+        let from = usize::try_from(pairs.next() - first).unwrap_or(usize::MAX);
+        let answers_earlier =
+            pairs.extend(inputs.tail.get(from..).unwrap_or_default(), inputs.tags);
+        let basis = self.basis.take().filter(|basis| {
+            kept_until.is_some_and(|until| {
+                !answers_earlier
+                    && self.first == first
+                    && self.kept.len() as u64 == until - first
+                    && basis.unchanged_for(inputs, until)
+            })
+        });
+        let (basis, reuse_all) = match basis {
+            Some(basis) => (basis, true),
+            None => (
+                Basis {
+                    landed: inputs.landed.clone(),
+                    drop_skeletons: inputs.drop_skeletons,
+                    drops: TailDrops::from_pairs(
+                        &pairs,
+                        inputs.tags,
+                        inputs.landed,
+                        inputs.drop_skeletons,
+                    ),
+                    dropped_reasoning: inputs.dropped_reasoning.to_vec(),
+                    nudges: Vec::new(),
+                },
+                false,
+            ),
+        };
+        // Kept whole on the fast path, else the messages each key is checked against.
+        let (mut kept, previous) = if reuse_all {
+            (std::mem::take(&mut self.kept), Vec::new())
+        } else {
+            (
+                Vec::with_capacity(inputs.tail.len()),
+                std::mem::take(&mut self.kept),
+            )
+        };
+        let start = kept.len();
         let reusable = if first >= self.first {
             usize::try_from(first - self.first)
                 .ok()
@@ -100,19 +138,33 @@ impl RenderedTail {
         } else {
             &[]
         };
-        let mut kept = Vec::with_capacity(inputs.tail.len());
-        let mut messages = Vec::with_capacity(inputs.tail.len());
-        for (index, (&(ordinal, stored), &link)) in inputs.tail.iter().zip(links).enumerate() {
+        let links = usize::try_from(first)
+            .ok()
+            .and_then(|first| inputs.chain.links().get(first..))
+            .unwrap_or_default();
+        let keyed = inputs.tail.iter().zip(links).enumerate().skip(start);
+        let mut reasoning = per_ordinal(inputs.dropped_reasoning.iter().copied());
+        let mut nudges = per_ordinal(
+            inputs
+                .nudges
+                .iter()
+                .map(|nudge| (nudge.ordinal, nudge.text.clone())),
+        );
+        for (index, (&(ordinal, stored), &link)) in keyed {
             let key = RenderKey {
                 link,
-                exceptions: drops.exceptions(ordinal, stored, inputs.tags, inputs.landed),
+                exceptions: basis
+                    .drops
+                    .exceptions(ordinal, stored, inputs.tags, inputs.landed),
                 dropped_reasoning: reasoning.remove(&ordinal).unwrap_or_default(),
                 nudges: nudges.remove(&ordinal).unwrap_or_default(),
             };
             let message = match reusable.get(index) {
                 Some((kept_key, message)) if *kept_key == key => Arc::clone(message),
                 _ => {
-                    let shown = drops.shown(ordinal, stored, inputs.tags, inputs.landed);
+                    let shown = basis
+                        .drops
+                        .shown(ordinal, stored, inputs.tags, inputs.landed);
                     Arc::new(render_tail_message(
                         stored,
                         &shown,
@@ -121,9 +173,12 @@ impl RenderedTail {
                     ))
                 }
             };
-            messages.push(Arc::clone(&message));
             kept.push((key, message));
         }
+        let messages = kept
+            .iter()
+            .map(|(_, message)| Arc::clone(message))
+            .collect();
         self.first = first;
         self.kept = kept;
         let last_link = inputs
@@ -132,22 +187,44 @@ impl RenderedTail {
             .get(usize::try_from(pairs.next()).unwrap_or(0).wrapping_sub(1))
             .copied();
         self.pairs = last_link.map(|link| (pairs, link));
+        self.basis = Some(Basis {
+            nudges: inputs.nudges.to_vec(),
+            ..basis
+        });
         messages
     }
 
-    /// The tail's pairing: the kept one extended with the messages after it when it starts
-    /// at `first` and its last folded message is still the conversation's, else a new one.
-    fn pairs_for(&mut self, first: u64, inputs: &TailInputs<'_>) -> ToolPairs {
-        let kept = self.pairs.take().and_then(|(pairs, link)| {
-            let last = usize::try_from(pairs.next().checked_sub(1)?).ok()?;
-            (pairs.first() == first && inputs.chain.links().get(last) == Some(&link))
-                .then_some(pairs)
-        });
-        let mut pairs = kept.unwrap_or_else(|| ToolPairs::new(first));
-        let from = usize::try_from(pairs.next() - first).unwrap_or(usize::MAX);
-        pairs.extend(inputs.tail.get(from..).unwrap_or_default(), inputs.tags);
-        pairs
+    /// The kept pairing when it starts at `first` and its last folded message is still the
+    /// conversation's (its chain link covers every message before it too).
+    fn kept_pairs(&mut self, first: u64, inputs: &TailInputs<'_>) -> Option<ToolPairs> {
+        let (pairs, link) = self.pairs.take()?;
+        let last = usize::try_from(pairs.next().checked_sub(1)?).ok()?;
+        (pairs.first() == first && inputs.chain.links().get(last) == Some(&link)).then_some(pairs)
     }
+}
+
+impl Basis {
+    /// Whether messages before `until` render under `inputs` as they did under this basis:
+    /// the same landed drops and reasoning drops, and reminders given since only on later
+    /// messages.
+    fn unchanged_for(&self, inputs: &TailInputs<'_>, until: u64) -> bool {
+        self.landed == *inputs.landed
+            && self.drop_skeletons == inputs.drop_skeletons
+            && self.dropped_reasoning == inputs.dropped_reasoning
+            && inputs.nudges.starts_with(&self.nudges)
+            && inputs.nudges[self.nudges.len()..]
+                .iter()
+                .all(|nudge| nudge.ordinal >= until)
+    }
+}
+
+/// Values grouped by ordinal, in their order.
+fn per_ordinal<T>(items: impl Iterator<Item = (u64, T)>) -> BTreeMap<u64, Vec<T>> {
+    let mut grouped: BTreeMap<u64, Vec<T>> = BTreeMap::new();
+    for (ordinal, item) in items {
+        grouped.entry(ordinal).or_default().push(item);
+    }
+    grouped
 }
 
 #[cfg(test)]

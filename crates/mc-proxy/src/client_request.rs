@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
@@ -122,7 +124,7 @@ impl ClientRequest {
             Self::OpenAi(request) => {
                 let (upstream, added_usage) = render_openai::render(request, outcome);
                 Rendered {
-                    body: upstream.encode(),
+                    body: Bytes::from(upstream.encode()),
                     hide_usage_chunk: added_usage,
                     encoded: None,
                 }
@@ -135,7 +137,7 @@ impl ClientRequest {
 #[derive(Debug)]
 pub struct Rendered {
     /// The request body.
-    pub body: Vec<u8>,
+    pub body: Bytes,
     /// The proxy asked for an OpenAI usage chunk the client did not ask for.
     pub hide_usage_chunk: bool,
     /// The encoded conversation, for the session's next request (Anthropic only).

@@ -38,18 +38,6 @@ pub struct EncodedHead {
     pub after: Vec<u8>,
 }
 
-impl EncodedHead {
-    /// The request body with `messages` (an encoded message list) in its place.
-    pub fn body(&self, messages: &[u8]) -> Vec<u8> {
-        [&self.before[..], messages, &self.after[..]].concat()
-    }
-
-    /// The body's length with a message list of `messages_len` bytes.
-    pub fn body_len(&self, messages_len: usize) -> usize {
-        self.before.len() + messages_len + self.after.len()
-    }
-}
-
 /// A client head, the edits applied to it, and the encoding.
 type Kept = (Arc<MessagesRequest>, HeadEdits, Arc<EncodedHead>);
 
@@ -118,7 +106,10 @@ mod tests {
             render_anthropic::edit_head(&mut edited, edits);
             let list = br#"[{"role":"user","content":"hi"}]"#;
             let first = heads.encode(&client, edits);
-            assert_eq!(first.body(list), edited.encode_with_messages(list));
+            assert_eq!(
+                [&first.before[..], list, &first.after[..]].concat(),
+                edited.encode_with_messages(list)
+            );
             assert!(Arc::ptr_eq(&first, &heads.encode(&client, edits)), "kept");
         }
         // An equal head that is another allocation is encoded on its own.

@@ -14,73 +14,99 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use mc_core::Message;
 use mc_wire::anthropic;
 use serde_json::Value;
 
-/// A message list as encoded for one upstream request: `[`, the messages, `]`.
+/// A message list as encoded in one upstream request body.
 #[derive(Debug, Default)]
 pub struct EncodedMessages {
-    bytes: Vec<u8>,
-    /// Per message: the message and where its unmarked encoding lies in `bytes` (`None` for
+    /// The body the list lies in.
+    body: Bytes,
+    /// Per message: the message and where its unmarked encoding lies in `body` (`None` for
     /// a marked message).
     kept: Vec<Option<(Arc<Message>, Range<usize>)>>,
 }
 
 impl EncodedMessages {
-    /// Encodes `messages` with `marks` (per message index, the cache markers of its blocks),
-    /// copying each unmarked message that `previous` holds at the same index.
-    pub fn encode(
+    /// Appends the list (`[`, the messages, `]`) for `messages` with `marks` (per message
+    /// index, the cache markers of its blocks) to `out`, copying each unmarked message that
+    /// `previous` holds at the same index. The result names where each message went in
+    /// `out`; [`Self::new`] makes it the list of the finished body.
+    pub fn write(
+        out: &mut Vec<u8>,
         messages: &[Arc<Message>],
         marks: &BTreeMap<usize, Vec<(usize, Value)>>,
         previous: Option<&Self>,
-    ) -> Self {
-        let capacity = previous.map_or(0, |previous| previous.bytes.len()) + 4096;
-        let mut bytes = Vec::with_capacity(capacity);
+    ) -> Written {
         let mut kept = Vec::with_capacity(messages.len());
-        bytes.push(b'[');
+        out.push(b'[');
         for (index, message) in messages.iter().enumerate() {
             if index > 0 {
-                bytes.push(b',');
+                out.push(b',');
             }
-            let start = bytes.len();
+            let start = out.len();
             let marked = marks.get(&index);
             let reusable = previous
                 .and_then(|previous| previous.unmarked(index, message))
                 .filter(|_| marked.is_none());
             match reusable {
-                Some(encoded) => bytes.extend_from_slice(encoded),
+                Some(encoded) => out.extend_from_slice(encoded),
                 None => {
                     let mut wire = anthropic::into_wire_message(Message::clone(message));
                     for (block, marker) in marked.into_iter().flatten() {
                         wire.mark_block(*block, marker.clone());
                     }
                     // Encoding a wire value into memory cannot fail.
-                    let _ = serde_json::to_writer(&mut bytes, &wire);
+                    let _ = serde_json::to_writer(&mut *out, &wire);
                 }
             }
             kept.push(
                 marked
                     .is_none()
-                    .then(|| (Arc::clone(message), start..bytes.len())),
+                    .then(|| (Arc::clone(message), start..out.len())),
             );
         }
-        bytes.push(b']');
-        Self { bytes, kept }
+        out.push(b']');
+        Written { kept }
     }
 
-    /// The encoded list, for [`anthropic::MessagesRequest::encode_with_messages`].
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// The length of the body the list lies in.
+    pub fn body_len(&self) -> usize {
+        self.body.len()
+    }
+
+    /// The list written into `body`, which was moved by `shift` bytes since (a body rebuilt
+    /// around the same list).
+    pub fn new(body: Bytes, written: Written, shift: isize) -> Self {
+        let kept = written
+            .kept
+            .into_iter()
+            .map(|entry| {
+                entry.and_then(|(message, range)| {
+                    let start = range.start.checked_add_signed(shift)?;
+                    let end = range.end.checked_add_signed(shift)?;
+                    Some((message, start..end))
+                })
+            })
+            .collect();
+        Self { body, kept }
     }
 
     /// The kept unmarked bytes of message `index`, when it is `message` itself.
     fn unmarked(&self, index: usize, message: &Arc<Message>) -> Option<&[u8]> {
         let (kept, range) = self.kept.get(index)?.as_ref()?;
         Arc::ptr_eq(kept, message)
-            .then(|| self.bytes.get(range.clone()))
+            .then(|| self.body.get(range.clone()))
             .flatten()
     }
+}
+
+/// Where [`EncodedMessages::write`] put each message.
+#[derive(Debug)]
+pub struct Written {
+    kept: Vec<Option<(Arc<Message>, Range<usize>)>>,
 }
 
 #[cfg(test)]
@@ -110,13 +136,27 @@ mod tests {
         serde_json::to_vec(&wire).unwrap()
     }
 
+    fn encode(
+        messages: &[Arc<Message>],
+        marks: &BTreeMap<usize, Vec<(usize, Value)>>,
+        previous: Option<&EncodedMessages>,
+    ) -> EncodedMessages {
+        // A head before the list, as in a request body.
+        let mut out = b"{\"messages\":".to_vec();
+        let list_start = out.len();
+        let written = EncodedMessages::write(&mut out, messages, marks, previous);
+        out.push(b'}');
+        let list = out[list_start..out.len() - 1].to_vec();
+        assert_eq!(list, whole(messages, marks));
+        EncodedMessages::new(Bytes::from(out), written, 0)
+    }
+
     #[test]
     fn reused_and_fresh_encodings_equal_encoding_the_whole_list() {
         let marker = json!({"type": "ephemeral"});
         let first = vec![message("a"), message("b"), message("c")];
         let marks = BTreeMap::from([(2, vec![(1, marker.clone())])]);
-        let one = EncodedMessages::encode(&first, &marks, None);
-        assert_eq!(one.bytes(), whole(&first, &marks));
+        let one = encode(&first, &marks, None);
 
         // The marker moves to the new last message; an equal but distinct message at index
         // 1 is encoded again (identity, not equality, decides reuse).
@@ -127,13 +167,20 @@ mod tests {
             message("d"),
         ];
         let marks = BTreeMap::from([(3, vec![(0, marker.clone())])]);
-        let two = EncodedMessages::encode(&second, &marks, Some(&one));
-        assert_eq!(two.bytes(), whole(&second, &marks));
+        let two = encode(&second, &marks, Some(&one));
         assert!(two.unmarked(0, &second[0]).is_some());
+        assert!(two.unmarked(1, &first[1]).is_none(), "another allocation");
         assert!(two.unmarked(3, &second[3]).is_none(), "marked: not kept");
 
         let third = vec![Arc::clone(&second[0]), Arc::clone(&second[1])];
-        let three = EncodedMessages::encode(&third, &BTreeMap::new(), Some(&two));
-        assert_eq!(three.bytes(), whole(&third, &BTreeMap::new()));
+        let three = encode(&third, &BTreeMap::new(), Some(&two));
+        // A body rebuilt around the same list keeps finding its messages.
+        let mut moved = b"{\"model\":\"m\",".to_vec();
+        moved.extend_from_slice(&three.body[1..]);
+        let written = Written {
+            kept: three.kept.clone(),
+        };
+        let shifted = EncodedMessages::new(Bytes::from(moved), written, 12);
+        assert_eq!(shifted.unmarked(1, &third[1]), three.unmarked(1, &third[1]));
     }
 }

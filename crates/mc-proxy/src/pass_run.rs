@@ -257,7 +257,7 @@ fn plan_once(
         model,
         pass: Some(pass),
         usable_window: usable,
-        upstream_body: Bytes::from(rendered.body),
+        upstream_body: rendered.body,
         hide_usage_chunk: rendered.hide_usage_chunk,
     })
 }

@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use mc_core::breakpoints::{BreakpointPlan, CacheTtlChoice, Ttl};
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest};
@@ -136,23 +138,39 @@ pub fn render(
     heads: &EncodedHeads,
     window: Option<u64>,
     input_hint: Option<u64>,
-) -> (Vec<u8>, EncodedMessages) {
+) -> (Bytes, EncodedMessages) {
     let plan = &outcome.breakpoints;
-    let messages = EncodedMessages::encode(&outcome.messages, &message_marks(plan), previous);
     let mut edits = HeadEdits {
         system_marker: plan.system.then_some(plan.ttl),
         max_tokens: None,
     };
-    let mut head = heads.encode(request, edits);
-    if let Some(window) = window {
-        let bound = input_bound(head.body_len(messages.bytes().len()));
+    let head = heads.encode(request, edits);
+    let capacity = previous.map_or(0, EncodedMessages::body_len) + 64 * 1024;
+    let mut body = Vec::with_capacity(capacity);
+    body.extend_from_slice(&head.before);
+    let list_start = body.len();
+    let written =
+        EncodedMessages::write(&mut body, &outcome.messages, &message_marks(plan), previous);
+    body.extend_from_slice(&head.after);
+    let fitted = window.and_then(|window| {
+        let bound = input_bound(body.len());
         let input = input_hint.map_or(bound, |hint| hint.min(bound));
-        if let Some(max_tokens) = fitted_max_tokens(request, window, input) {
-            edits.max_tokens = Some(max_tokens);
-            head = heads.encode(request, edits);
-        }
-    }
-    (head.body(messages.bytes()), messages)
+        fitted_max_tokens(request, window, input)
+    });
+    let Some(max_tokens) = fitted else {
+        let body = Bytes::from(body);
+        return (body.clone(), EncodedMessages::new(body, written, 0));
+    };
+    // Rare: near the window's end the answer's room is lowered, which changes the head.
+    edits.max_tokens = Some(max_tokens);
+    let lowered = heads.encode(request, edits);
+    let list = &body[list_start..body.len() - head.after.len()];
+    let rebuilt = Bytes::from([&lowered.before[..], list, &lowered.after[..]].concat());
+    let shift = lowered.before.len() as isize - list_start as isize;
+    (
+        rebuilt.clone(),
+        EncodedMessages::new(rebuilt, written, shift),
+    )
 }
 
 /// Applies a pass's edits to a client request outside its messages: the client's markers

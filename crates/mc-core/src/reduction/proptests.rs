@@ -372,13 +372,27 @@ proptest! {
         let tail: Vec<(u64, &Message)> = (0u64..).zip(&messages).collect();
         let (early, late) = tail.split_at(split.index(tail.len() + 1));
         let mut pairs = ToolPairs::new(0);
-        pairs.extend(early, &index);
-        pairs.extend(late, &index);
+        let _ = pairs.extend(early, &index);
+        let before = pairs.clone();
+        let answers_earlier = pairs.extend(late, &index);
         let mut whole = ToolPairs::new(0);
-        whole.extend(&tail, &index);
+        let _ = whole.extend(&tail, &index);
         prop_assert_eq!(&pairs, &whole);
         let drops = TailDrops::from_pairs(&pairs, &index, &landed, skeletons);
         prop_assert_eq!(&drops, &TailDrops::plan(&tail, &index, &landed, skeletons));
+        // Landed drops are of the early part: unless an appended result answers an early
+        // call, appending changes nothing about them.
+        if !answers_earlier {
+            let early_landed: BTreeSet<TagNo> = landed
+                .iter()
+                .copied()
+                .filter(|&tag| index.unit_of(tag).is_some_and(|unit| unit.ordinal < before.next()))
+                .collect();
+            prop_assert_eq!(
+                TailDrops::from_pairs(&before, &index, &early_landed, skeletons),
+                TailDrops::from_pairs(&pairs, &index, &early_landed, skeletons)
+            );
+        }
         for &(ordinal, message) in &tail {
             let expected: Vec<(u32, PartShown)> = drops
                 .shown(ordinal, message, &index, &landed)

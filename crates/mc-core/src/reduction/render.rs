@@ -82,7 +82,7 @@ impl TailDrops {
         drop_skeletons: u32,
     ) -> Self {
         let mut pairs = ToolPairs::new(tail.first().map_or(0, |&(ordinal, _)| ordinal));
-        pairs.extend(tail, tags);
+        let _ = pairs.extend(tail, tags);
         Self::from_pairs(&pairs, tags, landed, drop_skeletons)
     }
 

@@ -49,8 +49,11 @@ impl ToolPairs {
     /// Folds in `messages`, which must continue the tail at [`Self::next`] in order (any
     /// other message is ignored); each result is paired with the nearest earlier call of the
     /// same id (by position, not id alone: some clients reuse ids such as `call_0` on every
-    /// turn).
-    pub fn extend(&mut self, messages: &[(u64, &Message)], tags: &TagIndex) {
+    /// turn). Returns whether a folded result answers a call folded before this extension:
+    /// only then can appended messages change how earlier drops show.
+    pub fn extend(&mut self, messages: &[(u64, &Message)], tags: &TagIndex) -> bool {
+        let extended_from = self.next;
+        let mut answers_earlier = false;
         for &(ordinal, message) in messages {
             if ordinal != self.next {
                 continue;
@@ -72,6 +75,7 @@ impl ToolPairs {
                         let call = self.open_calls.get(call_id.as_str()).copied();
                         if let Some(call) = call {
                             *self.results_per_call.entry(call).or_default() += 1;
+                            answers_earlier |= call.ordinal < extended_from;
                         }
                         if let Some(tag) = tags.tag_of(unit) {
                             self.results.push((unit, tag, call));
@@ -81,5 +85,6 @@ impl ToolPairs {
                 }
             }
         }
+        answers_earlier
     }
 }
