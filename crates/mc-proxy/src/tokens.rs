@@ -5,13 +5,18 @@
 //! on the same JSON). The provider's reported usage, not this estimate, decides when a pass
 //! may bust; estimates size the work a bust removes.
 //!
-//! A pass estimates every part of the session, and o200k encodes some 20–30 MB/s, so counts
-//! are memoised by content hash: each part is encoded once for the life of the process.
+//! Counting runs on every new part of every request, so it uses the `tiktoken` crate: the
+//! same o200k_base counts as tiktoken-rs 0.12's `encode_ordinary` (checked equal on every
+//! text of the recorded sessions in `shared/data` and on generated edge cases), 6-7x faster
+//! (~130 MB/s against ~20 MB/s on that text; 5.5x on texts under 256 bytes).
+//! Counts are also memoised by content hash, since blake3 runs ~10x faster still: the
+//! engine keeps a session's part counts only while the session stays in its cache, and a
+//! session it evicted or a pass that failed is counted again from its first part.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use tiktoken_rs::CoreBPE;
+use tiktoken::CoreBpe;
 
 /// Claude's tokens per o200k token, fitted on recorded calls.
 const CLAUDE_SCALE: f64 = 1.064;
@@ -20,7 +25,8 @@ const CLAUDE_SCALE: f64 = 1.064;
 /// memory stays bounded however long the process runs).
 const MEMO_ENTRIES: usize = 1 << 20;
 
-/// Texts shorter than this are counted directly: hashing them costs as much as encoding.
+/// Texts shorter than this are counted directly: they take about a microsecond to count,
+/// and leaving them out keeps the memo's entries few.
 const MEMO_MIN_BYTES: usize = 256;
 
 /// Counts tokens of texts, memoised.
@@ -28,19 +34,18 @@ pub struct TokenEstimator {
     memo: Mutex<HashMap<[u8; 32], u64>>,
 }
 
-/// o200k_base, loaded once per process; `None` if the compiled-in tables fail to load (a
-/// build problem), in which case estimates fall back to one token per four bytes rather
-/// than refusing requests.
-fn bpe() -> Option<&'static CoreBPE> {
-    static BPE: OnceLock<Option<CoreBPE>> = OnceLock::new();
-    BPE.get_or_init(|| match tiktoken_rs::o200k_base() {
-        Ok(bpe) => Some(bpe),
-        Err(error) => {
-            tracing::error!(%error, "o200k tables failed to load; estimating 4 bytes per token");
-            None
+/// o200k_base, loaded once per process (~100 ms); `None` if the build left its tables out
+/// (a missing cargo feature), in which case estimates fall back to one token per four bytes
+/// rather than refusing requests.
+fn bpe() -> Option<&'static CoreBpe> {
+    static BPE: OnceLock<Option<&'static CoreBpe>> = OnceLock::new();
+    *BPE.get_or_init(|| {
+        let bpe = tiktoken::get_encoding("o200k_base");
+        if bpe.is_none() {
+            tracing::error!("o200k tables not compiled in; estimating 4 bytes per token");
         }
+        bpe
     })
-    .as_ref()
 }
 
 impl TokenEstimator {
@@ -68,7 +73,7 @@ impl TokenEstimator {
             return text.len().div_ceil(4) as u64;
         };
         if text.len() < MEMO_MIN_BYTES {
-            return bpe.encode_ordinary(text).len() as u64;
+            return bpe.count(text) as u64;
         }
         let key = *blake3::hash(text.as_bytes()).as_bytes();
         if let Some(&count) = self
@@ -80,7 +85,7 @@ impl TokenEstimator {
         {
             return count;
         }
-        let count = bpe.encode_ordinary(text).len() as u64;
+        let count = bpe.count(text) as u64;
         if let Ok(mut memo) = self.memo.lock() {
             if memo.len() >= MEMO_ENTRIES {
                 memo.clear();
@@ -114,5 +119,70 @@ mod tests {
             gpt,
             "memoised count differs"
         );
+    }
+
+    /// Counts taken with `tiktoken_rs::o200k_base().encode_ordinary(text).len()` (0.12.1):
+    /// a change of tokenizer crate or version must keep every one of them.
+    #[test]
+    fn counts_equal_tiktoken_rs_o200k() {
+        let pinned: [(&str, u64); 10] = [
+            ("", 0),
+            ("hello world", 2),
+            ("<|endoftext|>", 7),
+            ("They'll say it's the HTTPServer's fault; I'd disagree.", 13),
+            (
+                "fn main() {\n    let total: u64 = (1..=10).sum();\n    println!(\"{total}\");  \n}\n\n\n",
+                27,
+            ),
+            (
+                "{\"command\":\"grep -rn 'def get_prep_value' django/db/models/fields/__init__.py | head -20\",\"timeout\":120}",
+                31,
+            ),
+            ("a  \n\n  b   \r\n\r\n\t x\u{a0}\u{3000}y    ", 12),
+            (
+                "1234567890 3.14159 \u{663}\u{664} \u{216b} \u{bd} 0x7fff_ffff",
+                24,
+            ),
+            (
+                "日本語のテキストと中文，还有한국어. Ｆｕｌｌｗｉｄｔｈ！ café naïve e\u{301} \
+                 😀👨\u{200d}👩\u{200d}👧🇯🇵",
+                48,
+            ),
+            (
+                "Привет, мир! مرحبا بالعالم \u{200e}שלום עולם हिन\u{94d}दी ไทย",
+                14,
+            ),
+        ];
+        let estimator = TokenEstimator::new();
+        let counted: Vec<(&str, u64)> = pinned
+            .iter()
+            .map(|&(text, _)| (text, estimator.count("gpt-4o", text)))
+            .collect();
+        assert_eq!(counted, pinned);
+    }
+
+    /// The same pin over a whole recorded agent run: 232 messages of shell output, code,
+    /// diffs and prose.
+    #[test]
+    fn counts_equal_tiktoken_rs_o200k_on_a_recorded_run() -> Result<(), Box<dyn std::error::Error>>
+    {
+        if !mc_testdata::is_published() {
+            return Ok(());
+        }
+        let path = mc_testdata::dir().join("swe-trajectories/django__django-11138.traj.json");
+        let run: serde_json::Value = serde_json::from_slice(&std::fs::read(path)?)?;
+        let estimator = TokenEstimator::new();
+        let contents: Vec<&str> = run["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|message| message["content"].as_str())
+            .collect();
+        let total: u64 = contents
+            .iter()
+            .map(|text| estimator.count("gpt-4o", text))
+            .sum();
+        assert_eq!((contents.len(), total), (232, 72_371));
+        Ok(())
     }
 }

@@ -49,10 +49,13 @@ impl CacheError {
     }
 }
 
-/// The o200k tables compiled into tiktoken-rs failed to load; a build problem, not a request one.
+/// The o200k tables are missing from the build; a build problem, not a request one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("could not load the o200k_base tokenizer ({reason}); rebuild with tiktoken-rs's tables")]
+#[error(
+    "could not load the o200k_base tokenizer ({reason}); rebuild with the tiktoken crate's \
+     `vocab-o200k_base` feature"
+)]
 pub struct TokenizerError {
-    /// What tiktoken-rs reported.
+    /// Why the tables could not be had.
     pub reason: String,
 }
