@@ -113,6 +113,17 @@ pub(crate) fn open_reader(path: &Path, options: &StoreOptions) -> Result<Connect
     Ok(conn)
 }
 
+/// Opens the connection that checkpoints the log in the background
+/// ([`crate::checkpoint`]).
+pub(crate) fn open_checkpointer(path: &Path, options: &StoreOptions) -> Result<Connection> {
+    let conn = open(path, options)?;
+    // A connection only knows the file is in WAL mode once it has read it; until then a
+    // checkpoint reports that there is no log.
+    conn.query_row("PRAGMA journal_mode", [], |row| row.get::<_, String>(0))
+        .map_err(|source| StoreError::sqlite("reading the journal mode")(source).at_path(path))?;
+    Ok(conn)
+}
+
 /// `PRAGMA journal_mode = WAL`, retried while another connection holds the lock the switch
 /// needs. The busy handler does not cover every case here (two connections on a fresh file,
 /// each holding a shared lock and wanting an exclusive one, are told BUSY at once), so we retry

@@ -40,6 +40,7 @@
 
 mod branches;
 mod calls;
+mod checkpoint;
 mod connection;
 mod engine_state;
 mod error;

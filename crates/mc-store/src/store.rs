@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use crate::checkpoint::Checkpointer;
 use crate::connection::{self, StoreOptions};
 use crate::error::{Result, StoreError};
 use crate::location::{self, DataLocation, DirOwner, LocationEnv, Platform};
@@ -23,6 +24,9 @@ const MAX_IDLE_READERS: usize = 4;
 /// file; SQLite's locks keep them consistent.
 #[derive(Debug)]
 pub struct Store {
+    /// First, so it is dropped (its thread stopped, its connection closed) before the
+    /// store's connections close.
+    _checkpointer: Option<Checkpointer>,
     path: PathBuf,
     options: StoreOptions,
     writer: Mutex<Connection>,
@@ -64,8 +68,10 @@ impl Store {
         migrations::check_fence(&writer, path)?;
         connection::configure_writer(&writer, path, &options)?;
         migrations::migrate(&mut writer, path)?;
+        let checkpointer = Checkpointer::start(&mut writer, path, &options)?;
         let reader = connection::open_reader(path, &options)?;
         Ok(Self {
+            _checkpointer: checkpointer,
             path: path.to_path_buf(),
             options,
             writer: Mutex::new(writer),
