@@ -5,6 +5,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{any, post};
 use mc_engine::{Engine, SessionCache};
+use tokio::sync::Semaphore;
 
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
@@ -40,6 +41,10 @@ pub struct App {
     pub encoded_messages: SessionCache<EncodedMessages>,
     /// Upstream requests encoded around their messages, per client head and pass edits.
     pub encoded_heads: EncodedHeads,
+    /// Passes that may run at once. Passes queue on the store's one writer anyway; without
+    /// a bound, a burst of calls would hold a thread each while waiting for it, and every
+    /// thread that counts tokens keeps its own tokenizer cache (about 1.2 MB).
+    pub pass_permits: Semaphore,
 }
 
 impl App {
@@ -65,8 +70,14 @@ impl App {
             recent_requests: RecentRequests::default(),
             encoded_messages: SessionCache::default(),
             encoded_heads: EncodedHeads::default(),
+            pass_permits: Semaphore::new(concurrent_passes()),
         })
     }
+}
+
+/// Two passes per core: one can decode, count and render while another holds the store.
+fn concurrent_passes() -> usize {
+    std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2)
 }
 
 /// The proxy's routes: the two managed model-call routes, and verbatim forwarding for

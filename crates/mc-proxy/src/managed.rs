@@ -161,6 +161,8 @@ async fn plan(
     client_body: &Bytes,
     last_usage: Option<u64>,
 ) -> Result<Planned, ProxyError> {
+    // Closed only if the semaphore is closed, which nothing does; a pass then runs unbounded.
+    let _permit = app.pass_permits.acquire().await.ok();
     let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     let run = move || plan_with_retries(&app, provider, &headers, &body, last_usage);
     if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
