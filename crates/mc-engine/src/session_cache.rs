@@ -53,6 +53,17 @@ impl<T> SessionCache<T> {
             .map(|(_, value)| value)
     }
 
+    /// A copy of the session's value, left in place.
+    pub fn get(&self, session: &SessionId) -> Option<T>
+    where
+        T: Clone,
+    {
+        self.lock()
+            .by_session
+            .get(session)
+            .map(|(_, value)| value.clone())
+    }
+
     /// Keeps `value` for the session's next pass, after its pass committed.
     pub fn put(&self, session: &SessionId, value: T) {
         let mut kept = self.lock();

@@ -11,6 +11,7 @@ use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
+use crate::ledger_writer::LedgerWriter;
 use crate::project::ProjectResolver;
 use crate::settings::ProxySettings;
 use crate::tokens::TokenEstimator;
@@ -45,6 +46,11 @@ pub struct App {
     /// a bound, a burst of calls would hold a thread each while waiting for it, and every
     /// thread that counts tokens keeps its own tokenizer cache (about 1.2 MB).
     pub pass_permits: Semaphore,
+    /// Per session, the prompt size its latest successful call reported: what the next pass
+    /// plans with, ahead of the stored copy the ledger thread writes.
+    pub recent_usage: SessionCache<u64>,
+    /// Ledger rows, written in batches off the request path.
+    pub ledger: LedgerWriter,
 }
 
 impl App {
@@ -59,9 +65,9 @@ impl App {
             // Redirects would replay a prompt (and its key) to another origin.
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
+        let engine = engine.map(Arc::new);
         Ok(Self {
             settings,
-            engine: engine.map(Arc::new),
             client,
             tokens: TokenEstimator::new(),
             last_good: LastGood::default(),
@@ -71,6 +77,9 @@ impl App {
             encoded_messages: SessionCache::default(),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Semaphore::new(concurrent_passes()),
+            recent_usage: SessionCache::default(),
+            ledger: LedgerWriter::new(engine.as_ref().ok().cloned()),
+            engine,
         })
     }
 }

@@ -56,10 +56,9 @@ pub fn set_usage(row: &mut CallRow, usage: CallUsage) {
     row.stop_reason = usage.stop_reason;
 }
 
-/// Records a finished call: a log line, its ledger row, and the reported usage for the
-/// engine's next plan. A ledger write that fails is logged; it never fails the call, which
-/// has already been answered.
-pub fn record_call(app: &App, row: &CallRow) {
+/// Logs a call, keeps a successful call's prompt size as its session's reported usage for
+/// the next pass, and queues its ledger row ([`crate::ledger_writer`]).
+pub fn record_call(app: &App, row: CallRow) {
     tracing::info!(
         session = row.session.as_ref().map(SessionId::as_str),
         route = %row.route,
@@ -80,23 +79,10 @@ pub fn record_call(app: &App, row: &CallRow) {
         error = row.error.as_deref(),
         "upstream call"
     );
-    let Ok(engine) = &app.engine else {
-        return;
-    };
-    let usage = match (&row.session, row.prompt_tokens()) {
-        (Some(session), Some(prompt)) if (200..300).contains(&row.status) => {
-            Some((session, prompt))
-        }
-        _ => None,
-    };
-    let written = engine.store().write_with(|tx| {
-        tx.record_call(row)?;
-        if let Some((session, prompt)) = usage {
-            engine.record_usage_in(tx, session, prompt)?;
-        }
-        Ok::<_, mc_engine::EngineError>(())
-    });
-    if let Err(error) = written {
-        tracing::warn!(%error, "could not write the call's ledger row and usage");
+    if let (Some(session), Some(prompt)) = (&row.session, row.prompt_tokens())
+        && (200..300).contains(&row.status)
+    {
+        app.recent_usage.put(session, prompt);
     }
+    app.ledger.record(row);
 }

@@ -34,6 +34,7 @@ mod headers;
 mod incremental;
 mod last_good;
 mod ledger;
+mod ledger_writer;
 mod managed;
 mod overflow;
 mod pass_run;

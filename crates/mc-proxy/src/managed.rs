@@ -14,7 +14,6 @@ use axum::http::{HeaderMap, Response, StatusCode, header};
 use axum::response::IntoResponse;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use mc_store::CallRow;
 use tokio::runtime::{Handle, RuntimeFlavor};
 
 use crate::app::App;
@@ -94,7 +93,7 @@ async fn run(
                 let mut row = call_row(provider, &planned, retried, started);
                 row.status = refusal.status().as_u16();
                 row.error = Some(refusal.message.clone());
-                ledger(&app, row);
+                record_call(&app, row);
                 return Err(refusal);
             }
         };
@@ -116,7 +115,7 @@ async fn run(
                 .take(300)
                 .collect(),
         );
-        ledger(&app, row);
+        record_call(&app, row);
         if let (Some(overflow), false) = (overflow, retried) {
             tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
             if let Some(limit) = overflow.limit_tokens {
@@ -222,7 +221,7 @@ fn stream_back(
         set_usage(&mut row, teed.usage);
         row.first_byte_ms = teed.first_byte_ms;
         row.total_ms = teed.total_ms;
-        ledger(&app, row);
+        record_call(&app, row);
     };
     let body = tee(
         provider,
@@ -237,12 +236,4 @@ fn stream_back(
     *out.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::OK);
     *out.headers_mut() = headers;
     out
-}
-
-/// Writes the call's ledger row off the async runtime.
-fn ledger(app: &Arc<App>, row: CallRow) {
-    let app = Arc::clone(app);
-    if let Ok(handle) = tokio::runtime::Handle::try_current() {
-        handle.spawn_blocking(move || record_call(&app, &row));
-    }
 }

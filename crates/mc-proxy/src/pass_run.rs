@@ -194,6 +194,9 @@ fn plan_once(
     let now_ms = unix_ms();
     let count = |text: &str| app.tokens.count(&model, text);
     let mut session = resolution.session;
+    // The overflow retry passes what the provider counted; otherwise the session's latest
+    // reported usage, kept in memory as its call ended (the ledger writes it later).
+    let planning_usage = last_usage.or_else(|| app.recent_usage.get(&session));
     let mut forks = 0;
     let outcome: PassOutcome = loop {
         let request = PassRequest {
@@ -207,7 +210,7 @@ fn plan_once(
             chain: Some(&chain),
             now_ms,
             usable_window: usable,
-            last_usage_tokens: last_usage,
+            last_usage_tokens: planning_usage,
             operator_flush: false,
             client_ttl,
             count_text: &count,

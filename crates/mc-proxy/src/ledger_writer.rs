@@ -1,0 +1,112 @@
+//! Ledger rows written in batches on a thread of their own.
+//!
+//! Each call's row and reported usage took a write transaction of its own the moment its
+//! response ended, often just as the client's next request wanted the store's one writer
+//! for its pass. Rows now wait briefly in a queue and go in one transaction per batch. The
+//! reported usage the next pass plans with does not wait: the proxy keeps each session's
+//! latest in memory ([`crate::app::App::recent_usage`]) and the pass reads it from there, so
+//! planning is the same as when the row was written at once; the stored copy is what a
+//! restarted proxy plans with.
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use mc_engine::Engine;
+use mc_store::CallRow;
+
+/// How long the first queued row waits for others to join its batch.
+const GATHER: Duration = Duration::from_millis(10);
+
+/// Most rows in one transaction.
+const BATCH_ROWS: usize = 64;
+
+/// The queue and its writing thread. Dropping it writes what is queued and waits for that.
+#[derive(Debug)]
+pub struct LedgerWriter {
+    queue: Option<Sender<CallRow>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl LedgerWriter {
+    /// A writer into `engine`'s store; `None` (no store) drops every row.
+    pub fn new(engine: Option<Arc<Engine>>) -> Self {
+        let Some(engine) = engine else {
+            return Self {
+                queue: None,
+                thread: None,
+            };
+        };
+        let (queue, rows) = channel();
+        let thread = thread::Builder::new()
+            .name("mc-proxy-ledger".to_owned())
+            .spawn(move || write_batches(&engine, &rows));
+        match thread {
+            Ok(thread) => Self {
+                queue: Some(queue),
+                thread: Some(thread),
+            },
+            Err(error) => {
+                tracing::warn!(%error, "could not start the ledger thread; calls are not recorded");
+                Self {
+                    queue: None,
+                    thread: None,
+                }
+            }
+        }
+    }
+
+    /// Queues a call's row.
+    pub fn record(&self, row: CallRow) {
+        if let Some(queue) = &self.queue
+            && queue.send(row).is_err()
+        {
+            tracing::warn!("the ledger thread has stopped; a call's row was not recorded");
+        }
+    }
+}
+
+impl Drop for LedgerWriter {
+    fn drop(&mut self) {
+        self.queue.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Writes rows as they come, each batch gathered for up to [`GATHER`] after its first row,
+/// until the queue closes (then writes what is left).
+fn write_batches(engine: &Engine, rows: &Receiver<CallRow>) {
+    while let Ok(first) = rows.recv() {
+        let mut batch = vec![first];
+        let until = Instant::now() + GATHER;
+        while batch.len() < BATCH_ROWS {
+            match rows.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(row) => batch.push(row),
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        write(engine, &batch);
+    }
+}
+
+/// One transaction: every row, and each successful call's prompt size as its session's
+/// reported usage.
+fn write(engine: &Engine, batch: &[CallRow]) {
+    let written = engine.store().write_with(|tx| {
+        for row in batch {
+            tx.record_call(row)?;
+            if let (Some(session), Some(prompt)) = (&row.session, row.prompt_tokens())
+                && (200..300).contains(&row.status)
+            {
+                engine.record_usage_in(tx, session, prompt)?;
+            }
+        }
+        Ok::<_, mc_engine::EngineError>(())
+    });
+    if let Err(error) = written {
+        tracing::warn!(%error, rows = batch.len(), "could not write calls' ledger rows and usage");
+    }
+}
