@@ -20,6 +20,10 @@
 //! the same body, timed in the same run; on shared machines read the ratios, not the
 //! absolute times. With 30 samples at 800K, its p99 is the slowest request.
 //!
+//! Each body is also sent to `count_tokens`, which nobody manages, directly and through the
+//! proxy, which forwards it verbatim: the paired difference is what the extra HTTP hop alone
+//! costs, the floor under a managed call before any of its own work.
+//!
 //! The concurrency run drives 100 sessions at once through the proxy, each making growing
 //! ~20K-token calls, counts failures (any status but 200, or a stream without
 //! `message_stop`), and reads the process's RSS and its peak (VmHWM, reset before the run).
@@ -48,6 +52,10 @@ use corpus::{Conversation, Corpus};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 type Result<T> = std::result::Result<T, BoxError>;
+
+/// An unmanaged path: the proxy forwards token counting as it is, and the simulator counts
+/// the same body whichever way it came.
+const VERBATIM_PATH: &str = "/v1/messages/count_tokens";
 
 /// Bytes per token the simulator charges (it counts by length, see [`QuarterBytes`]).
 const BYTES_PER_TOKEN: usize = 4;
@@ -140,6 +148,11 @@ async fn run() -> Result<()> {
         .build()?;
     let direct = format!("{sim_url}/v1/messages");
     let proxied = format!("http://{}/v1/messages", proxy.local_addr());
+    // A path nobody manages: the proxy forwards it verbatim.
+    let hop = [
+        format!("{sim_url}{VERBATIM_PATH}"),
+        format!("http://{}{VERBATIM_PATH}", proxy.local_addr()),
+    ];
 
     println!("proxy_latency: added latency of a streamed Anthropic call through the proxy");
     println!(
@@ -148,11 +161,12 @@ async fn run() -> Result<()> {
     println!();
     let mut verdicts = Vec::new();
     println!(
-        "| size | body MB | o200k tokens | n | direct p50 ms | proxy p50 ms | added p50 ms | added p99 ms | parse+ser p50 ms | ratio p50/parse+ser |"
+        "| size | body MB | o200k tokens | n | direct p50 ms | proxy p50 ms | added p50 ms | added p99 ms | parse+ser p50 ms | ratio p50/parse+ser | verbatim hop added p50 ms |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for size in &SIZES {
-        let row = latency_run(&client, &corpus, size, [&direct, &proxied], &o200k).await?;
+        let urls = [&direct, &proxied, &hop[0], &hop[1]];
+        let row = latency_run(&client, &corpus, size, urls, &o200k).await?;
         let ratio = percentile_of(&row.added, 0.50) / percentile(&row.baseline, 0.50);
         let p99_ms = ms(percentile_of(&row.added, 0.99));
         verdicts.push(format!(
@@ -167,7 +181,7 @@ async fn run() -> Result<()> {
             ));
         }
         println!(
-            "| {}K | {:.2} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {}K | {:.2} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             size.tokens / 1000,
             row.body_bytes as f64 / 1e6,
             row.o200k_tokens,
@@ -178,6 +192,7 @@ async fn run() -> Result<()> {
             p99_ms,
             ms(percentile(&row.baseline, 0.50)),
             ratio,
+            ms(percentile_of(&row.hop_added, 0.50)),
         );
     }
     println!();
@@ -229,6 +244,9 @@ struct LatencyRow {
     /// to be faster: noise, kept so it does not bias the median).
     added: Vec<f64>,
     baseline: Vec<Duration>,
+    /// The same body sent to an unmanaged path, proxy minus direct: what the extra HTTP hop
+    /// alone adds, the floor under any managed call.
+    hop_added: Vec<f64>,
     /// The middle measured body of the first session (the others are near it).
     body_bytes: usize,
     /// Its o200k tokens.
@@ -239,7 +257,7 @@ async fn latency_run(
     client: &reqwest::Client,
     corpus: &Corpus,
     size: &Size,
-    [direct, proxied]: [&str; 2],
+    [direct, proxied, hop_direct, hop_proxied]: [&String; 4],
     o200k: &O200kCounter,
 ) -> Result<LatencyRow> {
     let measured = size.sessions * size.measured;
@@ -248,6 +266,7 @@ async fn latency_run(
         proxy: Vec::with_capacity(measured),
         added: Vec::with_capacity(measured),
         baseline: Vec::with_capacity(measured),
+        hop_added: Vec::with_capacity(measured),
         body_bytes: 0,
         o200k_tokens: 0,
     };
@@ -271,9 +290,13 @@ async fn latency_run(
                 let proxy_time = to_proxy.await?;
                 (to_direct.await?, proxy_time)
             };
+            let hop_direct_time = call_verbatim(client, hop_direct, &body).await?;
+            let hop_proxy_time = call_verbatim(client, hop_proxied, &body).await?;
             if index < size.warmup {
                 continue;
             }
+            row.hop_added
+                .push(hop_proxy_time.as_secs_f64() - hop_direct_time.as_secs_f64());
             row.direct.push(direct_time);
             row.proxy.push(proxy_time);
             row.added
@@ -336,6 +359,27 @@ async fn call(
         return Err(format!("{url} ended its stream without message_stop").into());
     }
     Ok(elapsed)
+}
+
+/// A call whose answer is read to the end; fails on any status but 200.
+async fn call_verbatim(client: &reqwest::Client, url: &str, body: &Bytes) -> Result<Duration> {
+    let started = Instant::now();
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("x-api-key", "bench")
+        .body(body.clone())
+        .send()
+        .await?;
+    let status = response.status();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        chunk?;
+    }
+    if !status.is_success() {
+        return Err(format!("{url} answered {status}").into());
+    }
+    Ok(started.elapsed())
 }
 
 /// The baseline: what a bare parse into `serde_json::Value` and back costs for `body`.
