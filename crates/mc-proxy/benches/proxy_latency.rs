@@ -1,13 +1,12 @@
-//! The latency the proxy adds to a streamed model call, against calling the simulated
-//! provider directly, and how it holds up under 100 concurrent sessions.
+//! The latency the proxy adds to a streamed model call, against calling its upstream
+//! directly, and how it holds up under 100 concurrent sessions.
 //!
-//! Both servers run in this process on one multi-thread runtime: `mc-sim` answering every
-//! call with a short streamed text, and the proxy over a fresh store in a temp dir,
-//! forwarding to the simulator. Request bodies are Anthropic Messages calls of about 20K,
-//! 200K and 800K tokens (o200k_base over the whole body; these run 3.6-4 bytes a token),
-//! built from real data: Claude Code's system prompt and tools from the recorded capture,
-//! and the steps of recorded SWE-bench agent runs (each step's reasoning as text, its shell
-//! command as a `Bash` tool_use, the command's output as the tool_result).
+//! Everything runs in this process on one multi-thread runtime. Request bodies are Anthropic
+//! Messages calls of about 20K, 200K and 800K tokens (o200k_base over the whole body; these
+//! run 3.6-4 bytes a token), built from real data: Claude Code's system prompt and tools
+//! from the recorded capture, and the steps of recorded SWE-bench agent runs (each step's
+//! reasoning as text, its shell command as a `Bash` tool_use, the command's output as the
+//! tool_result), the last block marked for caching as Claude Code marks it.
 //!
 //! The conversation grows by one assistant/user pair per request, as an agent's does, so
 //! every measured proxy call is a pass on a known session (the steady state: the first two
@@ -15,18 +14,25 @@
 //! path is sent the identical bytes. Each size runs several sessions, each sized so that
 //! its middle measured request has the nominal token count. Each request goes both ways
 //! back to back (the order alternating), and the added latency is paired per request:
-//! proxy time minus direct time of the same body, which cancels the simulator's own cost
-//! and most machine noise. The baseline is a bare `serde_json::Value` parse + serialise of
-//! the same body, timed in the same run; on shared machines read the ratios, not the
-//! absolute times. With 30 samples at 800K, its p99 is the slowest request.
+//! proxy time minus direct time of the same body. The baseline is a bare
+//! `serde_json::Value` parse + serialise of the same body, timed in the same run; on shared
+//! machines read the ratios, not the absolute times. With 30 samples at 800K, its p99 is the
+//! slowest request. Each body is also sent to `count_tokens`, which the proxy forwards
+//! verbatim: that paired difference is what the extra HTTP hop alone costs, the floor under
+//! a managed call before any of its own work.
 //!
-//! Each body is also sent to `count_tokens`, which nobody manages, directly and through the
-//! proxy, which forwards it verbatim: the paired difference is what the extra HTTP hop alone
-//! costs, the floor under a managed call before any of its own work.
+//! Two tables. The first has an upstream whose cost does not depend on the body's shape
+//! ([`flat_upstream`]): the pairs cancel its cost exactly, and the targets are judged there.
+//! The second has the simulator (`mc-sim`, a short streamed answer): the proxy moves the
+//! client's cache markers, which changes what the simulator does for the call, so there the
+//! difference also holds the simulator's own change of cost. Each proxy runs over a fresh
+//! store with every tag protected, so nothing is dropped and both paths send bodies of the
+//! same size.
 //!
-//! The concurrency run drives 100 sessions at once through the proxy, each making growing
-//! ~20K-token calls, counts failures (any status but 200, or a stream without
-//! `message_stop`), and reads the process's RSS and its peak (VmHWM, reset before the run).
+//! The concurrency run drives 100 sessions at once through the proxy to the simulator,
+//! each making growing ~20K-token calls, counts failures (any status but 200, or a stream
+//! without `message_stop`), and reads the process's RSS and its peak (VmHWM, reset before
+//! the run).
 //!
 //! Run: `cargo bench -p mc-proxy --bench proxy_latency`.
 
@@ -47,8 +53,11 @@ use tokio::task::JoinSet;
 
 #[path = "proxy_latency/corpus.rs"]
 mod corpus;
+#[path = "proxy_latency/flat_upstream.rs"]
+mod flat_upstream;
 
 use corpus::{Conversation, Corpus};
+use flat_upstream::FlatUpstream;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 type Result<T> = std::result::Result<T, BoxError>;
@@ -130,76 +139,35 @@ async fn run() -> Result<()> {
             .with_counter(Arc::new(QuarterBytes)),
     )
     .await?;
-    let store_dir = tempfile::tempdir()?;
-    let store = mc_store::Store::open(store_dir.path().join("bench.db"))?;
-    let engine = mc_engine::Engine::new(store, mc_core::config::Config::default());
-    let sim_url = format!("http://{}", sim.local_addr());
-    let settings = ProxySettings {
-        listen: "127.0.0.1:0".parse()?,
-        upstream_anthropic: sim_url.clone(),
-        upstream_openai: sim_url.clone(),
-        max_request_bytes: 64 << 20,
-        context_window: Some(WINDOW_TOKENS),
-        upstream_idle_timeout: Duration::from_secs(120),
-    };
-    let proxy = RunningProxy::start(settings, Ok(engine)).await?;
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(2 * SESSIONS)
         .build()?;
-    let direct = format!("{sim_url}/v1/messages");
-    let proxied = format!("http://{}/v1/messages", proxy.local_addr());
-    // A path nobody manages: the proxy forwards it verbatim.
-    let hop = [
-        format!("{sim_url}{VERBATIM_PATH}"),
-        format!("http://{}{VERBATIM_PATH}", proxy.local_addr()),
-    ];
+    let sim_url = format!("http://{}", sim.local_addr());
+    let flat = FlatUpstream::start().await?;
 
     println!("proxy_latency: added latency of a streamed Anthropic call through the proxy");
     println!(
-        "(added = proxy time - direct time of the same body, paired per request; ratio = p50 added / p50 bare serde_json parse+serialise of the body)"
+        "(added = proxy time - direct time of the same body, paired per request; ratio = p50 added / p50 bare serde_json parse+serialise of the body; verbatim hop = the same for count_tokens, which the proxy forwards as it is)"
     );
     println!();
-    let mut verdicts = Vec::new();
     println!(
-        "| size | body MB | o200k tokens | n | direct p50 ms | proxy p50 ms | added p50 ms | added p99 ms | parse+ser p50 ms | ratio p50/parse+ser | verbatim hop added p50 ms |"
+        "upstream: a flat server that reads the body and streams a fixed answer, so a call costs it the same either way"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for size in &SIZES {
-        let urls = [&direct, &proxied, &hop[0], &hop[1]];
-        let row = latency_run(&client, &corpus, size, urls, &o200k).await?;
-        let ratio = percentile_of(&row.added, 0.50) / percentile(&row.baseline, 0.50);
-        let p99_ms = ms(percentile_of(&row.added, 0.99));
-        verdicts.push(format!(
-            "{}K ratio {ratio:.1} ({})",
-            size.tokens / 1000,
-            if ratio <= 2.0 { "met" } else { "MISSED" }
-        ));
-        if size.tokens == 200_000 {
-            verdicts.push(format!(
-                "200K added p99 {p99_ms:.1} ms ({})",
-                if p99_ms <= 5.0 { "met" } else { "MISSED" }
-            ));
-        }
-        println!(
-            "| {}K | {:.2} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            size.tokens / 1000,
-            row.body_bytes as f64 / 1e6,
-            row.o200k_tokens,
-            row.added.len(),
-            ms(percentile(&row.direct, 0.50)),
-            ms(percentile(&row.proxy, 0.50)),
-            ms(percentile_of(&row.added, 0.50)),
-            p99_ms,
-            ms(percentile(&row.baseline, 0.50)),
-            ratio,
-            ms(percentile_of(&row.hop_added, 0.50)),
-        );
-    }
+    let (proxy, _store) = start_proxy(&flat.url()).await?;
+    let verdicts = latency_table(&client, &corpus, &o200k, &flat.url(), &proxy).await?;
+    proxy.shutdown().await;
     println!();
     println!(
         "targets (ratio <= 2, 200K p99 <= 5 ms): {}",
         verdicts.join("; ")
     );
+    println!();
+    println!(
+        "upstream: the simulator (its cost per call depends on the body's cache markers, which the proxy moves: read with care)"
+    );
+    let (proxy, _store) = start_proxy(&sim_url).await?;
+    latency_table(&client, &corpus, &o200k, &sim_url, &proxy).await?;
+    let proxied = format!("http://{}/v1/messages", proxy.local_addr());
 
     let load = concurrency_run(&client, &corpus, &proxied).await?;
     println!();
@@ -234,6 +202,81 @@ async fn run() -> Result<()> {
         return Err(format!("{} requests failed under concurrency", load.errors).into());
     }
     Ok(())
+}
+
+/// A proxy over a fresh store in a temp dir (kept alive by the returned guard), sending
+/// both wires to `upstream`. Every tag is protected: nothing is dropped, so the proxied body
+/// is the client's (plus tags) and the pairs compare like with like. With drops, the first
+/// pass of a long session lands reclaimed output and the upstream then handles a smaller
+/// body than the direct call's.
+async fn start_proxy(upstream: &str) -> Result<(RunningProxy, tempfile::TempDir)> {
+    let store_dir = tempfile::tempdir()?;
+    let store = mc_store::Store::open(store_dir.path().join("bench.db"))?;
+    let mut config = mc_core::config::Config::default();
+    config.reduction.protected_tags = u32::MAX;
+    let engine = mc_engine::Engine::new(store, config);
+    let settings = ProxySettings {
+        listen: "127.0.0.1:0".parse()?,
+        upstream_anthropic: upstream.to_owned(),
+        upstream_openai: upstream.to_owned(),
+        max_request_bytes: 64 << 20,
+        context_window: Some(WINDOW_TOKENS),
+        upstream_idle_timeout: Duration::from_secs(120),
+    };
+    Ok((RunningProxy::start(settings, Ok(engine)).await?, store_dir))
+}
+
+/// Prints one latency table, direct calls going to `upstream`; returns the verdicts.
+async fn latency_table(
+    client: &reqwest::Client,
+    corpus: &Corpus,
+    o200k: &O200kCounter,
+    upstream: &str,
+    proxy: &RunningProxy,
+) -> Result<Vec<String>> {
+    let direct = format!("{upstream}/v1/messages");
+    let proxied = format!("http://{}/v1/messages", proxy.local_addr());
+    let hop = [
+        format!("{upstream}{VERBATIM_PATH}"),
+        format!("http://{}{VERBATIM_PATH}", proxy.local_addr()),
+    ];
+    let mut verdicts = Vec::new();
+    println!(
+        "| size | body MB | o200k tokens | n | direct p50 ms | proxy p50 ms | added p50 ms | added p99 ms | parse+ser p50 ms | ratio p50/parse+ser | verbatim hop added p50 ms |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for size in &SIZES {
+        let urls = [&direct, &proxied, &hop[0], &hop[1]];
+        let row = latency_run(client, corpus, size, urls, o200k).await?;
+        let ratio = percentile_of(&row.added, 0.50) / percentile(&row.baseline, 0.50);
+        let p99_ms = ms(percentile_of(&row.added, 0.99));
+        verdicts.push(format!(
+            "{}K ratio {ratio:.1} ({})",
+            size.tokens / 1000,
+            if ratio <= 2.0 { "met" } else { "MISSED" }
+        ));
+        if size.tokens == 200_000 {
+            verdicts.push(format!(
+                "200K added p99 {p99_ms:.1} ms ({})",
+                if p99_ms <= 5.0 { "met" } else { "MISSED" }
+            ));
+        }
+        println!(
+            "| {}K | {:.2} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            size.tokens / 1000,
+            row.body_bytes as f64 / 1e6,
+            row.o200k_tokens,
+            row.added.len(),
+            ms(percentile(&row.direct, 0.50)),
+            ms(percentile(&row.proxy, 0.50)),
+            ms(percentile_of(&row.added, 0.50)),
+            p99_ms,
+            ms(percentile(&row.baseline, 0.50)),
+            ratio,
+            ms(percentile_of(&row.hop_added, 0.50)),
+        );
+    }
+    Ok(verdicts)
 }
 
 /// Durations of one size's measured requests, each list in request order.

@@ -174,15 +174,28 @@ impl Conversation {
         self.messages.extend(step.messages(&id));
     }
 
-    /// The request body: the recorded skeleton with this conversation as `messages`.
+    /// The request body: the recorded skeleton with this conversation as `messages`, the
+    /// last block marked for caching as Claude Code marks it, so the simulator caches the
+    /// direct calls' conversation as it does the proxied ones' (without it, every direct call
+    /// re-wrote the conversation, costing the simulator more than the proxied call).
     pub fn body(&self, corpus: &Corpus) -> Result<Bytes> {
+        let mut messages = self.messages.clone();
+        if let Some(block) = messages
+            .last_mut()
+            .and_then(|message| message.get_mut("content"))
+            .and_then(Value::as_array_mut)
+            .and_then(|blocks| blocks.last_mut())
+            .and_then(Value::as_object_mut)
+        {
+            block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        }
         let mut body = Map::with_capacity(corpus.skeleton.len() + 1);
         let mut pairs = corpus.skeleton.iter();
         // Keep Claude Code's key order: model first, then messages.
         if let Some((key, value)) = pairs.next() {
             body.insert(key.clone(), value.clone());
         }
-        body.insert("messages".into(), Value::Array(self.messages.clone()));
+        body.insert("messages".into(), Value::Array(messages));
         for (key, value) in pairs {
             body.insert(key.clone(), value.clone());
         }
