@@ -29,6 +29,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use mc_core::{ProjectId, SessionId};
+use mc_replay::thousands;
 use mc_store::{
     CallRow, LocationEnv, Platform, SessionStatus, Store, StoreOptions, resolve_data_dir,
 };
@@ -217,13 +218,13 @@ fn session_text(status: &SessionStatus, now_ms: i64) -> String {
         Some(context) => match (context.usable_window, context.used_ratio()) {
             (Some(window), Some(ratio)) => format!(
                 "{} of {} tokens ({})",
-                grouped(context.used_tokens),
-                grouped(window),
+                thousands(context.used_tokens),
+                thousands(window),
                 percent(ratio)
             ),
             (Some(_) | None, _) => format!(
                 "{} tokens (usable window unknown)",
-                grouped(context.used_tokens)
+                thousands(context.used_tokens)
             ),
         },
     };
@@ -232,7 +233,7 @@ fn session_text(status: &SessionStatus, now_ms: i64) -> String {
         None => "not measured yet (needs a second call)".to_owned(),
     };
     let calls = match status.last_call_status {
-        Some(last) => format!("{}, last returned {last}", grouped(status.calls)),
+        Some(last) => format!("{}, last returned {last}", thousands(status.calls)),
         None => "none".to_owned(),
     };
     let tokens = &status.tokens;
@@ -267,10 +268,10 @@ fn session_text(status: &SessionStatus, now_ms: i64) -> String {
             "tokens",
             format!(
                 "uncached {}, cache write {}, cache read {}, output {}",
-                grouped(tokens.uncached),
-                grouped(tokens.cache_write),
-                grouped(tokens.cache_read),
-                grouped(tokens.output)
+                thousands(tokens.uncached),
+                thousands(tokens.cache_write),
+                thousands(tokens.cache_read),
+                thousands(tokens.output)
             ),
         ),
         ("busts", busts),
@@ -310,9 +311,9 @@ fn calls_text(calls: &[CallRow], total: u64, now_ms: i64) -> String {
     let numeric = [
         false, true, false, false, true, true, true, true, true, true, false,
     ];
-    let count = |figure: Option<u64>| figure.map_or_else(|| "-".to_owned(), grouped);
+    let count = |figure: Option<u64>| figure.map_or_else(|| "-".to_owned(), thousands);
     let millis =
-        |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", grouped(ms)));
+        |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", thousands(ms)));
     let rows: Vec<Vec<String>> = calls
         .iter()
         .map(|call| {
@@ -362,7 +363,7 @@ fn calls_text(calls: &[CallRow], total: u64, now_ms: i64) -> String {
         }
         format!("{}\n", text.trim_end())
     };
-    let mut out = format!("  newest {} of {} calls:\n", calls.len(), grouped(total));
+    let mut out = format!("  newest {} of {} calls:\n", calls.len(), thousands(total));
     out.push_str(&line(&header.map(String::from)));
     for row in &rows {
         out.push_str(&line(row));
@@ -373,19 +374,6 @@ fn calls_text(calls: &[CallRow], total: u64, now_ms: i64) -> String {
 /// A bust recorded without a cause still counts, under a name that says so.
 fn cause_name(cause: Option<&str>) -> &str {
     cause.unwrap_or("unrecorded cause")
-}
-
-/// `1234567` as `1,234,567`: token counts run to hundreds of thousands.
-fn grouped(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 /// One decimal: 99.6% and 100% are different stories for a cache.
@@ -408,16 +396,6 @@ fn age(now_ms: i64, at_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_are_grouped_in_thousands() {
-        let cases = [0, 7, 999, 1_000, 12_345, 168_000, 1_234_567];
-        let shown: Vec<String> = cases.into_iter().map(grouped).collect();
-        assert_eq!(
-            shown,
-            ["0", "7", "999", "1,000", "12,345", "168,000", "1,234,567"]
-        );
-    }
 
     #[test]
     fn ages_use_the_largest_whole_unit() {

@@ -139,6 +139,20 @@ pub struct Message {
     pub parts: Vec<Part>,
 }
 
+/// The texts of the text parts among `parts` (a message's, or a tool result's content), in
+/// order.
+fn texts_of(parts: &[Part]) -> impl Iterator<Item = &str> {
+    parts.iter().filter_map(|part| match part {
+        Part::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
+}
+
+/// Those texts joined by newlines, as a reader would see them.
+pub fn joined_texts(parts: &[Part]) -> String {
+    texts_of(parts).collect::<Vec<_>>().join("\n")
+}
+
 impl Message {
     /// A message from its role and parts.
     pub fn new(role: Role, parts: Vec<Part>) -> Self {
@@ -147,10 +161,7 @@ impl Message {
 
     /// The texts of the message's text parts, in order.
     pub fn texts(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().filter_map(|part| match part {
-            Part::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
+        texts_of(&self.parts)
     }
 
     /// The ids of the tool calls this message makes, in order.

@@ -28,5 +28,5 @@ pub mod tags;
 
 pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};
-pub use conversation::{MediaKind, Message, Part, Role};
+pub use conversation::{MediaKind, Message, Part, Role, joined_texts};
 pub use session::{Host, InvalidId, ProjectId, SessionId};

@@ -39,4 +39,5 @@ pub use harness::{Replay, ReplayOptions, StepPoint, StrategyRun, replay};
 pub use magic::Magic;
 pub use memo::MemoCounter;
 pub use plot::{PlotSeries, render_svg};
+pub use report::thousands;
 pub use totals::{CallUsage, StrategyTotals};

@@ -134,8 +134,8 @@ fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
     ]
 }
 
-/// `1234567` as `1,234,567`.
-fn thousands(value: u64) -> String {
+/// `1234567` as `1,234,567`: token counts run to millions (reports here, `status` too).
+pub fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
@@ -157,5 +157,11 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(84_686_226), "84,686,226");
+        let cases = [0, 7, 999, 1_000, 12_345, 168_000, 1_234_567];
+        let shown: Vec<String> = cases.into_iter().map(thousands).collect();
+        assert_eq!(
+            shown,
+            ["0", "7", "999", "1,000", "12,345", "168,000", "1,234,567"]
+        );
     }
 }

@@ -37,7 +37,7 @@
 
 use std::path::Path;
 
-use mc_core::{Message, Part, Role};
+use mc_core::{Message, Part, Role, joined_texts};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -153,7 +153,7 @@ fn last_tool_result_text(conversation: &[Message]) -> Option<String> {
         .rev()
         .flat_map(|message| message.parts.iter().rev())
         .find_map(|part| match part {
-            Part::ToolResult { content, .. } => Some(joined_text(content)),
+            Part::ToolResult { content, .. } => Some(joined_texts(content)),
             _ => None,
         })
 }
@@ -163,7 +163,7 @@ fn last_user_text(conversation: &[Message]) -> Option<String> {
         .iter()
         .rev()
         .filter(|message| message.role == Role::User)
-        .map(|message| joined_text(&message.parts))
+        .map(|message| joined_texts(&message.parts))
         .find(|text| !text.is_empty())
 }
 
@@ -173,17 +173,6 @@ fn tool_result_count(conversation: &[Message]) -> usize {
         .flat_map(|message| &message.parts)
         .filter(|part| part.is_tool_result())
         .count()
-}
-
-fn joined_text(parts: &[Part]) -> String {
-    let texts: Vec<&str> = parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
 }
 
 /// One scripted answer.

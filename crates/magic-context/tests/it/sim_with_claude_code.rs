@@ -2,13 +2,12 @@
 //! real client cannot tell from the real one, and the session file Claude Code writes must
 //! replay through `magic-context replay`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use crate::claude_code;
-use crate::support::Machine;
+use crate::support::{Machine, sim_ledger};
 
 /// A running `magic-context sim`, killed on drop.
 struct Sim {
@@ -36,23 +35,9 @@ impl Sim {
         Self { child, base_url }
     }
 
-    /// `GET /_sim/ledger` over a plain HTTP/1.0 exchange (the server closes when done).
+    /// The simulator's ledger.
     fn ledger(&self) -> Vec<serde_json::Value> {
-        let address = self.base_url.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(address).unwrap();
-        write!(
-            stream,
-            "GET /_sim/ledger HTTP/1.0\r\nHost: {address}\r\n\r\n"
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let (head, body) = response.split_once("\r\n\r\n").unwrap();
-        assert!(
-            head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
-            "{head}"
-        );
-        serde_json::from_str(body).unwrap()
+        serde_json::from_value(sim_ledger(&self.base_url)).unwrap()
     }
 }
 

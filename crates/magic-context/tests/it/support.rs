@@ -1,6 +1,8 @@
 //! Runs the built binary in a hermetic environment.
 
 use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -91,4 +93,24 @@ impl Run {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap()
     }
+}
+
+/// The simulator's `GET /_sim/ledger` at `base_url` (`http://ADDR`): one row per call, in
+/// arrival order, over a plain HTTP/1.0 exchange (the server closes when done).
+pub fn sim_ledger(base_url: &str) -> serde_json::Value {
+    let address = base_url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET /_sim/ledger HTTP/1.0\r\nHost: {address}\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "GET /_sim/ledger: {head}"
+    );
+    serde_json::from_str(body).unwrap()
 }

@@ -10,7 +10,7 @@ use super::file_access::{FileAccess, classify_call, classify_command, fenced_com
 use super::index::FingerprintIndex;
 use super::units::Unit;
 use crate::tags::TagNo;
-use crate::{Part, Role};
+use crate::{Part, Role, joined_texts};
 
 /// One recognised file access and what became of it.
 struct Access {
@@ -130,8 +130,8 @@ fn accesses(
         else {
             continue;
         };
-        let text: Vec<&str> = action.texts().collect();
-        let Some(access) = fenced_command(&text.join("\n")).and_then(classify_command) else {
+        let Some(access) = fenced_command(&joined_texts(&action.parts)).and_then(classify_command)
+        else {
             continue;
         };
         found.push(Access {

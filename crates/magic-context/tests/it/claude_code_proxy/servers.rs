@@ -5,8 +5,7 @@
 //! the real port, since both bind port 0). A thread keeps reading stderr after that line, so a
 //! chatty server never blocks on a full pipe, and what it said is kept for failure messages.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -15,7 +14,7 @@ use std::time::Duration;
 
 use mc_sim::CallRecord;
 
-use crate::support::Machine;
+use crate::support::{Machine, sim_ledger};
 
 /// How long a server may take to print its listening line (the debug build loads the
 /// tokenizer tables first).
@@ -110,18 +109,7 @@ impl Server {
 
     /// The simulator's `GET /_sim/ledger`: one row per call, in arrival order.
     pub fn ledger(&self) -> Vec<CallRecord> {
-        let address = self.base_url.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(address).unwrap();
-        write!(
-            stream,
-            "GET /_sim/ledger HTTP/1.0\r\nHost: {address}\r\n\r\n"
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let (head, body) = response.split_once("\r\n\r\n").unwrap();
-        assert!(head.contains(" 200 "), "GET /_sim/ledger: {head}");
-        serde_json::from_str(body).unwrap()
+        serde_json::from_value(sim_ledger(&self.base_url)).unwrap()
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use mc_core::Part;
+use mc_core::{Part, joined_texts};
 use mc_store::Store;
 
 use super::transcript::ToolResult;
@@ -52,7 +52,7 @@ fn stored_tool_results(db: &Path) -> HashMap<String, Vec<String>> {
                             stored
                                 .entry(call_id)
                                 .or_default()
-                                .push(joined_text(&content));
+                                .push(joined_texts(&content));
                         }
                     }
                 }
@@ -60,17 +60,6 @@ fn stored_tool_results(db: &Path) -> HashMap<String, Vec<String>> {
             Ok(stored)
         })
         .unwrap()
-}
-
-fn joined_text(content: &[Part]) -> String {
-    let texts: Vec<&str> = content
-        .iter()
-        .filter_map(|part| match part {
-            Part::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
 }
 
 /// Why `result` does not count as stored, if it does not.
