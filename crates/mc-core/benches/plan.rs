@@ -86,6 +86,11 @@ fn session() -> Vec<Message> {
     messages
 }
 
+/// The messages with their ordinals, as a tail is passed around.
+fn with_ordinals(messages: &[Message]) -> Vec<(u64, &Message)> {
+    (0u64..).zip(messages).collect()
+}
+
 fn tags_of(messages: &[Message]) -> TagIndex {
     let mut next = TagNo(1);
     let mut all = Vec::new();
@@ -125,11 +130,7 @@ fn reclaim_lanes(bencher: Bencher) {
     let messages = session();
     let tags = tags_of(&messages);
     let drops = DropState::default();
-    let indexed: Vec<(u64, &Message)> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (i as u64, m))
-        .collect();
+    let indexed = with_ordinals(&messages);
     let config = ReclaimConfig::default();
     bencher.bench(|| {
         let inputs = ReclaimInputs {
@@ -149,11 +150,7 @@ fn reclaim_lanes_kept_index(bencher: Bencher) {
     let messages = session();
     let tags = tags_of(&messages);
     let drops = DropState::default();
-    let indexed: Vec<(u64, &Message)> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (i as u64, m))
-        .collect();
+    let indexed = with_ordinals(&messages);
     let config = ReclaimConfig::default();
     let inputs = |newest_ordinal: u64| ReclaimInputs {
         messages: black_box(&indexed),
@@ -181,11 +178,7 @@ fn reclaim_lanes_kept_index(bencher: Bencher) {
 fn render_tail_with_drops(bencher: Bencher) {
     let messages = session();
     let tags = tags_of(&messages);
-    let indexed: Vec<(u64, &Message)> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (i as u64, m))
-        .collect();
+    let indexed = with_ordinals(&messages);
     let landed: BTreeSet<TagNo> = (1..tags.next_tag().0)
         .step_by(3)
         .map(TagNo)

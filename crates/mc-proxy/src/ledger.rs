@@ -79,10 +79,16 @@ pub fn record_call(app: &App, row: CallRow) {
         error = row.error.as_deref(),
         "upstream call"
     );
-    if let (Some(session), Some(prompt)) = (&row.session, row.prompt_tokens())
-        && (200..300).contains(&row.status)
-    {
+    if let Some((session, prompt)) = reported_usage(&row) {
         app.recent_usage.put(session, prompt);
     }
     app.ledger.record(row);
+}
+
+/// The session and prompt size a successful call reported: what the next pass plans with.
+pub fn reported_usage(row: &CallRow) -> Option<(&SessionId, u64)> {
+    let prompt = row
+        .prompt_tokens()
+        .filter(|_| (200..300).contains(&row.status))?;
+    Some((row.session.as_ref()?, prompt))
 }

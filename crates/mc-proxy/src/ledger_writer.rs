@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 use mc_engine::Engine;
 use mc_store::CallRow;
 
+use crate::ledger::reported_usage;
+
 /// How long the first queued row waits for others to join its batch.
 const GATHER: Duration = Duration::from_millis(10);
 
@@ -98,9 +100,7 @@ fn write(engine: &Engine, batch: &[CallRow]) {
     let written = engine.store().write_with(|tx| {
         for row in batch {
             tx.record_call(row)?;
-            if let (Some(session), Some(prompt)) = (&row.session, row.prompt_tokens())
-                && (200..300).contains(&row.status)
-            {
+            if let Some((session, prompt)) = reported_usage(row) {
                 engine.record_usage_in(tx, session, prompt)?;
             }
         }
