@@ -101,10 +101,15 @@ pub struct RawPass {
     /// Execute threshold per model id or id prefix (the longest matching prefix wins), e.g.
     /// `{"gpt-5": {"tokens": 150000}}`.
     pub execute_threshold_by_model: Option<BTreeMap<String, RawExecuteThreshold>>,
-    /// Percent of a provider-proven limit at which a request with nothing left to fold is
-    /// refused instead of being sent over the limit.
+    /// Percent of the usable window (and of a provider-proven limit) at which any work that
+    /// frees tokens lands, paying or not. A request is refused only when even its minimal
+    /// rendering is over the limit.
     #[schemars(range(min = PassConfig::REFUSAL_PERCENT.min, max = PassConfig::REFUSAL_PERCENT.max))]
     pub refusal_percent: Option<u64>,
+    /// Plan against at most this many tokens, whatever the model's window: a smaller,
+    /// cheaper working set.
+    #[schemars(range(min = PassConfig::WORKING_SET_TOKENS.min, max = PassConfig::WORKING_SET_TOKENS.max))]
+    pub working_set_tokens: Option<u64>,
 }
 
 /// One model's execute threshold: set `percent` or `tokens` (`tokens` wins when both are set).

@@ -208,6 +208,13 @@ impl Checker {
                 PassConfig::REFUSAL_PERCENT,
                 d.refusal_percent,
             ),
+            working_set_tokens: self
+                .bounded(
+                    key(&["pass", "working_set_tokens"]),
+                    raw.working_set_tokens,
+                    PassConfig::WORKING_SET_TOKENS,
+                )
+                .map(Tokens),
         }
     }
 

@@ -13,7 +13,7 @@ use mc_core::pass_plan::{PassInputs, PendingWork, plan_pass};
 use mc_core::reclaim::{
     FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reclaim, plan_reclaim_with,
 };
-use mc_core::reduction::{DropState, render_tail};
+use mc_core::reduction::{DropState, Reshape, render_tail};
 use mc_core::tags::{TagIndex, TagNo, assign_tags};
 use mc_core::{Message, Part, Role};
 use serde_json::json;
@@ -184,7 +184,8 @@ fn render_tail_with_drops(bencher: Bencher) {
         .map(TagNo)
         .take(200)
         .collect();
-    bencher.bench(|| render_tail(black_box(&indexed), &tags, &landed, 20).len());
+    bencher
+        .bench(|| render_tail(black_box(&indexed), &tags, &landed, 20, &Reshape::default()).len());
 }
 
 #[divan::bench]

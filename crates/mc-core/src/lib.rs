@@ -25,6 +25,7 @@ pub mod reclaim;
 pub mod reduction;
 mod session;
 pub mod tags;
+pub mod window_fit;
 
 pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};

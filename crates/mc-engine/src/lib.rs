@@ -6,7 +6,9 @@
 //! the upstream conversation with its cache breakpoints. Decisions are pure (mc-core); this
 //! crate only loads state, applies them and persists the outcome.
 
+mod correction;
 mod error;
+mod fit;
 mod fork;
 mod ingest;
 mod kept_rows;

@@ -13,18 +13,23 @@ use mc_core::breakpoints::{
 };
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
-use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass};
-use mc_core::reclaim::{
-    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, plan_reclaim_with,
-    unreduced_output_tokens,
+use mc_core::pass_plan::{
+    PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass, prompt_limit,
 };
-use mc_core::reduction::{DropState, land_drops};
+use mc_core::reclaim::{
+    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_input_reclaim, plan_reasoning_drops,
+    plan_reclaim_with, unreduced_output_tokens,
+};
+use mc_core::reduction::{DropState, PartShown, land_drops};
 use mc_core::tags::{TagAssignment, TagIndex, TagNo};
+use mc_core::window_fit::{ShrinkAction, excerpt_keep_chars, pressure_target, protected_budget};
 use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
+use crate::correction::{self, Report};
 use crate::error::{EngineError, Result};
+use crate::fit::{self, FitFacts};
 use crate::ingest::ingest;
 use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
@@ -61,9 +66,17 @@ pub struct PassRequest<'a> {
     pub now_ms: u64,
     /// The usable window (window minus output reserve), when known.
     pub usable_window: Option<u64>,
+    /// Estimated tokens of what the request carries besides its messages: the system prompt
+    /// and tools (same estimator as `count_text`). Part of every prompt the provider counts,
+    /// so the window fit and the learned token correction need it.
+    pub fixed_tokens: u64,
     /// Input + cache read + cache write of the previous response, when the caller knows it
     /// (else the engine uses what it recorded).
     pub last_usage_tokens: Option<u64>,
+    /// The pass whose upstream call `last_usage_tokens` counted (the ledger knows it), `None`
+    /// when unknown. Pairs the report with that pass's estimate to learn the model's token
+    /// correction; an unpaired report is still planned with, but not learned from.
+    pub last_usage_pass: Option<u64>,
     /// The operator asked queued work to land now.
     pub operator_flush: bool,
     /// The client's cache TTL choice (`"1h"` anywhere keeps 1 hour).
@@ -89,6 +102,9 @@ pub struct PassOutcome {
     pub landed: Vec<TagNo>,
     /// Estimated tokens those drops removed.
     pub tokens_removed: u64,
+    /// The estimated size of the whole upstream prompt (system, tools and messages), in the
+    /// provider's tokens as the learned correction predicts them.
+    pub estimated_prompt_tokens: u64,
 }
 
 /// The transform engine over one store.
@@ -179,10 +195,16 @@ impl Engine {
         })
     }
 
-    /// Records what the provider reported for the pass's call, for the next plan.
-    pub fn record_usage(&self, session: &SessionId, usage_tokens: u64) -> Result<()> {
+    /// Records what the provider reported for the call of pass `pass` (when known), for the
+    /// next plan.
+    pub fn record_usage(
+        &self,
+        session: &SessionId,
+        usage_tokens: u64,
+        pass: Option<u64>,
+    ) -> Result<()> {
         self.store
-            .write_with(|tx| record_usage_in(tx, session, usage_tokens))
+            .write_with(|tx| record_usage_in(tx, session, usage_tokens, pass))
     }
 
     /// [`Self::record_usage`] inside a caller's transaction, so the proxy writes a call's
@@ -192,8 +214,9 @@ impl Engine {
         tx: &WriteTx<'_>,
         session: &SessionId,
         usage_tokens: u64,
+        pass: Option<u64>,
     ) -> Result<()> {
-        record_usage_in(tx, session, usage_tokens)
+        record_usage_in(tx, session, usage_tokens, pass)
     }
 
     fn pass_in(
@@ -220,6 +243,17 @@ impl Engine {
             now_ms,
         )?;
         let mut state = load_state(tx, session)?.unwrap_or_default();
+        let report = match request.last_usage_tokens {
+            Some(tokens) => Some(Report {
+                tokens,
+                pass: request.last_usage_pass,
+            }),
+            None => state.last_usage_tokens.map(|tokens| Report {
+                tokens,
+                pass: state.last_usage_pass,
+            }),
+        };
+        let correction = correction::learn(tx, request.model, &mut state, report, now_ms)?;
         let tags = kept_tags_or_stored(tx, session, kept.tags.take(), ingested.assigned)?;
         let drops = kept.drops_or_stored(tx, session)?;
         let count = request.count_text;
@@ -241,6 +275,27 @@ impl Engine {
             token_estimate: &part_tokens,
             emergency,
         };
+        let usable = self
+            .config
+            .pass
+            .planned_window(request.usable_window.map(Tokens));
+        // The window the fit works against: the usable window, or a proven limit if smaller.
+        let fit_window = match (usable, state.proven_window.map(Tokens)) {
+            (Some(usable), Some(proven)) => Some(usable.min(proven)),
+            (usable, proven) => usable.or(proven),
+        };
+        if let Some(limit) = fit_window.map(|window| correction.unapply(window.get())) {
+            let first_new = ingested.previous_count.max(boundary as u64);
+            fit::reshape_oversized(
+                &mut state,
+                request.messages,
+                first_new,
+                &tags,
+                counts,
+                limit,
+                count,
+            );
+        }
         let protected = self.config.reduction.protected_tags;
         let landable = land_drops(&drops, &tags, protected);
         let unit_tokens = |tag: TagNo| -> u64 {
@@ -250,9 +305,33 @@ impl Engine {
         let tail_tokens = counts.sum_from(boundary);
         let landed_tokens: u64 = drops.landed.iter().map(|&tag| unit_tokens(tag)).sum();
         let head_tokens = state.m0_tokens + state.m1_tokens;
-        let shown_tail_tokens = tail_tokens.saturating_sub(landed_tokens);
-        let prompt_estimate = head_tokens + shown_tail_tokens;
-        let reported_usage = request.last_usage_tokens.or(state.last_usage_tokens);
+        let is_landed = |tag: TagNo| drops.landed.contains(&tag);
+        let reshaped = fit::reshape_saved(
+            &state.reshape,
+            &state.shown_tokens,
+            &tags,
+            counts,
+            &is_landed,
+        );
+        let reasoning_dropped =
+            dropped_reasoning_tokens(&state.dropped_reasoning, boundary, counts);
+        let shown_tail_tokens = tail_tokens
+            .saturating_sub(landed_tokens)
+            .saturating_sub(reshaped)
+            .saturating_sub(reasoning_dropped);
+        let prompt_estimate = request.fixed_tokens + head_tokens + shown_tail_tokens;
+        // What dropping a unit saves is what it shows now: an excerpted unit shows far less
+        // than its stored size.
+        let shown_unit_tokens = |tag: TagNo| -> u64 {
+            let size = unit_tokens(tag);
+            match state.reshape.excerpts.get(&tag) {
+                Some(&keep) => tags.unit_of(tag).map_or(size, |unit| {
+                    fit::shown_size(&state.shown_tokens, unit, size, keep)
+                }),
+                None => size,
+            }
+        };
+        let queued_tokens: u64 = landable.iter().map(|&tag| shown_unit_tokens(tag)).sum();
         let model_changed = state
             .model
             .as_deref()
@@ -261,6 +340,7 @@ impl Engine {
             .prefix_hash
             .as_deref()
             .is_some_and(|hash| hash != request.prefix_identity);
+        let reported_usage = report.map(|report| report.tokens);
         let mut inputs = PassInputs {
             now_ms: request.now_ms,
             last_call_ms: state.last_call_ms,
@@ -269,7 +349,7 @@ impl Engine {
                     .filter(|&usage| Some(usage) != state.usage_at_landing)
                     .unwrap_or(0),
             ),
-            usable_window: request.usable_window.map(Tokens),
+            usable_window: usable,
             proven_window: state.proven_window.map(Tokens),
             ttl: self.config.cache.ttl_for(request.model),
             model_changed,
@@ -277,16 +357,18 @@ impl Engine {
             operator_flush: request.operator_flush,
             head_rendered: state.head_rendered,
             head_dirty: false,
-            m0_tokens: Tokens(state.m0_tokens),
-            m1_tokens: Tokens(state.m1_tokens),
+            m0_tokens: Tokens(correction.apply(state.m0_tokens)),
+            m1_tokens: Tokens(correction.apply(state.m1_tokens)),
             m1_memory_updates: 0,
             pending: PendingWork {
-                queued_drop_tokens: Tokens(landable.iter().map(|&tag| unit_tokens(tag)).sum()),
+                queued_drop_tokens: Tokens(correction.apply(queued_tokens)),
                 reclaimable_tokens: Tokens(0),
                 m1_changed: false,
             },
-            prompt_tokens_estimate: Tokens(prompt_estimate),
-            prefix_tokens_estimate: Tokens(state.m1_tokens + shown_tail_tokens),
+            prompt_tokens_estimate: Tokens(correction.apply(prompt_estimate)),
+            fixed_tokens: Tokens(correction.apply(request.fixed_tokens)),
+            minimal_prompt_tokens: Tokens(0),
+            prefix_tokens_estimate: Tokens(correction.apply(state.m1_tokens + shown_tail_tokens)),
         };
         // The reclaim lanes walk the whole tail (with the session's kept fingerprint index,
         // only new output is fingerprinted): they run only when their result can matter. Below the execute threshold
@@ -303,25 +385,93 @@ impl Engine {
             &self.config.history,
             request.model,
         );
-        let reclaim = if usage.execute_reached || probe.refuse.is_some() {
-            plan_reclaim_with(&reclaim_inputs(true), &self.reclaim, index)
-        } else if probe.may_mutate {
-            plan_reclaim_with(&reclaim_inputs(false), &self.reclaim, index)
-        } else {
-            Vec::new()
-        };
-        inputs.pending.reclaimable_tokens =
-            Tokens(reclaim.iter().map(|decision| decision.tokens).sum());
-        let plan = if reclaim.is_empty() {
-            probe
-        } else {
-            plan_pass(
-                &inputs,
-                &self.config.pass,
-                &self.config.history,
-                request.model,
+        // Near the limit (the refusal level of the usable or proven window) the emergency
+        // lanes run whatever the execute threshold says: a proven window can be far below
+        // the configured one.
+        let near_limit = prompt_limit(&inputs).is_some_and(|limit| {
+            u128::from(usage.usage_tokens.get()) * 100
+                >= u128::from(self.config.pass.refusal_percent.get()) * u128::from(limit.get())
+        });
+        let (reclaim, input_clips) = if usage.execute_reached || near_limit {
+            let lanes = reclaim_inputs(true);
+            (
+                plan_reclaim_with(&lanes, &self.reclaim, index),
+                plan_input_reclaim(&lanes, &self.reclaim, &state.reshape.clipped_calls),
             )
+        } else if probe.may_mutate {
+            let lanes = reclaim_inputs(false);
+            (
+                plan_reclaim_with(&lanes, &self.reclaim, index),
+                plan_input_reclaim(&lanes, &self.reclaim, &state.reshape.clipped_calls),
+            )
+        } else {
+            (Vec::new(), Vec::new())
         };
+        let lane_tokens: u64 = reclaim
+            .iter()
+            .map(|decision| decision.tokens.min(shown_unit_tokens(decision.tag)))
+            .sum::<u64>()
+            + input_clips.iter().map(|clip| clip.tokens).sum::<u64>();
+        // What the window still demands once every lane landed: excerpts and clipped inputs
+        // of what lanes may not drop, and the minimal rendering a refusal is judged by.
+        let after_lanes = prompt_estimate.saturating_sub(queued_tokens + lane_tokens);
+        // Estimates leave out a few tokens per unit (tag prefixes, placeholders) that the
+        // learned correction only catches up with over time: plan a little under the limit.
+        let limit = prompt_limit(&inputs)
+            .map(|limit| correction.unapply(limit.get()) * (100 - LIMIT_MARGIN_PERCENT) / 100);
+        // A repeat of the latest pass's request (a retry after a failed call) renders what
+        // that pass rendered: its window fit was already decided. Only a provider's report
+        // that the rendering itself was over the limit (an overflow) asks for more.
+        let repeat = ingested.count == ingested.previous_count
+            && state.last_pass_messages == Some(ingested.count);
+        let proven_over = report.is_some_and(|report| {
+            report.pass.is_some()
+                && report.pass == state.sent_estimates.last().map(|&(seq, _)| seq)
+                && prompt_limit(&inputs).is_some_and(|limit| report.tokens > limit.get())
+        });
+        let shrink = match (limit, fit_window) {
+            _ if repeat && !proven_over => None,
+            (Some(limit), Some(window)) if usage.force_reached || after_lanes > limit => {
+                let mut hidden: BTreeSet<TagNo> = drops.landed.clone();
+                hidden.extend(landable.iter().copied());
+                hidden.extend(reclaim.iter().map(|decision| decision.tag));
+                let facts = FitFacts {
+                    tail: &tail,
+                    tags: &tags,
+                    counts,
+                    reshape: &state.reshape,
+                    hidden: &hidden,
+                    protected_count: protected,
+                    protected_budget: correction.unapply(protected_budget(window.get())),
+                    keep_chars: excerpt_keep_chars(window.get()),
+                    task_ordinal: request
+                        .messages
+                        .iter()
+                        .position(|message| message.role == Role::User)
+                        .map(|index| index as u64),
+                };
+                let target = usage.force_reached.then(|| {
+                    let usable = usable.unwrap_or(window);
+                    let execute = usage.execute.percent_of(usable);
+                    correction.unapply(pressure_target(usable.get(), execute.get()))
+                });
+                Some(fit::shrink(&facts, after_lanes, target, limit))
+            }
+            _ => None,
+        };
+        let shrink_tokens = shrink.as_ref().map_or(0, |plan| plan.saves);
+        inputs.pending.reclaimable_tokens = Tokens(correction.apply(lane_tokens + shrink_tokens));
+        inputs.minimal_prompt_tokens = Tokens(
+            shrink
+                .as_ref()
+                .map_or(0, |plan| correction.apply(plan.minimal)),
+        );
+        let plan = plan_pass(
+            &inputs,
+            &self.config.pass,
+            &self.config.history,
+            request.model,
+        );
         if let Some(refusal) = &plan.refuse {
             return Err(EngineError::Refused {
                 message: refusal.message.clone(),
@@ -331,6 +481,7 @@ impl Engine {
         let mut landed_now = Vec::new();
         let mut all_landed = drops.landed.clone();
         let mut drops_after = None;
+        let head_before = state.m0_tokens + state.m1_tokens;
         if plan.may_mutate {
             let reasoning = plan_reasoning_drops(&reclaim_inputs(plan.force), &self.reclaim);
             let mut dropped: BTreeSet<(u64, u32)> =
@@ -357,6 +508,35 @@ impl Engine {
                 state.last_reduction_ordinal = Some(newest_ordinal);
             }
             all_landed.extend(landed_now.iter().copied());
+            let clips = input_clips
+                .iter()
+                .map(|clip| (clip.call, PartShown::Skeleton));
+            let shrunk = shrink
+                .iter()
+                .flat_map(|plan| &plan.actions)
+                .filter_map(|action| match *action {
+                    ShrinkAction::Excerpt { tag, keep_chars } => tags
+                        .unit_of(tag)
+                        .map(|unit| (unit, PartShown::Excerpt(tag, keep_chars))),
+                    ShrinkAction::ClipCall(call) => Some((call, PartShown::Skeleton)),
+                });
+            for (unit, shown) in clips.chain(shrunk) {
+                match shown {
+                    PartShown::Excerpt(tag, keep) => {
+                        state.reshape.excerpts.insert(tag, keep);
+                    }
+                    _ => {
+                        state.reshape.clipped_calls.insert(unit);
+                    }
+                }
+                fit::remember_shown(
+                    &mut state.shown_tokens,
+                    request.messages,
+                    unit,
+                    shown,
+                    count,
+                );
+            }
             let nudge_inputs = NudgeInputs {
                 messages: request.messages,
                 boundary: boundary as u64,
@@ -376,6 +556,32 @@ impl Engine {
             self.refresh_head(&mut state, &plan, request);
         }
         let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
+        let sent_estimate = if plan.may_mutate {
+            let is_landed = |tag: TagNo| all_landed.contains(&tag);
+            let reshaped = fit::reshape_saved(
+                &state.reshape,
+                &state.shown_tokens,
+                &tags,
+                counts,
+                &is_landed,
+            );
+            let landed: u64 = all_landed.iter().map(|&tag| unit_tokens(tag)).sum();
+            request.fixed_tokens
+                + state.m0_tokens
+                + state.m1_tokens
+                + tail_tokens
+                    .saturating_sub(landed)
+                    .saturating_sub(reshaped)
+                    .saturating_sub(dropped_reasoning_tokens(
+                        &state.dropped_reasoning,
+                        boundary,
+                        counts,
+                    ))
+        } else {
+            prompt_estimate + (state.m0_tokens + state.m1_tokens) - head_before
+        };
+        state.remember_estimate(seq, sent_estimate);
+        state.last_pass_messages = Some(ingested.count);
         let computed_chain;
         let chain = match request
             .chain
@@ -394,6 +600,7 @@ impl Engine {
             landed: &all_landed,
             drop_skeletons: self.config.reduction.drop_skeletons,
             dropped_reasoning: &state.dropped_reasoning,
+            reshape: &state.reshape,
             nudges: &state.nudges,
         });
         let mut messages = vec![
@@ -429,6 +636,7 @@ impl Engine {
             breakpoints,
             landed: landed_now,
             tokens_removed,
+            estimated_prompt_tokens: correction.apply(sent_estimate),
         })
     }
 
@@ -467,6 +675,18 @@ impl Engine {
             PassKind::CacheHit => {}
         }
     }
+}
+
+/// Percent of the limit kept free of the estimate (see where the limit is taken).
+const LIMIT_MARGIN_PERCENT: u64 = 2;
+
+/// Estimated tokens of the reasoning parts dropped from the tail (from `boundary` on).
+fn dropped_reasoning_tokens(dropped: &[(u64, u32)], boundary: usize, counts: &PartTokens) -> u64 {
+    dropped
+        .iter()
+        .filter(|&&(ordinal, _)| ordinal >= boundary as u64)
+        .map(|&(ordinal, part)| counts.of(ordinal, part))
+        .sum()
 }
 
 /// What a pass keeps in memory for its session between passes, lent to one pass.
@@ -534,11 +754,17 @@ fn kept_tags_or_stored(
     Ok(TagIndex::new(tx.tags(session)?))
 }
 
-fn record_usage_in(tx: &WriteTx<'_>, session: &SessionId, usage_tokens: u64) -> Result<()> {
+fn record_usage_in(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    usage_tokens: u64,
+    pass: Option<u64>,
+) -> Result<()> {
     let Some(mut state) = load_state(tx, session)? else {
         return Ok(());
     };
     state.last_usage_tokens = Some(usage_tokens);
+    state.last_usage_pass = pass;
     store_state(tx, session, &state)
 }
 

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mc_core::reduction::{PartShown, TailDrops, ToolPairs};
+use mc_core::reduction::{PartShown, Reshape, TailDrops, ToolPairs};
 use mc_core::tags::{TagIndex, TagNo};
 use mc_core::{ContentHash, HashChain, Message};
 
@@ -41,6 +41,8 @@ pub(crate) struct TailInputs<'a> {
     pub drop_skeletons: u32,
     /// Landed reasoning drops, (ordinal, part), sorted.
     pub dropped_reasoning: &'a [(u64, u32)],
+    /// Units shown smaller (excerpts, clipped calls).
+    pub reshape: &'a Reshape,
     /// Every reminder given.
     pub nudges: &'a [Nudge],
 }
@@ -77,6 +79,7 @@ struct Basis {
     drop_skeletons: u32,
     drops: TailDrops,
     dropped_reasoning: Vec<(u64, u32)>,
+    reshape: Reshape,
     nudges: Vec<Nudge>,
 }
 
@@ -113,8 +116,10 @@ impl RenderedTail {
                         inputs.tags,
                         inputs.landed,
                         inputs.drop_skeletons,
-                    ),
+                    )
+                    .with_reshape(inputs.reshape, inputs.tags),
                     dropped_reasoning: inputs.dropped_reasoning.to_vec(),
+                    reshape: inputs.reshape.clone(),
                     nudges: Vec::new(),
                 },
                 false,
@@ -211,6 +216,7 @@ impl Basis {
         self.landed == *inputs.landed
             && self.drop_skeletons == inputs.drop_skeletons
             && self.dropped_reasoning == inputs.dropped_reasoning
+            && self.reshape == *inputs.reshape
             && inputs.nudges.starts_with(&self.nudges)
             && inputs.nudges[self.nudges.len()..]
                 .iter()
@@ -234,6 +240,11 @@ mod tests {
 
     use super::*;
 
+    static NO_RESHAPE: Reshape = Reshape {
+        excerpts: BTreeMap::new(),
+        clipped_calls: BTreeSet::new(),
+    };
+
     fn inputs<'a>(
         tail: &'a [(u64, &'a Message)],
         chain: &'a HashChain,
@@ -247,6 +258,7 @@ mod tests {
             landed,
             drop_skeletons: 20,
             dropped_reasoning: &[],
+            reshape: &NO_RESHAPE,
             nudges: &[],
         }
     }

@@ -4,6 +4,9 @@
 //! last materialised (so a cache-hit pass re-sends the same bytes), and what the last call
 //! reported. Fields are added with serde defaults, so an older blob still reads.
 
+use std::collections::BTreeMap;
+
+use mc_core::reduction::Reshape;
 use serde::{Deserialize, Serialize};
 
 use crate::nudges::Nudge;
@@ -32,6 +35,8 @@ pub struct EngineState {
     pub last_call_ms: Option<u64>,
     /// Input + cache read + cache write of the last response, when reported.
     pub last_usage_tokens: Option<u64>,
+    /// The pass whose call `last_usage_tokens` counted, when known.
+    pub last_usage_pass: Option<u64>,
     /// The context limit the provider proved with an overflow error.
     pub proven_window: Option<u64>,
     /// The usage report the last landing pass planned with. A later request that reports the
@@ -46,4 +51,33 @@ pub struct EngineState {
     pub last_reduction_ordinal: Option<u64>,
     /// Every reminder given, oldest first, replayed at its place on every later render.
     pub nudges: Vec<Nudge>,
+    /// Units shown smaller (excerpts, clipped tool inputs), replayed on every later render.
+    pub reshape: Reshape,
+    /// How many tokens each reshaped unit renders to, by "ordinal:part" (counted once).
+    pub shown_tokens: BTreeMap<String, u64>,
+    /// The estimated prompt (before the learned correction) of the session's latest passes,
+    /// as (pass seq, tokens), oldest first: a usage report is compared with the estimate of
+    /// the pass it answers to learn the model's token correction.
+    pub sent_estimates: Vec<(u64, u64)>,
+    /// The pass whose usage report was last learned from, so one report is learned once.
+    pub learned_pass: Option<u64>,
+    /// How many messages the latest pass rendered: a request of the same length with nothing
+    /// new is a repeat (a retry), which must render the same bytes.
+    pub last_pass_messages: Option<u64>,
+}
+
+/// How many passes' estimates are kept for learning.
+pub const SENT_ESTIMATES_KEPT: usize = 4;
+
+impl EngineState {
+    /// Remembers the estimate of pass `seq`.
+    pub fn remember_estimate(&mut self, seq: u64, estimate: u64) {
+        self.sent_estimates.retain(|&(kept, _)| kept != seq);
+        self.sent_estimates.push((seq, estimate));
+        let excess = self
+            .sent_estimates
+            .len()
+            .saturating_sub(SENT_ESTIMATES_KEPT);
+        self.sent_estimates.drain(..excess);
+    }
 }

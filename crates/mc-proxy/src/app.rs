@@ -9,8 +9,10 @@ use tokio::sync::Semaphore;
 
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
+use crate::fixed_tokens::FixedTokens;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
+use crate::ledger::ReportedUsage;
 use crate::ledger_writer::LedgerWriter;
 use crate::project::ProjectResolver;
 use crate::settings::ProxySettings;
@@ -48,7 +50,9 @@ pub struct App {
     pub pass_permits: Semaphore,
     /// Per session, the prompt size its latest successful call reported: what the next pass
     /// plans with, ahead of the stored copy the ledger thread writes.
-    pub recent_usage: SessionCache<u64>,
+    pub recent_usage: SessionCache<ReportedUsage>,
+    /// Estimated tokens of each distinct system prompt and tools.
+    pub fixed_tokens: FixedTokens,
     /// Ledger rows, written in batches off the request path.
     pub ledger: LedgerWriter,
 }
@@ -78,6 +82,7 @@ impl App {
             encoded_heads: EncodedHeads::default(),
             pass_permits: Semaphore::new(concurrent_passes()),
             recent_usage: SessionCache::default(),
+            fixed_tokens: FixedTokens::default(),
             ledger: LedgerWriter::new(engine.as_ref().ok().cloned()),
             engine,
         })

@@ -43,6 +43,19 @@ impl ClientRequest {
             .find_map(|key| rest.get(*key).and_then(Value::as_u64))
     }
 
+    /// The extended-thinking budget the call asks for (Anthropic `thinking.budget_tokens`),
+    /// 0 when none: the answer's room must hold it.
+    pub fn thinking_budget(&self) -> u64 {
+        let rest = match self {
+            Self::Anthropic(request) => &request.rest,
+            Self::OpenAi(request) => &request.rest,
+        };
+        rest.get("thinking")
+            .and_then(|thinking| thinking.get("budget_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    }
+
     /// Anthropic `metadata.user_id`, where Claude Code writes its session id.
     pub fn metadata_user_id(&self) -> Option<&str> {
         match self {
@@ -68,6 +81,28 @@ impl ClientRequest {
         match self {
             Self::Anthropic(request) => render_anthropic::system_blocks(request),
             Self::OpenAi(_) => 0,
+        }
+    }
+
+    /// Each tool definition as the JSON the provider renders into the prompt.
+    pub fn tool_definitions(&self) -> Vec<String> {
+        match self {
+            Self::Anthropic(request) => request
+                .tools
+                .iter()
+                .flatten()
+                .map(|tool| {
+                    let mut definition = tool.rest.clone();
+                    definition.insert("name".to_owned(), Value::from(tool.name.clone()));
+                    Value::Object(definition).to_string()
+                })
+                .collect(),
+            Self::OpenAi(request) => request
+                .tools
+                .iter()
+                .flatten()
+                .map(|tool| Value::Object(tool.raw.clone()).to_string())
+                .collect(),
         }
     }
 

@@ -79,16 +79,31 @@ pub fn record_call(app: &App, row: CallRow) {
         error = row.error.as_deref(),
         "upstream call"
     );
-    if let Some((session, prompt)) = reported_usage(&row) {
-        app.recent_usage.put(session, prompt);
+    if let Some((session, usage)) = reported_usage(&row) {
+        app.recent_usage.put(session, usage);
     }
     app.ledger.record(row);
 }
 
-/// The session and prompt size a successful call reported: what the next pass plans with.
-pub fn reported_usage(row: &CallRow) -> Option<(&SessionId, u64)> {
-    let prompt = row
+/// The session and usage a successful call reported: what the next pass plans with.
+pub fn reported_usage(row: &CallRow) -> Option<(&SessionId, ReportedUsage)> {
+    let tokens = row
         .prompt_tokens()
         .filter(|_| (200..300).contains(&row.status))?;
-    Some((row.session.as_ref()?, prompt))
+    Some((
+        row.session.as_ref()?,
+        ReportedUsage {
+            tokens,
+            pass: row.pass_seq,
+        },
+    ))
+}
+
+/// What the provider counted for one call's prompt, and the pass that call sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportedUsage {
+    /// Input + cache read + cache write.
+    pub tokens: u64,
+    /// The pass whose request was counted, when known.
+    pub pass: Option<u64>,
 }

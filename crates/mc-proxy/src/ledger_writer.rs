@@ -100,8 +100,8 @@ fn write(engine: &Engine, batch: &[CallRow]) {
     let written = engine.store().write_with(|tx| {
         for row in batch {
             tx.record_call(row)?;
-            if let Some((session, prompt)) = reported_usage(row) {
-                engine.record_usage_in(tx, session, prompt)?;
+            if let Some((session, usage)) = reported_usage(row) {
+                engine.record_usage_in(tx, session, usage.tokens, usage.pass)?;
             }
         }
         Ok::<_, mc_engine::EngineError>(())

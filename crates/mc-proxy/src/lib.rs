@@ -29,6 +29,7 @@ mod client_request;
 mod clock;
 mod encoded_head;
 mod encoded_messages;
+mod fixed_tokens;
 mod forward;
 mod headers;
 mod incremental;

@@ -19,7 +19,7 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 use crate::app::App;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
-use crate::ledger::{call_row, record_call, set_usage};
+use crate::ledger::{ReportedUsage, call_row, record_call, set_usage};
 use crate::overflow::parse_overflow;
 use crate::pass_run::{Planned, plan_with_retries};
 use crate::provider::{Provider, ProxyError};
@@ -135,7 +135,17 @@ async fn run(
                     );
                 }
             }
-            let usage = overflow.prompt_tokens.or(overflow.limit_tokens);
+            // The provider's count of the refused request pairs with the pass that sent it, so
+            // the retry plans with it and the model's token correction learns from it.
+            let usage = overflow
+                .prompt_tokens
+                .map(|tokens| ReportedUsage {
+                    tokens,
+                    pass: planned.pass.as_ref().map(|pass| pass.seq),
+                })
+                .or(overflow
+                    .limit_tokens
+                    .map(|tokens| ReportedUsage { tokens, pass: None }));
             planned = plan(&app, provider, &headers, &client_body, usage).await?;
             retried = true;
             continue;
@@ -158,7 +168,7 @@ async fn plan(
     provider: Provider,
     headers: &Arc<HeaderMap>,
     client_body: &Bytes,
-    last_usage: Option<u64>,
+    last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
     // Closed only if the semaphore is closed, which nothing does; a pass then runs unbounded.
     let _permit = app.pass_permits.acquire().await.ok();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
+use mc_core::pass_plan::usable_window;
 use mc_core::{HashChain, SessionId};
 use mc_engine::{EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
@@ -17,10 +18,11 @@ use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::unix_ms;
 use crate::incremental::Layout;
+use crate::ledger::ReportedUsage;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::render_openai;
 use crate::session_resolve::{ResolveError, SessionHints, resolve};
-use crate::windows::{context_window, usable_window};
+use crate::windows::context_window;
 
 /// Attempts at a pass while the store reports busy (each already waited its busy timeout).
 const BUSY_ATTEMPTS: u32 = 3;
@@ -68,7 +70,7 @@ pub fn plan_with_retries(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
-    last_usage: Option<u64>,
+    last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
     let mut attempt = 0;
     loop {
@@ -118,7 +120,7 @@ fn plan_once(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
-    last_usage: Option<u64>,
+    last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
     let engine = app.engine.as_ref().map_err(|reason| {
         Failure::Refuse(ProxyError::new(
@@ -171,10 +173,15 @@ fn plan_once(
             .into_iter()
             .chain(first_message_texts(&conversation)),
     );
-    let window = app
-        .proven_windows
-        .window(&model, context_window(&model, app.settings.context_window));
-    let usable = window.map(|window| usable_window(window, client.max_output_tokens()));
+    let betas = headers
+        .get("anthropic-beta")
+        .and_then(|value| value.to_str().ok());
+    let window = app.proven_windows.window(
+        &model,
+        context_window(&model, app.settings.context_window, betas),
+    );
+    let usable = window
+        .map(|window| usable_window(window, client.max_output_tokens(), client.thinking_budget()));
     let resolution = engine
         .store()
         .read_warm(|tx| Ok(resolve(tx, &hints, &chain)))
@@ -197,6 +204,7 @@ fn plan_once(
     // The overflow retry passes what the provider counted; otherwise the session's latest
     // reported usage, kept in memory as its call ended (the ledger writes it later).
     let planning_usage = last_usage.or_else(|| app.recent_usage.get(&session));
+    let fixed_tokens = app.fixed_tokens.of(&client, &prefix_identity, &count);
     let mut forks = 0;
     let outcome: PassOutcome = loop {
         let request = PassRequest {
@@ -210,7 +218,9 @@ fn plan_once(
             chain: Some(&chain),
             now_ms,
             usable_window: usable,
-            last_usage_tokens: planning_usage,
+            fixed_tokens,
+            last_usage_tokens: planning_usage.map(|usage| usage.tokens),
+            last_usage_pass: planning_usage.and_then(|usage| usage.pass),
             operator_flush: false,
             client_ttl,
             count_text: &count,
@@ -245,7 +255,7 @@ fn plan_once(
     let rendered = client.render(
         &outcome,
         window,
-        last_usage,
+        last_usage.map(|usage| usage.tokens),
         previous.as_ref(),
         &app.encoded_heads,
     );

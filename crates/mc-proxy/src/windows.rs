@@ -2,13 +2,13 @@
 //!
 //! The engine plans against the usable window: the context window minus what the answer
 //! may need. The window comes from, in order: the operator's `--context-window`, the
-//! families listed here, else nothing (the engine then plans on the provider's reported
-//! usage and any overflow the provider proved).
+//! request itself (a Claude request that opts into the 1M-token window with the
+//! `context-1m-…` beta gets it: Claude Code 2.1 sends it and shows the user a 1M window),
+//! the families listed here, else nothing (the engine then plans on the provider's reported
+//! usage and any overflow the provider proved). A proven limit caps all of them.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-
-use mc_core::pass_plan::output_reserve_tokens;
 
 /// Known families by name fragment; the first match wins, so more specific fragments come
 /// first. Claude's 1M-token window is a beta a request opts into, so 200K is assumed.
@@ -22,12 +22,31 @@ const WINDOWS: &[(&str, u64)] = &[
     ("gemini", 1_048_576),
 ];
 
-/// The context window of `model`, in tokens, when known.
-pub fn context_window(model: &str, override_tokens: Option<u64>) -> Option<u64> {
+/// The window a Claude request gets with the long-context beta.
+const CLAUDE_LONG_CONTEXT: u64 = 1_000_000;
+
+/// The beta flag's prefix (`context-1m-2025-08-07`).
+const LONG_CONTEXT_BETA: &str = "context-1m-";
+
+/// The context window of `model`, in tokens, when known. `betas` is the request's
+/// `anthropic-beta` header value (comma-separated flags), when it has one.
+pub fn context_window(
+    model: &str,
+    override_tokens: Option<u64>,
+    betas: Option<&str>,
+) -> Option<u64> {
     if override_tokens.is_some() {
         return override_tokens;
     }
     let lower = model.to_ascii_lowercase();
+    let long_context = betas.is_some_and(|betas| {
+        betas
+            .split(',')
+            .any(|flag| flag.trim().starts_with(LONG_CONTEXT_BETA))
+    });
+    if long_context && lower.contains("claude") {
+        return Some(CLAUDE_LONG_CONTEXT);
+    }
     WINDOWS
         .iter()
         .find(|(fragment, _)| lower.contains(fragment))
@@ -65,27 +84,37 @@ impl ProvenWindows {
     }
 }
 
-/// The usable window: the context window minus the output reserve
-/// ([`output_reserve_tokens`]; a request that states no output limit gets the whole reserve).
-pub fn usable_window(window: u64, max_output_tokens: Option<u64>) -> u64 {
-    window.saturating_sub(output_reserve_tokens(max_output_tokens.unwrap_or(u64::MAX)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn families_and_override() {
-        assert_eq!(context_window("claude-opus-4-8", None), Some(200_000));
-        assert_eq!(context_window("gpt-4o-mini", None), Some(128_000));
-        assert_eq!(context_window("my-local-model", None), None);
+        assert_eq!(context_window("claude-opus-4-8", None, None), Some(200_000));
+        assert_eq!(context_window("gpt-4o-mini", None, None), Some(128_000));
+        assert_eq!(context_window("my-local-model", None, None), None);
         assert_eq!(
-            context_window("claude-opus-4-8", Some(60_000)),
+            context_window("claude-opus-4-8", Some(60_000), None),
             Some(60_000)
         );
-        assert_eq!(usable_window(60_000, Some(32_000)), 40_000);
-        assert_eq!(usable_window(60_000, Some(4_096)), 55_904);
+    }
+
+    #[test]
+    fn the_long_context_beta_opens_claude_s_million_token_window() {
+        let betas = "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14";
+        assert_eq!(
+            context_window("claude-opus-4-8", None, Some(betas)),
+            Some(1_000_000)
+        );
+        assert_eq!(
+            context_window("claude-opus-4-8", None, Some("claude-code-20250219")),
+            Some(200_000)
+        );
+        assert_eq!(context_window("gpt-5", None, Some(betas)), Some(400_000));
+        assert_eq!(
+            context_window("claude-opus-4-8", Some(60_000), Some(betas)),
+            Some(60_000)
+        );
     }
 
     #[test]

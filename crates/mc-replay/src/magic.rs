@@ -10,11 +10,10 @@ use std::borrow::Cow;
 
 use mc_core::breakpoints::{CacheTtlChoice, Ttl};
 use mc_core::pass_plan::BustCause;
+use mc_core::pass_plan::usable_window;
 use mc_core::{Host, Message, Part, Role, SessionId};
 use mc_engine::{Engine, EngineError, PassRequest};
-use mc_sim::strategy::{
-    CacheMarks, Prepared, PreparedCall, StepView, Strategy, StrategyContext, output_reserve_tokens,
-};
+use mc_sim::strategy::{CacheMarks, Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 use mc_store::Store;
 
 /// The engine as a replay strategy.
@@ -24,6 +23,8 @@ pub struct Magic {
     _dir: Option<tempfile::TempDir>,
     branch: u32,
     failures: u64,
+    /// The pass the previous step's main call sent: the usage the next step reports is its.
+    last_pass: Option<u64>,
 }
 
 impl Magic {
@@ -40,12 +41,14 @@ impl Magic {
                 _dir: Some(dir),
                 branch: 0,
                 failures: 0,
+                last_pass: None,
             },
             None => Self {
                 engine: None,
                 _dir: None,
                 branch: 0,
                 failures: 0,
+                last_pass: None,
             },
         }
     }
@@ -84,9 +87,8 @@ impl Strategy for Magic {
         };
         let prefix_identity = prefix_identity(step);
         let count = |text: &str| ctx.counter.count_tokens(text);
-        let usable_window = ctx
-            .window_tokens
-            .saturating_sub(output_reserve_tokens(ctx.max_output_tokens));
+        let usable_window = usable_window(ctx.window_tokens, Some(ctx.max_output_tokens), 0);
+        let fixed_tokens = fixed_tokens(step, &count);
         for _attempt in 0..2 {
             let (Some(engine), Some(session)) = (self.engine.as_ref(), self.session()) else {
                 break;
@@ -102,13 +104,16 @@ impl Strategy for Magic {
                 chain: None,
                 now_ms: step.at_ms,
                 usable_window: Some(usable_window),
+                fixed_tokens,
                 last_usage_tokens: step.last_prompt_tokens,
+                last_usage_pass: self.last_pass.filter(|_| step.last_prompt_tokens.is_some()),
                 operator_flush: false,
                 client_ttl: CacheTtlChoice::Default,
                 count_text: &count,
             };
             match engine.pass(&request) {
                 Ok(outcome) => {
+                    self.last_pass = Some(outcome.seq);
                     let marks = CacheMarks {
                         system: outcome.breakpoints.system,
                         slots: outcome
@@ -134,13 +139,32 @@ impl Strategy for Magic {
                     };
                 }
                 // A rewind or a compaction call: a new branch, as the proxy forks one.
-                Err(EngineError::Diverged { .. }) => self.branch += 1,
+                Err(EngineError::Diverged { .. }) => {
+                    self.branch += 1;
+                    self.last_pass = None;
+                }
                 Err(_) => break,
             }
         }
         self.failures += 1;
         passthrough()
     }
+}
+
+/// The estimated tokens of the system prompt and tools, as the tool definitions render.
+fn fixed_tokens(step: &StepView<'_>, count: &dyn Fn(&str) -> u64) -> u64 {
+    let system: u64 = step.system.iter().map(|text| count(text)).sum();
+    let tools: u64 = step
+        .tools
+        .iter()
+        .map(|tool| {
+            count(&format!(
+                "{}\n{}\n{}",
+                tool.name, tool.description, tool.input_schema
+            ))
+        })
+        .sum();
+    system + tools
 }
 
 /// A stable identity of the system prompt and tools: the content hash of a message holding

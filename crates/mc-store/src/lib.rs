@@ -52,6 +52,7 @@ mod migrations;
 mod session_status;
 mod sessions;
 mod store;
+mod token_corrections;
 
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use calls::CallRow;

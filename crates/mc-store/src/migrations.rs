@@ -46,10 +46,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "raw log keyed by row id, content last",
         sql: include_str!("migrations/0004_messages_rowid.sql"),
     },
+    Migration {
+        version: 5,
+        name: "learned token corrections per model",
+        sql: include_str!("migrations/0005_token_corrections.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and

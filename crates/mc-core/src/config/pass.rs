@@ -21,9 +21,14 @@ pub struct PassConfig {
     /// prefix wins): a percent, or an absolute token count for models whose real window is
     /// smaller than advertised.
     pub execute_threshold_by_model: BTreeMap<String, ExecuteThreshold>,
-    /// Percent of a provider-proven limit at which a request with nothing left to fold is
-    /// refused with a provider-shaped error instead of being sent over the limit.
+    /// Percent of the usable window (and of a provider-proven limit) at which landing work
+    /// becomes urgent: any work that frees tokens lands, paying or not, since the next
+    /// request may overflow. (A request is refused only when even its minimal rendering is
+    /// over the limit.)
     pub refusal_percent: Percent,
+    /// A working set smaller than the window: the engine plans against at most this many
+    /// tokens whatever the model's window, for users who want smaller, cheaper prompts.
+    pub working_set_tokens: Option<Tokens>,
 }
 
 impl PassConfig {
@@ -34,6 +39,16 @@ impl PassConfig {
     pub const EXECUTE_THRESHOLD_TOKENS: Bounds = Bounds::tokens(1_000, 10_000_000);
     /// Accepted refusal levels: never below the highest force band (92%).
     pub const REFUSAL_PERCENT: Bounds = Bounds::percent(92, 100);
+    /// Accepted working sets: below 8K tokens no coding agent's system prompt fits.
+    pub const WORKING_SET_TOKENS: Bounds = Bounds::tokens(8_000, 10_000_000);
+
+    /// The usable window to plan against: the request's, capped by the working set.
+    pub fn planned_window(&self, usable_window: Option<Tokens>) -> Option<Tokens> {
+        match (usable_window, self.working_set_tokens) {
+            (Some(usable), Some(working)) => Some(usable.min(working)),
+            (usable, working) => usable.or(working),
+        }
+    }
     /// The force band never starts below this percent of the usable window.
     pub const FORCE_BAND_FLOOR: Percent = Percent::saturating(85);
     /// The force band starts at least this many points above the execute threshold, so a
@@ -65,6 +80,7 @@ impl Default for PassConfig {
             execute_threshold_percent: Percent::saturating(65),
             execute_threshold_by_model: BTreeMap::new(),
             refusal_percent: Percent::saturating(95),
+            working_set_tokens: None,
         }
     }
 }

@@ -54,6 +54,13 @@ pub struct PassInputs {
     /// last response did not reach yet, and its excess over `last_usage_tokens` is the growth
     /// per turn the economics project forward.
     pub prompt_tokens_estimate: Tokens,
+    /// Estimated tokens of what the request carries besides its messages (system prompt and
+    /// tools), in the provider's tokens; part of `prompt_tokens_estimate`.
+    pub fixed_tokens: Tokens,
+    /// The prompt estimate with every way of shrinking it applied (the minimal rendering:
+    /// system, tools, head, task and excerpts of everything), in the provider's tokens; `0`
+    /// when not computed. Over the limit, the request is refused.
+    pub minimal_prompt_tokens: Tokens,
     /// Cached tokens a soft bust rewrites: from `m[1]` to the last cached block. A hard fold
     /// rewrites `m[0]` too (`m0_tokens` more).
     pub prefix_tokens_estimate: Tokens,

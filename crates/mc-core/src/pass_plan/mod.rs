@@ -21,8 +21,9 @@
 //! 4. Without permission the pass is a [`PassKind::CacheHit`] and nothing may change.
 //!
 //! Independently, `force` is set in the force band (the engine then counts and lands the
-//! emergency reclaim lanes), and `refuse` when a provider-proven
-//! window is at the refusal level with nothing left to fold.
+//! emergency reclaim lanes), and `refuse` when even the minimal rendering is over the limit
+//! ([`refusal`]). A prompt estimated over the limit is an emergency: it busts whenever there
+//! is anything to land, since sending it as it is would fail anyway.
 //!
 //! ```
 //! use mc_core::config::{HistoryConfig, PassConfig, Tokens};
@@ -57,8 +58,11 @@ pub use cause::BustCause;
 pub use fold::{is_cache_expired, m1_backstop};
 pub use inputs::{PassInputs, PendingWork};
 pub use kind::{PassKind, PassPlan};
-pub use refusal::Refusal;
-pub use usage::{UsageLevel, measure_usage, output_reserve_tokens};
+pub use refusal::{Refusal, prompt_limit};
+pub use usage::{
+    MIN_PLANNING_RESERVE_TOKENS, UsageLevel, measure_usage, output_reserve_tokens,
+    planning_reserve_tokens, usable_window,
+};
 
 use crate::config::{HistoryConfig, PassConfig};
 
@@ -88,7 +92,10 @@ pub fn plan_pass(
         && inputs.head_rendered
         && !inputs.head_dirty
         && backstop.is_none();
-    let emergency = refusal::at_refusal_level(inputs, usage.usage_tokens, pass) && !nothing_to_fold;
+    let over_limit =
+        refusal::prompt_limit(inputs).is_some_and(|limit| inputs.prompt_tokens_estimate > limit);
+    let emergency = (refusal::at_refusal_level(inputs, usage.usage_tokens, pass) || over_limit)
+        && !nothing_to_fold;
 
     let (kind, cause) = if let Some((cause, reason)) = required {
         reasons.push(reason);
@@ -119,10 +126,10 @@ pub fn plan_pass(
         }
     };
 
-    let refuse = refusal::refusal(inputs, usage.usage_tokens, pass, nothing_to_fold);
+    let refuse = refusal::refusal(inputs);
     if let Some(refusal) = &refuse {
         reasons.push(format!(
-            "refused: {} tokens at the refusal level of the proven {}-token window, nothing to fold",
+            "refused: the minimal rendering ({} tokens) is over the {}-token limit",
             refusal.usage_tokens.get(),
             refusal.limit_tokens.get()
         ));

@@ -28,6 +28,8 @@ fn live() -> PassInputs {
         m1_memory_updates: 0,
         pending: PendingWork::default(),
         prompt_tokens_estimate: Tokens(50_000),
+        fixed_tokens: Tokens(15_000),
+        minimal_prompt_tokens: Tokens(0),
         prefix_tokens_estimate: Tokens(40_000),
     }
 }
@@ -405,7 +407,7 @@ fn m1_backstop_folds_only_a_pass_that_may_bust() {
 }
 
 #[test]
-fn emergency_and_refusal_at_a_proven_limit() {
+fn emergency_at_a_proven_limit_and_refusal_only_when_the_minimal_rendering_is_over() {
     // Proven 150K (smaller than advertised); 95% of it is 142,500 tokens (71% of usable).
     let near = |usage: u64| PassInputs {
         proven_window: Some(Tokens(150_000)),
@@ -418,45 +420,47 @@ fn emergency_and_refusal_at_a_proven_limit() {
         (PassKind::SoftBust, Some(BustCause::Emergency), true)
     );
     assert!(emergency.refuse.is_none());
+    // Nothing to fold, but the request fits: it is sent, not refused.
+    assert!(plan(&near(142_500)).refuse.is_none());
 
-    let stuck = plan(&near(142_500));
+    // Over the proven limit with work to land: an emergency, whatever the economics.
+    let over = PassInputs {
+        minimal_prompt_tokens: Tokens(60_000),
+        ..with_drops(near(151_000), 100)
+    };
+    let over_plan = plan(&over);
+    assert_eq!(over_plan.cause, Some(BustCause::Emergency));
+    assert!(over_plan.refuse.is_none(), "the minimal rendering fits");
+
+    let stuck = PassInputs {
+        minimal_prompt_tokens: Tokens(150_001),
+        ..near(160_000)
+    };
     assert_eq!(
-        stuck.refuse,
+        plan(&stuck).refuse,
         Some(Refusal {
-            usage_tokens: Tokens(142_500),
+            usage_tokens: Tokens(150_001),
             limit_tokens: Tokens(150_000),
-            message: "prompt is too long: about 142500 tokens, at or above 95% of the 150000-token \
-                      limit the provider enforces for this model, and magic-context has nothing left \
-                      to drop or fold in this session, so the request was not sent. Compact the \
-                      conversation or start a new session."
+            message: "prompt is too long: even with every older part dropped and every recent one \
+                      cut to an excerpt, this request needs about 150001 tokens, over the \
+                      150000-token limit for this model (the system prompt and tools alone take \
+                      about 15000 tokens, the summarised history 2050). magic-context did not \
+                      send it. Use a model with a larger context window, turn off tools or MCP \
+                      servers you do not need, or start a new session."
                 .to_owned(),
         })
     );
-    assert!(!stuck.force, "a refused request has nothing to force");
-    assert!(
-        plan_pass(
-            &near(142_499),
-            &PassConfig::default(),
-            &HistoryConfig::default(),
-            MODEL
-        )
-        .refuse
-        .is_none()
-    );
-    // Without a proven window there is no refusal, however full the window.
-    let unproven = plan(&with_drops(at_usage(400_000), 1_000));
-    assert!(unproven.refuse.is_none() && unproven.force);
-    // A pending fold is something left to fold.
-    let dirty = PassInputs {
-        head_dirty: true,
-        ..near(142_500)
+    // The usable window is a limit too; without any limit nothing is refused.
+    let over_usable = PassInputs {
+        minimal_prompt_tokens: Tokens(200_001),
+        ..at_usage(400_000)
     };
-    let dirty_plan = plan(&dirty);
-    assert!(dirty_plan.refuse.is_none());
-    assert_eq!(
-        (dirty_plan.kind, dirty_plan.cause),
-        (PassKind::HardFold, Some(BustCause::StructuralEdit))
-    );
+    assert!(plan(&over_usable).refuse.is_some());
+    let unknown = PassInputs {
+        usable_window: None,
+        ..over_usable
+    };
+    assert!(plan(&unknown).refuse.is_none());
 }
 
 #[test]
@@ -557,6 +561,8 @@ prop_compose! {
         updates in 0..60u32,
         pending in arb_pending(),
         prefix in arb_tokens(300_000),
+        fixed in arb_tokens(30_000),
+        minimal in prop::option::weighted(0.5, arb_tokens(450_000)),
     ) -> PassInputs {
         let estimate = if shrink {
             last_usage.get().saturating_sub(growth)
@@ -581,6 +587,9 @@ prop_compose! {
             m1_memory_updates: updates,
             pending,
             prompt_tokens_estimate: Tokens(estimate),
+            fixed_tokens: fixed,
+            // The minimal rendering is never larger than the prompt it shrinks.
+            minimal_prompt_tokens: minimal.map_or(Tokens(0), |minimal| Tokens(minimal.get().min(estimate))),
             prefix_tokens_estimate: prefix,
         }
     }
@@ -680,24 +689,32 @@ proptest! {
     }
 
     #[test]
-    fn refusal_only_at_a_proven_limit_with_nothing_to_fold(
+    fn refusal_only_when_the_minimal_rendering_is_over_the_limit(
+        inputs in arb_inputs(), pass in arb_pass(), model in arb_model(),
+    ) {
+        let plan = plan_pass(&inputs, &pass, &HistoryConfig::default(), model);
+        let limit = prompt_limit(&inputs);
+        let minimal = inputs.minimal_prompt_tokens;
+        prop_assert_eq!(
+            plan.refuse.is_some(),
+            minimal.get() > 0 && limit.is_some_and(|limit| minimal > limit)
+        );
+        if let Some(refusal) = &plan.refuse {
+            prop_assert_eq!(Some(refusal.limit_tokens), limit);
+            prop_assert_eq!(refusal.usage_tokens, minimal);
+            prop_assert!(refusal.message.starts_with("prompt is too long"));
+        }
+    }
+
+    #[test]
+    fn over_the_limit_with_work_always_busts(
         inputs in arb_inputs(), pass in arb_pass(), model in arb_model(),
     ) {
         let history = HistoryConfig::default();
-        let usage = measure_usage(&inputs, &pass, model).usage_tokens;
         let plan = plan_pass(&inputs, &pass, &history, model);
-        let proven_level = inputs.proven_window.is_some_and(|p| p.get() > 0
-            && u128::from(usage.get()) * 100 >= 95 * u128::from(p.get()));
-        let nothing_to_fold = inputs.pending.queued_drop_tokens.get() == 0
-            && inputs.pending.reclaimable_tokens.get() == 0
-            && !inputs.pending.m1_changed
-            && inputs.head_rendered
-            && !inputs.head_dirty
-            && m1_backstop(&inputs, &history).is_none();
-        prop_assert_eq!(plan.refuse.is_some(), proven_level && nothing_to_fold);
-        if let Some(refusal) = &plan.refuse {
-            prop_assert_eq!(Some(refusal.limit_tokens), inputs.proven_window);
-            prop_assert_eq!(refusal.usage_tokens, usage);
+        let over = prompt_limit(&inputs).is_some_and(|limit| inputs.prompt_tokens_estimate > limit);
+        if over && inputs.pending.has_work() {
+            prop_assert!(plan.may_mutate, "{:#?}", plan);
         }
     }
 

@@ -13,6 +13,40 @@ pub fn output_reserve_tokens(max_output_tokens: u64) -> u64 {
     max_output_tokens.min(MAX_OUTPUT_RESERVE_TOKENS)
 }
 
+/// The least the engine keeps free for the answer when planning, whatever the window: the
+/// same floor the proxy keeps when it lowers a request's `max_tokens` to the room left.
+pub const MIN_PLANNING_RESERVE_TOKENS: u64 = 4_096;
+
+/// The tokens the engine keeps free for the answer when it plans against a `window`: a tenth
+/// of the window, at most 20K and at most what the request allows (`max_output_tokens`),
+/// never below [`MIN_PLANNING_RESERVE_TOKENS`] nor the request's thinking budget.
+///
+/// [`output_reserve_tokens`] (Claude Code's own reserve, 20K whatever the window) left
+/// nothing of a 40K window once a coding agent's ~20K of system prompt and tools were in; a
+/// reserve that shrinks with the window keeps the usable share sensible (36K of 40K, 180K of
+/// 200K as before), and the proxy lowers `max_tokens` to the room left when a prompt nears
+/// the window, so the answer never competes with the prompt for the same tokens.
+pub fn planning_reserve_tokens(
+    window: u64,
+    max_output_tokens: Option<u64>,
+    thinking_budget: u64,
+) -> u64 {
+    (window / 10)
+        .min(MAX_OUTPUT_RESERVE_TOKENS)
+        .min(max_output_tokens.unwrap_or(u64::MAX))
+        .max(MIN_PLANNING_RESERVE_TOKENS)
+        .max(thinking_budget)
+}
+
+/// The usable window the engine plans against: `window` minus [`planning_reserve_tokens`].
+pub fn usable_window(window: u64, max_output_tokens: Option<u64>, thinking_budget: u64) -> u64 {
+    window.saturating_sub(planning_reserve_tokens(
+        window,
+        max_output_tokens,
+        thinking_budget,
+    ))
+}
+
 /// Usage of this request against the thresholds that gate busting (DESIGN §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UsageLevel {
@@ -96,4 +130,24 @@ pub(super) fn reaches(tokens: Tokens, percent: Percent, window: Option<Tokens>) 
     window.is_some_and(|window| {
         u128::from(tokens.get()) * 100 >= u128::from(percent.get()) * u128::from(window.get())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reserve_shrinks_with_the_window() {
+        assert_eq!(planning_reserve_tokens(200_000, Some(32_000), 0), 20_000);
+        assert_eq!(planning_reserve_tokens(1_000_000, None, 0), 20_000);
+        assert_eq!(planning_reserve_tokens(64_000, Some(32_000), 0), 6_400);
+        assert_eq!(planning_reserve_tokens(40_000, Some(32_000), 0), 4_096);
+        assert_eq!(planning_reserve_tokens(40_000, Some(1_000), 0), 4_096);
+        assert_eq!(
+            planning_reserve_tokens(40_000, Some(32_000), 10_000),
+            10_000
+        );
+        assert_eq!(usable_window(40_000, Some(32_000), 0), 35_904);
+        assert_eq!(usable_window(200_000, None, 0), 180_000);
+    }
 }

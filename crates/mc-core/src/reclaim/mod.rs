@@ -61,6 +61,7 @@ mod errored;
 mod file_access;
 mod fingerprint;
 mod index;
+mod inputs;
 mod nudge;
 mod reasoning;
 mod stale;
@@ -76,6 +77,7 @@ use serde::{Deserialize, Serialize};
 
 pub use config::ReclaimConfig;
 pub use index::FingerprintIndex;
+pub use inputs::{InputReclaim, MIN_INPUT_TOKENS, plan_input_reclaim};
 pub use nudge::nudge;
 pub use reasoning::{ReasoningDrop, plan_reasoning_drops};
 
@@ -118,8 +120,14 @@ pub enum ReclaimLane {
     ErroredCall,
     /// Reasoning of a past turn (see [`ReasoningDrop`]; such drops carry no tag).
     OldReasoning,
-    /// Force band: tool output no other lane picked, dropped regardless of age and size.
+    /// Force band: tool output no other lane picked, dropped regardless of age and size (or,
+    /// for a tool call's input, clipped regardless of age).
     Emergency,
+    /// A tool call's input (a file written) made out of date by a later write or whole read
+    /// of the same file.
+    SupersededInput,
+    /// A tool call's input old and large enough to be stale.
+    StaleInput,
 }
 
 /// One unit to drop, why, and what it frees. Serialisable so the engine can record it and a
@@ -217,7 +225,7 @@ pub fn unreduced_output_tokens(inputs: &ReclaimInputs<'_>, config: &ReclaimConfi
 }
 
 /// The messages up to `newest_ordinal`; later ones are not stored state yet.
-fn up_to_newest<'a>(inputs: &ReclaimInputs<'a>) -> Vec<(u64, &'a Message)> {
+pub(crate) fn up_to_newest<'a>(inputs: &ReclaimInputs<'a>) -> Vec<(u64, &'a Message)> {
     inputs
         .messages
         .iter()

@@ -7,7 +7,9 @@
 //!
 //! ```
 //! use std::collections::BTreeSet;
-//! use mc_core::reduction::{DropState, land_drops, parse_drop_spec, queue_drops, render_tail};
+//! use mc_core::reduction::{
+//!     DropState, Reshape, land_drops, parse_drop_spec, queue_drops, render_tail,
+//! };
 //! use mc_core::tags::{TagIndex, TagNo, assign_tags};
 //! use mc_core::{Message, Part, Role};
 //!
@@ -21,13 +23,15 @@
 //! let queued = queue_drops(&DropState::default(), &spec, &tags, 0, 1).state;
 //! let landing = land_drops(&queued, &tags, 1);
 //! let state = queued.with_landed(&landing);
-//! let tail = render_tail(&[(0, &old), (1, &new)], &tags, &state.landed, 20);
+//! let tail = render_tail(&[(0, &old), (1, &new)], &tags, &state.landed, 20, &Reshape::default());
 //! assert_eq!(tail[0].parts, [Part::text("[dropped §1§]")]);
 //! assert_eq!(tail[1].parts, [Part::text("§2§ keep this")]);
 //! ```
 
+mod excerpt;
 mod queue;
 mod render;
+mod reshape;
 mod skeleton;
 mod spec;
 mod tool_pairs;
@@ -37,8 +41,10 @@ mod proptests;
 #[cfg(test)]
 mod render_tests;
 
+pub use excerpt::{MIN_EXCERPT_CHARS, excerpt_text, marker_line};
 pub use queue::{DropRejection, DropState, QueueOutcome, land_drops, queue_drops};
 pub use render::{PartShown, TailDrops, render_message, render_tail};
+pub use reshape::Reshape;
 pub use skeleton::{CLIP_MARK, SKELETON_INPUT_CHARS, skeleton_input};
 pub use spec::{
     DropSpec, DropSpecError, MAX_SPEC_BYTES, MAX_SPEC_RANGES, MAX_SPEC_TAGS, parse_drop_spec,

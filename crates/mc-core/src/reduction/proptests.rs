@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::{
-    DropSpec, DropState, PartShown, TailDrops, ToolPairs, land_drops, queue_drops, render_tail,
-    skeleton_input,
+    DropSpec, DropState, PartShown, Reshape, TailDrops, ToolPairs, land_drops, queue_drops,
+    render_tail, skeleton_input,
 };
 use crate::conversation::{MediaKind, Message, Part, Role};
 use crate::tags::{
@@ -239,7 +239,7 @@ proptest! {
 
         let tail: Vec<(u64, &Message)> =
             (0u64..).zip(&messages).skip(usize::try_from(start).unwrap_or(0)).collect();
-        let rendered = render_tail(&tail, &index, &state.landed, skeletons);
+        let rendered = render_tail(&tail, &index, &state.landed, skeletons, &Reshape::default());
         // (e) rendering borrows: stored content stays pristine.
         prop_assert_eq!(&messages, &pristine);
         prop_assert_eq!(rendered.len(), tail.len());

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::excerpt::excerpt_text;
+use super::reshape::Reshape;
 use super::skeleton::skeleton_input;
 use super::tool_pairs::ToolPairs;
 use crate::conversation::{Message, Part};
@@ -19,6 +21,9 @@ use crate::tags::{TagIndex, TagNo, UnitRef, dropped_placeholder, tag_prefix};
 ///   tool-result drops in the tail → its content becomes exactly one text part
 ///   `[dropped §N§]` and its call keeps clipped string inputs ([`super::skeleton_input`]);
 ///   older landed ones → result and every call with that id in the tail removed whole;
+/// - an excerpted text or tool result (not landed; [`Reshape::excerpts`]): `§N§ ` + its head,
+///   a marker line naming the tag, and its tail ([`super::excerpt_text`]);
+/// - a call in [`Reshape::clipped_calls`]: shown as a skeleton, its result untouched;
 /// - thinking, media, unknown parts, untagged parts: unchanged.
 ///
 /// A message emptied by removals keeps one text part `[dropped §N§]` naming its first removed
@@ -30,8 +35,9 @@ pub fn render_tail(
     tags: &TagIndex,
     landed: &BTreeSet<TagNo>,
     drop_skeletons: u32,
+    reshape: &Reshape,
 ) -> Vec<Message> {
-    let drops = TailDrops::plan(tail, tags, landed, drop_skeletons);
+    let drops = TailDrops::plan(tail, tags, landed, drop_skeletons).with_reshape(reshape, tags);
     tail.iter()
         .map(|&(ordinal, message)| {
             render_message(message, &drops.shown(ordinal, message, tags, landed))
@@ -52,8 +58,12 @@ pub enum PartShown {
     Placeholder(TagNo),
     /// Left out; the tag names the removal if the message is left empty.
     Removed(TagNo),
-    /// A tool call whose result is a skeleton: its string inputs clipped.
+    /// A tool call whose result is a skeleton, or whose own input was reclaimed: its string
+    /// inputs clipped.
     Skeleton,
+    /// Shown as an excerpt keeping about this many characters (a text, or each text of a
+    /// tool result), with `§N§ ` in front.
+    Excerpt(TagNo, u32),
 }
 
 /// How the landed tool-result drops of a tail are shown: which results and calls go whole
@@ -65,8 +75,11 @@ pub struct TailDrops {
     removed: BTreeSet<UnitRef>,
     /// Calls removed whole (by position), with the tag of their (first) removed result.
     removed_calls: BTreeMap<UnitRef, TagNo>,
-    /// Calls whose result is a skeleton: shown with clipped inputs.
+    /// Calls whose result is a skeleton, or whose input was reclaimed: shown with clipped
+    /// inputs.
     skeleton_calls: BTreeSet<UnitRef>,
+    /// Units shown as excerpts, with their tag and the characters kept.
+    excerpts: BTreeMap<UnitRef, (TagNo, u32)>,
     /// Per ordinal, the parts that may be shown otherwise than tagged or as stored: those
     /// above, and the units of landed tags.
     touched: BTreeMap<u64, BTreeSet<u32>>,
@@ -117,6 +130,7 @@ impl TailDrops {
             removed: BTreeSet::new(),
             removed_calls: BTreeMap::new(),
             skeleton_calls: skeletons.iter().filter_map(|(_, _, call)| *call).collect(),
+            excerpts: BTreeMap::new(),
             touched: BTreeMap::new(),
         };
         for &(tag, unit, call) in older {
@@ -150,6 +164,32 @@ impl TailDrops {
                 .insert(unit.part);
         }
         plan
+    }
+
+    /// These decisions with the units `reshape` shows smaller: excerpts of units not landed,
+    /// and calls whose input was reclaimed shown as skeletons.
+    #[must_use]
+    pub fn with_reshape(mut self, reshape: &Reshape, tags: &TagIndex) -> Self {
+        for (&tag, &keep) in &reshape.excerpts {
+            if let Some(unit) = tags.unit_of(tag) {
+                self.excerpts.insert(unit, (tag, keep));
+                self.touch(unit);
+            }
+        }
+        for &call in &reshape.clipped_calls {
+            if !self.removed_calls.contains_key(&call) {
+                self.skeleton_calls.insert(call);
+                self.touch(call);
+            }
+        }
+        self
+    }
+
+    fn touch(&mut self, unit: UnitRef) {
+        self.touched
+            .entry(unit.ordinal)
+            .or_default()
+            .insert(unit.part);
     }
 
     /// How each part of the tail message at `ordinal` is shown, in part order.
@@ -206,7 +246,12 @@ impl TailDrops {
             (Part::ToolResult { .. }, Some(tag)) if landed.contains(&tag) => {
                 PartShown::Placeholder(tag)
             }
-            (Part::Text { .. } | Part::ToolResult { .. }, Some(tag)) => PartShown::Tagged(tag),
+            (Part::Text { .. } | Part::ToolResult { .. }, Some(tag)) => {
+                match self.excerpts.get(&unit) {
+                    Some(&(_, keep)) => PartShown::Excerpt(tag, keep),
+                    None => PartShown::Tagged(tag),
+                }
+            }
             (Part::ToolCall { .. }, _) => match self.removed_calls.get(&unit) {
                 Some(&tag) => PartShown::Removed(tag),
                 None if self.skeleton_calls.contains(&unit) => PartShown::Skeleton,
@@ -276,6 +321,23 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
                 content: tagged_content(tag, content),
                 is_error: *is_error,
             }),
+            (PartShown::Excerpt(tag, keep), Part::Text { text }) => Some(Part::text(format!(
+                "{}{}",
+                tag_prefix(tag),
+                excerpt_text(text, tag, keep)
+            ))),
+            (
+                PartShown::Excerpt(tag, keep),
+                Part::ToolResult {
+                    call_id,
+                    content,
+                    is_error,
+                },
+            ) => Some(Part::ToolResult {
+                call_id: call_id.clone(),
+                content: tagged_content(tag, &excerpted_content(tag, keep, content)),
+                is_error: *is_error,
+            }),
             (PartShown::Skeleton, Part::ToolCall { id, name, input }) => Some(Part::ToolCall {
                 id: id.clone(),
                 name: name.clone(),
@@ -291,6 +353,22 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
         parts.push(Part::text(dropped_placeholder(tag)));
     }
     Message::new(message.role, parts)
+}
+
+/// A tool result's content with each text cut to its share of `keep` characters.
+fn excerpted_content(tag: TagNo, keep: u32, content: &[Part]) -> Vec<Part> {
+    let texts = content
+        .iter()
+        .filter(|part| matches!(part, Part::Text { .. }))
+        .count();
+    let share = keep / u32::try_from(texts.max(1)).unwrap_or(u32::MAX);
+    content
+        .iter()
+        .map(|part| match part {
+            Part::Text { text } => Part::text(excerpt_text(text, tag, share)),
+            other => other.clone(),
+        })
+        .collect()
 }
 
 /// A tool result's content with the tag in front of its first text part, or in a text part

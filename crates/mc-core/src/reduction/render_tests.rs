@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use super::render_tail;
+use super::{Reshape, render_tail};
 use crate::conversation::{MediaKind, Message, Part, Role};
 use crate::tags::{TagIndex, TagNo, assign_tags};
 
@@ -86,7 +86,7 @@ fn session() -> Vec<Message> {
 fn tags_every_taggable_part() {
     let messages = session();
     let (tail, tags) = ingest(&messages);
-    let rendered = render_tail(&tail, &tags, &BTreeSet::new(), 20);
+    let rendered = render_tail(&tail, &tags, &BTreeSet::new(), 20, &Reshape::default());
     assert_eq!(rendered[0].parts, [Part::text("§1§ fix it")]);
     assert_eq!(rendered[1].parts[0], messages[1].parts[0]);
     assert_eq!(rendered[1].parts[1], Part::text("§2§ running"));
@@ -114,7 +114,7 @@ fn tags_every_taggable_part() {
 fn landed_text_becomes_exactly_the_placeholder() {
     let messages = session();
     let (tail, tags) = ingest(&messages);
-    let rendered = render_tail(&tail, &tags, &landed(&[1, 5]), 20);
+    let rendered = render_tail(&tail, &tags, &landed(&[1, 5]), 20, &Reshape::default());
     assert_eq!(rendered[0].parts, [Part::text("[dropped §1§]")]);
     assert_eq!(rendered[3].parts, [Part::text("[dropped §5§]")]);
 }
@@ -123,8 +123,8 @@ fn landed_text_becomes_exactly_the_placeholder() {
 fn recent_result_drop_keeps_a_skeleton_call() {
     let messages = session();
     let (tail, tags) = ingest(&messages);
-    let rendered = render_tail(&tail, &tags, &landed(&[3]), 20);
-    let clipped = format!("{}…", "x".repeat(80));
+    let rendered = render_tail(&tail, &tags, &landed(&[3]), 20, &Reshape::default());
+    let clipped = format!("{}…[+20 chars]", "x".repeat(80));
     assert_eq!(
         rendered[1].parts[2],
         Part::ToolCall {
@@ -142,12 +142,12 @@ fn older_result_drops_go_whole_with_their_calls() {
     let messages = session();
     let (tail, tags) = ingest(&messages);
     // One skeleton allowed: §4§ (newest) keeps its call, §3§ goes whole.
-    let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 1);
+    let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 1, &Reshape::default());
     assert_eq!(rendered[1].parts.len(), 3);
     assert_eq!(rendered[1].parts[2], call("b", "ls"));
     assert_eq!(rendered[2].parts, [placeholder_result("b", 4)]);
     // No skeletons at all: both pairs go, the results message keeps one placeholder.
-    let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 0);
+    let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 0, &Reshape::default());
     assert_eq!(rendered[1].parts[1..], [Part::text("§2§ running")]);
     assert_eq!(rendered[2].parts, [Part::text("[dropped §3§]")]);
 }
@@ -159,7 +159,7 @@ fn message_emptied_of_its_calls_keeps_a_placeholder() {
         Message::new(Role::User, vec![result("a", vec![Part::text("out")])]),
     ];
     let (tail, tags) = ingest(&messages);
-    let rendered = render_tail(&tail, &tags, &landed(&[1]), 0);
+    let rendered = render_tail(&tail, &tags, &landed(&[1]), 0, &Reshape::default());
     assert_eq!(rendered[0].parts, [Part::text("[dropped §1§]")]);
     assert_eq!(rendered[1].parts, [Part::text("[dropped §1§]")]);
 }
@@ -178,7 +178,7 @@ fn a_call_with_a_surviving_result_is_never_removed() {
         ),
     ];
     let (tail, tags) = ingest(&messages);
-    let rendered = render_tail(&tail, &tags, &landed(&[1]), 0);
+    let rendered = render_tail(&tail, &tags, &landed(&[1]), 0, &Reshape::default());
     assert_eq!(rendered[0].parts, messages[0].parts);
     assert_eq!(
         rendered[1].parts,
@@ -199,7 +199,7 @@ fn a_result_whose_call_is_outside_the_tail_is_removed_alone() {
         ),
     ];
     let (tail, tags) = ingest(&messages);
-    let rendered = render_tail(&tail[1..], &tags, &landed(&[1]), 0);
+    let rendered = render_tail(&tail[1..], &tags, &landed(&[1]), 0, &Reshape::default());
     assert_eq!(
         rendered,
         [Message::new(Role::User, vec![Part::text("§2§ next")])]
@@ -211,8 +211,8 @@ fn rendering_is_deterministic_and_leaves_input_alone() {
     let messages = session();
     let before = messages.clone();
     let (tail, tags) = ingest(&messages);
-    let first = render_tail(&tail, &tags, &landed(&[1, 3]), 0);
-    let second = render_tail(&tail, &tags, &landed(&[1, 3]), 0);
+    let first = render_tail(&tail, &tags, &landed(&[1, 3]), 0, &Reshape::default());
+    let second = render_tail(&tail, &tags, &landed(&[1, 3]), 0, &Reshape::default());
     assert_eq!(first, second);
     assert_eq!(messages, before);
 }

@@ -119,6 +119,15 @@ impl TagIndex {
         self.by_tag.iter().copied()
     }
 
+    /// The newest `count` assignments, newest first.
+    pub fn newest_first(&self, count: u32) -> impl Iterator<Item = TagAssignment> + '_ {
+        self.by_tag
+            .iter()
+            .rev()
+            .take(usize::try_from(count).unwrap_or(usize::MAX))
+            .copied()
+    }
+
     fn position(&self, tag: TagNo) -> Result<usize, usize> {
         self.by_tag
             .binary_search_by(|assignment| assignment.tag.cmp(&tag))

@@ -471,11 +471,39 @@ fn check_tags_and_placeholders(
             }
         }
         prop_assert_eq!(
-            &shown,
-            &expected,
-            "(5) message {}: shown tagged units differ from the stored units",
+            shown.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>(),
+            "(5) message {}: shown tags differ from the stored units' tags",
             ordinal
         );
+        for (tag, text) in &shown {
+            let original = &expected[tag];
+            prop_assert!(
+                text == original || is_excerpt_of(text, original, *tag),
+                "(5) message {}: unit {} is neither as stored nor an excerpt of it:\nshown {:?}\nstored {:?}",
+                ordinal,
+                tag,
+                text,
+                original
+            );
+        }
     }
     Ok(())
+}
+
+/// An excerpt of `original`: a head that starts it, one marker line naming `tag`, and a tail
+/// that ends it, shorter than the original (the raw log keeps the whole).
+fn is_excerpt_of(shown: &str, original: &str, tag: TagNo) -> bool {
+    let marker = format!("[§{}§ excerpt: ", tag.0);
+    let Some(at) = shown.find(&marker) else {
+        return false;
+    };
+    let head = shown[..at].strip_suffix('\n').unwrap_or(&shown[..at]);
+    let Some(line_end) = shown[at..].find('\n') else {
+        return false;
+    };
+    let tail = &shown[at + line_end + 1..];
+    original.starts_with(head)
+        && original.ends_with(tail)
+        && head.len() + tail.len() < original.len()
 }

@@ -167,7 +167,7 @@ fn an_operator_flush_lands_queued_drops_that_a_cache_hit_kept_waiting() {
     };
     let command = input["command"].as_str().unwrap();
     assert!(
-        command.ends_with('…') && command.chars().count() == 81,
+        command.ends_with("…[+13 chars]") && command.chars().count() == 81 + 11,
         "{command}"
     );
 

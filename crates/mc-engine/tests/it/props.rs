@@ -99,7 +99,11 @@ pub fn drive_with_restarts(
         if recorded_usage {
             harness
                 .engine
-                .record_usage(&harness.session, rendered_tokens(&outcome.messages))
+                .record_usage(
+                    &harness.session,
+                    rendered_tokens(&outcome.messages),
+                    Some(outcome.seq),
+                )
                 .map_err(|error| TestCaseError::fail(format!("record_usage failed: {error}")))?;
         }
         trace.outcomes.push(outcome);
@@ -166,6 +170,7 @@ pub fn drive(harness: &Harness, script: &Script, how: Drive) -> Result<Trace, Te
                 protected,
             };
             check_pass(&ctx, &outcome)?;
+            check_window(&call, &outcome)?;
             let before_step = index.checked_sub(1).and_then(|at| steps.get(at));
             check_causes(step, before_step, &outcome)?;
         }
@@ -187,6 +192,38 @@ pub fn drive(harness: &Harness, script: &Script, how: Drive) -> Result<Trace, Te
         trace.outcomes.push(outcome);
     }
     Ok(trace)
+}
+
+/// DESIGN §5: nothing is sent over the usable window. A pass that succeeded rendered a
+/// request within it (a refusal is the only way out when even the minimal rendering does not
+/// fit). Sizes are the engine's estimates, corrected by what the harness reported, so a small
+/// tolerance covers what estimates leave out (tag prefixes, placeholders).
+fn check_window(call: &Call<'_>, outcome: &PassOutcome) -> Result<(), TestCaseError> {
+    let rendered = rendered_tokens(&outcome.messages);
+    let allowed = call.usable_window + call.usable_window / 20;
+    prop_assert!(
+        rendered <= allowed,
+        "a {}-token request (estimated {}) was sent against a {}-token usable window\n{:#?}\n{:?}",
+        rendered,
+        outcome.estimated_prompt_tokens,
+        call.usable_window,
+        outcome.plan,
+        outcome
+            .messages
+            .iter()
+            .map(|m| (
+                m.role,
+                m.parts
+                    .iter()
+                    .map(|p| (
+                        crate::support::part_tokens(p),
+                        format!("{:.60}", format!("{p:?}"))
+                    ))
+                    .collect::<Vec<_>>()
+            ))
+            .collect::<Vec<_>>()
+    );
+    Ok(())
 }
 
 /// The cause a pass names is true of the request, and a certainly dead cache (idle past the

@@ -1,5 +1,6 @@
-//! Near a provider-proven limit: refuse with a clear error when nothing is left to fold,
-//! fold in an emergency when something is, and never leave a trace of a refused request.
+//! Near a provider-proven limit: fold in an emergency when something can be folded, send
+//! whatever fits, refuse with a clear error only when even the minimal rendering cannot fit,
+//! and never leave a trace of a refused request.
 
 use mc_core::pass_plan::{BustCause, PassKind};
 use mc_core::tags::TagNo;
@@ -23,9 +24,31 @@ fn call(messages: &[mc_core::Message], now_ms: u64) -> Call<'_> {
 }
 
 #[test]
-fn at_the_proven_limit_with_nothing_to_fold_the_request_is_refused_without_a_trace() {
+fn at_the_proven_limit_a_request_that_fits_is_sent_though_nothing_can_be_folded() {
     let harness = Harness::new();
     let messages = bash_session(3); // 7 tags, all protected: nothing can be dropped
+    harness
+        .pass(&Call {
+            last_usage_tokens: None,
+            ..call(&messages[..5], START_MS)
+        })
+        .unwrap();
+    harness
+        .engine
+        .record_proven_window(&harness.session, PROVEN)
+        .unwrap();
+    let outcome = harness.pass(&call(&messages, START_MS + 10_000)).unwrap();
+    assert_eq!(outcome.plan.kind, PassKind::CacheHit, "{:#?}", outcome.plan);
+    assert!(outcome.estimated_prompt_tokens < PROVEN);
+}
+
+#[test]
+fn when_even_the_minimal_rendering_is_over_the_limit_the_request_is_refused_without_a_trace() {
+    let harness = Harness::new();
+    // A system prompt and tools larger than the proven window: nothing the engine may
+    // shrink makes the request fit.
+    harness.fixed_tokens.set(PROVEN + 2_000);
+    let messages = bash_session(3);
     harness
         .pass(&Call {
             last_usage_tokens: None,
@@ -42,6 +65,10 @@ fn at_the_proven_limit_with_nothing_to_fold_the_request_is_refused_without_a_tra
         panic!("expected a refusal, got {refused:?}");
     };
     assert!(message.starts_with("prompt is too long"), "{message}");
+    assert!(
+        message.contains("the system prompt and tools alone take about"),
+        "the refusal names what is in the way: {message}"
+    );
     assert_eq!(
         harness.snapshot(),
         before,
@@ -123,5 +150,10 @@ fn at_the_proven_limit_reclaimable_output_is_folded_not_refused() {
     let outcome = harness.pass(&call(&messages, START_MS + 10_000));
     let outcome = outcome.unwrap_or_else(|error| panic!("refused with reclaimable work: {error}"));
     assert_eq!(outcome.plan.cause, Some(BustCause::Emergency));
-    assert!(!outcome.landed.is_empty());
+    assert!(
+        !outcome.landed.is_empty(),
+        "{:#?} {}",
+        outcome.plan,
+        outcome.estimated_prompt_tokens
+    );
 }

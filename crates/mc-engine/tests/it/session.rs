@@ -21,8 +21,11 @@ const COMMANDS: [&str; 3] = ["cargo test", "cargo build", "git status"];
 /// One tool call and what came back.
 #[derive(Debug, Clone)]
 pub struct CallSpec {
-    /// 0 = Read, 1 = Edit, 2 = Bash.
+    /// 0 = Read, 1 = Edit, 2 = Bash, 3 = Write (of `input_bytes` of content).
     pub tool: u8,
+    /// The size of a Write's content: up to a whole large file, often larger than a small
+    /// window's share.
+    pub input_bytes: usize,
     /// Index into the paths or commands.
     pub target: usize,
     pub output: OutputSpec,
@@ -174,9 +177,16 @@ fn assistant_message(turn_no: usize, turn: &TurnSpec, ids: IdStyle) -> Message {
                     "new_string": words(30, "new"),
                 }),
             ),
-            _ => (
+            2 => (
                 "Bash",
                 json!({"command": COMMANDS[call.target % COMMANDS.len()]}),
+            ),
+            _ => (
+                "Write",
+                json!({
+                    "file_path": PATHS[call.target % PATHS.len()],
+                    "content": fresh_output(call.input_bytes, turn_no as u32 + 1),
+                }),
             ),
         };
         parts.push(Part::ToolCall {
@@ -267,23 +277,30 @@ fn arb_call() -> impl Strategy<Value = CallSpec> {
     let output = prop_oneof![
         4 => (0_usize..6_000, 0_u32..1_000)
             .prop_map(|(bytes, seed)| OutputSpec::Fresh { bytes, seed }),
+        // A giant output: a log or a paste larger than a small window's share.
+        1 => (20_000_usize..60_000, 0_u32..1_000)
+            .prop_map(|(bytes, seed)| OutputSpec::Fresh { bytes, seed }),
         1 => (0_usize..8).prop_map(|back| OutputSpec::Repeat { back }),
         1 => Just(OutputSpec::Empty),
     ];
     (
-        0_u8..3,
+        prop_oneof![4 => 0_u8..3, 1 => Just(3_u8)],
         0_usize..4,
+        prop_oneof![3 => 0_usize..4_000, 1 => 10_000_usize..40_000],
         output,
         prop::bool::weighted(0.15),
         prop::bool::weighted(0.04),
     )
-        .prop_map(|(tool, target, output, is_error, unanswered)| CallSpec {
-            tool,
-            target,
-            output,
-            is_error,
-            unanswered,
-        })
+        .prop_map(
+            |(tool, target, input_bytes, output, is_error, unanswered)| CallSpec {
+                tool,
+                target,
+                input_bytes,
+                output,
+                is_error,
+                unanswered,
+            },
+        )
 }
 
 fn arb_gap() -> impl Strategy<Value = u64> {

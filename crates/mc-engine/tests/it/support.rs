@@ -66,12 +66,29 @@ pub struct Call<'a> {
 pub struct Harness {
     pub engine: Engine,
     pub session: SessionId,
+    /// Estimated tokens of the system prompt and tools every call carries (0 unless set).
+    pub fixed_tokens: std::cell::Cell<u64>,
+    /// Per session, the latest passes and their rendered sizes: a call that reports one of
+    /// those sizes as its usage reports that pass's request, as the proxy's ledger would say
+    /// (a retry reports the pass before the one it repeats).
+    sent: std::cell::RefCell<std::collections::HashMap<SessionId, Vec<(u64, u64)>>>,
+    /// Whether usage reports are paired with their pass (and so learned from).
+    pairs_usage: bool,
     dir: tempfile::TempDir,
 }
 
 impl Harness {
     pub fn new() -> Self {
         Self::with_config(Config::default())
+    }
+
+    /// A harness whose usage reports name no pass, so no token correction is learned (the
+    /// correction is per model, shared by every session of a store by design).
+    pub fn not_learning() -> Self {
+        Self {
+            pairs_usage: false,
+            ..Self::new()
+        }
     }
 
     pub fn with_config(config: Config) -> Self {
@@ -84,6 +101,9 @@ impl Harness {
         Self {
             engine: Engine::with_reclaim(store, config, reclaim),
             session: SessionId::new("session-under-test").unwrap(),
+            fixed_tokens: std::cell::Cell::new(0),
+            sent: std::cell::RefCell::default(),
+            pairs_usage: true,
             dir,
         }
     }
@@ -103,7 +123,19 @@ impl Harness {
     /// A pass of another session in the same store.
     pub fn pass_for(&self, session: &SessionId, call: &Call<'_>) -> mc_engine::Result<PassOutcome> {
         let counter = count;
-        self.engine.pass(&PassRequest {
+        let usage_pass = call
+            .last_usage_tokens
+            .filter(|_| self.pairs_usage)
+            .and_then(|usage| {
+                let sent = self.sent.borrow();
+                let passes = sent.get(session)?;
+                passes
+                    .iter()
+                    .rev()
+                    .find(|&&(_, tokens)| tokens == usage)
+                    .map(|&(seq, _)| seq)
+            });
+        let outcome = self.engine.pass(&PassRequest {
             session,
             host: Host::ClaudeCode,
             project: None,
@@ -114,11 +146,21 @@ impl Harness {
             chain: None,
             now_ms: call.now_ms,
             usable_window: Some(call.usable_window),
+            fixed_tokens: self.fixed_tokens.get(),
             last_usage_tokens: call.last_usage_tokens,
+            last_usage_pass: usage_pass,
             operator_flush: call.operator_flush,
             client_ttl: CacheTtlChoice::Default,
             count_text: &counter,
-        })
+        });
+        if let Ok(outcome) = &outcome {
+            let mut sent = self.sent.borrow_mut();
+            let passes = sent.entry(session.clone()).or_default();
+            passes.push((outcome.seq, rendered_tokens(&outcome.messages)));
+            let excess = passes.len().saturating_sub(4);
+            passes.drain(..excess);
+        }
+        outcome
     }
 
     pub fn snapshot(&self) -> StoreSnapshot {
