@@ -43,7 +43,7 @@ fn run(recordings: &[Recording], strategies: Vec<StrategyKind>) -> u64 {
         model: Some("claude-sonnet-4-5".to_owned()),
         window_tokens: Some(50_000),
         strategies,
-        progress: false,
+        ..ReplayOptions::default()
     };
     let report = replay(divan::black_box(recordings), &options);
     report.map_or(0, |report| {

@@ -18,7 +18,7 @@ use mc_sim::strategy::{
 };
 use mc_sim::{
     Calibration, CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError,
-    Recording, SimProvider, Wire, model_spec,
+    Recording, SimProvider, TokenScale, Wire, model_spec,
 };
 
 use crate::busts::{BustTracker, CacheOutcome};
@@ -40,6 +40,10 @@ pub struct ReplayOptions {
     pub window_tokens: Option<u64>,
     /// The strategies, in report order.
     pub strategies: Vec<StrategyKind>,
+    /// How many tokens the simulated provider counts per token of its calibrated count; the
+    /// strategies keep estimating unscaled, so they must learn the difference from the usage
+    /// the provider reports.
+    pub token_scale: TokenScale,
     /// Draw a progress bar (only ever on a terminal).
     pub progress: bool,
 }
@@ -50,6 +54,7 @@ impl Default for ReplayOptions {
             model: None,
             window_tokens: None,
             strategies: StrategyKind::ALL.to_vec(),
+            token_scale: TokenScale::ONE,
             progress: false,
         }
     }
@@ -62,6 +67,8 @@ pub struct Replay {
     pub model: String,
     /// The context window in tokens.
     pub window_tokens: u64,
+    /// The provider's token scale (1 = counts as calibrated).
+    pub token_scale: TokenScale,
     /// How many recordings were replayed.
     pub files: usize,
     /// The date of the list prices used.
@@ -140,6 +147,7 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
         } else {
             "per-recording".to_owned()
         },
+        token_scale: options.token_scale,
         files: recordings.len(),
         prices_as_of: PRICES_AS_OF,
         runs,
@@ -167,6 +175,7 @@ fn replay_strategy(
             window_tokens: options.window_tokens.unwrap_or(spec.window_tokens),
             spec,
             counter: Arc::clone(counter),
+            token_scale: options.token_scale,
         };
         run.replay_recording(&session)?;
         bar.inc(1);
@@ -181,6 +190,7 @@ struct Session<'r> {
     spec: ModelSpec,
     window_tokens: u64,
     counter: Arc<MemoCounter>,
+    token_scale: TokenScale,
 }
 
 impl StrategyRun {
@@ -188,8 +198,12 @@ impl StrategyRun {
         let recording = session.recording;
         let spec = &session.spec;
         let shared: Arc<dyn CountTokens + Send + Sync> = session.counter.clone();
-        let mut provider = SimProvider::new(shared).with_window(session.window_tokens);
-        // The strategies estimate as the provider counts: o200k with the model's correction.
+        let mut provider = SimProvider::new(shared)
+            .with_window(session.window_tokens)
+            .with_token_scale(session.token_scale);
+        // The strategies estimate as the provider counts, o200k with the model's correction,
+        // but without the token scale: that difference they can only learn from the usage
+        // the provider reports (`last_prompt_tokens`).
         let estimate = Estimate {
             counter: &session.counter,
             calibration: Calibration::for_model(&spec.name, spec.wire),

@@ -9,8 +9,8 @@ use crate::plot::PlotSeries;
 use crate::totals::StrategyTotals;
 
 impl Replay {
-    /// `{"model", "window", "files", "prices_as_of", "strategies": {name: {fields}}}`, the
-    /// strategies in the order they ran.
+    /// `{"model", "window", "token_scale", "files", "prices_as_of", "strategies": {name:
+    /// {fields}}}`, the strategies in the order they ran.
     pub fn to_json(&self) -> Value {
         let strategies: Map<String, Value> = self
             .runs
@@ -23,6 +23,7 @@ impl Replay {
         json!({
             "model": self.model,
             "window": self.window_tokens,
+            "token_scale": self.token_scale,
             "files": self.files,
             "prices_as_of": self.prices_as_of,
             "strategies": strategies,
@@ -34,8 +35,8 @@ impl Replay {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{} recordings on {}, window {} tokens, prices as of {}",
-            self.files, self.model, self.window_tokens, self.prices_as_of
+            "{} recordings on {}, window {} tokens, provider token scale {}x, prices as of {}",
+            self.files, self.model, self.window_tokens, self.token_scale, self.prices_as_of
         );
         let header = [
             "strategy",

@@ -32,8 +32,16 @@ fn json_report_has_every_strategy_and_field() {
         .collect();
     assert_eq!(
         keys,
-        ["model", "window", "files", "prices_as_of", "strategies"]
+        [
+            "model",
+            "window",
+            "token_scale",
+            "files",
+            "prices_as_of",
+            "strategies"
+        ]
     );
+    assert_eq!(report["token_scale"], 1.0);
     assert_eq!(report["model"], "claude-sonnet-4-5");
     assert_eq!(report["window"], 50_000);
     assert_eq!(report["files"], 1);
@@ -125,6 +133,15 @@ fn unknown_names_list_the_valid_ones() {
     assert_eq!(
         run.stderr,
         "error: unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, magic\n"
+    );
+    let run = Machine::fresh().run(&["replay", path, "--token-scale", "0"], &[]);
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains(
+            "invalid value '0' for '--token-scale <FACTOR>': the token scale must be a finite number above 0, such as 1.25; got `0`"
+        ),
+        "{}",
+        run.stderr
     );
     let run = Machine::fresh().run(&["replay", path, "--format", "har"], &[]);
     assert_eq!(run.code, Some(1));

@@ -10,3 +10,5 @@ mod invariants;
 mod magic;
 mod shared_data;
 mod snapshot;
+mod tiny;
+mod token_scale;
