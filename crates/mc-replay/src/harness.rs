@@ -4,9 +4,11 @@
 //! step on the simulated clock: the strategy prepares its calls for the step, each is
 //! rendered as the client would send it and priced at the step's time (a strategy's extra
 //! calls happen at the same instant), and the main call's prompt size goes back to the
-//! strategy for its next decision. A prompt over the window is refused by the provider and
-//! counted, and the replay goes on: a real client would have failed there, and the report
-//! must say how often each strategy would have.
+//! strategy for its next decision. A prompt over the window is refused by the provider, and
+//! there the recording ends for that strategy: a real client gets an error and its session
+//! stops, so replaying the steps after it would price a session nobody could have had. The
+//! refusal is counted (`over_window`) and the session as failed (`failed_sessions`), which
+//! makes that strategy's totals cover less work than the others' (the report warns).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -101,7 +103,8 @@ pub struct StepPoint {
     pub cache_read: u64,
     /// Tokens it wrote to the cache (0 when refused).
     pub cache_write: u64,
-    /// Whether the provider refused it for exceeding the window.
+    /// Whether the provider refused it for exceeding the window (then it is the recording's
+    /// last point for this strategy, and it may be an extra call refused before the main one).
     pub over_window: bool,
     /// Cost of every call so far in this strategy's run, this step's extra calls included.
     pub cumulative_cost_usd: f64,
@@ -215,10 +218,7 @@ impl StrategyRun {
             max_output_tokens: spec.max_output_tokens,
             counter: &estimate,
         };
-        let mut strategy: Box<dyn Strategy> = match self.kind.build() {
-            Some(strategy) => strategy,
-            None => Box::new(Magic::new()),
-        };
+        let mut driven = Driven::new(self.kind);
         let mut busts = BustTracker::new();
         let mut totals = StrategyTotals::default();
         let mut cumulative_cost_usd = self
@@ -236,7 +236,7 @@ impl StrategyRun {
                 last_prompt_tokens,
             };
             let started = Instant::now();
-            let prepared = strategy.prepare(&view, &ctx);
+            let prepared = driven.strategy().prepare(&view, &ctx);
             totals.add_strategy_time(started.elapsed());
             let step_output = step
                 .output_tokens
@@ -246,7 +246,7 @@ impl StrategyRun {
                 let output = call.output_tokens.unwrap_or(step_output);
                 let priced = price(&mut provider, session, call, output, step.at_ms)
                     .map_err(|source| source.at(&recording.name, step_index))?;
-                main = Some(match priced {
+                let point = match priced {
                     Priced::Accepted(record) => {
                         let outcome = CacheOutcome {
                             at_ms: step.at_ms,
@@ -259,34 +259,83 @@ impl StrategyRun {
                         let usage = usage_of(&record);
                         totals.add_call(&usage);
                         cumulative_cost_usd += usage.cost_usd;
-                        (
-                            usage.prompt_tokens,
-                            outcome.cache_read,
-                            outcome.cache_write,
-                            false,
-                        )
+                        StepPoint {
+                            recording: session.index,
+                            step: step_index,
+                            prompt_tokens: usage.prompt_tokens,
+                            cache_read: outcome.cache_read,
+                            cache_write: outcome.cache_write,
+                            over_window: false,
+                            cumulative_cost_usd,
+                        }
                     }
                     Priced::OverWindow { prompt_tokens } => {
                         totals.add_over_window(prompt_tokens);
-                        (prompt_tokens, 0, 0, true)
+                        StepPoint {
+                            recording: session.index,
+                            step: step_index,
+                            prompt_tokens,
+                            cache_read: 0,
+                            cache_write: 0,
+                            over_window: true,
+                            cumulative_cost_usd,
+                        }
                     }
-                });
+                };
+                main = Some(point);
+                if point.over_window {
+                    break;
+                }
             }
-            if let Some((prompt_tokens, cache_read, cache_write, over_window)) = main {
-                last_prompt_tokens = Some(prompt_tokens);
-                self.steps.push(StepPoint {
-                    recording: session.index,
-                    step: step_index,
-                    prompt_tokens,
-                    cache_read,
-                    cache_write,
-                    over_window,
-                    cumulative_cost_usd,
-                });
+            let Some(point) = main else {
+                continue;
+            };
+            self.steps.push(point);
+            if point.over_window {
+                // The client gets an error here and its session ends: nothing after this step
+                // is replayed for this strategy, and the session counts as failed.
+                totals.add_failed_session();
+                break;
             }
+            last_prompt_tokens = Some(point.prompt_tokens);
+        }
+        if let Some(failures) = driven.engine_failures() {
+            totals.add_engine_failures(failures);
         }
         self.totals.merge(&totals);
         Ok(())
+    }
+}
+
+/// The strategy one recording is driven through. The engine is kept as itself so that its
+/// failures (passes it could not manage and sent as the client's request) can be reported.
+enum Driven {
+    Baseline(Box<dyn Strategy>),
+    Magic(Box<Magic>),
+}
+
+impl Driven {
+    /// A fresh strategy of `kind`, with a fresh store for the engine.
+    fn new(kind: StrategyKind) -> Self {
+        match kind.build() {
+            Some(strategy) => Self::Baseline(strategy),
+            None => Self::Magic(Box::default()),
+        }
+    }
+
+    fn strategy(&mut self) -> &mut dyn Strategy {
+        match self {
+            Self::Baseline(strategy) => strategy.as_mut(),
+            Self::Magic(magic) => magic.as_mut(),
+        }
+    }
+
+    /// The engine's failures; `None` for a baseline, which has no engine to fail.
+    fn engine_failures(&self) -> Option<u64> {
+        match self {
+            Self::Baseline(_) => None,
+            Self::Magic(magic) => Some(magic.failures()),
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! For every strategy and every recording, a fresh simulated provider prices each step's
 //! calls on the simulated clock; the report sums them per strategy: tokens by cache class,
-//! cost at list prices, cache busts by cause, context sizes, requests over the window, and
-//! the time the strategy itself took. Every claim Magic Context makes about money is a figure
+//! cost at list prices, cache busts by cause, context sizes, requests over the window (each
+//! of which ends its recording for that strategy, as it would a real client's session), the
+//! engine's failures, and the time the strategy itself took. Every claim Magic Context makes about money is a figure
 //! from here, side by side with the baselines of the same run.
 //!
 //! It does no I/O beyond what it is handed, except the `magic` strategy's SQLite store in a

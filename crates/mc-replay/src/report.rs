@@ -50,6 +50,8 @@ impl Replay {
             "peak ctx",
             "mean ctx",
             "over",
+            "failed",
+            "engine fail",
             "strategy ms",
             "busts",
         ];
@@ -87,7 +89,25 @@ impl Replay {
             out.push_str(line.trim_end());
             out.push('\n');
         }
+        for warning in self.warnings() {
+            let _ = writeln!(out, "warning: {warning}");
+        }
         out
+    }
+
+    /// What makes a figure of the table misleading, one sentence each, for the lines under it.
+    fn warnings(&self) -> Vec<String> {
+        self.runs
+            .iter()
+            .filter(|run| run.totals.failed_sessions > 0)
+            .map(|run| {
+                format!(
+                    "{} failed {} of {} sessions (a request over the window ends a session, as it \
+                     would a real client's); its totals are not comparable",
+                    run.kind, run.totals.failed_sessions, self.files
+                )
+            })
+            .collect()
     }
 
     /// The per-step curves, one series per strategy, for [`crate::render_svg`].
@@ -130,6 +150,10 @@ fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
         thousands(totals.peak_context),
         thousands(totals.mean_context.round() as u64),
         thousands(totals.over_window),
+        thousands(totals.failed_sessions),
+        totals
+            .engine_failures
+            .map_or_else(|| "-".to_owned(), thousands),
         format!("{:.0}", totals.strategy_ms),
         busts,
     ]

@@ -4,6 +4,7 @@
 //! allowed.
 #![cfg(test)]
 
+mod failures;
 mod golden_capture;
 mod golden_swe;
 mod invariants;
