@@ -24,7 +24,7 @@ pub struct ReplayArgs {
     pub format: String,
 
     /// Strategies to compare, comma-separated: passthrough, autocompact, window, clear-tools,
-    /// magic [default: all of them].
+    /// clear-tools-batched, magic [default: all of them].
     #[arg(long, value_name = "LIST")]
     pub strategy: Option<String>,
 

@@ -54,6 +54,7 @@ fn json_report_has_every_strategy_and_field() {
             "autocompact",
             "window",
             "clear-tools",
+            "clear-tools-batched",
             "magic"
         ]
     );
@@ -136,7 +137,7 @@ fn unknown_names_list_the_valid_ones() {
     assert_eq!(run.code, Some(1));
     assert_eq!(
         run.stderr,
-        "error: unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, magic\n"
+        "error: unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, clear-tools-batched, magic\n"
     );
     let run = Machine::fresh().run(&["replay", path, "--token-scale", "0"], &[]);
     assert_eq!(run.code, Some(2));
