@@ -48,6 +48,7 @@ pub mod script;
 pub mod server;
 mod state;
 pub mod strategy;
+mod thinking;
 mod token_scale;
 mod tokens;
 mod ttl;

@@ -295,3 +295,37 @@ fn token_scale_multiplies_what_the_provider_counts_and_checks() {
     assert_eq!(scaled.count_openai(&request), 133);
     assert_eq!(scaled.count_text_for("gpt-4o", Wire::OpenAi, "~~~~"), 5);
 }
+
+#[test]
+fn earlier_turns_thinking_is_billed_only_where_the_model_reads_it() {
+    let request = |model: &str| {
+        let body = json!({
+            "model": model,
+            "max_tokens": 16,
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "~".repeat(1_000), "signature": "s"},
+                    {"type": "text", "text": "~".repeat(100)}]},
+                {"role": "user", "content": "~".repeat(100)},
+            ],
+        });
+        MessagesRequest::decode(&serde_json::to_vec(&body).unwrap(), 1 << 24).unwrap()
+    };
+    let provider = provider();
+    // Sent with a new user turn, the thinking is the last assistant turn's: every model reads
+    // it. One more turn later, Sonnet 4.5 drops it and Opus 4.5 keeps it.
+    let later = |model: &str| {
+        let mut request = request(model);
+        let mut next = request.messages.clone();
+        next.extend(request.messages[1..].iter().cloned());
+        request.messages = next;
+        request
+    };
+    // A thinking block is 1,064 tokens as Claude counts 1,000; a 100-token text is 106.
+    let (sonnet, opus) = ("claude-sonnet-4-5", "claude-opus-4-5");
+    assert_eq!(provider.count_anthropic(&request(sonnet)), 1_064 + 2 * 106);
+    assert_eq!(provider.count_anthropic(&request(opus)), 1_064 + 2 * 106);
+    assert_eq!(provider.count_anthropic(&later(sonnet)), 1_064 + 4 * 106);
+    assert_eq!(provider.count_anthropic(&later(opus)), 2 * 1_064 + 4 * 106);
+}
