@@ -38,12 +38,18 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FACTOR", default_value = "1")]
     pub token_scale: TokenScale,
 
+    /// Pads the stand-in system prompt and tools of recordings that keep neither (Claude Code
+    /// session files, ~3K tokens where Claude Code sends 15-20K) to at least this many tokens,
+    /// with fixed text in the cached prefix.
+    #[arg(long, value_name = "TOKENS")]
+    pub stand_in_tokens: Option<u64>,
+
     /// The model every call is priced on.
     #[arg(long, value_name = "NAME", default_value = "claude-sonnet-4-5")]
     pub model: String,
 
     /// Print one JSON object: {"model", "window", "token_scale", "files", "prices_as_of",
-    /// "strategies"}.
+    /// "degenerate_baseline", ["stand_in_tokens", "stand_in_note",] "strategies"}.
     #[arg(long)]
     pub json: bool,
 
@@ -66,6 +72,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         window_tokens: args.window,
         strategies,
         token_scale: args.token_scale,
+        stand_in_tokens: args.stand_in_tokens,
         progress: true,
     };
     let report = replay(&recordings, &options).context("replay failed")?;

@@ -10,24 +10,27 @@
 //! refusal is counted (`over_window`) and the session as failed (`failed_sessions`), which
 //! makes that strategy's totals cover less work than the others' (the report warns).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::ProgressBar;
 use mc_sim::strategy::{
-    PreparedCall, StepView, Strategy, StrategyContext, StrategyKind, message_tokens,
-    render_anthropic, render_anthropic_marked, render_openai,
+    PreparedCall, StepView, Strategy, StrategyContext, StrategyKind, is_degenerate_trigger,
+    message_tokens, render_anthropic, render_anthropic_marked, render_openai,
 };
 use mc_sim::{
-    Calibration, CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError,
-    Recording, SimProvider, TokenScale, Wire, model_spec,
+    CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError, Recording,
+    SimProvider, TokenScale, Wire, model_spec,
 };
 
 use crate::busts::{BustTracker, CacheOutcome};
 use crate::error::ReplayError;
+use crate::estimate::Estimate;
 use crate::magic::Magic;
 use crate::memo::MemoCounter;
 use crate::progress::replay_bar;
+use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
 
 /// The most output a rendered Anthropic request asks for: Claude Code's `max_tokens`.
@@ -46,6 +49,9 @@ pub struct ReplayOptions {
     /// strategies keep estimating unscaled, so they must learn the difference from the usage
     /// the provider reports.
     pub token_scale: TokenScale,
+    /// Pads stand-in system prompts and tools (Claude Code session files keep neither) to at
+    /// least this many tokens, as the strategies estimate them; `None` keeps them as loaded.
+    pub stand_in_tokens: Option<u64>,
     /// Draw a progress bar (only ever on a terminal).
     pub progress: bool,
 }
@@ -57,6 +63,7 @@ impl Default for ReplayOptions {
             window_tokens: None,
             strategies: StrategyKind::ALL.to_vec(),
             token_scale: TokenScale::ONE,
+            stand_in_tokens: None,
             progress: false,
         }
     }
@@ -75,6 +82,12 @@ pub struct Replay {
     pub files: usize,
     /// The date of the list prices used.
     pub prices_as_of: &'static str,
+    /// Whether `autocompact` ran with a trigger under half the window for some recording
+    /// ([`is_degenerate_trigger`]): it then compacts far more often than Claude Code does, and
+    /// ratios against it flatter the others.
+    pub degenerate_baseline: bool,
+    /// The stand-ins used for what recordings did not keep, if any.
+    pub stand_in: Option<StandIn>,
     /// One run per strategy, in the order asked for.
     pub runs: Vec<StrategyRun>,
 }
@@ -117,6 +130,17 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
     };
     let o200k: Arc<dyn CountTokens + Send + Sync> = Arc::new(O200kCounter::load()?);
     let counter = Arc::new(MemoCounter::new(o200k));
+    let model = options.model.as_deref();
+    let recordings = &*match options.stand_in_tokens {
+        Some(target_tokens) => stand_in::pad(recordings, target_tokens, model, &counter),
+        None => Cow::Borrowed(recordings),
+    };
+    let stand_in = stand_in::measure(
+        recordings,
+        model,
+        &counter,
+        options.stand_in_tokens.is_some(),
+    );
     let first_model = options.model.clone().unwrap_or_else(|| first.model.clone());
     let same_model = options.model.is_some()
         || recordings
@@ -153,8 +177,21 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
         token_scale: options.token_scale,
         files: recordings.len(),
         prices_as_of: PRICES_AS_OF,
+        degenerate_baseline: has_degenerate_baseline(recordings, options),
+        stand_in,
         runs,
     })
+}
+
+/// Whether `autocompact` is in the run and its trigger is degenerate for some recording at
+/// the window it is replayed at.
+fn has_degenerate_baseline(recordings: &[Recording], options: &ReplayOptions) -> bool {
+    options.strategies.contains(&StrategyKind::Autocompact)
+        && recordings.iter().any(|recording| {
+            let spec = model_spec(options.model.as_deref().unwrap_or(&recording.model));
+            let window_tokens = options.window_tokens.unwrap_or(spec.window_tokens);
+            is_degenerate_trigger(window_tokens, spec.max_output_tokens)
+        })
 }
 
 fn replay_strategy(
@@ -207,10 +244,7 @@ impl StrategyRun {
         // The strategies estimate as the provider counts, o200k with the model's correction,
         // but without the token scale: that difference they can only learn from the usage
         // the provider reports (`last_prompt_tokens`).
-        let estimate = Estimate {
-            counter: &session.counter,
-            calibration: Calibration::for_model(&spec.name, spec.wire),
-        };
+        let estimate = Estimate::new(&session.counter, spec);
         let ctx = StrategyContext {
             model: &spec.name,
             wire: spec.wire,
@@ -336,20 +370,6 @@ impl Driven {
             Self::Baseline(_) => None,
             Self::Magic(magic) => Some(magic.failures()),
         }
-    }
-}
-
-/// The strategies' counter: o200k (memoised) scaled by the model family's calibration, the
-/// way the provider scales each block, so the strategies' rules see the provider's sizes.
-struct Estimate<'c> {
-    counter: &'c MemoCounter,
-    calibration: Calibration,
-}
-
-impl CountTokens for Estimate<'_> {
-    fn count_tokens(&self, text: &str) -> u64 {
-        self.calibration
-            .scale_tokens(self.counter.count_tokens(text))
     }
 }
 

@@ -26,12 +26,14 @@
 
 mod busts;
 mod error;
+mod estimate;
 mod harness;
 mod magic;
 mod memo;
 mod plot;
 mod progress;
 mod report;
+mod stand_in;
 mod totals;
 
 pub use busts::{BustTracker, CacheOutcome, PREFIX_CHANGED, TTL_EXPIRED};
@@ -41,4 +43,5 @@ pub use magic::Magic;
 pub use memo::MemoCounter;
 pub use plot::{PlotSeries, render_svg};
 pub use report::thousands;
+pub use stand_in::StandIn;
 pub use totals::{CallUsage, StrategyTotals};

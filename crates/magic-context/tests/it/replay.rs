@@ -38,10 +38,13 @@ fn json_report_has_every_strategy_and_field() {
             "token_scale",
             "files",
             "prices_as_of",
+            "degenerate_baseline",
             "strategies"
         ]
     );
     assert_eq!(report["token_scale"], 1.0);
+    // Claude Code's trigger at 50K is 17K, a third of the window.
+    assert_eq!(report["degenerate_baseline"], true);
     assert_eq!(report["model"], "claude-sonnet-4-5");
     assert_eq!(report["window"], 50_000);
     assert_eq!(report["files"], 1);
@@ -116,12 +119,12 @@ fn text_table_and_plot() {
             &[],
         )
         .success();
-    // The rows, without the warning lines under the table.
+    // The rows, without the warning and note lines under the table.
     let rows: Vec<&str> = run
         .stdout
         .lines()
         .skip(2)
-        .take_while(|line| !line.starts_with("warning:"))
+        .take_while(|line| !line.starts_with("warning:") && !line.starts_with("note:"))
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert_eq!(rows, ["window", "passthrough"]);

@@ -4,6 +4,7 @@
 //! allowed.
 #![cfg(test)]
 
+mod caveats;
 mod failures;
 mod golden_capture;
 mod golden_swe;

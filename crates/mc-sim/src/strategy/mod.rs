@@ -62,6 +62,7 @@ use crate::tokens::CountTokens;
 
 pub use autocompact::{
     Autocompact, SUMMARY_LABEL, SUMMARY_OUTPUT_TOKENS, autocompact_threshold_tokens,
+    is_degenerate_trigger,
 };
 pub use clear_tools::{
     CLEAR_KEEP_TOOL_USES, CLEAR_PLACEHOLDER, CLEAR_TRIGGER_TOKENS, ClearTools, clear_tool_results,
