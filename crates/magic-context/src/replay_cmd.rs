@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use mc_replay::{ReplayOptions, render_svg, replay};
-use mc_sim::RecordingFormat;
 use mc_sim::strategy::StrategyKind;
+use mc_sim::{RecordingFormat, TokenScale};
 
 use crate::output::{pretty, write_stdout};
 
@@ -24,7 +24,7 @@ pub struct ReplayArgs {
     pub format: String,
 
     /// Strategies to compare, comma-separated: passthrough, autocompact, window, clear-tools,
-    /// magic [default: all of them].
+    /// clear-tools-batched, magic [default: all of them].
     #[arg(long, value_name = "LIST")]
     pub strategy: Option<String>,
 
@@ -32,11 +32,24 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "TOKENS")]
     pub window: Option<u64>,
 
+    /// Makes the simulated provider count this many times the tokens its calibration says
+    /// (1.25 = 25% more); the strategies keep estimating unscaled and must learn the
+    /// difference from the reported usage.
+    #[arg(long, value_name = "FACTOR", default_value = "1")]
+    pub token_scale: TokenScale,
+
+    /// Pads the stand-in system prompt and tools of recordings that keep neither (Claude Code
+    /// session files, ~3K tokens where Claude Code sends 15-20K) to at least this many tokens,
+    /// with fixed text in the cached prefix.
+    #[arg(long, value_name = "TOKENS")]
+    pub stand_in_tokens: Option<u64>,
+
     /// The model every call is priced on.
     #[arg(long, value_name = "NAME", default_value = "claude-sonnet-4-5")]
     pub model: String,
 
-    /// Print one JSON object: {"model", "window", "files", "prices_as_of", "strategies"}.
+    /// Print one JSON object: {"model", "window", "token_scale", "files", "prices_as_of",
+    /// "degenerate_baseline", ["stand_in_tokens", "stand_in_note",] "strategies"}.
     #[arg(long)]
     pub json: bool,
 
@@ -58,6 +71,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         model: Some(args.model.clone()),
         window_tokens: args.window,
         strategies,
+        token_scale: args.token_scale,
+        stand_in_tokens: args.stand_in_tokens,
         progress: true,
     };
     let report = replay(&recordings, &options).context("replay failed")?;

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use mc_sim::TokenScale;
 use mc_sim::recording;
 use mc_sim::script::Script;
 use mc_sim::server::{Responder, SimConfig, SimServer};
@@ -36,12 +37,17 @@ pub struct SimArgs {
     /// Overrides every model's context window, in tokens.
     #[arg(long, value_name = "TOKENS")]
     pub model_window: Option<u64>,
+
+    /// Makes the provider count this many times the tokens its calibration says (1.25 = 25%
+    /// more), so a client's estimate and the reported usage disagree by a known factor.
+    #[arg(long, value_name = "FACTOR", default_value = "1")]
+    pub token_scale: TokenScale,
 }
 
 /// Serves until Ctrl-C.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let responder = responder(args)?;
-    let mut config = SimConfig::new(responder);
+    let mut config = SimConfig::new(responder).with_token_scale(args.token_scale);
     if let Some(window_tokens) = args.model_window {
         config = config.with_window(window_tokens);
     }
@@ -109,6 +115,7 @@ async fn serve(listen: SocketAddr, config: SimConfig) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use mc_sim::TokenScale;
 
     use crate::cli::{Cli, Command};
 
@@ -119,10 +126,38 @@ mod tests {
             panic!("not sim");
         };
         assert_eq!(args.listen.port(), 0);
+        assert_eq!(args.token_scale, TokenScale::ONE);
         assert!(Cli::try_parse_from(["magic-context", "sim"]).is_err());
         assert!(
             Cli::try_parse_from(["magic-context", "sim", "--script", "a", "--trajectory", "b"])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn token_scale_is_parsed_and_checked() {
+        let parsed = Cli::try_parse_from([
+            "magic-context",
+            "sim",
+            "--script",
+            "a.json",
+            "--token-scale",
+            "1.25",
+        ])
+        .unwrap();
+        let Command::Sim(args) = parsed.command else {
+            panic!("not sim");
+        };
+        assert_eq!(args.token_scale, TokenScale::new(1.25).unwrap());
+        for bad in ["0", "-2", "nan", "inf"] {
+            let flag = format!("--token-scale={bad}");
+            let error = Cli::try_parse_from(["magic-context", "sim", "--script", "a.json", &flag])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("the token scale must be a finite number above 0"),
+                "{bad}: {error}"
+            );
+        }
     }
 }

@@ -2,8 +2,8 @@
 
 use mc_sim::{ProviderError, TokenizerError};
 
-/// Why a replay could not finish. A prompt over the window is not an error: it is counted
-/// (`over_window`) and the replay goes on.
+/// Why a replay could not finish. A prompt over the window is not an error of the replay: it
+/// ends that recording for that strategy and is counted (`over_window`, `failed_sessions`).
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     /// Nothing was given to replay.

@@ -4,28 +4,33 @@
 //! step on the simulated clock: the strategy prepares its calls for the step, each is
 //! rendered as the client would send it and priced at the step's time (a strategy's extra
 //! calls happen at the same instant), and the main call's prompt size goes back to the
-//! strategy for its next decision. A prompt over the window is refused by the provider and
-//! counted, and the replay goes on: a real client would have failed there, and the report
-//! must say how often each strategy would have.
+//! strategy for its next decision. A prompt over the window is refused by the provider, and
+//! there the recording ends for that strategy: a real client gets an error and its session
+//! stops, so replaying the steps after it would price a session nobody could have had. The
+//! refusal is counted (`over_window`) and the session as failed (`failed_sessions`), which
+//! makes that strategy's totals cover less work than the others' (the report warns).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::ProgressBar;
 use mc_sim::strategy::{
-    PreparedCall, StepView, Strategy, StrategyContext, StrategyKind, message_tokens,
-    render_anthropic, render_anthropic_marked, render_openai,
+    PreparedCall, StepView, Strategy, StrategyContext, StrategyKind, is_degenerate_trigger,
+    message_tokens, render_anthropic, render_anthropic_marked, render_openai,
 };
 use mc_sim::{
-    Calibration, CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError,
-    Recording, SimProvider, Wire, model_spec,
+    CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError, Recording,
+    SimProvider, TokenScale, Wire, model_spec,
 };
 
 use crate::busts::{BustTracker, CacheOutcome};
 use crate::error::ReplayError;
+use crate::estimate::Estimate;
 use crate::magic::Magic;
 use crate::memo::MemoCounter;
 use crate::progress::replay_bar;
+use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
 
 /// The most output a rendered Anthropic request asks for: Claude Code's `max_tokens`.
@@ -40,6 +45,13 @@ pub struct ReplayOptions {
     pub window_tokens: Option<u64>,
     /// The strategies, in report order.
     pub strategies: Vec<StrategyKind>,
+    /// How many tokens the simulated provider counts per token of its calibrated count; the
+    /// strategies keep estimating unscaled, so they must learn the difference from the usage
+    /// the provider reports.
+    pub token_scale: TokenScale,
+    /// Pads stand-in system prompts and tools (Claude Code session files keep neither) to at
+    /// least this many tokens, as the strategies estimate them; `None` keeps them as loaded.
+    pub stand_in_tokens: Option<u64>,
     /// Draw a progress bar (only ever on a terminal).
     pub progress: bool,
 }
@@ -50,6 +62,8 @@ impl Default for ReplayOptions {
             model: None,
             window_tokens: None,
             strategies: StrategyKind::ALL.to_vec(),
+            token_scale: TokenScale::ONE,
+            stand_in_tokens: None,
             progress: false,
         }
     }
@@ -62,10 +76,18 @@ pub struct Replay {
     pub model: String,
     /// The context window in tokens.
     pub window_tokens: u64,
+    /// The provider's token scale (1 = counts as calibrated).
+    pub token_scale: TokenScale,
     /// How many recordings were replayed.
     pub files: usize,
     /// The date of the list prices used.
     pub prices_as_of: &'static str,
+    /// Whether `autocompact` ran with a trigger under half the window for some recording
+    /// ([`is_degenerate_trigger`]): it then compacts far more often than Claude Code does, and
+    /// ratios against it flatter the others.
+    pub degenerate_baseline: bool,
+    /// The stand-ins used for what recordings did not keep, if any.
+    pub stand_in: Option<StandIn>,
     /// One run per strategy, in the order asked for.
     pub runs: Vec<StrategyRun>,
 }
@@ -94,7 +116,8 @@ pub struct StepPoint {
     pub cache_read: u64,
     /// Tokens it wrote to the cache (0 when refused).
     pub cache_write: u64,
-    /// Whether the provider refused it for exceeding the window.
+    /// Whether the provider refused it for exceeding the window (then it is the recording's
+    /// last point for this strategy, and it may be an extra call refused before the main one).
     pub over_window: bool,
     /// Cost of every call so far in this strategy's run, this step's extra calls included.
     pub cumulative_cost_usd: f64,
@@ -107,6 +130,17 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
     };
     let o200k: Arc<dyn CountTokens + Send + Sync> = Arc::new(O200kCounter::load()?);
     let counter = Arc::new(MemoCounter::new(o200k));
+    let model = options.model.as_deref();
+    let recordings = &*match options.stand_in_tokens {
+        Some(target_tokens) => stand_in::pad(recordings, target_tokens, model, &counter),
+        None => Cow::Borrowed(recordings),
+    };
+    let stand_in = stand_in::measure(
+        recordings,
+        model,
+        &counter,
+        options.stand_in_tokens.is_some(),
+    );
     let first_model = options.model.clone().unwrap_or_else(|| first.model.clone());
     let same_model = options.model.is_some()
         || recordings
@@ -140,10 +174,24 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
         } else {
             "per-recording".to_owned()
         },
+        token_scale: options.token_scale,
         files: recordings.len(),
         prices_as_of: PRICES_AS_OF,
+        degenerate_baseline: has_degenerate_baseline(recordings, options),
+        stand_in,
         runs,
     })
+}
+
+/// Whether `autocompact` is in the run and its trigger is degenerate for some recording at
+/// the window it is replayed at.
+fn has_degenerate_baseline(recordings: &[Recording], options: &ReplayOptions) -> bool {
+    options.strategies.contains(&StrategyKind::Autocompact)
+        && recordings.iter().any(|recording| {
+            let spec = model_spec(options.model.as_deref().unwrap_or(&recording.model));
+            let window_tokens = options.window_tokens.unwrap_or(spec.window_tokens);
+            is_degenerate_trigger(window_tokens, spec.max_output_tokens)
+        })
 }
 
 fn replay_strategy(
@@ -167,6 +215,7 @@ fn replay_strategy(
             window_tokens: options.window_tokens.unwrap_or(spec.window_tokens),
             spec,
             counter: Arc::clone(counter),
+            token_scale: options.token_scale,
         };
         run.replay_recording(&session)?;
         bar.inc(1);
@@ -181,6 +230,7 @@ struct Session<'r> {
     spec: ModelSpec,
     window_tokens: u64,
     counter: Arc<MemoCounter>,
+    token_scale: TokenScale,
 }
 
 impl StrategyRun {
@@ -188,12 +238,13 @@ impl StrategyRun {
         let recording = session.recording;
         let spec = &session.spec;
         let shared: Arc<dyn CountTokens + Send + Sync> = session.counter.clone();
-        let mut provider = SimProvider::new(shared).with_window(session.window_tokens);
-        // The strategies estimate as the provider counts: o200k with the model's correction.
-        let estimate = Estimate {
-            counter: &session.counter,
-            calibration: Calibration::for_model(&spec.name, spec.wire),
-        };
+        let mut provider = SimProvider::new(shared)
+            .with_window(session.window_tokens)
+            .with_token_scale(session.token_scale);
+        // The strategies estimate as the provider counts, o200k with the model's correction,
+        // but without the token scale: that difference they can only learn from the usage
+        // the provider reports (`last_prompt_tokens`).
+        let estimate = Estimate::new(&session.counter, spec);
         let ctx = StrategyContext {
             model: &spec.name,
             wire: spec.wire,
@@ -201,10 +252,7 @@ impl StrategyRun {
             max_output_tokens: spec.max_output_tokens,
             counter: &estimate,
         };
-        let mut strategy: Box<dyn Strategy> = match self.kind.build() {
-            Some(strategy) => strategy,
-            None => Box::new(Magic::new()),
-        };
+        let mut driven = Driven::new(self.kind);
         let mut busts = BustTracker::new();
         let mut totals = StrategyTotals::default();
         let mut cumulative_cost_usd = self
@@ -222,7 +270,7 @@ impl StrategyRun {
                 last_prompt_tokens,
             };
             let started = Instant::now();
-            let prepared = strategy.prepare(&view, &ctx);
+            let prepared = driven.strategy().prepare(&view, &ctx);
             totals.add_strategy_time(started.elapsed());
             let step_output = step
                 .output_tokens
@@ -232,7 +280,7 @@ impl StrategyRun {
                 let output = call.output_tokens.unwrap_or(step_output);
                 let priced = price(&mut provider, session, call, output, step.at_ms)
                     .map_err(|source| source.at(&recording.name, step_index))?;
-                main = Some(match priced {
+                let point = match priced {
                     Priced::Accepted(record) => {
                         let outcome = CacheOutcome {
                             at_ms: step.at_ms,
@@ -245,48 +293,83 @@ impl StrategyRun {
                         let usage = usage_of(&record);
                         totals.add_call(&usage);
                         cumulative_cost_usd += usage.cost_usd;
-                        (
-                            usage.prompt_tokens,
-                            outcome.cache_read,
-                            outcome.cache_write,
-                            false,
-                        )
+                        StepPoint {
+                            recording: session.index,
+                            step: step_index,
+                            prompt_tokens: usage.prompt_tokens,
+                            cache_read: outcome.cache_read,
+                            cache_write: outcome.cache_write,
+                            over_window: false,
+                            cumulative_cost_usd,
+                        }
                     }
                     Priced::OverWindow { prompt_tokens } => {
                         totals.add_over_window(prompt_tokens);
-                        (prompt_tokens, 0, 0, true)
+                        StepPoint {
+                            recording: session.index,
+                            step: step_index,
+                            prompt_tokens,
+                            cache_read: 0,
+                            cache_write: 0,
+                            over_window: true,
+                            cumulative_cost_usd,
+                        }
                     }
-                });
+                };
+                main = Some(point);
+                if point.over_window {
+                    break;
+                }
             }
-            if let Some((prompt_tokens, cache_read, cache_write, over_window)) = main {
-                last_prompt_tokens = Some(prompt_tokens);
-                self.steps.push(StepPoint {
-                    recording: session.index,
-                    step: step_index,
-                    prompt_tokens,
-                    cache_read,
-                    cache_write,
-                    over_window,
-                    cumulative_cost_usd,
-                });
+            let Some(point) = main else {
+                continue;
+            };
+            self.steps.push(point);
+            if point.over_window {
+                // The client gets an error here and its session ends: nothing after this step
+                // is replayed for this strategy, and the session counts as failed.
+                totals.add_failed_session();
+                break;
             }
+            last_prompt_tokens = Some(point.prompt_tokens);
+        }
+        if let Some(failures) = driven.engine_failures() {
+            totals.add_engine_failures(failures);
         }
         self.totals.merge(&totals);
         Ok(())
     }
 }
 
-/// The strategies' counter: o200k (memoised) scaled by the model family's calibration, the
-/// way the provider scales each block, so the strategies' rules see the provider's sizes.
-struct Estimate<'c> {
-    counter: &'c MemoCounter,
-    calibration: Calibration,
+/// The strategy one recording is driven through. The engine is kept as itself so that its
+/// failures (passes it could not manage and sent as the client's request) can be reported.
+enum Driven {
+    Baseline(Box<dyn Strategy>),
+    Magic(Box<Magic>),
 }
 
-impl CountTokens for Estimate<'_> {
-    fn count_tokens(&self, text: &str) -> u64 {
-        self.calibration
-            .scale_tokens(self.counter.count_tokens(text))
+impl Driven {
+    /// A fresh strategy of `kind`, with a fresh store for the engine.
+    fn new(kind: StrategyKind) -> Self {
+        match kind.build() {
+            Some(strategy) => Self::Baseline(strategy),
+            None => Self::Magic(Box::default()),
+        }
+    }
+
+    fn strategy(&mut self) -> &mut dyn Strategy {
+        match self {
+            Self::Baseline(strategy) => strategy.as_mut(),
+            Self::Magic(magic) => magic.as_mut(),
+        }
+    }
+
+    /// The engine's failures; `None` for a baseline, which has no engine to fail.
+    fn engine_failures(&self) -> Option<u64> {
+        match self {
+            Self::Baseline(_) => None,
+            Self::Magic(magic) => Some(magic.failures()),
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! For every strategy and every recording, a fresh simulated provider prices each step's
 //! calls on the simulated clock; the report sums them per strategy: tokens by cache class,
-//! cost at list prices, cache busts by cause, context sizes, requests over the window, and
-//! the time the strategy itself took. Every claim Magic Context makes about money is a figure
+//! cost at list prices, cache busts by cause, context sizes, requests over the window (each
+//! of which ends its recording for that strategy, as it would a real client's session), the
+//! engine's failures, and the time the strategy itself took. Every claim Magic Context makes about money is a figure
 //! from here, side by side with the baselines of the same run.
 //!
 //! It does no I/O beyond what it is handed, except the `magic` strategy's SQLite store in a
@@ -25,12 +26,14 @@
 
 mod busts;
 mod error;
+mod estimate;
 mod harness;
 mod magic;
 mod memo;
 mod plot;
 mod progress;
 mod report;
+mod stand_in;
 mod totals;
 
 pub use busts::{BustTracker, CacheOutcome, PREFIX_CHANGED, TTL_EXPIRED};
@@ -40,4 +43,5 @@ pub use magic::Magic;
 pub use memo::MemoCounter;
 pub use plot::{PlotSeries, render_svg};
 pub use report::thousands;
+pub use stand_in::StandIn;
 pub use totals::{CallUsage, StrategyTotals};

@@ -18,10 +18,11 @@ pub struct PlotSeries {
     pub cumulative_cost_usd: Vec<f64>,
 }
 
-const WIDTH: f64 = 960.0;
+const WIDTH: f64 = 1000.0;
 const HEIGHT: f64 = 720.0;
 const LEFT: f64 = 90.0;
-const RIGHT: f64 = 170.0;
+/// Room for the legend, whose longest name is `clear-tools-batched`.
+const RIGHT: f64 = 210.0;
 const TOP: f64 = 50.0;
 const PANEL_HEIGHT: f64 = 260.0;
 const PANEL_GAP: f64 = 80.0;

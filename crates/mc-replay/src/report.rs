@@ -9,8 +9,9 @@ use crate::plot::PlotSeries;
 use crate::totals::StrategyTotals;
 
 impl Replay {
-    /// `{"model", "window", "files", "prices_as_of", "strategies": {name: {fields}}}`, the
-    /// strategies in the order they ran.
+    /// `{"model", "window", "token_scale", "files", "prices_as_of", "degenerate_baseline",
+    /// "stand_in_tokens", "stand_in_note", "strategies": {name: {fields}}}`, the strategies in
+    /// the order they ran; the two `stand_in_` keys only when a recording used a stand-in.
     pub fn to_json(&self) -> Value {
         let strategies: Map<String, Value> = self
             .runs
@@ -20,13 +21,22 @@ impl Replay {
                 (run.kind.to_string(), fields)
             })
             .collect();
-        json!({
-            "model": self.model,
-            "window": self.window_tokens,
-            "files": self.files,
-            "prices_as_of": self.prices_as_of,
-            "strategies": strategies,
-        })
+        let mut report = Map::new();
+        report.insert("model".into(), json!(self.model));
+        report.insert("window".into(), json!(self.window_tokens));
+        report.insert("token_scale".into(), json!(self.token_scale));
+        report.insert("files".into(), json!(self.files));
+        report.insert("prices_as_of".into(), json!(self.prices_as_of));
+        report.insert(
+            "degenerate_baseline".into(),
+            json!(self.degenerate_baseline),
+        );
+        if let Some(stand_in) = &self.stand_in {
+            report.insert("stand_in_tokens".into(), json!(stand_in.tokens));
+            report.insert("stand_in_note".into(), json!(stand_in.note(self.files)));
+        }
+        report.insert("strategies".into(), Value::Object(strategies));
+        Value::Object(report)
     }
 
     /// The totals as an aligned text table, one row per strategy, with a heading line.
@@ -34,8 +44,8 @@ impl Replay {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{} recordings on {}, window {} tokens, prices as of {}",
-            self.files, self.model, self.window_tokens, self.prices_as_of
+            "{} recordings on {}, window {} tokens, provider token scale {}x, prices as of {}",
+            self.files, self.model, self.window_tokens, self.token_scale, self.prices_as_of
         );
         let header = [
             "strategy",
@@ -49,6 +59,8 @@ impl Replay {
             "peak ctx",
             "mean ctx",
             "over",
+            "failed",
+            "engine fail",
             "strategy ms",
             "busts",
         ];
@@ -86,7 +98,38 @@ impl Replay {
             out.push_str(line.trim_end());
             out.push('\n');
         }
+        for warning in self.warnings() {
+            let _ = writeln!(out, "warning: {warning}");
+        }
+        if let Some(stand_in) = &self.stand_in {
+            let _ = writeln!(out, "note: {}", stand_in.note(self.files));
+        }
         out
+    }
+
+    /// What makes a figure of the table misleading, one sentence each, for the lines under it.
+    fn warnings(&self) -> Vec<String> {
+        let failed = self
+            .runs
+            .iter()
+            .filter(|run| run.totals.failed_sessions > 0)
+            .map(|run| {
+                format!(
+                    "{} failed {} of {} sessions (a request over the window ends a session, as it \
+                     would a real client's); its totals are not comparable",
+                    run.kind, run.totals.failed_sessions, self.files
+                )
+            });
+        let degenerate = self.degenerate_baseline.then(|| {
+            format!(
+                "autocompact's trigger (Claude Code's: window - min(max output, 20K) - 13K) is \
+                 under half the {}-token window, so it compacts far more often than Claude Code \
+                 does; ratios against it flatter the others (compare costs at the model's real \
+                 window)",
+                thousands(self.window_tokens)
+            )
+        });
+        failed.chain(degenerate).collect()
     }
 
     /// The per-step curves, one series per strategy, for [`crate::render_svg`].
@@ -129,6 +172,10 @@ fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
         thousands(totals.peak_context),
         thousands(totals.mean_context.round() as u64),
         thousands(totals.over_window),
+        thousands(totals.failed_sessions),
+        totals
+            .engine_failures
+            .map_or_else(|| "-".to_owned(), thousands),
         format!("{:.0}", totals.strategy_ms),
         busts,
     ]

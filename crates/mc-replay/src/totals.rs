@@ -29,6 +29,14 @@ pub struct StrategyTotals {
     pub mean_context: f64,
     /// Calls the provider refused because the prompt exceeded the window.
     pub over_window: u64,
+    /// Recordings this strategy did not finish: a refused call ends the session, as it would
+    /// a real client's. A strategy with any is not comparable with the others, having priced
+    /// less work.
+    pub failed_sessions: u64,
+    /// Passes the engine could not manage and sent as the client's request (the `magic`
+    /// strategy only; absent for baselines, which have no engine to fail).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_failures: Option<u64>,
     /// Wall time spent inside the strategy's own code, in milliseconds.
     pub strategy_ms: f64,
     /// Prompt tokens of the calls the provider accepted; equals
@@ -76,6 +84,16 @@ impl StrategyTotals {
         self.add_context(prompt_tokens);
     }
 
+    /// Counts a recording ended by a refusal.
+    pub fn add_failed_session(&mut self) {
+        self.failed_sessions += 1;
+    }
+
+    /// Adds engine failures (which makes the field present, even at 0).
+    pub fn add_engine_failures(&mut self, failures: u64) {
+        self.engine_failures = Some(self.engine_failures.unwrap_or(0) + failures);
+    }
+
     /// Counts one bust.
     pub fn add_bust(&mut self, cause: &str) {
         *self.busts.entry(cause.to_owned()).or_default() += 1;
@@ -99,6 +117,10 @@ impl StrategyTotals {
         }
         self.peak_context = self.peak_context.max(other.peak_context);
         self.over_window += other.over_window;
+        self.failed_sessions += other.failed_sessions;
+        if let Some(failures) = other.engine_failures {
+            self.add_engine_failures(failures);
+        }
         self.strategy_ms += other.strategy_ms;
         self.prompt_tokens += other.prompt_tokens;
         self.context_sum += other.context_sum;
@@ -156,6 +178,7 @@ mod tests {
             cost_usd: 0.25,
         });
         totals.add_over_window(5_000);
+        totals.add_failed_session();
         totals.add_bust("window");
         let mut merged = StrategyTotals::default();
         merged.merge(&totals);
@@ -170,7 +193,13 @@ mod tests {
         assert_eq!(merged.mean_context, 14_200.0 / 6.0);
         assert_eq!(merged.peak_context, 5_000);
         assert_eq!(merged.over_window, 2);
+        assert_eq!(merged.failed_sessions, 2);
+        assert_eq!(merged.engine_failures, None);
         assert_eq!(merged.busts.get("window"), Some(&2));
         assert_eq!(merged.cost_usd, 1.5);
+        // Engine failures are present once any run reported them, even as 0.
+        totals.add_engine_failures(0);
+        merged.merge(&totals);
+        assert_eq!(merged.engine_failures, Some(0));
     }
 }

@@ -59,3 +59,11 @@ pub struct TokenizerError {
     /// Why the tables could not be had.
     pub reason: String,
 }
+
+/// A token scale (`--token-scale`) that is not a finite number above 0.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the token scale must be a finite number above 0, such as 1.25; got `{given}`")]
+pub struct InvalidTokenScale {
+    /// What was given, as written.
+    pub given: String,
+}

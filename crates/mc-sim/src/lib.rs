@@ -48,12 +48,14 @@ pub mod script;
 pub mod server;
 mod state;
 pub mod strategy;
+mod thinking;
+mod token_scale;
 mod tokens;
 mod ttl;
 
 pub use apply::{CacheUsage, LOOKBACK_BLOCKS, MAX_BREAKPOINTS, apply};
 pub use calibration::Calibration;
-pub use error::{CacheError, TokenizerError};
+pub use error::{CacheError, InvalidTokenScale, TokenizerError};
 pub use ledger::{CallRecord, Ledger};
 pub use model::min_cacheable_tokens;
 pub use models::{ModelSpec, Wire, model_spec};
@@ -65,5 +67,6 @@ pub use recording::{
     RecordedUsage, Recording, RecordingError, RecordingFormat, Step, StepContext, ToolSpec,
 };
 pub use state::CacheState;
+pub use token_scale::TokenScale;
 pub use tokens::{CountTokens, O200kCounter};
 pub use ttl::Ttl;

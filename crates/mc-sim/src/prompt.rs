@@ -8,6 +8,7 @@ use mc_wire::anthropic::{BlockContent, ContentBlock, MessageRole, MessagesReques
 use serde_json::Value;
 
 use crate::calibration::Calibration;
+use crate::thinking::{drops_earlier_thinking, is_thinking, last_turn_start};
 use crate::tokens::CountTokens;
 use crate::ttl::Ttl;
 
@@ -65,7 +66,10 @@ pub struct PromptBlock {
 
 /// Flattens `req` into its cacheable blocks in prefix order, each sized by `counter` as is.
 ///
-/// The chain is seeded with the model name because caches are per model. A top-level
+/// The blocks are the prompt the model reads: for the families that drop the thinking of
+/// assistant turns before the last one (Sonnet 4.5, Haiku 4.5, Opus 4.1 and earlier), those
+/// blocks are left out. The
+/// chain is seeded with the model name because caches are per model. A top-level
 /// `cache_control` (automatic caching) puts its breakpoint on the last block, as the provider
 /// does, unless that block already has one.
 pub fn linearise(req: &MessagesRequest, counter: &dyn CountTokens) -> Vec<PromptBlock> {
@@ -95,6 +99,12 @@ pub fn linearise_with(
             }
         }
     }
+    // Thinking the model drops is not part of the prompt: neither counted nor cached.
+    let kept_from = if drops_earlier_thinking(&req.model) {
+        last_turn_start(&req.messages)
+    } else {
+        0
+    };
     for (message, msg) in req.messages.iter().enumerate() {
         match &msg.content {
             BlockContent::Text(text) => {
@@ -105,12 +115,17 @@ pub fn linearise_with(
                 chain.push_text(Section::MessageStart(msg.role), path, text);
             }
             BlockContent::Blocks(blocks) => {
+                let mut started = false;
                 for (block, content) in blocks.iter().enumerate() {
-                    let section = if block == 0 {
-                        Section::MessageStart(msg.role)
-                    } else {
+                    if message < kept_from && is_thinking(content) {
+                        continue;
+                    }
+                    let section = if started {
                         Section::MessageContinued(msg.role)
+                    } else {
+                        Section::MessageStart(msg.role)
                     };
+                    started = true;
                     let path = BlockPath::Message {
                         message,
                         block: Some(block),
@@ -361,5 +376,72 @@ mod tests {
         assert_ne!(base, prefix("other", one_turn));
         assert_ne!(base, prefix("m", two_turns));
         assert_ne!(base, prefix("m", assistant));
+    }
+
+    #[test]
+    fn earlier_turns_thinking_is_dropped_only_by_the_families_that_drop_it() {
+        let body = |model: &str| {
+            json!({
+                "model": model,
+                "messages": [
+                    {"role": "user", "content": "fix it"},
+                    {"role": "assistant", "content": [
+                        {"type": "thinking", "thinking": "look at a.rs", "signature": "s1"},
+                        {"type": "text", "text": "fixed"}]},
+                    {"role": "user", "content": "now the test"},
+                    {"role": "assistant", "content": [
+                        {"type": "redacted_thinking", "data": "xyz"},
+                        {"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t", "content": "ok"}]},
+                ],
+            })
+        };
+        let paths = |model: &str| -> Vec<String> {
+            linearised(body(model))
+                .iter()
+                .map(|block| block.path.to_string())
+                .collect()
+        };
+        // The first turn's thinking goes; the last turn's (its tool loop) stays.
+        let dropped = [
+            "messages.0.content",
+            "messages.1.content.1",
+            "messages.2.content",
+            "messages.3.content.0",
+            "messages.3.content.1",
+            "messages.4.content.0",
+        ];
+        for model in [
+            "claude-sonnet-4-5-20250929",
+            "claude-haiku-4-5",
+            "claude-opus-4-1",
+        ] {
+            assert_eq!(paths(model), dropped, "{model}");
+        }
+        let kept = [
+            "messages.0.content",
+            "messages.1.content.0",
+            "messages.1.content.1",
+            "messages.2.content",
+            "messages.3.content.0",
+            "messages.3.content.1",
+            "messages.4.content.0",
+        ];
+        for model in ["claude-opus-4-5", "claude-opus-4-8", "claude-sonnet-4-6"] {
+            assert_eq!(paths(model), kept, "{model}");
+        }
+        // The text left first in the message renders as the message's start, as the model
+        // reads it: the same prefix as a message that never had the thinking.
+        let with = body("claude-sonnet-4-5");
+        let mut without = with.clone();
+        without["messages"][1]["content"]
+            .as_array_mut()
+            .unwrap()
+            .remove(0);
+        let prefixes = |value: Value| -> Vec<[u8; 32]> {
+            linearised(value).iter().map(|block| block.prefix).collect()
+        };
+        assert_eq!(prefixes(with), prefixes(without));
     }
 }

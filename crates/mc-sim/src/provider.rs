@@ -19,6 +19,7 @@ use crate::models::{ModelSpec, Wire, model_spec};
 use crate::openai_cache::{OpenAiCache, linearise_chat};
 use crate::prompt::{PromptBlock, linearise_with};
 use crate::state::CacheState;
+use crate::token_scale::TokenScale;
 use crate::tokens::CountTokens;
 
 /// A request the simulated provider refuses, worded as the provider words it.
@@ -119,6 +120,7 @@ impl From<CacheError> for ProviderError {
 pub struct SimProvider {
     counter: Arc<dyn CountTokens + Send + Sync>,
     window_tokens: Option<u64>,
+    token_scale: TokenScale,
     anthropic_cache: CacheState,
     openai_cache: OpenAiCache,
     ledger: Ledger,
@@ -128,6 +130,7 @@ impl fmt::Debug for SimProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SimProvider")
             .field("window_tokens", &self.window_tokens)
+            .field("token_scale", &self.token_scale)
             .field("anthropic_cache", &self.anthropic_cache.len())
             .field("openai_cache", &self.openai_cache.len())
             .field("calls", &self.ledger.rows().len())
@@ -160,6 +163,7 @@ impl SimProvider {
         Self {
             counter,
             window_tokens: None,
+            token_scale: TokenScale::ONE,
             anthropic_cache: CacheState::new(),
             openai_cache: OpenAiCache::new(),
             ledger: Ledger::new(),
@@ -169,6 +173,14 @@ impl SimProvider {
     /// Makes every model's window `window_tokens` (replay's `--window`).
     pub fn with_window(mut self, window_tokens: u64) -> Self {
         self.window_tokens = Some(window_tokens);
+        self
+    }
+
+    /// Multiplies every count this provider makes by `token_scale` (see [`TokenScale`]): the
+    /// prompt sizes it reports, checks against the window and caches, and the output it counts
+    /// for a responder.
+    pub fn with_token_scale(mut self, token_scale: TokenScale) -> Self {
+        self.token_scale = token_scale;
         self
     }
 
@@ -233,7 +245,7 @@ impl SimProvider {
         label: Option<String>,
     ) -> Result<CallRecord, ProviderError> {
         let spec = self.model_spec(&request.model);
-        let calibration = Calibration::for_model(&request.model, Wire::OpenAi);
+        let calibration = self.calibration(&request.model, Wire::OpenAi);
         let prompt = linearise_chat(request, &*self.counter, calibration);
         let call = Call {
             model: &request.model,
@@ -267,7 +279,7 @@ impl SimProvider {
 
     /// The `prompt_tokens` the provider would report for `request`; changes nothing.
     pub fn count_openai(&self, request: &ChatRequest) -> u64 {
-        let calibration = Calibration::for_model(&request.model, Wire::OpenAi);
+        let calibration = self.calibration(&request.model, Wire::OpenAi);
         linearise_chat(request, &*self.counter, calibration).prompt_tokens()
     }
 
@@ -277,9 +289,10 @@ impl SimProvider {
     }
 
     /// `text` as `model` on `wire` would count it, e.g. a responder's output: the raw count
-    /// scaled by the model family's calibration.
+    /// scaled by the model family's calibration and this provider's token scale.
     pub fn count_text_for(&self, model: &str, wire: Wire, text: &str) -> u64 {
-        Calibration::for_model(model, wire).scale_tokens(self.counter.count_tokens(text))
+        self.calibration(model, wire)
+            .scale_tokens(self.counter.count_tokens(text))
     }
 
     /// Every call so far.
@@ -288,8 +301,14 @@ impl SimProvider {
     }
 
     fn anthropic_blocks(&self, request: &MessagesRequest) -> Vec<PromptBlock> {
-        let calibration = Calibration::for_model(&request.model, Wire::Anthropic);
+        let calibration = self.calibration(&request.model, Wire::Anthropic);
         linearise_with(request, &*self.counter, calibration)
+    }
+
+    /// How this provider turns raw counts into `model`'s: the family's calibration, times the
+    /// token scale. Every count goes through here, so none escapes the scale.
+    fn calibration(&self, model: &str, wire: Wire) -> Calibration {
+        self.token_scale.apply(Calibration::for_model(model, wire))
     }
 
     fn record_served(&mut self, call: Call<'_>, spec: &ModelSpec, usage: Usage) -> CallRecord {

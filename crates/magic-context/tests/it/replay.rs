@@ -32,8 +32,19 @@ fn json_report_has_every_strategy_and_field() {
         .collect();
     assert_eq!(
         keys,
-        ["model", "window", "files", "prices_as_of", "strategies"]
+        [
+            "model",
+            "window",
+            "token_scale",
+            "files",
+            "prices_as_of",
+            "degenerate_baseline",
+            "strategies"
+        ]
     );
+    assert_eq!(report["token_scale"], 1.0);
+    // Claude Code's trigger at 50K is 17K, a third of the window.
+    assert_eq!(report["degenerate_baseline"], true);
     assert_eq!(report["model"], "claude-sonnet-4-5");
     assert_eq!(report["window"], 50_000);
     assert_eq!(report["files"], 1);
@@ -46,6 +57,7 @@ fn json_report_has_every_strategy_and_field() {
             "autocompact",
             "window",
             "clear-tools",
+            "clear-tools-batched",
             "magic"
         ]
     );
@@ -56,25 +68,27 @@ fn json_report_has_every_strategy_and_field() {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(
-            fields,
-            [
-                "requests",
-                "input_uncached",
-                "cache_write",
-                "cache_read",
-                "output",
-                "cost_usd",
-                "cache_read_share",
-                "busts",
-                "peak_context",
-                "mean_context",
-                "over_window",
-                "strategy_ms",
-                "prompt_tokens",
-            ],
-            "{name}"
-        );
+        // Only the engine can fail to manage a pass; baselines have no such field.
+        let engine_failures = (name == "magic").then_some("engine_failures");
+        let expected: Vec<&str> = [
+            "requests",
+            "input_uncached",
+            "cache_write",
+            "cache_read",
+            "output",
+            "cost_usd",
+            "cache_read_share",
+            "busts",
+            "peak_context",
+            "mean_context",
+            "over_window",
+            "failed_sessions",
+        ]
+        .into_iter()
+        .chain(engine_failures)
+        .chain(["strategy_ms", "prompt_tokens"])
+        .collect();
+        assert_eq!(fields, expected, "{name}");
         assert_eq!(
             totals["requests"].as_u64().map(|n| n >= 49),
             Some(true),
@@ -105,10 +119,12 @@ fn text_table_and_plot() {
             &[],
         )
         .success();
+    // The rows, without the warning and note lines under the table.
     let rows: Vec<&str> = run
         .stdout
         .lines()
         .skip(2)
+        .take_while(|line| !line.starts_with("warning:") && !line.starts_with("note:"))
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert_eq!(rows, ["window", "passthrough"]);
@@ -124,7 +140,16 @@ fn unknown_names_list_the_valid_ones() {
     assert_eq!(run.code, Some(1));
     assert_eq!(
         run.stderr,
-        "error: unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, magic\n"
+        "error: unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, clear-tools-batched, magic\n"
+    );
+    let run = Machine::fresh().run(&["replay", path, "--token-scale", "0"], &[]);
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains(
+            "invalid value '0' for '--token-scale <FACTOR>': the token scale must be a finite number above 0, such as 1.25; got `0`"
+        ),
+        "{}",
+        run.stderr
     );
     let run = Machine::fresh().run(&["replay", path, "--format", "har"], &[]);
     assert_eq!(run.code, Some(1));

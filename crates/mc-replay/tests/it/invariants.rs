@@ -38,6 +38,16 @@ fn managed_strategies_stay_in_the_window_and_totals_add_up() {
     assert!(totals(StrategyKind::Window).peak_context <= 30_000);
     assert!(totals(StrategyKind::Autocompact).busts.get("autocompact") > Some(&0));
 
+    // Passthrough and both tool clearings (whose 100K trigger is past this window) are refused
+    // in both recordings, which ends each of them there.
+    for kind in [
+        StrategyKind::Passthrough,
+        StrategyKind::ClearTools,
+        StrategyKind::ClearToolsBatched,
+    ] {
+        assert_eq!(totals(kind).failed_sessions, 2, "{kind}");
+    }
+
     for run in &report.runs {
         let totals = &run.totals;
         assert_eq!(
@@ -53,7 +63,29 @@ fn managed_strategies_stay_in_the_window_and_totals_add_up() {
             .map(|point| point.cache_read + point.cache_write)
             .sum();
         assert!(accepted <= totals.prompt_tokens);
-        assert_eq!(run.steps.len(), 92 + 115, "one point per recorded step");
+        // One point per step replayed: every step of a finished recording, and the steps up
+        // to the refused one (the last) of a failed one.
+        let mut failed = 0;
+        for (index, recording) in recordings.iter().enumerate() {
+            let points: Vec<_> = run
+                .steps
+                .iter()
+                .filter(|point| point.recording == index)
+                .collect();
+            let steps: Vec<usize> = points.iter().map(|point| point.step).collect();
+            assert_eq!(steps, (0..points.len()).collect::<Vec<_>>(), "{}", run.kind);
+            let refused: Vec<bool> = points.iter().map(|point| point.over_window).collect();
+            if refused.contains(&true) {
+                failed += 1;
+                let mut expected = vec![false; points.len() - 1];
+                expected.push(true);
+                assert_eq!(refused, expected, "{}: only the last is refused", run.kind);
+            } else {
+                assert_eq!(points.len(), recording.steps.len(), "{}", run.kind);
+            }
+        }
+        assert_eq!(totals.failed_sessions, failed, "{}", run.kind);
+        assert_eq!(totals.over_window, failed, "{}", run.kind);
     }
     // A summary call per compaction, on top of the recorded steps.
     let autocompact = totals(StrategyKind::Autocompact);

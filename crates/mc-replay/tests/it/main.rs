@@ -4,9 +4,13 @@
 //! allowed.
 #![cfg(test)]
 
+mod caveats;
+mod failures;
 mod golden_capture;
 mod golden_swe;
 mod invariants;
 mod magic;
 mod shared_data;
 mod snapshot;
+mod tiny;
+mod token_scale;

@@ -260,3 +260,72 @@ fn counts_without_changing_anything() {
     );
     assert!(sim.ledger().rows().is_empty());
 }
+
+#[test]
+fn token_scale_multiplies_what_the_provider_counts_and_checks() {
+    let scale = TokenScale::new(1.25).unwrap();
+    let mut scaled = provider().with_token_scale(scale).with_window(1_300);
+    let mut plain = provider().with_window(1_300);
+    // 1,000 raw tokens: 1,064 as Claude counts them, 1,330 at 1.25x, over the 1,300 window.
+    let request = messages(SONNET, 1_000);
+    assert_eq!(plain.count_anthropic(&request), 1_064);
+    assert_eq!(scaled.count_anthropic(&request), 1_330);
+    assert_eq!(
+        plain
+            .anthropic(&request, 1, 0, None)
+            .map(|r| r.prompt_tokens),
+        Ok(1_064)
+    );
+    assert_eq!(
+        scaled.anthropic(&request, 1, 0, None),
+        Err(ProviderError::Overflow {
+            wire: Wire::Anthropic,
+            prompt_tokens: 1_330,
+            window_tokens: 1_300,
+        })
+    );
+    // A served call's usage is in the scaled count too, cache writes included.
+    let small = messages(SONNET, 800);
+    let record = scaled.anthropic(&small, 1, 0, None).unwrap();
+    assert_eq!(record.prompt_tokens, 1_064);
+    assert_eq!(record.cache_write_5m + record.input_tokens, 1_064);
+    // OpenAI: 100 raw tokens + 3 template tokens per message + 3 for the reply, all scaled.
+    let request = chat("gpt-4o", &[100]);
+    assert_eq!(provider().count_openai(&request), 106);
+    assert_eq!(scaled.count_openai(&request), 133);
+    assert_eq!(scaled.count_text_for("gpt-4o", Wire::OpenAi, "~~~~"), 5);
+}
+
+#[test]
+fn earlier_turns_thinking_is_billed_only_where_the_model_reads_it() {
+    let request = |model: &str| {
+        let body = json!({
+            "model": model,
+            "max_tokens": 16,
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "~".repeat(1_000), "signature": "s"},
+                    {"type": "text", "text": "~".repeat(100)}]},
+                {"role": "user", "content": "~".repeat(100)},
+            ],
+        });
+        MessagesRequest::decode(&serde_json::to_vec(&body).unwrap(), 1 << 24).unwrap()
+    };
+    let provider = provider();
+    // Sent with a new user turn, the thinking is the last assistant turn's: every model reads
+    // it. One more turn later, Sonnet 4.5 drops it and Opus 4.5 keeps it.
+    let later = |model: &str| {
+        let mut request = request(model);
+        let mut next = request.messages.clone();
+        next.extend(request.messages[1..].iter().cloned());
+        request.messages = next;
+        request
+    };
+    // A thinking block is 1,064 tokens as Claude counts 1,000; a 100-token text is 106.
+    let (sonnet, opus) = ("claude-sonnet-4-5", "claude-opus-4-5");
+    assert_eq!(provider.count_anthropic(&request(sonnet)), 1_064 + 2 * 106);
+    assert_eq!(provider.count_anthropic(&request(opus)), 1_064 + 2 * 106);
+    assert_eq!(provider.count_anthropic(&later(sonnet)), 1_064 + 4 * 106);
+    assert_eq!(provider.count_anthropic(&later(opus)), 2 * 1_064 + 4 * 106);
+}

@@ -53,7 +53,7 @@ use self::state::{App, SimState};
 use crate::clock::{Clock, WallClock};
 #[cfg(doc)]
 use crate::script::Script;
-use crate::{CallRecord, CountTokens, O200kCounter, SimProvider};
+use crate::{CallRecord, CountTokens, O200kCounter, SimProvider, TokenScale};
 
 /// How to run a simulated provider.
 pub struct SimConfig {
@@ -65,6 +65,8 @@ pub struct SimConfig {
     pub window_tokens: Option<u64>,
     /// Counts tokens; o200k_base by default.
     pub counter: Option<Arc<dyn CountTokens + Send + Sync>>,
+    /// Multiplies every count the provider makes (see [`TokenScale`]); 1 by default.
+    pub token_scale: TokenScale,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -74,6 +76,7 @@ impl std::fmt::Debug for SimConfig {
             .field("clock", &self.clock)
             .field("window_tokens", &self.window_tokens)
             .field("counter", &self.counter.as_ref().map(|_| "custom"))
+            .field("token_scale", &self.token_scale)
             .finish()
     }
 }
@@ -86,6 +89,7 @@ impl SimConfig {
             clock: Arc::new(WallClock),
             window_tokens: None,
             counter: None,
+            token_scale: TokenScale::ONE,
         }
     }
 
@@ -98,6 +102,13 @@ impl SimConfig {
     /// Overrides every model's context window.
     pub fn with_window(mut self, window_tokens: u64) -> Self {
         self.window_tokens = Some(window_tokens);
+        self
+    }
+
+    /// Makes the provider count `token_scale` times what its calibration says, so a client's
+    /// estimate and the reported usage disagree by a known factor.
+    pub fn with_token_scale(mut self, token_scale: TokenScale) -> Self {
+        self.token_scale = token_scale;
         self
     }
 
@@ -132,7 +143,7 @@ impl SimServer {
                 Arc::new(loaded)
             }
         };
-        let mut provider = SimProvider::new(counter);
+        let mut provider = SimProvider::new(counter).with_token_scale(config.token_scale);
         if let Some(window_tokens) = config.window_tokens {
             provider = provider.with_window(window_tokens);
         }

@@ -41,6 +41,17 @@ pub fn autocompact_threshold_tokens(window_tokens: u64, max_output_tokens: u64) 
         .saturating_sub(AUTOCOMPACT_BUFFER_TOKENS)
 }
 
+/// Whether the trigger at this window is degenerate: under half the window.
+///
+/// Claude Code's trigger keeps a fixed 33K (20K output reserve plus 13K) under the window: 83%
+/// of a 200K window, but half of a 66K one and nothing at all below 33K. Under half the
+/// window, this baseline compacts with most of the window still free, so it summarises far
+/// more often than Claude Code does at the windows it was made for, and a ratio against it
+/// flatters whatever it is compared with. Replay reports flag it (`degenerate_baseline`).
+pub fn is_degenerate_trigger(window_tokens: u64, max_output_tokens: u64) -> bool {
+    autocompact_threshold_tokens(window_tokens, max_output_tokens).saturating_mul(2) < window_tokens
+}
+
 /// The `autocompact` strategy and the summary it carries.
 #[derive(Debug, Clone, Default)]
 pub struct Autocompact {

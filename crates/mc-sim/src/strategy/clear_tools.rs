@@ -15,7 +15,7 @@ use std::collections::HashSet;
 
 use mc_core::{Message, Part};
 
-use super::count::{fixed_tokens, message_tokens};
+use super::count::request_tokens;
 use super::{Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 
 /// The edit's default trigger: input tokens above which it clears.
@@ -82,12 +82,13 @@ impl Strategy for ClearTools {
     }
 
     fn prepare<'a>(&mut self, step: &StepView<'a>, ctx: &StrategyContext<'_>) -> Prepared<'a> {
-        let input = fixed_tokens(ctx.counter, ctx.wire, step.system, step.tools)
-            + step
-                .messages
-                .iter()
-                .map(|message| message_tokens(ctx.counter, ctx.wire, message))
-                .sum::<u64>();
+        let input = request_tokens(
+            ctx.counter,
+            ctx.wire,
+            step.system,
+            step.tools,
+            step.messages,
+        );
         let (messages, cleared) = if input > CLEAR_TRIGGER_TOKENS {
             let (edited, cleared) = clear_tool_results(step.messages, CLEAR_KEEP_TOOL_USES);
             (Cow::Owned(edited), cleared)

@@ -65,6 +65,21 @@ pub fn fixed_tokens(
     }
 }
 
+/// The estimated tokens of a whole request: system prompt, tools and `messages`.
+pub(super) fn request_tokens(
+    counter: &dyn CountTokens,
+    wire: Wire,
+    system: &[String],
+    tools: &[ToolSpec],
+    messages: &[Message],
+) -> u64 {
+    fixed_tokens(counter, wire, system, tools)
+        + messages
+            .iter()
+            .map(|message| message_tokens(counter, wire, message))
+            .sum::<u64>()
+}
+
 /// Serialising wire values cannot fail (string keys, finite numbers), so the empty fallback
 /// is never taken in practice.
 fn json_tokens<T: serde::Serialize>(counter: &dyn CountTokens, value: &T) -> u64 {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Autocompact, ClearTools, Passthrough, Strategy, Window};
+use super::{Autocompact, ClearTools, ClearToolsBatched, Passthrough, Strategy, Window};
 
 /// Which baseline strategy to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -14,28 +14,33 @@ pub enum StrategyKind {
     Autocompact,
     /// The newest messages that fit.
     Window,
-    /// Anthropic's server-side tool-result clearing.
+    /// Anthropic's server-side tool-result clearing, default configuration.
     ClearTools,
+    /// The same clearing with `clear_at_least` and `clear_tool_inputs`, as advised for use
+    /// with prompt caching.
+    ClearToolsBatched,
     /// The transform engine itself; it needs the store, so `mc-replay` builds it.
     Magic,
 }
 
 impl StrategyKind {
     /// Every baseline, in report order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Passthrough,
         Self::Autocompact,
         Self::Window,
         Self::ClearTools,
+        Self::ClearToolsBatched,
         Self::Magic,
     ];
 
     /// The baselines, which this crate builds on its own.
-    pub const BASELINES: [Self; 4] = [
+    pub const BASELINES: [Self; 5] = [
         Self::Passthrough,
         Self::Autocompact,
         Self::Window,
         Self::ClearTools,
+        Self::ClearToolsBatched,
     ];
 
     /// The name used on the command line and as the report key.
@@ -45,6 +50,7 @@ impl StrategyKind {
             Self::Autocompact => "autocompact",
             Self::Window => "window",
             Self::ClearTools => "clear-tools",
+            Self::ClearToolsBatched => "clear-tools-batched",
             Self::Magic => "magic",
         }
     }
@@ -58,6 +64,7 @@ impl StrategyKind {
             Self::Autocompact => Some(Box::new(Autocompact::new())),
             Self::Window => Some(Box::new(Window::new())),
             Self::ClearTools => Some(Box::new(ClearTools::new())),
+            Self::ClearToolsBatched => Some(Box::new(ClearToolsBatched::new())),
             Self::Magic => None,
         }
     }
@@ -93,12 +100,15 @@ impl fmt::Display for StrategyKind {
 
 /// A strategy name that is not one of [`StrategyKind::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown strategy `{name}`; valid strategies: passthrough, autocompact, window, clear-tools, magic"
-)]
+#[error("unknown strategy `{name}`; valid strategies: {}", valid_names())]
 pub struct UnknownStrategy {
     /// What was asked for.
     pub name: String,
+}
+
+/// Every strategy's name, comma-separated, in [`StrategyKind::ALL`] order.
+fn valid_names() -> String {
+    StrategyKind::ALL.map(StrategyKind::as_str).join(", ")
 }
 
 impl FromStr for StrategyKind {
@@ -141,11 +151,11 @@ mod tests {
         let error = StrategyKind::parse_list("passthrough,wizard").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, magic"
+            "unknown strategy `wizard`; valid strategies: passthrough, autocompact, window, clear-tools, clear-tools-batched, magic"
         );
         assert_eq!(
-            StrategyKind::parse_list("magic"),
-            Ok(vec![StrategyKind::Magic])
+            StrategyKind::parse_list("magic,clear-tools-batched"),
+            Ok(vec![StrategyKind::Magic, StrategyKind::ClearToolsBatched])
         );
         assert!(StrategyKind::parse_list(" , ").is_err());
     }

@@ -7,7 +7,10 @@
 //! - [`Autocompact`]: Claude Code's own compaction (one summary call near the window, then a
 //!   summary in place of the history);
 //! - [`Window`]: keeps the newest messages that fit under a budget;
-//! - [`ClearTools`]: Anthropic's server-side `clear_tool_uses_20250919` edit.
+//! - [`ClearTools`]: Anthropic's server-side `clear_tool_uses_20250919` edit, as configured by
+//!   default;
+//! - [`ClearToolsBatched`]: the same edit configured for prompt caching (`clear_at_least`,
+//!   `clear_tool_inputs`).
 //!
 //! A strategy is a pure, deterministic transform: the step, the previous answer's usage and
 //! the model's limits come in as arguments, and it reads no clock. Token estimates come from a
@@ -40,6 +43,7 @@
 
 mod autocompact;
 mod clear_tools;
+mod clear_tools_batched;
 mod count;
 mod kind;
 mod pairs;
@@ -58,10 +62,12 @@ use crate::tokens::CountTokens;
 
 pub use autocompact::{
     Autocompact, SUMMARY_LABEL, SUMMARY_OUTPUT_TOKENS, autocompact_threshold_tokens,
+    is_degenerate_trigger,
 };
 pub use clear_tools::{
     CLEAR_KEEP_TOOL_USES, CLEAR_PLACEHOLDER, CLEAR_TRIGGER_TOKENS, ClearTools, clear_tool_results,
 };
+pub use clear_tools_batched::{CLEAR_AT_LEAST_TOKENS, ClearToolsBatched};
 pub use count::{fixed_tokens, message_tokens};
 pub use kind::{StrategyKind, UnknownStrategy};
 pub use pairs::valid_starts;

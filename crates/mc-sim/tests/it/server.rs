@@ -364,6 +364,37 @@ async fn count_tokens_counts_the_prompt() {
 }
 
 #[tokio::test]
+async fn a_token_scale_scales_what_the_server_counts_and_reports() {
+    let script = json!([{"content": [{"type": "text", "text": "ok"}]}]);
+    let script = Script::parse(&script.to_string(), "test script").unwrap();
+    let scale = mc_sim::TokenScale::new(1.25).unwrap();
+    let scaled = SimServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        SimConfig::new(Responder::Script(script)).with_token_scale(scale),
+    )
+    .await
+    .unwrap();
+    let (plain, _clock) = start(json!([{"content": [{"type": "text", "text": "ok"}]}]), None).await;
+    let request = claude_code_request(&[user_text("hi")], false);
+    let count = |bytes: &[u8]| json_of(bytes)["input_tokens"].as_u64().unwrap();
+    let (_, plain_count) = post(&plain, "/v1/messages/count_tokens", &request).await;
+    let (_, scaled_count) = post(&scaled, "/v1/messages/count_tokens", &request).await;
+    let (plain_count, scaled_count) = (count(&plain_count), count(&scaled_count));
+    // Each block is rounded on its own: within a token per block of 1.25 times.
+    let expected = plain_count as f64 * 1.25;
+    assert!(
+        (scaled_count as f64 - expected).abs() < 30.0,
+        "{scaled_count} vs {plain_count}"
+    );
+    let (status, _) = post(&scaled, "/v1/messages", &request).await;
+    assert_eq!(status, 200);
+    let ledger = scaled.ledger();
+    assert_eq!(ledger[0].prompt_tokens, scaled_count);
+    scaled.shutdown().await.unwrap();
+    plain.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn bad_requests_get_json_errors_never_a_crash() {
     let (server, _clock) = start(json!([]), None).await;
     let cases: [(&[u8], &str); 5] = [
