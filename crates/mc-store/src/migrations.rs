@@ -162,7 +162,7 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4, 5]);
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -177,7 +177,8 @@ mod tests {
                 (1, "sessions and raw messages".to_string()),
                 (2, "engine state: tags, drops, passes".to_string()),
                 (3, "call ledger".to_string()),
-                (4, "raw log keyed by row id, content last".to_string())
+                (4, "raw log keyed by row id, content last".to_string()),
+                (5, "learned token corrections per model".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);

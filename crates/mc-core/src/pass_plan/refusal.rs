@@ -57,14 +57,24 @@ pub fn refusal(inputs: &PassInputs) -> Option<Refusal> {
     if minimal.get() == 0 || minimal <= limit {
         return None;
     }
+    let window = match inputs.proven_window.filter(|window| window.get() > 0) {
+        Some(proven) => format!(
+            "the {} tokens left for the prompt under the {}-token limit the provider proved",
+            limit.get(),
+            proven.get()
+        ),
+        None => format!(
+            "the {} tokens the model's window leaves for the prompt",
+            limit.get()
+        ),
+    };
     let message = format!(
         "prompt is too long: even with every older part dropped and every recent one cut to an \
-         excerpt, this request needs about {} tokens, over the {}-token limit for this model \
-         (the system prompt and tools alone take about {} tokens, the summarised history {}). \
-         magic-context did not send it. Use a model with a larger context window, turn off \
-         tools or MCP servers you do not need, or start a new session.",
+         excerpt, this request needs about {} tokens, more than {window} (the system prompt \
+         and tools alone take about {} tokens, the summarised history {}). magic-context did \
+         not send it. Use a model with a larger context window, turn off tools or MCP servers \
+         you do not need, or start a new session.",
         minimal.get(),
-        limit.get(),
         inputs.fixed_tokens.get(),
         inputs.m0_tokens.get() + inputs.m1_tokens.get(),
     );

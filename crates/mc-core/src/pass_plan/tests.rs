@@ -442,11 +442,12 @@ fn emergency_at_a_proven_limit_and_refusal_only_when_the_minimal_rendering_is_ov
             usage_tokens: Tokens(150_001),
             limit_tokens: Tokens(150_000),
             message: "prompt is too long: even with every older part dropped and every recent one \
-                      cut to an excerpt, this request needs about 150001 tokens, over the \
-                      150000-token limit for this model (the system prompt and tools alone take \
-                      about 15000 tokens, the summarised history 2050). magic-context did not \
-                      send it. Use a model with a larger context window, turn off tools or MCP \
-                      servers you do not need, or start a new session."
+                      cut to an excerpt, this request needs about 150001 tokens, more than the \
+                      150000 tokens left for the prompt under the 150000-token limit the provider \
+                      proved (the system prompt and tools alone take about 15000 tokens, the \
+                      summarised history 2050). magic-context did not send it. Use a model with a \
+                      larger context window, turn off tools or MCP servers you do not need, or \
+                      start a new session."
                 .to_owned(),
         })
     );

@@ -120,10 +120,10 @@ async fn an_overflow_is_retried_once_and_the_smaller_request_succeeds() {
 
 #[tokio::test]
 async fn an_overflow_the_retry_cannot_fix_returns_the_providers_error() {
-    let upstream = Upstream::replying(|seen, index| {
-        // The provider's count shrinks with the request, but stays over the limit.
-        let prompt = seen.body.len() as u64 / 3;
-        let mut response = json_response(400, &overflow_body(prompt, 1_000 + index as u64));
+    let upstream = Upstream::replying(|_, index| {
+        // The provider refuses whatever it gets: the retry fits every limit the proxy knows
+        // of, so it is sent, and the provider's answer is what the client sees.
+        let mut response = json_response(400, &overflow_body(25_000, 20_000 + index as u64));
         response.headers_mut().insert(
             "request-id",
             format!("req_overflow_{index}").parse().unwrap(),
@@ -138,10 +138,7 @@ async fn an_overflow_the_retry_cannot_fix_returns_the_providers_error() {
     assert!(seen[1].body.len() < seen[0].body.len());
     assert_eq!(reply.status, 400);
     // The second answer, as the provider sent it.
-    assert_eq!(
-        reply.json(),
-        overflow_body(seen[1].body.len() as u64 / 3, 1_001)
-    );
+    assert_eq!(reply.json(), overflow_body(25_000, 20_001));
     assert_eq!(reply.headers["request-id"], "req_overflow_1");
 }
 
@@ -218,7 +215,10 @@ async fn with_nothing_left_to_drop_the_retry_is_refused_as_too_long() {
     // Claude Code compacts on this phrase.
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("prompt is too long"), "{message}");
-    assert!(message.contains("8000-token limit"), "{message}");
+    assert!(
+        message.contains("under the 8000-token limit the provider proved"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
