@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mc_core::reduction::{PartShown, Reshape, render_message};
+use mc_core::reduction::{MIN_EXCERPT_CHARS, PartShown, Reshape, render_message};
 use mc_core::tags::{TagIndex, TagNo, UnitRef, is_taggable};
 use mc_core::window_fit::{
     ShrinkInputs, ShrinkPlan, clipped_call_tokens, excerpt_tokens, oversized, oversized_keep_chars,
@@ -65,21 +65,23 @@ pub(crate) fn remember_shown(
     shown_tokens.insert(key(unit), tokens);
 }
 
-/// Tokens that what `reshape` shows smaller saves against showing it whole: excerpts of
-/// units not dropped (`hidden`), and clipped calls.
+/// Tokens that what `reshape` shows smaller saves against showing it whole, for units of
+/// messages from ordinal `from` on: excerpts of units not dropped (`hidden`), and clipped
+/// calls.
 pub(crate) fn reshape_saved(
     reshape: &Reshape,
     shown_tokens: &ShownTokens,
     tags: &TagIndex,
     counts: &PartTokens,
     hidden: &dyn Fn(TagNo) -> bool,
+    from: u64,
 ) -> u64 {
     let excerpts: u64 = reshape
         .excerpts
         .iter()
         .filter(|&(&tag, _)| !hidden(tag))
         .filter_map(|(&tag, &keep)| {
-            let unit = tags.unit_of(tag)?;
+            let unit = tags.unit_of(tag).filter(|unit| unit.ordinal >= from)?;
             let size = counts.of(unit.ordinal, unit.part);
             Some(size.saturating_sub(shown_size(shown_tokens, unit, size, keep)))
         })
@@ -87,6 +89,7 @@ pub(crate) fn reshape_saved(
     let calls: u64 = reshape
         .clipped_calls
         .iter()
+        .filter(|call| call.ordinal >= from)
         .map(|&call| {
             let size = counts.of(call.ordinal, call.part);
             let shown = shown_tokens
@@ -189,7 +192,7 @@ pub(crate) fn shrink(
 ) -> ShrinkPlan {
     let hidden = |tag: TagNo| facts.hidden.contains(&tag);
     let part_tokens = |ordinal: u64, part: u32| facts.counts.of(ordinal, part);
-    let inputs = ShrinkInputs {
+    let mut inputs = ShrinkInputs {
         messages: facts.tail,
         tags: facts.tags,
         hidden: &hidden,
@@ -200,6 +203,18 @@ pub(crate) fn shrink(
         keep_chars: facts.keep_chars,
         task_ordinal: facts.task_ordinal,
     };
+    let plan = plan_shrink(
+        &shrink_candidates(&inputs),
+        projected,
+        pressure_target,
+        limit,
+    );
+    if plan.fits || facts.keep_chars <= MIN_EXCERPT_CHARS {
+        return plan;
+    }
+    // Excerpts of the usual size do not fit: the smallest ones might (a large fixed prompt
+    // leaves a small window little room), and they are what the minimal rendering is.
+    inputs.keep_chars = MIN_EXCERPT_CHARS;
     plan_shrink(
         &shrink_candidates(&inputs),
         projected,

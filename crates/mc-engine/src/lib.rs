@@ -15,6 +15,7 @@ mod kept_rows;
 mod nudges;
 mod part_tokens;
 mod pass;
+mod pass_decide;
 mod reduce;
 mod rendered_tail;
 mod session_cache;

@@ -51,17 +51,32 @@ impl PartTokens {
     }
 }
 
-/// Estimated tokens of one part as the provider would see it.
+/// Tokens every content block costs beyond its text: the wire's framing of a block (its
+/// type and keys), which providers count like any other input. Without it, a prompt of many
+/// small blocks (placeholders, skeletons, short results) was estimated far under what the
+/// provider counted, and the learned correction, one ratio for the whole prompt, then
+/// over-corrected the large text of the system prompt.
+pub const BLOCK_FRAMING_TOKENS: u64 = 6;
+
+/// Estimated tokens of one part as the provider would see it: its text, the ids a call or a
+/// result carries, and [`BLOCK_FRAMING_TOKENS`].
 pub(crate) fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
-    match part {
+    let content = match part {
         Part::Text { text } => count(text),
-        Part::ToolCall { name, input, .. } => count(name) + count(&input.to_string()),
-        Part::ToolResult { content, .. } => {
-            content.iter().map(|inner| part_tokens(inner, count)).sum()
+        Part::ToolCall { id, name, input } => count(id) + count(name) + count(&input.to_string()),
+        Part::ToolResult {
+            call_id, content, ..
+        } => {
+            count(call_id)
+                + content
+                    .iter()
+                    .map(|inner| part_tokens(inner, count))
+                    .sum::<u64>()
         }
         Part::Thinking { text, .. } => count(text),
         Part::RedactedThinking { data } => count(data),
         Part::Media { source, .. } => count(&source.to_string()),
         Part::Unknown { raw, .. } => count(&raw.to_string()),
-    }
+    };
+    BLOCK_FRAMING_TOKENS + content
 }

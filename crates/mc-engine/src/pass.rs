@@ -13,27 +13,25 @@ use mc_core::breakpoints::{
 };
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
-use mc_core::pass_plan::{
-    PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass, prompt_limit,
-};
+use mc_core::pass_plan::{PassKind, PassPlan};
 use mc_core::reclaim::{
-    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_input_reclaim, plan_reasoning_drops,
-    plan_reclaim_with, unreduced_output_tokens,
+    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, unreduced_output_tokens,
 };
 use mc_core::reduction::{DropState, PartShown, land_drops};
 use mc_core::tags::{TagAssignment, TagIndex, TagNo};
-use mc_core::window_fit::{ShrinkAction, excerpt_keep_chars, pressure_target, protected_budget};
+use mc_core::window_fit::ShrinkAction;
 use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
 use crate::correction::{self, Report};
 use crate::error::{EngineError, Result};
-use crate::fit::{self, FitFacts};
+use crate::fit;
 use crate::ingest::ingest;
 use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
+use crate::pass_decide::{Decided, Decision};
 use crate::rendered_tail::{RenderedTail, TailInputs};
 use crate::session_cache::SessionCache;
 use crate::state::EngineState;
@@ -110,8 +108,8 @@ pub struct PassOutcome {
 /// The transform engine over one store.
 pub struct Engine {
     store: Store,
-    config: Config,
-    reclaim: ReclaimConfig,
+    pub(crate) config: Config,
+    pub(crate) reclaim: ReclaimConfig,
     indexes: SessionCache<FingerprintIndex>,
     part_tokens: SessionCache<PartTokens>,
     rows: SessionCache<KeptRows>,
@@ -275,213 +273,39 @@ impl Engine {
             token_estimate: &part_tokens,
             emergency,
         };
-        let usable = self
-            .config
-            .pass
-            .planned_window(request.usable_window.map(Tokens));
-        // The window the fit works against: the usable window, or a proven limit if smaller.
-        let fit_window = match (usable, state.proven_window.map(Tokens)) {
-            (Some(usable), Some(proven)) => Some(usable.min(proven)),
-            (usable, proven) => usable.or(proven),
-        };
-        if let Some(limit) = fit_window.map(|window| correction.unapply(window.get())) {
-            let first_new = ingested.previous_count.max(boundary as u64);
-            fit::reshape_oversized(
-                &mut state,
-                request.messages,
-                first_new,
-                &tags,
+        let decided = self.decide(
+            &Decision {
+                request,
+                previous_count: ingested.previous_count,
+                count: ingested.count,
+                tags: &tags,
+                drops: &drops,
                 counts,
-                limit,
-                count,
-            );
-        }
+                tail: &tail,
+                boundary,
+                correction,
+                report,
+                reclaim_inputs: &reclaim_inputs,
+            },
+            &mut state,
+            index,
+        )?;
+        let Decided {
+            plan,
+            reclaim,
+            input_clips,
+            shrink,
+        } = decided;
         let protected = self.config.reduction.protected_tags;
-        let landable = land_drops(&drops, &tags, protected);
+        let reported_usage = report.map(|report| report.tokens);
         let unit_tokens = |tag: TagNo| -> u64 {
             tags.unit_of(tag)
                 .map_or(0, |unit| counts.of(unit.ordinal, unit.part))
         };
-        let tail_tokens = counts.sum_from(boundary);
-        let landed_tokens: u64 = drops.landed.iter().map(|&tag| unit_tokens(tag)).sum();
-        let head_tokens = state.m0_tokens + state.m1_tokens;
-        let is_landed = |tag: TagNo| drops.landed.contains(&tag);
-        let reshaped = fit::reshape_saved(
-            &state.reshape,
-            &state.shown_tokens,
-            &tags,
-            counts,
-            &is_landed,
-        );
-        let reasoning_dropped =
-            dropped_reasoning_tokens(&state.dropped_reasoning, boundary, counts);
-        let shown_tail_tokens = tail_tokens
-            .saturating_sub(landed_tokens)
-            .saturating_sub(reshaped)
-            .saturating_sub(reasoning_dropped);
-        let prompt_estimate = request.fixed_tokens + head_tokens + shown_tail_tokens;
-        // What dropping a unit saves is what it shows now: an excerpted unit shows far less
-        // than its stored size.
-        let shown_unit_tokens = |tag: TagNo| -> u64 {
-            let size = unit_tokens(tag);
-            match state.reshape.excerpts.get(&tag) {
-                Some(&keep) => tags.unit_of(tag).map_or(size, |unit| {
-                    fit::shown_size(&state.shown_tokens, unit, size, keep)
-                }),
-                None => size,
-            }
-        };
-        let queued_tokens: u64 = landable.iter().map(|&tag| shown_unit_tokens(tag)).sum();
-        let model_changed = state
-            .model
-            .as_deref()
-            .is_some_and(|model| model != request.model);
-        let system_changed = state
-            .prefix_hash
-            .as_deref()
-            .is_some_and(|hash| hash != request.prefix_identity);
-        let reported_usage = report.map(|report| report.tokens);
-        let mut inputs = PassInputs {
-            now_ms: request.now_ms,
-            last_call_ms: state.last_call_ms,
-            last_usage_tokens: Tokens(
-                reported_usage
-                    .filter(|&usage| Some(usage) != state.usage_at_landing)
-                    .unwrap_or(0),
-            ),
-            usable_window: usable,
-            proven_window: state.proven_window.map(Tokens),
-            ttl: self.config.cache.ttl_for(request.model),
-            model_changed,
-            system_changed,
-            operator_flush: request.operator_flush,
-            head_rendered: state.head_rendered,
-            head_dirty: false,
-            m0_tokens: Tokens(correction.apply(state.m0_tokens)),
-            m1_tokens: Tokens(correction.apply(state.m1_tokens)),
-            m1_memory_updates: 0,
-            pending: PendingWork {
-                queued_drop_tokens: Tokens(correction.apply(queued_tokens)),
-                reclaimable_tokens: Tokens(0),
-                m1_changed: false,
-            },
-            prompt_tokens_estimate: Tokens(correction.apply(prompt_estimate)),
-            fixed_tokens: Tokens(correction.apply(request.fixed_tokens)),
-            minimal_prompt_tokens: Tokens(0),
-            prefix_tokens_estimate: Tokens(correction.apply(state.m1_tokens + shown_tail_tokens)),
-        };
-        // The reclaim lanes walk the whole tail (with the session's kept fingerprint index,
-        // only new output is fingerprinted): they run only when their result can matter. Below the execute threshold
-        // a live cache is never busted for reclaimable work, so they are skipped unless the
-        // pass busts anyway (dead cache, flush, first render) and may land the normal lanes
-        // for free. From the execute threshold on, the emergency lanes (which also take the
-        // model's old narration) are what a bust would land, and the weighing decides: on the
-        // shared swe trajectories at a 64K window this cut cost from $45.32 to $43.01 against
-        // counting them only in the force band, where every bust came late and rewrote more.
-        let usage = measure_usage(&inputs, &self.config.pass, request.model);
-        let probe = plan_pass(
-            &inputs,
-            &self.config.pass,
-            &self.config.history,
-            request.model,
-        );
-        // Near the limit (the refusal level of the usable or proven window) the emergency
-        // lanes run whatever the execute threshold says: a proven window can be far below
-        // the configured one.
-        let near_limit = prompt_limit(&inputs).is_some_and(|limit| {
-            u128::from(usage.usage_tokens.get()) * 100
-                >= u128::from(self.config.pass.refusal_percent.get()) * u128::from(limit.get())
-        });
-        let (reclaim, input_clips) = if usage.execute_reached || near_limit {
-            let lanes = reclaim_inputs(true);
-            (
-                plan_reclaim_with(&lanes, &self.reclaim, index),
-                plan_input_reclaim(&lanes, &self.reclaim, &state.reshape.clipped_calls),
-            )
-        } else if probe.may_mutate {
-            let lanes = reclaim_inputs(false);
-            (
-                plan_reclaim_with(&lanes, &self.reclaim, index),
-                plan_input_reclaim(&lanes, &self.reclaim, &state.reshape.clipped_calls),
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let lane_tokens: u64 = reclaim
-            .iter()
-            .map(|decision| decision.tokens.min(shown_unit_tokens(decision.tag)))
-            .sum::<u64>()
-            + input_clips.iter().map(|clip| clip.tokens).sum::<u64>();
-        // What the window still demands once every lane landed: excerpts and clipped inputs
-        // of what lanes may not drop, and the minimal rendering a refusal is judged by.
-        let after_lanes = prompt_estimate.saturating_sub(queued_tokens + lane_tokens);
-        // Estimates leave out a few tokens per unit (tag prefixes, placeholders) that the
-        // learned correction only catches up with over time: plan a little under the limit.
-        let limit = prompt_limit(&inputs)
-            .map(|limit| correction.unapply(limit.get()) * (100 - LIMIT_MARGIN_PERCENT) / 100);
-        // A repeat of the latest pass's request (a retry after a failed call) renders what
-        // that pass rendered: its window fit was already decided. Only a provider's report
-        // that the rendering itself was over the limit (an overflow) asks for more.
-        let repeat = ingested.count == ingested.previous_count
-            && state.last_pass_messages == Some(ingested.count);
-        let proven_over = report.is_some_and(|report| {
-            report.pass.is_some()
-                && report.pass == state.sent_estimates.last().map(|&(seq, _)| seq)
-                && prompt_limit(&inputs).is_some_and(|limit| report.tokens > limit.get())
-        });
-        let shrink = match (limit, fit_window) {
-            _ if repeat && !proven_over => None,
-            (Some(limit), Some(window)) if usage.force_reached || after_lanes > limit => {
-                let mut hidden: BTreeSet<TagNo> = drops.landed.clone();
-                hidden.extend(landable.iter().copied());
-                hidden.extend(reclaim.iter().map(|decision| decision.tag));
-                let facts = FitFacts {
-                    tail: &tail,
-                    tags: &tags,
-                    counts,
-                    reshape: &state.reshape,
-                    hidden: &hidden,
-                    protected_count: protected,
-                    protected_budget: correction.unapply(protected_budget(window.get())),
-                    keep_chars: excerpt_keep_chars(window.get()),
-                    task_ordinal: request
-                        .messages
-                        .iter()
-                        .position(|message| message.role == Role::User)
-                        .map(|index| index as u64),
-                };
-                let target = usage.force_reached.then(|| {
-                    let usable = usable.unwrap_or(window);
-                    let execute = usage.execute.percent_of(usable);
-                    correction.unapply(pressure_target(usable.get(), execute.get()))
-                });
-                Some(fit::shrink(&facts, after_lanes, target, limit))
-            }
-            _ => None,
-        };
-        let shrink_tokens = shrink.as_ref().map_or(0, |plan| plan.saves);
-        inputs.pending.reclaimable_tokens = Tokens(correction.apply(lane_tokens + shrink_tokens));
-        inputs.minimal_prompt_tokens = Tokens(
-            shrink
-                .as_ref()
-                .map_or(0, |plan| correction.apply(plan.minimal)),
-        );
-        let plan = plan_pass(
-            &inputs,
-            &self.config.pass,
-            &self.config.history,
-            request.model,
-        );
-        if let Some(refusal) = &plan.refuse {
-            return Err(EngineError::Refused {
-                message: refusal.message.clone(),
-            });
-        }
         let seq = tx.next_pass_seq(session)?;
         let mut landed_now = Vec::new();
         let mut all_landed = drops.landed.clone();
         let mut drops_after = None;
-        let head_before = state.m0_tokens + state.m1_tokens;
         if plan.may_mutate {
             let reasoning = plan_reasoning_drops(&reclaim_inputs(plan.force), &self.reclaim);
             let mut dropped: BTreeSet<(u64, u32)> =
@@ -556,32 +380,6 @@ impl Engine {
             self.refresh_head(&mut state, &plan, request);
         }
         let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
-        let sent_estimate = if plan.may_mutate {
-            let is_landed = |tag: TagNo| all_landed.contains(&tag);
-            let reshaped = fit::reshape_saved(
-                &state.reshape,
-                &state.shown_tokens,
-                &tags,
-                counts,
-                &is_landed,
-            );
-            let landed: u64 = all_landed.iter().map(|&tag| unit_tokens(tag)).sum();
-            request.fixed_tokens
-                + state.m0_tokens
-                + state.m1_tokens
-                + tail_tokens
-                    .saturating_sub(landed)
-                    .saturating_sub(reshaped)
-                    .saturating_sub(dropped_reasoning_tokens(
-                        &state.dropped_reasoning,
-                        boundary,
-                        counts,
-                    ))
-        } else {
-            prompt_estimate + (state.m0_tokens + state.m1_tokens) - head_before
-        };
-        state.remember_estimate(seq, sent_estimate);
-        state.last_pass_messages = Some(ingested.count);
         let computed_chain;
         let chain = match request
             .chain
@@ -593,7 +391,8 @@ impl Engine {
                 &computed_chain
             }
         };
-        let rendered_tail = rendered.render(&TailInputs {
+        let (rendered_tail, rendered_tokens) = rendered.render(&TailInputs {
+            count,
             tail: &tail,
             chain,
             tags: &tags,
@@ -608,6 +407,11 @@ impl Engine {
             Arc::new(Message::new(Role::User, vec![Part::text(state.m1.clone())])),
         ];
         messages.extend(rendered_tail);
+        let sent_estimate =
+            request.fixed_tokens + state.m0_tokens + state.m1_tokens + rendered_tokens;
+        state.remember_estimate(seq, sent_estimate);
+        state.last_pass_messages = Some(ingested.count);
+        state.rendered_tail = Some((boundary as u64, rendered_tokens));
         let breakpoints = plan_breakpoints(
             &layout_of(request.system_blocks, &messages),
             request.client_ttl,
@@ -675,18 +479,6 @@ impl Engine {
             PassKind::CacheHit => {}
         }
     }
-}
-
-/// Percent of the limit kept free of the estimate (see where the limit is taken).
-const LIMIT_MARGIN_PERCENT: u64 = 2;
-
-/// Estimated tokens of the reasoning parts dropped from the tail (from `boundary` on).
-fn dropped_reasoning_tokens(dropped: &[(u64, u32)], boundary: usize, counts: &PartTokens) -> u64 {
-    dropped
-        .iter()
-        .filter(|&&(ordinal, _)| ordinal >= boundary as u64)
-        .map(|&(ordinal, part)| counts.of(ordinal, part))
-        .sum()
 }
 
 /// What a pass keeps in memory for its session between passes, lent to one pass.

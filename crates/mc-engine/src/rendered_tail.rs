@@ -24,10 +24,14 @@ use mc_core::tags::{TagIndex, TagNo};
 use mc_core::{ContentHash, HashChain, Message};
 
 use crate::nudges::Nudge;
+use crate::part_tokens::part_tokens;
+use crate::pass::CountText;
 use crate::tail_message::render_tail_message;
 
 /// What the tail renders from.
 pub(crate) struct TailInputs<'a> {
+    /// Token estimates: each rendered message is counted once, when it is rendered.
+    pub count: CountText<'a>,
     /// The stored messages from the boundary on, with their ordinals.
     pub tail: &'a [(u64, &'a Message)],
     /// The hash chain of the whole conversation (one link per message: a message without
@@ -64,7 +68,8 @@ struct RenderKey {
 #[derive(Debug, Default)]
 pub(crate) struct RenderedTail {
     first: u64,
-    kept: Vec<(RenderKey, Arc<Message>)>,
+    /// Each kept message with its key and its estimated tokens as rendered.
+    kept: Vec<(RenderKey, Arc<Message>, u64)>,
     /// The pairing of the tail's calls and results, and the chain link of the last message
     /// it folded.
     pairs: Option<(ToolPairs, ContentHash)>,
@@ -89,7 +94,11 @@ impl RenderedTail {
     /// no appended result answering an earlier call) they are all reused as they are and
     /// only appended messages are rendered; otherwise each kept message is reused when its
     /// key is unchanged. Afterwards exactly this tail is kept.
-    pub fn render(&mut self, inputs: &TailInputs<'_>) -> Vec<Arc<Message>> {
+    ///
+    /// Also returns the estimated tokens of the rendered tail: exact for what is shown (tags,
+    /// placeholders, excerpts, skeletons), as the same estimator counts it, each message
+    /// counted once, when it is rendered.
+    pub fn render(&mut self, inputs: &TailInputs<'_>) -> (Vec<Arc<Message>>, u64) {
         let first = inputs.tail.first().map_or(0, |&(ordinal, _)| ordinal);
         let kept_pairs = self.kept_pairs(first, inputs);
         let kept_until = kept_pairs.as_ref().map(ToolPairs::next);
@@ -164,26 +173,31 @@ impl RenderedTail {
                 dropped_reasoning: reasoning.remove(&ordinal).unwrap_or_default(),
                 nudges: nudges.remove(&ordinal).unwrap_or_default(),
             };
-            let message = match reusable.get(index) {
-                Some((kept_key, message)) if *kept_key == key => Arc::clone(message),
+            let (message, tokens) = match reusable.get(index) {
+                Some((kept_key, message, tokens)) if *kept_key == key => {
+                    (Arc::clone(message), *tokens)
+                }
                 _ => {
                     let shown = basis
                         .drops
                         .shown(ordinal, stored, inputs.tags, inputs.landed);
-                    Arc::new(render_tail_message(
-                        stored,
-                        &shown,
-                        &key.dropped_reasoning,
-                        &key.nudges,
-                    ))
+                    let message =
+                        render_tail_message(stored, &shown, &key.dropped_reasoning, &key.nudges);
+                    let tokens = message
+                        .parts
+                        .iter()
+                        .map(|part| part_tokens(part, inputs.count))
+                        .sum();
+                    (Arc::new(message), tokens)
                 }
             };
-            kept.push((key, message));
+            kept.push((key, message, tokens));
         }
         let messages = kept
             .iter()
-            .map(|(_, message)| Arc::clone(message))
+            .map(|(_, message, _)| Arc::clone(message))
             .collect();
+        let tokens = kept.iter().map(|(_, _, tokens)| tokens).sum();
         self.first = first;
         self.kept = kept;
         let last_link = inputs
@@ -196,7 +210,7 @@ impl RenderedTail {
             nudges: inputs.nudges.to_vec(),
             ..basis
         });
-        messages
+        (messages, tokens)
     }
 
     /// The kept pairing when it starts at `first` and its last folded message is still the
@@ -252,6 +266,7 @@ mod tests {
         landed: &'a BTreeSet<TagNo>,
     ) -> TailInputs<'a> {
         TailInputs {
+            count: &|text: &str| text.len() as u64 / 4,
             tail,
             chain,
             tags,
@@ -276,12 +291,12 @@ mod tests {
         let tail: Vec<(u64, &Message)> = (0u64..).zip(&conversation).collect();
         let mut rendered = RenderedTail::default();
         let none = BTreeSet::new();
-        let first = rendered.render(&inputs(&tail[..3], &chain, &tags, &none));
-        let second = rendered.render(&inputs(&tail, &chain, &tags, &none));
+        let first = rendered.render(&inputs(&tail[..3], &chain, &tags, &none)).0;
+        let second = rendered.render(&inputs(&tail, &chain, &tags, &none)).0;
         assert!(first.iter().zip(&second).all(|(a, b)| Arc::ptr_eq(a, b)));
         // Landing tag 2 re-renders message 1 only.
         let landed = BTreeSet::from([TagNo(2)]);
-        let third = rendered.render(&inputs(&tail, &chain, &tags, &landed));
+        let third = rendered.render(&inputs(&tail, &chain, &tags, &landed)).0;
         let reused: Vec<bool> = second
             .iter()
             .zip(&third)
@@ -290,7 +305,9 @@ mod tests {
         assert_eq!(reused, [true, false, true, true]);
         assert_eq!(third[1].parts, [Part::text("[dropped §2§]")]);
         // The boundary moves past ordinal 0: the rest keep their places by ordinal.
-        let fourth = rendered.render(&inputs(&tail[1..], &chain, &tags, &landed));
+        let fourth = rendered
+            .render(&inputs(&tail[1..], &chain, &tags, &landed))
+            .0;
         assert!(
             third[1..]
                 .iter()

@@ -64,6 +64,10 @@ pub struct EngineState {
     /// How many messages the latest pass rendered: a request of the same length with nothing
     /// new is a repeat (a retry), which must render the same bytes.
     pub last_pass_messages: Option<u64>,
+    /// The estimated tokens of the tail the latest pass rendered, counted as rendered, and
+    /// the boundary it started at: the next pass's estimate starts from it, exact for every
+    /// placeholder, excerpt and skeleton already shown.
+    pub rendered_tail: Option<(u64, u64)>,
 }
 
 /// How many passes' estimates are kept for learning.

@@ -43,7 +43,7 @@ pub fn excerpt_text(text: &str, tag: TagNo, keep_chars: u32) -> String {
 /// word the drop placeholder uses, so an excerpt is never mistaken for a drop.
 pub fn marker_line(tag: TagNo, omitted_chars: u64, total_chars: u64) -> String {
     format!(
-        "[§{}§ excerpt: {} of {} characters omitted here to fit the context window; the full text is kept in the session log. Re-run the command or re-read the source to see the middle.]",
+        "[§{}§ excerpt: {} of {} characters omitted to fit the window, all kept in the session log; re-run or re-read to see them]",
         tag.0,
         thousands(omitted_chars),
         thousands(total_chars)

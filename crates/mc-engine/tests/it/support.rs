@@ -29,17 +29,20 @@ pub fn count(text: &str) -> u64 {
     text.len() as u64 / 4
 }
 
-/// The estimate of one part, the same way the engine counts it.
+/// The estimate of one part, the same way the engine counts it (with its block framing).
 pub fn part_tokens(part: &Part) -> u64 {
-    match part {
+    let content = match part {
         Part::Text { text } => count(text),
-        Part::ToolCall { name, input, .. } => count(name) + count(&input.to_string()),
-        Part::ToolResult { content, .. } => content.iter().map(part_tokens).sum(),
+        Part::ToolCall { id, name, input } => count(id) + count(name) + count(&input.to_string()),
+        Part::ToolResult {
+            call_id, content, ..
+        } => count(call_id) + content.iter().map(part_tokens).sum::<u64>(),
         Part::Thinking { text, .. } => count(text),
         Part::RedactedThinking { data } => count(data),
         Part::Media { source, .. } => count(&source.to_string()),
         Part::Unknown { raw, .. } => count(&raw.to_string()),
-    }
+    };
+    6 + content
 }
 
 /// What the rendered conversation costs: the usage the next request reports.

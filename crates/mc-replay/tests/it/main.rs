@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod caveats;
+mod coding_sessions;
 mod failures;
 mod golden_capture;
 mod golden_swe;
@@ -14,3 +15,4 @@ mod shared_data;
 mod snapshot;
 mod tiny;
 mod token_scale;
+mod window_guarantee;
