@@ -216,3 +216,66 @@ fn rendering_is_deterministic_and_leaves_input_alone() {
     assert_eq!(first, second);
     assert_eq!(messages, before);
 }
+
+#[test]
+fn reshaped_units_keep_their_tags_pairs_and_places() {
+    let log: String = (0..400)
+        .map(|line| format!("output line {line}\n"))
+        .collect();
+    let messages = vec![
+        Message::new(Role::User, vec![Part::text(log.clone())]),
+        Message::new(
+            Role::Assistant,
+            vec![call("a", &"y".repeat(500)), call("b", "ls")],
+        ),
+        Message::new(
+            Role::User,
+            vec![
+                result("a", vec![Part::text(log.clone())]),
+                result("b", vec![]),
+            ],
+        ),
+    ];
+    let (tail, tags) = ingest(&messages);
+    let mut reshape = Reshape::default();
+    reshape.excerpts.insert(TagNo(1), 400);
+    reshape.excerpts.insert(TagNo(2), 400);
+    reshape.clipped_calls.insert(crate::tags::UnitRef {
+        ordinal: 1,
+        part: 0,
+    });
+    let rendered = render_tail(&tail, &tags, &BTreeSet::new(), 20, &reshape);
+    let Part::Text { text } = &rendered[0].parts[0] else {
+        panic!("a text stays a text");
+    };
+    assert!(text.starts_with("§1§ output line 0\n"));
+    assert!(text.contains("[§1§ excerpt: "));
+    assert!(text.ends_with("output line 399\n"));
+    assert!(text.len() < log.len() / 4);
+    // The clipped call keeps its id and name, the other call is untouched.
+    let clipped = format!("{}…[+420 chars]", "y".repeat(80));
+    assert_eq!(
+        rendered[1].parts,
+        [
+            Part::ToolCall {
+                id: "a".into(),
+                name: "Bash".into(),
+                input: json!({"command": clipped, "timeout": 5}),
+            },
+            call("b", "ls"),
+        ]
+    );
+    // The excerpted result still answers its call, tagged; the empty one is untouched.
+    let Part::ToolResult {
+        call_id, content, ..
+    } = &rendered[2].parts[0]
+    else {
+        panic!("a result stays a result");
+    };
+    assert_eq!(call_id, "a");
+    let Part::Text { text } = &content[0] else {
+        panic!("its text stays text");
+    };
+    assert!(text.starts_with("§2§ output line 0\n") && text.contains("[§2§ excerpt: "));
+    assert_eq!(rendered[2].parts[1], result("b", vec![Part::text("§3§ ")]));
+}

@@ -28,3 +28,5 @@ mod sessions;
 mod snapshot;
 #[cfg(test)]
 mod support;
+#[cfg(test)]
+mod window_fit;

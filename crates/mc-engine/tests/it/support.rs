@@ -125,7 +125,6 @@ impl Harness {
 
     /// A pass of another session in the same store.
     pub fn pass_for(&self, session: &SessionId, call: &Call<'_>) -> mc_engine::Result<PassOutcome> {
-        let counter = count;
         let usage_pass = call
             .last_usage_tokens
             .filter(|_| self.pairs_usage)
@@ -138,6 +137,26 @@ impl Harness {
                     .find(|&&(_, tokens)| tokens == usage)
                     .map(|&(seq, _)| seq)
             });
+        self.pass_paired(session, call, usage_pass)
+    }
+
+    /// A pass whose reported usage counted the request of pass `usage_pass`, as the proxy's
+    /// ledger would say.
+    pub fn pass_reporting(
+        &self,
+        call: &Call<'_>,
+        usage_pass: Option<u64>,
+    ) -> mc_engine::Result<PassOutcome> {
+        self.pass_paired(&self.session, call, usage_pass)
+    }
+
+    fn pass_paired(
+        &self,
+        session: &SessionId,
+        call: &Call<'_>,
+        usage_pass: Option<u64>,
+    ) -> mc_engine::Result<PassOutcome> {
+        let counter = count;
         let outcome = self.engine.pass(&PassRequest {
             session,
             host: Host::ClaudeCode,
