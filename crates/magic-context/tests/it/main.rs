@@ -6,6 +6,7 @@
 
 mod claude_code;
 mod claude_code_proxy;
+mod claude_code_small_window;
 mod cli;
 mod config_schema;
 mod config_show;

@@ -1,4 +1,13 @@
 //! Runs the built binary in a hermetic environment.
+//!
+//! The submodules run the real Claude Code CLI through the built binary's servers, for the
+//! end-to-end sessions: [`claude_session`] runs one scripted session and keeps what every
+//! party recorded.
+
+pub mod claude_session;
+pub mod servers;
+pub mod store_check;
+pub mod transcript;
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};

@@ -1,4 +1,4 @@
-//! The two servers of the long session, run as child processes of the built binary:
+//! The two servers of an end-to-end session, run as child processes of the built binary:
 //! `magic-context sim` (the provider) and `magic-context serve` (the proxy).
 //!
 //! Each prints a line containing `listening on http://ADDR` on stderr once it listens (with
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use mc_sim::CallRecord;
 
-use crate::support::{Machine, sim_ledger};
+use super::{Machine, sim_ledger};
 
 /// How long a server may take to print its listening line (the debug build loads the
 /// tokenizer tables first).
@@ -30,13 +30,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// `magic-context sim --script SCRIPT --model-window WINDOW` on a free port.
-    pub fn sim(script: &Path, window_tokens: u64) -> Self {
+    /// `magic-context sim --script SCRIPT --model-window WINDOW --token-scale SCALE` on a
+    /// free port: a provider that counts `token_scale` times what a client estimates.
+    pub fn sim(script: &Path, window_tokens: u64, token_scale: f64) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
         command
             .args(["sim", "--listen", "127.0.0.1:0", "--script"])
             .arg(script)
-            .args(["--model-window", &window_tokens.to_string()]);
+            .args(["--model-window", &window_tokens.to_string()])
+            .args(["--token-scale", &token_scale.to_string()]);
         Self::start("sim", command)
     }
 

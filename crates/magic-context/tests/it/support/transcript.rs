@@ -65,6 +65,22 @@ pub fn tool_results(path: &Path) -> Vec<ToolResult> {
     results
 }
 
+/// The text of every API error Claude Code recorded in the transcript at `path`, in order: an
+/// `assistant` entry marked `isApiErrorMessage` that stands in for a model answer the provider
+/// (or a proxy) refused, e.g. "Prompt is too long".
+pub fn api_errors(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["type"] == "assistant" && entry["isApiErrorMessage"] == true)
+        .map(|entry| match &entry["message"]["content"] {
+            Value::String(text) => text.clone(),
+            content => texts(content).concat(),
+        })
+        .collect()
+}
+
 fn texts(content: &Value) -> Vec<String> {
     match content {
         Value::String(text) => vec![text.clone()],
@@ -104,4 +120,18 @@ fn reads_string_and_block_results_once_each() {
             },
         ]
     );
+    assert!(api_errors(&path).is_empty());
+}
+
+#[test]
+fn reads_the_api_errors_claude_code_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let lines = [
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Reading."}]}}"#,
+        r#"{"type":"assistant","isApiErrorMessage":true,"message":{"content":[{"type":"text","text":"Prompt is too long"}]}}"#,
+        r#"{"type":"user","isApiErrorMessage":true,"message":{"content":"not an answer"}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    assert_eq!(api_errors(&path), ["Prompt is too long"]);
 }
