@@ -259,6 +259,9 @@ impl Engine {
         let shrink = match (limit, fit_window) {
             _ if repeat && !proven_over => None,
             (Some(limit), Some(window)) if usage.force_reached || after_lanes > limit => {
+                // The room the window leaves above what no reduction touches.
+                let floor = request.fixed_tokens + head_tokens;
+                let room = limit.saturating_sub(floor);
                 let mut hidden: BTreeSet<TagNo> = drops.landed.clone();
                 hidden.extend(landable.iter().copied());
                 hidden.extend(reclaim.iter().map(|decision| decision.tag));
@@ -269,8 +272,8 @@ impl Engine {
                     reshape: &state.reshape,
                     hidden: &hidden,
                     protected_count: protected,
-                    protected_budget: correction.unapply(protected_budget(window.get())),
-                    keep_chars: excerpt_keep_chars(window.get()),
+                    protected_budget: protected_budget(room),
+                    keep_chars: excerpt_keep_chars(room),
                     task_ordinal: request
                         .messages
                         .iter()
@@ -280,7 +283,8 @@ impl Engine {
                 let target = usage.force_reached.then(|| {
                     let usable = usable.unwrap_or(window);
                     let execute = usage.execute.percent_of(usable);
-                    correction.unapply(pressure_target(usable.get(), execute.get()))
+                    let usable = correction.unapply(usable.get());
+                    pressure_target(usable, execute.get(), floor, limit)
                 });
                 Some(fit::shrink(&facts, after_lanes, target, limit))
             }

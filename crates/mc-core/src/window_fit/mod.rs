@@ -4,8 +4,9 @@
 //! can be larger than the window on its own. This module decides the rest, as pure
 //! functions of the session's units and sizes:
 //! - [`protected_within`]: the newest tags stay protected only while they fit a share of the
-//!   usable window ([`PROTECTED_SHARE_PERCENT`]); counted in tags alone, twenty large tool
-//!   outputs outweighed a 40K window and the session could not be sent at all;
+//!   room the window leaves after the system prompt, tools and head
+//!   ([`PROTECTED_SHARE_PERCENT`]); counted in tags alone, twenty large tool outputs
+//!   outweighed a 40K window and the session could not be sent at all;
 //! - [`oversized`]: a single part larger than [`OVERSIZED_SHARE_PERCENT`] of the usable window
 //!   is shown as an excerpt from its first appearance;
 //! - [`plan_shrink`]: when a pressure bust or the window itself demands it, which units to
@@ -32,11 +33,20 @@ pub use correction::TokenCorrection;
 /// next turn, and each bust rewrites the tail.
 pub const PRESSURE_MARGIN_PERCENT: u64 = 5;
 
+/// Where a pressure bust may not reach under the execute threshold (the system prompt and
+/// tools alone can be most of a small window), it aims at the floor plus this share of the
+/// room above it: low enough that the next turns fit before the next bust.
+pub const PRESSURE_ROOM_PERCENT: u64 = 40;
+
 /// The prompt size a pressure bust aims for: `execute_percent` minus
-/// [`PRESSURE_MARGIN_PERCENT`] of the usable window.
-pub fn pressure_target(usable_window: u64, execute_percent: u8) -> u64 {
+/// [`PRESSURE_MARGIN_PERCENT`] of the usable window, or, when that is under the reach of the
+/// `floor` (system prompt, tools and head), the floor plus [`PRESSURE_ROOM_PERCENT`] of the
+/// room up to `limit`. All in the same tokens.
+pub fn pressure_target(usable_window: u64, execute_percent: u8, floor: u64, limit: u64) -> u64 {
     let percent = u64::from(execute_percent).saturating_sub(PRESSURE_MARGIN_PERCENT);
-    usable_window.saturating_mul(percent) / 100
+    let below_execute = usable_window.saturating_mul(percent) / 100;
+    let room = limit.saturating_sub(floor);
+    below_execute.max(floor + room * PRESSURE_ROOM_PERCENT / 100)
 }
 pub use oversized::{OVERSIZED_SHARE_PERCENT, excerpt_keep_chars, oversized, oversized_keep_chars};
 pub use protection::{PROTECTED_SHARE_PERCENT, protected_budget, protected_within};

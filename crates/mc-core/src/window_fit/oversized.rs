@@ -16,11 +16,11 @@ pub fn oversized(tokens: u64, usable_window: u64) -> bool {
         && tokens.saturating_mul(100) > usable_window.saturating_mul(OVERSIZED_SHARE_PERCENT)
 }
 
-/// Characters an excerpt of a protected unit keeps: about 1% of the usable window (360
-/// tokens at 36K, 1,800 at 180K), at least [`crate::reduction::MIN_EXCERPT_CHARS`] and at
-/// most 16,000, so twenty excerpts stay a fifth of any window.
-pub fn excerpt_keep_chars(usable_window: u64) -> u32 {
-    clamp_chars(usable_window * CHARS_PER_TOKEN / 100, 16_000)
+/// Characters an excerpt of a protected unit keeps, for `room` tokens above the fixed prompt:
+/// twenty excerpts take about a quarter of the room (160 tokens each at a 13K room, 2,000 at
+/// 160K), at least [`crate::reduction::MIN_EXCERPT_CHARS`] and at most 16,000 characters.
+pub fn excerpt_keep_chars(room: u64) -> u32 {
+    clamp_chars(room * CHARS_PER_TOKEN / 80, 16_000)
 }
 
 /// Characters an excerpt of an oversized part keeps: about 5% of the usable window, at most
@@ -43,7 +43,7 @@ mod tests {
         assert!(oversized(10_001, 40_000));
         assert!(!oversized(10_000, 40_000));
         assert!(!oversized(10, 0));
-        assert_eq!(excerpt_keep_chars(36_000), 1_440);
+        assert_eq!(excerpt_keep_chars(16_000), 800);
         assert_eq!(excerpt_keep_chars(1_000), 400);
         assert_eq!(excerpt_keep_chars(10_000_000), 16_000);
         assert_eq!(oversized_keep_chars(180_000), 36_000);

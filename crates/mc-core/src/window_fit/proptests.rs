@@ -52,11 +52,11 @@ proptest! {
         if projected <= limit && pressure.is_none() {
             prop_assert!(plan.actions.is_empty());
         }
-        // Below the limit, only units past the protection budget are taken.
+        // Below the limit, protected units within the budget and the task are never taken.
         if projected <= limit {
             for action in &plan.actions {
                 let stage = candidates.iter().find(|c| c.action == *action).map(|c| c.stage);
-                prop_assert_eq!(stage, Some(ShrinkStage::BeyondBudget));
+                prop_assert!(stage.is_some_and(|stage| stage <= ShrinkStage::ProtectedInputs));
             }
         }
     }

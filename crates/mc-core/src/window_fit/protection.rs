@@ -1,14 +1,16 @@
 //! Protection of the newest tags, bounded by tokens.
 
-/// The newest tags are protected only while together they fit this share of the usable
-/// window. 35%: the middle of the 30–40% range where replays at 32K and 64K windows kept the
-/// force band from busting every turn, while leaving the model several recent outputs whole
-/// at 200K (70K tokens of them).
+/// The newest tags are protected only while together they fit this share of the room: the
+/// usable window less the system prompt, tools and head, which no reduction touches. 35%:
+/// the middle of the 30–40% range, leaving the rest of the room for older context and the
+/// turns until the next bust. Taken of the whole window instead, protection alone was over
+/// the force band wherever the fixed prompt is a large share of a small window (a coding
+/// agent's 20K at 40K), and every turn busted.
 pub const PROTECTED_SHARE_PERCENT: u64 = 35;
 
-/// The token budget of the protected tags for a usable window.
-pub fn protected_budget(usable_window: u64) -> u64 {
-    usable_window.saturating_mul(PROTECTED_SHARE_PERCENT) / 100
+/// The token budget of the protected tags for `room` tokens above the fixed prompt.
+pub fn protected_budget(room: u64) -> u64 {
+    room.saturating_mul(PROTECTED_SHARE_PERCENT) / 100
 }
 
 /// How many of the newest tags stay protected in full: at most `count`, newest first, while
@@ -42,6 +44,6 @@ mod tests {
         assert_eq!(protected_within([400, 400, 400], 20, 1_000), 2);
         assert_eq!(protected_within([2_000, 1], 20, 1_000), 0);
         assert_eq!(protected_within(vec![1; 30], 20, 1_000), 20);
-        assert_eq!(protected_budget(40_000), 14_000);
+        assert_eq!(protected_budget(12_000), 4_200);
     }
 }

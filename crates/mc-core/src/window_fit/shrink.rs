@@ -4,15 +4,15 @@
 //! units, prose, the task, tool calls among the newest tags) can still exceed the window at
 //! small windows. Those units are never dropped to make room; they are shown smaller, stage
 //! by stage, oldest first within a stage, until the prompt is under the target:
-//! 1. [`ShrinkStage::BeyondBudget`]: the newest tags past the protection budget (the only
-//!    stage a pressure bust takes, aiming back under the execute threshold);
+//! 1. [`ShrinkStage::BeyondBudget`]: the newest tags past the protection budget;
 //! 2. [`ShrinkStage::OlderUnits`]: older units no lane dropped (the user's prose, media-free
 //!    results of lanes that spared them);
 //! 3. [`ShrinkStage::ProtectedInputs`]: large inputs of the newest tool calls;
 //! 4. [`ShrinkStage::Protected`]: the protected units within the budget;
 //! 5. [`ShrinkStage::Task`]: the task itself.
 //!
-//! Stages 2–5 are taken only when the prompt would otherwise exceed the window. With every
+//! A pressure bust takes stages 1–3, aiming back under the execute threshold; stages 4 and 5
+//! are taken only when the prompt would otherwise exceed the window. With every
 //! candidate taken the prompt is the minimal rendering: when even that does not fit, the
 //! request is refused.
 
@@ -194,8 +194,9 @@ pub struct ShrinkPlan {
 }
 
 /// Takes candidates in order while the prompt (`projected`, the estimate after every other
-/// decision of the pass) is over `limit`, or, for [`ShrinkStage::BeyondBudget`] candidates
-/// only, over `pressure_target` (set on a pressure bust: land back under the execute
+/// decision of the pass) is over `limit`, or, for candidates of the stages up to
+/// [`ShrinkStage::ProtectedInputs`] (never the protected units within the budget, nor the
+/// task), over `pressure_target` (set on a pressure bust: land back under the execute
 /// threshold, not just under the band).
 pub fn plan_shrink(
     candidates: &[ShrinkCandidate],
@@ -210,7 +211,7 @@ pub fn plan_shrink(
     let mut now = projected;
     let mut excerpted = BTreeSet::new();
     for candidate in candidates {
-        let pressured = candidate.stage == ShrinkStage::BeyondBudget
+        let pressured = candidate.stage <= ShrinkStage::ProtectedInputs
             && pressure_target.is_some_and(|target| now > target);
         if !(now > limit || pressured) {
             continue;
@@ -244,10 +245,10 @@ mod tests {
     }
 
     #[test]
-    fn pressure_takes_only_units_beyond_the_budget_and_the_limit_takes_the_rest() {
+    fn pressure_spares_protected_units_and_the_task_and_the_limit_takes_them_too() {
         let candidates = [
             candidate(ShrinkStage::BeyondBudget, 1, 1_000),
-            candidate(ShrinkStage::BeyondBudget, 2, 1_000),
+            candidate(ShrinkStage::OlderUnits, 2, 1_000),
             candidate(ShrinkStage::Protected, 3, 1_000),
             candidate(ShrinkStage::Task, 4, 1_000),
         ];
