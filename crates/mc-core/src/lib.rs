@@ -25,9 +25,11 @@ pub mod reclaim;
 pub mod reduction;
 mod session;
 pub mod tags;
+mod thousands;
 pub mod window_fit;
 
 pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};
 pub use conversation::{MediaKind, Message, Part, Role, joined_texts};
 pub use session::{Host, InvalidId, ProjectId, SessionId};
+pub use thousands::thousands;

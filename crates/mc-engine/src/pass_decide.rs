@@ -115,37 +115,29 @@ impl Engine {
             .rendered_tail
             .filter(|&(from, _)| from == boundary as u64)
             .zip(state.last_pass_messages.filter(|&count| count <= ctx.count));
+        let reshaped_from = |from: u64| {
+            fit::reshape_saved(
+                &state.reshape,
+                &state.shown_tokens,
+                tags,
+                counts,
+                &is_landed,
+                from,
+            )
+        };
         let shown_tail_tokens = match rendered_before {
             Some(((_, rendered), since)) => {
                 let new = counts.sum_from(usize::try_from(since).unwrap_or(usize::MAX));
-                let reshaped = fit::reshape_saved(
-                    &state.reshape,
-                    &state.shown_tokens,
-                    tags,
-                    counts,
-                    &is_landed,
-                    since,
-                );
-                rendered + new.saturating_sub(reshaped)
+                rendered + new.saturating_sub(reshaped_from(since))
             }
-            None => {
-                let reshaped = fit::reshape_saved(
-                    &state.reshape,
-                    &state.shown_tokens,
-                    tags,
+            None => tail_tokens
+                .saturating_sub(landed_tokens)
+                .saturating_sub(reshaped_from(0))
+                .saturating_sub(dropped_reasoning_tokens(
+                    &state.dropped_reasoning,
+                    boundary,
                     counts,
-                    &is_landed,
-                    0,
-                );
-                tail_tokens
-                    .saturating_sub(landed_tokens)
-                    .saturating_sub(reshaped)
-                    .saturating_sub(dropped_reasoning_tokens(
-                        &state.dropped_reasoning,
-                        boundary,
-                        counts,
-                    ))
-            }
+                )),
         };
         let prompt_estimate = request.fixed_tokens + head_tokens + shown_tail_tokens;
         // What dropping a unit saves is what it shows now: an excerpted unit shows far less
@@ -220,20 +212,19 @@ impl Engine {
             u128::from(usage.usage_tokens.get()) * 100
                 >= u128::from(self.config.pass.refusal_percent.get()) * u128::from(limit.get())
         });
-        let (reclaim, input_clips) = if usage.execute_reached || near_limit {
-            let lanes = (ctx.reclaim_inputs)(true);
-            (
-                plan_reclaim_with(&lanes, &self.reclaim, index),
-                plan_input_reclaim(&lanes, &self.reclaim, &state.reshape.clipped_calls),
-            )
-        } else if probe.may_mutate {
-            let lanes = (ctx.reclaim_inputs)(false);
-            (
-                plan_reclaim_with(&lanes, &self.reclaim, index),
-                plan_input_reclaim(&lanes, &self.reclaim, &state.reshape.clipped_calls),
-            )
+        // The emergency lanes from the execute threshold or near the limit, the normal ones
+        // on a pass that busts anyway, none otherwise.
+        let lanes = if usage.execute_reached || near_limit {
+            Some((ctx.reclaim_inputs)(true))
         } else {
-            (Vec::new(), Vec::new())
+            probe.may_mutate.then(|| (ctx.reclaim_inputs)(false))
+        };
+        let (reclaim, input_clips) = match &lanes {
+            Some(lanes) => (
+                plan_reclaim_with(lanes, &self.reclaim, index),
+                plan_input_reclaim(lanes, &self.reclaim, &state.reshape.clipped_calls),
+            ),
+            None => (Vec::new(), Vec::new()),
         };
         let lane_tokens: u64 = reclaim
             .iter()

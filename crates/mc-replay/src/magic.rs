@@ -75,16 +75,8 @@ impl Strategy for Magic {
     }
 
     fn prepare<'a>(&mut self, step: &StepView<'a>, ctx: &StrategyContext<'_>) -> Prepared<'a> {
-        let passthrough = || {
-            Prepared::single(PreparedCall {
-                system: step.system,
-                tools: step.tools,
-                messages: Cow::Borrowed(step.messages),
-                label: None,
-                output_tokens: None,
-                cache_marks: None,
-            })
-        };
+        let passthrough =
+            || Prepared::single(PreparedCall::client(step, Cow::Borrowed(step.messages)));
         let prefix_identity = prefix_identity(step);
         let count = |text: &str| ctx.counter.count_tokens(text);
         let usable_window = usable_window(ctx.window_tokens, Some(ctx.max_output_tokens), 0);

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use mc_core::thousands;
 use serde_json::{Map, Value, json};
 
 use crate::harness::Replay;
@@ -179,36 +180,4 @@ fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
         format!("{:.0}", totals.strategy_ms),
         busts,
     ]
-}
-
-/// `1234567` as `1,234,567`: token counts run to millions (reports here, `status` too).
-pub fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(84_686_226), "84,686,226");
-        let cases = [0, 7, 999, 1_000, 12_345, 168_000, 1_234_567];
-        let shown: Vec<String> = cases.into_iter().map(thousands).collect();
-        assert_eq!(
-            shown,
-            ["0", "7", "999", "1,000", "12,345", "168,000", "1,234,567"]
-        );
-    }
 }

@@ -8,8 +8,8 @@
 //! function of the stored text and the number of characters kept, which is recorded when the
 //! excerpt is decided, so every later pass renders the same bytes.
 
-use super::skeleton::thousands;
 use crate::tags::TagNo;
+use crate::thousands;
 
 /// The fewest characters an excerpt keeps: below this, head and tail say too little to be
 /// worth the marker line.

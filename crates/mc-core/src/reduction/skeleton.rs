@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use crate::thousands;
+
 /// Longest string input kept in a skeleton, in characters.
 pub const SKELETON_INPUT_CHARS: usize = 80;
 /// Appended to a clipped string so the model knows it was cut.
@@ -48,19 +50,6 @@ fn clip(text: &str) -> String {
     }
 }
 
-/// `12345` as `12,345`.
-pub(crate) fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,13 +82,5 @@ mod tests {
             json!("x".repeat(80))
         );
         assert_eq!(skeleton_input(&json!([1, 2])), json!([1, 2]));
-    }
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

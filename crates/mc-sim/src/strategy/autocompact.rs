@@ -113,14 +113,7 @@ impl Strategy for Autocompact {
         let threshold = autocompact_threshold_tokens(ctx.window_tokens, ctx.max_output_tokens);
         let has_new = messages.len() > self.cut.max(head_len(messages));
         if estimate < threshold || !has_new {
-            return Prepared::single(PreparedCall {
-                system: step.system,
-                tools: step.tools,
-                messages: managed,
-                label: None,
-                output_tokens: None,
-                cache_marks: None,
-            });
+            return Prepared::single(PreparedCall::client(step, managed));
         }
 
         let head = head_len(messages);

@@ -97,25 +97,26 @@ impl Strategy for ClearTools {
         };
         let rewrote = cleared.iter().any(|id| self.sent_whole.contains(id));
         let cleared: HashSet<&str> = cleared.iter().map(String::as_str).collect();
-        self.sent_whole = step
-            .messages
-            .iter()
-            .flat_map(Message::tool_result_ids)
-            .filter(|id| !cleared.contains(id))
-            .map(str::to_owned)
-            .collect();
+        self.sent_whole = results_left_whole(step.messages, |id| cleared.contains(id));
         Prepared {
-            calls: vec![PreparedCall {
-                system: step.system,
-                tools: step.tools,
-                messages,
-                label: None,
-                output_tokens: None,
-                cache_marks: None,
-            }],
+            calls: vec![PreparedCall::client(step, messages)],
             bust_cause: rewrote.then_some("clear-tools"),
         }
     }
+}
+
+/// The ids of the tool results `messages` still shows whole: every result but the cleared
+/// ones. Clearing one of them later rewrites a prefix the provider has cached.
+pub(super) fn results_left_whole(
+    messages: &[Message],
+    is_cleared: impl Fn(&str) -> bool,
+) -> HashSet<String> {
+    messages
+        .iter()
+        .flat_map(Message::tool_result_ids)
+        .filter(|id| !is_cleared(id))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]

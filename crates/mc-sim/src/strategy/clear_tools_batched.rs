@@ -28,7 +28,9 @@ use std::collections::HashSet;
 use mc_core::{Message, Part};
 use serde_json::{Map, Value};
 
-use super::clear_tools::{CLEAR_KEEP_TOOL_USES, CLEAR_PLACEHOLDER, CLEAR_TRIGGER_TOKENS};
+use super::clear_tools::{
+    CLEAR_KEEP_TOOL_USES, CLEAR_PLACEHOLDER, CLEAR_TRIGGER_TOKENS, results_left_whole,
+};
 use super::count::{message_tokens, request_tokens};
 use super::{Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 
@@ -135,22 +137,9 @@ impl Strategy for ClearToolsBatched {
         } else {
             Cow::Owned(with_cleared(step.messages, &self.cleared))
         };
-        self.sent_whole = step
-            .messages
-            .iter()
-            .flat_map(Message::tool_result_ids)
-            .filter(|id| !self.cleared.contains(*id))
-            .map(str::to_owned)
-            .collect();
+        self.sent_whole = results_left_whole(step.messages, |id| self.cleared.contains(id));
         Prepared {
-            calls: vec![PreparedCall {
-                system: step.system,
-                tools: step.tools,
-                messages,
-                label: None,
-                output_tokens: None,
-                cache_marks: None,
-            }],
+            calls: vec![PreparedCall::client(step, messages)],
             bust_cause: rewrote.then_some("clear-tools-batched"),
         }
     }

@@ -136,6 +136,21 @@ pub struct PreparedCall<'a> {
     pub cache_marks: Option<CacheMarks>,
 }
 
+impl<'a> PreparedCall<'a> {
+    /// The client's own call of `step` sending `messages`: no label, the recorded output,
+    /// Claude Code's own marker placement.
+    pub fn client(step: &StepView<'a>, messages: Cow<'a, [Message]>) -> Self {
+        Self {
+            system: step.system,
+            tools: step.tools,
+            messages,
+            label: None,
+            output_tokens: None,
+            cache_marks: None,
+        }
+    }
+}
+
 /// Explicit breakpoint placement: on the last system block, and on blocks named by
 /// (message index, block index) of the rendered conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

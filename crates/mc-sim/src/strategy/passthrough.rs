@@ -14,14 +14,7 @@ impl Strategy for Passthrough {
     }
 
     fn prepare<'a>(&mut self, step: &StepView<'a>, _ctx: &StrategyContext<'_>) -> Prepared<'a> {
-        Prepared::single(PreparedCall {
-            system: step.system,
-            tools: step.tools,
-            messages: Cow::Borrowed(step.messages),
-            label: None,
-            output_tokens: None,
-            cache_marks: None,
-        })
+        Prepared::single(PreparedCall::client(step, Cow::Borrowed(step.messages)))
     }
 }
 

@@ -111,14 +111,7 @@ impl Strategy for Window {
             Cow::Owned(kept)
         };
         Prepared {
-            calls: vec![PreparedCall {
-                system: step.system,
-                tools: step.tools,
-                messages,
-                label: None,
-                output_tokens: None,
-                cache_marks: None,
-            }],
+            calls: vec![PreparedCall::client(step, messages)],
             bust_cause: moved.then_some("window"),
         }
     }
