@@ -13,7 +13,7 @@ use mc_core::breakpoints::{
 };
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
-use mc_core::pass_plan::{PassKind, PassPlan};
+use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, refusal};
 use mc_core::reclaim::{
     FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, unreduced_output_tokens,
 };
@@ -291,7 +291,8 @@ impl Engine {
             index,
         )?;
         let Decided {
-            plan,
+            mut plan,
+            inputs,
             reclaim,
             input_clips,
             shrink,
@@ -409,6 +410,24 @@ impl Engine {
         messages.extend(rendered_tail);
         let sent_estimate =
             request.fixed_tokens + state.m0_tokens + state.m1_tokens + rendered_tokens;
+        // The refusal is judged on the rendering itself, counted, not on the estimate of it:
+        // a request is refused only when what would be sent is over the limit.
+        if plan.refuse.is_some() {
+            let counted = PassInputs {
+                minimal_prompt_tokens: Tokens(correction.apply(sent_estimate)),
+                ..inputs
+            };
+            if let Some(refusal) = refusal(&counted) {
+                return Err(EngineError::Refused {
+                    message: refusal.message,
+                });
+            }
+            plan.refuse = None;
+            plan.reasons.push(format!(
+                "the rendering, counted, fits: about {} tokens",
+                counted.minimal_prompt_tokens.get()
+            ));
+        }
         state.remember_estimate(seq, sent_estimate);
         state.last_pass_messages = Some(ingested.count);
         state.rendered_tail = Some((boundary as u64, rendered_tokens));

@@ -20,7 +20,7 @@ use mc_core::window_fit::{
 use mc_core::{Message, Role};
 
 use crate::correction::Report;
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 use crate::fit::{self, FitFacts};
 use crate::part_tokens::PartTokens;
 use crate::pass::{Engine, PassRequest};
@@ -47,9 +47,13 @@ pub(crate) struct Decision<'a> {
     pub reclaim_inputs: &'a dyn Fn(bool) -> ReclaimInputs<'a>,
 }
 
-/// What a pass decided: the plan, and the mutations it lands when it may.
+/// What a pass decided: the plan, and the mutations it lands when it may. A plan that would
+/// refuse (its minimal rendering is estimated over the limit) still lands everything it may:
+/// the pass then counts the rendering itself and refuses only if that is over too.
 pub(crate) struct Decided {
     pub plan: PassPlan,
+    /// What the plan was made from.
+    pub inputs: PassInputs,
     pub reclaim: Vec<ReclaimDecision>,
     pub input_clips: Vec<InputReclaim>,
     pub shrink: Option<ShrinkPlan>,
@@ -294,13 +298,9 @@ impl Engine {
             &self.config.history,
             request.model,
         );
-        if let Some(refusal) = &plan.refuse {
-            return Err(EngineError::Refused {
-                message: refusal.message.clone(),
-            });
-        }
         Ok(Decided {
             plan,
+            inputs,
             reclaim,
             input_clips,
             shrink,

@@ -58,7 +58,7 @@ pub use cause::BustCause;
 pub use fold::{is_cache_expired, m1_backstop};
 pub use inputs::{PassInputs, PendingWork};
 pub use kind::{PassKind, PassPlan};
-pub use refusal::{Refusal, prompt_limit};
+pub use refusal::{Refusal, prompt_limit, refusal};
 pub use usage::{
     MIN_PLANNING_RESERVE_TOKENS, UsageLevel, measure_usage, output_reserve_tokens,
     planning_reserve_tokens, usable_window,
