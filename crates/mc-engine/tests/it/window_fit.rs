@@ -16,9 +16,10 @@ fn drive_scaled(
 ) -> Vec<mc_engine::PassOutcome> {
     let mut outcomes: Vec<mc_engine::PassOutcome> = Vec::new();
     for end in (1..=messages.len()).step_by(2) {
-        let reported = outcomes
-            .last()
-            .map(|outcome| (rendered_tokens(&outcome.messages) as f64 * scale).round() as u64);
+        let fixed = harness.fixed_tokens.get();
+        let reported = outcomes.last().map(|outcome| {
+            ((rendered_tokens(&outcome.messages) + fixed) as f64 * scale).round() as u64
+        });
         let call = Call {
             model: MODEL,
             messages: &messages[..end],
@@ -222,6 +223,24 @@ fn a_file_written_whole_is_clipped_once_a_later_write_supersedes_it() {
         assert_eq!(
             input["file_path"], "src/lib.rs",
             "the path survives a skeleton"
+        );
+    }
+}
+
+#[test]
+fn a_long_session_under_a_large_fixed_prompt_is_never_refused() {
+    let harness = Harness::new();
+    // A coding agent's system prompt and tools take most of a small window.
+    harness.fixed_tokens.set(18_000);
+    let messages = large_outputs(150, 14_000);
+    // `drive_scaled` fails on a refusal; every request is inside the window as the provider
+    // counts it (1.25 times ours), within the estimate's tolerance.
+    let outcomes = drive_scaled(&harness, &messages, 36_000, 1.25);
+    for (turn, outcome) in outcomes.iter().enumerate() {
+        let provider = (rendered_tokens(&outcome.messages) + 18_000) * 5 / 4;
+        assert!(
+            provider <= 36_000 * 21 / 20,
+            "turn {turn} sent {provider} provider tokens"
         );
     }
 }
