@@ -466,6 +466,25 @@ mod tests {
     }
 
     #[test]
+    fn a_working_set_caps_the_planned_window_within_its_bounds() {
+        let (config, issues) = resolve(&raw(json!({"pass": {"working_set_tokens": 60_000}})));
+        assert!(issues.is_empty());
+        assert_eq!(config.pass.working_set_tokens, Some(Tokens(60_000)));
+        assert_eq!(
+            config.pass.planned_window(Some(Tokens(180_000))),
+            Some(Tokens(60_000))
+        );
+        assert_eq!(
+            config.pass.planned_window(Some(Tokens(30_000))),
+            Some(Tokens(30_000))
+        );
+        assert_eq!(config.pass.planned_window(None), Some(Tokens(60_000)));
+        let (config, issues) = resolve(&raw(json!({"pass": {"working_set_tokens": 500}})));
+        assert_eq!(config.pass.working_set_tokens, None);
+        assert_eq!(issues[0].key.to_string(), "pass.working_set_tokens");
+    }
+
+    #[test]
     fn model_thresholds_prefer_tokens_and_need_one_of_the_two() {
         let (config, issues) = resolve(&raw(json!({"pass": {"execute_threshold_by_model": {
             "gpt-5": {"percent": 70, "tokens": 150000},

@@ -301,3 +301,62 @@ async fn near_a_known_window_max_tokens_is_lowered_before_anything_is_refused() 
     assert_eq!(reply.status, 200);
     assert_eq!(upstream.seen()[1].json()["max_tokens"], 1024);
 }
+
+/// A request that opts into Claude's 1M-token window is managed against it: a 220K-token
+/// conversation goes up whole, where the same conversation without the beta (a 200K window)
+/// is reduced to fit.
+#[tokio::test]
+async fn the_long_context_beta_is_managed_as_the_window_it_asks_for() {
+    let ok = || {
+        json_response(
+            200,
+            &json!({"id": "msg_1", "type": "message", "role": "assistant",
+                "model": MODEL, "content": [{"type": "text", "text": "done"}],
+                "stop_reason": "end_turn", "stop_sequence": null,
+                "usage": {"input_tokens": 10, "output_tokens": 2}}),
+        )
+    };
+    let upstream = Upstream::replying(move |_, _| ok()).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    // Outputs under the stale lane's size: nothing goes unless the window demands it.
+    let messages = long_session(450, 50);
+    let body = request(&messages, false).to_string();
+    let headers = |beta: &'static str| {
+        [
+            ("content-type", "application/json"),
+            ("x-api-key", "sk-ant-long-context"),
+            ("x-magic-context-session", beta),
+            ("anthropic-beta", beta),
+        ]
+    };
+    let long = send(
+        Method::POST,
+        &proxy.url("/v1/messages"),
+        &headers("context-1m-2025-08-07"),
+        body.clone(),
+    )
+    .await;
+    assert_eq!(long.status, 200, "{}", long.text());
+    let plain = send(
+        Method::POST,
+        &proxy.url("/v1/messages"),
+        &headers("claude-code-20250219"),
+        body.clone(),
+    )
+    .await;
+    assert_eq!(plain.status, 200, "{}", plain.text());
+    let seen = upstream.seen();
+    let dropped = |index: usize| {
+        String::from_utf8_lossy(&seen[index].body)
+            .matches("[dropped §")
+            .count()
+    };
+    // Inside the 1M window only the free lanes of a first render act (a near-duplicate or
+    // two); a 200K window must take most of the history.
+    let (long, plain) = (dropped(0), dropped(1));
+    assert!(
+        long <= 5 && plain > 100,
+        "dropped {long} with the beta, {plain} without"
+    );
+    assert!(seen[1].body.len() < seen[0].body.len() * 9 / 10);
+}
