@@ -272,6 +272,12 @@ impl StrategyRun {
             let started = Instant::now();
             let prepared = driven.strategy().prepare(&view, &ctx);
             totals.add_strategy_time(started.elapsed());
+            if prepared.refused {
+                // The client gets the strategy's error and its session ends, as after a
+                // request the provider refuses.
+                totals.add_failed_session();
+                break;
+            }
             let step_output = step
                 .output_tokens
                 .unwrap_or_else(|| message_tokens(&estimate, spec.wire, &step.response));

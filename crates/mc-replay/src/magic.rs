@@ -3,8 +3,10 @@
 //!
 //! Each recording gets a fresh store in a temporary directory and its own session. A request
 //! whose history contradicts the stored one (the capture's compaction call) starts a new
-//! session, as the proxy forks a branch. An engine error falls back to sending the client's
-//! request unmanaged and is counted, so a replay never hides a failure behind a figure.
+//! session, as the proxy forks a branch. A request the engine refuses (even its minimal
+//! rendering is over the window) is not sent, and the client's session ends there, as through
+//! the proxy. Any other engine error falls back to sending the client's request unmanaged and
+//! is counted, so a replay never hides a failure behind a figure.
 
 use std::borrow::Cow;
 
@@ -128,8 +130,12 @@ impl Strategy for Magic {
                             cache_marks: Some(marks),
                         }],
                         bust_cause: outcome.plan.cause.map(cause_name),
+                        refused: false,
                     };
                 }
+                // The proxy answers this request with an error and sends nothing; the
+                // client's session ends here (not a failure of the engine).
+                Err(EngineError::Refused { .. }) => return Prepared::refused(),
                 // A rewind or a compaction call: a new branch, as the proxy forks one.
                 Err(EngineError::Diverged { .. }) => {
                     self.branch += 1;

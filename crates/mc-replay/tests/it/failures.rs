@@ -69,3 +69,25 @@ fn a_normal_replay_reports_no_engine_failures() {
     let table = report.render_table();
     assert!(!table.contains("warning:"), "{table}");
 }
+
+#[test]
+fn a_request_the_engine_refuses_is_not_sent_and_ends_the_session() {
+    // A system prompt larger than the window: no rendering of the conversation fits.
+    let mut recording = tiny_recording();
+    recording.system = vec!["Follow every rule of the style guide. ".repeat(6_000)];
+    let options = ReplayOptions {
+        window_tokens: Some(40_000),
+        strategies: vec![StrategyKind::Magic],
+        ..ReplayOptions::default()
+    };
+    let report = replay(&[recording], &options).unwrap();
+    let totals = &report.runs[0].totals;
+    assert_eq!(totals.requests, 0, "nothing went up");
+    assert_eq!(totals.over_window, 0);
+    assert_eq!(totals.failed_sessions, 1);
+    assert_eq!(
+        totals.engine_failures,
+        Some(0),
+        "a refusal is not an engine failure"
+    );
+}

@@ -152,6 +152,7 @@ impl Strategy for Autocompact {
                 },
             ],
             bust_cause: Some("autocompact"),
+            refused: false,
         }
     }
 }

@@ -101,6 +101,7 @@ impl Strategy for ClearTools {
         Prepared {
             calls: vec![PreparedCall::client(step, messages)],
             bust_cause: rewrote.then_some("clear-tools"),
+            refused: false,
         }
     }
 }

@@ -141,6 +141,7 @@ impl Strategy for ClearToolsBatched {
         Prepared {
             calls: vec![PreparedCall::client(step, messages)],
             bust_cause: rewrote.then_some("clear-tools-batched"),
+            refused: false,
         }
     }
 }

@@ -171,6 +171,10 @@ pub struct Prepared<'a> {
     /// Why the strategy rewrote history it had already sent this step, if it did; a cache
     /// bust in this step is blamed on it.
     pub bust_cause: Option<&'static str>,
+    /// The strategy refused the client's request (it cannot fit, and nothing is sent), as the
+    /// proxy answers a request whose minimal rendering is over the window: the client's
+    /// session fails here.
+    pub refused: bool,
 }
 
 impl<'a> Prepared<'a> {
@@ -179,6 +183,16 @@ impl<'a> Prepared<'a> {
         Self {
             calls: vec![call],
             bust_cause: None,
+            refused: false,
+        }
+    }
+
+    /// Nothing is sent: the strategy refused the request.
+    pub fn refused() -> Self {
+        Self {
+            calls: Vec::new(),
+            bust_cause: None,
+            refused: true,
         }
     }
 

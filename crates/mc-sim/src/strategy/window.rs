@@ -113,6 +113,7 @@ impl Strategy for Window {
         Prepared {
             calls: vec![PreparedCall::client(step, messages)],
             bust_cause: moved.then_some("window"),
+            refused: false,
         }
     }
 }
