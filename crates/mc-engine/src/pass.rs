@@ -591,7 +591,11 @@ pub(crate) fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option
         })
 }
 
-fn store_state(tx: &WriteTx<'_>, session: &SessionId, state: &EngineState) -> Result<()> {
+pub(crate) fn store_state(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    state: &EngineState,
+) -> Result<()> {
     let json = serde_json::to_string(state).map_err(|error| EngineError::CorruptState {
         session: session.clone(),
         reason: error.to_string(),

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use mc_core::config::Tokens;
 use mc_core::pass_plan::{
-    PassInputs, PassPlan, PendingWork, measure_usage, plan_pass, prompt_limit,
+    PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass, prompt_limit,
 };
 use mc_core::reclaim::{
     FingerprintIndex, InputReclaim, ReclaimDecision, ReclaimInputs, plan_input_reclaim,
@@ -298,6 +298,28 @@ impl Engine {
             &self.config.history,
             request.model,
         );
+        // DESIGN §7: a retried identical request yields the same upstream bytes. Estimates
+        // taken after the latest pass landed its work differ from the ones it planned with,
+        // so a repeat is not planned again: it is sent as that pass rendered it, unless the
+        // provider proved that rendering over the limit or the operator flushed.
+        if repeat && !proven_over && !request.operator_flush {
+            let mut reasons = plan.reasons;
+            reasons.push("a repeat of the latest pass's request: sent as it rendered".to_owned());
+            return Ok(Decided {
+                plan: PassPlan {
+                    kind: PassKind::CacheHit,
+                    cause: None,
+                    may_mutate: false,
+                    force: false,
+                    refuse: None,
+                    reasons,
+                },
+                inputs,
+                reclaim: Vec::new(),
+                input_clips: Vec::new(),
+                shrink: None,
+            });
+        }
         Ok(Decided {
             plan,
             inputs,

@@ -244,3 +244,53 @@ fn a_long_session_under_a_large_fixed_prompt_is_never_refused() {
         );
     }
 }
+
+#[test]
+fn a_branch_keeps_what_its_parent_reduced() {
+    let harness = Harness::new();
+    let messages = large_outputs(30, 2_000);
+    let call = |end: usize, flush: bool| Call {
+        model: MODEL,
+        messages: &messages[..end],
+        now_ms: START_MS + end as u64 * 1_000,
+        usable_window: 1_000_000,
+        last_usage_tokens: None,
+        operator_flush: flush,
+    };
+    harness.pass(&call(59, false)).unwrap();
+    // The model asked for §3§ (the second result) to go; a flush lands it.
+    harness
+        .engine
+        .queue_drops(&harness.session, "3", "ctx_reduce", 1)
+        .unwrap();
+    let parent = harness.pass(&call(61, true)).unwrap();
+    assert_eq!(parent.landed, [mc_core::tags::TagNo(3)]);
+    // The client edits its latest message: a branch after 60 messages.
+    let branch = harness
+        .engine
+        .fork(&harness.session, 60, START_MS + 100_000)
+        .unwrap();
+    let mut edited = messages[..60].to_vec();
+    edited.push(Message::new(
+        Role::User,
+        vec![Part::text("Stop; summarise instead.")],
+    ));
+    let first = harness
+        .pass_for(
+            &branch,
+            &Call {
+                messages: &edited,
+                ..call(60, false)
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        first.messages[6].parts,
+        [Part::ToolResult {
+            call_id: "toolu_1".into(),
+            content: vec![Part::text("[dropped §3§]")],
+            is_error: false,
+        }],
+        "the branch shares the history its parent reduced, and the reduction with it"
+    );
+}
