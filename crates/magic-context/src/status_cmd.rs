@@ -28,6 +28,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use mc_core::window_fit::TokenCorrection;
 use mc_core::{ProjectId, SessionId};
 use mc_replay::thousands;
 use mc_store::{
@@ -60,7 +61,8 @@ pub struct StatusArgs {
     )]
     pub limit: usize,
 
-    /// Print one JSON object: {"sessions"}, or {"session", "recent_calls"} with --session.
+    /// Print one JSON object: {"sessions", "token_corrections"}, or {"session",
+    /// "recent_calls"} with --session.
     #[arg(long)]
     pub json: bool,
 }
@@ -115,21 +117,48 @@ fn recent_sessions(
     as_json: bool,
     now_ms: i64,
 ) -> anyhow::Result<String> {
-    let sessions = store
-        .read(|tx| tx.recent_sessions_status(limit))
+    let (sessions, corrections) = store
+        .read(|tx| Ok((tx.recent_sessions_status(limit)?, tx.token_corrections()?)))
         .context("cannot read the sessions' status")?;
     if as_json {
         let sessions: Vec<Value> = sessions.iter().map(session_json).collect();
-        return pretty(&json!({ "sessions": sessions }));
+        let corrections: Vec<Value> = corrections
+            .iter()
+            .map(|(model, correction)| {
+                json!({
+                    "model": model,
+                    "provider_tokens_per_estimated_token": f64::from(correction.permille) / 1000.0,
+                    "reports": correction.samples,
+                })
+            })
+            .collect();
+        return pretty(&json!({ "sessions": sessions, "token_corrections": corrections }));
     }
     if sessions.is_empty() {
         return Ok(NO_SESSIONS.to_owned());
     }
-    let blocks: Vec<String> = sessions
+    let mut blocks: Vec<String> = sessions
         .iter()
         .map(|status| session_text(status, now_ms))
         .collect();
+    if !corrections.is_empty() {
+        blocks.push(corrections_text(&corrections));
+    }
     Ok(blocks.join("\n"))
+}
+
+/// The token counts learned per model: what the provider counts per token the proxy
+/// estimated, from how many usage reports.
+fn corrections_text(corrections: &[(String, TokenCorrection)]) -> String {
+    let mut text = String::from("token counts learned (provider tokens per estimated token)\n");
+    for (model, correction) in corrections {
+        text.push_str(&format!(
+            "  {model}  {:.3} ({} reports)\n",
+            f64::from(correction.permille) / 1000.0,
+            thousands(u64::from(correction.samples))
+        ));
+    }
+    text
 }
 
 fn session_json(status: &SessionStatus) -> Value {

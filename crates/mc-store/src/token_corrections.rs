@@ -7,6 +7,28 @@ use crate::error::{Result, StoreError};
 use crate::store::{ReadTx, WriteTx};
 
 impl ReadTx<'_> {
+    /// Every learned correction, by model name.
+    pub fn token_corrections(&self) -> Result<Vec<(String, TokenCorrection)>> {
+        const DOING: &str = "reading token corrections";
+        let mut statement = self
+            .conn()
+            .prepare_cached("SELECT model, permille, samples FROM token_corrections ORDER BY model")
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((
+                    row.get(0)?,
+                    TokenCorrection {
+                        permille: row.get(1)?,
+                        samples: row.get(2)?,
+                    },
+                ))
+            })
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
+            .collect()
+    }
+
     /// The correction learned for `model`, if any.
     pub fn token_correction(&self, model: &str) -> Result<Option<TokenCorrection>> {
         self.conn()
@@ -75,5 +97,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(read, (Some(learned), None));
+        let all = store.read(|tx| tx.token_corrections()).unwrap();
+        assert_eq!(all, [("claude-x".to_owned(), learned)]);
     }
 }

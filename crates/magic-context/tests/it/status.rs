@@ -254,7 +254,10 @@ fn json_lists_every_figure_with_nulls_for_the_unknown() {
         "pending_drops": 0,
         "last_pass": null,
     });
-    assert_eq!(run.json(), json!({"sessions": [busy_json(seen), quiet]}));
+    assert_eq!(
+        run.json(),
+        json!({"sessions": [busy_json(seen), quiet], "token_corrections": []})
+    );
 }
 
 #[test]
@@ -337,5 +340,34 @@ fn an_empty_store_says_how_to_fill_it() {
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(json, json!({"sessions": []}));
+    assert_eq!(json, json!({"sessions": [], "token_corrections": []}));
+}
+
+#[test]
+fn learned_token_counts_are_listed_per_model() {
+    let (machine, data, _) = seeded();
+    let store = Store::open(data.join("context.db")).unwrap();
+    let learned = mc_core::window_fit::TokenCorrection::default().observe(20_000, 25_000);
+    store
+        .write_with(|tx| tx.put_token_correction("claude-sonnet-4-5", learned, 1))
+        .unwrap();
+    drop(store);
+    let run = machine
+        .run(&["status", "--limit", "1"], &env(&data))
+        .success();
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{BUSY_TEXT}\ntoken counts learned (provider tokens per estimated token)\n  \
+             claude-sonnet-4-5  1.250 (1 reports)\n"
+        )
+    );
+    let json = machine
+        .run(&["status", "--json", "--limit", "1"], &env(&data))
+        .success()
+        .json();
+    assert_eq!(
+        json["token_corrections"],
+        json!([{"model": "claude-sonnet-4-5", "provider_tokens_per_estimated_token": 1.25, "reports": 1}])
+    );
 }
