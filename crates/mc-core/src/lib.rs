@@ -20,6 +20,7 @@ pub mod config;
 mod content_hash;
 mod conversation;
 pub mod head;
+pub mod historian;
 pub mod pass_plan;
 pub mod reclaim;
 pub mod reduction;

@@ -1,0 +1,131 @@
+//! Which raw history the historian summarises next.
+
+use crate::{Message, Part, Role};
+
+/// An inclusive ordinal range of the raw log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk {
+    /// First ordinal.
+    pub start: u64,
+    /// Last ordinal (inclusive).
+    pub end: u64,
+}
+
+/// The chunk to summarise: from `boundary` (the first ordinal not yet summarised) up to the
+/// protected live tail (messages from `live_from` on are never summarised), at most as many
+/// messages as fit `budget_tokens` (`tokens` per message), ending where no tool call is
+/// separated from its result, and only once the eligible history reaches `budget_tokens`
+/// (the trigger): a smaller chunk gives thin compartments and costs a call all the same.
+pub fn eligible_chunk(
+    messages: &[Message],
+    boundary: u64,
+    live_from: u64,
+    budget_tokens: u64,
+    tokens: &dyn Fn(u64) -> u64,
+) -> Option<Chunk> {
+    let end_excl = live_from.min(messages.len() as u64);
+    if boundary >= end_excl {
+        return None;
+    }
+    let eligible: u64 = (boundary..end_excl).map(tokens).sum();
+    if eligible < budget_tokens {
+        return None;
+    }
+    let mut used = 0_u64;
+    let mut last = None;
+    for ordinal in boundary..end_excl {
+        used = used.saturating_add(tokens(ordinal));
+        if used > budget_tokens && last.is_some() {
+            break;
+        }
+        if ends_cleanly(messages, ordinal) {
+            last = Some(ordinal);
+        }
+    }
+    last.map(|end| Chunk {
+        start: boundary,
+        end,
+    })
+}
+
+/// Whether a chunk may end after the message at `ordinal`: no call in it or before it is
+/// answered after it.
+fn ends_cleanly(messages: &[Message], ordinal: u64) -> bool {
+    let Ok(cut) = usize::try_from(ordinal + 1) else {
+        return false;
+    };
+    let Some((before, after)) = (cut <= messages.len()).then(|| messages.split_at(cut)) else {
+        return false;
+    };
+    let answered_later: Vec<&str> = after
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    !before
+        .iter()
+        .filter(|message| message.role == Role::Assistant)
+        .flat_map(|message| &message.parts)
+        .any(|part| matches!(part, Part::ToolCall { id, .. } if answered_later.contains(&id.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn turn(id: &str) -> [Message; 2] {
+        [
+            Message::new(
+                Role::Assistant,
+                vec![Part::ToolCall {
+                    id: id.into(),
+                    name: "Bash".into(),
+                    input: json!({"command": "ls"}),
+                }],
+            ),
+            Message::new(
+                Role::User,
+                vec![Part::ToolResult {
+                    call_id: id.into(),
+                    content: vec![Part::text("a b c")],
+                    is_error: false,
+                }],
+            ),
+        ]
+    }
+
+    fn session() -> Vec<Message> {
+        let mut messages = vec![Message::new(Role::User, vec![Part::text("task")])];
+        for index in 0..10 {
+            messages.extend(turn(&format!("c{index}")));
+        }
+        messages
+    }
+
+    #[test]
+    fn a_chunk_ends_between_a_result_and_the_next_call_within_the_budget() {
+        let messages = session();
+        let tokens = |_: u64| 100;
+        // 21 messages, the live tail from 15: 1,500 tokens eligible.
+        let chunk = eligible_chunk(&messages, 0, 15, 1_000, &tokens).unwrap();
+        // Ten messages fit the budget (0..=9); 9 is a call answered by 10, so the chunk ends
+        // at the result before it.
+        assert_eq!(chunk, Chunk { start: 0, end: 8 });
+        // The next chunk starts where this one ended.
+        let next = eligible_chunk(&messages, 9, 21, 500, &tokens).unwrap();
+        assert_eq!(next, Chunk { start: 9, end: 12 });
+    }
+
+    #[test]
+    fn nothing_is_summarised_below_the_trigger_or_inside_the_live_tail() {
+        let messages = session();
+        let tokens = |_: u64| 100;
+        assert_eq!(eligible_chunk(&messages, 0, 5, 1_000, &tokens), None);
+        assert_eq!(eligible_chunk(&messages, 15, 15, 10, &tokens), None);
+    }
+}

@@ -1,0 +1,17 @@
+//! The historian's pure parts (DESIGN §5 "Historian"): which chunk of raw history to
+//! summarise, the compact transcript the model reads, and the validation of what it answers.
+//!
+//! The historian runs in the background over the stored raw log and never blocks a request;
+//! the calls to a model, the retries and the publishing live above the store. Everything here
+//! is a pure function of stored rows, so a run can be replayed and its checks tested without a
+//! model.
+
+mod chunk;
+mod output;
+mod transcript;
+mod validate;
+
+pub use chunk::{Chunk, eligible_chunk};
+pub use output::{CompartmentDraft, FactDraft, HistorianOutput};
+pub use transcript::render_transcript;
+pub use validate::{Validated, ValidationError, validate};
