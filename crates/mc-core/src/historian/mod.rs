@@ -8,10 +8,14 @@
 
 mod chunk;
 mod output;
+mod prompt;
 mod transcript;
 mod validate;
 
 pub use chunk::{Chunk, eligible_chunk};
 pub use output::{CompartmentDraft, FactDraft, HistorianOutput};
+pub use prompt::{
+    HISTORIAN_SYSTEM, HISTORY_TOOL, historian_user_message, history_tool, parse_answer,
+};
 pub use transcript::render_transcript;
 pub use validate::{Validated, ValidationError, validate};
