@@ -207,6 +207,18 @@ pub enum StoreError {
         got: u64,
     },
 
+    /// Compartments that do not continue a session's history from where it ends.
+    #[error(
+        "cannot store compartments for session `{session}`: {reason}; a session's compartments \
+         cover its raw log from ordinal 0 in order, without gaps or overlaps"
+    )]
+    CompartmentGap {
+        /// The session.
+        session: SessionId,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// A fork point lies past the end of its parent.
     #[error("cannot fork session `{parent}` at ordinal {at}: it has only {count} messages")]
     ForkBeyondEnd {
@@ -338,6 +350,7 @@ impl StoreError {
             | Self::SessionExists { .. }
             | Self::OrdinalGap { .. }
             | Self::ForkBeyondEnd { .. }
+            | Self::CompartmentGap { .. }
             | Self::Encode { .. }
             | Self::CorruptRow { .. }
             | Self::CorruptSession { .. } => false,

@@ -41,6 +41,7 @@
 mod branches;
 mod calls;
 mod checkpoint;
+mod compartments;
 mod connection;
 mod engine_state;
 mod error;

@@ -51,10 +51,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "learned token corrections per model",
         sql: include_str!("migrations/0005_token_corrections.sql"),
     },
+    Migration {
+        version: 6,
+        name: "historian compartments",
+        sql: include_str!("migrations/0006_compartments.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -162,7 +167,7 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4, 5]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4, 5, 6]);
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -178,7 +183,8 @@ mod tests {
                 (2, "engine state: tags, drops, passes".to_string()),
                 (3, "call ledger".to_string()),
                 (4, "raw log keyed by row id, content last".to_string()),
-                (5, "learned token corrections per model".to_string())
+                (5, "learned token corrections per model".to_string()),
+                (6, "historian compartments".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);

@@ -1,0 +1,207 @@
+//! The historian's compartments: summaries of contiguous ordinal ranges of a session's raw
+//! log, appended in order (schema v6).
+
+use mc_core::SessionId;
+use mc_core::head::Compartment;
+
+use crate::error::{Result, StoreError};
+use crate::store::{ReadTx, WriteTx};
+
+const COLUMNS: &str = "start_ordinal, end_ordinal, start_ms, end_ms, title, importance, episode, \
+     tier_full, tier_condensed, tier_paragraph, tier_line";
+
+impl ReadTx<'_> {
+    /// The session's compartments, in ordinal order.
+    pub fn compartments(&self, session: &SessionId) -> Result<Vec<Compartment>> {
+        const DOING: &str = "reading compartments";
+        let mut statement = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM compartments WHERE session_id = ?1 ORDER BY start_ordinal"
+            ))
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map([session.as_str()], |row| {
+                Ok(Compartment {
+                    start_ordinal: row.get(0)?,
+                    end_ordinal: row.get(1)?,
+                    start_ms: row.get(2)?,
+                    end_ms: row.get(3)?,
+                    title: row.get(4)?,
+                    importance: row.get(5)?,
+                    episode: row.get(6)?,
+                    tiers: [row.get(7)?, row.get(8)?, row.get(9)?, row.get(10)?],
+                })
+            })
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
+            .collect()
+    }
+
+    /// The first ordinal no compartment covers yet (0 for a session without any).
+    pub fn summarised_until(&self, session: &SessionId) -> Result<u64> {
+        self.conn()
+            .prepare_cached(
+                "SELECT COALESCE(MAX(end_ordinal) + 1, 0) FROM compartments WHERE session_id = ?1",
+            )
+            .and_then(|mut statement| statement.query_row([session.as_str()], |row| row.get(0)))
+            .map_err(StoreError::sqlite("reading the summarised boundary"))
+    }
+}
+
+impl WriteTx<'_> {
+    /// Appends `compartments` to the session's history. They must continue it: the first
+    /// starts at [`ReadTx::summarised_until`], each next one right after the previous, none
+    /// past the stored raw log. Anything else is refused whole.
+    pub fn append_compartments(
+        &self,
+        session: &SessionId,
+        compartments: &[Compartment],
+        now_ms: i64,
+    ) -> Result<()> {
+        self.require_session(session)?;
+        let log_end = self.message_count(session)?;
+        let gap = |reason: String| StoreError::CompartmentGap {
+            session: session.clone(),
+            reason,
+        };
+        let mut next = self.summarised_until(session)?;
+        for compartment in compartments {
+            if compartment.start_ordinal != next {
+                return Err(gap(format!(
+                    "a compartment starts at {} where {next} was expected",
+                    compartment.start_ordinal
+                )));
+            }
+            if compartment.end_ordinal < compartment.start_ordinal
+                || compartment.end_ordinal >= log_end
+            {
+                return Err(gap(format!(
+                    "a compartment covers {}..={} of a log of {log_end} messages",
+                    compartment.start_ordinal, compartment.end_ordinal
+                )));
+            }
+            next = compartment.end_ordinal + 1;
+        }
+        let mut insert = self
+            .conn()
+            .prepare_cached(&format!(
+                "INSERT INTO compartments (session_id, {COLUMNS}, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+            ))
+            .map_err(StoreError::sqlite("storing compartments"))?;
+        for compartment in compartments {
+            let [full, condensed, paragraph, line] = &compartment.tiers;
+            insert
+                .execute(rusqlite::params![
+                    session.as_str(),
+                    compartment.start_ordinal,
+                    compartment.end_ordinal,
+                    compartment.start_ms,
+                    compartment.end_ms,
+                    compartment.title,
+                    compartment.importance,
+                    compartment.episode,
+                    full,
+                    condensed,
+                    paragraph,
+                    line,
+                    now_ms,
+                ])
+                .map_err(StoreError::sqlite("storing compartments"))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mc_core::head::Compartment;
+    use mc_core::{Host, Message, Part, Role, SessionId};
+
+    use crate::{NewSession, Store, StoreError};
+
+    fn compartment(start: u64, end: u64) -> Compartment {
+        Compartment {
+            start_ordinal: start,
+            end_ordinal: end,
+            start_ms: start * 1_000,
+            end_ms: end * 1_000,
+            title: format!("episode {start}"),
+            importance: 60,
+            episode: "feature".into(),
+            tiers: [
+                "full".into(),
+                "condensed".into(),
+                "paragraph".into(),
+                "line".into(),
+            ],
+        }
+    }
+
+    fn store_with_log(messages: u64) -> (tempfile::TempDir, Store, SessionId) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("context.db")).unwrap();
+        let session = SessionId::new("s").unwrap();
+        let log: Vec<Message> = (0..messages)
+            .map(|n| Message::new(Role::User, vec![Part::text(format!("m{n}"))]))
+            .collect();
+        store
+            .write(|tx| {
+                tx.upsert_session(
+                    &NewSession {
+                        id: session.clone(),
+                        host: Host::Other,
+                        project: None,
+                    },
+                    0,
+                )?;
+                tx.append_messages(&session, 0, &log, 0)?;
+                Ok(())
+            })
+            .unwrap();
+        (dir, store, session)
+    }
+
+    #[test]
+    fn compartments_continue_the_history_in_order_and_read_back() {
+        let (_dir, store, session) = store_with_log(30);
+        store
+            .write(|tx| {
+                tx.append_compartments(&session, &[compartment(0, 9), compartment(10, 14)], 1)
+            })
+            .unwrap();
+        store
+            .write(|tx| tx.append_compartments(&session, &[compartment(15, 20)], 2))
+            .unwrap();
+        let (read, until) = store
+            .read(|tx| Ok((tx.compartments(&session)?, tx.summarised_until(&session)?)))
+            .unwrap();
+        assert_eq!(
+            read,
+            [compartment(0, 9), compartment(10, 14), compartment(15, 20)]
+        );
+        assert_eq!(until, 21);
+    }
+
+    #[test]
+    fn gaps_overlaps_and_ranges_past_the_log_are_refused_whole() {
+        let (_dir, store, session) = store_with_log(30);
+        for bad in [
+            vec![compartment(1, 9)],
+            vec![compartment(0, 9), compartment(9, 12)],
+            vec![compartment(0, 9), compartment(11, 12)],
+            vec![compartment(0, 30)],
+        ] {
+            let error = store
+                .write(|tx| tx.append_compartments(&session, &bad, 1))
+                .unwrap_err();
+            assert!(
+                matches!(error, StoreError::CompartmentGap { .. }),
+                "{error}"
+            );
+        }
+        let until = store.read(|tx| tx.summarised_until(&session)).unwrap();
+        assert_eq!(until, 0, "nothing of a refused batch is stored");
+    }
+}
