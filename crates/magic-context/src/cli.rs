@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
+use crate::flush_cmd::{self, FlushArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
 use crate::serve_cmd::{self, ServeArgs};
@@ -39,6 +40,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// Create the store on first use and check that it and the configuration are healthy.
     Doctor(DoctorArgs),
+    /// Make a session's next pass bust the cache and land its queued drops.
+    Flush(FlushArgs),
     /// Queue drops of a session's tags ("3-5,12"); they land on its next cache-busting pass.
     Reduce(ReduceArgs),
     /// Replay recorded sessions through the baselines and magic, and price every call.
@@ -57,6 +60,7 @@ impl Command {
         match self {
             Self::Config(command) => config_cmd::run(command),
             Self::Doctor(args) => doctor::run(&args),
+            Self::Flush(args) => flush_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
             Self::Serve(args) => serve_cmd::run(&args),

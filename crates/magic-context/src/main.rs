@@ -7,6 +7,7 @@ mod cli;
 mod clock;
 mod config_cmd;
 mod doctor;
+mod flush_cmd;
 mod logging;
 mod output;
 mod reduce_cmd;

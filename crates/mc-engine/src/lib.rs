@@ -9,6 +9,7 @@
 mod correction;
 mod error;
 mod fit;
+mod flush;
 mod fork;
 mod ingest;
 mod kept_rows;

@@ -285,6 +285,7 @@ impl Engine {
                 boundary,
                 correction,
                 report,
+                flush: request.operator_flush || state.flush_requested,
                 reclaim_inputs: &reclaim_inputs,
             },
             &mut state,
@@ -308,6 +309,7 @@ impl Engine {
         let mut all_landed = drops.landed.clone();
         let mut drops_after = None;
         if plan.may_mutate {
+            state.flush_requested = false;
             let reasoning = plan_reasoning_drops(&reclaim_inputs(plan.force), &self.reclaim);
             let mut dropped: BTreeSet<(u64, u32)> =
                 state.dropped_reasoning.iter().copied().collect();

@@ -43,6 +43,9 @@ pub(crate) struct Decision<'a> {
     pub boundary: usize,
     pub correction: TokenCorrection,
     pub report: Option<Report>,
+    /// The operator asked queued work to land now: on this request, or with `flush`
+    /// beforehand ([`Engine::request_flush`]).
+    pub flush: bool,
     /// The reclaim lanes' inputs, normal or emergency.
     pub reclaim_inputs: &'a dyn Fn(bool) -> ReclaimInputs<'a>,
 }
@@ -178,7 +181,7 @@ impl Engine {
             ttl: self.config.cache.ttl_for(request.model),
             model_changed,
             system_changed,
-            operator_flush: request.operator_flush,
+            operator_flush: ctx.flush,
             head_rendered: state.head_rendered,
             head_dirty: false,
             m0_tokens: Tokens(correction.apply(state.m0_tokens)),
@@ -302,7 +305,7 @@ impl Engine {
         // taken after the latest pass landed its work differ from the ones it planned with,
         // so a repeat is not planned again: it is sent as that pass rendered it, unless the
         // provider proved that rendering over the limit or the operator flushed.
-        if repeat && !proven_over && !request.operator_flush {
+        if repeat && !proven_over && !ctx.flush {
             let mut reasons = plan.reasons;
             reasons.push("a repeat of the latest pass's request: sent as it rendered".to_owned());
             return Ok(Decided {

@@ -61,6 +61,9 @@ pub struct EngineState {
     pub sent_estimates: Vec<(u64, u64)>,
     /// The pass whose usage report was last learned from, so one report is learned once.
     pub learned_pass: Option<u64>,
+    /// The operator asked, between requests, that the next pass bust and land queued work
+    /// (`magic-context flush`); cleared by the first pass allowed to change bytes.
+    pub flush_requested: bool,
     /// How many messages the latest pass rendered: a request of the same length with nothing
     /// new is a repeat (a retry), which must render the same bytes.
     pub last_pass_messages: Option<u64>,

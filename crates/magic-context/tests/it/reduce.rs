@@ -155,3 +155,36 @@ fn a_bad_spec_fails_and_queues_nothing() {
     }
     assert!(drops(&data).is_empty());
 }
+
+#[test]
+fn flush_marks_the_session_and_says_what_will_land() {
+    let (machine, data) = seeded();
+    machine
+        .run(&["reduce", "--session", SESSION, "3,§29§"], &env(&data))
+        .success();
+    let run = machine
+        .run(&["flush", "--session", SESSION, "--json"], &env(&data))
+        .success();
+    // §29§ is protected and keeps waiting; §3§ lands on the next pass.
+    assert_eq!(
+        run.json(),
+        json!({"session": SESSION, "flush_requested": true, "drops_landing": 1})
+    );
+    let text = machine
+        .run(&["flush", "--session", SESSION], &env(&data))
+        .success();
+    assert_eq!(
+        text.stdout,
+        format!(
+            "session {SESSION}: its next request busts the cache and lands 1 queued drop; \
+             nothing changes before it\n"
+        )
+    );
+    let unknown = machine.run(&["flush", "--session", "nobody"], &env(&data));
+    assert_eq!(unknown.code, Some(1));
+    assert!(
+        unknown.stderr.contains("no session `nobody` in the store"),
+        "{}",
+        unknown.stderr
+    );
+}

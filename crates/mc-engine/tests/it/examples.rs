@@ -303,3 +303,31 @@ fn at_the_execute_threshold_a_bust_that_pays_lands_reclaim_and_keeps_the_invaria
     };
     crate::checks::check_pass(&ctx, &outcome).unwrap();
 }
+
+#[test]
+fn a_flush_requested_between_requests_lands_on_the_next_pass_only() {
+    let harness = Harness::new();
+    let messages = bash_session(15); // tags 1..=9 are outside the newest 20 after 29 messages
+    harness.pass(&call(&messages[..27], START_MS)).unwrap();
+    harness
+        .engine
+        .queue_drops(&harness.session, "3, §27§", "operator", 1)
+        .unwrap();
+    // §27§ is protected: it waits; §3§ lands on the next pass.
+    assert_eq!(harness.engine.request_flush(&harness.session).unwrap(), 1);
+    let flushed = harness
+        .pass(&call(&messages[..29], START_MS + 30_000))
+        .unwrap();
+    assert_eq!(flushed.plan.cause, Some(BustCause::OperatorFlush));
+    assert_eq!(flushed.landed, [TagNo(3)]);
+    // The request is used up: the next turn is a cache hit again.
+    let after = harness
+        .pass(&call(&messages[..31], START_MS + 40_000))
+        .unwrap();
+    assert_eq!(after.plan.kind, PassKind::CacheHit);
+    let unknown = mc_core::SessionId::new("nobody").unwrap();
+    assert!(matches!(
+        harness.engine.request_flush(&unknown),
+        Err(mc_engine::EngineError::UnknownSession { .. })
+    ));
+}
