@@ -27,7 +27,7 @@ fn help_lists_only_working_subcommands() {
     assert_eq!(
         commands,
         [
-            "config", "doctor", "reduce", "replay", "serve", "sim", "status", "help"
+            "config", "doctor", "flush", "reduce", "replay", "serve", "sim", "status", "help"
         ]
     );
     assert!(run.stdout.contains("--log-level <LEVEL>"), "{}", run.stdout);
