@@ -10,7 +10,8 @@ use mc_core::reduction::land_drops;
 use mc_core::tags::TagIndex;
 
 use crate::error::{EngineError, Result};
-use crate::pass::{Engine, load_drops, load_state, store_state};
+use crate::pass::{Engine, load_drops};
+use crate::state::{load_state, store_state};
 
 impl Engine {
     /// Marks `session` so that its next pass busts and lands what may land; returns how many

@@ -13,8 +13,8 @@ use mc_core::tags::TagNo;
 use mc_store::{BRANCH_SEPARATOR, WriteTx};
 
 use crate::error::{EngineError, Result};
-use crate::pass::{Engine, load_state, store_state};
-use crate::state::EngineState;
+use crate::pass::Engine;
+use crate::state::{EngineState, load_state, store_state};
 
 /// The source recorded for drops a branch inherits.
 const INHERITED: &str = "fork";

@@ -34,7 +34,7 @@ use crate::part_tokens::{PartTokens, part_tokens};
 use crate::pass_decide::{Decided, Decision};
 use crate::rendered_tail::{RenderedTail, TailInputs};
 use crate::session_cache::SessionCache;
-use crate::state::EngineState;
+use crate::state::{EngineState, load_state, record_usage_in, store_state};
 
 /// Counts the tokens of a text, as the provider would (an estimate).
 pub type CountText<'a> = &'a dyn Fn(&str) -> u64;
@@ -565,43 +565,4 @@ fn kept_tags_or_stored(
         return Ok(tags);
     }
     Ok(TagIndex::new(tx.tags(session)?))
-}
-
-fn record_usage_in(
-    tx: &WriteTx<'_>,
-    session: &SessionId,
-    usage_tokens: u64,
-    pass: Option<u64>,
-) -> Result<()> {
-    let Some(mut state) = load_state(tx, session)? else {
-        return Ok(());
-    };
-    state.last_usage_tokens = Some(usage_tokens);
-    state.last_usage_pass = pass;
-    store_state(tx, session, &state)
-}
-
-pub(crate) fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option<EngineState>> {
-    let Some(json) = tx.engine_state(session)? else {
-        return Ok(None);
-    };
-    serde_json::from_str(&json)
-        .map(Some)
-        .map_err(|error| EngineError::CorruptState {
-            session: session.clone(),
-            reason: error.to_string(),
-        })
-}
-
-pub(crate) fn store_state(
-    tx: &WriteTx<'_>,
-    session: &SessionId,
-    state: &EngineState,
-) -> Result<()> {
-    let json = serde_json::to_string(state).map_err(|error| EngineError::CorruptState {
-        session: session.clone(),
-        reason: error.to_string(),
-    })?;
-    tx.put_engine_state(session, &json)?;
-    Ok(())
 }

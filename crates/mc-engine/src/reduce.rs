@@ -8,7 +8,8 @@ use mc_core::reduction::{QueueOutcome, parse_drop_spec, queue_drops};
 use mc_core::tags::TagIndex;
 
 use crate::error::{EngineError, Result};
-use crate::pass::{Engine, load_drops, load_state};
+use crate::pass::{Engine, load_drops};
+use crate::state::load_state;
 
 impl Engine {
     /// Validates `spec` (`"3-5,12"`) against the session's tags and queues what it may.

@@ -6,9 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use mc_core::SessionId;
 use mc_core::reduction::Reshape;
+use mc_store::WriteTx;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{EngineError, Result};
 use crate::nudges::Nudge;
 
 /// What the engine remembers between passes of one session.
@@ -87,4 +90,46 @@ impl EngineState {
             .saturating_sub(SENT_ESTIMATES_KEPT);
         self.sent_estimates.drain(..excess);
     }
+}
+
+/// Records the usage a provider reported for the call of pass `pass`.
+pub(crate) fn record_usage_in(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    usage_tokens: u64,
+    pass: Option<u64>,
+) -> Result<()> {
+    let Some(mut state) = load_state(tx, session)? else {
+        return Ok(());
+    };
+    state.last_usage_tokens = Some(usage_tokens);
+    state.last_usage_pass = pass;
+    store_state(tx, session, &state)
+}
+
+/// The session's stored state, if it has any.
+pub(crate) fn load_state(tx: &WriteTx<'_>, session: &SessionId) -> Result<Option<EngineState>> {
+    let Some(json) = tx.engine_state(session)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&json)
+        .map(Some)
+        .map_err(|error| EngineError::CorruptState {
+            session: session.clone(),
+            reason: error.to_string(),
+        })
+}
+
+/// Stores the session's state, replacing the previous blob.
+pub(crate) fn store_state(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    state: &EngineState,
+) -> Result<()> {
+    let json = serde_json::to_string(state).map_err(|error| EngineError::CorruptState {
+        session: session.clone(),
+        reason: error.to_string(),
+    })?;
+    tx.put_engine_state(session, &json)?;
+    Ok(())
 }
