@@ -11,10 +11,10 @@
 use std::borrow::Cow;
 
 use mc_core::breakpoints::{CacheTtlChoice, Ttl};
-use mc_core::pass_plan::BustCause;
-use mc_core::pass_plan::usable_window;
+use mc_core::pass_plan::{BustCause, usable_window};
 use mc_core::{Host, Message, Part, Role, SessionId};
 use mc_engine::{Engine, EngineError, PassRequest};
+use mc_sim::ToolSpec;
 use mc_sim::strategy::{CacheMarks, Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 use mc_store::Store;
 
@@ -152,16 +152,7 @@ impl Strategy for Magic {
 /// The estimated tokens of the system prompt and tools, as the tool definitions render.
 fn fixed_tokens(step: &StepView<'_>, count: &dyn Fn(&str) -> u64) -> u64 {
     let system: u64 = step.system.iter().map(|text| count(text)).sum();
-    let tools: u64 = step
-        .tools
-        .iter()
-        .map(|tool| {
-            count(&format!(
-                "{}\n{}\n{}",
-                tool.name, tool.description, tool.input_schema
-            ))
-        })
-        .sum();
+    let tools: u64 = step.tools.iter().map(|tool| count(&tool_text(tool))).sum();
     system + tools
 }
 
@@ -173,12 +164,7 @@ fn prefix_identity(step: &StepView<'_>) -> String {
         .iter()
         .map(|text| Part::text(text.clone()))
         .collect();
-    parts.extend(step.tools.iter().map(|tool| {
-        Part::text(format!(
-            "{}\n{}\n{}",
-            tool.name, tool.description, tool.input_schema
-        ))
-    }));
+    parts.extend(step.tools.iter().map(|tool| Part::text(tool_text(tool))));
     Message::new(Role::System, parts).content_hash().to_string()
 }
 
@@ -196,4 +182,9 @@ fn cause_name(cause: BustCause) -> &'static str {
         BustCause::M1Backstop => "m1-backstop",
         BustCause::Emergency => "emergency",
     }
+}
+
+/// A tool definition as one text: what its identity hashes and its size is counted from.
+fn tool_text(tool: &ToolSpec) -> String {
+    format!("{}\n{}\n{}", tool.name, tool.description, tool.input_schema)
 }
