@@ -27,6 +27,7 @@ pub mod reduction;
 mod session;
 pub mod tags;
 mod thousands;
+mod user_words;
 pub mod window_fit;
 
 pub use config::{Config, Secret};
@@ -34,3 +35,4 @@ pub use content_hash::{ContentHash, HashChain, ParseHashError};
 pub use conversation::{MediaKind, Message, Part, Role, joined_texts};
 pub use session::{Host, InvalidId, ProjectId, SessionId};
 pub use thousands::thousands;
+pub use user_words::user_words;
