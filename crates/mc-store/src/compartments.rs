@@ -1,14 +1,17 @@
 //! The historian's compartments: summaries of contiguous ordinal ranges of a session's raw
-//! log, appended in order (schema v6).
+//! log, appended in order (schema v6), with the user's own messages of each range (v7).
 
 use mc_core::SessionId;
-use mc_core::head::Compartment;
+use mc_core::head::{Compartment, Quote};
+use serde_json::{Value, json};
+
+use crate::error::RowProblem;
 
 use crate::error::{Result, StoreError};
 use crate::store::{ReadTx, WriteTx};
 
 const COLUMNS: &str = "start_ordinal, end_ordinal, start_ms, end_ms, title, importance, episode, \
-     tier_full, tier_condensed, tier_paragraph, tier_line";
+     tier_full, tier_condensed, tier_paragraph, tier_line, quotes";
 
 impl ReadTx<'_> {
     /// The session's compartments, in ordinal order.
@@ -31,11 +34,30 @@ impl ReadTx<'_> {
                     importance: row.get(5)?,
                     episode: row.get(6)?,
                     tiers: [row.get(7)?, row.get(8)?, row.get(9)?, row.get(10)?],
+                    quotes: Vec::new(),
                 })
+                .map(|compartment| (compartment, row.get::<_, String>(11)))
             })
             .map_err(StoreError::sqlite(DOING))?;
-        rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
-            .collect()
+        rows.map(|row| {
+            let (mut compartment, quotes) = row.map_err(StoreError::sqlite(DOING))?;
+            let quotes = quotes.map_err(StoreError::sqlite(DOING))?;
+            compartment.quotes = decode_quotes(&quotes).ok_or_else(|| StoreError::CorruptRow {
+                session: session.clone(),
+                ordinal: compartment.start_ordinal,
+                problem: RowProblem::Quotes,
+            })?;
+            Ok(compartment)
+        })
+        .collect()
+    }
+
+    /// The compartments starting at or after `from`, in ordinal order (the delta `m[1]`
+    /// shows since `m[0]` was built).
+    pub fn compartments_from(&self, session: &SessionId, from: u64) -> Result<Vec<Compartment>> {
+        let mut all = self.compartments(session)?;
+        all.retain(|compartment| compartment.start_ordinal >= from);
+        Ok(all)
     }
 
     /// The first ordinal no compartment covers yet (0 for a session without any).
@@ -87,7 +109,7 @@ impl WriteTx<'_> {
             .conn()
             .prepare_cached(&format!(
                 "INSERT INTO compartments (session_id, {COLUMNS}, created_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
             ))
             .map_err(StoreError::sqlite("storing compartments"))?;
         for compartment in compartments {
@@ -106,6 +128,7 @@ impl WriteTx<'_> {
                     condensed,
                     paragraph,
                     line,
+                    encode_quotes(&compartment.quotes),
                     now_ms,
                 ])
                 .map_err(StoreError::sqlite("storing compartments"))?;
@@ -114,9 +137,36 @@ impl WriteTx<'_> {
     }
 }
 
+/// Quotes as stored: a JSON list of `{"ordinal", "text"}`.
+fn encode_quotes(quotes: &[Quote]) -> String {
+    Value::Array(
+        quotes
+            .iter()
+            .map(|quote| json!({"ordinal": quote.ordinal, "text": quote.text}))
+            .collect(),
+    )
+    .to_string()
+}
+
+/// Quotes read back; `None` when the column is not what [`encode_quotes`] writes.
+fn decode_quotes(text: &str) -> Option<Vec<Quote>> {
+    let Value::Array(items) = serde_json::from_str(text).ok()? else {
+        return None;
+    };
+    items
+        .iter()
+        .map(|item| {
+            Some(Quote {
+                ordinal: item.get("ordinal")?.as_u64()?,
+                text: item.get("text")?.as_str()?.to_owned(),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use mc_core::head::Compartment;
+    use mc_core::head::{Compartment, Quote};
     use mc_core::{Host, Message, Part, Role, SessionId};
 
     use crate::{NewSession, Store, StoreError};
@@ -136,6 +186,10 @@ mod tests {
                 "paragraph".into(),
                 "line".into(),
             ],
+            quotes: vec![Quote {
+                ordinal: start,
+                text: format!("do \"{start}\"\nnow"),
+            }],
         }
     }
 

@@ -294,6 +294,9 @@ pub enum RowProblem {
     /// An id column is not a valid id.
     #[error("an id is invalid")]
     Id(#[source] mc_core::InvalidId),
+    /// A compartment's quotes column is not a JSON list of `{"ordinal", "text"}`.
+    #[error("compartment quotes are not a list of {{ordinal, text}}")]
+    Quotes,
 }
 
 impl StoreError {

@@ -47,6 +47,7 @@ mod engine_state;
 mod error;
 mod fork;
 mod health;
+mod historian_rows;
 mod location;
 mod messages;
 mod migrations;
@@ -61,6 +62,7 @@ pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use engine_state::{DropRow, PassRow};
 pub use error::{Result, RowProblem, StoreError};
 pub use health::StoreHealth;
+pub use historian_rows::{HistorianRun, StoredFact, history_scope};
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,

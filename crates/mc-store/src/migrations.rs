@@ -56,10 +56,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "historian compartments",
         sql: include_str!("migrations/0006_compartments.sql"),
     },
+    Migration {
+        version: 7,
+        name: "historian facts, observations, runs and quotes",
+        sql: include_str!("migrations/0007_historian_publish.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -167,7 +172,7 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4, 5, 6, 7]);
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -184,7 +189,11 @@ mod tests {
                 (3, "call ledger".to_string()),
                 (4, "raw log keyed by row id, content last".to_string()),
                 (5, "learned token corrections per model".to_string()),
-                (6, "historian compartments".to_string())
+                (6, "historian compartments".to_string()),
+                (
+                    7,
+                    "historian facts, observations, runs and quotes".to_string()
+                )
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
@@ -206,13 +215,13 @@ mod tests {
     #[test]
     fn the_fence_refuses_a_newer_schema() {
         let mut conn = memory();
-        conn.pragma_update(None, "user_version", 7).unwrap();
+        conn.pragma_update(None, "user_version", 8).unwrap();
         let err = migrate(&mut conn, Path::new("/data/context.db")).unwrap_err();
         assert!(
             matches!(
                 err,
                 StoreError::SchemaTooNew {
-                    found: 7,
+                    found: 8,
                     supported: SCHEMA_VERSION,
                     ..
                 }

@@ -25,11 +25,20 @@ pub(super) fn heading(compartment: &Compartment) -> String {
     )
 }
 
-/// One compartment at `tier`: the heading, then the tier's text (trimmed) on the following
-/// lines; always ends with a newline. An empty tier text renders as the heading alone.
+/// One compartment at `tier`: the heading; then, above the heading tier, each quote of the
+/// user as `<user ordinal="N">text</user>` on its own lines and the tier's text (trimmed);
+/// always ends with a newline. An empty tier text adds nothing.
 pub(super) fn render_compartment(compartment: &Compartment, tier: DetailTier) -> String {
     let mut block = heading(compartment);
     block.push('\n');
+    if tier != DetailTier::Heading {
+        for quote in &compartment.quotes {
+            block.push_str(&format!(
+                "<user ordinal=\"{}\">{}</user>\n",
+                quote.ordinal, quote.text
+            ));
+        }
+    }
     let body = tier
         .tier_index()
         .and_then(|index| compartment.tiers.get(index))

@@ -16,8 +16,9 @@
 //! - `<project-docs>`: one `<doc name="…">` element per non-empty [`ProjectDoc`], by name.
 //! - `<user-profile>`: one `- line` per profile line.
 //! - `<history>`: one heading line per [`Compartment`] by start ordinal,
-//!   `### START-END | YYYY-MM-DD HH:MM to YYYY-MM-DD HH:MM UTC | Title`, then the text of the
-//!   tier chosen by decay ([`decay_tier`], pressure = full-detail cost ÷ history budget, floor
+//!   `### START-END | YYYY-MM-DD HH:MM to YYYY-MM-DD HH:MM UTC | Title`, then (above the
+//!   heading-only tier) the user's own messages of the range verbatim, one
+//!   `<user ordinal="N">text</user>` each, then the text of the tier chosen by decay ([`decay_tier`], pressure = full-detail cost ÷ history budget, floor
 //!   0.1); when still over budget, compartments are demoted oldest first; headings always stay.
 //! - `<project-memory>`: `## CATEGORY` groups in [`MemoryCategory::ALL`] order, `- #ID content`
 //!   items by id, within the memory budget; the newest memories are kept (see `memory.rs`).
@@ -38,7 +39,7 @@
 //! use mc_core::config::Tokens;
 //! use mc_core::head::{
 //!     Compartment, HeadBudgets, HeadDelta, HeadInputs, Memory, MemoryCategory, MemoryChange,
-//!     PinnedBlock, M1_PLACEHOLDER, render_m0, render_m1,
+//!     PinnedBlock, Quote, M1_PLACEHOLDER, render_m0, render_m1,
 //! };
 //!
 //! let pinned = [PinnedBlock { source_ordinal: 0, text: "# CLAUDE.md\nUse cargo nextest.".into() }];
@@ -56,6 +57,7 @@
 //!         "Fixed flaky retry test.".into(),
 //!         "Retry test fixed.".into(),
 //!     ],
+//!     quotes: vec![Quote { ordinal: 1, text: "Don't add sleeps.".into() }],
 //! }];
 //! let memories = [Memory { id: 3, category: MemoryCategory::Naming, content: "Ids are newtypes.".into() }];
 //! let profile = ["Prefers short answers.".to_owned()];
@@ -83,6 +85,7 @@
 //!
 //! <history>
 //! #### 1-14 | 2026-11-29 11:44 to 2026-11-29 12:14 UTC | Fix the flaky retry test
+//! <user ordinal=\"1\">Don't add sleeps.</user>
 //! The retry test slept on a real clock; it now uses the simulated clock.
 //! </history>
 //!
@@ -113,7 +116,7 @@ mod rows;
 pub use decay::{DetailTier, PRESSURE_FLOOR, decay_tier};
 pub use m0::{HeadBudgets, HeadInputs, RenderedHead, render_m0};
 pub use m1::{HeadDelta, M1_PLACEHOLDER, render_m1};
-pub use rows::{Compartment, Memory, MemoryCategory, MemoryChange, PinnedBlock, ProjectDoc};
+pub use rows::{Compartment, Memory, MemoryCategory, MemoryChange, PinnedBlock, ProjectDoc, Quote};
 
 #[cfg(test)]
 mod tests;

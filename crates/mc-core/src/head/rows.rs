@@ -39,6 +39,19 @@ pub struct Compartment {
     pub episode: String,
     /// The four detail tiers the historian wrote: full, condensed, one paragraph, one line.
     pub tiers: [String; 4],
+    /// The user's own messages of the range, verbatim (long ones excerpted), in order. They
+    /// render at every tier above the heading: what users lose first to compaction is their
+    /// own stated intent, corrections and constraints.
+    pub quotes: Vec<Quote>,
+}
+
+/// One of the user's own messages, kept verbatim in its compartment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quote {
+    /// The message's ordinal.
+    pub ordinal: u64,
+    /// What the user wrote (see [`crate::user_words`]).
+    pub text: String,
 }
 
 /// The five project memory categories, in their rendering order.

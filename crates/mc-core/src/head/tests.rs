@@ -29,13 +29,20 @@ fn compartment(start: u64, end: u64, day: u64, importance: u8, title: &str) -> C
             format!("{title}: paragraph. Backoff fixed."),
             format!("{title}: line."),
         ],
+        quotes: Vec::new(),
     }
 }
 
 fn compartments() -> Vec<Compartment> {
     vec![
         compartment(1, 40, 0, 90, "Set up the workspace"),
-        compartment(41, 88, 3, 5, "Chase a flaky retry test"),
+        Compartment {
+            quotes: vec![Quote {
+                ordinal: 41,
+                text: "The retry test fails one run in ten.\nFind out why; no sleeps.".to_owned(),
+            }],
+            ..compartment(41, 88, 3, 5, "Chase a flaky retry test")
+        },
         compartment(89, 120, 5, 50, "Add the pinned-context section"),
     ]
 }
@@ -118,7 +125,7 @@ fn m0_snapshot() {
         compartments: &compartments,
         memories: &memories,
     };
-    let head = render_m0(&inputs, budgets(150, 4_000), &count);
+    let head = render_m0(&inputs, budgets(170, 4_000), &count);
     assert_eq!(
         head.tiers_chosen,
         vec![

@@ -13,14 +13,18 @@ pub struct Chunk {
 
 /// The chunk to summarise: from `boundary` (the first ordinal not yet summarised) up to the
 /// protected live tail (messages from `live_from` on are never summarised), at most as many
-/// messages as fit `budget_tokens` (`tokens` per message), ending where no tool call is
-/// separated from its result, and only once the eligible history reaches `budget_tokens`
-/// (the trigger): a smaller chunk gives thin compartments and costs a call all the same.
+/// messages as fit `max_tokens` (`tokens` per message; always at least one clean stretch),
+/// ending where no tool call is separated from its result, and only once the eligible
+/// history reaches `trigger_tokens` (see [`super::trigger_tokens`]).
+///
+/// `messages` is the session's log from ordinal 0 (a call answered after the chunk may have
+/// been made before it).
 pub fn eligible_chunk(
     messages: &[Message],
     boundary: u64,
     live_from: u64,
-    budget_tokens: u64,
+    trigger_tokens: u64,
+    max_tokens: u64,
     tokens: &dyn Fn(u64) -> u64,
 ) -> Option<Chunk> {
     let end_excl = live_from.min(messages.len() as u64);
@@ -28,9 +32,10 @@ pub fn eligible_chunk(
         return None;
     }
     let eligible: u64 = (boundary..end_excl).map(tokens).sum();
-    if eligible < budget_tokens {
+    if eligible < trigger_tokens.max(1) {
         return None;
     }
+    let budget_tokens = max_tokens.max(trigger_tokens);
     let mut used = 0_u64;
     let mut last = None;
     for ordinal in boundary..end_excl {
@@ -112,12 +117,12 @@ mod tests {
         let messages = session();
         let tokens = |_: u64| 100;
         // 21 messages, the live tail from 15: 1,500 tokens eligible.
-        let chunk = eligible_chunk(&messages, 0, 15, 1_000, &tokens).unwrap();
+        let chunk = eligible_chunk(&messages, 0, 15, 1_000, 1_000, &tokens).unwrap();
         // Ten messages fit the budget (0..=9); 9 is a call answered by 10, so the chunk ends
         // at the result before it.
         assert_eq!(chunk, Chunk { start: 0, end: 8 });
         // The next chunk starts where this one ended.
-        let next = eligible_chunk(&messages, 9, 21, 500, &tokens).unwrap();
+        let next = eligible_chunk(&messages, 9, 21, 500, 500, &tokens).unwrap();
         assert_eq!(next, Chunk { start: 9, end: 12 });
     }
 
@@ -125,7 +130,10 @@ mod tests {
     fn nothing_is_summarised_below_the_trigger_or_inside_the_live_tail() {
         let messages = session();
         let tokens = |_: u64| 100;
-        assert_eq!(eligible_chunk(&messages, 0, 5, 1_000, &tokens), None);
-        assert_eq!(eligible_chunk(&messages, 15, 15, 10, &tokens), None);
+        assert_eq!(eligible_chunk(&messages, 0, 5, 1_000, 1_000, &tokens), None);
+        assert_eq!(eligible_chunk(&messages, 15, 15, 10, 10, &tokens), None);
+        // Past the trigger, the chunk is bounded by the larger maximum.
+        let big = eligible_chunk(&messages, 0, 21, 500, 2_000, &tokens).unwrap();
+        assert_eq!(big, Chunk { start: 0, end: 18 });
     }
 }

@@ -7,15 +7,21 @@
 //! model.
 
 mod chunk;
+mod fact_key;
 mod output;
 mod prompt;
+mod quotes;
 mod transcript;
+mod trigger;
 mod validate;
 
 pub use chunk::{Chunk, eligible_chunk};
+pub use fact_key::fact_key;
 pub use output::{CompartmentDraft, FactDraft, HistorianOutput};
 pub use prompt::{
     HISTORIAN_SYSTEM, HISTORY_TOOL, historian_user_message, history_tool, parse_answer,
 };
+pub use quotes::{QUOTE_MAX_CHARS, quotes_of};
 pub use transcript::render_transcript;
+pub use trigger::{live_tail_start, trigger_tokens};
 pub use validate::{Validated, ValidationError, validate};

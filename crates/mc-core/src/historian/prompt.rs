@@ -25,8 +25,9 @@ chased, a feature built, a question researched). The first starts at the transcr
 ordinal, each next one right after the previous, none past the last ordinal. For each, \
 write a short title, an importance from 1 to 100 (50 is ordinary; decisions, user \
 corrections and hard-won findings rate higher), the episode type, and four tiers of detail: \
-`full` (everything a later turn could need: files, commands, results, decisions, and the \
-user's own instructions quoted verbatim with their ordinals), `condensed` (the same in a \
+`full` (everything a later turn could need: files, commands, results, decisions, and what \
+the user asked for or corrected, with ordinals; the user's own messages are kept verbatim \
+beside your summary, so refer to them instead of copying them), `condensed` (the same in a \
 third of the words), `paragraph` (one paragraph) and `line` (one line).
 
 Also list durable facts about the project in the categories PROJECT_RULES, ARCHITECTURE, \

@@ -47,7 +47,11 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (3, "call ledger".to_string()),
             (4, "raw log keyed by row id, content last".to_string()),
             (5, "learned token corrections per model".to_string()),
-            (6, "historian compartments".to_string())
+            (6, "historian compartments".to_string()),
+            (
+                7,
+                "historian facts, observations, runs and quotes".to_string()
+            )
         ]
     );
 }
