@@ -43,7 +43,7 @@ mod tests {
             tag: TagNo(n),
             unit: UnitRef {
                 ordinal: u64::from(n / 2),
-                part: u32::try_from(n % 2).unwrap_or(0),
+                part: n % 2,
             },
         }));
         // The newest 20 tags are 11..=30; tag 11 sits in message 5.
