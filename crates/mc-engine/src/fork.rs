@@ -63,6 +63,14 @@ fn fork_in(tx: &WriteTx<'_>, parent: &SessionId, at: u64, now_ms: i64) -> Result
         tx.queue_drop(&branch, tag, INHERITED, now_ms)?;
     }
     tx.land_drops(&branch, &kept, 0)?;
+    // The history summarised before the fork point is the branch's too; its first pass
+    // folds it into its own head.
+    let summarised: Vec<_> = tx
+        .compartments(parent)?
+        .into_iter()
+        .filter(|compartment| compartment.end_ordinal < at)
+        .collect();
+    tx.append_compartments(&branch, &summarised, now_ms)?;
     if let Some(parent_state) = load_state(tx, parent)? {
         store_state(tx, &branch, &inherited_state(&parent_state, &tags, at))?;
     }

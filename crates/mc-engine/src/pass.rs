@@ -12,8 +12,7 @@ use mc_core::breakpoints::{
     BlockSlot, BreakpointPlan, CacheTtlChoice, PromptLayout, plan_breakpoints,
 };
 use mc_core::config::{Config, Tokens};
-use mc_core::head::{HeadBudgets, HeadDelta, HeadInputs, render_m0, render_m1};
-use mc_core::pass_plan::{PassInputs, PassKind, PassPlan, refusal};
+use mc_core::pass_plan::{PassInputs, PassPlan, refusal};
 use mc_core::reclaim::{
     FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, unreduced_output_tokens,
 };
@@ -27,6 +26,7 @@ use serde::Serialize;
 use crate::correction::{self, Report};
 use crate::error::{EngineError, Result};
 use crate::fit;
+use crate::history_head::plan_advance;
 use crate::ingest::ingest;
 use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
@@ -34,7 +34,7 @@ use crate::part_tokens::{PartTokens, part_tokens};
 use crate::pass_decide::{Decided, Decision};
 use crate::rendered_tail::{RenderedTail, TailInputs};
 use crate::session_cache::SessionCache;
-use crate::state::{EngineState, load_state, record_usage_in, store_state};
+use crate::state::{load_state, record_usage_in, store_state};
 
 /// Counts the tokens of a text, as the provider would (an estimate).
 pub type CountText<'a> = &'a dyn Fn(&str) -> u64;
@@ -259,11 +259,22 @@ impl Engine {
         let boundary = usize::try_from(state.boundary)
             .unwrap_or(usize::MAX)
             .min(request.messages.len());
-        let tail: Vec<(u64, &Message)> = request.messages[boundary..]
-            .iter()
-            .enumerate()
-            .map(|(offset, message)| ((boundary + offset) as u64, message))
-            .collect();
+        let advance = plan_advance(tx, session, &state, request.messages, count)?;
+        let tail_from = |from: usize| -> Vec<(u64, &Message)> {
+            request.messages[from..]
+                .iter()
+                .enumerate()
+                .map(|(offset, message)| ((from + offset) as u64, message))
+                .collect()
+        };
+        // The lanes and the window fit plan over the tail a mutating pass leaves; a pass that
+        // may not mutate renders from the boundary it had.
+        let next_boundary = advance.map_or(boundary, |advance| {
+            usize::try_from(advance.to)
+                .unwrap_or(usize::MAX)
+                .min(request.messages.len())
+        });
+        let tail = tail_from(next_boundary);
         let newest_ordinal = request.messages.len().saturating_sub(1) as u64;
         let reclaim_inputs = |emergency| ReclaimInputs {
             messages: &tail,
@@ -283,6 +294,7 @@ impl Engine {
                 counts,
                 tail: &tail,
                 boundary,
+                advance,
                 correction,
                 report,
                 flush: request.operator_flush || state.flush_requested,
@@ -308,8 +320,13 @@ impl Engine {
         let mut landed_now = Vec::new();
         let mut all_landed = drops.landed.clone();
         let mut drops_after = None;
+        let mut boundary = boundary;
         if plan.may_mutate {
             state.flush_requested = false;
+            if let Some(advance) = advance {
+                state.boundary = advance.to;
+                boundary = next_boundary;
+            }
             let reasoning = plan_reasoning_drops(&reclaim_inputs(plan.force), &self.reclaim);
             let mut dropped: BTreeSet<(u64, u32)> =
                 state.dropped_reasoning.iter().copied().collect();
@@ -380,8 +397,21 @@ impl Engine {
             if let Some(nudge) = decide_nudge(&nudge_inputs, unreduced, &self.reclaim) {
                 state.nudges.push(nudge);
             }
-            self.refresh_head(&mut state, &plan, request);
+            self.refresh_head(
+                tx,
+                session,
+                &mut state,
+                &plan,
+                request.messages,
+                request.usable_window,
+                count,
+            )?;
         }
+        let tail = if boundary == next_boundary {
+            tail
+        } else {
+            tail_from(boundary)
+        };
         let tokens_removed = landed_now.iter().map(|&tag| unit_tokens(tag)).sum();
         let computed_chain;
         let chain = match request
@@ -463,42 +493,6 @@ impl Engine {
             tokens_removed,
             estimated_prompt_tokens: correction.apply(sent_estimate),
         })
-    }
-
-    /// Re-renders what the plan's kind allows: a hard fold rebuilds `m[0]` and resets `m[1]`;
-    /// a soft bust re-renders `m[1]` only. The historian and memories are not there yet, so
-    /// both render from empty inputs (the shape is what stays stable).
-    fn refresh_head(&self, state: &mut EngineState, plan: &PassPlan, request: &PassRequest<'_>) {
-        let count = request.count_text;
-        let delta = HeadDelta {
-            compartments: &[],
-            memory_changes: &[],
-            profile: &[],
-        };
-        match plan.kind {
-            PassKind::HardFold => {
-                let inputs = HeadInputs {
-                    pinned: &[],
-                    project_docs: &[],
-                    profile: &[],
-                    compartments: &[],
-                    memories: &[],
-                };
-                let budgets =
-                    HeadBudgets::from_config(&self.config, request.usable_window.map(Tokens));
-                let head = render_m0(&inputs, budgets, &|text| count(text));
-                state.m0 = head.text;
-                state.m0_tokens = head.tokens.get();
-                state.m1 = render_m1(&delta);
-                state.m1_tokens = count(&state.m1);
-                state.head_rendered = true;
-            }
-            PassKind::SoftBust => {
-                state.m1 = render_m1(&delta);
-                state.m1_tokens = count(&state.m1);
-            }
-            PassKind::CacheHit => {}
-        }
     }
 }
 

@@ -22,6 +22,7 @@ use mc_core::{Message, Role};
 use crate::correction::Report;
 use crate::error::Result;
 use crate::fit::{self, FitFacts};
+use crate::history_head::Advance;
 use crate::part_tokens::PartTokens;
 use crate::pass::{Engine, PassRequest};
 use crate::state::EngineState;
@@ -38,9 +39,13 @@ pub(crate) struct Decision<'a> {
     pub tags: &'a TagIndex,
     pub drops: &'a DropState,
     pub counts: &'a PartTokens,
-    /// The stored messages from the boundary on, with their ordinals.
+    /// The stored messages the lanes and the window fit work on, with their ordinals: from
+    /// the boundary a mutating pass leaves (past `advance`, when compartments allow it).
     pub tail: &'a [(u64, &'a Message)],
+    /// The boundary the previous pass rendered from (what the prompt estimate starts at).
     pub boundary: usize,
+    /// The boundary move a mutating pass makes, when compartments cover past `boundary`.
+    pub advance: Option<Advance>,
     pub correction: TokenCorrection,
     pub report: Option<Report>,
     /// The operator asked queued work to land now: on this request, or with `flush`
@@ -79,6 +84,7 @@ impl Engine {
             counts,
             tail,
             boundary,
+            advance,
             correction,
             report,
             ..
@@ -111,8 +117,6 @@ impl Engine {
             tags.unit_of(tag)
                 .map_or(0, |unit| counts.of(unit.ordinal, unit.part))
         };
-        let tail_tokens = counts.sum_from(boundary);
-        let landed_tokens: u64 = drops.landed.iter().map(|&tag| unit_tokens(tag)).sum();
         let head_tokens = state.m0_tokens + state.m1_tokens;
         let is_landed = |tag: TagNo| drops.landed.contains(&tag);
         // The tail as shown: what the latest pass rendered, counted as rendered, plus the
@@ -132,20 +136,43 @@ impl Engine {
                 from,
             )
         };
+        // The tail from `from` as stored, less what is dropped or shown smaller.
+        let stored_shown_from = |from: usize| {
+            let landed: u64 = drops
+                .landed
+                .iter()
+                .filter(|&&tag| {
+                    tags.unit_of(tag)
+                        .is_some_and(|unit| unit.ordinal >= from as u64)
+                })
+                .map(|&tag| unit_tokens(tag))
+                .sum();
+            counts
+                .sum_from(from)
+                .saturating_sub(landed)
+                .saturating_sub(reshaped_from(from as u64))
+                .saturating_sub(dropped_reasoning_tokens(
+                    &state.dropped_reasoning,
+                    from,
+                    counts,
+                ))
+        };
         let shown_tail_tokens = match rendered_before {
             Some(((_, rendered), since)) => {
                 let new = counts.sum_from(usize::try_from(since).unwrap_or(usize::MAX));
                 rendered + new.saturating_sub(reshaped_from(since))
             }
-            None => tail_tokens
-                .saturating_sub(landed_tokens)
-                .saturating_sub(reshaped_from(0))
-                .saturating_sub(dropped_reasoning_tokens(
-                    &state.dropped_reasoning,
-                    boundary,
-                    counts,
-                )),
+            None => stored_shown_from(boundary),
         };
+        // What moving the boundary removes from the tail, and what it adds to `m[1]`.
+        let (covered_tokens, head_growth) = advance.map_or((0, 0), |advance| {
+            let to = usize::try_from(advance.to).unwrap_or(usize::MAX);
+            (
+                stored_shown_from(boundary).saturating_sub(stored_shown_from(to)),
+                advance.m1_tokens.saturating_sub(state.m1_tokens),
+            )
+        });
+        let advance_from = advance.map_or(0, |advance| advance.to);
         let prompt_estimate = request.fixed_tokens + head_tokens + shown_tail_tokens;
         // What dropping a unit saves is what it shows now: an excerpted unit shows far less
         // than its stored size.
@@ -158,7 +185,14 @@ impl Engine {
                 None => size,
             }
         };
-        let queued_tokens: u64 = landable.iter().map(|&tag| shown_unit_tokens(tag)).sum();
+        let queued_tokens: u64 = landable
+            .iter()
+            .filter(|&&tag| {
+                tags.unit_of(tag)
+                    .is_some_and(|unit| unit.ordinal >= advance_from)
+            })
+            .map(|&tag| shown_unit_tokens(tag))
+            .sum();
         let model_changed = state
             .model
             .as_deref()
@@ -183,14 +217,14 @@ impl Engine {
             system_changed,
             operator_flush: ctx.flush,
             head_rendered: state.head_rendered,
-            head_dirty: false,
+            head_dirty: advance.is_some_and(|advance| advance.pins),
             m0_tokens: Tokens(correction.apply(state.m0_tokens)),
             m1_tokens: Tokens(correction.apply(state.m1_tokens)),
             m1_memory_updates: 0,
             pending: PendingWork {
                 queued_drop_tokens: Tokens(correction.apply(queued_tokens)),
                 reclaimable_tokens: Tokens(0),
-                m1_changed: false,
+                m1_changed: advance.is_some(),
             },
             prompt_tokens_estimate: Tokens(correction.apply(prompt_estimate)),
             fixed_tokens: Tokens(correction.apply(request.fixed_tokens)),
@@ -240,7 +274,9 @@ impl Engine {
             + input_clips.iter().map(|clip| clip.tokens).sum::<u64>();
         // What the window still demands once every lane landed: excerpts and clipped inputs
         // of what lanes may not drop, and the minimal rendering a refusal is judged by.
-        let after_lanes = prompt_estimate.saturating_sub(queued_tokens + lane_tokens);
+        let history_tokens = covered_tokens.saturating_sub(head_growth);
+        let after_lanes = (prompt_estimate + head_growth)
+            .saturating_sub(queued_tokens + lane_tokens + covered_tokens);
         // Estimates leave out a few tokens per unit (tag prefixes, placeholders) that the
         // learned correction only catches up with over time: plan a little under the limit.
         let limit = prompt_limit(&inputs)
@@ -258,7 +294,7 @@ impl Engine {
             _ if repeat && !proven_over => None,
             (Some(limit), Some(window)) if usage.force_reached || after_lanes > limit => {
                 // The room the window leaves above what no reduction touches.
-                let floor = request.fixed_tokens + head_tokens;
+                let floor = request.fixed_tokens + head_tokens + head_growth;
                 let room = limit.saturating_sub(floor);
                 let mut hidden: BTreeSet<TagNo> = drops.landed.clone();
                 hidden.extend(landable.iter().copied());
@@ -289,7 +325,8 @@ impl Engine {
             _ => None,
         };
         let shrink_tokens = shrink.as_ref().map_or(0, |plan| plan.saves);
-        inputs.pending.reclaimable_tokens = Tokens(correction.apply(lane_tokens + shrink_tokens));
+        inputs.pending.reclaimable_tokens =
+            Tokens(correction.apply(lane_tokens + shrink_tokens + history_tokens));
         inputs.minimal_prompt_tokens = Tokens(
             shrink
                 .as_ref()

@@ -34,6 +34,9 @@ pub struct EngineState {
     pub m1_tokens: u64,
     /// Messages below this ordinal are summarised into the head and not sent raw.
     pub boundary: u64,
+    /// The boundary `m[0]` was rendered at: compartments before it are in `m[0]`, those
+    /// from it to `boundary` in `m[1]`.
+    pub m0_boundary: u64,
     /// When the last upstream call was made.
     pub last_call_ms: Option<u64>,
     /// Input + cache read + cache write of the last response, when reported.

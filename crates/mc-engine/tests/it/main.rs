@@ -11,6 +11,8 @@ mod coverage;
 #[cfg(test)]
 mod examples;
 #[cfg(test)]
+mod history;
+#[cfg(test)]
 mod nudges;
 #[cfg(test)]
 mod props;

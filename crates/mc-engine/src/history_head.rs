@@ -1,0 +1,155 @@
+//! The head as the historian's compartments make it: when the raw tail's boundary may move
+//! past what compartments now cover, and how `m[0]` and `m[1]` are rendered from them.
+//!
+//! Publishing compartments never busts (DESIGN §5). The next pass that may change bytes
+//! moves the boundary to the end of what they cover: a soft bust shows the new compartments
+//! at full detail in `m[1]` (`m[0]` and everything before it stay byte-identical); a hard
+//! fold re-renders `m[0]` with every compartment, re-tiered by decay within the history
+//! budget, and resets `m[1]`. The raw messages behind the boundary stay in the log.
+//!
+//! The first message of the conversation (the task, and for Claude Code its CLAUDE.md and
+//! environment reminders) is pinned verbatim in `m[0]` once the boundary passes it, so the
+//! first move past it is a fold.
+
+use mc_core::config::Tokens;
+use mc_core::head::{
+    Compartment, HeadBudgets, HeadDelta, HeadInputs, PinnedBlock, render_m0, render_m1,
+};
+use mc_core::pass_plan::{PassKind, PassPlan};
+use mc_core::{Message, Part, Role, SessionId};
+use mc_store::WriteTx;
+
+use crate::error::Result;
+use crate::pass::{CountText, Engine};
+use crate::state::EngineState;
+
+/// A boundary move the next mutating pass makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Advance {
+    /// The new boundary: the first ordinal no compartment covers.
+    pub to: u64,
+    /// Estimated tokens of `m[1]` once it shows the compartments since `m[0]`.
+    pub m1_tokens: u64,
+    /// The move passes the pinned first message: `m[0]`'s own content changes.
+    pub pins: bool,
+}
+
+/// The move compartments allow now, if any: they cover past the current boundary, and the
+/// request still holds every message they cover (a rewound conversation does not).
+pub(crate) fn plan_advance(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    state: &EngineState,
+    messages: &[Message],
+    count: CountText<'_>,
+) -> Result<Option<Advance>> {
+    let covered = tx.summarised_until(session)?;
+    if covered <= state.boundary || covered > messages.len() as u64 {
+        return Ok(None);
+    }
+    let delta = delta_compartments(tx, session, state.m0_boundary, covered)?;
+    let m1 = render_m1(&HeadDelta {
+        compartments: &delta,
+        ..HeadDelta::default()
+    });
+    let pins =
+        task_ordinal(messages).is_some_and(|task| state.m0_boundary <= task && covered > task);
+    Ok(Some(Advance {
+        to: covered,
+        m1_tokens: count(&m1),
+        pins,
+    }))
+}
+
+impl Engine {
+    /// Re-renders what the plan's kind allows, from the compartments before
+    /// `state.boundary`: a hard fold rebuilds `m[0]` (pinned first message, decayed history)
+    /// and resets `m[1]`; a soft bust re-renders `m[1]` with the compartments since `m[0]`.
+    /// Memories and project docs join when they exist.
+    pub(crate) fn refresh_head(
+        &self,
+        tx: &WriteTx<'_>,
+        session: &SessionId,
+        state: &mut EngineState,
+        plan: &PassPlan,
+        messages: &[Message],
+        usable_window: Option<u64>,
+        count: CountText<'_>,
+    ) -> Result<()> {
+        match plan.kind {
+            PassKind::HardFold => {
+                let compartments = delta_compartments(tx, session, 0, state.boundary)?;
+                let pinned = pinned_blocks(messages, state.boundary);
+                let inputs = HeadInputs {
+                    pinned: &pinned,
+                    compartments: &compartments,
+                    ..HeadInputs::default()
+                };
+                let budgets = HeadBudgets::from_config(&self.config, usable_window.map(Tokens));
+                let head = render_m0(&inputs, budgets, &|text| count(text));
+                state.m0 = head.text;
+                state.m0_tokens = head.tokens.get();
+                state.m0_boundary = state.boundary;
+                state.m1 = render_m1(&HeadDelta::default());
+                state.m1_tokens = count(&state.m1);
+                state.head_rendered = true;
+            }
+            PassKind::SoftBust => {
+                let delta = delta_compartments(tx, session, state.m0_boundary, state.boundary)?;
+                state.m1 = render_m1(&HeadDelta {
+                    compartments: &delta,
+                    ..HeadDelta::default()
+                });
+                state.m1_tokens = count(&state.m1);
+            }
+            PassKind::CacheHit => {}
+        }
+        Ok(())
+    }
+}
+
+/// The compartments starting at or after `from` and ending before `until`.
+fn delta_compartments(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    from: u64,
+    until: u64,
+) -> Result<Vec<Compartment>> {
+    let mut compartments = tx.compartments_from(session, from)?;
+    compartments.retain(|compartment| compartment.end_ordinal < until);
+    Ok(compartments)
+}
+
+/// The ordinal of the conversation's first user message (the task).
+pub(crate) fn task_ordinal(messages: &[Message]) -> Option<u64> {
+    messages
+        .iter()
+        .position(|message| message.role == Role::User)
+        .map(|index| index as u64)
+}
+
+/// What `m[0]` keeps verbatim of the messages behind `boundary`: the first user message's
+/// texts, and every system-role message (client instructions given mid-conversation).
+fn pinned_blocks(messages: &[Message], boundary: u64) -> Vec<PinnedBlock> {
+    let task = task_ordinal(messages);
+    messages
+        .iter()
+        .enumerate()
+        .take(usize::try_from(boundary).unwrap_or(usize::MAX))
+        .filter(|&(index, message)| message.role == Role::System || Some(index as u64) == task)
+        .filter_map(|(index, message)| {
+            let texts: Vec<&str> = message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!texts.is_empty()).then(|| PinnedBlock {
+                source_ordinal: index as u64,
+                text: texts.join("\n\n"),
+            })
+        })
+        .collect()
+}

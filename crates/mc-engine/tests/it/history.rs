@@ -1,0 +1,131 @@
+//! History in the head: published compartments move the boundary on the next pass that may
+//! change bytes, never on their own; a soft bust shows them in `m[1]`, a fold in `m[0]`
+//! with the first message pinned.
+
+use mc_core::head::{Compartment, M1_PLACEHOLDER, Quote};
+use mc_core::{Message, Part, Role};
+use serde_json::json;
+
+use crate::session::TTL_MS;
+use crate::support::{Call, Harness, MODEL, START_MS};
+
+/// A task, then `turns` Bash calls answered by results of `bytes` bytes.
+fn conversation(turns: usize, bytes: usize) -> Vec<Message> {
+    let mut messages = vec![Message::new(
+        Role::User,
+        vec![Part::text("Make the build green; never touch CI.")],
+    )];
+    for turn in 0..turns {
+        let id = format!("toolu_{turn}");
+        messages.push(Message::new(
+            Role::Assistant,
+            vec![Part::ToolCall {
+                id: id.clone(),
+                name: "Bash".into(),
+                input: json!({"command": format!("make step{turn}")}),
+            }],
+        ));
+        messages.push(Message::new(
+            Role::User,
+            vec![Part::ToolResult {
+                call_id: id,
+                content: vec![Part::text(format!("step {turn} ").repeat(bytes / 8))],
+                is_error: false,
+            }],
+        ));
+    }
+    messages
+}
+
+fn compartment(start: u64, end: u64, title: &str) -> Compartment {
+    Compartment {
+        start_ordinal: start,
+        end_ordinal: end,
+        start_ms: START_MS,
+        end_ms: START_MS + 1_000,
+        title: title.into(),
+        importance: 50,
+        episode: "feature".into(),
+        tiers: [
+            format!("{title}: full."),
+            format!("{title}: condensed."),
+            format!("{title}: paragraph."),
+            format!("{title}: line."),
+        ],
+        quotes: vec![Quote {
+            ordinal: start,
+            text: format!("quote {start}"),
+        }],
+    }
+}
+
+fn publish(harness: &Harness, compartments: &[Compartment]) {
+    harness
+        .engine
+        .store()
+        .write(|tx| tx.append_compartments(&harness.session, compartments, 0))
+        .unwrap();
+}
+
+fn text_of(message: &Message) -> String {
+    mc_core::joined_texts(&message.parts)
+}
+
+#[test]
+fn compartments_land_on_busts_only_soft_in_m1_then_folded_into_m0_with_the_task_pinned() {
+    let harness = Harness::new();
+    let messages = conversation(12, 400);
+    let call = |end: usize, at: u64, flush: bool| Call {
+        model: MODEL,
+        messages: &messages[..end],
+        now_ms: START_MS + at,
+        usable_window: 1_000_000,
+        last_usage_tokens: None,
+        operator_flush: flush,
+    };
+    let first = harness.pass(&call(11, 0, false)).unwrap();
+    // Ordinals 1..=4 (two calls and their results) are summarised; the task's compartment
+    // is 0..=0.
+    publish(
+        &harness,
+        &[compartment(0, 0, "Task"), compartment(1, 4, "First steps")],
+    );
+    // A cache-hit pass changes nothing: the boundary stays, the new message is appended.
+    let hit = harness.pass(&call(13, 10_000, false)).unwrap();
+    assert!(!hit.plan.may_mutate, "{:?}", hit.plan);
+    assert_eq!(hit.messages[..first.messages.len()], first.messages[..]);
+    // A flush busts: the move passes the task, so it folds; m[0] pins the task and holds both
+    // compartments with their quotes, m[1] is the placeholder, the tail starts at ordinal 5.
+    let fold = harness.pass(&call(15, 20_000, true)).unwrap();
+    assert!(fold.plan.may_mutate);
+    let m0 = text_of(&fold.messages[0]);
+    assert!(
+        m0.contains("<pinned ordinal=\"0\">\nMake the build green; never touch CI.\n</pinned>"),
+        "{m0}"
+    );
+    assert!(
+        m0.contains("| First steps\n<user ordinal=\"1\">quote 1</user>\nFirst steps: full."),
+        "{m0}"
+    );
+    assert_eq!(text_of(&fold.messages[1]), M1_PLACEHOLDER);
+    assert_eq!(fold.messages.len(), 2 + (15 - 5));
+    assert!(matches!(&fold.messages[2].parts[0], Part::ToolCall { id, .. } if id == "toolu_2"));
+    // More history, then a bust with a live cache: a soft bust shows it in m[1] only.
+    publish(&harness, &[compartment(5, 8, "Later steps")]);
+    let hit = harness.pass(&call(17, 30_000, false)).unwrap();
+    assert_eq!(hit.messages.len(), 2 + (17 - 5));
+    let soft = harness.pass(&call(19, 40_000, true)).unwrap();
+    assert_eq!(soft.plan.kind, mc_core::pass_plan::PassKind::SoftBust);
+    assert_eq!(soft.messages[0], fold.messages[0], "m[0] is byte-identical");
+    let m1 = text_of(&soft.messages[1]);
+    assert!(
+        m1.contains("| Later steps\n<user ordinal=\"5\">quote 5</user>\nLater steps: full."),
+        "{m1}"
+    );
+    assert_eq!(soft.messages.len(), 2 + (19 - 9));
+    // Idle past the TTL: the fold takes m[1] into m[0].
+    let refold = harness.pass(&call(21, 40_000 + TTL_MS + 1, false)).unwrap();
+    assert_eq!(refold.plan.kind, mc_core::pass_plan::PassKind::HardFold);
+    assert!(text_of(&refold.messages[0]).contains("| Later steps"));
+    assert_eq!(text_of(&refold.messages[1]), M1_PLACEHOLDER);
+}
