@@ -20,7 +20,7 @@ use mc_core::{Message, Part, Role, SessionId};
 use mc_store::WriteTx;
 
 use crate::error::Result;
-use crate::pass::{CountText, Engine};
+use crate::pass::{CountText, Engine, PassRequest};
 use crate::state::EngineState;
 
 /// A boundary move the next mutating pass makes.
@@ -69,13 +69,11 @@ impl Engine {
     pub(crate) fn refresh_head(
         &self,
         tx: &WriteTx<'_>,
-        session: &SessionId,
         state: &mut EngineState,
         plan: &PassPlan,
-        messages: &[Message],
-        usable_window: Option<u64>,
-        count: CountText<'_>,
+        request: &PassRequest<'_>,
     ) -> Result<()> {
+        let (session, messages, count) = (request.session, request.messages, request.count_text);
         match plan.kind {
             PassKind::HardFold => {
                 let compartments = delta_compartments(tx, session, 0, state.boundary)?;
@@ -85,7 +83,8 @@ impl Engine {
                     compartments: &compartments,
                     ..HeadInputs::default()
                 };
-                let budgets = HeadBudgets::from_config(&self.config, usable_window.map(Tokens));
+                let budgets =
+                    HeadBudgets::from_config(&self.config, request.usable_window.map(Tokens));
                 let head = render_m0(&inputs, budgets, &|text| count(text));
                 state.m0 = head.text;
                 state.m0_tokens = head.tokens.get();

@@ -397,15 +397,7 @@ impl Engine {
             if let Some(nudge) = decide_nudge(&nudge_inputs, unreduced, &self.reclaim) {
                 state.nudges.push(nudge);
             }
-            self.refresh_head(
-                tx,
-                session,
-                &mut state,
-                &plan,
-                request.messages,
-                request.usable_window,
-                count,
-            )?;
+            self.refresh_head(tx, &mut state, &plan, request)?;
         }
         let tail = if boundary == next_boundary {
             tail
