@@ -1,0 +1,67 @@
+//! Turning a model's answer into what the store holds: parsed, validated against the chunk,
+//! and completed with what only the raw log knows (times, the user's own words).
+
+use mc_core::Message;
+use mc_core::head::Compartment;
+use mc_core::historian::{CompartmentDraft, Validated, parse_answer, quotes_of, validate};
+use serde_json::Value;
+
+use crate::job::Job;
+
+/// An answer that passed: the compartments as stored rows, with what else it found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    /// Rows to append (none when the only compartment waits for more history).
+    pub compartments: Vec<Compartment>,
+    /// What validation kept of the answer (facts, observations, whether one was held back).
+    pub validated: Validated,
+}
+
+/// Parses and validates `input` (the forced tool call's input) for `job`. The error is in
+/// words the model can act on: it is quoted back in the repair round.
+pub fn accept(job: &Job, input: &Value, lookahead: u32) -> Result<Accepted, String> {
+    let output = parse_answer(input)?;
+    let validated = validate(&output, job.chunk, lookahead).map_err(|error| error.to_string())?;
+    let compartments = validated
+        .compartments
+        .iter()
+        .map(|draft| row_of(job, draft))
+        .collect();
+    Ok(Accepted {
+        compartments,
+        validated,
+    })
+}
+
+/// A validated draft as a stored row: times of its first and last message, and the user's
+/// own messages of its range (the task is pinned elsewhere).
+fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
+    let in_range: Vec<&(u64, Message, i64)> = job
+        .messages
+        .iter()
+        .filter(|(ordinal, _, _)| (draft.start_ordinal..=draft.end_ordinal).contains(ordinal))
+        .collect();
+    let time = |row: Option<&&(u64, Message, i64)>| {
+        row.map_or(0, |(_, _, at)| u64::try_from(*at).unwrap_or(0))
+    };
+    let indexed: Vec<(u64, &Message)> = in_range
+        .iter()
+        .map(|(ordinal, message, _)| (*ordinal, message))
+        .collect();
+    Compartment {
+        start_ordinal: draft.start_ordinal,
+        end_ordinal: draft.end_ordinal,
+        start_ms: time(in_range.first()),
+        end_ms: time(in_range.last()),
+        title: draft.title.trim().to_owned(),
+        importance: u8::try_from(draft.importance.clamp(1, 100)).unwrap_or(50),
+        episode: draft.episode.trim().to_owned(),
+        tiers: [
+            draft.full.trim().to_owned(),
+            draft.condensed.trim().to_owned(),
+            draft.paragraph.trim().to_owned(),
+            draft.line.trim().to_owned(),
+        ],
+        quotes: quotes_of(&indexed, job.task_ordinal),
+    }
+}

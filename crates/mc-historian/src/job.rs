@@ -1,0 +1,168 @@
+//! Finding the next chunk of a session to summarise, and the request that asks for it.
+//!
+//! Reads only stored rows (the raw log, tags, landed drops and compartments), in one read
+//! transaction, and never more of the log than the unsummarised part: the boundary is where
+//! the session's compartments end, which is always between a tool result and the next call.
+
+use std::collections::BTreeSet;
+
+use mc_core::historian::{
+    Chunk, HISTORIAN_SYSTEM, eligible_chunk, historian_user_message, history_tool, live_tail_start,
+    render_transcript, trigger_tokens,
+};
+use mc_core::tags::{TagIndex, TagNo};
+use mc_core::{Message, Role, SessionId};
+use mc_llm::StructuredRequest;
+use mc_store::{Store, StoredMessage, history_scope};
+
+use crate::error::Result;
+use crate::settings::HistorianSettings;
+
+/// The output budget of one answer: four tiers for several compartments.
+const ANSWER_MAX_TOKENS: u32 = 8_192;
+
+/// One run's work: the chunk, the messages it covers, and the request for the model.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The session.
+    pub session: SessionId,
+    /// The ordinals to summarise.
+    pub chunk: Chunk,
+    /// The chunk's messages with their ordinals and storage times, in order.
+    pub messages: Vec<(u64, Message, i64)>,
+    /// The session's first user message (pinned in the head, so never quoted).
+    pub task_ordinal: Option<u64>,
+    /// Where the run's facts and observations are merged (the project, else the session).
+    pub scope: String,
+    /// What the model is asked.
+    pub request: StructuredRequest,
+}
+
+/// The next job of `session`, or `None` when its unsummarised history outside the live tail
+/// has not reached the trigger. `usage_percent` is the session's latest usage of its usable
+/// window; near the execute threshold the trigger is lower.
+pub fn next_job(
+    store: &Store,
+    session: &SessionId,
+    settings: &HistorianSettings,
+    usage_percent: u64,
+    count: &dyn Fn(&str) -> u64,
+) -> Result<Option<Job>> {
+    let Some(read) = store.read(|tx| {
+        let Some(record) = tx.get_session(session)? else {
+            return Ok(None);
+        };
+        let boundary = tx.summarised_until(session)?;
+        let tags = TagIndex::new(tx.tags(session)?);
+        let Some(live_from) = live_tail_start(&tags, settings.protected_tags) else {
+            return Ok(None);
+        };
+        if live_from <= boundary {
+            return Ok(None);
+        }
+        let task_ordinal = tx
+            .messages(session, 0..TASK_SEARCH)?
+            .into_iter()
+            .find(|row| row.message.role == Role::User)
+            .map(|row| row.ordinal);
+        Ok(Some(Unsummarised {
+            scope: history_scope(session, record.project.as_ref().map(|p| p.as_str())),
+            boundary,
+            live_from,
+            stored: tx.messages(session, boundary..live_from)?,
+            task_ordinal,
+            landed: tx.drop_state(session)?.landed,
+            tags,
+        }))
+    })?
+    else {
+        return Ok(None);
+    };
+    let messages: Vec<&Message> = read.stored.iter().map(|row| &row.message).collect();
+    // Sizes as a prompt pays for them, by offset from the boundary.
+    let sizes: Vec<u64> = messages
+        .iter()
+        .map(|message| message_tokens(message, count))
+        .collect();
+    let size = |offset: u64| {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|index| sizes.get(index))
+            .copied()
+            .unwrap_or(0)
+    };
+    let owned: Vec<Message> = messages.into_iter().cloned().collect();
+    let trigger = trigger_tokens(
+        settings.trigger_tokens,
+        usage_percent,
+        settings.execute_percent,
+    );
+    let Some(relative) = eligible_chunk(
+        &owned,
+        0,
+        read.live_from - read.boundary,
+        trigger,
+        settings.max_chunk_tokens,
+        &size,
+    ) else {
+        return Ok(None);
+    };
+    let chunk = Chunk {
+        start: read.boundary + relative.start,
+        end: read.boundary + relative.end,
+    };
+    let rows: Vec<(u64, Message, i64)> = read
+        .stored
+        .into_iter()
+        .filter(|row| row.ordinal <= chunk.end)
+        .map(|row| (row.ordinal, row.message, row.created_ms))
+        .collect();
+    let request = request_for(chunk, &rows, &read.tags, &read.landed);
+    Ok(Some(Job {
+        session: session.clone(),
+        chunk,
+        messages: rows,
+        task_ordinal: read.task_ordinal,
+        scope: read.scope,
+        request,
+    }))
+}
+
+/// How far into the log the first user message (the task) is looked for.
+const TASK_SEARCH: u64 = 8;
+
+/// What one read transaction gathers for a job.
+struct Unsummarised {
+    scope: String,
+    boundary: u64,
+    live_from: u64,
+    stored: Vec<StoredMessage>,
+    task_ordinal: Option<u64>,
+    landed: BTreeSet<TagNo>,
+    tags: TagIndex,
+}
+
+/// A message's estimated tokens: its parts as JSON, close enough to what a prompt pays.
+fn message_tokens(message: &Message, count: &dyn Fn(&str) -> u64) -> u64 {
+    serde_json::to_string(&message.parts).map_or(0, |json| count(&json))
+}
+
+/// The model request for `chunk`: the transcript of its messages with dropped units marked.
+fn request_for(
+    chunk: Chunk,
+    rows: &[(u64, Message, i64)],
+    tags: &TagIndex,
+    landed: &BTreeSet<TagNo>,
+) -> StructuredRequest {
+    let indexed: Vec<(u64, &Message)> = rows
+        .iter()
+        .map(|(ordinal, message, _)| (*ordinal, message))
+        .collect();
+    let transcript = render_transcript(&indexed, tags, landed);
+    StructuredRequest {
+        system: HISTORIAN_SYSTEM.to_owned(),
+        user: historian_user_message(chunk, &transcript),
+        tool: history_tool(),
+        max_tokens: ANSWER_MAX_TOKENS,
+    }
+}

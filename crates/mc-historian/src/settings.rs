@@ -1,0 +1,45 @@
+//! The historian's knobs for one session, resolved from the configuration and the session's
+//! usable window.
+
+use mc_core::config::{Config, Tokens};
+
+/// How large a chunk may grow, as a multiple of the trigger budget: a backlog (the historian
+/// was off, or failed for a while) is caught up in a few large runs rather than many small
+/// ones, and one run's transcript stays a modest prompt.
+const MAX_CHUNK_BUDGETS: u64 = 3;
+
+/// The usable window assumed when a session's is unknown: a 200K-token model less its output
+/// reserve, the common case.
+pub const ASSUMED_USABLE_WINDOW: u64 = 168_000;
+
+/// What a run needs to know beyond the stored rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistorianSettings {
+    /// The unsummarised history (outside the live tail) that triggers a run, in tokens.
+    pub trigger_tokens: u64,
+    /// The most raw history one run reads, in tokens.
+    pub max_chunk_tokens: u64,
+    /// The last compartment is held back when it ends within this many ordinals of the chunk.
+    pub lookahead: u32,
+    /// The newest tags that form the live tail, never summarised.
+    pub protected_tags: u32,
+    /// The execute threshold, percent of the usable window: pressure near it lowers the
+    /// trigger.
+    pub execute_percent: u64,
+}
+
+impl HistorianSettings {
+    /// The settings for a session with `usable_window` tokens (an unknown window is taken
+    /// as [`ASSUMED_USABLE_WINDOW`]).
+    pub fn new(config: &Config, usable_window: Option<u64>) -> Self {
+        let usable = Tokens(usable_window.unwrap_or(ASSUMED_USABLE_WINDOW));
+        let trigger = config.historian.trigger_budget_tokens(usable).get();
+        Self {
+            trigger_tokens: trigger,
+            max_chunk_tokens: trigger.saturating_mul(MAX_CHUNK_BUDGETS),
+            lookahead: config.historian.lookahead_ordinals,
+            protected_tags: config.reduction.protected_tags,
+            execute_percent: u64::from(config.pass.execute_threshold_percent.get()),
+        }
+    }
+}

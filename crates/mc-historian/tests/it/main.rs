@@ -1,0 +1,6 @@
+//! Integration tests of mc-historian over a real SQLite store in a tempdir.
+//!
+//! Every module is `cfg(test)` so that clippy treats the helpers in them as test code.
+
+#[cfg(test)]
+mod runs;

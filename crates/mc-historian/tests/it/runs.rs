@@ -1,0 +1,309 @@
+//! Historian runs over a real store with scripted models: what is published, repaired,
+//! refused, and what a failing model leaves behind (nothing but its record).
+
+use std::sync::Mutex;
+
+use mc_core::tags::{TagNo, assign_tags};
+use mc_core::{Host, Message, Part, Role, SessionId};
+use mc_historian::{
+    HistorianModel, HistorianSettings, Published, accept, next_job, publish, run_job,
+};
+use mc_llm::{EndpointLabel, LlmError, StructuredAnswer, StructuredRequest, Usage};
+use mc_store::{NewSession, Store, history_scope};
+use serde_json::{Value, json};
+
+const NOW: i64 = 1_800_000_000_000;
+
+fn count(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+/// A task, then `turns` Bash calls with results of `bytes` bytes, and a user correction.
+fn conversation(turns: usize, bytes: usize) -> Vec<Message> {
+    let mut messages = vec![Message::new(Role::User, vec![Part::text("Fix the build.")])];
+    for turn in 0..turns {
+        let id = format!("toolu_{turn}");
+        messages.push(Message::new(
+            Role::Assistant,
+            vec![Part::ToolCall {
+                id: id.clone(),
+                name: "Bash".into(),
+                input: json!({"command": format!("make {turn}")}),
+            }],
+        ));
+        let mut parts = vec![Part::ToolResult {
+            call_id: id,
+            content: vec![Part::text("x".repeat(bytes))],
+            is_error: false,
+        }];
+        if turn == 2 {
+            parts.push(Part::text("Stop: never edit the lockfile."));
+        }
+        messages.push(Message::new(Role::User, parts));
+    }
+    messages
+}
+
+fn seeded(messages: &[Message]) -> (tempfile::TempDir, Store, SessionId) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("context.db")).unwrap();
+    let session = SessionId::new("s").unwrap();
+    store
+        .write(|tx| {
+            tx.upsert_session(
+                &NewSession {
+                    id: session.clone(),
+                    host: Host::ClaudeCode,
+                    project: None,
+                },
+                NOW,
+            )?;
+            tx.append_messages(&session, 0, messages, NOW)?;
+            let mut next = TagNo(1);
+            for (ordinal, message) in messages.iter().enumerate() {
+                let tags = assign_tags(next, ordinal as u64, message);
+                next = tags.last().map_or(next, |last| TagNo(last.tag.0 + 1));
+                tx.insert_tags(&session, &tags)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    (dir, store, session)
+}
+
+fn settings() -> HistorianSettings {
+    HistorianSettings {
+        trigger_tokens: 2_000,
+        max_chunk_tokens: 6_000,
+        lookahead: 2,
+        protected_tags: 6,
+        execute_percent: 65,
+    }
+}
+
+fn compartment(start: u64, end: u64) -> Value {
+    json!({"start_ordinal": start, "end_ordinal": end, "title": format!("steps {start}-{end}"),
+        "importance": 55, "episode": "debugging", "full": "Ran make; it failed on the lockfile.",
+        "condensed": "make failed.", "paragraph": "make failed.", "line": "make"})
+}
+
+/// Answers from a script, one entry per call: `Ok(input)` or an error.
+struct Scripted {
+    endpoints: usize,
+    script: Mutex<Vec<Result<Value, LlmError>>>,
+    requests: Mutex<Vec<(usize, String)>>,
+}
+
+impl Scripted {
+    fn new(endpoints: usize, script: Vec<Result<Value, LlmError>>) -> Self {
+        Self {
+            endpoints,
+            script: Mutex::new(script.into_iter().rev().collect()),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl HistorianModel for Scripted {
+    fn endpoints(&self) -> usize {
+        self.endpoints
+    }
+
+    fn label(&self, index: usize) -> String {
+        format!("model-{index}")
+    }
+
+    async fn answer(
+        &self,
+        index: usize,
+        request: &StructuredRequest,
+    ) -> Result<StructuredAnswer, LlmError> {
+        self.requests
+            .lock()
+            .unwrap()
+            .push((index, request.user.clone()));
+        let next = self
+            .script
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or(Err(LlmError::NoEndpoints));
+        next.map(|input| StructuredAnswer {
+            input,
+            usage: Usage {
+                input_tokens: 1_000,
+                output_tokens: 200,
+                cache_read: 0,
+                cache_write: 0,
+            },
+            answered_by: EndpointLabel {
+                model: format!("model-{index}"),
+                host: "127.0.0.1".into(),
+            },
+        })
+    }
+}
+
+fn overloaded() -> LlmError {
+    LlmError::NoEndpoints
+}
+
+#[tokio::test]
+async fn a_good_answer_is_published_with_quotes_and_times_and_the_next_chunk_follows_it() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let job = next_job(&store, &session, &settings(), 0, &count)
+        .unwrap()
+        .expect("eligible history past the trigger");
+    assert_eq!(job.chunk.start, 0);
+    assert!(job.request.user.starts_with("Transcript of ordinals 0 to "));
+    let end = job.chunk.end;
+    let model = Scripted::new(
+        1,
+        vec![Ok(
+            json!({"compartments": [compartment(0, 4), compartment(5, end)],
+        "facts": [{"category": "CONSTRAINTS", "content": "Never edit the lockfile."}],
+        "observations": ["Stops the agent when it strays."]}),
+        )],
+    );
+    let report = run_job(&job, &model, 2).await;
+    assert_eq!(report.calls, 1);
+    assert_eq!((report.input_tokens, report.output_tokens), (1_000, 200));
+    let published = publish(&store, &job, &report, NOW, NOW + 5).unwrap();
+    // The last compartment ends at the chunk end: held back with the run's facts.
+    assert_eq!(
+        published,
+        Published::Compartments {
+            count: 1,
+            covered_end: 4
+        }
+    );
+    let (compartments, runs, facts) = store
+        .read(|tx| {
+            Ok((
+                tx.compartments(&session)?,
+                tx.historian_runs(&session, 5)?,
+                tx.historian_facts(&history_scope(&session, None))?,
+            ))
+        })
+        .unwrap();
+    assert_eq!(compartments.len(), 1);
+    assert_eq!(compartments[0].start_ms, NOW as u64);
+    // The task (ordinal 0) is pinned elsewhere; the correction at ordinal 6 is in the next.
+    assert!(compartments[0].quotes.is_empty());
+    assert!(facts.is_empty(), "held back with the last compartment");
+    assert_eq!(runs[0].outcome, "published");
+    let next = next_job(&store, &session, &settings(), 0, &count)
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.chunk.start, 5);
+    let model = Scripted::new(
+        1,
+        vec![Ok(
+            json!({"compartments": [compartment(5, 8), compartment(9, next.chunk.end)],
+        "facts": [{"category": "CONSTRAINTS", "content": "Never edit the lockfile."}]}),
+        )],
+    );
+    let report = run_job(&next, &model, 2).await;
+    publish(&store, &next, &report, NOW, NOW + 5).unwrap();
+    let compartments = store.read(|tx| tx.compartments(&session)).unwrap();
+    assert_eq!(
+        compartments[1].quotes[0].text,
+        "Stop: never edit the lockfile."
+    );
+    assert_eq!(compartments[1].quotes[0].ordinal, 6);
+}
+
+#[tokio::test]
+async fn a_bad_answer_gets_one_repair_round_then_the_next_model() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let job = next_job(&store, &session, &settings(), 0, &count)
+        .unwrap()
+        .unwrap();
+    let gap = json!({"compartments": [compartment(0, 2), compartment(4, 6)]});
+    let model = Scripted::new(
+        2,
+        vec![
+            Ok(gap.clone()),
+            Ok(json!({"nonsense": true})),
+            Err(overloaded()),
+        ],
+    );
+    let report = run_job(&job, &model, 2).await;
+    assert!(report.accepted.is_none());
+    assert_eq!(report.calls, 3);
+    let requests = model.requests.lock().unwrap().clone();
+    assert_eq!(
+        requests.iter().map(|(index, _)| *index).collect::<Vec<_>>(),
+        [0, 0, 1]
+    );
+    assert!(
+        requests[1]
+            .1
+            .contains("was refused: compartment 1 starts at 4; it must start at 3")
+    );
+    let failure = report.failure.clone().unwrap();
+    assert!(
+        failure.contains("model-0: answer refused twice"),
+        "{failure}"
+    );
+    assert!(failure.contains("model-1: "), "{failure}");
+    // Nothing but the run's record reaches the store.
+    assert_eq!(
+        publish(&store, &job, &report, NOW, NOW + 1).unwrap(),
+        Published::Failed
+    );
+    let (compartments, runs) = store
+        .read(|tx| Ok((tx.compartments(&session)?, tx.historian_runs(&session, 5)?)))
+        .unwrap();
+    assert!(compartments.is_empty());
+    assert_eq!((runs[0].outcome.as_str(), runs[0].calls), ("failed", 3));
+    // A repaired answer passes.
+    let model = Scripted::new(
+        1,
+        vec![
+            Ok(gap),
+            Ok(json!({"compartments": [compartment(0, 4), compartment(5, 8)]})),
+        ],
+    );
+    let report = run_job(&job, &model, 2).await;
+    assert_eq!(report.calls, 2);
+    assert!(report.accepted.is_some());
+}
+
+#[test]
+fn nothing_runs_below_the_trigger_and_a_stale_run_appends_nothing() {
+    let messages = conversation(3, 200);
+    let (_dir, store, session) = seeded(&messages);
+    assert!(
+        next_job(&store, &session, &settings(), 0, &count)
+            .unwrap()
+            .is_none()
+    );
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let job = next_job(&store, &session, &settings(), 0, &count)
+        .unwrap()
+        .unwrap();
+    let input = json!({"compartments": [compartment(0, 4), compartment(5, 8)]});
+    let accepted = accept(&job, &input, 2).unwrap();
+    let report = mc_historian::RunReport {
+        accepted: Some(accepted),
+        model: None,
+        calls: 1,
+        input_tokens: 0,
+        output_tokens: 0,
+        failure: None,
+    };
+    assert!(matches!(
+        publish(&store, &job, &report, NOW, NOW).unwrap(),
+        Published::Compartments { .. }
+    ));
+    // The same job again: another run already published its chunk.
+    assert_eq!(
+        publish(&store, &job, &report, NOW, NOW).unwrap(),
+        Published::Stale
+    );
+    assert_eq!(store.read(|tx| tx.compartments(&session)).unwrap().len(), 2);
+}
