@@ -199,6 +199,14 @@ pub struct RawHistorian {
     pub model: Option<String>,
     /// Models tried in order when the primary one fails.
     pub fallback_models: Option<Vec<String>>,
+    /// Base URL the historian's models are asked at (e.g. `http://127.0.0.1:11434/v1` for
+    /// Ollama); unset uses the session's own upstream and credentials.
+    pub endpoint: Option<String>,
+    /// The wire `endpoint` speaks: `anthropic` or `openai` (Chat Completions).
+    #[schemars(regex(pattern = "^(anthropic|openai)$"))]
+    pub wire: Option<String>,
+    /// Name of the environment variable holding the endpoint's API key (never the key).
+    pub api_key_env: Option<String>,
     /// Unsummarised-tail size that triggers a run, as a percent of the usable window (the
     /// result is clamped to 5,000–50,000 tokens).
     #[schemars(range(min = HistorianConfig::TRIGGER_BUDGET_PERCENT.min, max = HistorianConfig::TRIGGER_BUDGET_PERCENT.max))]

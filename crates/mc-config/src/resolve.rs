@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use mc_core::config::{
     Bounds, CacheConfig, CacheTtl, Config, DreamerConfig, DreamerSchedules, EmbeddingsConfig,
-    ExecuteThreshold, ExpandConfig, HistorianConfig, HistoryConfig, M1RefoldConfig, MemoryConfig,
-    PassConfig, Percent, ProxyConfig, ReductionConfig, TaskSchedule, Tokens,
+    ExecuteThreshold, ExpandConfig, HistorianConfig, HistorianWire, HistoryConfig, M1RefoldConfig,
+    MemoryConfig, PassConfig, Percent, ProxyConfig, ReductionConfig, TaskSchedule, Tokens,
     listen_address_problem, upstream_url_problem,
 };
 
@@ -317,6 +317,34 @@ impl Checker {
             enabled: raw.enabled.unwrap_or(d.enabled),
             model: raw.model.or(d.model),
             fallback_models: raw.fallback_models.unwrap_or(d.fallback_models),
+            endpoint: raw.endpoint.and_then(|url| {
+                let checked = self.text(
+                    key(&["historian", "endpoint"]),
+                    Some(url),
+                    upstream_url_problem,
+                    String::new(),
+                );
+                (!checked.is_empty()).then_some(checked)
+            }),
+            wire: match raw.wire {
+                None => d.wire,
+                Some(name) => HistorianWire::parse(&name).unwrap_or_else(|| {
+                    self.reject(
+                        key(&["historian", "wire"]),
+                        format!("`{name}` is not a wire; use `anthropic` or `openai`"),
+                    );
+                    d.wire
+                }),
+            },
+            api_key_env: raw.api_key_env.and_then(|name| {
+                let checked = self.text(
+                    key(&["historian", "api_key_env"]),
+                    Some(name),
+                    env_name_problem,
+                    String::new(),
+                );
+                (!checked.is_empty()).then_some(checked)
+            }),
             trigger_budget_percent: self.percent(
                 key(&["historian", "trigger_budget_percent"]),
                 raw.trigger_budget_percent,
@@ -507,4 +535,14 @@ mod tests {
             ]
         );
     }
+}
+
+/// Why `name` cannot be an environment variable's name, if it cannot.
+fn env_name_problem(name: &str) -> Option<String> {
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (!valid).then(|| {
+        format!("`{name}` is not an environment variable name (letters, digits and `_`); put the key in the environment and name the variable here")
+    })
 }

@@ -4,6 +4,28 @@ use serde::Serialize;
 
 use super::units::{Bounds, Percent, Tokens};
 
+/// The wire a configured historian endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum HistorianWire {
+    /// Anthropic Messages.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// OpenAI Chat Completions (also local OpenAI-compatible servers).
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl HistorianWire {
+    /// The wire named `name` (`"anthropic"`, `"openai"`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+}
+
 /// The background historian.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistorianConfig {
@@ -15,6 +37,15 @@ pub struct HistorianConfig {
     pub model: Option<String>,
     /// Models tried in order when the primary one fails.
     pub fallback_models: Vec<String>,
+    /// Where the historian's models are asked; `None` uses the session's own upstream and
+    /// credentials. Set it to run the historian on a local OpenAI-compatible server (Ollama,
+    /// llama.cpp, LM Studio) or another provider.
+    pub endpoint: Option<String>,
+    /// The wire `endpoint` speaks: `"anthropic"` or `"openai"` (Chat Completions).
+    pub wire: HistorianWire,
+    /// The environment variable holding `endpoint`'s API key (never the key itself: config
+    /// files are not secret stores); unset sends no key, as local servers expect.
+    pub api_key_env: Option<String>,
     /// Size of the unsummarised tail that triggers a run, as a percent of the usable window,
     /// clamped to [`Self::TRIGGER_BUDGET_CLAMP`]: large enough for meaningful compartments,
     /// small enough that one run stays cheap.
@@ -48,6 +79,9 @@ impl Default for HistorianConfig {
             enabled: true,
             model: None,
             fallback_models: Vec::new(),
+            endpoint: None,
+            wire: HistorianWire::OpenAi,
+            api_key_env: None,
             trigger_budget_percent: Percent::saturating(5),
             lookahead_ordinals: 2,
         }

@@ -33,7 +33,7 @@ use serde::Serialize;
 pub use cache::CacheConfig;
 pub use dreamer::{DreamerConfig, DreamerSchedules, TaskSchedule};
 pub use embeddings::EmbeddingsConfig;
-pub use historian::HistorianConfig;
+pub use historian::{HistorianConfig, HistorianWire};
 pub use history::{HistoryConfig, M1RefoldConfig};
 pub use model_match::override_for;
 pub use pass::{ExecuteThreshold, PassConfig};
