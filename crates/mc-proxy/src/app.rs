@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
+use crate::historian_start::HistorianRuntime;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
 use crate::ledger::ReportedUsage;
@@ -30,7 +31,7 @@ pub struct App {
     /// The upstream HTTP client (connection pools per upstream).
     pub client: reqwest::Client,
     /// Token estimates for planning.
-    pub tokens: TokenEstimator,
+    pub tokens: Arc<TokenEstimator>,
     /// Recent upstream bodies, for the busy-store rule.
     pub last_good: LastGood,
     /// Project identities.
@@ -55,6 +56,8 @@ pub struct App {
     pub fixed_tokens: FixedTokens,
     /// Ledger rows, written in batches off the request path.
     pub ledger: LedgerWriter,
+    /// The background historian, when it is on and the store opened.
+    pub historian: Option<HistorianRuntime>,
 }
 
 impl App {
@@ -73,7 +76,7 @@ impl App {
         Ok(Self {
             settings,
             client,
-            tokens: TokenEstimator::new(),
+            tokens: Arc::new(TokenEstimator::new()),
             last_good: LastGood::default(),
             projects: ProjectResolver::default(),
             proven_windows: ProvenWindows::default(),
@@ -84,6 +87,7 @@ impl App {
             recent_usage: SessionCache::default(),
             fixed_tokens: FixedTokens::default(),
             ledger: LedgerWriter::new(engine.as_ref().ok().cloned()),
+            historian: engine.as_ref().ok().and_then(HistorianRuntime::new),
             engine,
         })
     }

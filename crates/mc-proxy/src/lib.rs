@@ -32,6 +32,7 @@ mod encoded_messages;
 mod fixed_tokens;
 mod forward;
 mod headers;
+mod historian_start;
 mod incremental;
 mod last_good;
 mod ledger;

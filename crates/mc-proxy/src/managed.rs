@@ -19,6 +19,7 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 use crate::app::App;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
+use crate::historian_start;
 use crate::ledger::{ReportedUsage, call_row, record_call, set_usage};
 use crate::overflow::parse_overflow;
 use crate::pass_run::{Planned, plan_with_retries};
@@ -72,6 +73,7 @@ async fn run(
         .to_owned();
     let headers = Arc::new(parts.headers);
     let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
+    historian_start::start(&app, provider, &headers, &planned);
     let mut retried = false;
     loop {
         let started = Instant::now();

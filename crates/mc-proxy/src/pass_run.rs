@@ -57,6 +57,8 @@ pub struct PassFacts {
     pub kind: String,
     /// Why it busted.
     pub cause: Option<String>,
+    /// The estimated size of the prompt it rendered, in the provider's tokens.
+    pub estimated_prompt_tokens: u64,
 }
 
 enum Failure {
@@ -250,6 +252,7 @@ fn plan_once(
         seq: outcome.seq,
         kind: outcome.plan.kind.as_str().to_owned(),
         cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
+        estimated_prompt_tokens: outcome.estimated_prompt_tokens,
     };
     let previous = app.encoded_messages.take(&session);
     let rendered = client.render(

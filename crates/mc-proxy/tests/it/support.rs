@@ -52,11 +52,20 @@ impl Proxy {
         Self::start_with(settings(upstream)).await
     }
 
-    /// A proxy with `settings` over a fresh store.
+    /// A proxy with `settings` over a fresh store, the historian off: these tests count and
+    /// inspect the upstream calls of the client's requests, and the historian's own calls
+    /// (tested in `historian.rs`) would interleave with them.
     pub async fn start_with(settings: ProxySettings) -> Self {
+        let mut config = Config::default();
+        config.historian.enabled = false;
+        Self::start_with_config(settings, config).await
+    }
+
+    /// A proxy with `settings` and `config` over a fresh store.
+    pub async fn start_with_config(settings: ProxySettings, config: Config) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("context.db");
-        let engine = Engine::new(Store::open(&db).unwrap(), Config::default());
+        let engine = Engine::new(Store::open(&db).unwrap(), config);
         Self::launch(settings, Ok(engine), dir, db).await
     }
 

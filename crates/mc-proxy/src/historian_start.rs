@@ -1,0 +1,204 @@
+//! Starting the historian for a managed call's session, off the request path.
+//!
+//! By default the historian asks the session's own upstream with the credentials of the
+//! call (held in memory for the run only, never stored or logged), on that provider's small
+//! model, then the configured fallbacks, then the session's own model (which the credentials
+//! are known to reach). A configured endpoint replaces all of that: its wire, its models, and
+//! a key read from the environment variable the config names.
+
+use std::sync::Arc;
+
+use axum::http::HeaderMap;
+use mc_core::Secret;
+use mc_core::config::{HistorianConfig, HistorianWire};
+use mc_engine::Engine;
+use mc_historian::{Historian, HistorianSettings, LlmChain, RunRequest, StoreAccess};
+use mc_llm::{LlmClient, ModelEndpoint, RetryPolicy, Wire};
+use mc_store::Store;
+
+use crate::app::App;
+use crate::clock::unix_ms;
+use crate::pass_run::Planned;
+use crate::provider::Provider;
+
+/// The small model the historian uses on Anthropic by default.
+pub const ANTHROPIC_SMALL_MODEL: &str = "claude-haiku-4-5";
+/// The small model the historian uses on OpenAI's own API by default. Other
+/// OpenAI-compatible upstreams serve models of their own: there the session's model is used.
+pub const OPENAI_SMALL_MODEL: &str = "gpt-5-mini";
+
+/// The engine's store, for the historian.
+pub struct EngineStore(pub Arc<Engine>);
+
+impl StoreAccess for EngineStore {
+    fn store(&self) -> &Store {
+        self.0.store()
+    }
+}
+
+/// The historian service and the client its runs ask models with.
+pub struct HistorianRuntime {
+    historian: Arc<Historian<EngineStore>>,
+    client: LlmClient,
+}
+
+impl HistorianRuntime {
+    /// The runtime over `engine`'s store; `None` when the historian is off or its HTTP
+    /// client cannot be built (then sessions go on with drops alone, as with it off).
+    pub fn new(engine: &Arc<Engine>) -> Option<Self> {
+        if !engine.config().historian.enabled {
+            return None;
+        }
+        let client = match LlmClient::new(RetryPolicy::default()) {
+            Ok(client) => client,
+            Err(error) => {
+                tracing::error!(%error, "the historian's HTTP client cannot be built; history will not be summarised");
+                return None;
+            }
+        };
+        Some(Self {
+            historian: Historian::new(Arc::new(EngineStore(Arc::clone(engine))), Arc::new(unix_ms)),
+            client,
+        })
+    }
+}
+
+/// Starts a historian run for `planned`'s session when one may start; never waits for it.
+pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Planned) {
+    let (Some(runtime), Ok(engine), Some(session), Some(pass)) = (
+        app.historian.as_ref(),
+        app.engine.as_ref(),
+        planned.session.as_ref(),
+        planned.pass.as_ref(),
+    ) else {
+        return;
+    };
+    let config = &engine.config().historian;
+    let upstream = match provider {
+        Provider::Anthropic => &app.settings.upstream_anthropic,
+        Provider::OpenAi => &app.settings.upstream_openai,
+    };
+    let endpoints = endpoints(config, provider, upstream, headers, &planned.model);
+    let settings = HistorianSettings::new(engine.config(), planned.usable_window);
+    let usage_percent = planned
+        .usable_window
+        .filter(|&usable| usable > 0)
+        .map_or(0, |usable| {
+            pass.estimated_prompt_tokens.saturating_mul(100) / usable
+        });
+    let tokens = Arc::clone(&app.tokens);
+    let model = planned.model.clone();
+    runtime.historian.start(RunRequest {
+        session: session.clone(),
+        model: Arc::new(LlmChain::new(runtime.client.clone(), endpoints)),
+        settings,
+        usage_percent,
+        count: Arc::new(move |text: &str| tokens.count(&model, text)),
+    });
+}
+
+/// The endpoints a run asks, in order (see the module docs).
+fn endpoints(
+    config: &HistorianConfig,
+    provider: Provider,
+    upstream: &str,
+    headers: &HeaderMap,
+    session_model: &str,
+) -> Vec<ModelEndpoint> {
+    if let Some(base) = &config.endpoint {
+        let wire = match config.wire {
+            HistorianWire::Anthropic => Wire::Anthropic,
+            HistorianWire::OpenAi => Wire::OpenAiChat,
+        };
+        let key = config
+            .api_key_env
+            .as_deref()
+            .and_then(|name| std::env::var(name).ok())
+            .filter(|key| !key.is_empty())
+            .map(Secret::new);
+        let mut models: Vec<&str> = config.model.iter().map(String::as_str).collect();
+        models.extend(config.fallback_models.iter().map(String::as_str));
+        if models.is_empty() {
+            models.push(session_model);
+        }
+        return models
+            .into_iter()
+            .map(|model| ModelEndpoint::new(wire, base.clone(), model, key.clone()))
+            .collect();
+    }
+    let (wire, small) = match provider {
+        Provider::Anthropic => (Wire::Anthropic, ANTHROPIC_SMALL_MODEL),
+        Provider::OpenAi if upstream.contains("://api.openai.com") => {
+            (Wire::OpenAiChat, OPENAI_SMALL_MODEL)
+        }
+        Provider::OpenAi => (Wire::OpenAiChat, session_model),
+    };
+    let mut models: Vec<&str> = vec![config.model.as_deref().unwrap_or(small)];
+    models.extend(config.fallback_models.iter().map(String::as_str));
+    models.push(session_model);
+    models.dedup();
+    let credentials = Credentials::of(provider, headers);
+    let mut seen = Vec::new();
+    models
+        .into_iter()
+        .filter(|model| {
+            let new = !seen.contains(model);
+            seen.push(model);
+            new
+        })
+        .map(|model| {
+            let mut endpoint =
+                ModelEndpoint::new(wire, upstream.to_owned(), model, credentials.key.clone());
+            endpoint.extra_headers = credentials.headers.clone();
+            endpoint
+        })
+        .collect()
+}
+
+/// The call's credentials as the historian re-sends them.
+struct Credentials {
+    key: Option<Secret>,
+    headers: Vec<(String, String)>,
+}
+
+impl Credentials {
+    /// Anthropic: `x-api-key` as the key; an OAuth bearer token and its `oauth-*` beta flag
+    /// as headers. OpenAI: the bearer token as the key.
+    fn of(provider: Provider, headers: &HeaderMap) -> Self {
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned)
+        };
+        match provider {
+            Provider::Anthropic => {
+                let mut extra = Vec::new();
+                if let Some(authorization) = header("authorization") {
+                    extra.push(("authorization".to_owned(), authorization));
+                }
+                let oauth: Vec<&str> = headers
+                    .get_all("anthropic-beta")
+                    .iter()
+                    .filter_map(|value| value.to_str().ok())
+                    .flat_map(|value| value.split(','))
+                    .map(str::trim)
+                    .filter(|flag| flag.starts_with("oauth-"))
+                    .collect();
+                if !oauth.is_empty() {
+                    extra.push(("anthropic-beta".to_owned(), oauth.join(",")));
+                }
+                Self {
+                    key: header("x-api-key").map(Secret::new),
+                    headers: extra,
+                }
+            }
+            Provider::OpenAi => Self {
+                key: header("authorization")
+                    .and_then(|value| value.strip_prefix("Bearer ").map(str::to_owned))
+                    .map(Secret::new),
+                headers: Vec::new(),
+            },
+        }
+    }
+}
