@@ -15,6 +15,7 @@ mod replay_cmd;
 mod serve_cmd;
 mod sim_cmd;
 mod status_cmd;
+mod status_history;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

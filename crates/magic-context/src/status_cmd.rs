@@ -7,7 +7,8 @@
 //!
 //! `--json` prints one object, in one of two shapes:
 //! - without `--session`: `{"sessions": [SESSION, …]}`, most recently seen first;
-//! - with `--session ID`: `{"session": SESSION, "recent_calls": [CALL, …]}`, newest first.
+//! - with `--session ID`: `{"session": SESSION, "history": HISTORY, "recent_calls": [CALL, …]}`,
+//!   calls newest first; HISTORY is described at [`HistoryStatus::json`].
 //!
 //! SESSION: `id`, `host`, `project` (or null), `fork` (`{"parent", "ordinal"}` or null),
 //! `created_ms`, `last_seen_ms`, `calls` (count), `last_call_status` (or null), `tokens`
@@ -31,6 +32,8 @@ use clap::Args;
 use mc_core::window_fit::TokenCorrection;
 use mc_core::{ProjectId, SessionId};
 use mc_replay::thousands;
+
+use crate::status_history::HistoryStatus;
 use mc_store::{
     CallRow, LocationEnv, Platform, SessionStatus, Store, StoreOptions, resolve_data_dir,
 };
@@ -91,10 +94,12 @@ fn one_session(store: &Store, id: &str, as_json: bool, now_ms: i64) -> anyhow::R
             let Some(status) = tx.session_status(&session)? else {
                 return Ok(None);
             };
-            Ok(Some((status, tx.calls(&session, CALLS_SHOWN)?)))
+            let usable = status.context.and_then(|context| context.usable_window);
+            let history = HistoryStatus::read(tx, &session, usable)?;
+            Ok(Some((status, tx.calls(&session, CALLS_SHOWN)?, history)))
         })
         .context("cannot read the session's status")?;
-    let Some((status, calls)) = found else {
+    let Some((status, calls, history)) = found else {
         bail!(
             "no session `{id}` in the store {}; run `magic-context status` to list the sessions \
              it knows",
@@ -103,9 +108,13 @@ fn one_session(store: &Store, id: &str, as_json: bool, now_ms: i64) -> anyhow::R
     };
     if as_json {
         let calls: Vec<Value> = calls.iter().map(call_json).collect();
-        return pretty(&json!({"session": session_json(&status), "recent_calls": calls}));
+        return pretty(
+            &json!({"session": session_json(&status), "history": history.json(),
+            "recent_calls": calls}),
+        );
     }
     let mut text = session_text(&status, now_ms);
+    text.push_str(&history.text(&|at_ms| age(now_ms, at_ms)));
     text.push_str(&calls_text(&calls, status.calls, now_ms));
     Ok(text)
 }

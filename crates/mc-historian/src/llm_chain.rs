@@ -22,10 +22,11 @@ impl HistorianModel for LlmChain {
         self.endpoints.len()
     }
 
+    /// The model name alone: runs are priced by it, and a host can carry a private name.
     fn label(&self, index: usize) -> String {
         self.endpoints
             .get(index)
-            .map_or_else(String::new, |endpoint| endpoint.label().to_string())
+            .map_or_else(String::new, |endpoint| endpoint.model.clone())
     }
 
     async fn answer(
