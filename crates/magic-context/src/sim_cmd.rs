@@ -15,7 +15,7 @@ use clap::Args;
 use mc_sim::TokenScale;
 use mc_sim::recording;
 use mc_sim::script::Script;
-use mc_sim::server::{Responder, SimConfig, SimServer};
+use mc_sim::server::{HistorianMode, Responder, SimConfig, SimServer};
 
 /// Arguments of `sim`.
 #[derive(Debug, Args)]
@@ -42,12 +42,21 @@ pub struct SimArgs {
     /// more), so a client's estimate and the reported usage disagree by a known factor.
     #[arg(long, value_name = "FACTOR", default_value = "1")]
     pub token_scale: TokenScale,
+
+    /// How calls that force the historian's `record_history` tool are answered: `honest` (a
+    /// summary of their transcript), `garbage` (an input that breaks the tool's schema),
+    /// `overloaded` (529, or 503 on OpenAI) or `stall` (no answer until the server stops).
+    /// Other calls are served as usual.
+    #[arg(long, value_name = "MODE", default_value = "honest")]
+    pub historian: HistorianMode,
 }
 
 /// Serves until Ctrl-C.
 pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let responder = responder(args)?;
-    let mut config = SimConfig::new(responder).with_token_scale(args.token_scale);
+    let mut config = SimConfig::new(responder)
+        .with_token_scale(args.token_scale)
+        .with_historian(args.historian);
     if let Some(window_tokens) = args.model_window {
         config = config.with_window(window_tokens);
     }
@@ -116,6 +125,7 @@ async fn serve(listen: SocketAddr, config: SimConfig) -> anyhow::Result<()> {
 mod tests {
     use clap::Parser;
     use mc_sim::TokenScale;
+    use mc_sim::server::HistorianMode;
 
     use crate::cli::{Cli, Command};
 
@@ -127,6 +137,7 @@ mod tests {
         };
         assert_eq!(args.listen.port(), 0);
         assert_eq!(args.token_scale, TokenScale::ONE);
+        assert_eq!(args.historian, HistorianMode::Honest);
         assert!(Cli::try_parse_from(["magic-context", "sim"]).is_err());
         assert!(
             Cli::try_parse_from(["magic-context", "sim", "--script", "a", "--trajectory", "b"])
@@ -159,5 +170,30 @@ mod tests {
                 "{bad}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn historian_mode_is_parsed_and_checked() {
+        let parse = |mode: &str| {
+            Cli::try_parse_from([
+                "magic-context",
+                "sim",
+                "--script",
+                "a.json",
+                "--historian",
+                mode,
+            ])
+        };
+        let Command::Sim(args) = parse("stall").unwrap().command else {
+            panic!("not sim");
+        };
+        assert_eq!(args.historian, HistorianMode::Stall);
+        let error = parse("slow").unwrap_err().to_string();
+        assert!(
+            error.contains(
+                "unknown historian mode `slow`; use honest, garbage, overloaded or stall"
+            ),
+            "{error}"
+        );
     }
 }

@@ -7,6 +7,9 @@
 //! messages, at most 4 breakpoints, longer TTLs first, a 20-block lookback from each
 //! breakpoint, TTLs restarted on each hit, and a per-model minimum cacheable prefix.
 //!
+//! [`historian`] plays the model of Magic Context's background historian: from the
+//! transcript in a historian call, the compartments an honest small model would record.
+//!
 //! It must not do I/O or read a clock: time comes in as `now_ms`, so a test can step a whole
 //! session through hours of cache life in microseconds.
 //!
@@ -36,6 +39,7 @@ mod apply;
 pub mod calibration;
 pub mod clock;
 mod error;
+pub mod historian;
 mod ledger;
 mod model;
 mod models;

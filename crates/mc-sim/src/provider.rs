@@ -268,6 +268,27 @@ impl SimProvider {
         Ok(self.record_served(call, &spec, usage))
     }
 
+    /// Records a call of `model` on `wire` that the provider turned away before reading it
+    /// (an overload, `status` 529 or 503): a ledger row with that status and no tokens or
+    /// cost. The caches are untouched.
+    pub fn record_overloaded(
+        &mut self,
+        (model, wire): (&str, Wire),
+        status: u16,
+        now_ms: u64,
+        label: Option<String>,
+    ) {
+        let call = Call {
+            model,
+            wire,
+            prompt_tokens: 0,
+            output_tokens: 0,
+            now_ms,
+            label,
+        };
+        self.record_unpaid(call, status);
+    }
+
     /// The prompt size the provider would report for `request` (`count_tokens`); changes
     /// nothing.
     pub fn count_anthropic(&self, request: &MessagesRequest) -> u64 {
@@ -337,12 +358,17 @@ impl SimProvider {
     }
 
     fn record_refused(&mut self, call: Call<'_>, error: ProviderError) -> ProviderError {
+        self.record_unpaid(call, error.status());
+        error
+    }
+
+    fn record_unpaid(&mut self, call: Call<'_>, status: u16) {
         self.ledger.push(CallRecord {
             seq: 0,
             at_ms: call.now_ms,
             model: call.model.to_owned(),
             wire: call.wire,
-            status: error.status(),
+            status,
             prompt_tokens: call.prompt_tokens,
             input_tokens: 0,
             cache_write_5m: 0,
@@ -352,7 +378,6 @@ impl SimProvider {
             cost_usd: 0.0,
             label: call.label,
         });
-        error
     }
 }
 

@@ -16,10 +16,14 @@ use serde_json::{Value, json};
 
 use super::anthropic_stream;
 use super::body::{self, with_request_id};
+use super::historian::{self, HistorianPlan};
 use super::ids;
 use super::reply::Reply;
-use super::state::{App, SimState};
+use super::state::{App, Outcome, SimState};
 use crate::{CallRecord, ProviderError, Wire};
+
+/// The status of Anthropic's `overloaded_error`.
+const OVERLOADED_STATUS: u16 = 529;
 
 /// Anthropic's request size limit for the Messages API (32 MB).
 pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -27,14 +31,25 @@ pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 /// The header a harness may set to label a call in the ledger.
 pub(crate) const LABEL_HEADER: &str = "x-sim-label";
 
+/// What a stalled call gets once the server stops: it was never going to be answered.
+pub(crate) const STOPPED_WHILE_STALLED: &str =
+    "the simulator stopped before answering this stalled call";
+
 /// `POST /v1/messages`.
 pub(crate) async fn messages(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {
     let label = label(&headers);
     let request_id = ids::request_id();
-    let response = app
+    let outcome = app
         .run(move |state, now_ms| respond(state, &body, now_ms, label))
-        .await
-        .unwrap_or_else(|error| api_error(&format!("the simulator failed: {error}")));
+        .await;
+    let response = match outcome {
+        Ok(Outcome::Respond(response)) => response,
+        Ok(Outcome::Stall) => {
+            app.stall().await;
+            body::json_value(500, &error_body("api_error", STOPPED_WHILE_STALLED))
+        }
+        Err(error) => api_error(&format!("the simulator failed: {error}")),
+    };
     with_request_id(response, &request_id)
 }
 
@@ -63,24 +78,45 @@ pub(crate) fn label(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>) -> Response {
+fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>) -> Outcome {
     let request = match MessagesRequest::decode(body, MAX_BODY_BYTES) {
         Ok(request) => request,
-        Err(error) => return wire_error(&error),
+        Err(error) => return wire_error(&error).into(),
     };
     if let Some(message) = missing_field(&request) {
-        return invalid_request(message);
+        return invalid_request(message).into();
     }
     let conversation = anthropic::to_conversation(&request);
     let model = (request.model.as_str(), Wire::Anthropic);
-    let answer = state.answer(&conversation, model, |provider, output_tokens| {
+    let given = match historian::plan(
+        state.historian,
+        Wire::Anthropic,
+        &request.rest,
+        &conversation,
+    ) {
+        None => None,
+        Some(HistorianPlan::Reply(reply)) => Some(reply),
+        Some(HistorianPlan::Overloaded) => {
+            state
+                .provider
+                .record_overloaded(model, OVERLOADED_STATUS, now_ms, label);
+            tracing::info!(wire = "anthropic", model = %request.model, "historian call overloaded");
+            return body::json_value(
+                OVERLOADED_STATUS,
+                &error_body("overloaded_error", "Overloaded"),
+            )
+            .into();
+        }
+        Some(HistorianPlan::Stall) => return Outcome::Stall,
+    };
+    let answer = state.answer(&conversation, given, model, |provider, output_tokens| {
         provider.anthropic(&request, output_tokens, now_ms, label)
     });
     let answer = match answer {
         Ok(answer) => answer,
         Err(error) => {
             tracing::info!(wire = "anthropic", model = %request.model, status = error.status(), "rejected");
-            return provider_error(&error);
+            return provider_error(&error).into();
         }
     };
     let record = answer.record;
@@ -103,7 +139,9 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
         response_body(&id, &request.model, &reply, &record)
             .map(|response| body::json(200, response.encode()))
     };
-    built.unwrap_or_else(|error| api_error(&format!("the simulator built a bad response: {error}")))
+    built
+        .unwrap_or_else(|error| api_error(&format!("the simulator built a bad response: {error}")))
+        .into()
 }
 
 /// The checks the provider makes beyond the codec's shape checks.

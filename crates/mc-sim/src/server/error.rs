@@ -34,3 +34,11 @@ pub enum ServerError {
         source: tokio::task::JoinError,
     },
 }
+
+/// A historian mode (`--historian`) that is not one of the four.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown historian mode `{given}`; use honest, garbage, overloaded or stall")]
+pub struct InvalidHistorianMode {
+    /// What was given, as written.
+    pub given: String,
+}

@@ -4,7 +4,9 @@
 //! `/v1/messages/count_tokens`) and OpenAI Chat Completions (`POST /v1/chat/completions`),
 //! prices every call with [`SimProvider`] (cache reads and writes, the window, the
 //! provider's error bodies), and answers with a [`Responder`]: a [`Script`] or a recorded
-//! session. `GET /_sim/ledger` lists every call with its usage and cost; `GET /v1/models`
+//! session. A call that forces the historian's `record_history` tool is answered by the
+//! simulated historian instead, or fails as [`HistorianMode`] says, without moving the
+//! responder on. `GET /_sim/ledger` lists every call with its usage and cost; `GET /v1/models`
 //! lists a few models.
 //!
 //! Time comes from a [`Clock`]: the wall clock for end-to-end runs, a [`crate::clock::SimClock`]
@@ -31,6 +33,7 @@ mod anthropic;
 mod anthropic_stream;
 mod body;
 mod error;
+mod historian;
 mod ids;
 mod openai;
 mod openai_stream;
@@ -42,10 +45,11 @@ mod state;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-pub use error::ServerError;
+pub use error::{InvalidHistorianMode, ServerError};
+pub use historian::HistorianMode;
 pub use responder::Responder;
 
 use self::responder::Playing;
@@ -67,6 +71,9 @@ pub struct SimConfig {
     pub counter: Option<Arc<dyn CountTokens + Send + Sync>>,
     /// Multiplies every count the provider makes (see [`TokenScale`]); 1 by default.
     pub token_scale: TokenScale,
+    /// How calls that force the historian's `record_history` tool are answered; honestly by
+    /// default.
+    pub historian: HistorianMode,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -77,6 +84,7 @@ impl std::fmt::Debug for SimConfig {
             .field("window_tokens", &self.window_tokens)
             .field("counter", &self.counter.as_ref().map(|_| "custom"))
             .field("token_scale", &self.token_scale)
+            .field("historian", &self.historian)
             .finish()
     }
 }
@@ -90,6 +98,7 @@ impl SimConfig {
             window_tokens: None,
             counter: None,
             token_scale: TokenScale::ONE,
+            historian: HistorianMode::Honest,
         }
     }
 
@@ -112,6 +121,13 @@ impl SimConfig {
         self
     }
 
+    /// Answers historian calls as `mode` says (e.g. overloaded, to test that the proxy's
+    /// requests are served while its historian fails).
+    pub fn with_historian(mut self, mode: HistorianMode) -> Self {
+        self.historian = mode;
+        self
+    }
+
     /// Counts tokens with `counter`.
     pub fn with_counter(mut self, counter: Arc<dyn CountTokens + Send + Sync>) -> Self {
         self.counter = Some(counter);
@@ -127,6 +143,8 @@ pub struct SimServer {
     local_addr: SocketAddr,
     app: App,
     stop: Option<oneshot::Sender<()>>,
+    /// Dropped when the server stops, which ends stalled calls.
+    stopping: Option<watch::Sender<()>>,
     task: Option<JoinHandle<std::io::Result<()>>>,
 }
 
@@ -150,8 +168,10 @@ impl SimServer {
         let state = SimState {
             provider,
             playing: Playing::new(config.responder),
+            historian: config.historian,
         };
-        let app = App::new(state, config.clock);
+        let (stopping, stopping_seen) = watch::channel(());
+        let app = App::new(state, config.clock, stopping_seen);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| ServerError::Bind { addr, source })?;
@@ -173,6 +193,7 @@ impl SimServer {
             local_addr,
             app,
             stop: Some(stop),
+            stopping: Some(stopping),
             task: Some(task),
         })
     }
@@ -187,8 +208,10 @@ impl SimServer {
         self.app.lock().provider.ledger().rows().to_vec()
     }
 
-    /// Stops accepting connections, lets calls in flight finish, and waits for the server.
+    /// Stops accepting connections, lets calls in flight finish (stalled calls end with an
+    /// error), and waits for the server.
     pub async fn shutdown(mut self) -> Result<(), ServerError> {
+        self.stopping.take();
         if let Some(stop) = self.stop.take() {
             // The server may already have stopped; then there is nobody to tell.
             let _ = stop.send(());

@@ -13,12 +13,13 @@ use mc_wire::WireError;
 use mc_wire::openai::{self, ChatRequest, ChatResponse};
 use serde_json::{Value, json};
 
-use super::anthropic::{MAX_BODY_BYTES, label};
+use super::anthropic::{MAX_BODY_BYTES, STOPPED_WHILE_STALLED, label};
 use super::body;
+use super::historian::{self, HistorianPlan};
 use super::ids;
 use super::openai_stream;
 use super::reply::Reply;
-use super::state::{App, SimState};
+use super::state::{App, Outcome, SimState};
 use crate::{CallRecord, ProviderError, Wire};
 
 /// `POST /v1/chat/completions`.
@@ -28,15 +29,26 @@ pub(crate) async fn chat_completions(
     body: Bytes,
 ) -> Response {
     let label = label(&headers);
-    app.run(move |state, now_ms| respond(state, &body, now_ms, label))
-        .await
-        .unwrap_or_else(|error| server_error(&format!("the simulator failed: {error}")))
+    let outcome = app
+        .run(move |state, now_ms| respond(state, &body, now_ms, label))
+        .await;
+    match outcome {
+        Ok(Outcome::Respond(response)) => response,
+        Ok(Outcome::Stall) => {
+            app.stall().await;
+            error_response(500, STOPPED_WHILE_STALLED, "server_error", None, None)
+        }
+        Err(error) => server_error(&format!("the simulator failed: {error}")),
+    }
 }
 
-fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>) -> Response {
+/// The status OpenAI answers when its engines are overloaded.
+const OVERLOADED_STATUS: u16 = 503;
+
+fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>) -> Outcome {
     let request = match ChatRequest::decode(body, MAX_BODY_BYTES) {
         Ok(request) => request,
-        Err(error) => return wire_error(&error),
+        Err(error) => return wire_error(&error).into(),
     };
     if request.messages.is_empty() {
         return error_response(
@@ -45,21 +57,41 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
             "invalid_request_error",
             Some("messages"),
             Some("empty_array"),
-        );
+        )
+        .into();
     }
     let conversation = match openai::to_conversation(&request) {
         Ok(conversation) => conversation,
-        Err(error) => return wire_error(&error),
+        Err(error) => return wire_error(&error).into(),
     };
     let model = (request.model.as_str(), Wire::OpenAi);
-    let answer = state.answer(&conversation, model, |provider, output_tokens| {
+    let given = match historian::plan(state.historian, Wire::OpenAi, &request.rest, &conversation) {
+        None => None,
+        Some(HistorianPlan::Reply(reply)) => Some(reply),
+        Some(HistorianPlan::Overloaded) => {
+            state
+                .provider
+                .record_overloaded(model, OVERLOADED_STATUS, now_ms, label);
+            tracing::info!(wire = "openai", model = %request.model, "historian call overloaded");
+            return error_response(
+                OVERLOADED_STATUS,
+                "The engine is currently overloaded, please try again later.",
+                "server_error",
+                None,
+                None,
+            )
+            .into();
+        }
+        Some(HistorianPlan::Stall) => return Outcome::Stall,
+    };
+    let answer = state.answer(&conversation, given, model, |provider, output_tokens| {
         provider.openai(&request, output_tokens, now_ms, label)
     });
     let answer = match answer {
         Ok(answer) => answer,
         Err(error) => {
             tracing::info!(wire = "openai", model = %request.model, status = error.status(), "rejected");
-            return provider_error(&error);
+            return provider_error(&error).into();
         }
     };
     let record = answer.record;
@@ -85,9 +117,11 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     } else {
         response_body(&head, &reply, &record).map(|response| body::json(200, response.encode()))
     };
-    built.unwrap_or_else(|error| {
-        server_error(&format!("the simulator built a bad response: {error}"))
-    })
+    built
+        .unwrap_or_else(|error| {
+            server_error(&format!("the simulator built a bad response: {error}"))
+        })
+        .into()
 }
 
 /// The fields every body and chunk of one completion repeats.

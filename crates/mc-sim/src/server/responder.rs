@@ -43,6 +43,17 @@ pub(crate) struct Planned {
     source: Option<usize>,
 }
 
+impl Planned {
+    /// An answer that is not the responder's (a historian call's): committing it plays
+    /// nothing, so the script or recording goes on where it was.
+    pub(crate) fn given(reply: Reply) -> Self {
+        Self {
+            reply,
+            source: None,
+        }
+    }
+}
+
 impl Playing {
     pub(crate) fn new(responder: Responder) -> Self {
         let used = match &responder {

@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::response::Response;
 use mc_core::Message;
+use tokio::sync::watch;
 use tokio::task::JoinError;
 
+use super::historian::HistorianMode;
 use super::reply::Reply;
-use super::responder::Playing;
+use super::responder::{Planned, Playing};
 use crate::clock::Clock;
 use crate::{CallRecord, ProviderError, SimProvider, Wire};
 
@@ -21,6 +23,8 @@ use crate::{CallRecord, ProviderError, SimProvider, Wire};
 pub(crate) struct SimState {
     pub(crate) provider: SimProvider,
     pub(crate) playing: Playing,
+    /// How historian calls are answered.
+    pub(crate) historian: HistorianMode,
 }
 
 /// A priced answer.
@@ -31,16 +35,20 @@ pub(crate) struct Answer {
 }
 
 impl SimState {
-    /// Picks the answer to `conversation`, prices the call with `price` (given the output
-    /// tokens, counted as `model` on `wire` would), and only if the provider accepts it moves
-    /// the responder on.
+    /// Answers `conversation` with `given`, or else the responder's answer; prices the call
+    /// with `price` (given the output tokens, counted as `model` on `wire` would), and only if
+    /// the provider accepts it moves the responder on.
     pub(crate) fn answer(
         &mut self,
         conversation: &[Message],
+        given: Option<Reply>,
         (model, wire): (&str, Wire),
         price: impl FnOnce(&mut SimProvider, u64) -> Result<CallRecord, ProviderError>,
     ) -> Result<Answer, ProviderError> {
-        let planned = self.playing.plan(conversation);
+        let planned = match given {
+            Some(reply) => Planned::given(reply),
+            None => self.playing.plan(conversation),
+        };
         let output_tokens = match planned.reply.output_tokens {
             Some(tokens) => tokens,
             None => self
@@ -57,25 +65,57 @@ impl SimState {
     }
 }
 
+/// What a call's work under the lock decided.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Send this.
+    Respond(Response),
+    /// Send nothing until the server stops (a stalled historian call); waiting happens after
+    /// the lock is released, so other calls go on.
+    Stall,
+}
+
+impl From<Response> for Outcome {
+    fn from(response: Response) -> Self {
+        Self::Respond(response)
+    }
+}
+
 /// What every handler holds.
 #[derive(Debug, Clone)]
 pub(crate) struct App {
     state: Arc<Mutex<SimState>>,
     clock: Arc<dyn Clock>,
+    /// Closed when the server stops: what stalled calls wait for.
+    stopping: watch::Receiver<()>,
 }
 
 impl App {
-    pub(crate) fn new(state: SimState, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn new(
+        state: SimState,
+        clock: Arc<dyn Clock>,
+        stopping: watch::Receiver<()>,
+    ) -> Self {
         Self {
             state: Arc::new(Mutex::new(state)),
             clock,
+            stopping,
         }
     }
 
+    /// Waits until the server stops (or is dropped), for a call that must never be answered
+    /// in time; a graceful shutdown is not held up by it.
+    pub(crate) async fn stall(&self) {
+        let mut stopping = self.stopping.clone();
+        // Nothing is ever sent: this returns once the sender is gone.
+        while stopping.changed().await.is_ok() {}
+    }
+
     /// Runs `work` on a blocking thread with the state locked and the current time.
-    pub(crate) async fn run<F>(&self, work: F) -> Result<Response, JoinError>
+    pub(crate) async fn run<T, F>(&self, work: F) -> Result<T, JoinError>
     where
-        F: FnOnce(&mut SimState, u64) -> Response + Send + 'static,
+        T: Send + 'static,
+        F: FnOnce(&mut SimState, u64) -> T + Send + 'static,
     {
         let app = self.clone();
         tokio::task::spawn_blocking(move || {

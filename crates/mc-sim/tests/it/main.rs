@@ -6,6 +6,7 @@
 
 mod calibration;
 mod golden;
+mod historian;
 mod recording_bad_input;
 mod recording_capture;
 mod recording_claude_code;
