@@ -29,6 +29,7 @@ mod error;
 mod estimate;
 mod harness;
 mod magic;
+mod magic_historian;
 mod memo;
 mod plot;
 mod progress;

@@ -14,9 +14,12 @@ use mc_core::breakpoints::{CacheTtlChoice, Ttl};
 use mc_core::pass_plan::{BustCause, usable_window};
 use mc_core::{Host, Message, Part, Role, SessionId};
 use mc_engine::{Engine, EngineError, PassRequest};
+use mc_historian::HistorianSettings;
 use mc_sim::ToolSpec;
 use mc_sim::strategy::{CacheMarks, Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 use mc_store::Store;
+
+use crate::magic_historian::{HistorianCounts, ReplayHistorian};
 
 /// The engine as a replay strategy.
 pub struct Magic {
@@ -27,6 +30,7 @@ pub struct Magic {
     failures: u64,
     /// The pass the previous step's main call sent: the usage the next step reports is its.
     last_pass: Option<u64>,
+    historian: ReplayHistorian,
 }
 
 impl Magic {
@@ -44,6 +48,7 @@ impl Magic {
                 branch: 0,
                 failures: 0,
                 last_pass: None,
+                historian: ReplayHistorian::default(),
             },
             None => Self {
                 engine: None,
@@ -51,6 +56,7 @@ impl Magic {
                 branch: 0,
                 failures: 0,
                 last_pass: None,
+                historian: ReplayHistorian::default(),
             },
         }
     }
@@ -58,6 +64,11 @@ impl Magic {
     /// Passes where the engine failed and the request went through unmanaged.
     pub fn failures(&self) -> u64 {
         self.failures
+    }
+
+    /// What the historian did.
+    pub fn historian_counts(&self) -> HistorianCounts {
+        self.historian.counts()
     }
 
     fn session(&self) -> Option<SessionId> {
@@ -83,6 +94,14 @@ impl Strategy for Magic {
         let count = |text: &str| ctx.counter.count_tokens(text);
         let usable_window = usable_window(ctx.window_tokens, Some(ctx.max_output_tokens), 0);
         let fixed_tokens = fixed_tokens(step, &count);
+        if let Some(engine) = self.engine.as_ref()
+            && self
+                .historian
+                .publish_due(engine.store(), step.at_ms)
+                .is_err()
+        {
+            self.failures += 1;
+        }
         for _attempt in 0..2 {
             let (Some(engine), Some(session)) = (self.engine.as_ref(), self.session()) else {
                 break;
@@ -108,6 +127,23 @@ impl Strategy for Magic {
             match engine.pass(&request) {
                 Ok(outcome) => {
                     self.last_pass = Some(outcome.seq);
+                    let settings = HistorianSettings::new(engine.config(), Some(usable_window));
+                    let usage_percent =
+                        outcome.estimated_prompt_tokens * 100 / usable_window.max(1);
+                    let historian_call = match self.historian.start(
+                        engine.store(),
+                        &session,
+                        &settings,
+                        usage_percent,
+                        step.at_ms,
+                        &count,
+                    ) {
+                        Ok(call) => call,
+                        Err(_) => {
+                            self.failures += 1;
+                            None
+                        }
+                    };
                     let marks = CacheMarks {
                         system: outcome.breakpoints.system,
                         slots: outcome
@@ -118,17 +154,20 @@ impl Strategy for Magic {
                             .collect(),
                         one_hour: outcome.breakpoints.ttl == Ttl::OneHour,
                     };
+                    // The historian's call goes first: the step's main call is the last.
+                    let mut calls: Vec<PreparedCall<'_>> = historian_call.into_iter().collect();
+                    calls.push(PreparedCall {
+                        system: step.system,
+                        tools: step.tools,
+                        messages: Cow::Owned(
+                            outcome.messages.iter().map(|m| Message::clone(m)).collect(),
+                        ),
+                        label: None,
+                        output_tokens: None,
+                        cache_marks: Some(marks),
+                    });
                     return Prepared {
-                        calls: vec![PreparedCall {
-                            system: step.system,
-                            tools: step.tools,
-                            messages: Cow::Owned(
-                                outcome.messages.iter().map(|m| Message::clone(m)).collect(),
-                            ),
-                            label: None,
-                            output_tokens: None,
-                            cache_marks: Some(marks),
-                        }],
+                        calls,
                         bust_cause: outcome.plan.cause.map(cause_name),
                         refused: false,
                     };
