@@ -125,6 +125,7 @@ impl Strategy for Magic {
                             messages: Cow::Owned(
                                 outcome.messages.iter().map(|m| Message::clone(m)).collect(),
                             ),
+                            model: None,
                             label: None,
                             output_tokens: None,
                             cache_marks: Some(marks),
