@@ -9,6 +9,12 @@
 //! stops, so replaying the steps after it would price a session nobody could have had. The
 //! refusal is counted (`over_window`) and the session as failed (`failed_sessions`), which
 //! makes that strategy's totals cover less work than the others' (the report warns).
+//!
+//! A call that names its own model (a background summariser on a small model) is rendered and
+//! priced as that model, with its prices and minimum cacheable length; its cache is its own,
+//! so it is kept out of the bust tracking of the main model's prefix. Once a recording is
+//! done, the last request the strategy sent is checked for the user's words
+//! ([`UserMessages`]) and the strategy's own counters are added to its totals.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -16,12 +22,13 @@ use std::time::Instant;
 
 use indicatif::ProgressBar;
 use mc_sim::strategy::{
-    PreparedCall, StepView, Strategy, StrategyContext, StrategyKind, is_degenerate_trigger,
-    message_tokens, render_anthropic, render_anthropic_marked, render_openai,
+    Prepared, PreparedCall, StepView, Strategy, StrategyContext, StrategyKind,
+    is_degenerate_trigger, message_tokens, render_anthropic, render_anthropic_marked,
+    render_openai,
 };
 use mc_sim::{
-    CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, ProviderError, Recording,
-    SimProvider, TokenScale, Wire, model_spec,
+    CallRecord, CountTokens, ModelSpec, O200kCounter, PRICES_AS_OF, Price, ProviderError,
+    Recording, SimProvider, TokenScale, Wire, model_spec,
 };
 
 use crate::busts::{BustTracker, CacheOutcome};
@@ -32,6 +39,7 @@ use crate::memo::MemoCounter;
 use crate::progress::replay_bar;
 use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
+use crate::user_words_kept::UserMessages;
 
 /// The most output a rendered Anthropic request asks for: Claude Code's `max_tokens`.
 const CLIENT_MAX_TOKENS: u64 = 32_000;
@@ -141,6 +149,7 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
         &counter,
         options.stand_in_tokens.is_some(),
     );
+    let user_messages: Vec<UserMessages> = recordings.iter().map(UserMessages::of).collect();
     let first_model = options.model.clone().unwrap_or_else(|| first.model.clone());
     let same_model = options.model.is_some()
         || recordings
@@ -155,8 +164,14 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
             .strategies
             .iter()
             .map(|&kind| {
-                let (counter, bar) = (&counter, &bar);
-                scope.spawn(move || replay_strategy(kind, recordings, options, counter, bar))
+                let inputs = Inputs {
+                    recordings,
+                    user_messages: &user_messages,
+                    options,
+                    counter: &counter,
+                    bar: &bar,
+                };
+                scope.spawn(move || replay_strategy(kind, &inputs))
             })
             .collect();
         handles
@@ -194,31 +209,42 @@ fn has_degenerate_baseline(recordings: &[Recording], options: &ReplayOptions) ->
         })
 }
 
-fn replay_strategy(
-    kind: StrategyKind,
-    recordings: &[Recording],
-    options: &ReplayOptions,
-    counter: &Arc<MemoCounter>,
-    bar: &ProgressBar,
-) -> Result<StrategyRun, ReplayError> {
+/// What every strategy's run reads: the recordings, their user messages (one per
+/// recording), the options, the shared counter and the progress bar.
+struct Inputs<'r> {
+    recordings: &'r [Recording],
+    user_messages: &'r [UserMessages],
+    options: &'r ReplayOptions,
+    counter: &'r Arc<MemoCounter>,
+    bar: &'r ProgressBar,
+}
+
+fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRun, ReplayError> {
+    let options = inputs.options;
     let mut run = StrategyRun {
         kind,
         totals: StrategyTotals::default(),
         steps: Vec::new(),
     };
-    for (index, recording) in recordings.iter().enumerate() {
+    for (index, (recording, user_messages)) in inputs
+        .recordings
+        .iter()
+        .zip(inputs.user_messages)
+        .enumerate()
+    {
         let model = options.model.as_deref().unwrap_or(&recording.model);
         let spec = model_spec(model);
         let session = Session {
             index,
             recording,
+            user_messages,
             window_tokens: options.window_tokens.unwrap_or(spec.window_tokens),
             spec,
-            counter: Arc::clone(counter),
+            counter: Arc::clone(inputs.counter),
             token_scale: options.token_scale,
         };
-        run.replay_recording(&session)?;
-        bar.inc(1);
+        run.replay_recording(&session, &mut Driven::new(kind))?;
+        inputs.bar.inc(1);
     }
     Ok(run)
 }
@@ -227,14 +253,34 @@ fn replay_strategy(
 struct Session<'r> {
     index: usize,
     recording: &'r Recording,
+    user_messages: &'r UserMessages,
     spec: ModelSpec,
     window_tokens: u64,
     counter: Arc<MemoCounter>,
     token_scale: TokenScale,
 }
 
+impl Session<'_> {
+    /// Whether `call` goes to the session's model, whose cache line busts are tracked on.
+    fn is_main_model(&self, call: &PreparedCall<'_>) -> bool {
+        call.model.is_none_or(|model| model == self.spec.name)
+    }
+
+    /// The model `call` goes to: its own, or the session's.
+    fn spec_of<'s>(&'s self, call: &PreparedCall<'_>) -> Cow<'s, ModelSpec> {
+        match call.model {
+            Some(model) if model != self.spec.name => Cow::Owned(model_spec(model)),
+            Some(_) | None => Cow::Borrowed(&self.spec),
+        }
+    }
+}
+
 impl StrategyRun {
-    fn replay_recording(&mut self, session: &Session<'_>) -> Result<(), ReplayError> {
+    fn replay_recording<'r>(
+        &mut self,
+        session: &Session<'r>,
+        driven: &mut Driven,
+    ) -> Result<(), ReplayError> {
         let recording = session.recording;
         let spec = &session.spec;
         let shared: Arc<dyn CountTokens + Send + Sync> = session.counter.clone();
@@ -252,7 +298,6 @@ impl StrategyRun {
             max_output_tokens: spec.max_output_tokens,
             counter: &estimate,
         };
-        let mut driven = Driven::new(self.kind);
         let mut busts = BustTracker::new();
         let mut totals = StrategyTotals::default();
         let mut cumulative_cost_usd = self
@@ -260,6 +305,8 @@ impl StrategyRun {
             .last()
             .map_or(0.0, |point| point.cumulative_cost_usd);
         let mut last_prompt_tokens = None;
+        // The last main call the provider accepted: where the user's words are looked for.
+        let mut last_sent: Option<PreparedCall<'r>> = None;
         for (step_index, step) in recording.steps.iter().enumerate() {
             let (system, tools) = recording.context_of(step);
             let view = StepView {
@@ -270,7 +317,7 @@ impl StrategyRun {
                 last_prompt_tokens,
             };
             let started = Instant::now();
-            let prepared = driven.strategy().prepare(&view, &ctx);
+            let mut prepared: Prepared<'r> = driven.strategy().prepare(&view, &ctx);
             totals.add_strategy_time(started.elapsed());
             if prepared.refused {
                 // The client gets the strategy's error and its session ends, as after a
@@ -284,7 +331,8 @@ impl StrategyRun {
             let mut main = None;
             for call in &prepared.calls {
                 let output = call.output_tokens.unwrap_or(step_output);
-                let priced = price(&mut provider, session, call, output, step.at_ms)
+                let call_spec = session.spec_of(call);
+                let priced = price(&mut provider, &call_spec, call, output, step.at_ms)
                     .map_err(|source| source.at(&recording.name, step_index))?;
                 let point = match priced {
                     Priced::Accepted(record) => {
@@ -293,11 +341,21 @@ impl StrategyRun {
                             cache_read: record.cache_read,
                             cache_write: record.cache_write_5m + record.cache_write_1h,
                         };
-                        if let Some(cause) = busts.observe(outcome, prepared.bust_cause) {
+                        // Another model's cache is a line of its own: its fresh writes
+                        // say nothing about the main prefix.
+                        let bust = if session.is_main_model(call) {
+                            busts.observe(outcome, prepared.bust_cause)
+                        } else {
+                            None
+                        };
+                        if let Some(cause) = bust {
                             totals.add_bust(cause);
                         }
-                        let usage = usage_of(&record);
+                        let usage = usage_of(&record, &call_spec.price);
                         totals.add_call(&usage);
+                        if let Some(label) = call.label {
+                            totals.add_labelled(label, &usage);
+                        }
                         cumulative_cost_usd += usage.cost_usd;
                         StepPoint {
                             recording: session.index,
@@ -338,10 +396,18 @@ impl StrategyRun {
                 break;
             }
             last_prompt_tokens = Some(point.prompt_tokens);
+            // Every call was accepted, the main one last.
+            last_sent = prepared.calls.pop();
         }
         if let Some(failures) = driven.engine_failures() {
             totals.add_engine_failures(failures);
         }
+        let user_messages = session.user_messages;
+        totals.add_user_words(
+            user_messages.kept_in(last_sent.as_ref()),
+            user_messages.len(),
+        );
+        totals.add_counters(driven.strategy().counters());
         self.totals.merge(&totals);
         Ok(())
     }
@@ -409,14 +475,14 @@ impl CallFailure {
     }
 }
 
+/// Renders `call` for `spec`'s model and wire, and prices it at `at_ms`.
 fn price(
     provider: &mut SimProvider,
-    session: &Session<'_>,
+    spec: &ModelSpec,
     call: &PreparedCall<'_>,
     output_tokens: u64,
     at_ms: u64,
 ) -> Result<Priced, CallFailure> {
-    let spec = &session.spec;
     let label = call.label.map(str::to_owned);
     let result = match spec.wire {
         Wire::Anthropic => {
@@ -455,7 +521,15 @@ fn price(
     }
 }
 
-fn usage_of(record: &CallRecord) -> CallUsage {
+/// `record`'s usage; `price` is its model's, for the prompt side of its cost.
+fn usage_of(record: &CallRecord, price: &Price) -> CallUsage {
+    let input_cost_usd = price.cost_usd(
+        record.input_tokens,
+        record.cache_write_5m,
+        record.cache_write_1h,
+        record.cache_read,
+        0,
+    );
     CallUsage {
         prompt_tokens: record.prompt_tokens,
         input_uncached: record.input_tokens,
@@ -463,5 +537,9 @@ fn usage_of(record: &CallRecord) -> CallUsage {
         cache_read: record.cache_read,
         output: record.output_tokens,
         cost_usd: record.cost_usd,
+        input_cost_usd,
     }
 }
+
+#[cfg(test)]
+mod tests;

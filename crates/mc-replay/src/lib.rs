@@ -3,10 +3,13 @@
 //!
 //! For every strategy and every recording, a fresh simulated provider prices each step's
 //! calls on the simulated clock; the report sums them per strategy: tokens by cache class,
-//! cost at list prices, cache busts by cause, context sizes, requests over the window (each
-//! of which ends its recording for that strategy, as it would a real client's session), the
-//! engine's failures, and the time the strategy itself took. Every claim Magic Context makes about money is a figure
-//! from here, side by side with the baselines of the same run.
+//! cost at list prices (and its prompt side alone, the part a strategy controls), the cost of
+//! labelled background calls, cache busts by cause, context sizes, requests over the window
+//! (each of which ends its recording for that strategy, as it would a real client's session),
+//! the engine's failures, how many of the user's own messages the last request still held
+//! verbatim, counts only the strategy knows, and the time the strategy itself took. Every
+//! claim Magic Context makes about money is a figure from here, side by side with the
+//! baselines of the same run.
 //!
 //! It does no I/O beyond what it is handed, except the `magic` strategy's SQLite store in a
 //! temporary directory: recordings come in loaded, the report and the SVG go out as values
@@ -36,6 +39,7 @@ mod progress;
 mod report;
 mod stand_in;
 mod totals;
+mod user_words_kept;
 
 pub use busts::{BustTracker, CacheOutcome, PREFIX_CHANGED, TTL_EXPIRED};
 pub use error::ReplayError;
@@ -45,4 +49,5 @@ pub use mc_core::thousands;
 pub use memo::MemoCounter;
 pub use plot::{PlotSeries, render_svg};
 pub use stand_in::StandIn;
-pub use totals::{CallUsage, StrategyTotals};
+pub use totals::{CallUsage, LabelTotals, StrategyTotals};
+pub use user_words_kept::UserMessages;

@@ -9,6 +9,7 @@
 //! is counted, so a replay never hides a failure behind a figure.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use mc_core::breakpoints::{CacheTtlChoice, Ttl};
 use mc_core::pass_plan::{BustCause, usable_window};
@@ -19,7 +20,7 @@ use mc_sim::ToolSpec;
 use mc_sim::strategy::{CacheMarks, Prepared, PreparedCall, StepView, Strategy, StrategyContext};
 use mc_store::Store;
 
-use crate::magic_historian::{HistorianCounts, ReplayHistorian};
+use crate::magic_historian::ReplayHistorian;
 
 /// The engine as a replay strategy.
 pub struct Magic {
@@ -66,11 +67,6 @@ impl Magic {
         self.failures
     }
 
-    /// What the historian did.
-    pub fn historian_counts(&self) -> HistorianCounts {
-        self.historian.counts()
-    }
-
     fn session(&self) -> Option<SessionId> {
         SessionId::new(format!("replay-{}", self.branch)).ok()
     }
@@ -85,6 +81,15 @@ impl Default for Magic {
 impl Strategy for Magic {
     fn name(&self) -> &'static str {
         "magic"
+    }
+
+    fn counters(&self) -> BTreeMap<&'static str, u64> {
+        let counts = self.historian.counts();
+        BTreeMap::from([
+            ("historian_runs", counts.runs),
+            ("historian_failed", counts.failed),
+            ("compartments", counts.compartments),
+        ])
     }
 
     fn prepare<'a>(&mut self, step: &StepView<'a>, ctx: &StrategyContext<'_>) -> Prepared<'a> {
@@ -162,6 +167,7 @@ impl Strategy for Magic {
                         messages: Cow::Owned(
                             outcome.messages.iter().map(|m| Message::clone(m)).collect(),
                         ),
+                        model: None,
                         label: None,
                         output_tokens: None,
                         cache_marks: Some(marks),

@@ -114,6 +114,7 @@ impl ReplayHistorian {
                 Role::User,
                 vec![Part::text(job.request.user.clone())],
             )]),
+            model: Some(HISTORIAN_MODEL),
             label: Some("historian"),
             output_tokens: Some(output_tokens),
             cache_marks: None,

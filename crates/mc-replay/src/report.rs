@@ -1,4 +1,5 @@
-//! The replay's report: one JSON object for `--json`, an aligned table otherwise.
+//! The replay's report: one JSON object for `--json`, an aligned table otherwise (labelled
+//! calls and strategy counters, which have no fixed columns, on lines under it).
 
 use std::fmt::Write as _;
 
@@ -56,12 +57,14 @@ impl Replay {
             "cache read",
             "output",
             "cost $",
+            "input $",
             "read share",
             "peak ctx",
             "mean ctx",
             "over",
             "failed",
             "engine fail",
+            "user kept",
             "strategy ms",
             "busts",
         ];
@@ -99,6 +102,10 @@ impl Replay {
             out.push_str(line.trim_end());
             out.push('\n');
         }
+        for line in self.detail_lines() {
+            out.push_str(&line);
+            out.push('\n');
+        }
         for warning in self.warnings() {
             let _ = writeln!(out, "warning: {warning}");
         }
@@ -106,6 +113,34 @@ impl Replay {
             let _ = writeln!(out, "note: {}", stand_in.note(self.files));
         }
         out
+    }
+
+    /// What the columns leave out, one line per strategy that has it: the labelled calls
+    /// (what background work cost) and the strategy's own counters.
+    fn detail_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for run in &self.runs {
+            for (label, calls) in &run.totals.labelled {
+                lines.push(format!(
+                    "calls: {} {label}: {} calls, {} prompt, {} output, ${:.2}",
+                    run.kind,
+                    thousands(calls.calls),
+                    thousands(calls.prompt_tokens),
+                    thousands(calls.output_tokens),
+                    calls.cost_usd
+                ));
+            }
+            if !run.totals.counters.is_empty() {
+                let counts: Vec<String> = run
+                    .totals
+                    .counters
+                    .iter()
+                    .map(|(name, count)| format!("{name} {}", thousands(*count)))
+                    .collect();
+                lines.push(format!("counters: {}: {}", run.kind, counts.join(", ")));
+            }
+        }
+        lines
     }
 
     /// What makes a figure of the table misleading, one sentence each, for the lines under it.
@@ -169,6 +204,7 @@ fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
         thousands(totals.cache_read),
         thousands(totals.output),
         format!("{:.2}", totals.cost_usd),
+        format!("{:.2}", totals.input_cost_usd),
         format!("{:.1}%", totals.cache_read_share * 100.0),
         thousands(totals.peak_context),
         thousands(totals.mean_context.round() as u64),
@@ -177,6 +213,9 @@ fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
         totals
             .engine_failures
             .map_or_else(|| "-".to_owned(), thousands),
+        totals
+            .user_words_kept
+            .map_or_else(|| "-".to_owned(), |share| format!("{:.1}%", share * 100.0)),
         format!("{:.0}", totals.strategy_ms),
         busts,
     ]

@@ -19,6 +19,10 @@ pub struct StrategyTotals {
     pub output: u64,
     /// List-price cost in USD.
     pub cost_usd: f64,
+    /// The prompt side of `cost_usd`: uncached input, cache writes and cache reads at their
+    /// prices, output left out. Every strategy gets the same recorded output, so this is the
+    /// part of the cost a strategy controls (DESIGN §8).
+    pub input_cost_usd: f64,
     /// `cache_read ÷ (input_uncached + cache_write + cache_read)`; 0 with no input.
     pub cache_read_share: f64,
     /// Busts by cause (see [`crate::BustTracker`]).
@@ -37,14 +41,56 @@ pub struct StrategyTotals {
     /// strategy only; absent for baselines, which have no engine to fail).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine_failures: Option<u64>,
+    /// The share of the user's own messages (see [`crate::UserMessages`]) still verbatim in
+    /// the last request the strategy sent per recording, over all recordings; absent when
+    /// the recordings hold no user words, where a share means nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_words_kept: Option<f64>,
     /// Wall time spent inside the strategy's own code, in milliseconds.
     pub strategy_ms: f64,
     /// Prompt tokens of the calls the provider accepted; equals
     /// `input_uncached + cache_write + cache_read`.
     pub prompt_tokens: u64,
+    /// Accepted calls with a label (`"summary"`, `"historian"`), totalled per label, so the
+    /// cost of a strategy's background work can be read apart; they are in the totals above
+    /// as well.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labelled: BTreeMap<String, LabelTotals>,
+    /// What the strategy itself counted (`Strategy::counters`), summed over recordings.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, u64>,
     /// Sum of every call's prompt, refused ones included (for the mean).
     #[serde(skip)]
     context_sum: u128,
+    /// User messages over all recordings, the denominator of `user_words_kept`.
+    #[serde(skip)]
+    user_messages: u64,
+    /// Of those, the ones the last request kept.
+    #[serde(skip)]
+    user_messages_kept: u64,
+}
+
+/// The accepted calls of one label.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LabelTotals {
+    /// How many the provider accepted (a refused one ends the session and is counted in
+    /// `over_window`).
+    pub calls: u64,
+    /// Their prompt tokens.
+    pub prompt_tokens: u64,
+    /// Their output tokens.
+    pub output_tokens: u64,
+    /// Their list-price cost in USD, at the model each call went to.
+    pub cost_usd: f64,
+}
+
+impl LabelTotals {
+    fn add(&mut self, other: &Self) {
+        self.calls += other.calls;
+        self.prompt_tokens += other.prompt_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd += other.cost_usd;
+    }
 }
 
 /// One accepted call's usage, as the ledger reports it.
@@ -62,6 +108,8 @@ pub struct CallUsage {
     pub output: u64,
     /// Its cost.
     pub cost_usd: f64,
+    /// Its cost without the output tokens.
+    pub input_cost_usd: f64,
 }
 
 impl StrategyTotals {
@@ -73,8 +121,38 @@ impl StrategyTotals {
         self.cache_read += usage.cache_read;
         self.output += usage.output;
         self.cost_usd += usage.cost_usd;
+        self.input_cost_usd += usage.input_cost_usd;
         self.prompt_tokens += usage.prompt_tokens;
         self.add_context(usage.prompt_tokens);
+    }
+
+    /// Adds an accepted call to its label's totals (after [`Self::add_call`], which counts
+    /// it in the overall figures).
+    pub fn add_labelled(&mut self, label: &str, usage: &CallUsage) {
+        let call = LabelTotals {
+            calls: 1,
+            prompt_tokens: usage.prompt_tokens,
+            output_tokens: usage.output,
+            cost_usd: usage.cost_usd,
+        };
+        self.labelled
+            .entry(label.to_owned())
+            .or_default()
+            .add(&call);
+    }
+
+    /// Adds one recording's user messages: `total` of them, `kept` still in the last request.
+    pub fn add_user_words(&mut self, kept: u64, total: u64) {
+        self.user_messages += total;
+        self.user_messages_kept += kept;
+        self.refresh_ratios();
+    }
+
+    /// Adds a strategy's own counts.
+    pub fn add_counters<'k>(&mut self, counters: impl IntoIterator<Item = (&'k str, u64)>) {
+        for (name, count) in counters {
+            *self.counters.entry(name.to_owned()).or_default() += count;
+        }
     }
 
     /// Adds a call refused for exceeding the window, `prompt_tokens` long.
@@ -112,6 +190,7 @@ impl StrategyTotals {
         self.cache_read += other.cache_read;
         self.output += other.output;
         self.cost_usd += other.cost_usd;
+        self.input_cost_usd += other.input_cost_usd;
         for (cause, count) in &other.busts {
             *self.busts.entry(cause.clone()).or_default() += count;
         }
@@ -124,6 +203,17 @@ impl StrategyTotals {
         self.strategy_ms += other.strategy_ms;
         self.prompt_tokens += other.prompt_tokens;
         self.context_sum += other.context_sum;
+        for (label, calls) in &other.labelled {
+            self.labelled.entry(label.clone()).or_default().add(calls);
+        }
+        self.add_counters(
+            other
+                .counters
+                .iter()
+                .map(|(name, &count)| (name.as_str(), count)),
+        );
+        self.user_messages += other.user_messages;
+        self.user_messages_kept += other.user_messages_kept;
         self.refresh_ratios();
     }
 
@@ -142,6 +232,12 @@ impl StrategyTotals {
         let input = self.input_uncached + self.cache_write + self.cache_read;
         self.cache_read_share = ratio(u128::from(self.cache_read), u128::from(input));
         self.mean_context = ratio(self.context_sum, u128::from(self.requests));
+        self.user_words_kept = (self.user_messages > 0).then(|| {
+            ratio(
+                u128::from(self.user_messages_kept),
+                u128::from(self.user_messages),
+            )
+        });
     }
 }
 
@@ -168,6 +264,7 @@ mod tests {
             cache_read: 0,
             output: 10,
             cost_usd: 0.5,
+            input_cost_usd: 0.375,
         });
         totals.add_call(&CallUsage {
             prompt_tokens: 1_100,
@@ -176,6 +273,7 @@ mod tests {
             cache_read: 1_000,
             output: 20,
             cost_usd: 0.25,
+            input_cost_usd: 0.125,
         });
         totals.add_over_window(5_000);
         totals.add_failed_session();
@@ -197,9 +295,52 @@ mod tests {
         assert_eq!(merged.engine_failures, None);
         assert_eq!(merged.busts.get("window"), Some(&2));
         assert_eq!(merged.cost_usd, 1.5);
+        assert_eq!(merged.input_cost_usd, 1.0);
+        assert_eq!(merged.user_words_kept, None);
+        assert!(merged.labelled.is_empty() && merged.counters.is_empty());
         // Engine failures are present once any run reported them, even as 0.
         totals.add_engine_failures(0);
         merged.merge(&totals);
         assert_eq!(merged.engine_failures, Some(0));
+    }
+
+    #[test]
+    fn labels_counters_and_kept_words_sum_over_recordings() {
+        let summary = CallUsage {
+            prompt_tokens: 2_000,
+            input_uncached: 2_000,
+            output: 300,
+            cost_usd: 0.01,
+            input_cost_usd: 0.002,
+            ..CallUsage::default()
+        };
+        let mut recording = StrategyTotals::default();
+        recording.add_call(&summary);
+        recording.add_labelled("summary", &summary);
+        recording.add_counters([("compartments", 3)]);
+        recording.add_user_words(1, 4);
+        let mut empty = StrategyTotals::default();
+        empty.add_user_words(0, 0);
+        let mut merged = StrategyTotals::default();
+        merged.merge(&recording);
+        merged.merge(&recording);
+        merged.merge(&empty);
+        let summaries = LabelTotals {
+            calls: 2,
+            prompt_tokens: 4_000,
+            output_tokens: 600,
+            cost_usd: 0.02,
+        };
+        assert_eq!(
+            merged.labelled,
+            BTreeMap::from([("summary".to_owned(), summaries)])
+        );
+        assert_eq!(
+            merged.counters,
+            BTreeMap::from([("compartments".to_owned(), 6)])
+        );
+        assert_eq!(merged.user_words_kept, Some(0.25));
+        assert_eq!(merged.requests, 2);
+        assert_eq!(empty.user_words_kept, None);
     }
 }

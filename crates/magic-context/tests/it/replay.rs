@@ -68,8 +68,11 @@ fn json_report_has_every_strategy_and_field() {
             .keys()
             .map(String::as_str)
             .collect();
-        // Only the engine can fail to manage a pass; baselines have no such field.
+        // Only the engine can fail to manage a pass; baselines have no such field. Only
+        // autocompact makes labelled calls (its summaries); no strategy counts anything of
+        // its own yet.
         let engine_failures = (name == "magic").then_some("engine_failures");
+        let labelled = (name == "autocompact").then_some("labelled");
         let expected: Vec<&str> = [
             "requests",
             "input_uncached",
@@ -77,6 +80,7 @@ fn json_report_has_every_strategy_and_field() {
             "cache_read",
             "output",
             "cost_usd",
+            "input_cost_usd",
             "cache_read_share",
             "busts",
             "peak_context",
@@ -86,7 +90,8 @@ fn json_report_has_every_strategy_and_field() {
         ]
         .into_iter()
         .chain(engine_failures)
-        .chain(["strategy_ms", "prompt_tokens"])
+        .chain(["user_words_kept", "strategy_ms", "prompt_tokens"])
+        .chain(labelled)
         .collect();
         assert_eq!(fields, expected, "{name}");
         assert_eq!(
@@ -124,10 +129,17 @@ fn text_table_and_plot() {
         .stdout
         .lines()
         .skip(2)
-        .take_while(|line| !line.starts_with("warning:") && !line.starts_with("note:"))
+        .take_while(|line| {
+            !["calls:", "counters:", "warning:", "note:"]
+                .iter()
+                .any(|prefix| line.starts_with(prefix))
+        })
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert_eq!(rows, ["window", "passthrough"]);
+    let header = run.stdout.lines().nth(1).unwrap();
+    assert!(header.contains("  cost $  input $  "), "{header}");
+    assert!(header.contains("  user kept  "), "{header}");
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
 }

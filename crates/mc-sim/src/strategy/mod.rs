@@ -53,6 +53,7 @@ mod summary;
 mod window;
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use mc_core::Message;
 
@@ -126,7 +127,12 @@ pub struct PreparedCall<'a> {
     pub tools: &'a [ToolSpec],
     /// The conversation this call sends; borrowed when the strategy changed nothing.
     pub messages: Cow<'a, [Message]>,
-    /// What the call is for, when it is not the client's own request (`"summary"`).
+    /// The model this call goes to; `None` is the replay's model. A background call (a
+    /// summariser) may run on a smaller model, and must then be priced at that model's prices
+    /// and cache rules, not the main model's.
+    pub model: Option<&'a str>,
+    /// What the call is for, when it is not the client's own request (`"summary"`); reports
+    /// total labelled calls apart, so what the background work costs can be read off.
     pub label: Option<&'static str>,
     /// The output the call generates, when the strategy knows it (a summary's size); `None`
     /// means the step's recorded output.
@@ -137,13 +143,14 @@ pub struct PreparedCall<'a> {
 }
 
 impl<'a> PreparedCall<'a> {
-    /// The client's own call of `step` sending `messages`: no label, the recorded output,
-    /// Claude Code's own marker placement.
+    /// The client's own call of `step` sending `messages`: the replay's model, no label, the
+    /// recorded output, Claude Code's own marker placement.
     pub fn client(step: &StepView<'a>, messages: Cow<'a, [Message]>) -> Self {
         Self {
             system: step.system,
             tools: step.tools,
             messages,
+            model: None,
             label: None,
             output_tokens: None,
             cache_marks: None,
@@ -212,6 +219,13 @@ pub trait Strategy: Send {
 
     /// The calls to price for `step`.
     fn prepare<'a>(&mut self, step: &StepView<'a>, ctx: &StrategyContext<'_>) -> Prepared<'a>;
+
+    /// Counts only the strategy knows (compartments it produced, say), read once the
+    /// recording is replayed; reports sum them over recordings. The calls alone cannot tell
+    /// what a strategy did with them, and the baselines have nothing to add, hence empty.
+    fn counters(&self) -> BTreeMap<&'static str, u64> {
+        BTreeMap::new()
+    }
 }
 
 #[cfg(test)]
