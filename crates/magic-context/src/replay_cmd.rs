@@ -74,6 +74,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         token_scale: args.token_scale,
         stand_in_tokens: args.stand_in_tokens,
         progress: true,
+        engine_config: engine_config(),
     };
     let report = replay(&recordings, &options).context("replay failed")?;
     if let Some(path) = &args.plot {
@@ -128,4 +129,15 @@ mod tests {
             "unknown format `har`; valid formats: auto, swe-traj, anthropic-capture, claude-code"
         );
     }
+}
+
+/// The configuration `serve` would run with (the user's config file, or the one
+/// `MAGIC_CONTEXT_CONFIG` names), so a replay measures the engine as configured; problems
+/// are printed as warnings, as `serve` logs them.
+fn engine_config() -> mc_core::config::Config {
+    let loaded = mc_config::load(&mc_config::ConfigSources::discover(None));
+    for diagnostic in &loaded.diagnostics {
+        eprintln!("warning: config: {diagnostic}");
+    }
+    loaded.config
 }

@@ -110,6 +110,10 @@ pub struct RawPass {
     /// cheaper working set.
     #[schemars(range(min = PassConfig::WORKING_SET_TOKENS.min, max = PassConfig::WORKING_SET_TOKENS.max))]
     pub working_set_tokens: Option<u64>,
+    /// Bust below the execute threshold when what the bust removes, re-read this many more
+    /// turns, outweighs rewriting the prefix (0 turns it off).
+    #[schemars(range(min = PassConfig::WORKING_SET_HORIZON_TURNS.min, max = PassConfig::WORKING_SET_HORIZON_TURNS.max))]
+    pub working_set_horizon_turns: Option<u64>,
 }
 
 /// One model's execute threshold: set `percent` or `tokens` (`tokens` wins when both are set).

@@ -215,6 +215,12 @@ impl Checker {
                     PassConfig::WORKING_SET_TOKENS,
                 )
                 .map(Tokens),
+            working_set_horizon_turns: self.count(
+                key(&["pass", "working_set_horizon_turns"]),
+                raw.working_set_horizon_turns,
+                PassConfig::WORKING_SET_HORIZON_TURNS,
+                d.working_set_horizon_turns,
+            ),
         }
     }
 

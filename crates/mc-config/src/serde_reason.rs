@@ -78,7 +78,7 @@ mod tests {
     #[test]
     fn unknown_keys_suggest_near_misses() {
         let message = "unknown field `execute_treshold_percent`, expected one of \
-                       `execute_threshold_percent`, `execute_threshold_by_model`, `refusal_percent`, `working_set_tokens`";
+                       `execute_threshold_percent`, `execute_threshold_by_model`, `refusal_percent`, `working_set_tokens`, `working_set_horizon_turns`";
         assert_eq!(
             humanize(message),
             "unknown key `execute_treshold_percent` (did you mean `execute_threshold_percent`?)"

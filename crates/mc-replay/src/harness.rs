@@ -40,6 +40,7 @@ use crate::progress::replay_bar;
 use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
 use crate::user_words_kept::UserMessages;
+use mc_core::config::Config;
 
 /// The most output a rendered Anthropic request asks for: Claude Code's `max_tokens`.
 const CLIENT_MAX_TOKENS: u64 = 32_000;
@@ -62,6 +63,8 @@ pub struct ReplayOptions {
     pub stand_in_tokens: Option<u64>,
     /// Draw a progress bar (only ever on a terminal).
     pub progress: bool,
+    /// The configuration the `magic` strategy's engine and historian run with.
+    pub engine_config: Config,
 }
 
 impl Default for ReplayOptions {
@@ -73,6 +76,7 @@ impl Default for ReplayOptions {
             token_scale: TokenScale::ONE,
             stand_in_tokens: None,
             progress: false,
+            engine_config: Config::default(),
         }
     }
 }
@@ -243,7 +247,7 @@ fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRu
             counter: Arc::clone(inputs.counter),
             token_scale: options.token_scale,
         };
-        run.replay_recording(&session, &mut Driven::new(kind))?;
+        run.replay_recording(&session, &mut Driven::new(kind, &options.engine_config))?;
         inputs.bar.inc(1);
     }
     Ok(run)
@@ -421,11 +425,12 @@ enum Driven {
 }
 
 impl Driven {
-    /// A fresh strategy of `kind`, with a fresh store for the engine.
-    fn new(kind: StrategyKind) -> Self {
+    /// A fresh strategy of `kind`, with a fresh store for the engine (configured by
+    /// `config`).
+    fn new(kind: StrategyKind, config: &Config) -> Self {
         match kind.build() {
             Some(strategy) => Self::Baseline(strategy),
-            None => Self::Magic(Box::default()),
+            None => Self::Magic(Box::new(Magic::new(config.clone()))),
         }
     }
 

@@ -35,12 +35,12 @@ pub struct Magic {
 }
 
 impl Magic {
-    /// A strategy with a fresh store; a store that cannot be created leaves the strategy
-    /// passing requests through, counted as failures.
-    pub fn new() -> Self {
+    /// A strategy with a fresh store and `config`; a store that cannot be created leaves the
+    /// strategy passing requests through, counted as failures.
+    pub fn new(config: mc_core::config::Config) -> Self {
         let opened = tempfile::tempdir().ok().and_then(|dir| {
             let store = Store::open(dir.path().join("context.db")).ok()?;
-            Some((dir, Engine::new(store, mc_core::config::Config::default())))
+            Some((dir, Engine::new(store, config)))
         });
         match opened {
             Some((dir, engine)) => Self {
@@ -74,7 +74,7 @@ impl Magic {
 
 impl Default for Magic {
     fn default() -> Self {
-        Self::new()
+        Self::new(mc_core::config::Config::default())
     }
 }
 
@@ -226,6 +226,7 @@ fn cause_name(cause: BustCause) -> &'static str {
         BustCause::StructuralEdit => "structural-edit",
         BustCause::M1Backstop => "m1-backstop",
         BustCause::Emergency => "emergency",
+        BustCause::WorkingSet => "working-set",
     }
 }
 

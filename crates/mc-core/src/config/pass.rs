@@ -29,6 +29,10 @@ pub struct PassConfig {
     /// A working set smaller than the window: the engine plans against at most this many
     /// tokens whatever the model's window, for users who want smaller, cheaper prompts.
     pub working_set_tokens: Option<Tokens>,
+    /// Below the execute threshold, a bust is still taken when what it removes, re-read this
+    /// many more turns, outweighs rewriting the prefix at the write price (0 turns it off).
+    /// Chosen by replay: see `economics::WORKING_SET_HORIZON_TURNS`.
+    pub working_set_horizon_turns: u32,
 }
 
 impl PassConfig {
@@ -41,6 +45,8 @@ impl PassConfig {
     pub const REFUSAL_PERCENT: Bounds = Bounds::percent(92, 100);
     /// Accepted working sets: below 8K tokens no coding agent's system prompt fits.
     pub const WORKING_SET_TOKENS: Bounds = Bounds::tokens(8_000, 10_000_000);
+    /// Accepted working-set horizons, in turns (0 = no busts below the execute threshold).
+    pub const WORKING_SET_HORIZON_TURNS: Bounds = Bounds::count(0, 1_000, "turns");
 
     /// The usable window to plan against: the request's, capped by the working set.
     pub fn planned_window(&self, usable_window: Option<Tokens>) -> Option<Tokens> {
@@ -81,6 +87,7 @@ impl Default for PassConfig {
             execute_threshold_by_model: BTreeMap::new(),
             refusal_percent: Percent::saturating(95),
             working_set_tokens: None,
+            working_set_horizon_turns: crate::pass_plan::economics::WORKING_SET_HORIZON_TURNS,
         }
     }
 }

@@ -2,9 +2,15 @@
 //! summary (see [`crate::head::Quote`]).
 //!
 //! Taken from the raw log by the engine, not written by the model: a model paraphrases, and
-//! what the user asked for must survive word for word. A message longer than
-//! [`QUOTE_MAX_CHARS`] (a pasted log, a whole file) keeps its head and tail around a marker,
-//! since the history budget is shared with every other compartment.
+//! what the user asked for must survive word for word.
+//!
+//! Quotes take at most a tenth of the characters of the range they come from (at least
+//! [`MIN_QUOTE_BUDGET_CHARS`]), shortest messages first. What people type (instructions,
+//! corrections, constraints) is short and is kept; long user-role texts are pasted logs or,
+//! for agents that send tool output as user text instead of tool results, observations, and
+//! keeping those verbatim would undo the summary. The raw log keeps everything, and the
+//! summary covers what is not quoted. A kept message longer than [`QUOTE_MAX_CHARS`] keeps its
+//! head and tail around a marker.
 
 use crate::head::Quote;
 use crate::{Message, thousands, user_words};
@@ -12,10 +18,23 @@ use crate::{Message, thousands, user_words};
 /// The longest quote kept whole, in characters.
 pub const QUOTE_MAX_CHARS: usize = 2_000;
 
-/// The user's words of `messages` (with their ordinals) as quotes, one per text part, in
-/// order. `skip` names an ordinal kept elsewhere verbatim (the task, pinned in `m[0]`).
+/// The smallest quote budget of a range, in characters: a short range still keeps a
+/// sentence or two of the user's.
+pub const MIN_QUOTE_BUDGET_CHARS: usize = 600;
+
+/// The quote budget's share of the range's characters, in percent.
+const QUOTE_BUDGET_PERCENT: usize = 10;
+
+/// The user's words of `messages` (with their ordinals) as quotes, one per kept text part, in
+/// order, within the range's quote budget (see the module docs). `skip` names an ordinal kept
+/// elsewhere verbatim (the task, pinned in `m[0]`).
 pub fn quotes_of(messages: &[(u64, &Message)], skip: Option<u64>) -> Vec<Quote> {
-    messages
+    let range_chars: usize = messages
+        .iter()
+        .map(|(_, message)| serde_json::to_string(&message.parts).map_or(0, |json| json.len()))
+        .sum();
+    let budget = (range_chars * QUOTE_BUDGET_PERCENT / 100).max(MIN_QUOTE_BUDGET_CHARS);
+    let mut candidates: Vec<Quote> = messages
         .iter()
         .filter(|(ordinal, _)| Some(*ordinal) != skip)
         .flat_map(|&(ordinal, message)| {
@@ -24,7 +43,25 @@ pub fn quotes_of(messages: &[(u64, &Message)], skip: Option<u64>) -> Vec<Quote> 
                 text: shortened(&text),
             })
         })
-        .collect()
+        .collect();
+    let mut by_length: Vec<usize> = (0..candidates.len()).collect();
+    by_length.sort_by_key(|&index| (candidates[index].text.chars().count(), index));
+    let mut used = 0;
+    let mut kept = vec![false; candidates.len()];
+    for index in by_length {
+        let length = candidates[index].text.chars().count();
+        if used + length > budget {
+            break;
+        }
+        used += length;
+        kept[index] = true;
+    }
+    let mut index = 0;
+    candidates.retain(|_| {
+        index += 1;
+        kept[index - 1]
+    });
+    candidates
 }
 
 /// `text` whole when short enough, else its first and last characters around a marker that
@@ -51,6 +88,15 @@ mod tests {
     #[test]
     fn quotes_are_the_users_words_verbatim_and_long_ones_keep_both_ends() {
         let long = format!("start {} end", "x".repeat(3_000));
+        // A large range (a tool output) gives the long message room in the budget.
+        let output = Message::new(
+            Role::User,
+            vec![Part::ToolResult {
+                call_id: "c".into(),
+                content: vec![Part::text("y".repeat(40_000))],
+                is_error: false,
+            }],
+        );
         let messages = [
             Message::new(Role::User, vec![Part::text("the task")]),
             Message::new(Role::Assistant, vec![Part::text("on it")]),
@@ -61,6 +107,7 @@ mod tests {
                     Part::text(long.clone()),
                 ],
             ),
+            output,
         ];
         let indexed: Vec<(u64, &Message)> = (0..).zip(&messages).collect();
         let quotes = quotes_of(&indexed, Some(0));
@@ -79,5 +126,22 @@ mod tests {
             "{}",
             quotes[1].text
         );
+    }
+
+    #[test]
+    fn within_the_budget_the_shortest_are_kept_in_order() {
+        let texts = ["fix it", &"observation ".repeat(60), "no sleeps", &"log ".repeat(100)];
+        let messages: Vec<Message> = texts
+            .iter()
+            .map(|text| Message::new(Role::User, vec![Part::text(*text)]))
+            .collect();
+        let indexed: Vec<(u64, &Message)> = (0..).zip(&messages).collect();
+        let kept: Vec<u64> = quotes_of(&indexed, None)
+            .iter()
+            .map(|quote| quote.ordinal)
+            .collect();
+        // About 1,200 characters of range: the 600-character floor keeps the two short
+        // messages and the 400-character log, not the 720-character observation.
+        assert_eq!(kept, [0, 2, 3]);
     }
 }

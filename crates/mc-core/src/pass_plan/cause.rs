@@ -31,6 +31,9 @@ pub enum BustCause {
     /// Usage reached the refusal level of a provider-proven window and there is still
     /// something to fold or drop.
     Emergency,
+    /// Below the execute threshold, the bust removes enough (history the historian
+    /// summarised, queued drops) to pay back its rewrite within the working-set horizon.
+    WorkingSet,
 }
 
 impl BustCause {
@@ -47,6 +50,7 @@ impl BustCause {
             Self::StructuralEdit => "structural_edit",
             Self::M1Backstop => "m1_backstop",
             Self::Emergency => "emergency",
+            Self::WorkingSet => "working_set",
         }
     }
 
@@ -59,9 +63,11 @@ impl BustCause {
             | Self::SystemChanged
             | Self::StructuralEdit
             | Self::M1Backstop => true,
-            Self::ExecuteThreshold | Self::OperatorFlush | Self::ForceBand | Self::Emergency => {
-                false
-            }
+            Self::ExecuteThreshold
+            | Self::OperatorFlush
+            | Self::ForceBand
+            | Self::Emergency
+            | Self::WorkingSet => false,
         }
     }
 }
@@ -83,6 +89,7 @@ mod tests {
             BustCause::StructuralEdit,
             BustCause::M1Backstop,
             BustCause::Emergency,
+            BustCause::WorkingSet,
         ];
         for cause in all {
             assert_eq!(serde_json::to_value(cause).unwrap(), cause.as_str());

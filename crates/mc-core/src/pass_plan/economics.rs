@@ -32,6 +32,14 @@ use super::usage::UsageLevel;
 /// and keeps the projection of growth short enough to trust.
 pub const EXPECTED_REMAINING_TURNS: u64 = 10;
 
+/// The working-set horizon by default: a bust below the execute threshold must pay back
+/// within this many turns (see [`crate::config::PassConfig::working_set_horizon_turns`]).
+pub const WORKING_SET_HORIZON_TURNS: u32 = 10;
+
+/// Below the execute threshold, a bust must remove at least this many tokens: smaller ones
+/// would bust again and again for little (the same floor the emergency reclaim keeps).
+pub const MIN_WORKING_SET_REMOVAL: u64 = 2_000;
+
 /// r: cache read price in thousandths of the input price (0.1x).
 pub const READ_PRICE_PER_MILLE: u64 = 100;
 
@@ -65,12 +73,23 @@ pub struct BustEconomics {
 }
 
 impl BustEconomics {
-    /// Weighs a bust that removes `inputs.pending` and rewrites `rewritten` tokens.
+    /// Weighs a bust that removes `inputs.pending` and rewrites `rewritten` tokens, over
+    /// [`EXPECTED_REMAINING_TURNS`].
     pub fn weigh(inputs: &PassInputs, usage: &UsageLevel, rewritten: Tokens) -> Self {
+        Self::weigh_over(inputs, usage, rewritten, EXPECTED_REMAINING_TURNS)
+    }
+
+    /// [`Self::weigh`] over a horizon of `turns`.
+    pub fn weigh_over(
+        inputs: &PassInputs,
+        usage: &UsageLevel,
+        rewritten: Tokens,
+        turns: u64,
+    ) -> Self {
         let removed = inputs.pending.removable_tokens();
         let write = u128::from(write_price_per_mille(inputs.ttl));
         let read = u128::from(READ_PRICE_PER_MILLE);
-        let turns = u128::from(EXPECTED_REMAINING_TURNS);
+        let turns = u128::from(turns);
         let saving = u128::from(removed.get()) * (turns * read + write);
         let cost = u128::from(rewritten.get()) * (write - read.min(write));
         let growth = inputs
@@ -102,6 +121,12 @@ impl BustEconomics {
     /// Whether the bust should happen now.
     pub fn worth_busting(&self) -> bool {
         self.has_work && self.pays()
+    }
+
+    /// Whether a bust below the execute threshold should happen now: it pays, and removes
+    /// at least [`MIN_WORKING_SET_REMOVAL`].
+    pub fn worth_shrinking_the_working_set(&self) -> bool {
+        self.worth_busting() && self.removed_tokens.get() >= MIN_WORKING_SET_REMOVAL
     }
 
     /// One line for the plan's reasons.

@@ -103,10 +103,20 @@ pub fn plan_pass(
     } else {
         let rewritten = fold::rewritten_tokens(inputs, upgrade.is_some());
         let economics = BustEconomics::weigh(inputs, &usage, rewritten);
+        let working_set =
+            (pass.working_set_horizon_turns > 0 && !usage.execute_reached).then(|| {
+                BustEconomics::weigh_over(
+                    inputs,
+                    &usage,
+                    rewritten,
+                    u64::from(pass.working_set_horizon_turns),
+                )
+            });
         let facts = PermissionFacts {
             usage: &usage,
             emergency,
             economics: &economics,
+            working_set: working_set.as_ref(),
         };
         match permission::grant(inputs, facts, &mut reasons) {
             None => {

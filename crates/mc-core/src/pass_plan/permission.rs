@@ -18,13 +18,16 @@ pub struct PermissionFacts<'a> {
     pub emergency: bool,
     /// The weighing of a bust at the execute threshold.
     pub economics: &'a BustEconomics,
+    /// Below the execute threshold, the weighing over the working-set horizon (`None` when
+    /// the horizon is off or the threshold is reached).
+    pub working_set: Option<&'a BustEconomics>,
 }
 
 /// The strongest permission that holds, recording every one that does (and why the execute
 /// threshold declined, when it did) in `reasons`.
 ///
-/// Priority: emergency, force band, operator flush, execute threshold — the ledger names the
-/// permission that would have busted even without the others.
+/// Priority: emergency, force band, operator flush, execute threshold, working set — the
+/// ledger names the permission that would have busted even without the others.
 pub fn grant(
     inputs: &PassInputs,
     facts: PermissionFacts<'_>,
@@ -60,6 +63,14 @@ pub fn grant(
         reasons.push(facts.economics.describe());
         if facts.economics.worth_busting() {
             granted.push(BustCause::ExecuteThreshold);
+        }
+    }
+    if let Some(working_set) = facts.working_set
+        && working_set.has_work
+    {
+        if working_set.worth_shrinking_the_working_set() {
+            reasons.push(format!("working set: {}", working_set.describe()));
+            granted.push(BustCause::WorkingSet);
         }
     }
     granted.first().copied()
