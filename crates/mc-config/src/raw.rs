@@ -215,6 +215,9 @@ pub struct RawHistorian {
     /// result is clamped to 5,000–50,000 tokens).
     #[schemars(range(min = HistorianConfig::TRIGGER_BUDGET_PERCENT.min, max = HistorianConfig::TRIGGER_BUDGET_PERCENT.max))]
     pub trigger_budget_percent: Option<u64>,
+    /// The newest tags that stay raw, never summarised.
+    #[schemars(range(min = HistorianConfig::LIVE_TAIL_TAGS.min, max = HistorianConfig::LIVE_TAIL_TAGS.max))]
+    pub live_tail_tags: Option<u64>,
     /// Drop a chunk's last compartment when it ends within this many ordinals of the chunk end.
     #[schemars(range(min = HistorianConfig::LOOKAHEAD_ORDINALS.min, max = HistorianConfig::LOOKAHEAD_ORDINALS.max))]
     pub lookahead_ordinals: Option<u64>,

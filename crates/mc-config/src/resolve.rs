@@ -357,6 +357,12 @@ impl Checker {
                 HistorianConfig::TRIGGER_BUDGET_PERCENT,
                 d.trigger_budget_percent,
             ),
+            live_tail_tags: self.count(
+                key(&["historian", "live_tail_tags"]),
+                raw.live_tail_tags,
+                HistorianConfig::LIVE_TAIL_TAGS,
+                d.live_tail_tags,
+            ),
             lookahead_ordinals: self.count(
                 key(&["historian", "lookahead_ordinals"]),
                 raw.lookahead_ordinals,

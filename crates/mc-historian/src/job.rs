@@ -54,7 +54,7 @@ pub fn next_job(
         };
         let boundary = tx.summarised_until(session)?;
         let tags = TagIndex::new(tx.tags(session)?);
-        let Some(live_from) = live_tail_start(&tags, settings.protected_tags) else {
+        let Some(live_from) = live_tail_start(&tags, settings.live_tail_tags) else {
             return Ok(None);
         };
         if live_from <= boundary {

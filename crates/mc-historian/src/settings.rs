@@ -22,7 +22,7 @@ pub struct HistorianSettings {
     /// The last compartment is held back when it ends within this many ordinals of the chunk.
     pub lookahead: u32,
     /// The newest tags that form the live tail, never summarised.
-    pub protected_tags: u32,
+    pub live_tail_tags: u32,
     /// The execute threshold, percent of the usable window: pressure near it lowers the
     /// trigger.
     pub execute_percent: u64,
@@ -38,7 +38,7 @@ impl HistorianSettings {
             trigger_tokens: trigger,
             max_chunk_tokens: trigger.saturating_mul(MAX_CHUNK_BUDGETS),
             lookahead: config.historian.lookahead_ordinals,
-            protected_tags: config.reduction.protected_tags,
+            live_tail_tags: config.historian.live_tail_tags,
             execute_percent: u64::from(config.pass.execute_threshold_percent.get()),
         }
     }

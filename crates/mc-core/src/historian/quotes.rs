@@ -130,7 +130,12 @@ mod tests {
 
     #[test]
     fn within_the_budget_the_shortest_are_kept_in_order() {
-        let texts = ["fix it", &"observation ".repeat(60), "no sleeps", &"log ".repeat(100)];
+        let texts = [
+            "fix it",
+            &"observation ".repeat(60),
+            "no sleeps",
+            &"log ".repeat(100),
+        ];
         let messages: Vec<Message> = texts
             .iter()
             .map(|text| Message::new(Role::User, vec![Part::text(*text)]))

@@ -76,7 +76,7 @@ fn settings() -> HistorianSettings {
         trigger_tokens: 2_000,
         max_chunk_tokens: 6_000,
         lookahead: 2,
-        protected_tags: 6,
+        live_tail_tags: 6,
         execute_percent: 65,
     }
 }
