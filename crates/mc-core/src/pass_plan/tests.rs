@@ -94,9 +94,22 @@ fn execute_threshold_busts_when_the_removal_pays() {
         "{:?}",
         plan.reasons
     );
-    // One token below the threshold: defer.
+    // One token below the threshold the same removal still pays over the working-set
+    // horizon; with that horizon off, it defers.
     assert_eq!(
         kind_cause(&with_drops(at_usage(129_999), 30_000)),
+        (PassKind::SoftBust, Some(BustCause::WorkingSet))
+    );
+    let no_working_set = PassConfig {
+        working_set_horizon_turns: 0,
+        ..PassConfig::default()
+    };
+    assert_eq!(
+        kind_cause_with(
+            &with_drops(at_usage(129_999), 30_000),
+            &no_working_set,
+            MODEL
+        ),
         (PassKind::CacheHit, None)
     );
 }
@@ -466,7 +479,10 @@ fn emergency_at_a_proven_limit_and_refusal_only_when_the_minimal_rendering_is_ov
 
 #[test]
 fn per_model_token_threshold() {
-    let mut pass = PassConfig::default();
+    let mut pass = PassConfig {
+        working_set_horizon_turns: 0,
+        ..PassConfig::default()
+    };
     pass.execute_threshold_by_model.insert(
         "gpt-5".to_owned(),
         ExecuteThreshold::Tokens(Tokens(100_000)),
@@ -597,9 +613,10 @@ prop_compose! {
 }
 
 prop_compose! {
-    fn arb_pass()(execute in 20..=90u8, tokens in 1_000..400_000u64) -> PassConfig {
+    fn arb_pass()(execute in 20..=90u8, tokens in 1_000..400_000u64, horizon in prop_oneof![Just(0u32), 1..40u32]) -> PassConfig {
         let mut pass = PassConfig {
             execute_threshold_percent: Percent::saturating(execute),
+            working_set_horizon_turns: horizon,
             ..PassConfig::default()
         };
         pass.execute_threshold_by_model
@@ -665,8 +682,16 @@ proptest! {
         if !execute && !usage.force_reached && !refusal_level && !is_dead(&inputs)
             && !inputs.operator_flush && inputs.head_rendered
         {
-            prop_assert_eq!(plan.kind, PassKind::CacheHit);
-            prop_assert!(!plan.may_mutate && !plan.force);
+            // Only the working-set weighing may bust here: it pays over its horizon and
+            // removes at least the minimum.
+            // (A working-set bust may turn into a fold: its reasons say why it busted.)
+            if plan.reasons.iter().any(|reason| reason.starts_with("working set: ")) {
+                prop_assert!(pass.working_set_horizon_turns > 0);
+                prop_assert!(inputs.pending.removable_tokens().get() >= economics::MIN_WORKING_SET_REMOVAL);
+            } else {
+                prop_assert_eq!(plan.kind, PassKind::CacheHit);
+            }
+            prop_assert!(!plan.force);
         }
     }
 
