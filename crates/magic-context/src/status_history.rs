@@ -51,7 +51,7 @@ impl HistoryStatus {
                 .get()
         });
         let all = tx.historian_runs(session, RUNS_TOTALLED)?;
-        let cost_usd = all.iter().map(run_cost).sum();
+        let cost_usd = all.iter().map(run_cost).fold(0.0, |sum, cost| sum + cost);
         Ok(Self {
             compartments,
             summarised_until,
@@ -94,12 +94,18 @@ impl HistoryStatus {
         })
     }
 
-    /// The text block.
+    /// The text block: a `history` line and a `historian` line (and the last run's).
     pub fn text(&self, age: &dyn Fn(i64) -> String) -> String {
-        let mut out = format!(
-            "  history: {} compartments cover messages 0..{}",
-            self.compartments, self.summarised_until
-        );
+        let mut out = String::from("  history    ");
+        if self.compartments == 0 {
+            out.push_str("nothing summarised yet");
+        } else {
+            out.push_str(&format!(
+                "{} compartments cover messages 0-{}",
+                self.compartments,
+                self.summarised_until.saturating_sub(1)
+            ));
+        }
         if let Some(head) = self.head_tokens {
             out.push_str(&format!("; head {} tokens", thousands(head)));
             if let Some(budget) = self.budget_tokens {
@@ -107,29 +113,31 @@ impl HistoryStatus {
             }
         }
         out.push('\n');
+        let Some(last) = self.runs.first() else {
+            out.push_str("  historian  no runs yet\n");
+            return out;
+        };
         out.push_str(&format!(
-            "  historian: {} runs, {} in / {} out tokens, about ${:.4}\n",
+            "  historian  {} runs, {} in / {} out tokens, about ${:.4}\n",
             self.run_count,
             thousands(self.input_tokens),
             thousands(self.output_tokens),
             self.cost_usd
         ));
-        if let Some(last) = self.runs.first() {
-            out.push_str(&format!(
-                "    last run {}: {} for messages {}-{} on {} ({} calls, {} compartments){}\n",
-                age(last.finished_ms),
-                last.outcome,
-                last.chunk_start,
-                last.chunk_end,
-                last.model.as_deref().unwrap_or("no model"),
-                last.calls,
-                last.compartments,
-                last.detail
-                    .as_deref()
-                    .map(|detail| format!(": {detail}"))
-                    .unwrap_or_default()
-            ));
-        }
+        out.push_str(&format!(
+            "             last {} {}: messages {}-{} on {}, {} calls, {} compartments{}\n",
+            last.outcome,
+            age(last.finished_ms),
+            last.chunk_start,
+            last.chunk_end,
+            last.model.as_deref().unwrap_or("no model"),
+            last.calls,
+            last.compartments,
+            last.detail
+                .as_deref()
+                .map(|detail| format!(" ({detail})"))
+                .unwrap_or_default()
+        ));
         out
     }
 }

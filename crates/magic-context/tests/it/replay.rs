@@ -68,11 +68,12 @@ fn json_report_has_every_strategy_and_field() {
             .keys()
             .map(String::as_str)
             .collect();
-        // Only the engine can fail to manage a pass; baselines have no such field. Only
-        // autocompact makes labelled calls (its summaries); no strategy counts anything of
-        // its own yet.
+        // Only the engine can fail to manage a pass; baselines have no such field. Autocompact
+        // (its summaries) and magic (its historian) make labelled calls; magic counts its
+        // historian runs and compartments.
         let engine_failures = (name == "magic").then_some("engine_failures");
-        let labelled = (name == "autocompact").then_some("labelled");
+        let labelled = matches!(name.as_str(), "autocompact" | "magic").then_some("labelled");
+        let counters = (name == "magic").then_some("counters");
         let expected: Vec<&str> = [
             "requests",
             "input_uncached",
@@ -92,6 +93,7 @@ fn json_report_has_every_strategy_and_field() {
         .chain(engine_failures)
         .chain(["user_words_kept", "strategy_ms", "prompt_tokens"])
         .chain(labelled)
+        .chain(counters)
         .collect();
         assert_eq!(fields, expected, "{name}");
         assert_eq!(

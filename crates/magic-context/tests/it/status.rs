@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use mc_core::tags::{TagAssignment, TagNo, UnitRef};
 use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
-use mc_store::{CallRow, NewSession, PassRow, Store};
+use mc_store::{CallRow, HistorianRun, NewSession, PassRow, Store};
 use serde_json::{Value, json};
 
 use crate::support::Machine;
@@ -263,9 +263,36 @@ fn json_lists_every_figure_with_nulls_for_the_unknown() {
 #[test]
 fn one_session_shows_its_newest_calls() {
     let (machine, data, seen) = seeded();
+    // One failed historian run, a minute before the session was last seen.
+    Store::open(data.join("context.db"))
+        .unwrap()
+        .write(|tx| {
+            tx.record_historian_run(
+                &sid("sess-busy"),
+                &HistorianRun {
+                    started_ms: seen - 62_000,
+                    finished_ms: seen - 60_000,
+                    chunk_start: 0,
+                    chunk_end: 3,
+                    outcome: "failed".into(),
+                    model: Some("claude-haiku-4-5".into()),
+                    calls: 2,
+                    input_tokens: 4_000,
+                    output_tokens: 1_000,
+                    compartments: 0,
+                    detail: Some("claude-haiku-4-5: overloaded".into()),
+                },
+            )
+        })
+        .unwrap();
     let run = machine
         .run(&["status", "--session", "sess-busy"], &env(&data))
         .success();
+    // Haiku 4.5 at $1 in, $5 out per million: 4,000 in and 1,000 out cost $0.009.
+    let history = "  history    nothing summarised yet
+  historian  1 runs, 4,000 in / 1,000 out tokens, about $0.0090
+             last failed 2h ago: messages 0-3 on claude-haiku-4-5, 2 calls, 0 compartments (claude-haiku-4-5: overloaded)
+";
     let calls = "  newest 4 of 4 calls:
     started  status  pass          cause              uncached   write    read  output  first byte     total  note
     2h ago      200  #2 soft_bust  execute_threshold       500  60,000  50,000     600    1,100 ms  9,000 ms  overflow retry
@@ -273,7 +300,7 @@ fn one_session_shows_its_newest_calls() {
     2h ago      200  #1 cache_hit  -                       300   2,000  41,200     150      700 ms  3,000 ms
     2h ago      200  #0 hard_fold  first_render          1,200  40,000       0     600      900 ms  5,000 ms
 ";
-    assert_eq!(run.stdout, format!("{BUSY_TEXT}{calls}"));
+    assert_eq!(run.stdout, format!("{BUSY_TEXT}{history}{calls}"));
 
     let json = machine
         .run(&["status", "--session", "sess-busy", "--json"], &env(&data))

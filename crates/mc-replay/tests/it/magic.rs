@@ -22,7 +22,7 @@ fn every_pass_of_real_recordings_goes_through_the_engine() {
         counter: &counter,
     };
     for recording in &recordings {
-        let mut magic = Magic::new();
+        let mut magic = Magic::default();
         let mut last_prompt_tokens = None;
         for step in &recording.steps {
             let (system, tools) = recording.context_of(step);
