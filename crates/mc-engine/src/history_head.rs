@@ -16,6 +16,8 @@ use mc_core::head::{
     Compartment, HeadBudgets, HeadDelta, HeadInputs, PinnedBlock, render_m0, render_m1,
 };
 use mc_core::pass_plan::{PassKind, PassPlan};
+use mc_core::reduction::{Reshape, excerpt_text};
+use mc_core::tags::{TagIndex, UnitRef};
 use mc_core::{Message, Part, Role, SessionId};
 use mc_store::WriteTx;
 
@@ -30,6 +32,8 @@ pub(crate) struct Advance {
     pub to: u64,
     /// Estimated tokens of `m[1]` once it shows the compartments since `m[0]`.
     pub m1_tokens: u64,
+    /// Estimated tokens the move adds to `m[0]` (the first message, pinned when passed).
+    pub pinned_tokens: u64,
     /// The move passes the pinned first message: `m[0]`'s own content changes.
     pub pins: bool,
 }
@@ -41,6 +45,7 @@ pub(crate) fn plan_advance(
     session: &SessionId,
     state: &EngineState,
     messages: &[Message],
+    tags: &TagIndex,
     count: CountText<'_>,
 ) -> Result<Option<Advance>> {
     let covered = tx.summarised_until(session)?;
@@ -54,9 +59,18 @@ pub(crate) fn plan_advance(
     });
     let pins =
         task_ordinal(messages).is_some_and(|task| state.m0_boundary <= task && covered > task);
+    let pinned_tokens = if pins {
+        pinned_blocks(messages, covered, tags, &state.reshape)
+            .iter()
+            .map(|block| count(&block.text))
+            .sum()
+    } else {
+        0
+    };
     Ok(Some(Advance {
         to: covered,
         m1_tokens: count(&m1),
+        pinned_tokens,
         pins,
     }))
 }
@@ -72,12 +86,13 @@ impl Engine {
         state: &mut EngineState,
         plan: &PassPlan,
         request: &PassRequest<'_>,
+        tags: &TagIndex,
     ) -> Result<()> {
         let (session, messages, count) = (request.session, request.messages, request.count_text);
         match plan.kind {
             PassKind::HardFold => {
                 let compartments = delta_compartments(tx, session, 0, state.boundary)?;
-                let pinned = pinned_blocks(messages, state.boundary);
+                let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape);
                 let inputs = HeadInputs {
                     pinned: &pinned,
                     compartments: &compartments,
@@ -128,8 +143,15 @@ pub(crate) fn task_ordinal(messages: &[Message]) -> Option<u64> {
 }
 
 /// What `m[0]` keeps verbatim of the messages behind `boundary`: the first user message's
-/// texts, and every system-role message (client instructions given mid-conversation).
-fn pinned_blocks(messages: &[Message], boundary: u64) -> Vec<PinnedBlock> {
+/// texts, and every system-role message (client instructions given mid-conversation), each
+/// text as the tail showed it: a text too large for the window was already an excerpt there,
+/// and pinning it whole would put it back in every request.
+fn pinned_blocks(
+    messages: &[Message],
+    boundary: u64,
+    tags: &TagIndex,
+    reshape: &Reshape,
+) -> Vec<PinnedBlock> {
     let task = task_ordinal(messages);
     messages
         .iter()
@@ -137,11 +159,24 @@ fn pinned_blocks(messages: &[Message], boundary: u64) -> Vec<PinnedBlock> {
         .take(usize::try_from(boundary).unwrap_or(usize::MAX))
         .filter(|&(index, message)| message.role == Role::System || Some(index as u64) == task)
         .filter_map(|(index, message)| {
-            let texts: Vec<&str> = message
+            let texts: Vec<String> = message
                 .parts
                 .iter()
-                .filter_map(|part| match part {
-                    Part::Text { text } => Some(text.as_str()),
+                .enumerate()
+                .filter_map(|(part, content)| match content {
+                    Part::Text { text } => {
+                        let unit = UnitRef {
+                            ordinal: index as u64,
+                            part: u32::try_from(part).unwrap_or(u32::MAX),
+                        };
+                        let shown = tags.tag_of(unit).and_then(|tag| {
+                            reshape
+                                .excerpts
+                                .get(&tag)
+                                .map(|&keep| excerpt_text(text, tag, keep))
+                        });
+                        Some(shown.unwrap_or_else(|| text.clone()))
+                    }
                     _ => None,
                 })
                 .collect();

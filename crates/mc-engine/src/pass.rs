@@ -259,7 +259,7 @@ impl Engine {
         let boundary = usize::try_from(state.boundary)
             .unwrap_or(usize::MAX)
             .min(request.messages.len());
-        let advance = plan_advance(tx, session, &state, request.messages, count)?;
+        let advance = plan_advance(tx, session, &state, request.messages, &tags, count)?;
         let tail_from = |from: usize| -> Vec<(u64, &Message)> {
             request.messages[from..]
                 .iter()
@@ -397,7 +397,7 @@ impl Engine {
             if let Some(nudge) = decide_nudge(&nudge_inputs, unreduced, &self.reclaim) {
                 state.nudges.push(nudge);
             }
-            self.refresh_head(tx, &mut state, &plan, request)?;
+            self.refresh_head(tx, &mut state, &plan, request, &tags)?;
         }
         let tail = if boundary == next_boundary {
             tail

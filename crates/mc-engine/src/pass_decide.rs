@@ -169,7 +169,7 @@ impl Engine {
             let to = usize::try_from(advance.to).unwrap_or(usize::MAX);
             (
                 stored_shown_from(boundary).saturating_sub(stored_shown_from(to)),
-                advance.m1_tokens.saturating_sub(state.m1_tokens),
+                advance.m1_tokens.saturating_sub(state.m1_tokens) + advance.pinned_tokens,
             )
         });
         let advance_from = advance.map_or(0, |advance| advance.to);
