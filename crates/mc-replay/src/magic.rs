@@ -135,19 +135,22 @@ impl Strategy for Magic {
                     let settings = HistorianSettings::new(engine.config(), Some(usable_window));
                     let usage_percent =
                         outcome.estimated_prompt_tokens * 100 / usable_window.max(1);
-                    let historian_call = match self.historian.start(
-                        engine.store(),
-                        &session,
-                        &settings,
-                        usage_percent,
-                        step.at_ms,
-                        &count,
-                    ) {
-                        Ok(call) => call,
-                        Err(_) => {
-                            self.failures += 1;
-                            None
-                        }
+                    let historian_call = if engine.config().historian.enabled {
+                        self.historian
+                            .start(
+                                engine.store(),
+                                &session,
+                                &settings,
+                                usage_percent,
+                                step.at_ms,
+                                &count,
+                            )
+                            .unwrap_or_else(|_| {
+                                self.failures += 1;
+                                None
+                            })
+                    } else {
+                        None
                     };
                     let marks = CacheMarks {
                         system: outcome.breakpoints.system,
