@@ -4,9 +4,9 @@
 //! No client call lends its credentials here, so the models come from the configuration
 //! (`historian.endpoint`), else from a provider key in the environment
 //! ([`mc_historian::standalone_endpoints`], shared with the proxy's configured endpoint).
-//! The configuration is the one `reduce` and `config show` load, so the live tail and the
-//! lookahead are those the proxy applies. The model is asked on a runtime of this command's
-//! own, one run at a time; the store is read and written outside it.
+//! The configuration is the one `reduce` and `config show` load (the user file, then the
+//! project's). The model is asked on a runtime of this command's own, one run at a time;
+//! the store is read and written outside it.
 
 use std::path::PathBuf;
 
