@@ -11,11 +11,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
 use crate::flush_cmd::{self, FlushArgs};
+use crate::recomp_cmd::{self, RecompArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
 use crate::serve_cmd::{self, ServeArgs};
 use crate::sim_cmd::{self, SimArgs};
 use crate::status_cmd::{self, StatusArgs};
+use crate::wrapup_cmd::{self, WrapupArgs};
 
 /// Keeps a coding agent's session inside the context window forever, with a stable prompt
 /// cache.
@@ -42,6 +44,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Make a session's next pass bust the cache and land its queued drops.
     Flush(FlushArgs),
+    /// Rebuild a session's compartments from its raw log (resumable); swapped in when complete.
+    Recomp(RecompArgs),
     /// Queue drops of a session's tags ("3-5,12"); they land on its next cache-busting pass.
     Reduce(ReduceArgs),
     /// Replay recorded sessions through the baselines and magic, and price every call.
@@ -52,6 +56,8 @@ pub enum Command {
     Sim(SimArgs),
     /// Show each session's context use, cache reads, busts and recent calls.
     Status(StatusArgs),
+    /// Summarise a session's older history now, keeping the newest tags raw, and land it.
+    Wrapup(WrapupArgs),
 }
 
 impl Command {
@@ -61,11 +67,13 @@ impl Command {
             Self::Config(command) => config_cmd::run(command),
             Self::Doctor(args) => doctor::run(&args),
             Self::Flush(args) => flush_cmd::run(&args),
+            Self::Recomp(args) => recomp_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
             Self::Serve(args) => serve_cmd::run(&args),
             Self::Sim(args) => sim_cmd::run(&args),
             Self::Status(args) => status_cmd::run(&args),
+            Self::Wrapup(args) => wrapup_cmd::run(&args),
         }
     }
 }

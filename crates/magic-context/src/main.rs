@@ -9,13 +9,16 @@ mod config_cmd;
 mod doctor;
 mod flush_cmd;
 mod logging;
+mod on_demand;
 mod output;
+mod recomp_cmd;
 mod reduce_cmd;
 mod replay_cmd;
 mod serve_cmd;
 mod sim_cmd;
 mod status_cmd;
 mod status_history;
+mod wrapup_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

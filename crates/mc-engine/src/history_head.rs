@@ -107,6 +107,7 @@ impl Engine {
                 state.m1 = render_m1(&HeadDelta::default());
                 state.m1_tokens = count(&state.m1);
                 state.head_rendered = true;
+                state.head_rebuild_requested = false;
             }
             PassKind::SoftBust => {
                 let delta = delta_compartments(tx, session, state.m0_boundary, state.boundary)?;

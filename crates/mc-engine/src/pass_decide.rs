@@ -217,7 +217,7 @@ impl Engine {
             system_changed,
             operator_flush: ctx.flush,
             head_rendered: state.head_rendered,
-            head_dirty: advance.is_some_and(|advance| advance.pins),
+            head_dirty: advance.is_some_and(|advance| advance.pins) || state.head_rebuild_requested,
             m0_tokens: Tokens(correction.apply(state.m0_tokens)),
             m1_tokens: Tokens(correction.apply(state.m1_tokens)),
             m1_memory_updates: 0,

@@ -70,6 +70,10 @@ pub struct EngineState {
     /// The operator asked, between requests, that the next pass bust and land queued work
     /// (`magic-context flush`); cleared by the first pass allowed to change bytes.
     pub flush_requested: bool,
+    /// The compartments `m[0]` was rendered from were replaced (`magic-context recomp`), so
+    /// `m[0]`'s own content is stale: the next pass allowed to change bytes is a hard fold,
+    /// which clears this.
+    pub head_rebuild_requested: bool,
     /// How many messages the latest pass rendered: a request of the same length with nothing
     /// new is a repeat (a retry), which must render the same bytes.
     pub last_pass_messages: Option<u64>,

@@ -3,7 +3,9 @@
 
 use mc_core::Message;
 use mc_core::head::Compartment;
-use mc_core::historian::{CompartmentDraft, Validated, parse_answer, quotes_of, validate};
+use mc_core::historian::{
+    CompartmentDraft, Validated, parse_answer, quotes_of, validate, validate_closed,
+};
 use serde_json::Value;
 
 use crate::job::Job;
@@ -18,10 +20,16 @@ pub struct Accepted {
 }
 
 /// Parses and validates `input` (the forced tool call's input) for `job`. The error is in
-/// words the model can act on: it is quoted back in the repair round.
+/// words the model can act on: it is quoted back in the repair round. A closed job
+/// ([`Job::closed`]) holds nothing back, whatever the lookahead.
 pub fn accept(job: &Job, input: &Value, lookahead: u32) -> Result<Accepted, String> {
     let output = parse_answer(input)?;
-    let validated = validate(&output, job.chunk, lookahead).map_err(|error| error.to_string())?;
+    let validated = if job.closed {
+        validate_closed(&output, job.chunk)
+    } else {
+        validate(&output, job.chunk, lookahead)
+    }
+    .map_err(|error| error.to_string())?;
     let compartments = validated
         .compartments
         .iter()

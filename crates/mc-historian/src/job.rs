@@ -2,7 +2,8 @@
 //!
 //! Reads only stored rows (the raw log, tags, landed drops and compartments), in one read
 //! transaction, and never more of the log than the unsummarised part: the boundary is where
-//! the session's compartments end, which is always between a tool result and the next call.
+//! the session's compartments end (a rebuild's: where its staged ones end), which is always
+//! between a tool result and the next call.
 
 use std::collections::BTreeSet;
 
@@ -21,6 +22,17 @@ use crate::settings::HistorianSettings;
 /// The output budget of one answer: four tiers for several compartments.
 const ANSWER_MAX_TOKENS: u32 = 8_192;
 
+/// Where a job's compartments are published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Destination {
+    /// The session's history: the next pass that may change bytes moves its boundary past
+    /// them.
+    History,
+    /// A rebuild's staging area (`recomp`): swapped in whole once it reaches the end of the
+    /// history it replaces.
+    Staging,
+}
+
 /// One run's work: the chunk, the messages it covers, and the request for the model.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -36,6 +48,11 @@ pub struct Job {
     pub scope: String,
     /// What the model is asked.
     pub request: StructuredRequest,
+    /// Where its compartments go.
+    pub destination: Destination,
+    /// The chunk ends where the range the job reads ends, and the settings close that range
+    /// ([`HistorianSettings::closes_range`]): the answer's last compartment is not held back.
+    pub closed: bool,
 }
 
 /// The next job of `session`, or `None` when its unsummarised history outside the live tail
@@ -48,16 +65,64 @@ pub fn next_job(
     usage_percent: u64,
     count: &dyn Fn(&str) -> u64,
 ) -> Result<Option<Job>> {
+    let trigger = trigger_tokens(
+        settings.trigger_tokens,
+        usage_percent,
+        settings.execute_percent,
+    );
+    find_job(
+        store,
+        session,
+        settings,
+        Want::Unsummarised { trigger },
+        count,
+    )
+}
+
+/// The next job of a rebuild of `session`'s compartments, or `None` once the staged ones
+/// reach where the compartments in use end. It reads from the staged end (so an
+/// interrupted rebuild resumes there) up to that end, whatever the trigger and the live
+/// tail, and publishes to the staging area.
+pub fn next_rebuild_job(
+    store: &Store,
+    session: &SessionId,
+    settings: &HistorianSettings,
+    count: &dyn Fn(&str) -> u64,
+) -> Result<Option<Job>> {
+    find_job(store, session, settings, Want::Rebuild, count)
+}
+
+/// Which history a job reads.
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    /// From the history's end to the live tail, once it weighs `trigger` tokens.
+    Unsummarised { trigger: u64 },
+    /// From the staged end to the history's end.
+    Rebuild,
+}
+
+fn find_job(
+    store: &Store,
+    session: &SessionId,
+    settings: &HistorianSettings,
+    want: Want,
+    count: &dyn Fn(&str) -> u64,
+) -> Result<Option<Job>> {
     let Some(read) = store.read(|tx| {
         let Some(record) = tx.get_session(session)? else {
             return Ok(None);
         };
-        let boundary = tx.summarised_until(session)?;
         let tags = TagIndex::new(tx.tags(session)?);
-        let Some(live_from) = live_tail_start(&tags, settings.live_tail_tags) else {
-            return Ok(None);
+        let (boundary, limit) = match want {
+            Want::Unsummarised { .. } => {
+                let Some(live_from) = live_tail_start(&tags, settings.live_tail_tags) else {
+                    return Ok(None);
+                };
+                (tx.summarised_until(session)?, live_from)
+            }
+            Want::Rebuild => (tx.staged_until(session)?, tx.summarised_until(session)?),
         };
-        if live_from <= boundary {
+        if limit <= boundary {
             return Ok(None);
         }
         let task_ordinal = tx
@@ -65,11 +130,13 @@ pub fn next_job(
             .into_iter()
             .find(|row| row.message.role == Role::User)
             .map(|row| row.ordinal);
-        Ok(Some(Unsummarised {
+        Ok(Some(Gathered {
             scope: history_scope(session, record.project.as_ref().map(|p| p.as_str())),
             boundary,
-            live_from,
-            stored: tx.messages(session, boundary..live_from)?,
+            limit,
+            // Past the limit too: a call just before it may be answered just after it, and
+            // a chunk must not end between them.
+            stored: tx.messages(session, boundary..)?,
             task_ordinal,
             landed: tx.drop_state(session)?.landed,
             tags,
@@ -78,10 +145,12 @@ pub fn next_job(
     else {
         return Ok(None);
     };
+    let span = read.limit - read.boundary;
     let messages: Vec<&Message> = read.stored.iter().map(|row| &row.message).collect();
     // Sizes as a prompt pays for them, by offset from the boundary.
     let sizes: Vec<u64> = messages
         .iter()
+        .take(usize::try_from(span).unwrap_or(usize::MAX))
         .map(|message| message_tokens(message, count))
         .collect();
     let size = |offset: u64| {
@@ -92,21 +161,17 @@ pub fn next_job(
             .unwrap_or(0)
     };
     let owned: Vec<Message> = messages.into_iter().cloned().collect();
-    let trigger = trigger_tokens(
-        settings.trigger_tokens,
-        usage_percent,
-        settings.execute_percent,
-    );
-    let Some(relative) = eligible_chunk(
-        &owned,
-        0,
-        read.live_from - read.boundary,
-        trigger,
-        settings.max_chunk_tokens,
-        &size,
-    ) else {
+    let (trigger, destination) = match want {
+        Want::Unsummarised { trigger } => (trigger, Destination::History),
+        Want::Rebuild => (0, Destination::Staging),
+    };
+    let chunk_in = |max_tokens| eligible_chunk(&owned, 0, span, trigger, max_tokens, &size);
+    let Some(relative) = chunk_in(settings.max_chunk_tokens) else {
         return Ok(None);
     };
+    // Whether no later clean end lies before the limit: only the token budget could have
+    // cut the chunk shorter.
+    let reaches_limit = chunk_in(u64::MAX).is_some_and(|whole| whole.end == relative.end);
     let chunk = Chunk {
         start: read.boundary + relative.start,
         end: read.boundary + relative.end,
@@ -125,17 +190,20 @@ pub fn next_job(
         task_ordinal: read.task_ordinal,
         scope: read.scope,
         request,
+        destination,
+        closed: settings.closes_range && reaches_limit,
     }))
 }
 
 /// How far into the log the first user message (the task) is looked for.
 const TASK_SEARCH: u64 = 8;
 
-/// What one read transaction gathers for a job.
-struct Unsummarised {
+/// What one read transaction gathers for a job: the log from `boundary` on, of which the
+/// messages before `limit` may be summarised.
+struct Gathered {
     scope: String,
     boundary: u64,
-    live_from: u64,
+    limit: u64,
     stored: Vec<StoredMessage>,
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,

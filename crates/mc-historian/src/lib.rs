@@ -17,21 +17,31 @@
 //!
 //! The pieces are usable one by one: [`next_job`], [`accept`] and [`publish`] are
 //! synchronous, so a replay on a simulated clock drives them without a runtime;
-//! [`Historian`] composes them with [`run_job`] on tokio.
+//! [`Historian`] composes them with [`run_job`] on tokio, and [`OnDemand`] runs them chunk
+//! after chunk when an operator asks (`wrapup`; `recomp`, which rebuilds into a staging area
+//! with [`next_rebuild_job`]). [`standalone_endpoints`] picks the models of a run that no
+//! client call started.
 
 mod accept;
+mod endpoints;
 mod error;
 mod job;
 mod llm_chain;
+mod on_demand;
 mod publish;
 mod run;
 mod service;
 mod settings;
 
 pub use accept::{Accepted, accept};
+pub use endpoints::{
+    ANTHROPIC_KEY_ENV, ANTHROPIC_SMALL_MODEL, EnvLookup, OPENAI_KEY_ENV, OPENAI_SMALL_MODEL,
+    configured_endpoints, distinct, standalone_endpoints,
+};
 pub use error::{HistorianError, Result};
-pub use job::{Job, next_job};
+pub use job::{Destination, Job, next_job, next_rebuild_job};
 pub use llm_chain::LlmChain;
+pub use on_demand::{Ask, Ending, OnDemand, Rebuilt, Runs};
 pub use publish::{Published, publish};
 pub use run::{HistorianModel, RunReport, run_job};
 pub use service::{Clock, Counter, Historian, RunRequest, StoreAccess};

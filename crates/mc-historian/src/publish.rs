@@ -1,11 +1,15 @@
 //! Publishing a run in one transaction: its compartments, facts and observations, and the
 //! run's record, together or not at all. Publishing never touches the prompt: the next pass
 //! that may change bytes moves the boundary (DESIGN §5).
+//!
+//! A rebuild's run ([`Destination::Staging`]) stages its compartments and stores no facts or
+//! observations: the history it reads was counted when it was first summarised, and
+//! counting it again would inflate how often each was seen.
 
-use mc_store::{HistorianRun, Store};
+use mc_store::{HistorianRun, Store, WriteTx};
 
 use crate::error::Result;
-use crate::job::Job;
+use crate::job::{Destination, Job};
 use crate::run::RunReport;
 
 /// What publishing did.
@@ -13,6 +17,14 @@ use crate::run::RunReport;
 pub enum Published {
     /// Compartments were appended; the history now ends after `covered_end`.
     Compartments {
+        /// How many.
+        count: u32,
+        /// The last ordinal they cover.
+        covered_end: u64,
+    },
+    /// Compartments were staged for a rebuild; the staged set now ends after
+    /// `covered_end`.
+    Staged {
         /// How many.
         count: u32,
         /// The last ordinal they cover.
@@ -31,6 +43,7 @@ impl Published {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Compartments { .. } => "published",
+            Self::Staged { .. } => "staged",
             Self::Held => "held",
             Self::Stale => "stale",
             Self::Failed => "failed",
@@ -49,28 +62,37 @@ pub fn publish(
     Ok(store.write(|tx| {
         let published = match &report.accepted {
             None => Published::Failed,
-            Some(_) if tx.summarised_until(&job.session)? != job.chunk.start => Published::Stale,
+            Some(_) if published_until(tx, job)? != job.chunk.start => Published::Stale,
             Some(accepted) => {
-                tx.append_compartments(&job.session, &accepted.compartments, finished_ms)?;
-                tx.store_facts(
-                    &job.scope,
-                    &job.session,
-                    &accepted.validated.facts,
-                    finished_ms,
-                )?;
-                tx.store_observations(&job.scope, &accepted.validated.observations, finished_ms)?;
-                match accepted.compartments.last() {
-                    Some(last) => Published::Compartments {
-                        count: u32::try_from(accepted.compartments.len()).unwrap_or(u32::MAX),
-                        covered_end: last.end_ordinal,
-                    },
-                    None => Published::Held,
+                let count = u32::try_from(accepted.compartments.len()).unwrap_or(u32::MAX);
+                let covered_end = accepted.compartments.last().map(|last| last.end_ordinal);
+                match (job.destination, covered_end) {
+                    (_, None) => Published::Held,
+                    (Destination::History, Some(covered_end)) => {
+                        tx.append_compartments(&job.session, &accepted.compartments, finished_ms)?;
+                        tx.store_facts(
+                            &job.scope,
+                            &job.session,
+                            &accepted.validated.facts,
+                            finished_ms,
+                        )?;
+                        tx.store_observations(
+                            &job.scope,
+                            &accepted.validated.observations,
+                            finished_ms,
+                        )?;
+                        Published::Compartments { count, covered_end }
+                    }
+                    (Destination::Staging, Some(covered_end)) => {
+                        tx.stage_compartments(&job.session, &accepted.compartments, finished_ms)?;
+                        Published::Staged { count, covered_end }
+                    }
                 }
             }
         };
         let compartments = match published {
-            Published::Compartments { count, .. } => count,
-            _ => 0,
+            Published::Compartments { count, .. } | Published::Staged { count, .. } => count,
+            Published::Held | Published::Stale | Published::Failed => 0,
         };
         tx.record_historian_run(
             &job.session,
@@ -90,4 +112,13 @@ pub fn publish(
         )?;
         Ok(published)
     })?)
+}
+
+/// Where the job's destination ends now: a run whose chunk no longer starts there was
+/// overtaken by another.
+fn published_until(tx: &WriteTx<'_>, job: &Job) -> mc_store::Result<u64> {
+    match job.destination {
+        Destination::History => tx.summarised_until(&job.session),
+        Destination::Staging => tx.staged_until(&job.session),
+    }
 }

@@ -26,6 +26,10 @@ pub struct HistorianSettings {
     /// The execute threshold, percent of the usable window: pressure near it lowers the
     /// trigger.
     pub execute_percent: u64,
+    /// A chunk that reaches the end of what a job may read is taken as closed: its last
+    /// compartment is published rather than held back for the lookahead. Off for the
+    /// background historian, whose next run reads on; on for [`Self::on_demand`] runs.
+    pub closes_range: bool,
 }
 
 impl HistorianSettings {
@@ -40,6 +44,20 @@ impl HistorianSettings {
             lookahead: config.historian.lookahead_ordinals,
             live_tail_tags: config.historian.live_tail_tags,
             execute_percent: u64::from(config.pass.execute_threshold_percent.get()),
+            closes_range: false,
+        }
+    }
+
+    /// The settings of a run the operator asks for now (`wrapup`, `recomp`): no trigger
+    /// (any unsummarised history is worth a run), `live_tail_tags` kept raw, and the range
+    /// closed at its end. The operator has declared that history finished; holding its
+    /// last episode back would leave it raw until the background historian reads past it.
+    pub fn on_demand(self, live_tail_tags: u32) -> Self {
+        Self {
+            trigger_tokens: 0,
+            live_tail_tags,
+            closes_range: true,
+            ..self
         }
     }
 }

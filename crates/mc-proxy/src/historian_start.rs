@@ -10,9 +10,12 @@ use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use mc_core::Secret;
-use mc_core::config::{HistorianConfig, HistorianWire};
+use mc_core::config::HistorianConfig;
 use mc_engine::Engine;
-use mc_historian::{Historian, HistorianSettings, LlmChain, RunRequest, StoreAccess};
+use mc_historian::{
+    ANTHROPIC_SMALL_MODEL, Historian, HistorianSettings, LlmChain, OPENAI_SMALL_MODEL, RunRequest,
+    StoreAccess, configured_endpoints, distinct,
+};
 use mc_llm::{LlmClient, ModelEndpoint, RetryPolicy, Wire};
 use mc_store::Store;
 
@@ -20,12 +23,6 @@ use crate::app::App;
 use crate::clock::unix_ms;
 use crate::pass_run::Planned;
 use crate::provider::Provider;
-
-/// The small model the historian uses on Anthropic by default.
-pub const ANTHROPIC_SMALL_MODEL: &str = "claude-haiku-4-5";
-/// The small model the historian uses on OpenAI's own API by default. Other
-/// OpenAI-compatible upstreams serve models of their own: there the session's model is used.
-pub const OPENAI_SMALL_MODEL: &str = "gpt-5-mini";
 
 /// The engine's store, for the historian.
 pub struct EngineStore(pub Arc<Engine>);
@@ -105,26 +102,9 @@ fn endpoints(
     headers: &HeaderMap,
     session_model: &str,
 ) -> Vec<ModelEndpoint> {
-    if let Some(base) = &config.endpoint {
-        let wire = match config.wire {
-            HistorianWire::Anthropic => Wire::Anthropic,
-            HistorianWire::OpenAi => Wire::OpenAiChat,
-        };
-        let key = config
-            .api_key_env
-            .as_deref()
-            .and_then(|name| std::env::var(name).ok())
-            .filter(|key| !key.is_empty())
-            .map(Secret::new);
-        let mut models: Vec<&str> = config.model.iter().map(String::as_str).collect();
-        models.extend(config.fallback_models.iter().map(String::as_str));
-        if models.is_empty() {
-            models.push(session_model);
-        }
-        return models
-            .into_iter()
-            .map(|model| ModelEndpoint::new(wire, base.clone(), model, key.clone()))
-            .collect();
+    let env = |name: &str| std::env::var(name).ok();
+    if let Some(endpoints) = configured_endpoints(config, Some(session_model), &env) {
+        return endpoints;
     }
     let (wire, small) = match provider {
         Provider::Anthropic => (Wire::Anthropic, ANTHROPIC_SMALL_MODEL),
@@ -136,16 +116,9 @@ fn endpoints(
     let mut models: Vec<&str> = vec![config.model.as_deref().unwrap_or(small)];
     models.extend(config.fallback_models.iter().map(String::as_str));
     models.push(session_model);
-    models.dedup();
     let credentials = Credentials::of(provider, headers);
-    let mut seen = Vec::new();
-    models
+    distinct(models)
         .into_iter()
-        .filter(|model| {
-            let new = !seen.contains(model);
-            seen.push(model);
-            new
-        })
         .map(|model| {
             let mut endpoint =
                 ModelEndpoint::new(wire, upstream.to_owned(), model, credentials.key.clone());

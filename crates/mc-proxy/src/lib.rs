@@ -67,6 +67,7 @@ pub use project::PROJECT_HEADER;
 pub use provider::{ErrorKind, Provider, ProxyError};
 pub use session_resolve::SESSION_HEADER;
 pub use settings::ProxySettings;
+pub use tokens::TokenEstimator;
 
 /// Why the proxy could not start.
 #[derive(Debug, thiserror::Error)]

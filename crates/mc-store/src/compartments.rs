@@ -10,17 +10,55 @@ use crate::error::RowProblem;
 use crate::error::{Result, StoreError};
 use crate::store::{ReadTx, WriteTx};
 
-const COLUMNS: &str = "start_ordinal, end_ordinal, start_ms, end_ms, title, importance, episode, \
+pub(crate) const COLUMNS: &str = "start_ordinal, end_ordinal, start_ms, end_ms, title, importance, episode, \
      tier_full, tier_condensed, tier_paragraph, tier_line, quotes";
+
+/// Where compartment rows live: the session's history, or a rebuild's staging area (v8),
+/// whose rows have the same columns so a swap copies them unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shelf {
+    /// `compartments`: what the engine renders the head from.
+    History,
+    /// `staged_compartments`: a rebuild in progress (`recomp`).
+    Staging,
+}
+
+impl Shelf {
+    fn table(self) -> &'static str {
+        match self {
+            Self::History => "compartments",
+            Self::Staging => "staged_compartments",
+        }
+    }
+}
 
 impl ReadTx<'_> {
     /// The session's compartments, in ordinal order.
     pub fn compartments(&self, session: &SessionId) -> Result<Vec<Compartment>> {
+        self.shelved(Shelf::History, session)
+    }
+
+    /// The compartments starting at or after `from`, in ordinal order (the delta `m[1]`
+    /// shows since `m[0]` was built).
+    pub fn compartments_from(&self, session: &SessionId, from: u64) -> Result<Vec<Compartment>> {
+        let mut all = self.compartments(session)?;
+        all.retain(|compartment| compartment.start_ordinal >= from);
+        Ok(all)
+    }
+
+    /// The first ordinal no compartment covers yet (0 for a session without any).
+    pub fn summarised_until(&self, session: &SessionId) -> Result<u64> {
+        self.shelved_until(Shelf::History, session)
+    }
+
+    /// The compartments on `shelf`, in ordinal order.
+    pub(crate) fn shelved(&self, shelf: Shelf, session: &SessionId) -> Result<Vec<Compartment>> {
         const DOING: &str = "reading compartments";
         let mut statement = self
             .conn()
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM compartments WHERE session_id = ?1 ORDER BY start_ordinal"
+                "SELECT {COLUMNS} FROM {} WHERE session_id = ?1 ORDER BY start_ordinal",
+                shelf.table()
             ))
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
@@ -52,20 +90,13 @@ impl ReadTx<'_> {
         .collect()
     }
 
-    /// The compartments starting at or after `from`, in ordinal order (the delta `m[1]`
-    /// shows since `m[0]` was built).
-    pub fn compartments_from(&self, session: &SessionId, from: u64) -> Result<Vec<Compartment>> {
-        let mut all = self.compartments(session)?;
-        all.retain(|compartment| compartment.start_ordinal >= from);
-        Ok(all)
-    }
-
-    /// The first ordinal no compartment covers yet (0 for a session without any).
-    pub fn summarised_until(&self, session: &SessionId) -> Result<u64> {
+    /// The first ordinal the compartments on `shelf` do not cover (0 when it holds none).
+    pub(crate) fn shelved_until(&self, shelf: Shelf, session: &SessionId) -> Result<u64> {
         self.conn()
-            .prepare_cached(
-                "SELECT COALESCE(MAX(end_ordinal) + 1, 0) FROM compartments WHERE session_id = ?1",
-            )
+            .prepare_cached(&format!(
+                "SELECT COALESCE(MAX(end_ordinal) + 1, 0) FROM {} WHERE session_id = ?1",
+                shelf.table()
+            ))
             .and_then(|mut statement| statement.query_row([session.as_str()], |row| row.get(0)))
             .map_err(StoreError::sqlite("reading the summarised boundary"))
     }
@@ -81,13 +112,25 @@ impl WriteTx<'_> {
         compartments: &[Compartment],
         now_ms: i64,
     ) -> Result<()> {
+        self.shelve(Shelf::History, session, compartments, now_ms)
+    }
+
+    /// Appends `compartments` to `shelf`, continuing what it holds (see
+    /// [`Self::append_compartments`]).
+    pub(crate) fn shelve(
+        &self,
+        shelf: Shelf,
+        session: &SessionId,
+        compartments: &[Compartment],
+        now_ms: i64,
+    ) -> Result<()> {
         self.require_session(session)?;
         let log_end = self.message_count(session)?;
         let gap = |reason: String| StoreError::CompartmentGap {
             session: session.clone(),
             reason,
         };
-        let mut next = self.summarised_until(session)?;
+        let mut next = self.shelved_until(shelf, session)?;
         for compartment in compartments {
             if compartment.start_ordinal != next {
                 return Err(gap(format!(
@@ -108,8 +151,9 @@ impl WriteTx<'_> {
         let mut insert = self
             .conn()
             .prepare_cached(&format!(
-                "INSERT INTO compartments (session_id, {COLUMNS}, created_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                "INSERT INTO {} (session_id, {COLUMNS}, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                shelf.table()
             ))
             .map_err(StoreError::sqlite("storing compartments"))?;
         for compartment in compartments {

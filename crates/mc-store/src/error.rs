@@ -219,6 +219,20 @@ pub enum StoreError {
         reason: String,
     },
 
+    /// A rebuild's staged compartments do not yet cover what the ones in use cover.
+    #[error(
+        "the rebuilt compartments of session `{session}` cover ordinals below {staged_until}, \
+         the ones in use below {needed}; the rebuild must continue before they can replace them"
+    )]
+    RebuildIncomplete {
+        /// The session.
+        session: SessionId,
+        /// The first ordinal the staged compartments do not cover.
+        staged_until: u64,
+        /// The first ordinal the compartments in use do not cover.
+        needed: u64,
+    },
+
     /// A fork point lies past the end of its parent.
     #[error("cannot fork session `{parent}` at ordinal {at}: it has only {count} messages")]
     ForkBeyondEnd {
@@ -354,6 +368,7 @@ impl StoreError {
             | Self::OrdinalGap { .. }
             | Self::ForkBeyondEnd { .. }
             | Self::CompartmentGap { .. }
+            | Self::RebuildIncomplete { .. }
             | Self::Encode { .. }
             | Self::CorruptRow { .. }
             | Self::CorruptSession { .. } => false,

@@ -37,7 +37,8 @@ pub struct HistorianRun {
     pub chunk_start: u64,
     /// See `chunk_start`.
     pub chunk_end: u64,
-    /// `published`, `held` (the only compartment waits for more history) or `failed`.
+    /// `published`, `staged` (a rebuild's, see `stage_compartments`), `held` (the only
+    /// compartment waits for more history), `stale` (another run published first) or `failed`.
     pub outcome: String,
     /// The model that answered (or was last tried).
     pub model: Option<String>,

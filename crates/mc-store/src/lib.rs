@@ -5,7 +5,8 @@
 //! versioned schema and the fence that refuses a newer one, the connection discipline that lets
 //! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
 //! sessions and their append-only raw message log, chained by content hash; the engine's
-//! tags, drops and pass log; and the call ledger with the per-session status built on it.
+//! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
+//! and runs; and the call ledger with the per-session status built on it.
 //!
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
 //! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix
@@ -41,6 +42,7 @@
 mod branches;
 mod calls;
 mod checkpoint;
+mod compartment_staging;
 mod compartments;
 mod connection;
 mod engine_state;
@@ -58,6 +60,7 @@ mod token_corrections;
 
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use calls::CallRow;
+pub use compartment_staging::Swapped;
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use engine_state::{DropRow, PassRow};
 pub use error::{Result, RowProblem, StoreError};

@@ -61,10 +61,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "historian facts, observations, runs and quotes",
         sql: include_str!("migrations/0007_historian_publish.sql"),
     },
+    Migration {
+        version: 8,
+        name: "staging area of compartment rebuilds",
+        sql: include_str!("migrations/0008_compartment_staging.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -172,7 +177,10 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(
+            migrate(&mut conn, path).unwrap(),
+            vec![1, 2, 3, 4, 5, 6, 7, 8]
+        );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -193,7 +201,8 @@ mod tests {
                 (
                     7,
                     "historian facts, observations, runs and quotes".to_string()
-                )
+                ),
+                (8, "staging area of compartment rebuilds".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
@@ -215,13 +224,13 @@ mod tests {
     #[test]
     fn the_fence_refuses_a_newer_schema() {
         let mut conn = memory();
-        conn.pragma_update(None, "user_version", 8).unwrap();
+        conn.pragma_update(None, "user_version", 9).unwrap();
         let err = migrate(&mut conn, Path::new("/data/context.db")).unwrap_err();
         assert!(
             matches!(
                 err,
                 StoreError::SchemaTooNew {
-                    found: 8,
+                    found: 9,
                     supported: SCHEMA_VERSION,
                     ..
                 }

@@ -16,3 +16,4 @@ mod replay;
 mod sim_with_claude_code;
 mod status;
 mod support;
+mod wrapup_recomp;

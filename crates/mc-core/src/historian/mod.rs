@@ -24,4 +24,4 @@ pub use prompt::{
 pub use quotes::{QUOTE_MAX_CHARS, quotes_of};
 pub use transcript::render_transcript;
 pub use trigger::{live_tail_start, trigger_tokens};
-pub use validate::{Validated, ValidationError, validate};
+pub use validate::{Validated, ValidationError, validate, validate_closed};

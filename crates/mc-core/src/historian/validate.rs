@@ -140,6 +140,25 @@ pub fn validate(
     chunk: Chunk,
     lookahead: u32,
 ) -> Result<Validated, ValidationError> {
+    checked(output, chunk, Some(lookahead))
+}
+
+/// Validates `output` for a chunk whose end is known to close the history it reads (an
+/// operator's `wrapup` up to the kept tail, a rebuild up to where the old compartments
+/// ended): nothing is held back, since no later run would read those messages again.
+pub fn validate_closed(
+    output: &HistorianOutput,
+    chunk: Chunk,
+) -> Result<Validated, ValidationError> {
+    checked(output, chunk, None)
+}
+
+/// The checks of [`validate`]; `lookahead: None` holds nothing back.
+fn checked(
+    output: &HistorianOutput,
+    chunk: Chunk,
+    lookahead: Option<u32>,
+) -> Result<Validated, ValidationError> {
     let Some(first) = output.compartments.first() else {
         return Err(ValidationError::NoCompartments);
     };
@@ -164,7 +183,7 @@ pub fn validate(
     let last_end = compartments
         .last()
         .map_or(chunk.start, |last| last.end_ordinal);
-    let held_back = last_end + u64::from(lookahead) >= chunk.end;
+    let held_back = lookahead.is_some_and(|lookahead| last_end + u64::from(lookahead) >= chunk.end);
     if held_back {
         compartments.pop();
         return Ok(Validated {
@@ -290,6 +309,12 @@ mod tests {
         assert!(held.held_back);
         assert_eq!(held.covered_end(), Some(20));
         assert!(held.facts.is_empty() && held.observations.is_empty());
+        let closed = validate_closed(&output(&[(10, 20), (21, 40)]), CHUNK).unwrap();
+        assert!(!closed.held_back);
+        assert_eq!(closed.covered_end(), Some(40));
+        assert_eq!(closed.facts.len(), 1);
+        assert_eq!(closed.observations, ["prefers small commits"]);
+        assert!(validate_closed(&output(&[(10, 20), (22, 40)]), CHUNK).is_err());
     }
 
     #[test]

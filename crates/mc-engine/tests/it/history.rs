@@ -129,3 +129,70 @@ fn compartments_land_on_busts_only_soft_in_m1_then_folded_into_m0_with_the_task_
     assert!(text_of(&refold.messages[0]).contains("| Later steps"));
     assert_eq!(text_of(&refold.messages[1]), M1_PLACEHOLDER);
 }
+
+#[test]
+fn replaced_compartments_reach_m0_only_through_the_fold_a_head_rebuild_asks_for() {
+    use mc_core::pass_plan::{BustCause, PassKind};
+
+    let harness = Harness::new();
+    let messages = conversation(12, 400);
+    let call = |end: usize, at: u64| Call {
+        model: MODEL,
+        messages: &messages[..end],
+        now_ms: START_MS + at,
+        usable_window: 1_000_000,
+        last_usage_tokens: None,
+        operator_flush: false,
+    };
+    harness.pass(&call(11, 0)).unwrap();
+    publish(
+        &harness,
+        &[compartment(0, 0, "Task"), compartment(1, 4, "First steps")],
+    );
+    harness.engine.request_flush(&harness.session).unwrap();
+    let fold = harness.pass(&call(13, 10_000)).unwrap();
+    assert_eq!(fold.plan.kind, PassKind::HardFold);
+    assert!(text_of(&fold.messages[0]).contains("| First steps"));
+
+    // A rebuild replaces the compartments m[0] was rendered from, covering as much.
+    harness
+        .engine
+        .store()
+        .write(|tx| {
+            tx.stage_compartments(
+                &harness.session,
+                &[
+                    compartment(0, 2, "Rebuilt start"),
+                    compartment(3, 4, "Rebuilt end"),
+                ],
+                0,
+            )?;
+            tx.swap_staged_compartments(&harness.session)
+        })
+        .unwrap();
+    // A plain flush busts softly: m[0] keeps the replaced history byte for byte.
+    harness.engine.request_flush(&harness.session).unwrap();
+    let soft = harness.pass(&call(15, 20_000)).unwrap();
+    assert_eq!(soft.plan.kind, PassKind::SoftBust);
+    assert_eq!(soft.messages[0], fold.messages[0]);
+    // A head rebuild folds on the next pass, whose m[0] holds the new history only.
+    harness
+        .engine
+        .request_head_rebuild(&harness.session)
+        .unwrap();
+    let rebuilt = harness.pass(&call(17, 30_000)).unwrap();
+    assert_eq!(rebuilt.plan.kind, PassKind::HardFold);
+    assert_eq!(rebuilt.plan.cause, Some(BustCause::StructuralEdit));
+    let m0 = text_of(&rebuilt.messages[0]);
+    assert!(
+        m0.contains("| Rebuilt start") && m0.contains("| Rebuilt end"),
+        "{m0}"
+    );
+    assert!(!m0.contains("First steps"), "{m0}");
+    assert_eq!(rebuilt.messages.len(), 2 + (17 - 5), "the boundary stays");
+    // The fold consumed the request: the next flush is soft again.
+    harness.engine.request_flush(&harness.session).unwrap();
+    let after = harness.pass(&call(19, 40_000)).unwrap();
+    assert_eq!(after.plan.kind, PassKind::SoftBust);
+    assert_eq!(after.messages[0], rebuilt.messages[0]);
+}

@@ -3,4 +3,6 @@
 //! Every module is `cfg(test)` so that clippy treats the helpers in them as test code.
 
 #[cfg(test)]
+mod on_demand;
+#[cfg(test)]
 mod runs;

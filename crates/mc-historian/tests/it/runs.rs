@@ -12,14 +12,14 @@ use mc_llm::{EndpointLabel, LlmError, StructuredAnswer, StructuredRequest, Usage
 use mc_store::{NewSession, Store, history_scope};
 use serde_json::{Value, json};
 
-const NOW: i64 = 1_800_000_000_000;
+pub const NOW: i64 = 1_800_000_000_000;
 
-fn count(text: &str) -> u64 {
+pub fn count(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
 /// A task, then `turns` Bash calls with results of `bytes` bytes, and a user correction.
-fn conversation(turns: usize, bytes: usize) -> Vec<Message> {
+pub fn conversation(turns: usize, bytes: usize) -> Vec<Message> {
     let mut messages = vec![Message::new(Role::User, vec![Part::text("Fix the build.")])];
     for turn in 0..turns {
         let id = format!("toolu_{turn}");
@@ -44,7 +44,7 @@ fn conversation(turns: usize, bytes: usize) -> Vec<Message> {
     messages
 }
 
-fn seeded(messages: &[Message]) -> (tempfile::TempDir, Store, SessionId) {
+pub fn seeded(messages: &[Message]) -> (tempfile::TempDir, Store, SessionId) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("context.db")).unwrap();
     let session = SessionId::new("s").unwrap();
@@ -71,17 +71,18 @@ fn seeded(messages: &[Message]) -> (tempfile::TempDir, Store, SessionId) {
     (dir, store, session)
 }
 
-fn settings() -> HistorianSettings {
+pub fn settings() -> HistorianSettings {
     HistorianSettings {
         trigger_tokens: 2_000,
         max_chunk_tokens: 6_000,
         lookahead: 2,
         live_tail_tags: 6,
         execute_percent: 65,
+        closes_range: false,
     }
 }
 
-fn compartment(start: u64, end: u64) -> Value {
+pub fn compartment(start: u64, end: u64) -> Value {
     json!({"start_ordinal": start, "end_ordinal": end, "title": format!("steps {start}-{end}"),
         "importance": 55, "episode": "debugging", "full": "Ran make; it failed on the lockfile.",
         "condensed": "make failed.", "paragraph": "make failed.", "line": "make"})
@@ -306,4 +307,21 @@ fn nothing_runs_below_the_trigger_and_a_stale_run_appends_nothing() {
         Published::Stale
     );
     assert_eq!(store.read(|tx| tx.compartments(&session)).unwrap().len(), 2);
+}
+
+#[test]
+fn a_chunk_never_ends_on_a_call_whose_result_opens_the_live_tail() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    // The newest 2 tags are the results at 22 and 24: the live tail opens with the result
+    // of the call at 21, which must stay with it.
+    let settings = HistorianSettings {
+        live_tail_tags: 2,
+        max_chunk_tokens: 100_000,
+        ..settings()
+    };
+    let job = next_job(&store, &session, &settings, 0, &count)
+        .unwrap()
+        .unwrap();
+    assert_eq!(job.chunk, mc_core::historian::Chunk { start: 0, end: 20 });
 }

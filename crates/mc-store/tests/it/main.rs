@@ -24,4 +24,6 @@ mod permissions;
 #[cfg(test)]
 mod sessions;
 #[cfg(test)]
+mod staging;
+#[cfg(test)]
 mod support;

@@ -42,6 +42,17 @@ impl Server {
         Self::start("sim", command)
     }
 
+    /// `magic-context sim --script SCRIPT --historian MODE` on a free port: calls forcing the
+    /// historian's tool are answered as `mode` says (`honest`, `garbage`, …).
+    pub fn sim_historian(script: &Path, mode: &str) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+        command
+            .args(["sim", "--listen", "127.0.0.1:0", "--script"])
+            .arg(script)
+            .args(["--historian", mode]);
+        Self::start("sim", command)
+    }
+
     /// `magic-context serve` on a free port in front of `upstream`, with its store in
     /// `data_dir` (`MAGIC_CONTEXT_DATA_DIR`) and its window set to `window_tokens`, in the
     /// machine's hermetic environment (its own HOME and XDG_CONFIG_HOME, so no user config
