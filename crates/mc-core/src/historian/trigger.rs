@@ -3,7 +3,7 @@
 //! Two signals (DESIGN §5): the size of the unsummarised history outside the protected live
 //! tail, and pressure. Normally a run waits until the eligible history reaches the trigger
 //! budget (a smaller chunk gives thin compartments and costs a call all the same); as usage
-//! nears the execute threshold it fires on a quarter of that, so compartments exist by the
+//! nears the execute threshold it fires on half of that, so compartments exist by the
 //! time the bust that would land them comes.
 
 use crate::tags::TagIndex;
@@ -11,11 +11,11 @@ use crate::tags::TagIndex;
 /// Points under the execute threshold from which pressure lowers the trigger.
 const PRESSURE_POINTS: u64 = 10;
 
-/// The eligible tokens that trigger a run: `budget`, or a quarter of it when usage
+/// The eligible tokens that trigger a run: `budget`, or half of it when usage
 /// (`usage_percent` of the usable window) is within ten points of `execute_percent`.
 pub fn trigger_tokens(budget: u64, usage_percent: u64, execute_percent: u64) -> u64 {
     if usage_percent + PRESSURE_POINTS >= execute_percent {
-        budget / 4
+        budget / 2
     } else {
         budget
     }
@@ -38,7 +38,7 @@ mod tests {
     #[test]
     fn pressure_lowers_the_trigger_and_the_live_tail_holds_the_newest_tags() {
         assert_eq!(trigger_tokens(10_000, 40, 65), 10_000);
-        assert_eq!(trigger_tokens(10_000, 55, 65), 2_500);
+        assert_eq!(trigger_tokens(10_000, 55, 65), 5_000);
         let tags = TagIndex::new((1..=30).map(|n| TagAssignment {
             tag: TagNo(n),
             unit: UnitRef {
