@@ -21,15 +21,20 @@ pub struct Accepted {
 
 /// Parses and validates `input` (the forced tool call's input) for `job`. The error is in
 /// words the model can act on: it is quoted back in the repair round. A closed job
-/// ([`Job::closed`]) holds nothing back, whatever the lookahead.
+/// ([`Job::closed`]) holds nothing back, whatever the lookahead; nor does a job cut short by
+/// its size ([`Job::cut_short`]) whose answer is one compartment: holding that back would
+/// leave the boundary where it is, and the next run would read the same chunk again.
 pub fn accept(job: &Job, input: &Value, lookahead: u32) -> Result<Accepted, String> {
     let output = parse_answer(input)?;
-    let validated = if job.closed {
+    let mut validated = if job.closed {
         validate_closed(&output, job.chunk)
     } else {
         validate(&output, job.chunk, lookahead)
     }
     .map_err(|error| error.to_string())?;
+    if validated.compartments.is_empty() && validated.held_back && job.cut_short {
+        validated = validate_closed(&output, job.chunk).map_err(|error| error.to_string())?;
+    }
     let compartments = validated
         .compartments
         .iter()

@@ -53,6 +53,9 @@ pub struct Job {
     /// The chunk ends where the range the job reads ends, and the settings close that range
     /// ([`HistorianSettings::closes_range`]): the answer's last compartment is not held back.
     pub closed: bool,
+    /// The token budget cut the chunk before the end of the history it may read: more
+    /// follows, so a held-back answer would be asked again for the same chunk forever.
+    pub cut_short: bool,
 }
 
 /// The next job of `session`, or `None` when its unsummarised history outside the live tail
@@ -192,6 +195,7 @@ fn find_job(
         request,
         destination,
         closed: settings.closes_range && reaches_limit,
+        cut_short: !reaches_limit,
     }))
 }
 
