@@ -325,3 +325,30 @@ fn a_chunk_never_ends_on_a_call_whose_result_opens_the_live_tail() {
         .unwrap();
     assert_eq!(job.chunk, mc_core::historian::Chunk { start: 0, end: 20 });
 }
+
+#[test]
+fn a_single_compartment_for_a_chunk_cut_short_is_published_not_asked_again() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let small = HistorianSettings {
+        max_chunk_tokens: 2_000,
+        ..settings()
+    };
+    let job = next_job(&store, &session, &small, 0, &count)
+        .unwrap()
+        .unwrap();
+    assert!(
+        job.cut_short,
+        "more eligible history follows {:?}",
+        job.chunk
+    );
+    let whole = json!({"compartments": [compartment(job.chunk.start, job.chunk.end)]});
+    let accepted = accept(&job, &whole, 2).unwrap();
+    assert_eq!(accepted.compartments.len(), 1);
+    // Two compartments still hold the last one back: the next run starts after the first.
+    let two = json!({"compartments": [compartment(job.chunk.start, job.chunk.start),
+        compartment(job.chunk.start + 1, job.chunk.end)]});
+    let accepted = accept(&job, &two, 2).unwrap();
+    assert_eq!(accepted.compartments.len(), 1);
+    assert!(accepted.validated.held_back);
+}
