@@ -3,11 +3,15 @@
 //! with the first message pinned.
 
 use mc_core::head::{Compartment, M1_PLACEHOLDER, Quote};
+use mc_core::pass_plan::PassKind;
 use mc_core::{Message, Part, Role};
+use mc_engine::{EngineError, PassOutcome};
+use proptest::prelude::*;
 use serde_json::json;
 
-use crate::session::TTL_MS;
-use crate::support::{Call, Harness, MODEL, START_MS};
+use crate::props::{cases, check_window};
+use crate::session::{TTL_MS, arb_script};
+use crate::support::{Call, Harness, MODEL, START_MS, rendered_tokens};
 
 /// A task, then `turns` Bash calls answered by results of `bytes` bytes.
 fn conversation(turns: usize, bytes: usize) -> Vec<Message> {
@@ -115,7 +119,7 @@ fn compartments_land_on_busts_only_soft_in_m1_then_folded_into_m0_with_the_task_
     let hit = harness.pass(&call(17, 30_000, false)).unwrap();
     assert_eq!(hit.messages.len(), 2 + (17 - 5));
     let soft = harness.pass(&call(19, 40_000, true)).unwrap();
-    assert_eq!(soft.plan.kind, mc_core::pass_plan::PassKind::SoftBust);
+    assert_eq!(soft.plan.kind, PassKind::SoftBust);
     assert_eq!(soft.messages[0], fold.messages[0], "m[0] is byte-identical");
     let m1 = text_of(&soft.messages[1]);
     assert!(
@@ -125,7 +129,7 @@ fn compartments_land_on_busts_only_soft_in_m1_then_folded_into_m0_with_the_task_
     assert_eq!(soft.messages.len(), 2 + (19 - 9));
     // Idle past the TTL: the fold takes m[1] into m[0].
     let refold = harness.pass(&call(21, 40_000 + TTL_MS + 1, false)).unwrap();
-    assert_eq!(refold.plan.kind, mc_core::pass_plan::PassKind::HardFold);
+    assert_eq!(refold.plan.kind, PassKind::HardFold);
     assert!(text_of(&refold.messages[0]).contains("| Later steps"));
     assert_eq!(text_of(&refold.messages[1]), M1_PLACEHOLDER);
 }
@@ -195,4 +199,85 @@ fn replaced_compartments_reach_m0_only_through_the_fold_a_head_rebuild_asks_for(
     let after = harness.pass(&call(19, 40_000)).unwrap();
     assert_eq!(after.plan.kind, PassKind::SoftBust);
     assert_eq!(after.messages[0], rebuilt.messages[0]);
+}
+
+/// Publishes one compartment from where the session's history ends to the last clean end
+/// before its newest ten tags, as the historian would; `None` when nothing is eligible.
+fn publish_eligible(harness: &Harness, messages: &[Message], now_ms: u64) -> Option<Compartment> {
+    let store = harness.engine.store();
+    let (boundary, tags) = store
+        .read(|tx| {
+            Ok((
+                tx.summarised_until(&harness.session)?,
+                mc_core::tags::TagIndex::new(tx.tags(&harness.session)?),
+            ))
+        })
+        .ok()?;
+    let stored = store.read(|tx| tx.message_count(&harness.session)).ok()?;
+    let known = &messages[..usize::try_from(stored).ok()?.min(messages.len())];
+    let live = mc_core::historian::live_tail_start(&tags, 10)?;
+    let chunk = mc_core::historian::eligible_chunk(known, boundary, live, 1, u64::MAX, &|_| 1)?;
+    let compartment = Compartment {
+        start_ms: now_ms,
+        end_ms: now_ms,
+        ..compartment(chunk.start, chunk.end, &format!("steps {}", chunk.start))
+    };
+    publish(harness, std::slice::from_ref(&compartment));
+    Some(compartment)
+}
+
+proptest! {
+    #![proptest_config(cases())]
+
+    /// With the historian publishing between requests: `m[0]` changes only on a hard fold
+    /// (decay re-tiers only there), `m[1]` only on a bust, every compartment published before
+    /// a mutating pass shows in its head (at least its heading), and every request stays
+    /// inside the window.
+    #[test]
+    fn history_reaches_the_head_only_through_busts_and_m0_only_through_folds(
+        script in arb_script(),
+        publish_at in prop::collection::vec(any::<bool>(), 25),
+    ) {
+        let harness = Harness::new();
+        let (messages, steps) = script.materialise();
+        let mut previous: Option<PassOutcome> = None;
+        let mut published: Vec<Compartment> = Vec::new();
+        for (index, step) in steps.iter().enumerate() {
+            if publish_at.get(index).copied().unwrap_or(false)
+                && let Some(compartment) = publish_eligible(&harness, &messages, step.now_ms)
+            {
+                published.push(compartment);
+            }
+            let call = Call {
+                model: step.model,
+                messages: &messages[..step.messages_len],
+                now_ms: step.now_ms,
+                usable_window: script.usable_window,
+                last_usage_tokens: previous.as_ref().map(|outcome| rendered_tokens(&outcome.messages)),
+                operator_flush: step.operator_flush,
+            };
+            let outcome = match harness.pass(&call) {
+                Ok(outcome) => outcome,
+                Err(EngineError::Refused { .. }) => break,
+                Err(error) => return Err(TestCaseError::fail(format!("pass failed: {error}"))),
+            };
+            check_window(&call, &outcome)?;
+            if let Some(previous) = &previous {
+                if outcome.plan.kind != PassKind::HardFold {
+                    prop_assert_eq!(&outcome.messages[0], &previous.messages[0], "m[0] changed without a fold");
+                }
+                if outcome.plan.kind == PassKind::CacheHit {
+                    prop_assert_eq!(&outcome.messages[1], &previous.messages[1], "m[1] changed on a cache hit");
+                }
+            }
+            if outcome.plan.may_mutate {
+                let head = format!("{}\n{}", text_of(&outcome.messages[0]), text_of(&outcome.messages[1]));
+                for compartment in &published {
+                    let heading = format!("### {}-{} |", compartment.start_ordinal, compartment.end_ordinal);
+                    prop_assert!(head.contains(&heading), "{} missing from the head:\n{}", heading, head);
+                }
+            }
+            previous = Some(outcome);
+        }
+    }
 }

@@ -198,7 +198,7 @@ pub fn drive(harness: &Harness, script: &Script, how: Drive) -> Result<Trace, Te
 /// request within it (a refusal is the only way out when even the minimal rendering does not
 /// fit). Sizes are the engine's estimates, corrected by what the harness reported, so a small
 /// tolerance covers what estimates leave out (tag prefixes, placeholders).
-fn check_window(call: &Call<'_>, outcome: &PassOutcome) -> Result<(), TestCaseError> {
+pub fn check_window(call: &Call<'_>, outcome: &PassOutcome) -> Result<(), TestCaseError> {
     let rendered = rendered_tokens(&outcome.messages);
     let allowed = call.usable_window + call.usable_window / 20;
     prop_assert!(
