@@ -112,6 +112,17 @@ fn parse_format(name: &str) -> anyhow::Result<Option<RecordingFormat>> {
     }
 }
 
+/// The configuration `serve` would run with (the user's config file, or the one
+/// `MAGIC_CONTEXT_CONFIG` names), so a replay measures the engine as configured; problems
+/// are printed as warnings, as `serve` logs them.
+fn engine_config() -> mc_core::config::Config {
+    let loaded = mc_config::load(&mc_config::ConfigSources::discover(None));
+    for diagnostic in &loaded.diagnostics {
+        eprintln!("warning: config: {diagnostic}");
+    }
+    loaded.config
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,15 +140,4 @@ mod tests {
             "unknown format `har`; valid formats: auto, swe-traj, anthropic-capture, claude-code"
         );
     }
-}
-
-/// The configuration `serve` would run with (the user's config file, or the one
-/// `MAGIC_CONTEXT_CONFIG` names), so a replay measures the engine as configured; problems
-/// are printed as warnings, as `serve` logs them.
-fn engine_config() -> mc_core::config::Config {
-    let loaded = mc_config::load(&mc_config::ConfigSources::discover(None));
-    for diagnostic in &loaded.diagnostics {
-        eprintln!("warning: config: {diagnostic}");
-    }
-    loaded.config
 }

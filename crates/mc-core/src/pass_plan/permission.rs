@@ -67,11 +67,10 @@ pub fn grant(
     }
     if let Some(working_set) = facts.working_set
         && working_set.has_work
+        && working_set.worth_shrinking_the_working_set()
     {
-        if working_set.worth_shrinking_the_working_set() {
-            reasons.push(format!("working set: {}", working_set.describe()));
-            granted.push(BustCause::WorkingSet);
-        }
+        reasons.push(format!("working set: {}", working_set.describe()));
+        granted.push(BustCause::WorkingSet);
     }
     granted.first().copied()
 }
