@@ -458,6 +458,16 @@ fn cache_ttl(raw: RawCacheTtl) -> CacheTtl {
     }
 }
 
+/// Why `name` cannot be an environment variable's name, if it cannot.
+fn env_name_problem(name: &str) -> Option<String> {
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (!valid).then(|| {
+        format!("`{name}` is not an environment variable name (letters, digits and `_`); put the key in the environment and name the variable here")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -547,14 +557,4 @@ mod tests {
             ]
         );
     }
-}
-
-/// Why `name` cannot be an environment variable's name, if it cannot.
-fn env_name_problem(name: &str) -> Option<String> {
-    let valid = !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    (!valid).then(|| {
-        format!("`{name}` is not an environment variable name (letters, digits and `_`); put the key in the environment and name the variable here")
-    })
 }
