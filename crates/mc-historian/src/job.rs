@@ -16,6 +16,7 @@ use mc_llm::StructuredRequest;
 use mc_store::{Store, StoredMessage, history_scope};
 
 use crate::error::Result;
+use crate::publish::Published;
 use crate::settings::HistorianSettings;
 
 /// The output budget of one answer: four tiers for several compartments.
@@ -39,8 +40,9 @@ pub struct Job {
 }
 
 /// The next job of `session`, or `None` when its unsummarised history outside the live tail
-/// has not reached the trigger. `usage_percent` is the session's latest usage of its usable
-/// window; near the execute threshold the trigger is lower.
+/// has not reached the trigger (after a held run, the part of it that run did not read).
+/// `usage_percent` is the session's latest usage of its usable window; near the execute
+/// threshold the trigger is lower.
 pub fn next_job(
     store: &Store,
     session: &SessionId,
@@ -65,10 +67,17 @@ pub fn next_job(
             .into_iter()
             .find(|row| row.message.role == Role::User)
             .map(|row| row.ordinal);
+        let held_until = tx
+            .historian_runs(session, 1)?
+            .into_iter()
+            .next()
+            .filter(|run| run.outcome == Published::Held.as_str() && run.chunk_start == boundary)
+            .map(|run| run.chunk_end);
         Ok(Some(Unsummarised {
             scope: history_scope(session, record.project.as_ref().map(|p| p.as_str())),
             boundary,
             live_from,
+            held_until,
             stored: tx.messages(session, boundary..live_from)?,
             task_ordinal,
             landed: tx.drop_state(session)?.landed,
@@ -97,12 +106,30 @@ pub fn next_job(
         usage_percent,
         settings.execute_percent,
     );
+    // A held run found its chunk one unfinished episode. Asked again as soon as a message
+    // or two arrive, the model would hold the same episode again; asked about the same
+    // chunk (cut by the budget), it would hold it forever. So the history that run did not
+    // read must reach the trigger first, and the next chunk reads that much past it.
+    let mut max_chunk_tokens = settings.max_chunk_tokens;
+    if let Some(held_end) = read.held_until {
+        let tokens_between = |from: u64, to: u64| {
+            (from..to)
+                .map(|ordinal| size(ordinal - read.boundary))
+                .sum()
+        };
+        let unread: u64 = tokens_between(held_end + 1, read.live_from);
+        if unread < trigger {
+            return Ok(None);
+        }
+        let read_before: u64 = tokens_between(read.boundary, held_end + 1);
+        max_chunk_tokens = max_chunk_tokens.max(read_before.saturating_add(trigger));
+    }
     let Some(relative) = eligible_chunk(
         &owned,
         0,
         read.live_from - read.boundary,
         trigger,
-        settings.max_chunk_tokens,
+        max_chunk_tokens,
         &size,
     ) else {
         return Ok(None);
@@ -136,6 +163,8 @@ struct Unsummarised {
     scope: String,
     boundary: u64,
     live_from: u64,
+    /// Where the latest run read to, when it was held at the current boundary.
+    held_until: Option<u64>,
     stored: Vec<StoredMessage>,
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,
