@@ -15,7 +15,7 @@ use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::config::upstream_url_problem;
 use mc_engine::Engine;
-use mc_proxy::{ProxySettings, RunningProxy};
+use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy};
 use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
 
 /// Arguments of `serve`.
@@ -88,6 +88,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         max_request_bytes: usize::try_from(proxy.max_request_bytes).unwrap_or(usize::MAX),
         context_window: args.context_window,
         upstream_idle_timeout: Duration::from_secs(args.upstream_timeout.max(1)),
+        historian_retry: RetryPolicy::default(),
     };
     let (engine, store_path) = open_engine(&loaded.config);
     let runtime = tokio::runtime::Builder::new_multi_thread()

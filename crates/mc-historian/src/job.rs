@@ -17,6 +17,7 @@ use mc_llm::StructuredRequest;
 use mc_store::{Store, StoredMessage, history_scope};
 
 use crate::error::Result;
+use crate::publish::Published;
 use crate::settings::HistorianSettings;
 
 /// The output budget of one answer: four tiers for several compartments.
@@ -128,6 +129,18 @@ fn find_job(
         if limit <= boundary {
             return Ok(None);
         }
+        // Where the latest run read to, when it was held at this boundary.
+        let held_until = match want {
+            Want::Unsummarised { .. } => tx
+                .historian_runs(session, 1)?
+                .into_iter()
+                .next()
+                .filter(|run| {
+                    run.outcome == Published::Held.as_str() && run.chunk_start == boundary
+                })
+                .map(|run| run.chunk_end),
+            Want::Rebuild => None,
+        };
         let task_ordinal = tx
             .messages(session, 0..TASK_SEARCH)?
             .into_iter()
@@ -137,6 +150,7 @@ fn find_job(
             scope: history_scope(session, record.project.as_ref().map(|p| p.as_str())),
             boundary,
             limit,
+            held_until,
             // Past the limit too: a call just before it may be answered just after it, and
             // a chunk must not end between them.
             stored: tx.messages(session, boundary..)?,
@@ -168,8 +182,24 @@ fn find_job(
         Want::Unsummarised { trigger } => (trigger, Destination::History),
         Want::Rebuild => (0, Destination::Staging),
     };
+    // A held run found its chunk one unfinished episode. Asked again as soon as a message or
+    // two arrive, the model would hold the same episode again. So the history that run did
+    // not read must reach the trigger first, and the next chunk reads that much past it.
+    let mut max_chunk_tokens = settings.max_chunk_tokens;
+    if let Some(held_end) = read.held_until {
+        let tokens_between = |from: u64, to: u64| -> u64 {
+            (from..to)
+                .map(|ordinal| size(ordinal.saturating_sub(read.boundary)))
+                .sum()
+        };
+        if tokens_between(held_end + 1, read.limit) < trigger {
+            return Ok(None);
+        }
+        let read_before = tokens_between(read.boundary, held_end + 1);
+        max_chunk_tokens = max_chunk_tokens.max(read_before.saturating_add(trigger));
+    }
     let chunk_in = |max_tokens| eligible_chunk(&owned, 0, span, trigger, max_tokens, &size);
-    let Some(relative) = chunk_in(settings.max_chunk_tokens) else {
+    let Some(relative) = chunk_in(max_chunk_tokens) else {
         return Ok(None);
     };
     // Whether no later clean end lies before the limit: only the token budget could have
@@ -208,6 +238,8 @@ struct Gathered {
     scope: String,
     boundary: u64,
     limit: u64,
+    /// Where the latest run read to, when it was held at the current boundary.
+    held_until: Option<u64>,
     stored: Vec<StoredMessage>,
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,

@@ -8,7 +8,8 @@
 //! repair round quoting the problem, then the next model of the chain), and publishes the
 //! compartments, facts and observations with the run's record in one transaction. Invalid
 //! output never reaches the store, and a failed run is recorded and retried later with
-//! backoff.
+//! backoff. A held run (its only compartment may not have ended) is asked again once the
+//! history it did not read reaches the trigger.
 //!
 //! It must not: block or delay a request (runs are spawned, never awaited by a pass), bust a
 //! cache (the engine moves its boundary only on a pass that may change bytes anyway), keep a

@@ -222,6 +222,7 @@ async fn start_proxy(upstream: &str) -> Result<(RunningProxy, tempfile::TempDir)
         max_request_bytes: 64 << 20,
         context_window: Some(WINDOW_TOKENS),
         upstream_idle_timeout: Duration::from_secs(120),
+        historian_retry: mc_proxy::RetryPolicy::default(),
     };
     Ok((RunningProxy::start(settings, Ok(engine)).await?, store_dir))
 }

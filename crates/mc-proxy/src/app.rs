@@ -73,6 +73,10 @@ impl App {
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
         let engine = engine.map(Arc::new);
+        let historian = engine
+            .as_ref()
+            .ok()
+            .and_then(|engine| HistorianRuntime::new(engine, settings.historian_retry));
         Ok(Self {
             settings,
             client,
@@ -87,7 +91,7 @@ impl App {
             recent_usage: SessionCache::default(),
             fixed_tokens: FixedTokens::default(),
             ledger: LedgerWriter::new(engine.as_ref().ok().cloned()),
-            historian: engine.as_ref().ok().and_then(HistorianRuntime::new),
+            historian,
             engine,
         })
     }

@@ -40,13 +40,14 @@ pub struct HistorianRuntime {
 }
 
 impl HistorianRuntime {
-    /// The runtime over `engine`'s store; `None` when the historian is off or its HTTP
-    /// client cannot be built (then sessions go on with drops alone, as with it off).
-    pub fn new(engine: &Arc<Engine>) -> Option<Self> {
+    /// The runtime over `engine`'s store, its model calls timed and retried by `retry`;
+    /// `None` when the historian is off or its HTTP client cannot be built (then sessions go
+    /// on with drops alone, as with it off).
+    pub fn new(engine: &Arc<Engine>, retry: RetryPolicy) -> Option<Self> {
         if !engine.config().historian.enabled {
             return None;
         }
-        let client = match LlmClient::new(RetryPolicy::default()) {
+        let client = match LlmClient::new(retry) {
             Ok(client) => client,
             Err(error) => {
                 tracing::error!(%error, "the historian's HTTP client cannot be built; history will not be summarised");

@@ -16,6 +16,7 @@
 //!     max_request_bytes: 32 << 20,
 //!     context_window: None,
 //!     upstream_idle_timeout: std::time::Duration::from_secs(600),
+//!     historian_retry: mc_proxy::RetryPolicy::default(),
 //! };
 //! let proxy = RunningProxy::start(settings, Ok(engine)).await?;
 //! println!("ANTHROPIC_BASE_URL=http://{}", proxy.local_addr());
@@ -62,6 +63,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use app::{App, router};
+pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::PROJECT_HEADER;
 pub use provider::{ErrorKind, Provider, ProxyError};

@@ -64,6 +64,7 @@ fn side_calls_and_compaction_never_join_the_main_session() {
         max_request_bytes: 32 << 20,
         context_window: None,
         upstream_idle_timeout: Duration::from_secs(5),
+        historian_retry: mc_llm::RetryPolicy::default(),
     };
     let app = App::new(settings, Ok(Engine::new(store, Config::default()))).unwrap();
     let calls = capture();

@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use mc_llm::RetryPolicy;
+
 /// The proxy's settings, resolved from the command line and the config file.
 #[derive(Debug, Clone)]
 pub struct ProxySettings {
@@ -19,6 +21,10 @@ pub struct ProxySettings {
     /// How long the upstream may stay silent (before its headers, or between two chunks of
     /// a body) before the call is abandoned.
     pub upstream_idle_timeout: Duration,
+    /// How long each historian model call may take and how often a failed one is retried.
+    /// The runs are in the background, so the default favours finishing; a historian on a
+    /// fast local model can fail over sooner with shorter attempts.
+    pub historian_retry: RetryPolicy,
 }
 
 impl ProxySettings {

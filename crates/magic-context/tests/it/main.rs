@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod claude_code;
+mod claude_code_historian;
 mod claude_code_proxy;
 mod claude_code_small_window;
 mod cli;

@@ -57,18 +57,29 @@ pub fn seeded(messages: &[Message]) -> (tempfile::TempDir, Store, SessionId) {
                     project: None,
                 },
                 NOW,
-            )?;
-            tx.append_messages(&session, 0, messages, NOW)?;
-            let mut next = TagNo(1);
-            for (ordinal, message) in messages.iter().enumerate() {
+            )
+        })
+        .unwrap();
+    grow(&store, &session, messages, 0);
+    (dir, store, session)
+}
+
+/// Stores `messages` from ordinal `from` on, with their tags, as a pass would.
+fn grow(store: &Store, session: &SessionId, messages: &[Message], from: usize) {
+    store
+        .write(|tx| {
+            tx.append_messages(session, from as u64, &messages[from..], NOW)?;
+            let mut next = tx
+                .newest_tag(session)?
+                .map_or(TagNo(1), |tag| TagNo(tag.0 + 1));
+            for (ordinal, message) in messages.iter().enumerate().skip(from) {
                 let tags = assign_tags(next, ordinal as u64, message);
                 next = tags.last().map_or(next, |last| TagNo(last.tag.0 + 1));
-                tx.insert_tags(&session, &tags)?;
+                tx.insert_tags(session, &tags)?;
             }
             Ok(())
         })
         .unwrap();
-    (dir, store, session)
 }
 
 pub fn settings() -> HistorianSettings {
@@ -351,4 +362,46 @@ fn a_single_compartment_for_a_chunk_cut_short_is_published_not_asked_again() {
     let accepted = accept(&job, &two, 2).unwrap();
     assert_eq!(accepted.compartments.len(), 1);
     assert!(accepted.validated.held_back);
+}
+
+#[tokio::test]
+async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let job = next_job(&store, &session, &settings(), 0, &count)
+        .unwrap()
+        .unwrap();
+    let held_end = job.chunk.end;
+    // One episode up to the chunk end: nothing confirms it ended, so nothing is published.
+    let model = Scripted::new(
+        1,
+        vec![Ok(json!({"compartments": [compartment(0, held_end)]}))],
+    );
+    let report = run_job(&job, &model, 2).await;
+    assert_eq!(
+        publish(&store, &job, &report, NOW, NOW + 5).unwrap(),
+        Published::Held
+    );
+    // Two more turns (about 1,000 tokens) are under the 2,000-token trigger: asking now
+    // would only hold the same episode again.
+    let longer = conversation(14, 2_000);
+    grow(&store, &session, &longer, messages.len());
+    assert!(
+        next_job(&store, &session, &settings(), 0, &count)
+            .unwrap()
+            .is_none()
+    );
+    // Three more (about 2,500 tokens unread in all) reach it: the chunk starts where the
+    // held run's did and reads past where it ended.
+    let longest = conversation(17, 2_000);
+    grow(&store, &session, &longest, longer.len());
+    let again = next_job(&store, &session, &settings(), 0, &count)
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.chunk.start, 0);
+    assert!(
+        again.chunk.end > held_end,
+        "{:?} after {held_end}",
+        again.chunk
+    );
 }

@@ -10,6 +10,7 @@ mod bad_input;
 mod failures;
 mod happy_path;
 mod headers;
+mod historian;
 mod openai;
 mod overflow;
 mod routing;

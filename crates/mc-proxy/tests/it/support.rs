@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCod
 use mc_core::SessionId;
 use mc_core::config::Config;
 use mc_engine::Engine;
-use mc_proxy::{ProxySettings, RunningProxy};
+use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy};
 use mc_sim::CountTokens;
 use mc_sim::server::{Responder, SimConfig, SimServer};
 use mc_store::{SessionRecord, Store, StoredMessage};
@@ -35,6 +35,7 @@ pub fn settings(upstream: &str) -> ProxySettings {
         max_request_bytes: 32 << 20,
         context_window: None,
         upstream_idle_timeout: Duration::from_secs(20),
+        historian_retry: RetryPolicy::default(),
     }
 }
 
