@@ -11,10 +11,10 @@ use mc_sim::{Recording, RecordingFormat, Step, ToolSpec};
 use serde_json::json;
 
 /// A small linear congruential generator: enough to vary sizes, no dependency.
-struct Seq(u64);
+pub struct Seq(pub u64);
 
 impl Seq {
-    fn next(&mut self, below: u64) -> u64 {
+    pub fn next(&mut self, below: u64) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -22,14 +22,14 @@ impl Seq {
         (self.0 >> 33) % below.max(1)
     }
 
-    fn between(&mut self, low: u64, high: u64) -> u64 {
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
         low + self.next(high - low)
     }
 }
 
 /// Text of about `tokens` o200k tokens: distinct numbered code-like lines (about 12 tokens
 /// each).
-fn text(tokens: u64, stem: &str) -> String {
+pub fn text(tokens: u64, stem: &str) -> String {
     (0..tokens / 12)
         .map(|line| format!("    let {stem}_{line} = compute({line}, \"{stem}\");\n"))
         .collect()
@@ -114,18 +114,7 @@ pub fn coding_session(seed: u64, turns: usize) -> Recording {
         format: RecordingFormat::ClaudeCode,
         model: "claude-sonnet-4-5".into(),
         system: vec![text(4_000, "system")],
-        tools: vec![
-            tool("Read", json!({"file_path": {"type": "string"}})),
-            tool(
-                "Write",
-                json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
-            ),
-            tool(
-                "MultiEdit",
-                json!({"file_path": {"type": "string"}, "edits": {"type": "array"}}),
-            ),
-            tool("Bash", json!({"command": {"type": "string"}})),
-        ],
+        tools: tools(),
         stand_ins: Vec::new(),
         steps: steps
             .into_iter()
@@ -140,4 +129,20 @@ pub fn coding_session(seed: u64, turns: usize) -> Recording {
             })
             .collect(),
     }
+}
+
+/// The tools of a generated session: Read, Write, MultiEdit and Bash.
+pub fn tools() -> Vec<ToolSpec> {
+    vec![
+        tool("Read", json!({"file_path": {"type": "string"}})),
+        tool(
+            "Write",
+            json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
+        ),
+        tool(
+            "MultiEdit",
+            json!({"file_path": {"type": "string"}, "edits": {"type": "array"}}),
+        ),
+        tool("Bash", json!({"command": {"type": "string"}})),
+    ]
 }

@@ -10,6 +10,7 @@ mod failures;
 mod golden_capture;
 mod golden_swe;
 mod invariants;
+mod long_session;
 mod magic;
 mod shared_data;
 mod snapshot;
