@@ -45,6 +45,8 @@ pub struct RunRequest<M> {
     pub settings: HistorianSettings,
     /// Its latest usage of the usable window, percent.
     pub usage_percent: u64,
+    /// The estimated prompt of the call that asks for the run, in tokens.
+    pub prompt_tokens: u64,
     /// Its token counter.
     pub count: Counter,
 }
@@ -56,6 +58,10 @@ pub struct Historian<S> {
     running: Mutex<HashSet<SessionId>>,
     /// Per session: failures in a row, and when the next run may start.
     backoff: Mutex<HashMap<SessionId, (u32, u64)>>,
+    /// Per session: the prompt size at which the latest check found nothing to summarise.
+    /// Another check waits until the prompt has grown by a quarter of the trigger since:
+    /// reading the session's log for nothing on every call is wasted work beside requests.
+    idle: Mutex<HashMap<SessionId, u64>>,
 }
 
 impl<S: StoreAccess> Historian<S> {
@@ -66,6 +72,7 @@ impl<S: StoreAccess> Historian<S> {
             clock,
             running: Mutex::new(HashSet::new()),
             backoff: Mutex::new(HashMap::new()),
+            idle: Mutex::new(HashMap::new()),
         })
     }
 
@@ -83,7 +90,7 @@ impl<S: StoreAccess> Historian<S> {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&request.session)
             .is_some_and(|&(_, until)| now < until);
-        if waiting {
+        if waiting || self.grew_too_little(&request) {
             return None;
         }
         let guard = RunGuard::take(self, &request.session)?;
@@ -93,6 +100,20 @@ impl<S: StoreAccess> Historian<S> {
             drop(guard);
             published
         }))
+    }
+
+    /// Whether the session's prompt grew too little since a check found nothing to do (a
+    /// bust that shrank it sets the new baseline).
+    fn grew_too_little<M>(&self, request: &RunRequest<M>) -> bool {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(at) = idle.get_mut(&request.session) else {
+            return false;
+        };
+        if request.prompt_tokens < *at {
+            *at = request.prompt_tokens;
+            return true;
+        }
+        request.prompt_tokens < at.saturating_add(request.settings.trigger_tokens / 4)
     }
 
     /// Whether a run of `session` is in flight.
@@ -112,6 +133,7 @@ impl<S: StoreAccess> Historian<S> {
             model,
             settings,
             usage_percent,
+            prompt_tokens,
             count,
         } = request;
         let host = Arc::clone(&self.host);
@@ -121,8 +143,20 @@ impl<S: StoreAccess> Historian<S> {
         })
         .await;
         let job = match job {
-            Ok(Ok(Some(job))) => job,
-            Ok(Ok(None)) => return None,
+            Ok(Ok(Some(job))) => {
+                self.idle
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&session);
+                job
+            }
+            Ok(Ok(None)) => {
+                self.idle
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(session, prompt_tokens);
+                return None;
+            }
             Ok(Err(error)) => {
                 tracing::warn!(session = %session, %error, "historian could not read the session");
                 return None;

@@ -91,6 +91,7 @@ pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Plann
         model: Arc::new(LlmChain::new(runtime.client.clone(), endpoints)),
         settings,
         usage_percent,
+        prompt_tokens: pass.estimated_prompt_tokens,
         count: Arc::new(move |text: &str| tokens.count(&model, text)),
     });
 }

@@ -405,3 +405,32 @@ async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger(
         again.chunk
     );
 }
+
+#[tokio::test]
+async fn a_session_found_idle_is_checked_again_only_after_its_prompt_grew() {
+    let messages = conversation(3, 200);
+    let (_dir, store, session) = seeded(&messages);
+    let historian =
+        mc_historian::Historian::new(std::sync::Arc::new(store), std::sync::Arc::new(|| 0));
+    let request = |prompt_tokens: u64| mc_historian::RunRequest {
+        session: session.clone(),
+        model: std::sync::Arc::new(Scripted::new(1, Vec::new())),
+        settings: settings(),
+        usage_percent: 0,
+        prompt_tokens,
+        count: std::sync::Arc::new(count),
+    };
+    // Below the trigger: the check finds nothing to do.
+    let first = historian
+        .start(request(10_000))
+        .expect("a first check runs");
+    assert_eq!(first.await.unwrap(), None);
+    // Grown by less than a quarter of the 2,000-token trigger: no check at all.
+    assert!(historian.start(request(10_400)).is_none());
+    // A bust shrank the prompt: that is the new baseline, still no check.
+    assert!(historian.start(request(6_000)).is_none());
+    assert!(historian.start(request(6_400)).is_none());
+    // Grown by a quarter of the trigger since: checked again.
+    let again = historian.start(request(6_500)).expect("checked again");
+    assert_eq!(again.await.unwrap(), None);
+}
