@@ -108,27 +108,11 @@ pub fn coding_session(seed: u64, turns: usize) -> Recording {
             }],
         ));
     }
-    let history = Arc::new(history);
-    Recording {
-        name: format!("coding-session-{seed}"),
-        format: RecordingFormat::ClaudeCode,
-        model: "claude-sonnet-4-5".into(),
-        system: vec![text(4_000, "system")],
-        tools: tools(),
-        stand_ins: Vec::new(),
-        steps: steps
-            .into_iter()
-            .map(|(len, response, turn)| Step {
-                at_ms: turn * 40_000,
-                messages: Arc::clone(&history),
-                len,
-                response,
-                output_tokens: Some(300),
-                recorded: None,
-                context: None,
-            })
-            .collect(),
-    }
+    let steps = steps
+        .into_iter()
+        .map(|(len, response, turn)| (len, response, turn * 40_000))
+        .collect();
+    recording(format!("coding-session-{seed}"), 4_000, history, steps)
 }
 
 /// The tools of a generated session: Read, Write, MultiEdit and Bash.
@@ -145,4 +129,36 @@ pub fn tools() -> Vec<ToolSpec> {
         ),
         tool("Bash", json!({"command": {"type": "string"}})),
     ]
+}
+
+/// A Claude Code recording of `history` on Sonnet with a system prompt of about
+/// `system_tokens` and the generated tools; each step is (messages sent, the model's answer,
+/// its time), answering in 300 tokens.
+pub fn recording(
+    name: String,
+    system_tokens: u64,
+    history: Vec<Message>,
+    steps: Vec<(usize, Message, u64)>,
+) -> Recording {
+    let history = Arc::new(history);
+    Recording {
+        name,
+        format: RecordingFormat::ClaudeCode,
+        model: "claude-sonnet-4-5".into(),
+        system: vec![text(system_tokens, "system")],
+        tools: tools(),
+        stand_ins: Vec::new(),
+        steps: steps
+            .into_iter()
+            .map(|(len, response, at_ms)| Step {
+                at_ms,
+                messages: Arc::clone(&history),
+                len,
+                response,
+                output_tokens: Some(300),
+                recorded: None,
+                context: None,
+            })
+            .collect(),
+    }
 }

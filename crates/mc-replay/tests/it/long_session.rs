@@ -3,15 +3,13 @@
 //! verbatim in the last request) where compaction loses them, nothing goes over the window,
 //! and the input side is reported beside the baselines.
 
-use std::sync::Arc;
-
 use mc_core::{Message, Part, Role};
 use mc_replay::{ReplayOptions, StrategyTotals, replay};
+use mc_sim::Recording;
 use mc_sim::strategy::StrategyKind;
-use mc_sim::{Recording, RecordingFormat, Step};
 use serde_json::json;
 
-use crate::coding_sessions::{Seq, text, tools};
+use crate::coding_sessions::{Seq, recording, text};
 
 /// Every this many turns the agent stops and the user types an instruction.
 const INSTRUCTION_EVERY: usize = 8;
@@ -94,27 +92,7 @@ fn long_session(seed: u64, turns: usize) -> Recording {
             }],
         ));
     }
-    let history = Arc::new(history);
-    Recording {
-        name: format!("long-session-{seed}"),
-        format: RecordingFormat::ClaudeCode,
-        model: "claude-sonnet-4-5".into(),
-        system: vec![text(3_000, "system")],
-        tools: tools(),
-        stand_ins: Vec::new(),
-        steps: steps
-            .into_iter()
-            .map(|(len, response, at_ms)| Step {
-                at_ms,
-                messages: Arc::clone(&history),
-                len,
-                response,
-                output_tokens: Some(300),
-                recorded: None,
-                context: None,
-            })
-            .collect(),
-    }
+    recording(format!("long-session-{seed}"), 3_000, history, steps)
 }
 
 fn describe(name: &str, totals: &StrategyTotals) -> String {
