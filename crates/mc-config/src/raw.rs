@@ -218,6 +218,9 @@ pub struct RawHistorian {
     /// The newest tags that stay raw, never summarised.
     #[schemars(range(min = HistorianConfig::LIVE_TAIL_TAGS.min, max = HistorianConfig::LIVE_TAIL_TAGS.max))]
     pub live_tail_tags: Option<u64>,
+    /// The most the live tail keeps raw, as a percent of the usable window.
+    #[schemars(range(min = HistorianConfig::LIVE_TAIL_PERCENT.min, max = HistorianConfig::LIVE_TAIL_PERCENT.max))]
+    pub live_tail_percent: Option<u64>,
     /// Drop a chunk's last compartment when it ends within this many ordinals of the chunk end.
     #[schemars(range(min = HistorianConfig::LOOKAHEAD_ORDINALS.min, max = HistorianConfig::LOOKAHEAD_ORDINALS.max))]
     pub lookahead_ordinals: Option<u64>,

@@ -363,6 +363,12 @@ impl Checker {
                 HistorianConfig::LIVE_TAIL_TAGS,
                 d.live_tail_tags,
             ),
+            live_tail_percent: self.percent(
+                key(&["historian", "live_tail_percent"]),
+                raw.live_tail_percent,
+                HistorianConfig::LIVE_TAIL_PERCENT,
+                d.live_tail_percent,
+            ),
             lookahead_ordinals: self.count(
                 key(&["historian", "lookahead_ordinals"]),
                 raw.lookahead_ordinals,

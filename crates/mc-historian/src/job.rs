@@ -162,14 +162,20 @@ fn find_job(
     else {
         return Ok(None);
     };
-    let span = read.limit - read.boundary;
     let messages: Vec<&Message> = read.stored.iter().map(|row| &row.message).collect();
     // Sizes as a prompt pays for them, by offset from the boundary.
-    let sizes: Vec<u64> = messages
+    let mut sizes: Vec<u64> = messages
         .iter()
-        .take(usize::try_from(span).unwrap_or(usize::MAX))
         .map(|message| message_tokens(message, count))
         .collect();
+    let limit = match want {
+        Want::Unsummarised { .. } => read
+            .limit
+            .max(read.boundary + bounded_live_tail(&sizes, settings.live_tail_max_tokens)),
+        Want::Rebuild => read.limit,
+    };
+    let span = limit - read.boundary;
+    sizes.truncate(usize::try_from(span).unwrap_or(usize::MAX));
     let size = |offset: u64| {
         usize::try_from(offset)
             .ok()
@@ -192,7 +198,7 @@ fn find_job(
                 .map(|ordinal| size(ordinal.saturating_sub(read.boundary)))
                 .sum()
         };
-        if tokens_between(held_end + 1, read.limit) < trigger {
+        if tokens_between(held_end + 1, limit) < trigger {
             return Ok(None);
         }
         let read_before = tokens_between(read.boundary, held_end + 1);
@@ -244,6 +250,25 @@ struct Gathered {
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,
     tags: TagIndex,
+}
+
+/// Messages at the log's end that always stay raw, whatever their size: the turn in flight.
+const MIN_LIVE_MESSAGES: usize = 2;
+
+/// The offset (from the boundary) where a live tail of at most `max_tokens` starts, given
+/// the sizes of every message from the boundary to the log's end: the newest
+/// [`MIN_LIVE_MESSAGES`] always, then older ones while they fit.
+fn bounded_live_tail(sizes: &[u64], max_tokens: u64) -> u64 {
+    let mut used = 0_u64;
+    let mut start = sizes.len();
+    for (index, &size) in sizes.iter().enumerate().rev() {
+        used = used.saturating_add(size);
+        if sizes.len() - index > MIN_LIVE_MESSAGES && used > max_tokens {
+            break;
+        }
+        start = index;
+    }
+    start as u64
 }
 
 /// A message's estimated tokens: its parts as JSON, close enough to what a prompt pays.

@@ -23,6 +23,9 @@ pub struct HistorianSettings {
     pub lookahead: u32,
     /// The newest tags that form the live tail, never summarised.
     pub live_tail_tags: u32,
+    /// The most tokens the live tail keeps raw: past it, older messages of the live tail
+    /// may be summarised too (the newest two messages always stay raw).
+    pub live_tail_max_tokens: u64,
     /// The execute threshold, percent of the usable window: pressure near it lowers the
     /// trigger.
     pub execute_percent: u64,
@@ -43,6 +46,7 @@ impl HistorianSettings {
             max_chunk_tokens: trigger.saturating_mul(MAX_CHUNK_BUDGETS),
             lookahead: config.historian.lookahead_ordinals,
             live_tail_tags: config.historian.live_tail_tags,
+            live_tail_max_tokens: config.historian.live_tail_percent.of(usable).get(),
             execute_percent: u64::from(config.pass.execute_threshold_percent.get()),
             closes_range: false,
         }
@@ -56,6 +60,7 @@ impl HistorianSettings {
         Self {
             trigger_tokens: 0,
             live_tail_tags,
+            live_tail_max_tokens: u64::MAX,
             closes_range: true,
             ..self
         }

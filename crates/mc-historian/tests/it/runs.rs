@@ -88,6 +88,7 @@ pub fn settings() -> HistorianSettings {
         max_chunk_tokens: 6_000,
         lookahead: 2,
         live_tail_tags: 6,
+        live_tail_max_tokens: u64::MAX,
         execute_percent: 65,
         closes_range: false,
     }
@@ -433,4 +434,34 @@ async fn a_session_found_idle_is_checked_again_only_after_its_prompt_grew() {
     // Grown by a quarter of the trigger since: checked again.
     let again = historian.start(request(6_500)).expect("checked again");
     assert_eq!(again.await.unwrap(), None);
+}
+
+#[test]
+fn a_live_tail_over_its_token_bound_lets_its_older_messages_be_summarised() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let roomy = HistorianSettings {
+        max_chunk_tokens: 100_000,
+        ..settings()
+    };
+    let by_tags = next_job(&store, &session, &roomy, 0, &count)
+        .unwrap()
+        .unwrap();
+    // About 500 tokens a result: 2,000 tokens keep four results' worth of messages raw,
+    // fewer than the six newest tags would.
+    let bounded = HistorianSettings {
+        live_tail_max_tokens: 2_000,
+        ..roomy
+    };
+    let by_tokens = next_job(&store, &session, &bounded, 0, &count)
+        .unwrap()
+        .unwrap();
+    assert!(
+        by_tokens.chunk.end > by_tags.chunk.end,
+        "{:?} vs {:?}",
+        by_tokens.chunk,
+        by_tags.chunk
+    );
+    // Never the newest two messages.
+    assert!(by_tokens.chunk.end + 2 < messages.len() as u64);
 }
