@@ -252,11 +252,7 @@ fn add(
         category: parse_category(category)?,
         content: text,
         source: MemorySource::Operator,
-        status: if permanent {
-            MemoryStatus::Permanent
-        } else {
-            MemoryStatus::Active
-        },
+        permanent,
     };
     let (added, stored) = store
         .write(|tx| {

@@ -126,8 +126,8 @@ pub struct NewMemory<'a> {
     pub content: &'a str,
     /// Who writes it.
     pub source: MemorySource,
-    /// `Active` or `Permanent`; an archived memory is never added.
-    pub status: MemoryStatus,
+    /// Kept for good (`Permanent`) rather than `Active`: a new memory is never archived.
+    pub permanent: bool,
 }
 
 /// What adding a memory did.
@@ -343,16 +343,14 @@ impl WriteTx<'_> {
                 .map_err(StoreError::sqlite("counting a repeated memory"))?;
             return Ok(Added::Merged(id));
         }
-        if memory.status == MemoryStatus::Archived {
-            return Err(StoreError::MemoryRefused {
-                id: 0,
-                reason: "a new memory must be active or permanent",
-            });
-        }
         let record = MemoryRecord {
             category: memory.category,
             content: memory.content.trim().to_owned(),
-            status: memory.status,
+            status: if memory.permanent {
+                MemoryStatus::Permanent
+            } else {
+                MemoryStatus::Active
+            },
             source: memory.source,
             seen_count: 1,
             created_ms: now_ms,

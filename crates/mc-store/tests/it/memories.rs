@@ -20,7 +20,7 @@ fn operator(category: MemoryCategory, content: &str) -> NewMemory<'_> {
         category,
         content,
         source: MemorySource::Operator,
-        status: MemoryStatus::Active,
+        permanent: false,
     }
 }
 
