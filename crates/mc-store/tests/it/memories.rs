@@ -441,3 +441,37 @@ fn import_is_idempotent_and_keeps_the_record() {
         [record, retired]
     );
 }
+
+#[test]
+fn the_schema_refuses_two_live_memories_with_one_key_but_not_an_archived_twin() {
+    let temp = TempStore::new();
+    let conn = rusqlite::Connection::open(temp.path()).unwrap();
+    let insert = |status: &str| {
+        conn.execute(
+            "INSERT INTO memories (project_id, category, content, content_key, status,
+               seen_count, source, created_ms, updated_ms)
+             VALUES ('p', 'NAMING', 'A', 'a', ?1, 1, 'operator', 0, 0)",
+            [status],
+        )
+    };
+    insert("archived").unwrap();
+    insert("active").unwrap();
+    insert("archived").unwrap();
+    let err = insert("permanent").unwrap_err();
+    assert_eq!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ConstraintViolation)
+    );
+    let bad_status = conn
+        .execute(
+            "INSERT INTO memories (project_id, category, content, content_key, status,
+               seen_count, source, created_ms, updated_ms)
+             VALUES ('p', 'NAMING', 'B', 'b', 'superseded', 1, 'operator', 0, 0)",
+            [],
+        )
+        .unwrap_err();
+    assert_eq!(
+        bad_status.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ConstraintViolation)
+    );
+}
