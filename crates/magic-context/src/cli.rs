@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
 use crate::flush_cmd::{self, FlushArgs};
+use crate::memory_cmd::{self, MemoryArgs};
 use crate::recomp_cmd::{self, RecompArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
@@ -44,6 +45,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Make a session's next pass bust the cache and land its queued drops.
     Flush(FlushArgs),
+    /// List, add, edit, archive, export and import a project's memories.
+    Memory(MemoryArgs),
     /// Rebuild a session's compartments from its raw log (resumable); swapped in when complete.
     Recomp(RecompArgs),
     /// Queue drops of a session's tags ("3-5,12"); they land on its next cache-busting pass.
@@ -67,6 +70,7 @@ impl Command {
             Self::Config(command) => config_cmd::run(command),
             Self::Doctor(args) => doctor::run(&args),
             Self::Flush(args) => flush_cmd::run(&args),
+            Self::Memory(args) => memory_cmd::run(&args),
             Self::Recomp(args) => recomp_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),

@@ -9,6 +9,8 @@ mod config_cmd;
 mod doctor;
 mod flush_cmd;
 mod logging;
+mod memory_cmd;
+mod memory_lines;
 mod on_demand;
 mod output;
 mod recomp_cmd;

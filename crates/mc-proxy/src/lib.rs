@@ -65,7 +65,7 @@ use tokio::task::JoinHandle;
 pub use app::{App, router};
 pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
-pub use project::PROJECT_HEADER;
+pub use project::{PROJECT_HEADER, identify as identify_project};
 pub use provider::{ErrorKind, Provider, ProxyError};
 pub use session_resolve::SESSION_HEADER;
 pub use settings::ProxySettings;

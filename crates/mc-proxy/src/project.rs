@@ -61,7 +61,11 @@ fn stated_directory(text: &str) -> Option<&str> {
     })
 }
 
-fn identify(directory: &Path) -> Option<ProjectId> {
+/// The stable identity of the project `directory` belongs to: `git:<root commit>` inside a
+/// git repository, else `path:<hash of the canonical path>`; `None` when the directory does
+/// not exist. The command line uses it too, so `--project DIR` names the project the proxy
+/// stores a session's memories under.
+pub fn identify(directory: &Path) -> Option<ProjectId> {
     let canonical = directory.canonicalize().ok()?;
     let root_commit = Command::new("git")
         .arg("-C")

@@ -233,6 +233,45 @@ pub enum StoreError {
         needed: u64,
     },
 
+    /// No memory of this project has the id (it may belong to another project).
+    #[error(
+        "memory {id} not found in project `{project}`; list the project's memories to see \
+         their ids"
+    )]
+    UnknownMemory {
+        /// The project asked in.
+        project: String,
+        /// The id asked for.
+        id: u64,
+    },
+
+    /// An edit would give a memory the wording another live memory already has.
+    #[error(
+        "memory {existing} of project `{project}` already says this; archive one of the two \
+         (or edit memory {id} to say something else)"
+    )]
+    DuplicateMemory {
+        /// The project.
+        project: String,
+        /// The memory being edited.
+        id: u64,
+        /// The live memory that already holds the wording.
+        existing: u64,
+    },
+
+    /// A memory with no words in it.
+    #[error("a memory needs some text; its content is empty")]
+    EmptyMemory,
+
+    /// A memory cannot take the change asked of it.
+    #[error("memory {id} cannot be changed: {reason}")]
+    MemoryRefused {
+        /// The memory.
+        id: u64,
+        /// Why.
+        reason: &'static str,
+    },
+
     /// A fork point lies past the end of its parent.
     #[error("cannot fork session `{parent}` at ordinal {at}: it has only {count} messages")]
     ForkBeyondEnd {
@@ -367,6 +406,10 @@ impl StoreError {
             | Self::SessionExists { .. }
             | Self::OrdinalGap { .. }
             | Self::ForkBeyondEnd { .. }
+            | Self::UnknownMemory { .. }
+            | Self::DuplicateMemory { .. }
+            | Self::MemoryRefused { .. }
+            | Self::EmptyMemory
             | Self::CompartmentGap { .. }
             | Self::RebuildIncomplete { .. }
             | Self::Encode { .. }

@@ -57,9 +57,14 @@ pub struct HistorianRun {
 /// The scope facts and observations of `session` are merged in: its project, else itself.
 pub fn history_scope(session: &SessionId, project: Option<&str>) -> String {
     match project {
-        Some(project) => format!("project:{project}"),
+        Some(project) => history_scope_of_project(project),
         None => format!("session:{session}"),
     }
+}
+
+/// The scope of a project's facts, where project memory promotes them from.
+pub(crate) fn history_scope_of_project(project: &str) -> String {
+    format!("project:{project}")
 }
 
 impl WriteTx<'_> {

@@ -6,7 +6,8 @@
 //! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
 //! sessions and their append-only raw message log, chained by content hash; the engine's
 //! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
-//! and runs; and the call ledger with the per-session status built on it.
+//! and runs; project memories and their change log; and the call ledger with the per-session
+//! status built on it.
 //!
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
 //! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix
@@ -51,6 +52,7 @@ mod fork;
 mod health;
 mod historian_rows;
 mod location;
+mod memories;
 mod messages;
 mod migrations;
 mod session_status;
@@ -69,6 +71,10 @@ pub use historian_rows::{HistorianRun, StoredFact, history_scope};
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,
+};
+pub use memories::{
+    Added, MemoryAction, MemoryEdit, MemoryLogEntry, MemoryRecord, MemorySource, MemoryStatus,
+    NewMemory, StoredMemory,
 };
 pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;

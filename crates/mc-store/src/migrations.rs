@@ -66,10 +66,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "staging area of compartment rebuilds",
         sql: include_str!("migrations/0008_compartment_staging.sql"),
     },
+    Migration {
+        version: 9,
+        name: "project memories and their change log",
+        sql: include_str!("migrations/0009_memories.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -179,7 +184,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -202,7 +207,8 @@ mod tests {
                     7,
                     "historian facts, observations, runs and quotes".to_string()
                 ),
-                (8, "staging area of compartment rebuilds".to_string())
+                (8, "staging area of compartment rebuilds".to_string()),
+                (9, "project memories and their change log".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
@@ -224,13 +230,13 @@ mod tests {
     #[test]
     fn the_fence_refuses_a_newer_schema() {
         let mut conn = memory();
-        conn.pragma_update(None, "user_version", 9).unwrap();
+        conn.pragma_update(None, "user_version", 10).unwrap();
         let err = migrate(&mut conn, Path::new("/data/context.db")).unwrap_err();
         assert!(
             matches!(
                 err,
                 StoreError::SchemaTooNew {
-                    found: 9,
+                    found: 10,
                     supported: SCHEMA_VERSION,
                     ..
                 }

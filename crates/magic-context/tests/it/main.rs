@@ -12,6 +12,7 @@ mod cli;
 mod config_schema;
 mod config_show;
 mod doctor;
+mod memory;
 mod reduce;
 mod replay;
 mod sim_with_claude_code;

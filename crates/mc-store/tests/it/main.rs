@@ -14,6 +14,8 @@ mod hot_path;
 #[cfg(test)]
 mod ledger;
 #[cfg(test)]
+mod memories;
+#[cfg(test)]
 mod messages;
 #[cfg(test)]
 mod nothing_lost;
