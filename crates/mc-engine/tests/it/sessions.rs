@@ -3,15 +3,15 @@
 //! correction is per model and shared on purpose, so these harnesses learn none.)
 
 use mc_core::SessionId;
-use mc_engine::PassOutcome;
+use mc_engine::{EngineError, PassOutcome};
 use proptest::prelude::*;
 
 use crate::props::{Drive, drive};
 use crate::session::{Script, arb_script};
 use crate::support::{Call, Harness, rendered_tokens};
 
-/// Both scripts, one request each in turn, on one engine; outcomes per session. Proven
-/// windows are left out: a refusal would end one session and not the other.
+/// Both scripts, one request each in turn, on one engine; outcomes per session. A refused
+/// request ends its session there (the client gets an error), as [`drive`] does alone.
 fn interleave(first: &Script, second: &Script) -> Result<[Vec<PassOutcome>; 2], TestCaseError> {
     let harness = Harness::not_learning();
     let ids = [
@@ -21,11 +21,12 @@ fn interleave(first: &Script, second: &Script) -> Result<[Vec<PassOutcome>; 2], 
     let scripts = [first, second];
     let runs: Vec<_> = scripts.iter().map(|script| script.materialise()).collect();
     let mut outcomes: [Vec<PassOutcome>; 2] = [Vec::new(), Vec::new()];
+    let mut refused = [false, false];
     let longest = runs.iter().map(|(_, steps)| steps.len()).max().unwrap_or(0);
     for index in 0..longest {
         for which in 0..2 {
             let (messages, steps) = &runs[which];
-            let Some(step) = steps.get(index) else {
+            let Some(step) = steps.get(index).filter(|_| !refused[which]) else {
                 continue;
             };
             if let Some(spec) = &step.drop {
@@ -42,10 +43,11 @@ fn interleave(first: &Script, second: &Script) -> Result<[Vec<PassOutcome>; 2], 
                     .map(|outcome| rendered_tokens(&outcome.messages)),
                 operator_flush: step.operator_flush,
             };
-            let outcome = harness
-                .pass_for(&ids[which], &call)
-                .map_err(|error| TestCaseError::fail(format!("pass failed: {error}")))?;
-            outcomes[which].push(outcome);
+            match harness.pass_for(&ids[which], &call) {
+                Ok(outcome) => outcomes[which].push(outcome),
+                Err(EngineError::Refused { .. }) => refused[which] = true,
+                Err(error) => return Err(TestCaseError::fail(format!("pass failed: {error}"))),
+            }
         }
     }
     Ok(outcomes)
