@@ -53,6 +53,7 @@ mod health;
 mod historian_rows;
 mod location;
 mod memories;
+mod memory_rows;
 mod messages;
 mod migrations;
 mod session_status;
@@ -72,7 +73,7 @@ pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,
 };
-pub use memories::{
+pub use memory_rows::{
     Added, MemoryAction, MemoryEdit, MemoryLogEntry, MemoryRecord, MemorySource, MemoryStatus,
     NewMemory, StoredMemory,
 };

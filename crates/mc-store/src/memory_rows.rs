@@ -1,0 +1,210 @@
+//! The rows of project memory (schema v9): statuses, sources, log actions, what is stored
+//! and read back, and how a row decodes. The repository over them is `memories.rs`.
+
+use mc_core::head::MemoryCategory;
+use mc_core::historian::fact_key;
+use rusqlite::types::Type;
+
+use crate::error::{Result, StoreError};
+
+/// Whether a memory is shown, kept for good, or retired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryStatus {
+    /// Shown in the head; maintenance may archive it when it goes stale.
+    Active,
+    /// Shown in the head and never archived by maintenance, only by the operator.
+    Permanent,
+    /// Retired (archived, or superseded by another memory); kept for the log and lineage.
+    Archived,
+}
+
+/// Who wrote a memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemorySource {
+    /// The operator, through the command line or an import.
+    Operator,
+    /// The agent, through its memory tool.
+    Agent,
+    /// Promoted from the facts the historian found in the project's sessions.
+    Historian,
+}
+
+/// What a log row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryAction {
+    /// A new memory.
+    Added,
+    /// Its content or category was rewritten.
+    Changed,
+    /// It was replaced by another memory (`superseded_by`).
+    Superseded,
+    /// It was retired.
+    Archived,
+}
+
+/// Names as stored, so the `CHECK` constraints of the schema and the parsers agree.
+macro_rules! stored_names {
+    ($type:ident { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $type {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The name as stored and printed.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
+
+            /// The value a stored or typed name stands for.
+            pub fn parse(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|value| value.as_str() == name)
+            }
+        }
+    };
+}
+
+stored_names!(MemoryStatus { Active => "active", Permanent => "permanent", Archived => "archived" });
+stored_names!(MemorySource { Operator => "operator", Agent => "agent", Historian => "historian" });
+stored_names!(MemoryAction {
+    Added => "added",
+    Changed => "changed",
+    Superseded => "superseded",
+    Archived => "archived",
+});
+
+/// What a memory says and where it stands, without its store id: the part an export carries
+/// from one store to another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryRecord {
+    /// The category it is grouped under.
+    pub category: MemoryCategory,
+    /// The fact, trimmed.
+    pub content: String,
+    /// Shown, kept for good, or retired.
+    pub status: MemoryStatus,
+    /// Who wrote it.
+    pub source: MemorySource,
+    /// How many times it was stated (merged restatements count).
+    pub seen_count: u64,
+    /// When it was first stored, unix milliseconds.
+    pub created_ms: i64,
+    /// When its content, category or status last changed, unix milliseconds.
+    pub updated_ms: i64,
+}
+
+/// A memory as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMemory {
+    /// The store's id; larger is newer.
+    pub id: u64,
+    /// What it says and where it stands.
+    pub record: MemoryRecord,
+    /// The memory that replaced it, once superseded.
+    pub superseded_by: Option<u64>,
+}
+
+/// A memory to add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewMemory<'a> {
+    /// Its category.
+    pub category: MemoryCategory,
+    /// The fact; surrounding whitespace is trimmed.
+    pub content: &'a str,
+    /// Who writes it.
+    pub source: MemorySource,
+    /// Kept for good (`Permanent`) rather than `Active`: a new memory is never archived.
+    pub permanent: bool,
+}
+
+/// What adding a memory did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    /// A new memory with this id.
+    New(u64),
+    /// A live memory with this id already said it; it was counted as seen again.
+    Merged(u64),
+}
+
+impl Added {
+    /// The id of the memory that holds the fact now.
+    pub fn id(self) -> u64 {
+        match self {
+            Self::New(id) | Self::Merged(id) => id,
+        }
+    }
+}
+
+/// A rewrite of a memory: what is `None` stays as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryEdit<'a> {
+    /// The new category.
+    pub category: Option<MemoryCategory>,
+    /// The new wording.
+    pub content: Option<&'a str>,
+}
+
+/// One change to a project's memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryLogEntry {
+    /// The log's id; the head's delta reads past the last one it showed.
+    pub id: u64,
+    /// The memory changed.
+    pub memory_id: u64,
+    /// What happened to it.
+    pub action: MemoryAction,
+    /// When, unix milliseconds.
+    pub at_ms: i64,
+    /// Who added it, what an edit changed, or which memory superseded it.
+    pub detail: Option<String>,
+}
+
+pub(crate) const COLUMNS: &str =
+    "id, category, content, status, source, seen_count, created_ms, updated_ms, superseded_by";
+
+/// A stored name no variant of `T` has: the file was written by a newer binary or by hand.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown stored name `{0}`")]
+struct UnknownName(String);
+
+pub(crate) fn named<T>(
+    row: &rusqlite::Row<'_>,
+    index: usize,
+    parse: fn(&str) -> Option<T>,
+) -> rusqlite::Result<T> {
+    let name: String = row.get(index)?;
+    parse(&name).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(UnknownName(name)))
+    })
+}
+
+fn category_named(name: &str) -> Option<MemoryCategory> {
+    MemoryCategory::ALL
+        .into_iter()
+        .find(|category| category.as_str() == name)
+}
+
+pub(crate) fn memory_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMemory> {
+    Ok(StoredMemory {
+        id: row.get(0)?,
+        record: MemoryRecord {
+            category: named(row, 1, category_named)?,
+            content: row.get(2)?,
+            status: named(row, 3, MemoryStatus::parse)?,
+            source: named(row, 4, MemorySource::parse)?,
+            seen_count: row.get(5)?,
+            created_ms: row.get(6)?,
+            updated_ms: row.get(7)?,
+        },
+        superseded_by: row.get(8)?,
+    })
+}
+
+/// The key a memory's content is merged by; empty content is refused.
+pub(crate) fn key_of(content: &str) -> Result<String> {
+    let key = fact_key(content);
+    if key.is_empty() {
+        return Err(StoreError::EmptyMemory);
+    }
+    Ok(key)
+}
