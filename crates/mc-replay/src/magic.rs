@@ -99,13 +99,8 @@ impl Strategy for Magic {
         let count = |text: &str| ctx.counter.count_tokens(text);
         let usable_window = usable_window(ctx.window_tokens, Some(ctx.max_output_tokens), 0);
         let fixed_tokens = fixed_tokens(step, &count);
-        if let Some(engine) = self.engine.as_ref()
-            && self
-                .historian
-                .publish_due(engine.store(), step.at_ms)
-                .is_err()
-        {
-            self.failures += 1;
+        if let Some(engine) = self.engine.as_ref() {
+            self.historian.publish_due(engine.store(), step.at_ms);
         }
         for _attempt in 0..2 {
             let (Some(engine), Some(session)) = (self.engine.as_ref(), self.session()) else {
@@ -136,19 +131,14 @@ impl Strategy for Magic {
                     let usage_percent =
                         outcome.estimated_prompt_tokens * 100 / usable_window.max(1);
                     let historian_call = if engine.config().historian.enabled {
-                        self.historian
-                            .start(
-                                engine.store(),
-                                &session,
-                                &settings,
-                                usage_percent,
-                                step.at_ms,
-                                &count,
-                            )
-                            .unwrap_or_else(|_| {
-                                self.failures += 1;
-                                None
-                            })
+                        self.historian.start(
+                            engine.store(),
+                            &session,
+                            &settings,
+                            usage_percent,
+                            step.at_ms,
+                            &count,
+                        )
                     } else {
                         None
                     };

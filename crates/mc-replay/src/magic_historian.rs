@@ -37,7 +37,8 @@ pub struct HistorianCounts {
     pub runs: u64,
     /// Compartments published.
     pub compartments: u64,
-    /// Runs whose answer did not pass validation.
+    /// Runs whose answer did not pass validation, or that the store could not read or
+    /// publish (a historian failure: the pass itself was managed).
     pub failed: u64,
 }
 
@@ -54,38 +55,36 @@ impl ReplayHistorian {
         self.counts
     }
 
-    /// Publishes the run in flight once its answer has arrived by `now_ms`. A store error is
-    /// returned for the strategy to count; the run is dropped either way.
-    pub fn publish_due(
-        &mut self,
-        store: &Store,
-        now_ms: u64,
-    ) -> Result<(), mc_historian::HistorianError> {
+    /// Publishes the run in flight once its answer has arrived by `now_ms`. A store error
+    /// counts the run as failed; the run is dropped either way.
+    pub fn publish_due(&mut self, store: &Store, now_ms: u64) {
         if self
             .in_flight
             .as_ref()
             .is_none_or(|run| run.ready_ms > now_ms)
         {
-            return Ok(());
+            return;
         }
         let Some(run) = self.in_flight.take() else {
-            return Ok(());
+            return;
         };
-        let published = publish(
+        match publish(
             store,
             &run.job,
             &run.report,
             clock_ms(run.started_ms),
             clock_ms(run.ready_ms),
-        )?;
-        if let Published::Compartments { count, .. } = published {
-            self.counts.compartments += u64::from(count);
+        ) {
+            Ok(Published::Compartments { count, .. }) => {
+                self.counts.compartments += u64::from(count);
+            }
+            Ok(_) => {}
+            Err(_) => self.counts.failed += 1,
         }
-        Ok(())
     }
 
     /// Starts a run for `session` when none is in flight and its history is due; returns the
-    /// call to price at this step.
+    /// call to price at this step. A store that cannot be read counts a failed run.
     pub fn start<'a>(
         &mut self,
         store: &Store,
@@ -94,12 +93,16 @@ impl ReplayHistorian {
         usage_percent: u64,
         now_ms: u64,
         count: &dyn Fn(&str) -> u64,
-    ) -> Result<Option<PreparedCall<'a>>, mc_historian::HistorianError> {
+    ) -> Option<PreparedCall<'a>> {
         if self.in_flight.is_some() {
-            return Ok(None);
+            return None;
         }
-        let Some(job) = next_job(store, session, settings, usage_percent, count)? else {
-            return Ok(None);
+        let job = match next_job(store, session, settings, usage_percent, count) {
+            Ok(job) => job?,
+            Err(_) => {
+                self.counts.failed += 1;
+                return None;
+            }
         };
         let answer = historian_answer(&job.request.user).unwrap_or_default();
         let output_tokens = historian_output_tokens(&answer, count);
@@ -134,7 +137,7 @@ impl ReplayHistorian {
             started_ms: now_ms,
             ready_ms: now_ms + historian_latency_ms(output_tokens),
         });
-        Ok(Some(call))
+        Some(call)
     }
 }
 

@@ -27,7 +27,7 @@ pub struct Swapped {
 impl ReadTx<'_> {
     /// The session's staged compartments, in ordinal order.
     pub fn staged_compartments(&self, session: &SessionId) -> Result<Vec<Compartment>> {
-        self.shelved(Shelf::Staging, session)
+        self.shelved(Shelf::Staging, session, 0)
     }
 
     /// The first ordinal the staged compartments do not cover: where a rebuild resumes

@@ -35,15 +35,13 @@ impl Shelf {
 impl ReadTx<'_> {
     /// The session's compartments, in ordinal order.
     pub fn compartments(&self, session: &SessionId) -> Result<Vec<Compartment>> {
-        self.shelved(Shelf::History, session)
+        self.shelved(Shelf::History, session, 0)
     }
 
     /// The compartments starting at or after `from`, in ordinal order (the delta `m[1]`
     /// shows since `m[0]` was built).
     pub fn compartments_from(&self, session: &SessionId, from: u64) -> Result<Vec<Compartment>> {
-        let mut all = self.compartments(session)?;
-        all.retain(|compartment| compartment.start_ordinal >= from);
-        Ok(all)
+        self.shelved(Shelf::History, session, from)
     }
 
     /// The first ordinal no compartment covers yet (0 for a session without any).
@@ -51,18 +49,24 @@ impl ReadTx<'_> {
         self.shelved_until(Shelf::History, session)
     }
 
-    /// The compartments on `shelf`, in ordinal order.
-    pub(crate) fn shelved(&self, shelf: Shelf, session: &SessionId) -> Result<Vec<Compartment>> {
+    /// The compartments on `shelf` starting at or after `from`, in ordinal order.
+    pub(crate) fn shelved(
+        &self,
+        shelf: Shelf,
+        session: &SessionId,
+        from: u64,
+    ) -> Result<Vec<Compartment>> {
         const DOING: &str = "reading compartments";
         let mut statement = self
             .conn()
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM {} WHERE session_id = ?1 ORDER BY start_ordinal",
+                "SELECT {COLUMNS} FROM {} WHERE session_id = ?1 AND start_ordinal >= ?2
+                 ORDER BY start_ordinal",
                 shelf.table()
             ))
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
-            .query_map([session.as_str()], |row| {
+            .query_map(rusqlite::params![session.as_str(), from], |row| {
                 Ok(Compartment {
                     start_ordinal: row.get(0)?,
                     end_ordinal: row.get(1)?,
