@@ -24,6 +24,7 @@ pub mod historian;
 pub mod pass_plan;
 pub mod reclaim;
 pub mod reduction;
+pub mod search;
 mod session;
 pub mod tags;
 mod thousands;

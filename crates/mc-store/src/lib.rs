@@ -56,6 +56,8 @@ mod memories;
 mod memory_rows;
 mod messages;
 mod migrations;
+mod search;
+mod search_index;
 mod session_status;
 mod sessions;
 mod store;
@@ -79,6 +81,7 @@ pub use memory_rows::{
 };
 pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
+pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
 pub use store::{DropsVersion, ReadTx, Store, WriteTx};

@@ -173,6 +173,7 @@ impl WriteTx<'_> {
             previous = Some(link);
             ordinal += 1;
         }
+        self.index_all_new_messages()?;
         Ok(ordinal)
     }
 }

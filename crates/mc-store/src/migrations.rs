@@ -71,10 +71,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "project memories and their change log",
         sql: include_str!("migrations/0009_memories.sql"),
     },
+    Migration {
+        version: 10,
+        name: "full-text search indexes",
+        sql: include_str!("migrations/0010_search.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -184,7 +189,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -208,7 +213,8 @@ mod tests {
                     "historian facts, observations, runs and quotes".to_string()
                 ),
                 (8, "staging area of compartment rebuilds".to_string()),
-                (9, "project memories and their change log".to_string())
+                (9, "project memories and their change log".to_string()),
+                (10, "full-text search indexes".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
@@ -230,16 +236,18 @@ mod tests {
     #[test]
     fn the_fence_refuses_a_newer_schema() {
         let mut conn = memory();
-        conn.pragma_update(None, "user_version", 10).unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
         let err = migrate(&mut conn, Path::new("/data/context.db")).unwrap_err();
+        let newer = SCHEMA_VERSION + 1;
         assert!(
             matches!(
                 err,
                 StoreError::SchemaTooNew {
-                    found: 10,
+                    found,
                     supported: SCHEMA_VERSION,
                     ..
-                }
+                } if found == newer
             ),
             "{err}"
         );

@@ -70,14 +70,16 @@ impl Store {
         migrations::migrate(&mut writer, path)?;
         let checkpointer = Checkpointer::start(&mut writer, path, &options)?;
         let reader = connection::open_reader(path, &options)?;
-        Ok(Self {
+        let store = Self {
             _checkpointer: checkpointer,
             path: path.to_path_buf(),
             options,
             writer: Mutex::new(writer),
             readers: Mutex::new(vec![reader]),
             drop_writes: AtomicU64::new(0),
-        })
+        };
+        store.index_search_backlog()?;
+        Ok(store)
     }
 
     /// The database file.

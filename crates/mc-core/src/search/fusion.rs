@@ -1,0 +1,253 @@
+//! One ranking out of several: full-text and semantic hits from memories, messages,
+//! compartments, notes and commits.
+//!
+//! The two signals disagree in scale: BM25 is unbounded and only comparable within one query
+//! over one index, cosine similarity of normalised embeddings is absolute in [-1, 1]. So BM25
+//! is taken relative to the best hit of its source (the best is 1.0), cosine as it is. An item
+//! both signals found gets their weighted sum; an item only one found gets that signal's score
+//! scaled down (agreement is evidence). Sources are then weighted by how often their hits are
+//! what an agent needs, and the lists merge by score.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Where a hit comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Source {
+    /// A project memory.
+    Memory,
+    /// A message of the raw log.
+    Message,
+    /// A historian compartment.
+    Compartment,
+    /// A session or smart note.
+    Note,
+    /// A git commit of the project.
+    Commit,
+}
+
+impl Source {
+    /// The name used in results and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Memory => "memory",
+            Self::Message => "message",
+            Self::Compartment => "compartment",
+            Self::Note => "note",
+            Self::Commit => "commit",
+        }
+    }
+}
+
+/// How a hit was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signal {
+    /// FTS5 BM25; the score is the negated `bm25()` value, so higher is better.
+    FullText,
+    /// Cosine similarity of L2-normalised embeddings.
+    Semantic,
+}
+
+/// One hit from one source and one signal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate<K> {
+    /// What was found; the same key from both signals is the same item.
+    pub key: K,
+    /// Where it comes from.
+    pub source: Source,
+    /// How it was found.
+    pub signal: Signal,
+    /// The signal's raw score, higher is better.
+    pub score: f64,
+}
+
+/// The weights of the fusion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionWeights {
+    /// Weight of the semantic score when both signals found an item.
+    pub semantic: f64,
+    /// Weight of the full-text score when both signals found an item.
+    pub full_text: f64,
+    /// Factor on the score of an item only one signal found.
+    pub single_signal: f64,
+    /// Factor per source.
+    pub memory: f64,
+    /// Factor on messages of the raw log.
+    pub message: f64,
+    /// Factor on compartments.
+    pub compartment: f64,
+    /// Factor on notes.
+    pub note: f64,
+    /// Factor on commits.
+    pub commit: f64,
+}
+
+impl Default for FusionWeights {
+    fn default() -> Self {
+        Self {
+            semantic: 0.7,
+            full_text: 0.3,
+            single_signal: 0.8,
+            memory: 1.3,
+            message: 1.15,
+            compartment: 1.1,
+            note: 1.0,
+            commit: 1.2,
+        }
+    }
+}
+
+impl FusionWeights {
+    fn of_source(&self, source: Source) -> f64 {
+        match source {
+            Source::Memory => self.memory,
+            Source::Message => self.message,
+            Source::Compartment => self.compartment,
+            Source::Note => self.note,
+            Source::Commit => self.commit,
+        }
+    }
+}
+
+/// An item of the fused ranking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fused<K> {
+    /// The item.
+    pub key: K,
+    /// Its source.
+    pub source: Source,
+    /// Its fused score.
+    pub score: f64,
+    /// Which signals found it.
+    pub full_text: bool,
+    /// Whether the semantic signal found it.
+    pub semantic: bool,
+}
+
+#[derive(Default)]
+struct Found {
+    full_text: Option<f64>,
+    semantic: Option<f64>,
+    first_seen: usize,
+}
+
+/// The candidates as one ranking, best first. Ties keep the order in which items were first
+/// given, so the result is a deterministic function of the input.
+pub fn fuse<K: Clone + Eq + Hash>(
+    candidates: &[Candidate<K>],
+    weights: &FusionWeights,
+) -> Vec<Fused<K>> {
+    let mut best_full_text: HashMap<Source, f64> = HashMap::new();
+    for candidate in candidates.iter().filter(|c| c.signal == Signal::FullText) {
+        let best = best_full_text.entry(candidate.source).or_insert(0.0);
+        *best = best.max(candidate.score);
+    }
+    let mut found: HashMap<(Source, K), Found> = HashMap::new();
+    for (index, candidate) in candidates.iter().enumerate() {
+        let entry = found
+            .entry((candidate.source, candidate.key.clone()))
+            .or_insert_with(|| Found {
+                first_seen: index,
+                ..Found::default()
+            });
+        match candidate.signal {
+            Signal::FullText => {
+                let best = best_full_text
+                    .get(&candidate.source)
+                    .copied()
+                    .unwrap_or(0.0);
+                let relative = if best > 0.0 {
+                    (candidate.score / best).max(0.0)
+                } else {
+                    0.0
+                };
+                entry.full_text = Some(entry.full_text.map_or(relative, |seen| seen.max(relative)));
+            }
+            Signal::Semantic => {
+                let cosine = candidate.score.clamp(0.0, 1.0);
+                entry.semantic = Some(entry.semantic.map_or(cosine, |seen| seen.max(cosine)));
+            }
+        }
+    }
+    let mut fused: Vec<(usize, Fused<K>)> = found
+        .into_iter()
+        .map(|((source, key), found)| {
+            let signal_score = match (found.full_text, found.semantic) {
+                (Some(text), Some(meaning)) => {
+                    weights.full_text * text + weights.semantic * meaning
+                }
+                (Some(only), None) | (None, Some(only)) => weights.single_signal * only,
+                (None, None) => 0.0,
+            };
+            let item = Fused {
+                key,
+                source,
+                score: signal_score * weights.of_source(source),
+                full_text: found.full_text.is_some(),
+                semantic: found.semantic.is_some(),
+            };
+            (found.first_seen, item)
+        })
+        .collect();
+    fused.sort_by(|(a_seen, a), (b_seen, b)| b.score.total_cmp(&a.score).then(a_seen.cmp(b_seen)));
+    fused.into_iter().map(|(_, item)| item).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(key: u32, source: Source, signal: Signal, score: f64) -> Candidate<u32> {
+        Candidate {
+            key,
+            source,
+            signal,
+            score,
+        }
+    }
+
+    #[test]
+    fn agreement_outranks_a_single_signal_of_the_same_strength() {
+        let candidates = [
+            hit(1, Source::Message, Signal::FullText, 10.0),
+            hit(2, Source::Message, Signal::FullText, 10.0),
+            hit(2, Source::Message, Signal::Semantic, 0.9),
+        ];
+        let fused = fuse(&candidates, &FusionWeights::default());
+        assert_eq!(fused.iter().map(|f| f.key).collect::<Vec<_>>(), [2, 1]);
+        assert!(fused[0].full_text && fused[0].semantic);
+    }
+
+    #[test]
+    fn full_text_is_relative_to_the_best_of_its_source() {
+        let candidates = [
+            hit(1, Source::Message, Signal::FullText, 40.0),
+            hit(2, Source::Message, Signal::FullText, 20.0),
+            hit(3, Source::Memory, Signal::FullText, 2.0),
+        ];
+        let fused = fuse(&candidates, &FusionWeights::default());
+        let score = |key| {
+            fused
+                .iter()
+                .find(|f| f.key == key)
+                .map(|f| f.score)
+                .unwrap()
+        };
+        assert!((score(1) - 0.8 * 1.15).abs() < 1e-9);
+        assert!((score(2) - 0.8 * 0.5 * 1.15).abs() < 1e-9);
+        assert!((score(3) - 0.8 * 1.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ties_keep_input_order() {
+        let candidates = [
+            hit(7, Source::Note, Signal::Semantic, 0.5),
+            hit(3, Source::Note, Signal::Semantic, 0.5),
+        ];
+        let keys: Vec<u32> = fuse(&candidates, &FusionWeights::default())
+            .iter()
+            .map(|f| f.key)
+            .collect();
+        assert_eq!(keys, [7, 3]);
+    }
+}

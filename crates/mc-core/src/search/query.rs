@@ -1,0 +1,140 @@
+//! What a user typed, as an FTS5 query that matches their words and nothing else.
+//!
+//! FTS5 gives meaning to quotes, `NEAR`, `AND`/`OR`/`NOT`, `*`, `^`, `:`, `-`, parentheses and
+//! column filters. Passing user text through would turn `fix: don't use -v` into a syntax
+//! error or a column filter. Instead the text is split into words (runs of letters and digits,
+//! which is also how the `unicode61` tokenizer splits), each word is quoted as an FTS5 string,
+//! and the words are joined with `OR`: BM25 then ranks rows matching more (and rarer) words
+//! first, which is what a question in natural language needs. Words every row has carry no
+//! signal and make an `OR` query scan the whole index, so a short list of English function
+//! words is left out unless nothing else remains.
+
+use std::fmt;
+
+/// At most this many distinct words are searched: a pasted stack trace must not become a
+/// query that touches every row of the index.
+pub const MAX_QUERY_TERMS: usize = 32;
+
+/// Words too common to rank by; dropped from a query that has other words.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been",
+    "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
+    "had", "has", "have", "having", "he", "her", "hers", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "was", "we",
+    "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you",
+    "your",
+];
+
+/// A query ready for `MATCH`, and the words it searches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FtsQuery {
+    /// The FTS5 expression: quoted words joined with `OR`.
+    pub expression: String,
+    /// The words searched, lower-cased, in the order they first appeared.
+    pub terms: Vec<String>,
+}
+
+/// Why a query cannot be searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueryError {
+    /// The text has no letters or digits at all.
+    NoWords,
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoWords => {
+                f.write_str("the query has no words to search for (letters or digits)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+/// The FTS5 query for `text`. Only letters and digits reach the expression, always inside
+/// double quotes, so no input can change the query's structure.
+pub fn fts_query(text: &str) -> Result<FtsQuery, QueryError> {
+    let mut words: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        let word = word.to_lowercase();
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    if words.is_empty() {
+        return Err(QueryError::NoWords);
+    }
+    let content: Vec<String> = words
+        .iter()
+        .filter(|word| !STOPWORDS.contains(&word.as_str()))
+        .cloned()
+        .collect();
+    let mut terms = if content.is_empty() { words } else { content };
+    terms.truncate(MAX_QUERY_TERMS);
+    let expression = terms
+        .iter()
+        .map(|term| format!("\"{term}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    Ok(FtsQuery { expression, terms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn words_are_quoted_and_joined_with_or() {
+        let query = fts_query("When did Caroline paint the sunrise?").unwrap();
+        assert_eq!(query.expression, r#""caroline" OR "paint" OR "sunrise""#);
+    }
+
+    #[test]
+    fn fts_syntax_is_searched_as_text() {
+        let query = fts_query(r#"NEAR("a" b) col:x -y * ^z AND"#).unwrap();
+        assert_eq!(
+            query.terms,
+            ["near", "b", "col", "x", "y", "z"]
+                .map(String::from)
+                .to_vec()
+        );
+    }
+
+    #[test]
+    fn a_query_of_only_common_words_keeps_them() {
+        assert_eq!(fts_query("who was it").unwrap().terms, ["who", "was", "it"]);
+    }
+
+    #[test]
+    fn punctuation_alone_is_refused() {
+        assert_eq!(fts_query(" \"*:- () "), Err(QueryError::NoWords));
+        assert_eq!(fts_query(""), Err(QueryError::NoWords));
+    }
+
+    #[test]
+    fn long_queries_are_capped() {
+        let text: String = (0..500).map(|i| format!("word{i} ")).collect();
+        assert_eq!(fts_query(&text).unwrap().terms.len(), MAX_QUERY_TERMS);
+    }
+
+    proptest! {
+        #[test]
+        fn expressions_hold_only_quoted_alphanumeric_terms(text in any::<String>()) {
+            if let Ok(query) = fts_query(&text) {
+                for term in query.expression.split(" OR ") {
+                    let inner = term.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
+                    let inner = inner.expect("every term is quoted");
+                    prop_assert!(!inner.is_empty());
+                    prop_assert!(inner.chars().all(char::is_alphanumeric));
+                }
+            }
+        }
+    }
+}

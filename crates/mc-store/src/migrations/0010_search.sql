@@ -1,0 +1,73 @@
+-- Schema v10: full-text search over the raw log, compartments and memories.
+--
+-- All three use the porter stemmer over unicode61 words, so "painted" finds "paint".
+--
+-- message_search indexes the words of each raw message (texts, tool calls' string arguments,
+-- tool results; extracted in Rust, since the stored content is JSON of parts). It is
+-- contentless, keyed by the messages row id: the raw log already holds the text, so the index
+-- adds only its postings. Messages are indexed in the transaction that appends them, up to the
+-- watermark below, so the index never lags the log; rows stored before this version are
+-- indexed when the store is next opened.
+CREATE VIRTUAL TABLE message_search USING fts5(
+    body,
+    content = '',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE search_watermarks (
+    name TEXT PRIMARY KEY NOT NULL,
+    indexed_through INTEGER NOT NULL
+) STRICT;
+
+INSERT INTO search_watermarks (name, indexed_through) VALUES ('messages', 0);
+
+-- Compartments have no row id (WITHOUT ROWID), so their index keeps its own copy of the text
+-- with the compartment's key; triggers keep it in step with appends and rebuild swaps.
+CREATE VIRTUAL TABLE compartment_search USING fts5(
+    title,
+    body,
+    session_id UNINDEXED,
+    start_ordinal UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+INSERT INTO compartment_search (title, body, session_id, start_ordinal)
+SELECT title, tier_full, session_id, start_ordinal FROM compartments;
+
+CREATE TRIGGER compartment_search_insert AFTER INSERT ON compartments
+BEGIN
+    INSERT INTO compartment_search (title, body, session_id, start_ordinal)
+    VALUES (new.title, new.tier_full, new.session_id, new.start_ordinal);
+END;
+
+CREATE TRIGGER compartment_search_delete AFTER DELETE ON compartments
+BEGIN
+    DELETE FROM compartment_search
+    WHERE session_id = old.session_id AND start_ordinal = old.start_ordinal;
+END;
+
+-- Memories index their content through the memories table itself (external content).
+CREATE VIRTUAL TABLE memory_search USING fts5(
+    content,
+    content = 'memories',
+    content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+INSERT INTO memory_search (rowid, content) SELECT id, content FROM memories;
+
+CREATE TRIGGER memory_search_insert AFTER INSERT ON memories
+BEGIN
+    INSERT INTO memory_search (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TRIGGER memory_search_update AFTER UPDATE OF content ON memories
+BEGIN
+    INSERT INTO memory_search (memory_search, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO memory_search (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TRIGGER memory_search_delete AFTER DELETE ON memories
+BEGIN
+    INSERT INTO memory_search (memory_search, rowid, content) VALUES ('delete', old.id, old.content);
+END;

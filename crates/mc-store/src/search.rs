@@ -1,0 +1,240 @@
+//! Full-text queries over the indexes: ranked hits per source, scoped to a project (and
+//! optionally a session and a time window).
+//!
+//! Every query takes an [`FtsQuery`], whose expression holds only quoted words, so no user text
+//! reaches `MATCH` unescaped. Scores are the negated `bm25()` value (higher is better) and are
+//! only comparable within one query over one index; fusion across sources happens above.
+
+use mc_core::search::FtsQuery;
+use mc_core::{ContentHash, ProjectId, SessionId};
+
+use crate::error::{Result, RowProblem, StoreError};
+use crate::messages::hash_from_column;
+use crate::store::ReadTx;
+
+/// Which rows a search may see.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchScope {
+    /// Only sessions of this project (and memories of it); `None` searches every project,
+    /// which only the operator's own command line may ask for.
+    pub project: Option<ProjectId>,
+    /// Only this session's messages and compartments.
+    pub session: Option<SessionId>,
+    /// Only rows at or after this time, unix milliseconds.
+    pub since_ms: Option<i64>,
+    /// Only rows before this time, unix milliseconds.
+    pub until_ms: Option<i64>,
+}
+
+impl SearchScope {
+    fn bounds(&self) -> (i64, i64) {
+        (
+            self.since_ms.unwrap_or(i64::MIN),
+            self.until_ms.unwrap_or(i64::MAX),
+        )
+    }
+}
+
+/// A message that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageHit {
+    /// Its session.
+    pub session: SessionId,
+    /// Its ordinal there.
+    pub ordinal: u64,
+    /// Its content hash (a fork's copy of a message has the same one).
+    pub hash: ContentHash,
+    /// When it was stored.
+    pub created_ms: i64,
+    /// Negated BM25, higher is better.
+    pub score: f64,
+}
+
+/// A compartment that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompartmentHit {
+    /// Its session.
+    pub session: SessionId,
+    /// The first ordinal it covers; with the session, its key.
+    pub start_ordinal: u64,
+    /// Negated BM25, higher is better.
+    pub score: f64,
+}
+
+/// A memory that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryHit {
+    /// The memory's id.
+    pub id: u64,
+    /// Negated BM25, higher is better.
+    pub score: f64,
+}
+
+const DOING: &str = "searching";
+
+impl ReadTx<'_> {
+    /// The best `limit` messages for `query` within `scope`.
+    pub fn search_messages(
+        &self,
+        query: &FtsQuery,
+        scope: &SearchScope,
+        limit: u32,
+    ) -> Result<Vec<MessageHit>> {
+        let (since, until) = scope.bounds();
+        let mut statement = self
+            .conn()
+            .prepare_cached(
+                "SELECT m.session_id, m.ordinal, m.hash, m.created_ms, -bm25(message_search) AS score
+                 FROM message_search
+                 JOIN messages m ON m.rowid = message_search.rowid
+                 JOIN sessions s ON s.id = m.session_id
+                 WHERE message_search MATCH ?1
+                   AND (?2 IS NULL OR s.project = ?2)
+                   AND (?3 IS NULL OR m.session_id = ?3)
+                   AND m.created_ms >= ?4 AND m.created_ms < ?5
+                 ORDER BY score DESC, m.rowid
+                 LIMIT ?6",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map(
+                rusqlite::params![
+                    query.expression,
+                    scope.project.as_ref().map(ProjectId::as_str),
+                    scope.session.as_ref().map(SessionId::as_str),
+                    since,
+                    until,
+                    limit,
+                ],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, u64>(1)?,
+                        row.get::<_, Vec<u8>>(2)?,
+                        row.get::<_, i64>(3)?,
+                        row.get::<_, f64>(4)?,
+                    ))
+                },
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut hits = Vec::new();
+        for row in rows {
+            let (session, ordinal, hash, created_ms, score) =
+                row.map_err(StoreError::sqlite(DOING))?;
+            let session = session_of(session)?;
+            let hash =
+                hash_from_column("hash", &hash).map_err(|problem| StoreError::CorruptRow {
+                    session: session.clone(),
+                    ordinal,
+                    problem,
+                })?;
+            hits.push(MessageHit {
+                session,
+                ordinal,
+                hash,
+                created_ms,
+                score,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The best `limit` compartments for `query` within `scope`; a compartment is in the
+    /// time window when any of its span is.
+    pub fn search_compartments(
+        &self,
+        query: &FtsQuery,
+        scope: &SearchScope,
+        limit: u32,
+    ) -> Result<Vec<CompartmentHit>> {
+        let (since, until) = scope.bounds();
+        let mut statement = self
+            .conn()
+            .prepare_cached(
+                "SELECT c.session_id, c.start_ordinal, -bm25(compartment_search) AS score
+                 FROM compartment_search
+                 JOIN compartments c ON c.session_id = compartment_search.session_id
+                                    AND c.start_ordinal = compartment_search.start_ordinal
+                 JOIN sessions s ON s.id = c.session_id
+                 WHERE compartment_search MATCH ?1
+                   AND (?2 IS NULL OR s.project = ?2)
+                   AND (?3 IS NULL OR c.session_id = ?3)
+                   AND c.end_ms >= ?4 AND c.start_ms < ?5
+                 ORDER BY score DESC, c.session_id, c.start_ordinal
+                 LIMIT ?6",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map(
+                rusqlite::params![
+                    query.expression,
+                    scope.project.as_ref().map(ProjectId::as_str),
+                    scope.session.as_ref().map(SessionId::as_str),
+                    since,
+                    until,
+                    limit,
+                ],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, u64>(1)?,
+                        row.get::<_, f64>(2)?,
+                    ))
+                },
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut hits = Vec::new();
+        for row in rows {
+            let (session, start_ordinal, score) = row.map_err(StoreError::sqlite(DOING))?;
+            hits.push(CompartmentHit {
+                session: session_of(session)?,
+                start_ordinal,
+                score,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The best `limit` live (not archived) memories of `project` for `query`, last changed
+    /// within the scope's time window.
+    pub fn search_memories(
+        &self,
+        query: &FtsQuery,
+        project: &ProjectId,
+        scope: &SearchScope,
+        limit: u32,
+    ) -> Result<Vec<MemoryHit>> {
+        let (since, until) = scope.bounds();
+        let mut statement = self
+            .conn()
+            .prepare_cached(
+                "SELECT m.id, -bm25(memory_search) AS score
+                 FROM memory_search JOIN memories m ON m.id = memory_search.rowid
+                 WHERE memory_search MATCH ?1 AND m.project_id = ?2 AND m.status <> 'archived'
+                   AND m.updated_ms >= ?3 AND m.updated_ms < ?4
+                 ORDER BY score DESC, m.id
+                 LIMIT ?5",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map(
+                rusqlite::params![query.expression, project.as_str(), since, until, limit],
+                |row| {
+                    Ok(MemoryHit {
+                        id: row.get(0)?,
+                        score: row.get(1)?,
+                    })
+                },
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(StoreError::sqlite(DOING))
+    }
+}
+
+fn session_of(id: String) -> Result<SessionId> {
+    SessionId::new(id.clone()).map_err(|err| StoreError::CorruptSession {
+        id,
+        problem: RowProblem::Id(err),
+    })
+}

@@ -1,0 +1,103 @@
+//! Keeping the raw log's full-text index current.
+//!
+//! The stored content is JSON of parts, which SQL cannot turn into words the way search needs
+//! (tool results nested in parts, string arguments inside tool calls), so the words are
+//! extracted here, in Rust, by [`mc_core::search::indexed_text`]. A watermark records the last
+//! row id indexed; every transaction that adds messages (an append, a fork's copy) indexes the
+//! rows above it before it commits, so the index never lags the log and a crash leaves both
+//! or neither. A store migrated from before search existed has a backlog, indexed once when it
+//! is opened, in batches.
+
+use mc_core::search::indexed_text;
+use mc_core::{Message, Part, Role};
+
+use crate::error::{Result, StoreError};
+use crate::store::{Store, WriteTx};
+
+/// Rows indexed per statement batch when catching up a backlog.
+const BATCH: i64 = 2_000;
+
+const DOING: &str = "indexing messages for search";
+
+impl WriteTx<'_> {
+    /// Indexes every message stored since the watermark; returns how many rows were indexed
+    /// (at most `limit`). Rows that do not decode (a corrupt row is reported where it is read)
+    /// are indexed as empty, so one bad row never stops the index.
+    pub(crate) fn index_new_messages(&self, limit: i64) -> Result<u64> {
+        let conn = self.conn();
+        let watermark: i64 = conn
+            .prepare_cached("SELECT indexed_through FROM search_watermarks WHERE name = 'messages'")
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut select = conn
+            .prepare_cached(
+                "SELECT rowid, role, content FROM messages WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = select
+            .query_map((watermark, limit), |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(StoreError::sqlite(DOING))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(StoreError::sqlite(DOING))?;
+        let Some(&(last, _, _)) = rows.last() else {
+            return Ok(0);
+        };
+        let mut insert = conn
+            .prepare_cached("INSERT INTO message_search (rowid, body) VALUES (?1, ?2)")
+            .map_err(StoreError::sqlite(DOING))?;
+        for (rowid, role, content) in &rows {
+            insert
+                .execute((rowid, words_of(role, content)))
+                .map_err(StoreError::sqlite(DOING))?;
+        }
+        conn.prepare_cached(
+            "UPDATE search_watermarks SET indexed_through = ?1 WHERE name = 'messages'",
+        )
+        .and_then(|mut statement| statement.execute([last]))
+        .map_err(StoreError::sqlite(DOING))?;
+        Ok(rows.len() as u64)
+    }
+
+    /// Indexes the whole backlog, batch by batch, within this transaction.
+    pub(crate) fn index_all_new_messages(&self) -> Result<u64> {
+        let mut total = 0;
+        loop {
+            let indexed = self.index_new_messages(BATCH)?;
+            total += indexed;
+            if indexed == 0 {
+                return Ok(total);
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Indexes messages stored before the search index existed (or by a binary without it),
+    /// one batch per transaction so a large backlog never holds the write lock for long.
+    pub(crate) fn index_search_backlog(&self) -> Result<u64> {
+        let mut total = 0;
+        loop {
+            let indexed = self.write(|tx| tx.index_new_messages(BATCH))?;
+            total += indexed;
+            if indexed == 0 {
+                return Ok(total);
+            }
+        }
+    }
+}
+
+fn words_of(role: &str, content: &str) -> String {
+    let Some(role) = Role::from_name(role) else {
+        return String::new();
+    };
+    match serde_json::from_str::<Vec<Part>>(content) {
+        Ok(parts) => indexed_text(&Message::new(role, parts)),
+        Err(_) => String::new(),
+    }
+}

@@ -1,0 +1,314 @@
+//! Full-text search: the raw log (tool output included), compartments and memories are
+//! searchable as soon as their transaction commits, scoped to a project, a session and a time
+//! window; query syntax in user text is searched as text; a store from before the index had
+//! its log indexed when opened.
+
+use mc_core::head::{Compartment, MemoryCategory};
+use mc_core::search::{FtsQuery, fts_query};
+use mc_core::{Host, Message, Part, ProjectId, Role};
+use mc_store::{MemoryEdit, MemorySource, NewMemory, NewSession, SearchScope, Store};
+use serde_json::json;
+
+use crate::support::{NOW_MS, TempStore, seed, sid, text};
+
+fn q(text: &str) -> FtsQuery {
+    fts_query(text).unwrap()
+}
+
+fn project(id: &str) -> ProjectId {
+    ProjectId::new(id).unwrap()
+}
+
+fn in_project(id: &str) -> SearchScope {
+    SearchScope {
+        project: Some(project(id)),
+        ..SearchScope::default()
+    }
+}
+
+fn ordinals(store: &Store, query: &str, scope: &SearchScope) -> Vec<(String, u64)> {
+    store
+        .read(|tx| tx.search_messages(&q(query), scope, 10))
+        .unwrap()
+        .into_iter()
+        .map(|hit| (hit.session.as_str().to_owned(), hit.ordinal))
+        .collect()
+}
+
+fn tool_exchange() -> Vec<Message> {
+    vec![
+        text(Role::User, "the build is failing on CI, please look"),
+        Message::new(
+            Role::Assistant,
+            vec![Part::ToolCall {
+                id: "c1".into(),
+                name: "Bash".into(),
+                input: json!({"command": "cargo test --workspace"}),
+            }],
+        ),
+        Message::new(
+            Role::User,
+            vec![Part::ToolResult {
+                call_id: "c1".into(),
+                content: vec![Part::text(
+                    "error[E0432]: unresolved import `tokio::fs::Permissions`",
+                )],
+                is_error: true,
+            }],
+        ),
+        text(
+            Role::Assistant,
+            "The import path moved; I will fix the use statement.",
+        ),
+    ]
+}
+
+#[test]
+fn tool_results_and_call_arguments_are_found_as_soon_as_they_are_stored() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    let scope = in_project("proj");
+    // The message with every word ranks first; one with only "import" follows.
+    assert_eq!(
+        ordinals(&temp.store, "unresolved import Permissions", &scope),
+        [("s1".into(), 2), ("s1".into(), 3)]
+    );
+    assert_eq!(
+        ordinals(&temp.store, "cargo workspace", &scope),
+        [("s1".into(), 1)]
+    );
+    // Porter stemming: "failed" finds "failing".
+    assert_eq!(
+        ordinals(&temp.store, "failed build", &scope),
+        [("s1".into(), 0)]
+    );
+}
+
+#[test]
+fn query_syntax_in_user_text_is_searched_as_text() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    let scope = in_project("proj");
+    for query in [
+        r#"error[E0432]: "unresolved"*"#,
+        "NEAR(import statement)",
+        "-tokio col:fs",
+        "import AND OR NOT",
+        "^fix'); DROP TABLE messages; --",
+    ] {
+        let hits = temp
+            .store
+            .read(|tx| tx.search_messages(&q(query), &scope, 10));
+        assert!(hits.is_ok(), "{query}: {hits:?}");
+    }
+    assert!(!ordinals(&temp.store, "-tokio col:fs", &scope).is_empty());
+}
+
+#[test]
+fn another_project_a_session_filter_and_time_bounds_narrow_the_hits() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    temp.store
+        .write(|tx| {
+            tx.upsert_session(
+                &NewSession {
+                    id: sid("other"),
+                    host: Host::ClaudeCode,
+                    project: Some(project("elsewhere")),
+                },
+                NOW_MS,
+            )?;
+            tx.append_messages(
+                &sid("other"),
+                0,
+                &[text(Role::User, "unresolved import here too")],
+                NOW_MS + 5_000,
+            )
+        })
+        .unwrap();
+    assert_eq!(
+        ordinals(&temp.store, "unresolved", &in_project("proj")),
+        [("s1".into(), 2)]
+    );
+    assert_eq!(
+        ordinals(&temp.store, "unresolved", &in_project("elsewhere")),
+        [("other".into(), 0)]
+    );
+    assert_eq!(
+        ordinals(&temp.store, "unresolved", &SearchScope::default()).len(),
+        2
+    );
+    let later = SearchScope {
+        since_ms: Some(NOW_MS + 1),
+        ..SearchScope::default()
+    };
+    assert_eq!(
+        ordinals(&temp.store, "unresolved", &later),
+        [("other".into(), 0)]
+    );
+    let earlier = SearchScope {
+        until_ms: Some(NOW_MS + 1),
+        ..SearchScope::default()
+    };
+    assert_eq!(
+        ordinals(&temp.store, "unresolved", &earlier),
+        [("s1".into(), 2)]
+    );
+    let one_session = SearchScope {
+        session: Some(sid("other")),
+        ..SearchScope::default()
+    };
+    assert_eq!(
+        ordinals(&temp.store, "unresolved", &one_session),
+        [("other".into(), 0)]
+    );
+}
+
+#[test]
+fn a_fork_finds_the_messages_it_copied() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    temp.store
+        .write(|tx| tx.fork_session(&sid("s1"), &sid("s1-fork"), 3, NOW_MS))
+        .unwrap();
+    let fork = SearchScope {
+        session: Some(sid("s1-fork")),
+        ..SearchScope::default()
+    };
+    assert_eq!(
+        ordinals(&temp.store, "unresolved", &fork),
+        [("s1-fork".into(), 2)]
+    );
+    let hits = temp
+        .store
+        .read(|tx| tx.search_messages(&q("unresolved"), &in_project("proj"), 10))
+        .unwrap();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(
+        hits[0].hash, hits[1].hash,
+        "a fork's copy carries the same content hash"
+    );
+}
+
+#[test]
+fn a_store_from_before_the_index_is_indexed_when_opened() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    let path = temp.path();
+    drop(temp.store);
+    {
+        // What a store written before the index existed looks like: no postings, watermark 0.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "INSERT INTO message_search (message_search) VALUES ('delete-all');
+             UPDATE search_watermarks SET indexed_through = 0;",
+        )
+        .unwrap();
+    }
+    {
+        let store = Store::open(&path).unwrap();
+        assert_eq!(
+            ordinals(&store, "unresolved", &in_project("proj")),
+            [("s1".into(), 2)]
+        );
+    }
+}
+
+#[test]
+fn memories_are_searchable_through_edits_and_gone_once_archived() {
+    let temp = TempStore::new();
+    let p = project("proj");
+    let id = temp
+        .store
+        .write(|tx| {
+            tx.add_memory(
+                &p,
+                &NewMemory {
+                    category: MemoryCategory::ConfigValues,
+                    content: "The proxy listens on port 4141 by default",
+                    source: MemorySource::Operator,
+                    permanent: false,
+                },
+                NOW_MS,
+            )
+        })
+        .unwrap()
+        .id();
+    let found = |query: &str, project: &ProjectId| -> Vec<u64> {
+        temp.store
+            .read(|tx| tx.search_memories(&q(query), project, &SearchScope::default(), 10))
+            .unwrap()
+            .into_iter()
+            .map(|hit| hit.id)
+            .collect()
+    };
+    assert_eq!(found("which port does it listen on", &p), [id]);
+    assert!(found("port", &project("elsewhere")).is_empty());
+    temp.store
+        .write(|tx| {
+            tx.edit_memory(
+                &p,
+                id,
+                MemoryEdit {
+                    category: None,
+                    content: Some("The proxy binds 127.0.0.1:4242"),
+                },
+                NOW_MS + 1,
+            )
+        })
+        .unwrap();
+    assert!(found("listens", &p).is_empty());
+    assert_eq!(found("binds", &p), [id]);
+    temp.store
+        .write(|tx| tx.archive_memory(&p, id, NOW_MS + 2))
+        .unwrap();
+    assert!(found("binds", &p).is_empty());
+}
+
+#[test]
+fn compartments_are_searchable_and_follow_a_rebuild() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    let compartment = |title: &str, body: &str| Compartment {
+        start_ordinal: 0,
+        end_ordinal: 3,
+        start_ms: NOW_MS as u64,
+        end_ms: NOW_MS as u64,
+        title: title.into(),
+        importance: 50,
+        episode: "debugging".into(),
+        tiers: [body.into(), "c".into(), "p".into(), "l".into()],
+        quotes: Vec::new(),
+    };
+    temp.store
+        .write(|tx| {
+            tx.append_compartments(
+                &sid("s1"),
+                &[compartment("CI repair", "Fixed the tokio import path")],
+                NOW_MS,
+            )
+        })
+        .unwrap();
+    let found = |query: &str| -> Vec<u64> {
+        temp.store
+            .read(|tx| tx.search_compartments(&q(query), &in_project("proj"), 10))
+            .unwrap()
+            .into_iter()
+            .map(|hit| hit.start_ordinal)
+            .collect()
+    };
+    assert_eq!(found("tokio import"), [0]);
+    assert_eq!(found("repair"), [0]);
+    temp.store
+        .write(|tx| {
+            tx.stage_compartments(
+                &sid("s1"),
+                &[compartment("Rebuilt", "Moved the use statement")],
+                NOW_MS,
+            )?;
+            tx.swap_staged_compartments(&sid("s1"))
+        })
+        .unwrap();
+    assert!(found("tokio").is_empty());
+    assert_eq!(found("statement"), [0]);
+}
