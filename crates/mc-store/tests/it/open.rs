@@ -53,7 +53,8 @@ fn reopening_applies_nothing_and_keeps_the_data() {
                 "historian facts, observations, runs and quotes".to_string()
             ),
             (8, "staging area of compartment rebuilds".to_string()),
-            (9, "project memories and their change log".to_string())
+            (9, "project memories and their change log".to_string()),
+            (10, "full-text search indexes".to_string())
         ]
     );
 }
