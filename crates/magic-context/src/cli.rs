@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::bench_cmd::{self, BenchArgs};
 use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
 use crate::flush_cmd::{self, FlushArgs};
@@ -15,6 +16,7 @@ use crate::memory_cmd::{self, MemoryArgs};
 use crate::recomp_cmd::{self, RecompArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
+use crate::search_cmd::{self, SearchArgs};
 use crate::serve_cmd::{self, ServeArgs};
 use crate::sim_cmd::{self, SimArgs};
 use crate::status_cmd::{self, StatusArgs};
@@ -38,6 +40,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a benchmark and print its figures (search recall on LoCoMo).
+    Bench(BenchArgs),
     /// Inspect configuration: the file schema, and the effective values with their sources.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -53,6 +57,8 @@ pub enum Command {
     Reduce(ReduceArgs),
     /// Replay recorded sessions through the baselines and magic, and price every call.
     Replay(ReplayArgs),
+    /// Search a project's memories, raw message log and compartments.
+    Search(SearchArgs),
     /// Run the proxy agents point their base URL at, until Ctrl-C.
     Serve(ServeArgs),
     /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
@@ -71,9 +77,11 @@ impl Command {
             Self::Doctor(args) => doctor::run(&args),
             Self::Flush(args) => flush_cmd::run(&args),
             Self::Memory(args) => memory_cmd::run(&args),
+            Self::Bench(args) => bench_cmd::run(&args),
             Self::Recomp(args) => recomp_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
+            Self::Search(args) => search_cmd::run(&args),
             Self::Serve(args) => serve_cmd::run(&args),
             Self::Sim(args) => sim_cmd::run(&args),
             Self::Status(args) => status_cmd::run(&args),

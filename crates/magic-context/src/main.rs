@@ -3,11 +3,15 @@
 //! This crate parses arguments, installs logging and calls into the library crates; it holds
 //! no logic of its own (DESIGN §3). Each subcommand lives in its own module beside `cli.rs`.
 
+mod bench_cmd;
+mod bench_locomo;
 mod cli;
 mod clock;
 mod config_cmd;
+mod date_arg;
 mod doctor;
 mod flush_cmd;
+mod locomo;
 mod logging;
 mod memory_cmd;
 mod memory_lines;
@@ -16,6 +20,7 @@ mod output;
 mod recomp_cmd;
 mod reduce_cmd;
 mod replay_cmd;
+mod search_cmd;
 mod serve_cmd;
 mod sim_cmd;
 mod status_cmd;

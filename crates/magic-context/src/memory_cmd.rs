@@ -165,7 +165,7 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The project `directory` belongs to, identified as the proxy identifies it.
-fn project_of(directory: &Path) -> anyhow::Result<ProjectId> {
+pub fn project_of(directory: &Path) -> anyhow::Result<ProjectId> {
     mc_proxy::identify_project(directory).ok_or_else(|| {
         anyhow!(
             "cannot identify the project of {}: it does not exist or cannot be read; pass \

@@ -20,6 +20,7 @@ mod pass;
 mod pass_decide;
 mod reduce;
 mod rendered_tail;
+pub mod search;
 mod session_cache;
 mod state;
 mod tail_message;

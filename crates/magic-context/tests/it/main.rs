@@ -15,6 +15,7 @@ mod doctor;
 mod memory;
 mod reduce;
 mod replay;
+mod search;
 mod sim_with_claude_code;
 mod status;
 mod support;

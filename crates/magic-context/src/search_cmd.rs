@@ -1,0 +1,139 @@
+//! `magic-context search`: the operator runs the agent's search over a project's memories,
+//! raw message log and compartments.
+//!
+//! `--json` prints `{"query", "project", "results": [HIT, …]}` best first, where HIT is
+//! `source` (memory, message, compartment), `place` (`{"kind": "messages", "session",
+//! "start", "end"}` or `{"kind": "memory", "id", "category"}`), `at_ms`, `score`,
+//! `full_text`, `semantic` and `preview`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, anyhow};
+use clap::Args;
+use mc_core::SessionId;
+use mc_core::search::FusionWeights;
+use mc_engine::search::{HitPlace, MAX_LIMIT, SearchHit, SearchRequest, search};
+use mc_store::{LocationEnv, Platform, SearchScope, Store, StoreOptions, resolve_data_dir};
+use serde_json::json;
+
+use crate::date_arg::{DayEnd, parse_date_ms};
+use crate::memory_cmd::project_of;
+use crate::output::{pretty, write_stdout};
+
+/// Arguments of `search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for, in plain words (query syntax is searched as text).
+    pub query: String,
+
+    /// A directory of the project [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+
+    /// Only this session's messages and compartments.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Only what happened on or after this date (YYYY-MM-DD, UTC) or time (RFC 3339).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+
+    /// Only what happened on or before this date (YYYY-MM-DD, UTC) or before this time.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+
+    /// How many results, 1 to 100.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub limit: usize,
+
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the search and prints the results.
+pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
+    if args.limit == 0 || args.limit > MAX_LIMIT {
+        return Err(anyhow!("--limit must be between 1 and {MAX_LIMIT}"));
+    }
+    let directory = match &args.project {
+        Some(directory) => directory.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let project = project_of(&directory)?;
+    let session = args
+        .session
+        .as_deref()
+        .map(SessionId::new)
+        .transpose()
+        .map_err(|err| anyhow!("--session: {err}"))?;
+    let since_ms = args
+        .since
+        .as_deref()
+        .map(|text| parse_date_ms(text, DayEnd::Start))
+        .transpose()?;
+    let until_ms = args
+        .until
+        .as_deref()
+        .map(|text| parse_date_ms(text, DayEnd::After))
+        .transpose()?;
+    let location = resolve_data_dir(&LocationEnv::from_process(), Platform::current())
+        .context("cannot find the data directory")?;
+    let store = Store::open_location(&location, StoreOptions::default())
+        .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
+    let request = SearchRequest {
+        query: args.query.clone(),
+        scope: SearchScope {
+            project: Some(project.clone()),
+            session,
+            since_ms,
+            until_ms,
+        },
+        viewer: None,
+        limit: args.limit,
+    };
+    let hits = search(&store, &request, None, &FusionWeights::default())
+        .with_context(|| format!("cannot search for `{}`", args.query))?;
+    let text = if args.json {
+        pretty(&json!({"query": args.query, "project": project.as_str(), "results": hits}))?
+    } else {
+        as_text(&hits)
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn as_text(hits: &[SearchHit]) -> String {
+    if hits.is_empty() {
+        return "no results\n".to_owned();
+    }
+    let mut out = String::new();
+    for (rank, hit) in hits.iter().enumerate() {
+        let place = match &hit.place {
+            HitPlace::Messages {
+                session,
+                start,
+                end,
+            } if start == end => format!("session {session} message {start}"),
+            HitPlace::Messages {
+                session,
+                start,
+                end,
+            } => format!("session {session} messages {start}-{end}"),
+            HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
+        };
+        let found_by = match (hit.full_text, hit.semantic) {
+            (true, true) => "words+meaning",
+            (true, false) => "words",
+            (false, _) => "meaning",
+        };
+        out.push_str(&format!(
+            "{}. {} · {place} · {found_by}\n   {}\n",
+            rank + 1,
+            hit.source,
+            hit.preview
+        ));
+    }
+    out
+}

@@ -1,0 +1,204 @@
+//! Search results as the caller sees them: what was found, where (ordinals to pass to
+//! `ctx_expand`), a preview, and the score; with what the asking session already sees left out.
+
+use std::collections::HashMap;
+
+use mc_core::search::{Fused, Source};
+use mc_core::{ContentHash, SessionId};
+use mc_store::ReadTx;
+use serde::Serialize;
+
+use super::preview::{compartment_preview, message_preview};
+use super::{ItemKey, MessagePlace, SearchRequest, memory_project};
+
+/// Where a hit lives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HitPlace {
+    /// Messages `start..=end` of a session (one message: start = end).
+    Messages {
+        /// The session.
+        session: SessionId,
+        /// First ordinal.
+        start: u64,
+        /// Last ordinal.
+        end: u64,
+    },
+    /// A project memory.
+    Memory {
+        /// Its id.
+        id: u64,
+        /// Its category.
+        category: String,
+    },
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// Where it came from.
+    pub source: &'static str,
+    /// Where it lives.
+    pub place: HitPlace,
+    /// When it happened (a message's time, a compartment's end, a memory's last change),
+    /// unix milliseconds.
+    pub at_ms: i64,
+    /// The fused score; only the order means anything.
+    pub score: f64,
+    /// Found by full-text search.
+    pub full_text: bool,
+    /// Found by semantic search.
+    pub semantic: bool,
+    /// A short excerpt around the match.
+    pub preview: String,
+}
+
+/// Turns fused items into hits, best first: looks up what each is, leaves out what the
+/// viewer sees, and stops at the limit.
+pub(super) fn materialise(
+    tx: &ReadTx<'_>,
+    request: &SearchRequest,
+    fused: &[Fused<ItemKey>],
+    places: &HashMap<ContentHash, MessagePlace>,
+) -> mc_store::Result<Vec<SearchHit>> {
+    let visible = Visible::of(tx, request.viewer.as_ref())?;
+    let terms = mc_core::search::fts_query(&request.query)
+        .map(|query| query.terms)
+        .unwrap_or_default();
+    let mut hits = Vec::new();
+    for item in fused {
+        if hits.len() == request.limit {
+            break;
+        }
+        let hit = match &item.key {
+            ItemKey::Message(hash) => {
+                let Some(place) = places.get(hash) else {
+                    continue;
+                };
+                if visible.shows(&place.session, place.ordinal) {
+                    continue;
+                }
+                let Some(stored) = tx
+                    .messages(&place.session, place.ordinal..=place.ordinal)?
+                    .into_iter()
+                    .next()
+                else {
+                    continue;
+                };
+                SearchHit {
+                    source: Source::Message.as_str(),
+                    place: HitPlace::Messages {
+                        session: place.session.clone(),
+                        start: place.ordinal,
+                        end: place.ordinal,
+                    },
+                    at_ms: place.created_ms,
+                    score: item.score,
+                    full_text: item.full_text,
+                    semantic: item.semantic,
+                    preview: message_preview(&stored.message, &terms),
+                }
+            }
+            ItemKey::Compartment(session, start) => {
+                let Some(compartment) = tx
+                    .compartments_from(session, *start)?
+                    .into_iter()
+                    .find(|compartment| compartment.start_ordinal == *start)
+                else {
+                    continue;
+                };
+                SearchHit {
+                    source: Source::Compartment.as_str(),
+                    place: HitPlace::Messages {
+                        session: session.clone(),
+                        start: compartment.start_ordinal,
+                        end: compartment.end_ordinal,
+                    },
+                    at_ms: i64::try_from(compartment.end_ms).unwrap_or(i64::MAX),
+                    score: item.score,
+                    full_text: item.full_text,
+                    semantic: item.semantic,
+                    preview: compartment_preview(&compartment),
+                }
+            }
+            ItemKey::Memory(id) => {
+                let Some(project) = memory_project(request) else {
+                    continue;
+                };
+                let Some(memory) = tx.memory(project, *id)? else {
+                    continue;
+                };
+                SearchHit {
+                    source: Source::Memory.as_str(),
+                    place: HitPlace::Memory {
+                        id: *id,
+                        category: memory.record.category.as_str().to_owned(),
+                    },
+                    at_ms: memory.record.updated_ms,
+                    score: item.score,
+                    full_text: item.full_text,
+                    semantic: item.semantic,
+                    preview: memory.record.content,
+                }
+            }
+        };
+        hits.push(hit);
+    }
+    Ok(hits)
+}
+
+/// What the asking session's live context shows: its raw messages from the head's boundary
+/// on, except those whose every tagged part was dropped (a placeholder shows nothing of them).
+struct Visible {
+    session: Option<SessionId>,
+    boundary: u64,
+    dropped_messages: std::collections::HashSet<u64>,
+}
+
+impl Visible {
+    fn of(tx: &ReadTx<'_>, viewer: Option<&SessionId>) -> mc_store::Result<Self> {
+        let Some(session) = viewer else {
+            return Ok(Self {
+                session: None,
+                boundary: u64::MAX,
+                dropped_messages: Default::default(),
+            });
+        };
+        let boundary = tx
+            .engine_state(session)?
+            .and_then(|json| serde_json::from_str::<crate::EngineState>(&json).ok())
+            .map_or(0, |state| state.boundary);
+        let dropped: std::collections::HashSet<_> = tx
+            .drops(session)?
+            .into_iter()
+            .filter(|row| row.landed_pass.is_some())
+            .map(|row| row.tag)
+            .collect();
+        let mut parts_per_message: HashMap<u64, (usize, usize)> = HashMap::new();
+        for assignment in tx.tags(session)? {
+            let entry = parts_per_message
+                .entry(assignment.unit.ordinal)
+                .or_default();
+            entry.0 += 1;
+            if dropped.contains(&assignment.tag) {
+                entry.1 += 1;
+            }
+        }
+        let dropped_messages = parts_per_message
+            .into_iter()
+            .filter(|(_, (parts, dropped))| parts == dropped)
+            .map(|(ordinal, _)| ordinal)
+            .collect();
+        Ok(Self {
+            session: Some(session.clone()),
+            boundary,
+            dropped_messages,
+        })
+    }
+
+    fn shows(&self, session: &SessionId, ordinal: u64) -> bool {
+        self.session.as_ref() == Some(session)
+            && ordinal >= self.boundary
+            && !self.dropped_messages.contains(&ordinal)
+    }
+}

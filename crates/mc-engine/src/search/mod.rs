@@ -1,0 +1,175 @@
+//! Unified search: one query over project memories, the raw message log and compartments,
+//! full-text and (when an embedding model is configured) semantic, fused into one ranking.
+//!
+//! This is the one search path: `magic-context search`, the agent's `ctx_search` and the
+//! recall benchmark all call [`search`], so what the benchmark measures is what the agent
+//! gets. Hits the asking session already sees (its raw tail) are hidden: a search that
+//! answers with what is on screen wastes the agent's window.
+
+mod hit;
+mod preview;
+
+use std::collections::HashMap;
+
+use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
+use mc_core::{ContentHash, ProjectId, SessionId};
+use mc_store::{ReadTx, SearchScope, Store, StoreError};
+
+pub use hit::{HitPlace, SearchHit};
+
+/// Candidates fetched per source and signal before fusion, at least.
+const MIN_POOL: u32 = 50;
+
+/// The largest number of results one search returns.
+pub const MAX_LIMIT: usize = 100;
+
+/// What to search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// What the user or the agent typed.
+    pub query: String,
+    /// Which project, session and time window to search.
+    pub scope: SearchScope,
+    /// The session asking: what its live context shows is left out.
+    pub viewer: Option<SessionId>,
+    /// How many results, 1 to [`MAX_LIMIT`].
+    pub limit: usize,
+}
+
+/// Which item of the store a hit is: the key both signals agree on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ItemKey {
+    /// A message, by content hash: a fork's copy of a message is the same item.
+    Message(ContentHash),
+    /// A compartment, by session and first ordinal.
+    Compartment(SessionId, u64),
+    /// A memory, by id.
+    Memory(u64),
+}
+
+/// A message found by a signal, with where it lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessagePlace {
+    /// Its session.
+    pub session: SessionId,
+    /// Its ordinal.
+    pub ordinal: u64,
+    /// When it was stored.
+    pub created_ms: i64,
+}
+
+/// What one signal found: ranked candidates, and where the messages among them live.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Found {
+    /// The candidates, each with its signal's raw score.
+    pub candidates: Vec<Candidate<ItemKey>>,
+    /// The place of each message candidate, by content hash.
+    pub places: HashMap<ContentHash, MessagePlace>,
+}
+
+/// The semantic signal: items nearest a query by embedding. Implemented over stored
+/// vectors; absent when no embedding model is configured (full-text only).
+pub trait SemanticSearch {
+    /// Up to `limit` items per source nearest `query` within `scope`, each with its cosine
+    /// similarity as the candidate score, and the places of the messages among them.
+    fn nearest(&self, query: &str, scope: &SearchScope, limit: usize)
+    -> Result<Found, SearchError>;
+}
+
+/// Why a search could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The query has nothing to search for.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// The limit is out of range.
+    #[error("the limit must be between 1 and {MAX_LIMIT}, not {0}")]
+    Limit(usize),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The embedding model failed; full-text results are still possible without it.
+    #[error("semantic search failed: {0}")]
+    Semantic(String),
+}
+
+/// Runs `request` against the store, with the semantic signal when one is given.
+pub fn search(
+    store: &Store,
+    request: &SearchRequest,
+    semantic: Option<&dyn SemanticSearch>,
+    weights: &FusionWeights,
+) -> Result<Vec<SearchHit>, SearchError> {
+    if request.limit == 0 || request.limit > MAX_LIMIT {
+        return Err(SearchError::Limit(request.limit));
+    }
+    let query = fts_query(&request.query)?;
+    let pool = MIN_POOL.max(4 * request.limit as u32);
+    let mut found = store.read(|tx| full_text(tx, &query, request, pool))?;
+    if let Some(semantic) = semantic {
+        let near = semantic.nearest(&request.query, &request.scope, pool as usize)?;
+        found.candidates.extend(near.candidates);
+        for (hash, place) in near.places {
+            found.places.entry(hash).or_insert(place);
+        }
+    }
+    let fused = fuse(&found.candidates, weights);
+    store
+        .read(|tx| hit::materialise(tx, request, &fused, &found.places))
+        .map_err(SearchError::from)
+}
+
+fn full_text(
+    tx: &ReadTx<'_>,
+    query: &mc_core::search::FtsQuery,
+    request: &SearchRequest,
+    pool: u32,
+) -> mc_store::Result<Found> {
+    let mut candidates = Vec::new();
+    let mut places: HashMap<ContentHash, MessagePlace> = HashMap::new();
+    for hit in tx.search_messages(query, &request.scope, pool)? {
+        let mine = request.viewer.as_ref() == Some(&hit.session);
+        let place = MessagePlace {
+            session: hit.session,
+            ordinal: hit.ordinal,
+            created_ms: hit.created_ms,
+        };
+        // A fork's copies share a hash; the asking session's own copy is the place to show.
+        match places.get(&hit.hash) {
+            Some(_) if !mine => {}
+            _ => {
+                places.insert(hit.hash, place);
+            }
+        }
+        candidates.push(Candidate {
+            key: ItemKey::Message(hit.hash),
+            source: Source::Message,
+            signal: Signal::FullText,
+            score: hit.score,
+        });
+    }
+    for hit in tx.search_compartments(query, &request.scope, pool)? {
+        candidates.push(Candidate {
+            key: ItemKey::Compartment(hit.session, hit.start_ordinal),
+            source: Source::Compartment,
+            signal: Signal::FullText,
+            score: hit.score,
+        });
+    }
+    if let Some(project) = &request.scope.project {
+        for hit in tx.search_memories(query, project, &request.scope, pool)? {
+            candidates.push(Candidate {
+                key: ItemKey::Memory(hit.id),
+                source: Source::Memory,
+                signal: Signal::FullText,
+                score: hit.score,
+            });
+        }
+    }
+    Ok(Found { candidates, places })
+}
+
+/// The project a memory hit must belong to; memories are only searched within one.
+pub(crate) fn memory_project(request: &SearchRequest) -> Option<&ProjectId> {
+    request.scope.project.as_ref()
+}
