@@ -130,13 +130,13 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
                 content: content.as_deref(),
             };
             let memory = store
-                .write(|tx| tx.edit_memory(&project, *id, edit, now_ms))
+                .write(|tx| tx.edit_memory(&project, *id, edit, MemorySource::Operator, now_ms))
                 .with_context(|| format!("cannot edit memory {id}"))?;
             one(&memory, "edited", args.json)?
         }
         MemoryAction::Archive { id } => {
             let memory = store
-                .write(|tx| tx.archive_memory(&project, *id, now_ms))
+                .write(|tx| tx.archive_memory(&project, *id, MemorySource::Operator, now_ms))
                 .with_context(|| format!("cannot archive memory {id}"))?;
             one(&memory, "archived", args.json)?
         }

@@ -13,7 +13,8 @@
 
 use mc_core::config::Tokens;
 use mc_core::head::{
-    Compartment, HeadBudgets, HeadDelta, HeadInputs, PinnedBlock, render_m0, render_m1,
+    Compartment, HeadBudgets, HeadDelta, HeadInputs, MemoryChange, PinnedBlock, render_m0,
+    render_m1,
 };
 use mc_core::pass_plan::{PassKind, PassPlan};
 use mc_core::reduction::{Reshape, excerpt_text};
@@ -22,6 +23,7 @@ use mc_core::{Message, Part, Role, SessionId};
 use mc_store::WriteTx;
 
 use crate::error::Result;
+use crate::head_memory::{MemoryDelta, memories_for_fold};
 use crate::pass::{CountText, Engine, PassRequest};
 use crate::state::EngineState;
 
@@ -46,17 +48,14 @@ pub(crate) fn plan_advance(
     state: &EngineState,
     messages: &[Message],
     tags: &TagIndex,
+    memory_changes: &[MemoryChange],
     count: CountText<'_>,
 ) -> Result<Option<Advance>> {
     let covered = tx.summarised_until(session)?;
     if covered <= state.boundary || covered > messages.len() as u64 {
         return Ok(None);
     }
-    let delta = delta_compartments(tx, session, state.m0_boundary, covered)?;
-    let m1 = render_m1(&HeadDelta {
-        compartments: &delta,
-        ..HeadDelta::default()
-    });
+    let m1_tokens = m1_tokens_at(tx, session, state, covered, memory_changes, count)?;
     let pins =
         task_ordinal(messages).is_some_and(|task| state.m0_boundary <= task && covered > task);
     let pinned_tokens = if pins {
@@ -69,7 +68,7 @@ pub(crate) fn plan_advance(
     };
     Ok(Some(Advance {
         to: covered,
-        m1_tokens: count(&m1),
+        m1_tokens,
         pinned_tokens,
         pins,
     }))
@@ -87,23 +86,28 @@ impl Engine {
         plan: &PassPlan,
         request: &PassRequest<'_>,
         tags: &TagIndex,
+        memory: &MemoryDelta,
     ) -> Result<()> {
         let (session, messages, count) = (request.session, request.messages, request.count_text);
         match plan.kind {
             PassKind::HardFold => {
                 let compartments = delta_compartments(tx, session, 0, state.boundary)?;
                 let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape);
+                let (memories, memory_log) = memories_for_fold(tx, memory.project.as_ref())?;
                 let inputs = HeadInputs {
                     pinned: &pinned,
                     compartments: &compartments,
+                    memories: &memories,
                     ..HeadInputs::default()
                 };
                 let budgets =
                     HeadBudgets::from_config(&self.config, request.usable_window.map(Tokens));
                 let head = render_m0(&inputs, budgets, &|text| count(text));
-                state.m0 = head.text;
                 state.m0_tokens = head.tokens.get();
+                state.m0 = head.text;
                 state.m0_boundary = state.boundary;
+                state.m0_memory_log = memory_log;
+                state.m0_memory_ids = head.memory_ids;
                 state.m1 = render_m1(&HeadDelta::default());
                 state.m1_tokens = count(&state.m1);
                 state.head_rendered = true;
@@ -113,6 +117,7 @@ impl Engine {
                 let delta = delta_compartments(tx, session, state.m0_boundary, state.boundary)?;
                 state.m1 = render_m1(&HeadDelta {
                     compartments: &delta,
+                    memory_changes: &memory.changes,
                     ..HeadDelta::default()
                 });
                 state.m1_tokens = count(&state.m1);
@@ -121,6 +126,24 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// Estimated tokens of the `m[1]` a soft bust would render with the raw tail starting at
+/// `boundary`: the compartments since `m[0]` up to it, and the memory changes since `m[0]`.
+pub(crate) fn m1_tokens_at(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    state: &EngineState,
+    boundary: u64,
+    memory_changes: &[MemoryChange],
+    count: CountText<'_>,
+) -> Result<u64> {
+    let delta = delta_compartments(tx, session, state.m0_boundary, boundary)?;
+    Ok(count(&render_m1(&HeadDelta {
+        compartments: &delta,
+        memory_changes,
+        ..HeadDelta::default()
+    })))
 }
 
 /// The compartments starting at or after `from` and ending before `until`.

@@ -11,6 +11,7 @@ mod error;
 mod fit;
 mod flush;
 mod fork;
+mod head_memory;
 mod history_head;
 mod ingest;
 mod kept_rows;

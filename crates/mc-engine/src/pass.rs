@@ -26,7 +26,8 @@ use serde::Serialize;
 use crate::correction::{self, Report};
 use crate::error::{EngineError, Result};
 use crate::fit;
-use crate::history_head::plan_advance;
+use crate::head_memory::{memory_delta, session_project};
+use crate::history_head::{m1_tokens_at, plan_advance};
 use crate::ingest::ingest;
 use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
@@ -259,7 +260,28 @@ impl Engine {
         let boundary = usize::try_from(state.boundary)
             .unwrap_or(usize::MAX)
             .min(request.messages.len());
-        let advance = plan_advance(tx, session, &state, request.messages, &tags, count)?;
+        let memory = memory_delta(tx, session_project(tx, session)?, &state)?;
+        let advance = plan_advance(
+            tx,
+            session,
+            &state,
+            request.messages,
+            &tags,
+            &memory.changes,
+            count,
+        )?;
+        // Memory changes alone grow m[1] on the next soft bust: counted like an advance's.
+        let m1_tokens_with_memory = match advance {
+            None if !memory.changes.is_empty() => Some(m1_tokens_at(
+                tx,
+                session,
+                &state,
+                state.boundary,
+                &memory.changes,
+                count,
+            )?),
+            _ => None,
+        };
         let tail_from = |from: usize| -> Vec<(u64, &Message)> {
             request.messages[from..]
                 .iter()
@@ -295,6 +317,8 @@ impl Engine {
                 tail: &tail,
                 boundary,
                 advance,
+                memory: &memory,
+                m1_tokens_with_memory,
                 correction,
                 report,
                 flush: request.operator_flush || state.flush_requested,
@@ -397,7 +421,7 @@ impl Engine {
             if let Some(nudge) = decide_nudge(&nudge_inputs, unreduced, &self.reclaim) {
                 state.nudges.push(nudge);
             }
-            self.refresh_head(tx, &mut state, &plan, request, &tags)?;
+            self.refresh_head(tx, &mut state, &plan, request, &tags, &memory)?;
         }
         let tail = if boundary == next_boundary {
             tail

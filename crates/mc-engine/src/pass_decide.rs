@@ -22,6 +22,7 @@ use mc_core::{Message, Role};
 use crate::correction::Report;
 use crate::error::Result;
 use crate::fit::{self, FitFacts};
+use crate::head_memory::MemoryDelta;
 use crate::history_head::Advance;
 use crate::part_tokens::PartTokens;
 use crate::pass::{Engine, PassRequest};
@@ -46,6 +47,10 @@ pub(crate) struct Decision<'a> {
     pub boundary: usize,
     /// The boundary move a mutating pass makes, when compartments cover past `boundary`.
     pub advance: Option<Advance>,
+    /// The project memory changes since `m[0]`.
+    pub memory: &'a MemoryDelta,
+    /// Without an advance, the tokens of `m[1]` once it shows the memory changes.
+    pub m1_tokens_with_memory: Option<u64>,
     pub correction: TokenCorrection,
     pub report: Option<Report>,
     /// The operator asked queued work to land now: on this request, or with `flush`
@@ -165,7 +170,10 @@ impl Engine {
             None => stored_shown_from(boundary),
         };
         // What moving the boundary removes from the tail, and what it adds to `m[1]`.
-        let (covered_tokens, head_growth) = advance.map_or((0, 0), |advance| {
+        let memory_growth = ctx
+            .m1_tokens_with_memory
+            .map_or(0, |tokens| tokens.saturating_sub(state.m1_tokens));
+        let (covered_tokens, head_growth) = advance.map_or((0, memory_growth), |advance| {
             let to = usize::try_from(advance.to).unwrap_or(usize::MAX);
             (
                 stored_shown_from(boundary).saturating_sub(stored_shown_from(to)),
@@ -217,10 +225,12 @@ impl Engine {
             system_changed,
             operator_flush: ctx.flush,
             head_rendered: state.head_rendered,
-            head_dirty: advance.is_some_and(|advance| advance.pins) || state.head_rebuild_requested,
+            head_dirty: advance.is_some_and(|advance| advance.pins)
+                || state.head_rebuild_requested
+                || ctx.memory.operator_edit,
             m0_tokens: Tokens(correction.apply(state.m0_tokens)),
             m1_tokens: Tokens(correction.apply(state.m1_tokens)),
-            m1_memory_updates: 0,
+            m1_memory_updates: u32::try_from(ctx.memory.changes.len()).unwrap_or(u32::MAX),
             pending: PendingWork {
                 queued_drop_tokens: Tokens(correction.apply(queued_tokens)),
                 reclaimable_tokens: Tokens(0),

@@ -37,6 +37,10 @@ pub struct EngineState {
     /// The boundary `m[0]` was rendered at: compartments before it are in `m[0]`, those
     /// from it to `boundary` in `m[1]`.
     pub m0_boundary: u64,
+    /// The project memory log entry `m[0]` was rendered at: later entries show in `m[1]`.
+    pub m0_memory_log: u64,
+    /// The memories `m[0]` shows.
+    pub m0_memory_ids: Vec<u64>,
     /// When the last upstream call was made.
     pub last_call_ms: Option<u64>,
     /// Input + cache read + cache write of the last response, when reported.

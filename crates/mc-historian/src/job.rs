@@ -12,7 +12,7 @@ use mc_core::historian::{
     render_transcript, trigger_tokens,
 };
 use mc_core::tags::{TagIndex, TagNo};
-use mc_core::{Message, Role, SessionId};
+use mc_core::{Message, ProjectId, Role, SessionId};
 use mc_llm::StructuredRequest;
 use mc_store::{Store, StoredMessage, history_scope};
 
@@ -47,6 +47,8 @@ pub struct Job {
     pub task_ordinal: Option<u64>,
     /// Where the run's facts and observations are merged (the project, else the session).
     pub scope: String,
+    /// The session's project: its facts become the project's memories when published.
+    pub project: Option<ProjectId>,
     /// What the model is asked.
     pub request: StructuredRequest,
     /// Where its compartments go.
@@ -148,6 +150,7 @@ fn find_job(
             .map(|row| row.ordinal);
         Ok(Some(Gathered {
             scope: history_scope(session, record.project.as_ref().map(|p| p.as_str())),
+            project: record.project.clone(),
             boundary,
             limit,
             held_until,
@@ -228,6 +231,7 @@ fn find_job(
         messages: rows,
         task_ordinal: read.task_ordinal,
         scope: read.scope,
+        project: read.project,
         request,
         destination,
         closed: settings.closes_range && reaches_limit,
@@ -242,6 +246,7 @@ const TASK_SEARCH: u64 = 8;
 /// messages before `limit` may be summarised.
 struct Gathered {
     scope: String,
+    project: Option<ProjectId>,
     boundary: u64,
     limit: u64,
     /// Where the latest run read to, when it was held at the current boundary.

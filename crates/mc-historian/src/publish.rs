@@ -81,6 +81,9 @@ pub fn publish(
                             &accepted.validated.observations,
                             finished_ms,
                         )?;
+                        if let Some(project) = &job.project {
+                            tx.promote_historian_facts(project, finished_ms)?;
+                        }
                         Published::Compartments { count, covered_end }
                     }
                     (Destination::Staging, Some(covered_end)) => {

@@ -69,7 +69,7 @@ impl ReadTx<'_> {
         let mut statement = self
             .conn()
             .prepare_cached(
-                "SELECT id, memory_id, action, at_ms, detail FROM memory_log
+                "SELECT id, memory_id, action, at_ms, detail, actor FROM memory_log
                  WHERE project_id = ?1 AND id > ?2 ORDER BY id",
             )
             .map_err(StoreError::sqlite(DOING))?;
@@ -81,11 +81,24 @@ impl ReadTx<'_> {
                     action: named(row, 2, MemoryAction::parse)?,
                     at_ms: row.get(3)?,
                     detail: row.get(4)?,
+                    actor: match row.get::<_, Option<String>>(5)? {
+                        Some(name) => MemorySource::parse(&name),
+                        None => None,
+                    },
                 })
             })
             .map_err(StoreError::sqlite(DOING))?;
         rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
             .collect()
+    }
+
+    /// The id of the project's newest memory log entry (0 when it has none): where a head
+    /// rendered now stands in the log.
+    pub fn memory_log_head(&self, project: &ProjectId) -> Result<u64> {
+        self.conn()
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM memory_log WHERE project_id = ?1")
+            .and_then(|mut statement| statement.query_row([project.as_str()], |row| row.get(0)))
+            .map_err(StoreError::sqlite("reading the memory log"))
     }
 
     /// The id of the project's live (not archived) memory with this key.
@@ -161,6 +174,7 @@ impl WriteTx<'_> {
             project,
             id,
             MemoryAction::Added,
+            memory.source,
             now_ms,
             Some(memory.source.as_str()),
         )?;
@@ -198,7 +212,14 @@ impl WriteTx<'_> {
             ..record.clone()
         };
         let id = self.insert_memory(project, &key, &record)?;
-        self.log_memory(project, id, MemoryAction::Added, now_ms, Some("imported"))?;
+        self.log_memory(
+            project,
+            id,
+            MemoryAction::Added,
+            MemorySource::Operator,
+            now_ms,
+            Some("imported"),
+        )?;
         Ok(Added::New(id))
     }
 
@@ -208,6 +229,7 @@ impl WriteTx<'_> {
         project: &ProjectId,
         id: u64,
         edit: MemoryEdit<'_>,
+        actor: MemorySource,
         now_ms: i64,
     ) -> Result<StoredMemory> {
         let mut memory = self.require_memory(project, id)?;
@@ -267,6 +289,7 @@ impl WriteTx<'_> {
             project,
             id,
             MemoryAction::Changed,
+            actor,
             now_ms,
             Some(&changes.join(", ")),
         )?;
@@ -278,6 +301,7 @@ impl WriteTx<'_> {
         &self,
         project: &ProjectId,
         id: u64,
+        actor: MemorySource,
         now_ms: i64,
     ) -> Result<StoredMemory> {
         let memory = self.require_memory(project, id)?;
@@ -288,7 +312,7 @@ impl WriteTx<'_> {
             });
         }
         self.retire(id, None, now_ms)?;
-        self.log_memory(project, id, MemoryAction::Archived, now_ms, None)?;
+        self.log_memory(project, id, MemoryAction::Archived, actor, now_ms, None)?;
         self.require_memory(project, id)
     }
 
@@ -299,6 +323,7 @@ impl WriteTx<'_> {
         project: &ProjectId,
         old: u64,
         by: u64,
+        actor: MemorySource,
         now_ms: i64,
     ) -> Result<StoredMemory> {
         let retired = self.require_memory(project, old)?;
@@ -323,6 +348,7 @@ impl WriteTx<'_> {
             project,
             old,
             MemoryAction::Superseded,
+            actor,
             now_ms,
             Some(&detail),
         )?;
@@ -364,7 +390,14 @@ impl WriteTx<'_> {
                 updated_ms: fact.last_ms,
             };
             let id = self.insert_memory(project, &key, &record)?;
-            self.log_memory(project, id, MemoryAction::Added, now_ms, Some("historian"))?;
+            self.log_memory(
+                project,
+                id,
+                MemoryAction::Added,
+                MemorySource::Historian,
+                now_ms,
+                Some("historian"),
+            )?;
             added += 1;
         }
         Ok(added)
@@ -427,13 +460,14 @@ impl WriteTx<'_> {
         project: &ProjectId,
         memory_id: u64,
         action: MemoryAction,
+        actor: MemorySource,
         at_ms: i64,
         detail: Option<&str>,
     ) -> Result<()> {
         self.conn()
             .prepare_cached(
-                "INSERT INTO memory_log (project_id, memory_id, action, at_ms, detail)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO memory_log (project_id, memory_id, action, at_ms, detail, actor)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .and_then(|mut statement| {
                 statement.execute(rusqlite::params![
@@ -441,7 +475,8 @@ impl WriteTx<'_> {
                     memory_id,
                     action.as_str(),
                     at_ms,
-                    detail
+                    detail,
+                    actor.as_str()
                 ])
             })
             .map(|_| ())

@@ -157,6 +157,9 @@ pub struct MemoryLogEntry {
     pub at_ms: i64,
     /// Who added it, what an edit changed, or which memory superseded it.
     pub detail: Option<String>,
+    /// Who made the change (`None` in rows logged before this was recorded). An operator's
+    /// change made outside any session is the one memory change that rebuilds `m[0]`.
+    pub actor: Option<MemorySource>,
 }
 
 pub(crate) const COLUMNS: &str =

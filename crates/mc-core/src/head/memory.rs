@@ -1,8 +1,9 @@
 //! The `<project-memory>` element: memories grouped by category within their token budget.
 //!
-//! Selection is newest first: memories are taken in decreasing id (the store assigns ids in
-//! increasing order) and each is admitted when it still fits, so when the budget is short the
-//! oldest memories are trimmed first and stay reachable through search; a long memory that
+//! Selection is by rank: permanent memories first, then the most often stated (a fact the
+//! project keeps restating matters), then the newest (the store assigns ids in increasing
+//! order); each is admitted when it still fits, so when the budget is short the lowest ranked
+//! are trimmed first and stay reachable through search; a long memory that
 //! does not fit is skipped and shorter older ones may still fill the room. The cost is summed
 //! per line (wrapper, category headings, items), which tokenizers split at line breaks closely
 //! enough for a budget. The admitted memories then render in a stable reading order:
@@ -50,7 +51,7 @@ pub(super) fn select_memories<'a>(
     count_tokens: &dyn Fn(&str) -> u64,
 ) -> Vec<&'a Memory> {
     let mut newest_first: Vec<&Memory> = memories.iter().collect();
-    newest_first.sort_by_key(|m| std::cmp::Reverse(m.id));
+    newest_first.sort_by_key(|m| std::cmp::Reverse((m.permanent, m.seen_count, m.id)));
     newest_first.dedup_by_key(|m| m.id);
 
     let mut used = count_tokens(OPEN) + count_tokens(CLOSE);

@@ -59,7 +59,7 @@
 //!     ],
 //!     quotes: vec![Quote { ordinal: 1, text: "Don't add sleeps.".into() }],
 //! }];
-//! let memories = [Memory { id: 3, category: MemoryCategory::Naming, content: "Ids are newtypes.".into() }];
+//! let memories = [Memory { id: 3, category: MemoryCategory::Naming, content: "Ids are newtypes.".into(), permanent: false, seen_count: 1 }];
 //! let profile = ["Prefers short answers.".to_owned()];
 //! let inputs = HeadInputs {
 //!     pinned: &pinned,

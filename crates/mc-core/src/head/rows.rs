@@ -93,7 +93,8 @@ impl MemoryCategory {
 }
 
 /// One project memory. Ids are assigned by the store in increasing order, so a larger id is
-/// a newer memory; the memory budget keeps the newest.
+/// a newer memory. When the memory budget is short, permanent memories are kept first, then
+/// the most often stated, then the newest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Memory {
     /// The store's id, shown to the model so updates in `m[1]` can name it.
@@ -102,6 +103,16 @@ pub struct Memory {
     pub category: MemoryCategory,
     /// The fact itself.
     pub content: String,
+    /// Kept for good by the operator: shown before any other.
+    #[serde(default)]
+    pub permanent: bool,
+    /// How many times it was stated (restatements merged): the memory's importance.
+    #[serde(default = "one")]
+    pub seen_count: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// A change to project memory since `m[0]` was built, shown in `m[1]`.

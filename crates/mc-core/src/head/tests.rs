@@ -53,21 +53,29 @@ fn memories() -> Vec<Memory> {
             id: 2,
             category: MemoryCategory::ProjectRules,
             content: "Never run `cargo fmt --all`; format only your own files.".to_owned(),
+            permanent: false,
+            seen_count: 1,
         },
         Memory {
             id: 5,
             category: MemoryCategory::Constraints,
             content: "mc-core does no I/O and reads no clock.".to_owned(),
+            permanent: false,
+            seen_count: 1,
         },
         Memory {
             id: 7,
             category: MemoryCategory::ProjectRules,
             content: "Snapshot tests pin rendered bytes.\nReview every snapshot change.".to_owned(),
+            permanent: false,
+            seen_count: 1,
         },
         Memory {
             id: 9,
             category: MemoryCategory::Naming,
             content: "Units go in names: ttl_ms, budget_tokens.".to_owned(),
+            permanent: false,
+            seen_count: 1,
         },
     ]
 }
@@ -165,6 +173,8 @@ fn m1_delta_snapshot() {
             id: 11,
             category: MemoryCategory::Architecture,
             content: "m[1] folds into m[0] on a hard bust.".to_owned(),
+            permanent: false,
+            seen_count: 1,
         }),
         MemoryChange::Changed {
             id: 5,
@@ -176,6 +186,8 @@ fn m1_delta_snapshot() {
             id: 12,
             category: MemoryCategory::ProjectRules,
             content: "Format with rustfmt on your own files only.".to_owned(),
+            permanent: false,
+            seen_count: 1,
         }),
         MemoryChange::Removed { id: 9 },
     ];
@@ -352,6 +364,8 @@ fn memories_keep_the_newest_within_budget() {
             id,
             category: MemoryCategory::ALL[usize::try_from(id % 5).unwrap_or(0)],
             content: format!("Fact number {id} about the project, stated plainly."),
+            permanent: false,
+            seen_count: 1,
         })
         .collect();
     let inputs = HeadInputs {
@@ -375,6 +389,40 @@ fn memories_keep_the_newest_within_budget() {
     let none = render_m0(&inputs, budgets(1_000, 0), &count);
     assert!(!none.text.contains("<project-memory>"));
     assert!(none.memory_ids.is_empty());
+}
+
+#[test]
+fn a_short_memory_budget_keeps_permanent_then_restated_then_newest() {
+    let memory = |id: u64, permanent: bool, seen_count: u64| Memory {
+        id,
+        category: MemoryCategory::ProjectRules,
+        content: format!("Rule {id} of the project."),
+        permanent,
+        seen_count,
+    };
+    let memories = [
+        memory(1, true, 1),
+        memory(2, false, 5),
+        memory(3, false, 1),
+        memory(4, false, 1),
+    ];
+    let inputs = HeadInputs {
+        memories: &memories,
+        ..HeadInputs::default()
+    };
+    let one_item = count("<project-memory>\n")
+        + count("</project-memory>")
+        + count("## PROJECT_RULES\n")
+        + count("- #1 Rule 1 of the project.\n");
+    let rank = |budget: u64| {
+        let mut shown = render_m0(&inputs, budgets(1_000, budget), &count).memory_ids;
+        shown.sort_unstable();
+        shown
+    };
+    let item = count("- #4 Rule 4 of the project.\n");
+    assert_eq!(rank(one_item), [1]);
+    assert_eq!(rank(one_item + item), [1, 2]);
+    assert_eq!(rank(one_item + 2 * item), [1, 2, 4]);
 }
 
 mod properties {

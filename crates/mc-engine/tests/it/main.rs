@@ -13,6 +13,8 @@ mod examples;
 #[cfg(test)]
 mod history;
 #[cfg(test)]
+mod memory_head;
+#[cfg(test)]
 mod nudges;
 #[cfg(test)]
 mod props;

@@ -465,3 +465,48 @@ fn a_live_tail_over_its_token_bound_lets_its_older_messages_be_summarised() {
     // Never the newest two messages.
     assert!(by_tokens.chunk.end + 2 < messages.len() as u64);
 }
+
+#[tokio::test]
+async fn a_published_runs_facts_become_the_projects_memories() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let project = mc_core::ProjectId::new("git:root").unwrap();
+    store
+        .write(|tx| {
+            tx.upsert_session(
+                &NewSession {
+                    id: session.clone(),
+                    host: Host::ClaudeCode,
+                    project: Some(project.clone()),
+                },
+                NOW,
+            )
+        })
+        .unwrap();
+    let job = next_job(&store, &session, &settings(), 0, &count)
+        .unwrap()
+        .unwrap();
+    let model = Scripted::new(
+        1,
+        vec![Ok(
+            json!({"compartments": [compartment(0, 4), compartment(5, 8)],
+            "facts": [{"category": "CONSTRAINTS", "content": "Never edit the lockfile."}]}),
+        )],
+    );
+    let report = run_job(&job, &model, 2).await;
+    publish(&store, &job, &report, NOW, NOW + 5).unwrap();
+    let memories = store
+        .read(|tx| tx.memories(&project, mc_store::MemoryStatus::ALL))
+        .unwrap();
+    let promoted: Vec<(&str, mc_store::MemorySource)> = memories
+        .iter()
+        .map(|memory| (memory.record.content.as_str(), memory.record.source))
+        .collect();
+    assert_eq!(
+        promoted,
+        [(
+            "Never edit the lockfile.",
+            mc_store::MemorySource::Historian
+        )]
+    );
+}

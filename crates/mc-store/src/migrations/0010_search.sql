@@ -1,4 +1,10 @@
--- Schema v10: full-text search over the raw log, compartments and memories.
+-- Schema v10: full-text search over the raw log, compartments and memories; who made each
+-- memory change.
+
+-- The operator, the agent or the historian; NULL in rows logged before v10.
+ALTER TABLE memory_log ADD COLUMN actor TEXT
+    CHECK (actor IS NULL OR actor IN ('operator', 'agent', 'historian'));
+
 --
 -- All three use the porter stemmer over unicode61 words, so "painted" finds "paint".
 --

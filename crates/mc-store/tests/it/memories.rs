@@ -99,11 +99,18 @@ fn each_mutation_logs_one_row_and_a_failed_transaction_logs_none() {
                     category: Some(MemoryCategory::Constraints),
                     content: Some("Port 9090"),
                 },
+                MemorySource::Operator,
                 NOW_MS + 1,
             )?;
             // An edit that changes nothing is no change.
-            tx.edit_memory(&p, 1, MemoryEdit::default(), NOW_MS + 2)?;
-            tx.archive_memory(&p, 1, NOW_MS + 3)
+            tx.edit_memory(
+                &p,
+                1,
+                MemoryEdit::default(),
+                MemorySource::Operator,
+                NOW_MS + 2,
+            )?;
+            tx.archive_memory(&p, 1, MemorySource::Operator, NOW_MS + 3)
         })
         .unwrap();
     // The add lands in a transaction that then fails: neither row nor log row remains.
@@ -115,7 +122,7 @@ fn each_mutation_logs_one_row_and_a_failed_transaction_logs_none() {
                 &operator(MemoryCategory::Naming, "Crates are mc-*"),
                 NOW_MS,
             )?;
-            tx.archive_memory(&p, 99, NOW_MS)
+            tx.archive_memory(&p, 99, MemorySource::Operator, NOW_MS)
         })
         .unwrap_err();
     assert!(
@@ -199,8 +206,10 @@ fn another_projects_memory_is_never_seen_nor_changed() {
         [(2, MemoryAction::Added, Some("operator"))]
     );
     for attempt in [
-        temp.store
-            .write(|tx| tx.archive_memory(&mine, 1, NOW_MS).map(|_| ())),
+        temp.store.write(|tx| {
+            tx.archive_memory(&mine, 1, MemorySource::Operator, NOW_MS)
+                .map(|_| ())
+        }),
         temp.store.write(|tx| {
             tx.edit_memory(
                 &mine,
@@ -209,12 +218,15 @@ fn another_projects_memory_is_never_seen_nor_changed() {
                     category: None,
                     content: Some("x"),
                 },
+                MemorySource::Operator,
                 NOW_MS,
             )
             .map(|_| ())
         }),
-        temp.store
-            .write(|tx| tx.supersede_memory(&mine, 2, 1, NOW_MS).map(|_| ())),
+        temp.store.write(|tx| {
+            tx.supersede_memory(&mine, 2, 1, MemorySource::Operator, NOW_MS)
+                .map(|_| ())
+        }),
     ] {
         let err = attempt.unwrap_err();
         assert!(
@@ -242,7 +254,7 @@ fn supersede_retires_the_old_memory_naming_its_successor() {
                 &operator(MemoryCategory::ConfigValues, "Port 9090"),
                 NOW_MS,
             )?;
-            tx.supersede_memory(&p, 1, 2, NOW_MS + 5)
+            tx.supersede_memory(&p, 1, 2, MemorySource::Operator, NOW_MS + 5)
         })
         .unwrap();
     let (old, live, log) = temp
@@ -268,7 +280,7 @@ fn supersede_retires_the_old_memory_naming_its_successor() {
     // A retired memory cannot be superseded again, nor edited; its words may be added anew.
     let err = temp
         .store
-        .write(|tx| tx.supersede_memory(&p, 1, 2, NOW_MS))
+        .write(|tx| tx.supersede_memory(&p, 1, 2, MemorySource::Operator, NOW_MS))
         .unwrap_err();
     assert!(
         matches!(err, StoreError::MemoryRefused { id: 1, .. }),
@@ -303,6 +315,7 @@ fn an_edit_onto_another_memorys_words_is_refused() {
                     category: None,
                     content: Some("a."),
                 },
+                MemorySource::Operator,
                 NOW_MS,
             )
         })
@@ -361,7 +374,7 @@ fn historian_facts_are_promoted_once_merging_and_never_reviving_archived_ones() 
                 &operator(MemoryCategory::Constraints, "No network in tests"),
                 NOW_MS,
             )?;
-            tx.archive_memory(&p, 2, NOW_MS)?;
+            tx.archive_memory(&p, 2, MemorySource::Operator, NOW_MS)?;
             let first = tx.promote_historian_facts(&p, NOW_MS + 10)?;
             let second = tx.promote_historian_facts(&p, NOW_MS + 20)?;
             Ok((first, second))

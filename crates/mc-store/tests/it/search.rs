@@ -253,6 +253,7 @@ fn memories_are_searchable_through_edits_and_gone_once_archived() {
                     category: None,
                     content: Some("The proxy binds 127.0.0.1:4242"),
                 },
+                MemorySource::Operator,
                 NOW_MS + 1,
             )
         })
@@ -260,7 +261,7 @@ fn memories_are_searchable_through_edits_and_gone_once_archived() {
     assert!(found("listens", &p).is_empty());
     assert_eq!(found("binds", &p), [id]);
     temp.store
-        .write(|tx| tx.archive_memory(&p, id, NOW_MS + 2))
+        .write(|tx| tx.archive_memory(&p, id, MemorySource::Operator, NOW_MS + 2))
         .unwrap();
     assert!(found("binds", &p).is_empty());
 }
