@@ -62,6 +62,7 @@ mod session_status;
 mod sessions;
 mod store;
 mod token_corrections;
+mod vectors;
 
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use calls::CallRow;
@@ -85,3 +86,4 @@ pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
 pub use store::{DropsVersion, ReadTx, Store, WriteTx};
+pub use vectors::{EmbedBatch, EmbedItem, StoredVector, VectorPlace, VectorSource};

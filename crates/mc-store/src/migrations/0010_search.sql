@@ -77,3 +77,30 @@ CREATE TRIGGER memory_search_delete AFTER DELETE ON memories
 BEGIN
     INSERT INTO memory_search (memory_search, rowid, content) VALUES ('delete', old.id, old.content);
 END;
+
+-- Embedding vectors for semantic search: one per item (a message by its row id, a memory by
+-- its id, a compartment by `session_id:start_ordinal`), of the model named beside it (a row
+-- of another model is stale and is embedded again), with the key of the text it embeds (a
+-- memory or compartment whose text changed is embedded again). Float32, little-endian,
+-- L2-normalised. Where the item lives (project, session, ordinal, time, a message's content
+-- hash) is copied beside it, so a scan filters by scope without joining.
+CREATE TABLE vectors (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL CHECK (source IN ('message', 'memory', 'compartment')),
+    item TEXT NOT NULL,
+    model TEXT NOT NULL,
+    text_key TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    project TEXT,
+    session_id TEXT,
+    ordinal INTEGER,
+    at_ms INTEGER NOT NULL,
+    hash BLOB,
+    UNIQUE (source, item)
+) STRICT;
+
+-- How far through the raw log each model has embedded (by messages row id).
+CREATE TABLE vector_watermarks (
+    model TEXT PRIMARY KEY NOT NULL,
+    messages_through INTEGER NOT NULL
+) STRICT;
