@@ -94,6 +94,12 @@ pub enum EmbedError {
         /// The variable's name.
         var: String,
     },
+    /// The key variable holds characters an HTTP header cannot carry (a pasted newline).
+    #[error("environment variable {var} holds an API key with characters not allowed in a header")]
+    InvalidApiKey {
+        /// The variable's name.
+        var: String,
+    },
     /// The configured endpoint is not an http(s) URL.
     #[error("embeddings endpoint {endpoint:?} is not usable: {reason}")]
     InvalidEndpoint {
@@ -168,6 +174,7 @@ impl EmbedError {
             | Self::Inference { .. }
             | Self::Task { .. }
             | Self::MissingApiKey { .. }
+            | Self::InvalidApiKey { .. }
             | Self::InvalidEndpoint { .. }
             | Self::HttpClient { .. }
             | Self::MalformedResponse { .. }

@@ -105,6 +105,9 @@ impl OpenAiEmbedder {
     }
 
     /// One unit vector per text, in order, in requests of at most 64 inputs.
+    ///
+    /// Texts go out as given: OpenAI itself rejects an empty string (400), so callers should
+    /// not ask for vectors of empty texts.
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let mut vectors = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(MAX_INPUTS_PER_REQUEST) {
@@ -124,7 +127,7 @@ impl OpenAiEmbedder {
         if let Some(key) = &key {
             let mut value =
                 HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
-                    EmbedError::MissingApiKey {
+                    EmbedError::InvalidApiKey {
                         var: self.api_key_env.clone().unwrap_or_default(),
                     }
                 })?;
@@ -225,6 +228,12 @@ fn embeddings_url(endpoint: &str) -> Result<String> {
     if parsed.query().is_some() || parsed.fragment().is_some() {
         return Err(invalid("a query or fragment is not supported"));
     }
+    // Errors quote the URL, so it must hold no secret: keys go in `api_key_env`.
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(invalid(
+            "credentials in the URL are not supported; use api_key_env",
+        ));
+    }
     let base = parsed.as_str().trim_end_matches('/');
     Ok(if base.ends_with("/embeddings") {
         base.to_owned()
@@ -291,7 +300,13 @@ mod tests {
 
     #[test]
     fn url_rejects_what_is_not_http() {
-        for bad in ["", "api.openai.com", "ftp://x/v1", "http://x/v1?k=1"] {
+        for bad in [
+            "",
+            "api.openai.com",
+            "ftp://x/v1",
+            "http://x/v1?k=1",
+            "http://user:sk-secret@x/v1",
+        ] {
             assert!(
                 matches!(embeddings_url(bad), Err(EmbedError::InvalidEndpoint { .. })),
                 "{bad}"
