@@ -4,12 +4,17 @@
 //! `mode`, `questions`, `recall_at_k` (k → recall), `recall_by_category`, `mrr`, `p50_ms`,
 //! `p95_ms`, `unresolved_evidence`, `questions_without_evidence`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
-use mc_store::Store;
+use mc_config::{ConfigSources, load};
+use mc_embed::{Embedder, EmbeddingProvider, EmbeddingSettings};
+use mc_engine::search::{EmbeddedSearch, embed_pending, embedding_settings};
+use mc_store::{LocationEnv, Platform, Store, resolve_data_dir};
 use serde_json::json;
 
 use crate::bench_locomo;
@@ -42,6 +47,9 @@ pub enum Bench {
             value_delimiter = ','
         )]
         k: Vec<usize>,
+        /// For `hybrid`: the local model's directory, instead of the configured provider.
+        #[arg(long, value_name = "DIR")]
+        model_dir: Option<PathBuf>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -55,15 +63,17 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             data,
             mode,
             k,
+            model_dir,
             json,
-        } => locomo(data, mode, k, *json),
+        } => locomo(data, mode, k, model_dir.as_deref(), *json),
     }
 }
 
 fn locomo(
-    data: &std::path::Path,
+    data: &Path,
     mode: &str,
     ks: &[usize],
+    model_dir: Option<&Path>,
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
     if ks.is_empty()
@@ -77,15 +87,40 @@ fn locomo(
         ));
     }
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
-    let store = Store::open(scratch.path().join("context.db"))
-        .context("cannot open the benchmark store")?;
+    let store = Arc::new(
+        Store::open(scratch.path().join("context.db"))
+            .context("cannot open the benchmark store")?,
+    );
     let conversations = bench_locomo::ingest_file(&store, data)?;
     let report = match mode {
         "bm25" => bench_locomo::ask(&store, &conversations, ks, mode, None)?,
         "hybrid" => {
-            return Err(anyhow!(
-                "--mode hybrid needs an embedding model, which this build does not have yet; use --mode bm25"
-            ));
+            let settings = match model_dir {
+                Some(dir) => EmbeddingSettings {
+                    provider: EmbeddingProvider::Local {
+                        model_dir: dir.to_path_buf(),
+                    },
+                },
+                None => configured_embeddings()?,
+            };
+            let embedder = Embedder::from_settings(&settings)
+                .context("cannot load the embedding model")?
+                .ok_or_else(|| anyhow!("embeddings are off in the configuration"))?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("cannot start the async runtime")?;
+            let started = Instant::now();
+            let embedded = runtime
+                .block_on(embed_pending(Arc::clone(&store), &embedder, usize::MAX))
+                .context("cannot embed the conversations")?;
+            tracing::info!(
+                "embedded {embedded} items in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            let semantic =
+                EmbeddedSearch::new(embedder, Arc::clone(&store), runtime.handle().clone());
+            bench_locomo::ask(&store, &conversations, ks, mode, Some(&semantic))?
         }
         other => return Err(anyhow!("unknown --mode `{other}`; use bm25 or hybrid")),
     };
@@ -110,4 +145,14 @@ fn locomo(
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The embedding provider the configuration chooses, with the local model found in the data
+/// directory unless configured elsewhere.
+fn configured_embeddings() -> anyhow::Result<EmbeddingSettings> {
+    let loaded = load(&ConfigSources::discover(None));
+    let location = resolve_data_dir(&LocationEnv::from_process(), Platform::current())
+        .context("cannot find the data directory")?;
+    embedding_settings(&loaded.config.embeddings, &location.dir)
+        .ok_or_else(|| anyhow!("embeddings are off in the configuration (`embeddings.enabled`)"))
 }

@@ -235,6 +235,18 @@ pub struct RawEmbeddings {
     /// Vector size of the embedding model.
     #[schemars(range(min = EmbeddingsConfig::DIMENSIONS.min, max = EmbeddingsConfig::DIMENSIONS.max))]
     pub dimensions: Option<u64>,
+    /// Who computes vectors: `local` (all-MiniLM-L6-v2 in-process) or `openai-compatible`.
+    #[schemars(regex(pattern = "^(local|openai-compatible)$"))]
+    pub provider: Option<String>,
+    /// The local model's directory (`model.safetensors`, `tokenizer.json`, `config.json`);
+    /// unset uses `models/all-MiniLM-L6-v2` in the data directory.
+    pub model_dir: Option<String>,
+    /// Base URL of an OpenAI-compatible embeddings server (`openai-compatible`).
+    pub endpoint: Option<String>,
+    /// The embedding model name sent to `endpoint`.
+    pub model: Option<String>,
+    /// Name of the environment variable holding the endpoint's API key (never the key).
+    pub api_key_env: Option<String>,
 }
 
 /// The background dreamer that maintains memories, docs and notes on cron schedules.

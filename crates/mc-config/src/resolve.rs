@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 
 use mc_core::config::{
-    Bounds, CacheConfig, CacheTtl, Config, DreamerConfig, DreamerSchedules, EmbeddingsConfig,
-    ExecuteThreshold, ExpandConfig, HistorianConfig, HistorianWire, HistoryConfig, M1RefoldConfig,
-    MemoryConfig, PassConfig, Percent, ProxyConfig, ReductionConfig, TaskSchedule, Tokens,
-    listen_address_problem, upstream_url_problem,
+    Bounds, CacheConfig, CacheTtl, Config, DreamerConfig, DreamerSchedules,
+    EmbeddingProviderChoice, EmbeddingsConfig, ExecuteThreshold, ExpandConfig, HistorianConfig,
+    HistorianWire, HistoryConfig, M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProxyConfig,
+    ReductionConfig, TaskSchedule, Tokens, listen_address_problem, upstream_url_problem,
 };
 
 use crate::key_path::KeyPath;
@@ -380,6 +380,34 @@ impl Checker {
 
     fn embeddings(&mut self, raw: RawEmbeddings) -> EmbeddingsConfig {
         let d = EmbeddingsConfig::default();
+        let provider = match raw.provider {
+            None => d.provider,
+            Some(name) => EmbeddingProviderChoice::parse(&name).unwrap_or_else(|| {
+                self.reject(
+                    key(&["embeddings", "provider"]),
+                    format!("`{name}` is not a provider; use `local` or `openai-compatible` (or set `enabled` to false)"),
+                );
+                d.provider
+            }),
+        };
+        let endpoint = raw.endpoint.and_then(|url| {
+            let checked = self.text(
+                key(&["embeddings", "endpoint"]),
+                Some(url),
+                upstream_url_problem,
+                String::new(),
+            );
+            (!checked.is_empty()).then_some(checked)
+        });
+        if provider == EmbeddingProviderChoice::OpenAiCompatible
+            && raw.enabled.unwrap_or(d.enabled)
+            && (endpoint.is_none() || raw.model.is_none())
+        {
+            self.reject(
+                key(&["embeddings", "provider"]),
+                "`openai-compatible` needs `embeddings.endpoint` and `embeddings.model`".to_owned(),
+            );
+        }
         EmbeddingsConfig {
             enabled: raw.enabled.unwrap_or(d.enabled),
             dimensions: self.count(
@@ -388,6 +416,19 @@ impl Checker {
                 EmbeddingsConfig::DIMENSIONS,
                 d.dimensions,
             ),
+            provider,
+            model_dir: raw.model_dir.filter(|dir| !dir.trim().is_empty()),
+            endpoint,
+            model: raw.model.filter(|model| !model.trim().is_empty()),
+            api_key_env: raw.api_key_env.and_then(|name| {
+                let checked = self.text(
+                    key(&["embeddings", "api_key_env"]),
+                    Some(name),
+                    env_name_problem,
+                    String::new(),
+                );
+                (!checked.is_empty()).then_some(checked)
+            }),
         }
     }
 

@@ -84,7 +84,7 @@ impl ReadTx<'_> {
         let mut statement = self
             .conn()
             .prepare_cached(
-                "SELECT m.session_id, m.ordinal, m.hash, m.created_ms, -bm25(message_search) AS score
+                "SELECT m.session_id, m.ordinal, m.hash, m.created_ms, -bm25(message_search, 1.0, 0.4) AS score
                  FROM message_search
                  JOIN messages m ON m.rowid = message_search.rowid
                  JOIN sessions s ON s.id = m.session_id

@@ -19,6 +19,10 @@ const BATCH: i64 = 2_000;
 
 const DOING: &str = "indexing messages for search";
 
+/// Characters of the message before indexed as a message's context: its gist (a question, a
+/// command), not a second copy of a long output.
+pub(crate) const CONTEXT_CHARS: usize = 600;
+
 impl WriteTx<'_> {
     /// Indexes every message stored since the watermark; returns how many rows were indexed
     /// (at most `limit`). Rows that do not decode (a corrupt row is reported where it is read)
@@ -31,7 +35,9 @@ impl WriteTx<'_> {
             .map_err(StoreError::sqlite(DOING))?;
         let mut select = conn
             .prepare_cached(
-                "SELECT rowid, role, content FROM messages WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+                "SELECT m.rowid, m.role, m.content, p.role, p.content FROM messages m
+                 LEFT JOIN messages p ON p.session_id = m.session_id AND p.ordinal = m.ordinal - 1
+                 WHERE m.rowid > ?1 ORDER BY m.rowid LIMIT ?2",
             )
             .map_err(StoreError::sqlite(DOING))?;
         let rows = select
@@ -40,20 +46,26 @@ impl WriteTx<'_> {
                     row.get::<_, i64>(0)?,
                     row.get::<_, String>(1)?,
                     row.get::<_, String>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    row.get::<_, Option<String>>(4)?,
                 ))
             })
             .map_err(StoreError::sqlite(DOING))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(StoreError::sqlite(DOING))?;
-        let Some(&(last, _, _)) = rows.last() else {
+        let Some(&(last, ..)) = rows.last() else {
             return Ok(0);
         };
         let mut insert = conn
-            .prepare_cached("INSERT INTO message_search (rowid, body) VALUES (?1, ?2)")
+            .prepare_cached("INSERT INTO message_search (rowid, body, context) VALUES (?1, ?2, ?3)")
             .map_err(StoreError::sqlite(DOING))?;
-        for (rowid, role, content) in &rows {
+        for (rowid, role, content, before_role, before) in &rows {
+            let context = match (before_role, before) {
+                (Some(role), Some(content)) => clip(&words_of(role, content), CONTEXT_CHARS),
+                _ => String::new(),
+            };
             insert
-                .execute((rowid, words_of(role, content)))
+                .execute((rowid, words_of(role, content), context))
                 .map_err(StoreError::sqlite(DOING))?;
         }
         conn.prepare_cached(
@@ -100,4 +112,9 @@ fn words_of(role: &str, content: &str) -> String {
         Ok(parts) => indexed_text(&Message::new(role, parts)),
         Err(_) => String::new(),
     }
+}
+
+/// The first `chars` characters of `text`.
+pub(crate) fn clip(text: &str, chars: usize) -> String {
+    text.chars().take(chars).collect()
 }

@@ -207,7 +207,12 @@ impl WriteTx<'_> {
         Ok(())
     }
 
-    fn stale_compartments(&self, model: &str, limit: usize, out: &mut Vec<EmbedItem>) -> Result<()> {
+    fn stale_compartments(
+        &self,
+        model: &str,
+        limit: usize,
+        out: &mut Vec<EmbedItem>,
+    ) -> Result<()> {
         let mut statement = self
             .conn()
             .prepare_cached(
@@ -244,7 +249,12 @@ impl WriteTx<'_> {
             push_if_stale(
                 out,
                 limit,
-                (VectorSource::Compartment, item, format!("{title}\n{paragraph}"), place),
+                (
+                    VectorSource::Compartment,
+                    item,
+                    format!("{title}\n{paragraph}"),
+                    place,
+                ),
                 (model, stored_model, stored_key),
             );
         }
@@ -305,7 +315,12 @@ impl WriteTx<'_> {
 
 impl ReadTx<'_> {
     /// Vectors of `model` stored after row `after_id`, oldest first, at most `limit`.
-    pub fn vectors_since(&self, model: &str, after_id: i64, limit: usize) -> Result<Vec<StoredVector>> {
+    pub fn vectors_since(
+        &self,
+        model: &str,
+        after_id: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredVector>> {
         const DOING: &str = "reading vectors";
         let mut statement = self
             .conn()

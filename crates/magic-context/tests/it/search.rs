@@ -147,7 +147,8 @@ fn sessions_and_dates_narrow_and_query_syntax_is_plain_text() {
         ],
     )
     .success();
-    assert_eq!(places(&on_the_day).len(), 1);
+    // The request, and the call after it (its context is the request).
+    assert_eq!(places(&on_the_day).len(), 2);
     let next_day = search(&machine, &["build", "--since", "2026-12-01", "--json"]).success();
     assert!(places(&next_day).is_empty());
     let other_session = search(&machine, &["build", "--session", "s2", "--json"]).success();

@@ -13,6 +13,46 @@ pub struct EmbeddingsConfig {
     /// Vector size of the embedding model (all-MiniLM-L6-v2 class: 384). Stored vectors of
     /// another size are re-embedded rather than compared.
     pub dimensions: u32,
+    /// Who computes the vectors.
+    pub provider: EmbeddingProviderChoice,
+    /// The local model's directory (`model.safetensors`, `tokenizer.json`, `config.json`);
+    /// `None` uses `models/all-MiniLM-L6-v2` in the data directory.
+    pub model_dir: Option<String>,
+    /// An OpenAI-compatible server's base URL (Ollama, LM Studio, OpenAI), for
+    /// `openai-compatible`.
+    pub endpoint: Option<String>,
+    /// The model name sent to `endpoint`.
+    pub model: Option<String>,
+    /// The environment variable holding `endpoint`'s API key (never the key itself).
+    pub api_key_env: Option<String>,
+}
+
+/// Who computes embedding vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbeddingProviderChoice {
+    /// all-MiniLM-L6-v2 in-process (builds with the `local-embeddings` feature); without the
+    /// model or the feature, search runs on full text alone and says so once in the log.
+    Local,
+    /// Any `/v1/embeddings` endpoint.
+    OpenAiCompatible,
+}
+
+impl EmbeddingProviderChoice {
+    /// The name used in configuration files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::OpenAiCompatible => "openai-compatible",
+        }
+    }
+
+    /// The choice a configuration name stands for.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Local, Self::OpenAiCompatible]
+            .into_iter()
+            .find(|choice| choice.as_str() == name)
+    }
 }
 
 impl EmbeddingsConfig {
@@ -25,6 +65,11 @@ impl Default for EmbeddingsConfig {
         Self {
             enabled: true,
             dimensions: 384,
+            provider: EmbeddingProviderChoice::Local,
+            model_dir: None,
+            endpoint: None,
+            model: None,
+            api_key_env: None,
         }
     }
 }

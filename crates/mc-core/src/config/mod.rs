@@ -32,7 +32,7 @@ use serde::Serialize;
 
 pub use cache::CacheConfig;
 pub use dreamer::{DreamerConfig, DreamerSchedules, TaskSchedule};
-pub use embeddings::EmbeddingsConfig;
+pub use embeddings::{EmbeddingProviderChoice, EmbeddingsConfig};
 pub use historian::{HistorianConfig, HistorianWire};
 pub use history::{HistoryConfig, M1RefoldConfig};
 pub use model_match::override_for;

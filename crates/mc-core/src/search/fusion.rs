@@ -62,6 +62,12 @@ pub struct Candidate<K> {
 }
 
 /// The weights of the fusion.
+///
+/// Signal weights were measured on the shared LoCoMo file (`bench locomo --mode hybrid`,
+/// all-MiniLM-L6-v2): recall@10 of the evidence turns was 0.708 at 0.7 semantic / 0.3
+/// full text, 0.718 at 0.5 / 0.5 and 0.710 at 0.3 / 0.7, against 0.706 for full text alone
+/// and 0.512 for the embedding alone; a single signal is scaled by 0.8 (0.5 lost 0.03).
+/// Source weights are the reference defaults: only messages occur in that benchmark.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionWeights {
     /// Weight of the semantic score when both signals found an item.
@@ -85,8 +91,8 @@ pub struct FusionWeights {
 impl Default for FusionWeights {
     fn default() -> Self {
         Self {
-            semantic: 0.7,
-            full_text: 0.3,
+            semantic: 0.5,
+            full_text: 0.5,
             single_signal: 0.8,
             memory: 1.3,
             message: 1.15,

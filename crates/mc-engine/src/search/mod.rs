@@ -6,8 +6,10 @@
 //! gets. Hits the asking session already sees (its raw tail) are hidden: a search that
 //! answers with what is on screen wastes the agent's window.
 
+mod embedding;
 mod hit;
 mod preview;
+mod vector_index;
 
 use std::collections::HashMap;
 
@@ -15,7 +17,12 @@ use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_
 use mc_core::{ContentHash, ProjectId, SessionId};
 use mc_store::{ReadTx, SearchScope, Store, StoreError};
 
+pub use embedding::{
+    DEFAULT_MODEL_DIR, EMBED_BATCH, EmbeddedSearch, EmbeddingError, embed_pending,
+    embedding_settings,
+};
 pub use hit::{HitPlace, SearchHit};
+pub use vector_index::VectorIndex;
 
 /// Candidates fetched per source and signal before fusion, at least.
 const MIN_POOL: u32 = 50;

@@ -9,13 +9,16 @@ ALTER TABLE memory_log ADD COLUMN actor TEXT
 -- All three use the porter stemmer over unicode61 words, so "painted" finds "paint".
 --
 -- message_search indexes the words of each raw message (texts, tool calls' string arguments,
--- tool results; extracted in Rust, since the stored content is JSON of parts). It is
+-- tool results; extracted in Rust, since the stored content is JSON of parts), and as its
+-- context the start of the message before it: an answer is found by the words of the
+-- question it answers, a tool result by the command that produced it. It is
 -- contentless, keyed by the messages row id: the raw log already holds the text, so the index
 -- adds only its postings. Messages are indexed in the transaction that appends them, up to the
 -- watermark below, so the index never lags the log; rows stored before this version are
 -- indexed when the store is next opened.
 CREATE VIRTUAL TABLE message_search USING fts5(
     body,
+    context,
     content = '',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
