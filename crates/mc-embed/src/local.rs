@@ -100,7 +100,8 @@ impl LocalEmbedder {
     }
 
     /// One unit vector of [`DIMENSIONS`] per text, in order. Blocks for the whole run: about
-    /// 13 ms for a lone short sentence, ~3 ms each in full batches (release build).
+    /// 14 ms for a lone 20-word sentence in a release build on two cores (see
+    /// `examples/local_speed.rs`), so call it from a blocking thread.
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let encodings = self
             .tokenizer

@@ -181,7 +181,7 @@ fn vectors_match_the_independent_reference() {
             .zip(&want)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
-        let text = &sentence["text"].as_str().unwrap()[..];
+        let text = sentence["text"].as_str().unwrap();
         assert!(diff < 1e-4, "{:.40}: max difference {diff}", text);
         assert!(cosine(got, &want).unwrap() > 0.99999, "{:.40}", text);
     }
