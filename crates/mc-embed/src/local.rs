@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -35,6 +36,10 @@ pub struct LocalEmbedder {
     model: BertModel,
     tokenizer: Tokenizer,
     pad_id: u32,
+    /// Held while a batch runs. candle already spreads one batch over every core, so two
+    /// concurrent calls would only fight for them and double the ~100 MB peak; queued, each
+    /// finishes sooner and memory stays bounded.
+    run_gate: Mutex<()>,
     files: ModelFiles,
 }
 
@@ -95,6 +100,7 @@ impl LocalEmbedder {
             model,
             tokenizer,
             pad_id,
+            run_gate: Mutex::new(()),
             files,
         })
     }
@@ -119,7 +125,11 @@ impl LocalEmbedder {
                 .iter()
                 .filter_map(|&i| sequences.get(i).copied())
                 .collect();
-            let pooled = self.embed_batch(&batch_sequences)?;
+            let pooled = {
+                // A panic in another call leaves no state behind the gate, so poison is moot.
+                let _turn = self.run_gate.lock().unwrap_or_else(PoisonError::into_inner);
+                self.embed_batch(&batch_sequences)?
+            };
             for (&i, vector) in batch.iter().zip(pooled) {
                 if let Some(slot) = vectors.get_mut(i) {
                     *slot = vector;
