@@ -53,7 +53,7 @@ pub use embedder::Embedder;
 pub use error::{BoxError, EmbedError, Result};
 pub use fetch::{HUB_URL, fetch_model};
 #[cfg(feature = "local")]
-pub use local::{BATCH_SIZE, DIMENSIONS, LocalEmbedder, MAX_TOKENS, minilm_config};
+pub use local::{BATCH_SIZE, DIMENSIONS, LocalEmbedder, MAX_TOKENS};
 pub use model_dir::{CONFIG_FILE, ModelFiles, TOKENIZER_FILE, WEIGHTS_FILE};
 pub use openai::OpenAiEmbedder;
 pub use settings::{EmbeddingProvider, EmbeddingSettings, OpenAiSettings};

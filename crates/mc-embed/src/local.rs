@@ -201,7 +201,7 @@ fn read_config(files: &ModelFiles) -> Result<Config> {
 /// all-MiniLM-L6-v2's published BERT configuration, used when a directory has no
 /// `config.json`: 6 layers of width 384 with 12 heads, feed-forward 1536, exact (erf) GELU,
 /// the uncased 30,522-piece vocabulary, 512 positions, 2 token types, layer-norm eps 1e-12.
-pub fn minilm_config() -> Config {
+pub(crate) fn minilm_config() -> Config {
     Config {
         vocab_size: 30522,
         hidden_size: DIMENSIONS,
