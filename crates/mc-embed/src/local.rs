@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -35,6 +36,10 @@ pub struct LocalEmbedder {
     model: BertModel,
     tokenizer: Tokenizer,
     pad_id: u32,
+    /// Held while a batch runs. candle already spreads one batch over every core, so two
+    /// concurrent calls would only fight for them and double the ~100 MB peak; queued, each
+    /// finishes sooner and memory stays bounded.
+    run_gate: Mutex<()>,
     files: ModelFiles,
 }
 
@@ -95,12 +100,14 @@ impl LocalEmbedder {
             model,
             tokenizer,
             pad_id,
+            run_gate: Mutex::new(()),
             files,
         })
     }
 
     /// One unit vector of [`DIMENSIONS`] per text, in order. Blocks for the whole run: about
-    /// 13 ms for a lone short sentence, ~3 ms each in full batches (release build).
+    /// 14 ms for a lone 20-word sentence in a release build on two cores (see
+    /// `examples/local_speed.rs`), so call it from a blocking thread.
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let encodings = self
             .tokenizer
@@ -118,7 +125,11 @@ impl LocalEmbedder {
                 .iter()
                 .filter_map(|&i| sequences.get(i).copied())
                 .collect();
-            let pooled = self.embed_batch(&batch_sequences)?;
+            let pooled = {
+                // A panic in another call leaves no state behind the gate, so poison is moot.
+                let _turn = self.run_gate.lock().unwrap_or_else(PoisonError::into_inner);
+                self.embed_batch(&batch_sequences)?
+            };
             for (&i, vector) in batch.iter().zip(pooled) {
                 if let Some(slot) = vectors.get_mut(i) {
                     *slot = vector;
@@ -190,7 +201,7 @@ fn read_config(files: &ModelFiles) -> Result<Config> {
 /// all-MiniLM-L6-v2's published BERT configuration, used when a directory has no
 /// `config.json`: 6 layers of width 384 with 12 heads, feed-forward 1536, exact (erf) GELU,
 /// the uncased 30,522-piece vocabulary, 512 positions, 2 token types, layer-norm eps 1e-12.
-pub fn minilm_config() -> Config {
+pub(crate) fn minilm_config() -> Config {
     Config {
         vocab_size: 30522,
         hidden_size: DIMENSIONS,

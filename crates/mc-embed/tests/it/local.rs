@@ -181,8 +181,25 @@ fn vectors_match_the_independent_reference() {
             .zip(&want)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
-        let text = &sentence["text"].as_str().unwrap()[..];
+        let text = sentence["text"].as_str().unwrap();
         assert!(diff < 1e-4, "{:.40}: max difference {diff}", text);
         assert!(cosine(got, &want).unwrap() > 0.99999, "{:.40}", text);
+    }
+}
+
+#[test]
+fn concurrent_calls_get_the_same_vectors() {
+    let texts: Vec<String> = (0..6)
+        .map(|i| format!("concurrent sentence number {i}"))
+        .collect();
+    let alone = model().embed_blocking(&texts).unwrap();
+    let results: Vec<Vec<Vec<f32>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|_| scope.spawn(|| model().embed_blocking(&texts).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for result in results {
+        assert_eq!(result, alone);
     }
 }

@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod fake;
+mod fetch;
 #[cfg(feature = "local")]
 mod local;
 mod openai;
