@@ -14,5 +14,6 @@ mod historian;
 mod openai;
 mod overflow;
 mod routing;
+mod secrets;
 mod sessions;
 mod support;
