@@ -8,6 +8,7 @@
 
 mod bad_input;
 mod failures;
+mod fault_upstream;
 mod happy_path;
 mod headers;
 mod historian;
@@ -17,3 +18,4 @@ mod routing;
 mod secrets;
 mod sessions;
 mod support;
+mod upstream_faults;
