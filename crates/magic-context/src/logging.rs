@@ -1,9 +1,12 @@
 //! Logs: `tracing` to stderr, filtered by `--log-level`, else `RUST_LOG`, else `warn`.
 //!
 //! stdout is reserved for command output and, under `magic-context mcp`, for the protocol
-//! itself, so logs never go there. Credentials never reach a log line: they travel in
-//! [`mc_core::Secret`], whose every formatting prints `<redacted>` (DESIGN §7); the test
-//! below pins that through this subscriber's real formatting.
+//! itself, so logs never go there. Credentials never reach a log line: those the proxy
+//! holds (the historian's keys and headers) travel in [`mc_core::Secret`], whose every
+//! formatting prints `<redacted>` (DESIGN §7), and the test below pins that through this
+//! subscriber's real formatting; those it forwards are sensitive header values it never
+//! logs, and provider error text is redacted ([`mc_core::redact_credentials`]) before it is
+//! logged. `mc-proxy`'s `secrets` tests check a real call's log at `trace`.
 
 use std::io::IsTerminal;
 

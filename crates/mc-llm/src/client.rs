@@ -163,7 +163,7 @@ impl LlmClient {
         let bytes = response.bytes().await.map_err(transport)?;
         if !status.is_success() {
             let key = prepared.endpoint.api_key.as_ref().map(|k| k.expose());
-            let (error_type, message) = provider_error::describe(&bytes, key);
+            let (error_type, message) = provider_error::describe_error_body(&bytes, key);
             return Err(Failure {
                 error: LlmError::Provider {
                     endpoint: prepared.label.clone(),
@@ -251,7 +251,7 @@ fn headers(endpoint: &ModelEndpoint, label: &EndpointLabel) -> Result<HeaderMap>
     }
     for (name, value) in &endpoint.extra_headers {
         let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid(name))?;
-        headers.insert(header, sensitive(name, value)?);
+        headers.insert(header, sensitive(name, value.expose())?);
     }
     Ok(headers)
 }

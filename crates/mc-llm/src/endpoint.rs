@@ -46,8 +46,10 @@ pub struct ModelEndpoint {
     pub model: String,
     /// The credential; `None` for local servers that need none.
     pub api_key: Option<Secret>,
-    /// Headers sent as given (`anthropic-beta`, a gateway's own auth), all marked sensitive.
-    pub extra_headers: Vec<(String, String)>,
+    /// Headers sent as given (`anthropic-beta`, a gateway's own auth, a client's OAuth
+    /// `authorization`), all marked sensitive. Their values are [`Secret`]s because any of
+    /// them may be a credential and the endpoint cannot tell which.
+    pub extra_headers: Vec<(String, Secret)>,
 }
 
 impl ModelEndpoint {
@@ -161,7 +163,7 @@ mod tests {
         );
         endpoint
             .extra_headers
-            .push(("x-gateway-auth".into(), "gw-secret".into()));
+            .push(("x-gateway-auth".into(), Secret::new("gw-secret")));
         let shown = format!("{endpoint:?} {endpoint:#?}");
         for secret in ["very-secret", "gw-secret", "in-query"] {
             assert!(!shown.contains(secret), "{shown}");

@@ -45,5 +45,6 @@ mod structured;
 pub use client::LlmClient;
 pub use endpoint::{EndpointLabel, ModelEndpoint, Wire};
 pub use error::{LlmError, Result};
+pub use provider_error::describe_error_body;
 pub use retry::RetryPolicy;
 pub use structured::{StructuredAnswer, StructuredRequest, Usage};

@@ -30,8 +30,13 @@ enum ErrorField {
 /// would garble the message, and no real credential is that short.
 const MIN_REDACTED_KEY_CHARS: usize = 8;
 
-/// The provider's error type and message, with the key blanked wherever the body echoes it.
-pub(crate) fn describe(body: &[u8], key: Option<&str>) -> (Option<String>, String) {
+/// The provider's error type and message, fit for a log line, an error or the ledger: the
+/// key the call sent is blanked wherever the body echoes it, and anything else shaped like a
+/// credential too ([`mc_core::redact_credentials`]: a masked key, a bearer token, a URL's
+/// query). The proxy reads its upstream's error bodies with this as well.
+///
+/// The message is cut after redaction, so a cut never leaves half a key showing.
+pub fn describe_error_body(body: &[u8], key: Option<&str>) -> (Option<String>, String) {
     let (kind, message) = match serde_json::from_slice::<ErrorBody>(body).map(|b| b.error) {
         Ok(ErrorField::Object {
             kind,
@@ -44,11 +49,15 @@ pub(crate) fn describe(body: &[u8], key: Option<&str>) -> (Option<String>, Strin
         Ok(ErrorField::Text(message)) => (None, message),
         Err(_) => (None, raw(body)),
     };
-    let mut message: String = message.chars().take(MAX_MESSAGE_CHARS).collect();
+    let mut message = message;
     if let Some(key) = key.filter(|k| k.chars().count() >= MIN_REDACTED_KEY_CHARS) {
         message = message.replace(key, mc_core::Secret::REDACTED);
     }
-    (kind, message)
+    let message = mc_core::redact_credentials(&message)
+        .chars()
+        .take(MAX_MESSAGE_CHARS)
+        .collect();
+    (kind.map(|kind| mc_core::redact_credentials(&kind)), message)
 }
 
 fn raw(body: &[u8]) -> String {
@@ -83,25 +92,48 @@ mod tests {
     fn reads_typed_errors_and_redacts_the_key() {
         let body = br#"{"type":"error","error":{"type":"authentication_error","message":"bad key sk-123456"}}"#;
         assert_eq!(
-            describe(body, Some("sk-123456")),
+            describe_error_body(body, Some("sk-123456")),
             (
                 Some("authentication_error".to_owned()),
                 "bad key <redacted>".to_owned()
             )
         );
         assert_eq!(
-            describe(br#"{"error":{"message":"bad token"}}"#, Some("k")),
+            describe_error_body(br#"{"error":{"message":"bad token"}}"#, Some("k")),
             (None, "bad token".to_owned())
         );
         assert_eq!(
-            describe(br#"{"error":"model not found"}"#, None),
+            describe_error_body(br#"{"error":"model not found"}"#, None),
             (None, "model not found".to_owned())
         );
         assert_eq!(
-            describe(b"<html>502</html>", None),
+            describe_error_body(b"<html>502</html>", None),
             (None, "<html>502</html>".to_owned())
         );
-        assert_eq!(describe(b"", None), (None, "(empty body)".to_owned()));
+        assert_eq!(
+            describe_error_body(b"", None),
+            (None, "(empty body)".to_owned())
+        );
+    }
+
+    /// OpenAI's 401 quotes the masked key; the proxy, which does not hold it as a key,
+    /// still blanks it, and a body longer than the kept message is cut after redaction.
+    #[test]
+    fn redacts_key_shapes_it_was_not_told_about() {
+        let body = br#"{"error":{"message":"Incorrect API key provided: sk-proj-****************************Wx9Q. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
+        assert_eq!(
+            describe_error_body(body, None),
+            (
+                Some("invalid_request_error".to_owned()),
+                "Incorrect API key provided: <redacted>. You can find your API key at https://platform.openai.com/account/api-keys.".to_owned()
+            )
+        );
+        let key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        // Cut first, the key's first 10 characters would end the message.
+        let long = format!("{}{key}", "x ".repeat(MAX_MESSAGE_CHARS / 2 - 5));
+        let (_, message) = describe_error_body(long.as_bytes(), None);
+        assert!(!message.contains(&key[..10]), "{message}");
+        assert_eq!(message.chars().count(), MAX_MESSAGE_CHARS);
     }
 
     #[test]

@@ -73,7 +73,8 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response<
     }
 }
 
-/// The client-facing error for an upstream that could not be reached or timed out.
+/// The client-facing error for an upstream that could not be reached or timed out, with
+/// anything credential-shaped in the transport's message blanked.
 pub fn upstream_error(provider: Provider, error: &reqwest::Error) -> ProxyError {
     let timed_out = error.is_timeout();
     let what = if timed_out {
@@ -83,10 +84,13 @@ pub fn upstream_error(provider: Provider, error: &reqwest::Error) -> ProxyError 
     } else {
         "the upstream request failed"
     };
+    // reqwest names the URL it was sending to, query and userinfo included, where some
+    // gateways take the key; the message reaches the client, the ledger and the log.
+    let chain = mc_core::redact_credentials(&error_chain(error));
     ProxyError::new(
         provider,
         ErrorKind::Upstream { timed_out },
-        format!("{what} ({})", error_chain(error)),
+        format!("{what} ({chain})"),
     )
 }
 

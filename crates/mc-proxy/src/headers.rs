@@ -2,7 +2,8 @@
 //!
 //! A proxy must not forward hop-by-hop headers (RFC 9110 §7.6.1): they describe one
 //! connection, not the message. Everything else passes through untouched, including
-//! `authorization` and `x-api-key`, which the proxy never reads, logs or stores.
+//! `authorization` and `x-api-key`, which the proxy never logs or stores; on the way up
+//! they are marked sensitive, so no layer of the HTTP stack prints or indexes them.
 
 use axum::http::header::{self, HeaderMap, HeaderName};
 
@@ -18,13 +19,28 @@ const HOP_BY_HOP: [HeaderName; 8] = [
     header::UPGRADE,
 ];
 
+/// Headers that carry a credential: their values are marked sensitive on the way up (HTTP/2
+/// never puts them in its compression table, `Debug` prints `Sensitive`).
+const CREDENTIALS: [HeaderName; 5] = [
+    header::AUTHORIZATION,
+    HeaderName::from_static("x-api-key"),
+    HeaderName::from_static("api-key"),
+    HeaderName::from_static("x-goog-api-key"),
+    header::COOKIE,
+];
+
 /// The headers to send upstream for a client request: hop-by-hop headers, the ones the
 /// `Connection` header names, `host` (the upstream's own) and `content-length` (the client
-/// library recomputes it) are left out.
+/// library recomputes it) are left out, and credentials are marked sensitive.
 pub fn upstream_request_headers(client: &HeaderMap) -> HeaderMap {
     let mut out = without_hop_by_hop(client);
     out.remove(header::HOST);
     out.remove(header::CONTENT_LENGTH);
+    for name in &CREDENTIALS {
+        if let header::Entry::Occupied(mut entry) = out.entry(name) {
+            entry.iter_mut().for_each(|value| value.set_sensitive(true));
+        }
+    }
     out
 }
 
@@ -99,6 +115,9 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:?}");
         assert_eq!(out["x-api-key"], "sk-test");
         assert_eq!(out["anthropic-version"], "2023-06-01");
+        assert!(out["x-api-key"].is_sensitive());
+        assert!(!out["anthropic-version"].is_sensitive());
+        assert!(!format!("{out:?}").contains("sk-test"), "{out:?}");
     }
 
     #[test]

@@ -130,10 +130,12 @@ fn endpoints(
         .collect()
 }
 
-/// The call's credentials as the historian re-sends them.
+/// The call's credentials as the historian re-sends them, each a [`Secret`] from the moment
+/// it leaves the client's headers until `mc-llm` puts it in a sensitive upstream header, so
+/// no `Debug` of an endpoint, run or error on the way can print one.
 struct Credentials {
     key: Option<Secret>,
-    headers: Vec<(String, String)>,
+    headers: Vec<(String, Secret)>,
 }
 
 impl Credentials {
@@ -150,7 +152,7 @@ impl Credentials {
             Provider::Anthropic => {
                 let mut extra = Vec::new();
                 if let Some(authorization) = header("authorization") {
-                    extra.push(("authorization".to_owned(), authorization));
+                    extra.push(("authorization".to_owned(), Secret::new(authorization)));
                 }
                 let oauth: Vec<&str> = headers
                     .get_all("anthropic-beta")
@@ -161,7 +163,7 @@ impl Credentials {
                     .filter(|flag| flag.starts_with("oauth-"))
                     .collect();
                 if !oauth.is_empty() {
-                    extra.push(("anthropic-beta".to_owned(), oauth.join(",")));
+                    extra.push(("anthropic-beta".to_owned(), Secret::new(oauth.join(","))));
                 }
                 Self {
                     key: header("x-api-key").map(Secret::new),

@@ -6,14 +6,34 @@
 
 use std::time::Instant;
 
+use axum::http::HeaderMap;
 use mc_core::SessionId;
 use mc_store::CallRow;
 
 use crate::app::App;
 use crate::clock::{elapsed_ms, unix_ms};
+use crate::headers::header_str;
 use crate::pass_run::Planned;
 use crate::provider::Provider;
 use crate::usage::CallUsage;
+
+/// The longest error text a ledger row (and its log line) keeps, in characters.
+pub const MAX_ERROR_CHARS: usize = 300;
+
+/// What a row keeps of an upstream error body: the provider's error type and message, with
+/// the client's key and anything else shaped like a credential blanked (OpenAI's 401 quotes
+/// the masked key), cut after redaction. The client itself gets the body untouched.
+pub fn error_text(body: &[u8], client: &HeaderMap) -> String {
+    let key = header_str(client, "x-api-key").or_else(|| {
+        header_str(client, "authorization").and_then(|value| value.strip_prefix("Bearer "))
+    });
+    let (kind, message) = mc_llm::describe_error_body(body, key);
+    let text = match kind {
+        Some(kind) => format!("{kind}: {message}"),
+        None => message,
+    };
+    text.chars().take(MAX_ERROR_CHARS).collect()
+}
 
 /// The row of the call `planned` is about to make, started at `started`; the caller sets
 /// the status, and the usage, timings and error as the call ends.
@@ -86,10 +106,14 @@ pub fn record_call(app: &App, row: CallRow) {
 }
 
 /// The session and usage a successful call reported: what the next pass plans with.
+///
+/// A call that failed, even after its headers said 200 (a stream cut or ended by an error
+/// event), reports nothing: the client will resend, and its next request must be planned
+/// as if the failed call had never happened (DESIGN §7).
 pub fn reported_usage(row: &CallRow) -> Option<(&SessionId, ReportedUsage)> {
     let tokens = row
         .prompt_tokens()
-        .filter(|_| (200..300).contains(&row.status))?;
+        .filter(|_| (200..300).contains(&row.status) && row.error.is_none())?;
     Some((
         row.session.as_ref()?,
         ReportedUsage {
@@ -106,4 +130,37 @@ pub struct ReportedUsage {
     pub tokens: u64,
     /// The pass whose request was counted, when known.
     pub pass: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    /// The provider's type and message survive; the client's own key (even one of no known
+    /// shape) and a masked key do not.
+    #[test]
+    fn error_text_keeps_the_type_and_blanks_keys() {
+        let mut client = HeaderMap::new();
+        client.insert("x-api-key", HeaderValue::from_static("gateway-key-42"));
+        let body = br#"{"type":"error","error":{"type":"authentication_error","message":"key gateway-key-42 (like sk-ant-api03-***abcd) is revoked"}}"#;
+        assert_eq!(
+            error_text(body, &client),
+            "authentication_error: key <redacted> (like <redacted>) is revoked"
+        );
+        let overloaded =
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(
+            error_text(overloaded, &HeaderMap::new()),
+            "overloaded_error: Overloaded"
+        );
+        let page = "<html>".repeat(100);
+        assert_eq!(
+            error_text(page.as_bytes(), &HeaderMap::new())
+                .chars()
+                .count(),
+            MAX_ERROR_CHARS
+        );
+    }
 }

@@ -48,6 +48,7 @@ mod render_openai;
 mod request_body;
 mod session_resolve;
 mod settings;
+mod sse_frame;
 mod tee;
 mod tokens;
 mod usage;

@@ -20,7 +20,7 @@ use crate::app::App;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
 use crate::historian_start;
-use crate::ledger::{ReportedUsage, call_row, record_call, set_usage};
+use crate::ledger::{ReportedUsage, call_row, error_text, record_call, set_usage};
 use crate::overflow::parse_overflow;
 use crate::pass_run::{Planned, plan_with_retries};
 use crate::provider::{Provider, ProxyError};
@@ -111,12 +111,7 @@ async fn run(
         let mut row = call_row(provider, &planned, retried, started);
         row.status = status.as_u16();
         row.first_byte_ms = Some(row.total_ms);
-        row.error = Some(
-            String::from_utf8_lossy(&error_body)
-                .chars()
-                .take(300)
-                .collect(),
-        );
+        row.error = Some(error_text(&error_body, &headers));
         record_call(&app, row);
         if let (Some(overflow), false) = (overflow, retried) {
             tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
@@ -228,6 +223,7 @@ fn stream_back(
         row.error = match teed.end {
             BodyEnd::Complete => teed.usage.stream_error.clone(),
             BodyEnd::UpstreamFailed => Some("upstream failed mid-body".to_owned()),
+            BodyEnd::EndedMidEvent => Some("upstream stream ended mid-event".to_owned()),
             BodyEnd::ClientGone => Some("client disconnected".to_owned()),
         };
         set_usage(&mut row, teed.usage);

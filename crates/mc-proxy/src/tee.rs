@@ -3,9 +3,11 @@
 //!
 //! The body is never buffered whole. When the client goes away, axum drops the body
 //! stream, which drops the upstream response and so cancels the upstream call; the tee's
-//! guard still reports what it saw. When the upstream breaks mid-stream, an SSE client gets
-//! a provider-shaped `error` event (what the provider itself sends on a failure mid-stream)
-//! and any other client sees the connection reset, as it would without the proxy.
+//! guard still reports what it saw. When the upstream breaks mid-stream, or its body ends in
+//! the middle of an event, an SSE client gets a provider-shaped `error` event (what the
+//! provider itself sends on a failure mid-stream) after the last whole event
+//! ([`EventFramer`]), and any other client sees the connection reset, as it would without
+//! the proxy.
 
 use std::time::Instant;
 
@@ -14,6 +16,7 @@ use futures_util::{Stream, StreamExt, stream};
 
 use crate::clock::elapsed_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::sse_frame::EventFramer;
 use crate::usage::{CallUsage, UsageObserver};
 use crate::usage_filter::UsageChunkFilter;
 
@@ -24,6 +27,8 @@ pub enum BodyEnd {
     Complete,
     /// The upstream failed mid-body.
     UpstreamFailed,
+    /// The upstream's body ended cleanly, but in the middle of an SSE event.
+    EndedMidEvent,
     /// The client went away first.
     ClientGone,
 }
@@ -88,47 +93,65 @@ where
         first_byte_ms: None,
         on_end: Some(on_end),
     };
-    stream::unfold(Some((upstream, guard, filter)), move |state| async move {
-        let (mut upstream, mut guard, mut filter) = state?;
-        match upstream.next().await {
-            Some(Ok(chunk)) => {
-                if guard.first_byte_ms.is_none() {
-                    guard.first_byte_ms = Some(elapsed_ms(guard.started));
+    let framer = sse.then(EventFramer::default);
+    stream::unfold(
+        Some((upstream, guard, filter, framer)),
+        move |state| async move {
+            let (mut upstream, mut guard, mut filter, mut framer) = state?;
+            match upstream.next().await {
+                Some(Ok(chunk)) => {
+                    if guard.first_byte_ms.is_none() {
+                        guard.first_byte_ms = Some(elapsed_ms(guard.started));
+                    }
+                    if let Some(observer) = &mut guard.observer {
+                        observer.push(&chunk);
+                    }
+                    let whole = match &mut framer {
+                        Some(framer) => framer.push(chunk),
+                        None => chunk,
+                    };
+                    let out = match &mut filter {
+                        Some(filter) => filter.push(&whole),
+                        None => whole,
+                    };
+                    Some((Ok(out), Some((upstream, guard, filter, framer))))
                 }
-                if let Some(observer) = &mut guard.observer {
-                    observer.push(&chunk);
+                Some(Err(error)) => {
+                    guard.end = BodyEnd::UpstreamFailed;
+                    // The transport's message may quote the upstream URL with its query.
+                    let error = mc_core::redact_credentials(&error.to_string());
+                    tracing::warn!(%error, "upstream failed mid-body");
+                    if sse {
+                        let message =
+                            format!("the upstream connection failed mid-stream ({error})");
+                        drop(guard);
+                        Some((Ok(error_event(provider, message)), None))
+                    } else {
+                        drop(guard);
+                        Some((Err(std::io::Error::other(error)), None))
+                    }
                 }
-                let out = match &mut filter {
-                    Some(filter) => filter.push(&chunk),
-                    None => chunk,
-                };
-                Some((Ok(out), Some((upstream, guard, filter))))
-            }
-            Some(Err(error)) => {
-                guard.end = BodyEnd::UpstreamFailed;
-                tracing::warn!(%error, "upstream failed mid-body");
-                if sse {
-                    let message = format!("the upstream connection failed mid-stream ({error})");
-                    let event = ProxyError::new(
-                        provider,
-                        ErrorKind::Upstream { timed_out: false },
-                        message,
-                    )
-                    .sse_event();
+                None if framer.as_ref().is_some_and(EventFramer::is_mid_event) => {
+                    guard.end = BodyEnd::EndedMidEvent;
+                    tracing::warn!("the upstream stream ended mid-event");
                     drop(guard);
-                    Some((Ok(Bytes::from(event)), None))
-                } else {
-                    drop(guard);
-                    Some((Err(std::io::Error::other(error.to_string())), None))
+                    let message = "the upstream stream ended in the middle of an event";
+                    Some((Ok(error_event(provider, message.to_owned())), None))
+                }
+                None => {
+                    guard.end = BodyEnd::Complete;
+                    let rest = filter
+                        .map(UsageChunkFilter::finish)
+                        .filter(|rest| !rest.is_empty())?;
+                    Some((Ok(rest), None))
                 }
             }
-            None => {
-                guard.end = BodyEnd::Complete;
-                let rest = filter
-                    .map(UsageChunkFilter::finish)
-                    .filter(|rest| !rest.is_empty())?;
-                Some((Ok(rest), None))
-            }
-        }
-    })
+        },
+    )
+}
+
+/// The `error` event that ends a broken stream.
+fn error_event(provider: Provider, message: String) -> Bytes {
+    let error = ProxyError::new(provider, ErrorKind::Upstream { timed_out: false }, message);
+    Bytes::from(error.sse_event())
 }

@@ -7,6 +7,7 @@
 use mc_wire::sse::SseDecoder;
 use serde_json::Value;
 
+use crate::ledger::MAX_ERROR_CHARS;
 use crate::provider::Provider;
 
 /// Largest non-streamed response body kept for parsing; bigger ones pass through unread.
@@ -194,7 +195,13 @@ fn error_message(value: &Value) -> Option<String> {
         .get("message")
         .and_then(Value::as_str)
         .unwrap_or("error");
-    Some(message.chars().take(300).collect())
+    // Redacted before the cut, so a cut never leaves part of a key showing.
+    Some(
+        mc_core::redact_credentials(message)
+            .chars()
+            .take(MAX_ERROR_CHARS)
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 
 use bytes::{Bytes, BytesMut};
 
+use crate::sse_frame::event_end;
+
 /// Removes usage-only events from an SSE byte stream.
 #[derive(Debug, Default)]
 pub struct UsageChunkFilter {
@@ -35,33 +37,6 @@ impl UsageChunkFilter {
     pub fn finish(self) -> Bytes {
         self.pending.freeze()
     }
-}
-
-/// The end (exclusive) of the first complete event in `bytes`: after its blank line, which
-/// SSE allows as `\n\n`, `\r\r` or `\r\n\r\n`.
-fn event_end(bytes: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while i < bytes.len() {
-        let line_end = match bytes[i] {
-            b'\n' => i + 1,
-            b'\r' if bytes.get(i + 1) == Some(&b'\n') => i + 2,
-            b'\r' => i + 1,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        // A line ended at `line_end`; an empty line right after it ends the event.
-        match bytes.get(line_end) {
-            Some(b'\n') => return Some(line_end + 1),
-            Some(b'\r') if bytes.get(line_end + 1) == Some(&b'\n') => return Some(line_end + 2),
-            Some(b'\r') if line_end + 1 < bytes.len() => return Some(line_end + 1),
-            // A lone `\r` at the very end may still become `\r\n`: wait for more bytes.
-            Some(b'\r') | None => return None,
-            Some(_) => i = line_end,
-        }
-    }
-    None
 }
 
 /// The suffix `include_usage` adds to every other chunk's object.

@@ -22,6 +22,11 @@ use serde_json::Value;
 /// Total o200k tokens of the texts below, by tiktoken-rs 0.12.1 `encode_ordinary`.
 const PINNED_TOKENS: u64 = 4_635_393;
 
+/// The folders read, and the digest of the published ones ([`mc_testdata::corpus_digest`]):
+/// the pin is checked on every run, and on other data the bench fails instead of skipping it.
+const FOLDERS: [&str; 3] = ["anthropic-capture", "locomo", "swe-trajectories"];
+const PUBLISHED_DIGEST: &str = "42465fe115dcd986a733e35895baee160897b35895a1e9ce6a45dfdb3c953df1";
+
 /// Shortest text the proxy memoises (`MEMO_MIN_BYTES` in mc-proxy's `tokens.rs`).
 const MEMO_MIN_BYTES: usize = 256;
 
@@ -29,6 +34,14 @@ const MEMO_MIN_BYTES: usize = 256;
 const PASSES: usize = 3;
 
 fn main() -> Result<(), Box<dyn Error>> {
+    let digest = mc_testdata::corpus_digest(&FOLDERS);
+    if digest != PUBLISHED_DIGEST {
+        return Err(format!(
+            "the data folder is not the published one (digest {digest}); the pinned total \
+             {PINNED_TOKENS} holds only there: point MC_SHARED_DATA at it"
+        )
+        .into());
+    }
     let texts = load_texts(&mc_testdata::dir())?;
     let bytes: usize = texts.iter().map(String::len).sum();
     let counter = O200kCounter::load()?;
@@ -60,7 +73,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "blake3 {hash_mb_s:7.1} MB/s on texts >= {MEMO_MIN_BYTES} B ({:.1}x counting)",
         hash_mb_s / count_mb_s
     );
-    if mc_testdata::is_published() && tokens != PINNED_TOKENS {
+    if tokens != PINNED_TOKENS {
         return Err(format!("counted {tokens} tokens, tiktoken-rs counted {PINNED_TOKENS}").into());
     }
     Ok(())
@@ -80,7 +93,7 @@ fn fastest(mut pass: impl FnMut()) -> f64 {
 /// Every string in the data folder's JSON files (JSON Lines read line by line), in file order.
 fn load_texts(dir: &Path) -> Result<Vec<String>, Box<dyn Error>> {
     let mut files = Vec::new();
-    for folder in ["anthropic-capture", "locomo", "swe-trajectories"] {
+    for folder in FOLDERS {
         for entry in std::fs::read_dir(dir.join(folder))? {
             files.push(entry?.path());
         }

@@ -75,7 +75,7 @@ async fn local_openai_server_gets_no_auth_and_a_v1_base_is_not_doubled() {
     endpoint.base_url = format!("{}/v1", fake.base_url);
     endpoint
         .extra_headers
-        .push(("x-trace".into(), "abc".into()));
+        .push(("x-trace".into(), mc_core::Secret::new("abc")));
 
     let answer = client.call_structured(&endpoint, &request()).await.unwrap();
 

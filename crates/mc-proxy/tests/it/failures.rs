@@ -203,6 +203,36 @@ async fn a_stream_broken_mid_way_ends_with_an_error_event() {
     assert_eq!(events[1].1["error"]["type"], "server_error");
 }
 
+/// An OpenAI stream broken in the middle of a chunk, for a client that asked for usage (so
+/// no filter holds events back): the client gets the whole chunks, then the error as an
+/// event of its own, not spliced into the half chunk.
+#[tokio::test]
+async fn an_openai_stream_broken_mid_chunk_ends_with_a_whole_error_event() {
+    let head = vec![
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Half\"}}],\"usage\":null}\n\n".to_owned(),
+        "data: {\"id\":\"c1\",\"object\":\"chat.compl".to_owned(),
+    ];
+    let events = head.clone();
+    let upstream =
+        Upstream::replying(move |_, _| sse_response(breaking_stream(events.clone()))).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+
+    let mut body = chat_request(true);
+    body["stream_options"] = json!({"include_usage": true});
+    let reply = post_chat(&proxy, &body).await;
+    assert_eq!(reply.status, 200);
+    let events = sse_events(&reply.body);
+    assert_eq!(events.len(), 2, "{}", reply.text());
+    assert_eq!(events[0].1["choices"][0]["delta"]["content"], "Half");
+    assert_eq!(events[1].0, None);
+    assert_eq!(
+        events[1].1["error"]["type"],
+        "server_error",
+        "{}",
+        reply.text()
+    );
+}
+
 #[tokio::test]
 async fn an_upstream_silent_mid_stream_ends_it_with_an_error_event() {
     let head = anthropic_stream_head("Waiting");

@@ -8,11 +8,14 @@
 
 mod bad_input;
 mod failures;
+mod fault_upstream;
 mod happy_path;
 mod headers;
 mod historian;
 mod openai;
 mod overflow;
 mod routing;
+mod secrets;
 mod sessions;
 mod support;
+mod upstream_faults;

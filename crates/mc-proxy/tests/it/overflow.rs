@@ -12,7 +12,7 @@ use crate::support::{MODEL, Proxy, Upstream, json_response, send, sim, sse_event
 /// A long tool-heavy session: `rounds` distinct file reads of `lines` lines (about 10
 /// tokens a line). Reads under 800 tokens are not stale yet, so only an emergency drops
 /// them; larger old ones are dropped by the first pass already.
-fn long_session(rounds: usize, lines: usize) -> Vec<Value> {
+pub fn long_session(rounds: usize, lines: usize) -> Vec<Value> {
     let mut messages = vec![json!({"role": "user", "content": "Read every file and summarise."})];
     for round in 0..rounds {
         let id = format!("toolu_read_{round}");

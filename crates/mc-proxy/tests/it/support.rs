@@ -44,7 +44,7 @@ pub struct Proxy {
     running: Option<RunningProxy>,
     addr: SocketAddr,
     db: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Proxy {
@@ -88,7 +88,7 @@ impl Proxy {
             addr: running.local_addr(),
             running: Some(running),
             db,
-            _dir: dir,
+            dir,
         }
     }
 
@@ -127,6 +127,40 @@ impl Proxy {
     pub fn messages(&self, session: &str) -> Vec<StoredMessage> {
         let id = SessionId::new(session).unwrap();
         self.store().read(|tx| tx.messages(&id, ..)).unwrap()
+    }
+
+    /// Stops the proxy (so every queued write is on disk) and returns the bytes of every
+    /// file in the store's directory: the database and its journal files.
+    pub async fn stop_and_read_store_files(mut self) -> Vec<u8> {
+        if let Some(running) = self.running.take() {
+            running.shutdown().await;
+        }
+        let mut bytes = Vec::new();
+        for entry in std::fs::read_dir(self.dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                bytes.extend(std::fs::read(&path).unwrap());
+            }
+        }
+        assert!(!bytes.is_empty(), "no store file was written");
+        bytes
+    }
+
+    /// The ledger rows of `session` once there are `count` of them (they are written off
+    /// the request path), oldest first.
+    pub async fn calls(&self, session: &str, count: usize) -> Vec<mc_store::CallRow> {
+        let id = SessionId::new(session).unwrap();
+        let mut calls = Vec::new();
+        for _ in 0..250 {
+            calls = self.store().read(|tx| tx.calls(&id, 100)).unwrap();
+            if calls.len() >= count {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(calls.len(), count, "{calls:?}");
+        calls.reverse();
+        calls
     }
 
     /// Stops the proxy and waits for in-flight calls.
@@ -494,22 +528,50 @@ pub async fn tap(target: SocketAddr) -> (Upstream, Relayed) {
     (upstream, relayed)
 }
 
-/// The log of every test in this binary from the first call on, captured at `debug` as
-/// `magic-context serve --log-level debug` writes it (the subscriber is process-global so
-/// lines from the blocking pool and spawned tasks are caught too).
+/// The log of every test in this binary from the first call on, captured at `trace` as
+/// `magic-context serve --log-level trace` writes it, with the records of the crates that
+/// log through `log` rather than `tracing` (reqwest) added. The subscriber is process-global
+/// so lines from the blocking pool and spawned tasks are caught too.
 pub fn log_buffer() -> Arc<Mutex<Vec<u8>>> {
     static BUFFER: std::sync::OnceLock<Arc<Mutex<Vec<u8>>>> = std::sync::OnceLock::new();
     Arc::clone(BUFFER.get_or_init(|| {
         let buffer = Arc::new(Mutex::new(Vec::new()));
         let writer = Captured(Arc::clone(&buffer));
         let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
+            .with_max_level(tracing::Level::TRACE)
             .with_writer(writer)
             .with_ansi(false)
             .finish();
         tracing::subscriber::set_global_default(subscriber).unwrap();
+        static BRIDGE: LogBridge = LogBridge;
+        log::set_logger(&BRIDGE).unwrap();
+        log::set_max_level(log::LevelFilter::Trace);
         buffer
     }))
+}
+
+/// Writes `log` records into the captured log, one line each, target included.
+struct LogBridge;
+
+impl log::Log for LogBridge {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        let line = format!(
+            "{} {}: {}\n",
+            record.level(),
+            record.target(),
+            record.args()
+        );
+        log_buffer()
+            .lock()
+            .unwrap()
+            .extend_from_slice(line.as_bytes());
+    }
+
+    fn flush(&self) {}
 }
 
 #[derive(Clone)]
