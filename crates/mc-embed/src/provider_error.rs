@@ -10,12 +10,6 @@ const MAX_MESSAGE_CHARS: usize = 500;
 /// blanking every occurrence of a tiny test key would garble the message.
 const MIN_REDACTED_KEY_CHARS: usize = 8;
 
-/// A word this long made of letters and digits (both) looks like a token or key.
-const MIN_KEY_LIKE_CHARS: usize = 32;
-
-/// Prefixes that mark a word as a credential whatever its length.
-const KEY_PREFIXES: [&str; 3] = ["sk-", "sk_", "pk-"];
-
 /// `{"error": {"message": ..}}` (OpenAI), `{"error": ".."}` (llama.cpp, Ollama) or
 /// `{"message": ..}` / `{"detail": ..}` (other gateways).
 #[derive(Deserialize)]
@@ -50,7 +44,9 @@ pub(crate) fn describe(body: &[u8], key: Option<&str>) -> String {
     if let Some(key) = key.filter(|k| k.chars().count() >= MIN_REDACTED_KEY_CHARS) {
         message = message.replace(key, Secret::REDACTED);
     }
-    redact_key_like(&message)
+    // Keys the body echoes that are not ours (a gateway quoting its upstream key, a key from
+    // another variable) go by their shape.
+    mc_core::redact_credentials(&message)
 }
 
 fn raw(body: &[u8]) -> String {
@@ -61,38 +57,6 @@ fn raw(body: &[u8]) -> String {
     } else {
         text.to_owned()
     }
-}
-
-/// Replaces words that look like credentials, for keys the body echoes that are not ours
-/// (a gateway quoting its upstream key, a key from another variable).
-fn redact_key_like(text: &str) -> String {
-    let is_word_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':');
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while !rest.is_empty() {
-        let word_len = rest.find(|c| !is_word_char(c)).unwrap_or(rest.len());
-        let (word, after) = rest.split_at(word_len);
-        if is_key_like(word) {
-            out.push_str(Secret::REDACTED);
-        } else {
-            out.push_str(word);
-        }
-        let gap_len = after.find(is_word_char).unwrap_or(after.len());
-        let (gap, after) = after.split_at(gap_len);
-        out.push_str(gap);
-        rest = after;
-    }
-    out
-}
-
-fn is_key_like(word: &str) -> bool {
-    let prefixed = KEY_PREFIXES
-        .iter()
-        .any(|p| word.len() >= p.len() + MIN_REDACTED_KEY_CHARS && word.starts_with(p));
-    let long_mixed = word.len() >= MIN_KEY_LIKE_CHARS
-        && word.bytes().any(|b| b.is_ascii_digit())
-        && word.bytes().any(|b| b.is_ascii_alphabetic());
-    prefixed || long_mixed
 }
 
 #[cfg(test)]
