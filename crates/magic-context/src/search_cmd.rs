@@ -6,14 +6,20 @@
 //! "start", "end"}` or `{"kind": "memory", "id", "category"}`), `at_ms`, `score`,
 //! `full_text`, `semantic` and `preview`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
+use mc_config::{ConfigSources, load};
 use mc_core::SessionId;
 use mc_core::search::FusionWeights;
-use mc_engine::search::{HitPlace, MAX_LIMIT, SearchHit, SearchRequest, search};
+use mc_embed::Embedder;
+use mc_engine::search::{
+    EmbeddedSearch, HitPlace, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch,
+    embedding_settings, search,
+};
 use mc_store::{LocationEnv, Platform, SearchScope, Store, StoreOptions, resolve_data_dir};
 use serde_json::json;
 
@@ -80,8 +86,11 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let location = resolve_data_dir(&LocationEnv::from_process(), Platform::current())
         .context("cannot find the data directory")?;
-    let store = Store::open_location(&location, StoreOptions::default())
-        .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
+    let store = Arc::new(
+        Store::open_location(&location, StoreOptions::default())
+            .with_context(|| format!("cannot open the store {}", location.db_path().display()))?,
+    );
+    let semantic = semantic_signal(&store, &location.dir);
     let request = SearchRequest {
         query: args.query.clone(),
         scope: SearchScope {
@@ -93,7 +102,10 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         viewer: None,
         limit: args.limit,
     };
-    let hits = search(&store, &request, None, &FusionWeights::default())
+    let semantic_ref = semantic
+        .as_ref()
+        .map(|(_, signal)| signal as &dyn SemanticSearch);
+    let hits = search(&store, &request, semantic_ref, &FusionWeights::default())
         .with_context(|| format!("cannot search for `{}`", args.query))?;
     let text = if args.json {
         pretty(&json!({"query": args.query, "project": project.as_str(), "results": hits}))?
@@ -102,6 +114,31 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The configured embedding model over `store`'s vectors, with the runtime it runs on; `None`
+/// (said on stderr) when there is none, and search runs on full text alone.
+fn semantic_signal(
+    store: &Arc<Store>,
+    data_dir: &Path,
+) -> Option<(tokio::runtime::Runtime, EmbeddedSearch)> {
+    let loaded = load(&ConfigSources::discover(None));
+    let settings = embedding_settings(&loaded.config.embeddings, data_dir)?;
+    let embedder = match Embedder::from_settings(&settings) {
+        Ok(embedder) => embedder?,
+        Err(error) => {
+            tracing::info!(%error, "no embedding model: searching full text alone");
+            return None;
+        }
+    };
+    // Multi-threaded: `Handle::block_on` drives I/O (an HTTP endpoint) only on such a runtime.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .ok()?;
+    let signal = EmbeddedSearch::new(embedder, Arc::clone(store), runtime.handle().clone());
+    Some((runtime, signal))
 }
 
 fn as_text(hits: &[SearchHit]) -> String {

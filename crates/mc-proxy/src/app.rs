@@ -7,6 +7,7 @@ use axum::routing::{any, post};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
+use crate::embedding_start::EmbeddingRuntime;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
@@ -58,6 +59,8 @@ pub struct App {
     pub ledger: LedgerWriter,
     /// The background historian, when it is on and the store opened.
     pub historian: Option<HistorianRuntime>,
+    /// The embedding model for semantic search, when there is one.
+    pub embeddings: Option<EmbeddingRuntime>,
 }
 
 impl App {
@@ -77,6 +80,10 @@ impl App {
             .as_ref()
             .ok()
             .and_then(|engine| HistorianRuntime::new(engine, settings.historian_retry));
+        let embeddings = engine
+            .as_ref()
+            .ok()
+            .and_then(|engine| EmbeddingRuntime::new(engine));
         Ok(Self {
             settings,
             client,
@@ -92,6 +99,7 @@ impl App {
             fixed_tokens: FixedTokens::default(),
             ledger: LedgerWriter::new(engine.as_ref().ok().cloned()),
             historian,
+            embeddings,
             engine,
         })
     }

@@ -28,6 +28,7 @@
 mod app;
 mod client_request;
 mod clock;
+mod embedding_start;
 mod encoded_head;
 mod encoded_messages;
 mod fixed_tokens;

@@ -17,6 +17,7 @@ use futures_util::StreamExt;
 use tokio::runtime::{Handle, RuntimeFlavor};
 
 use crate::app::App;
+use crate::embedding_start;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
 use crate::historian_start;
@@ -74,6 +75,7 @@ async fn run(
     let headers = Arc::new(parts.headers);
     let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
     historian_start::start(&app, provider, &headers, &planned);
+    embedding_start::start(&app);
     let mut retried = false;
     loop {
         let started = Instant::now();

@@ -68,10 +68,28 @@ pub enum EmbeddingError {
     },
 }
 
+/// Something that holds the store: the store itself, or an engine over it.
+pub trait HoldsStore: Send + Sync + 'static {
+    /// The store.
+    fn store(&self) -> &Store;
+}
+
+impl HoldsStore for Store {
+    fn store(&self) -> &Store {
+        self
+    }
+}
+
+impl HoldsStore for crate::Engine {
+    fn store(&self) -> &Store {
+        crate::Engine::store(self)
+    }
+}
+
 /// Embeds everything without a current vector of `embedder`'s model, at most `max_batches`
 /// batches; returns how many items were embedded.
-pub async fn embed_pending(
-    store: Arc<Store>,
+pub async fn embed_pending<S: HoldsStore>(
+    store: Arc<S>,
     embedder: &Embedder,
     max_batches: usize,
 ) -> Result<usize, EmbeddingError> {
@@ -81,7 +99,9 @@ pub async fn embed_pending(
         let batch = {
             let (store, model) = (Arc::clone(&store), model.clone());
             tokio::task::spawn_blocking(move || {
-                store.write(|tx| tx.items_to_embed(&model, EMBED_BATCH))
+                store
+                    .store()
+                    .write(|tx| tx.items_to_embed(&model, EMBED_BATCH))
             })
             .await??
         };
@@ -105,7 +125,9 @@ pub async fn embed_pending(
         let through = batch.messages_through;
         let (store, model) = (Arc::clone(&store), model.clone());
         tokio::task::spawn_blocking(move || {
-            store.write(|tx| tx.store_vectors(&model, &rows, through))
+            store
+                .store()
+                .write(|tx| tx.store_vectors(&model, &rows, through))
         })
         .await??;
     }
