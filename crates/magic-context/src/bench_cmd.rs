@@ -17,8 +17,8 @@ use mc_engine::search::{EmbeddedSearch, embed_pending, embedding_settings};
 use mc_store::{LocationEnv, Platform, Store, resolve_data_dir};
 use serde_json::json;
 
-use crate::bench_locomo;
 use crate::output::{pretty, write_stdout};
+use crate::{bench_locomo, bench_store};
 
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
@@ -54,6 +54,22 @@ pub enum Bench {
         #[arg(long)]
         json: bool,
     },
+    /// Full-text search over a large store built from recorded sessions: ingest throughput,
+    /// append latency, query p50/p95.
+    SearchStore {
+        /// A recording or a folder of them (mini-swe-agent trajectories, Claude Code sessions).
+        #[arg(long, value_name = "PATH")]
+        corpus: PathBuf,
+        /// How many messages to store.
+        #[arg(long, value_name = "N", default_value_t = 100_000)]
+        messages: usize,
+        /// How many queries to ask.
+        #[arg(long, value_name = "N", default_value_t = 500)]
+        queries: usize,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs the chosen benchmark.
@@ -66,6 +82,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             model_dir,
             json,
         } => locomo(data, mode, k, model_dir.as_deref(), *json),
+        Bench::SearchStore {
+            corpus,
+            messages,
+            queries,
+            json,
+        } => search_store(corpus, *messages, *queries, *json),
     }
 }
 
@@ -155,4 +177,37 @@ fn configured_embeddings() -> anyhow::Result<EmbeddingSettings> {
         .context("cannot find the data directory")?;
     embedding_settings(&loaded.config.embeddings, &location.dir)
         .ok_or_else(|| anyhow!("embeddings are off in the configuration (`embeddings.enabled`)"))
+}
+
+fn search_store(
+    corpus: &Path,
+    messages: usize,
+    queries: usize,
+    as_json: bool,
+) -> anyhow::Result<ExitCode> {
+    if messages == 0 || queries == 0 {
+        return Err(anyhow!("--messages and --queries must be at least 1"));
+    }
+    let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
+    let report = bench_store::run(corpus, scratch.path(), messages, queries)?;
+    let text = if as_json {
+        pretty(&serde_json::to_value(&report).context("cannot format the report")?)?
+    } else {
+        format!(
+            "{} messages in {} sessions ({} MB of text, store {} MB): ingest {:.0} messages/s, append of {} p50 {:.2} ms p95 {:.2} ms; {} queries p50 {:.2} ms p95 {:.2} ms\n",
+            report.messages,
+            report.sessions,
+            report.text_bytes / 1_000_000,
+            report.store_bytes / 1_000_000,
+            report.ingest_messages_per_s,
+            2,
+            report.append_p50_ms,
+            report.append_p95_ms,
+            report.queries,
+            report.p50_ms,
+            report.p95_ms,
+        )
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 
 mod bench_cmd;
 mod bench_locomo;
+mod bench_store;
 mod cli;
 mod clock;
 mod config_cmd;

@@ -74,37 +74,71 @@ const DOING: &str = "searching";
 
 impl ReadTx<'_> {
     /// The best `limit` messages for `query` within `scope`.
+    ///
+    /// Ranking every match of a common word costs tens of milliseconds on a large log, so
+    /// the cheap questions are asked first. When at least a fifth of `limit` messages in
+    /// scope hold every word, those are the answer (finding them intersects the words'
+    /// postings instead of ranking their union; callers ask for more candidates than they
+    /// show, so a fifth still fills a page); otherwise any word counts. And the index ranks
+    /// alone before its best `limit × 20` (at least 500) are joined to their sessions and
+    /// filtered by scope; when the scope leaves fewer than `limit` of those (a store shared
+    /// by many projects), every match is ranked.
     pub fn search_messages(
         &self,
         query: &FtsQuery,
         scope: &SearchScope,
         limit: u32,
     ) -> Result<Vec<MessageHit>> {
+        let pool = i64::from(limit).saturating_mul(20).max(500);
+        if query.terms.len() > 1 {
+            let hits = self.search_messages_in_pool(&query.all_words, scope, limit, pool)?;
+            if hits.len() >= (limit as usize).div_ceil(5) {
+                return Ok(hits);
+            }
+        }
+        let hits = self.search_messages_in_pool(&query.expression, scope, limit, pool)?;
+        if hits.len() >= limit as usize {
+            return Ok(hits);
+        }
+        self.search_messages_in_pool(&query.expression, scope, limit, -1)
+    }
+
+    /// [`Self::search_messages`] of the FTS5 `expression` over the index's best `pool`
+    /// matches (`-1`: all).
+    fn search_messages_in_pool(
+        &self,
+        expression: &str,
+        scope: &SearchScope,
+        limit: u32,
+        pool: i64,
+    ) -> Result<Vec<MessageHit>> {
         let (since, until) = scope.bounds();
         let mut statement = self
             .conn()
             .prepare_cached(
-                "SELECT m.session_id, m.ordinal, m.hash, m.created_ms, -bm25(message_search, 1.0, 0.4) AS score
-                 FROM message_search
-                 JOIN messages m ON m.rowid = message_search.rowid
+                "SELECT m.session_id, m.ordinal, m.hash, m.created_ms, ranked.score
+                 FROM (SELECT rowid, -bm25(message_search, 1.0, 0.4) AS score
+                       FROM message_search WHERE message_search MATCH ?1
+                       ORDER BY score DESC LIMIT ?7) AS ranked
+                 JOIN messages m ON m.rowid = ranked.rowid
                  JOIN sessions s ON s.id = m.session_id
-                 WHERE message_search MATCH ?1
-                   AND (?2 IS NULL OR s.project = ?2)
+                 WHERE (?2 IS NULL OR s.project = ?2)
                    AND (?3 IS NULL OR m.session_id = ?3)
                    AND m.created_ms >= ?4 AND m.created_ms < ?5
-                 ORDER BY score DESC, m.rowid
+                 ORDER BY ranked.score DESC, m.rowid
                  LIMIT ?6",
             )
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
             .query_map(
                 rusqlite::params![
-                    query.expression,
+                    expression,
                     scope.project.as_ref().map(ProjectId::as_str),
                     scope.session.as_ref().map(SessionId::as_str),
                     since,
                     until,
                     limit,
+                    pool,
                 ],
                 |row| {
                     Ok((

@@ -212,3 +212,34 @@ fn locomo_recall_is_measured_on_the_shared_file() {
     assert!(report["mrr"].as_f64().unwrap() > 0.3, "{report}");
     assert!(report["p95_ms"].as_f64().unwrap() > 0.0, "{report}");
 }
+
+#[test]
+fn the_store_benchmark_reports_ingest_and_query_figures() {
+    let corpus = mc_testdata::dir().join("swe-trajectories");
+    let machine = Machine::fresh();
+    let run = machine
+        .run(
+            &[
+                "bench",
+                "search-store",
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--messages",
+                "3000",
+                "--queries",
+                "40",
+                "--json",
+            ],
+            &[],
+        )
+        .success();
+    let report = run.json();
+    assert_eq!(report["messages"], 3000, "{report}");
+    assert_eq!(report["queries"], 40, "{report}");
+    assert!(
+        report["ingest_messages_per_s"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+    assert!(report["p95_ms"].as_f64().unwrap() >= report["p50_ms"].as_f64().unwrap());
+    assert!(report["store_bytes"].as_u64().unwrap() > 0);
+}

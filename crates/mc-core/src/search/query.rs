@@ -31,6 +31,9 @@ const STOPWORDS: &[&str] = &[
 pub struct FtsQuery {
     /// The FTS5 expression: quoted words joined with `OR`.
     pub expression: String,
+    /// The same words joined with `AND`: rows holding every word. Cheap to find even when
+    /// each word is common, and the best rows when there are enough of them.
+    pub all_words: String,
     /// The words searched, lower-cased, in the order they first appeared.
     pub terms: Vec<String>,
 }
@@ -77,12 +80,12 @@ pub fn fts_query(text: &str) -> Result<FtsQuery, QueryError> {
         .collect();
     let mut terms = if content.is_empty() { words } else { content };
     terms.truncate(MAX_QUERY_TERMS);
-    let expression = terms
-        .iter()
-        .map(|term| format!("\"{term}\""))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    Ok(FtsQuery { expression, terms })
+    let quoted: Vec<String> = terms.iter().map(|term| format!("\"{term}\"")).collect();
+    Ok(FtsQuery {
+        expression: quoted.join(" OR "),
+        all_words: quoted.join(" AND "),
+        terms,
+    })
 }
 
 #[cfg(test)]
@@ -94,6 +97,7 @@ mod tests {
     fn words_are_quoted_and_joined_with_or() {
         let query = fts_query("When did Caroline paint the sunrise?").unwrap();
         assert_eq!(query.expression, r#""caroline" OR "paint" OR "sunrise""#);
+        assert_eq!(query.all_words, r#""caroline" AND "paint" AND "sunrise""#);
     }
 
     #[test]

@@ -321,3 +321,38 @@ fn compartments_are_searchable_and_follow_a_rebuild() {
     assert!(found("tokio").is_empty());
     assert_eq!(found("statement"), [0]);
 }
+
+#[test]
+fn a_small_project_is_found_beside_a_large_one_saying_the_same() {
+    let temp = TempStore::new();
+    let crowd: Vec<Message> = (0..700)
+        .map(|i| text(Role::User, &format!("alpha beta message {i}")))
+        .collect();
+    seed(&temp.store, "big", &crowd, NOW_MS);
+    temp.store
+        .write(|tx| {
+            tx.upsert_session(
+                &NewSession {
+                    id: sid("small"),
+                    host: Host::ClaudeCode,
+                    project: Some(project("small-project")),
+                },
+                NOW_MS,
+            )?;
+            tx.append_messages(
+                &sid("small"),
+                0,
+                &[
+                    text(Role::User, "alpha beta in the small project"),
+                    text(Role::Assistant, "only alpha here"),
+                ],
+                NOW_MS,
+            )
+        })
+        .unwrap();
+    // The big project's 700 matches fill the index's first pool; the small project's are
+    // still found, every word first.
+    let hits = ordinals(&temp.store, "alpha beta", &in_project("small-project"));
+    assert_eq!(hits[0], ("small".to_owned(), 0));
+    assert_eq!(hits.len(), 2);
+}
