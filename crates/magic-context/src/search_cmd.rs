@@ -13,8 +13,8 @@ use std::sync::Arc;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use mc_config::{ConfigSources, load};
-use mc_core::SessionId;
 use mc_core::search::FusionWeights;
+use mc_core::{ProjectId, SessionId};
 use mc_embed::Embedder;
 use mc_engine::search::{
     EmbeddedSearch, HitPlace, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch,
@@ -90,6 +90,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         Store::open_location(&location, StoreOptions::default())
             .with_context(|| format!("cannot open the store {}", location.db_path().display()))?,
     );
+    index_commits(&store, &project, &directory);
     let semantic = semantic_signal(&store, &location.dir);
     let request = SearchRequest {
         query: args.query.clone(),
@@ -114,6 +115,19 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stores the project's recent commits not stored yet, so they are searchable; a directory
+/// outside any repository has none, which is not an error.
+fn index_commits(store: &Store, project: &ProjectId, directory: &Path) {
+    match mc_proxy::read_commits(directory) {
+        Ok(commits) => {
+            if let Err(error) = store.write(|tx| tx.add_commits(project, &commits)) {
+                tracing::warn!(%error, "cannot store the project's commits; searching without new ones");
+            }
+        }
+        Err(reason) => tracing::debug!(%reason, "no commits to search"),
+    }
 }
 
 /// The configured embedding model over `store`'s vectors, with the runtime it runs on; `None`
@@ -159,6 +173,9 @@ fn as_text(hits: &[SearchHit]) -> String {
                 end,
             } => format!("session {session} messages {start}-{end}"),
             HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
+            HitPlace::Commit { sha, author } => {
+                format!("commit {} by {author}", &sha[..sha.len().min(12)])
+            }
         };
         let found_by = match (hit.full_text, hit.semantic) {
             (true, true) => "words+meaning",

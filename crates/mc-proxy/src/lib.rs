@@ -33,6 +33,7 @@ mod encoded_head;
 mod encoded_messages;
 mod fixed_tokens;
 mod forward;
+mod git_history;
 mod headers;
 mod historian_start;
 mod incremental;
@@ -65,6 +66,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use app::{App, router};
+pub use git_history::{MAX_COMMITS, read_commits};
 pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::{PROJECT_HEADER, identify as identify_project};

@@ -43,6 +43,7 @@
 mod branches;
 mod calls;
 mod checkpoint;
+mod commits;
 mod compartment_staging;
 mod compartments;
 mod connection;
@@ -66,6 +67,7 @@ mod vectors;
 
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use calls::CallRow;
+pub use commits::{Commit, CommitHit};
 pub use compartment_staging::Swapped;
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use engine_state::{DropRow, PassRow};

@@ -243,3 +243,47 @@ fn the_store_benchmark_reports_ingest_and_query_figures() {
     assert!(report["p95_ms"].as_f64().unwrap() >= report["p50_ms"].as_f64().unwrap());
     assert!(report["store_bytes"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn the_projects_commits_are_searchable() {
+    let machine = Machine::fresh();
+    let work = machine.path("work");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&work)
+            .args(["-c", "user.name=Ann", "-c", "user.email=ann@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+    };
+    git(&["init", "-q"]);
+    git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "Switch the retry policy to exponential backoff\n\nThe fixed delay hammered the provider.",
+    ]);
+    git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "Rename the ledger writer",
+    ]);
+    let found = search(&machine, &["retry policy hammered", "--json"]).success();
+    let first = &found.json()["results"][0];
+    assert_eq!(first["source"], "commit", "{}", found.stdout);
+    assert_eq!(first["place"]["author"], "Ann");
+    assert!(
+        first["preview"]
+            .as_str()
+            .unwrap()
+            .starts_with("Switch the retry policy")
+    );
+    // Searching again stores nothing twice.
+    let again = search(&machine, &["retry policy", "--json"]).success();
+    assert_eq!(again.json()["results"].as_array().unwrap().len(), 1);
+}

@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
+use mc_core::SessionId;
 use mc_core::search::{Fused, Source};
-use mc_core::{ContentHash, SessionId};
 use mc_store::ReadTx;
 use serde::Serialize;
 
-use super::preview::{compartment_preview, message_preview};
-use super::{ItemKey, MessagePlace, SearchRequest, memory_project};
+use super::preview::{commit_preview, compartment_preview, message_preview};
+use super::{Found, ItemKey, SearchRequest, memory_project};
 
 /// Where a hit lives.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -23,6 +23,13 @@ pub enum HitPlace {
         start: u64,
         /// Last ordinal.
         end: u64,
+    },
+    /// A git commit of the project.
+    Commit {
+        /// Its hash.
+        sha: String,
+        /// Its author.
+        author: String,
     },
     /// A project memory.
     Memory {
@@ -59,8 +66,9 @@ pub(super) fn materialise(
     tx: &ReadTx<'_>,
     request: &SearchRequest,
     fused: &[Fused<ItemKey>],
-    places: &HashMap<ContentHash, MessagePlace>,
+    found: &Found,
 ) -> mc_store::Result<Vec<SearchHit>> {
+    let places = &found.places;
     let visible = Visible::of(tx, request.viewer.as_ref())?;
     let terms = mc_core::search::fts_query(&request.query)
         .map(|query| query.terms)
@@ -119,6 +127,28 @@ pub(super) fn materialise(
                     full_text: item.full_text,
                     semantic: item.semantic,
                     preview: compartment_preview(&compartment),
+                }
+            }
+            ItemKey::Commit(sha) => {
+                let Some(commit) = found.commits.get(sha) else {
+                    continue;
+                };
+                let message = if commit.body.trim().is_empty() {
+                    commit.subject.clone()
+                } else {
+                    format!("{}: {}", commit.subject, commit.body)
+                };
+                SearchHit {
+                    source: Source::Commit.as_str(),
+                    place: HitPlace::Commit {
+                        sha: commit.sha.clone(),
+                        author: commit.author.clone(),
+                    },
+                    at_ms: commit.committed_ms,
+                    score: item.score,
+                    full_text: item.full_text,
+                    semantic: item.semantic,
+                    preview: commit_preview(&message),
                 }
             }
             ItemKey::Memory(id) => {

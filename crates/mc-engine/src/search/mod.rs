@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
 use mc_core::{ContentHash, ProjectId, SessionId};
-use mc_store::{ReadTx, SearchScope, Store, StoreError};
+use mc_store::{Commit, ReadTx, SearchScope, Store, StoreError};
 
 pub use embedding::{
     DEFAULT_MODEL_DIR, EMBED_BATCH, EmbeddedSearch, EmbeddingError, embed_pending,
@@ -52,6 +52,8 @@ pub enum ItemKey {
     Compartment(SessionId, u64),
     /// A memory, by id.
     Memory(u64),
+    /// A git commit of the project, by hash.
+    Commit(String),
 }
 
 /// A message found by a signal, with where it lives.
@@ -72,6 +74,8 @@ pub struct Found {
     pub candidates: Vec<Candidate<ItemKey>>,
     /// The place of each message candidate, by content hash.
     pub places: HashMap<ContentHash, MessagePlace>,
+    /// The commits among the candidates, by hash.
+    pub commits: HashMap<String, Commit>,
 }
 
 /// The semantic signal: items nearest a query by embedding. Implemented over stored
@@ -119,10 +123,11 @@ pub fn search(
         for (hash, place) in near.places {
             found.places.entry(hash).or_insert(place);
         }
+        found.commits.extend(near.commits);
     }
     let fused = fuse(&found.candidates, weights);
     store
-        .read(|tx| hit::materialise(tx, request, &fused, &found.places))
+        .read(|tx| hit::materialise(tx, request, &fused, &found))
         .map_err(SearchError::from)
 }
 
@@ -163,6 +168,7 @@ fn full_text(
             score: hit.score,
         });
     }
+    let mut commits = HashMap::new();
     if let Some(project) = &request.scope.project {
         for hit in tx.search_memories(query, project, &request.scope, pool)? {
             candidates.push(Candidate {
@@ -172,8 +178,21 @@ fn full_text(
                 score: hit.score,
             });
         }
+        for hit in tx.search_commits(query, project, &request.scope, pool)? {
+            candidates.push(Candidate {
+                key: ItemKey::Commit(hit.commit.sha.clone()),
+                source: Source::Commit,
+                signal: Signal::FullText,
+                score: hit.score,
+            });
+            commits.insert(hit.commit.sha.clone(), hit.commit);
+        }
     }
-    Ok(Found { candidates, places })
+    Ok(Found {
+        candidates,
+        places,
+        commits,
+    })
 }
 
 /// The project a memory hit must belong to; memories are only searched within one.

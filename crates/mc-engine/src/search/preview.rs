@@ -33,6 +33,11 @@ pub(super) fn compartment_preview(compartment: &Compartment) -> String {
     excerpt(&one_line(&format!("{}: {paragraph}", compartment.title)), 0)
 }
 
+/// A commit's message on one line.
+pub(super) fn commit_preview(message: &str) -> String {
+    excerpt(&one_line(message), 0)
+}
+
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

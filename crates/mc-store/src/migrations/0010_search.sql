@@ -107,3 +107,29 @@ CREATE TABLE vector_watermarks (
     model TEXT PRIMARY KEY NOT NULL,
     messages_through INTEGER NOT NULL
 ) STRICT;
+
+-- Git commits of each project's HEAD history (the last year, capped), searchable by their
+-- message, so "when did we change the retry policy" finds the commit.
+CREATE TABLE commits (
+    id INTEGER PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    sha TEXT NOT NULL,
+    author TEXT NOT NULL,
+    committed_ms INTEGER NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (project_id, sha)
+) STRICT;
+
+CREATE VIRTUAL TABLE commit_search USING fts5(
+    subject,
+    body,
+    content = 'commits',
+    content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER commit_search_insert AFTER INSERT ON commits
+BEGIN
+    INSERT INTO commit_search (rowid, subject, body) VALUES (new.id, new.subject, new.body);
+END;
