@@ -158,6 +158,10 @@ pub(super) fn materialise(
                 let Some(memory) = tx.memory(project, *id)? else {
                     continue;
                 };
+                // Retired memories keep their vectors until re-embedding; they are not hits.
+                if memory.record.status == mc_store::MemoryStatus::Archived {
+                    continue;
+                }
                 SearchHit {
                     source: Source::Memory.as_str(),
                     place: HitPlace::Memory {

@@ -90,16 +90,21 @@ impl VectorIndex {
     }
 
     /// The `per_source` items of each source nearest `query` within `scope`, each scored by
-    /// cosine similarity. Memories are only searched within the scope's project.
+    /// cosine similarity; items with none (at most 0) are not candidates. Memories are only
+    /// searched within the scope's project.
     pub fn nearest(&self, query: &[f32], scope: &SearchScope, per_source: usize) -> Found {
         let mut scored: HashMap<VectorSource, Vec<(f32, usize)>> = HashMap::new();
         for (index, entry) in self.entries.iter().enumerate() {
             if !in_scope(entry, scope) {
                 continue;
             }
+            // Vectors of another width are another model's; no similarity means unrelated.
             let Some(similarity) = mc_embed::cosine(query, &entry.vector) else {
                 continue;
             };
+            if similarity <= 0.0 {
+                continue;
+            }
             scored
                 .entry(entry.source)
                 .or_default()

@@ -25,6 +25,8 @@ mod refusal;
 #[cfg(test)]
 mod reused_ids;
 #[cfg(test)]
+mod semantic;
+#[cfg(test)]
 mod session;
 #[cfg(test)]
 mod sessions;
