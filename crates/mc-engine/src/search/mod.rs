@@ -30,6 +30,10 @@ const MIN_POOL: u32 = 50;
 /// The largest number of results one search returns.
 pub const MAX_LIMIT: usize = 100;
 
+/// The longest query, in characters: a question or a pasted error line, not a file (only
+/// its first words would count, and embedding it whole would take seconds).
+pub const MAX_QUERY_CHARS: usize = 4_000;
+
 /// What to search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchRequest {
@@ -93,6 +97,11 @@ pub enum SearchError {
     /// The query has nothing to search for.
     #[error(transparent)]
     Query(#[from] QueryError),
+    /// The query is longer than [`MAX_QUERY_CHARS`].
+    #[error(
+        "the query is {0} characters; search takes at most {MAX_QUERY_CHARS}: keep the words that matter (a name, an error line)"
+    )]
+    TooLong(usize),
     /// The limit is out of range.
     #[error("the limit must be between 1 and {MAX_LIMIT}, not {0}")]
     Limit(usize),
@@ -113,6 +122,10 @@ pub fn search(
 ) -> Result<Vec<SearchHit>, SearchError> {
     if request.limit == 0 || request.limit > MAX_LIMIT {
         return Err(SearchError::Limit(request.limit));
+    }
+    let chars = request.query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(SearchError::TooLong(chars));
     }
     let query = fts_query(&request.query)?;
     let pool = MIN_POOL.max(4 * request.limit as u32);
