@@ -81,7 +81,10 @@ pub fn plan_with_retries(
     loop {
         match plan_once(app, provider, headers, body, last_usage) {
             Ok(planned) => {
-                app.last_good.remember(body, planned.upstream_body.clone());
+                // A side call needs no store, so a busy store never has to replay one.
+                if planned.side_call.is_none() {
+                    app.last_good.remember(body, planned.upstream_body.clone());
+                }
                 return Ok(planned);
             }
             Err(Failure::Refuse(error)) => return Err(error),

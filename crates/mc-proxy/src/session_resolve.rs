@@ -256,3 +256,41 @@ pub enum ResolveError {
 #[cfg(test)]
 #[path = "session_resolve_capture_tests.rs"]
 mod capture_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The project decides the scope when known (the system prompt's date may change under
+    /// it); without one, each system prompt is a scope of its own.
+    #[test]
+    fn the_project_wins_over_the_system_prompt() {
+        let project = ProjectId::new("git:abc123").unwrap();
+        let monday = ["pi\nCurrent date: 2026-11-30"];
+        let tuesday = ["pi\nCurrent date: 2026-12-01"];
+        assert_eq!(
+            ChainScope::of(Some(&project), &monday),
+            ChainScope::of(Some(&project), &tuesday)
+        );
+        assert_ne!(
+            ChainScope::of(None, &monday),
+            ChainScope::of(None, &tuesday)
+        );
+        assert_eq!(ChainScope::of(None, &monday), ChainScope::of(None, &monday));
+        // Block boundaries count: two blocks are not their concatenation.
+        assert_ne!(
+            ChainScope::of(None, &["ab"]),
+            ChainScope::of(None, &["a", "b"])
+        );
+    }
+
+    #[test]
+    fn scoped_chain_ids_are_told_from_older_ones() {
+        let is_scoped = |id: &str| is_scoped_chain(&SessionId::new(id).unwrap());
+        assert!(is_scoped("chain-0123456789ab-ba9876543210"));
+        assert!(is_scoped("chain-0123456789ab-ba9876543210~2"));
+        assert!(!is_scoped("chain-0123456789ab"));
+        assert!(!is_scoped("chain-0123456789ab~1"));
+        assert!(!is_scoped("oc-ses_1-0123456789ab"));
+    }
+}

@@ -312,3 +312,33 @@ async fn a_chain_session_stored_before_scopes_still_continues() {
     assert_eq!(proxy.session_ids(), ["chain-0123456789ab"]);
     assert_eq!(stored(&proxy, "chain-0123456789ab"), conversation(&two));
 }
+
+/// A system prompt that states an existing folder scopes by that folder's project: the
+/// next day's prompt (only the date changed) still continues the one session.
+#[tokio::test]
+async fn without_an_id_the_project_outlives_the_date_in_the_prompt() {
+    let upstream = upstream().await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let folder = tempfile::tempdir().unwrap();
+    let system = |date: &str| {
+        format!(
+            "You are an expert coding assistant operating inside pi.\nCurrent date: {date}\nCurrent working directory: {}",
+            folder.path().display()
+        )
+    };
+    let (one, two) = turns("Run echo hi with your bash tool, then say done.");
+    for (date, messages) in [("2026-11-30", &one), ("2026-12-01", &two)] {
+        let mut body = anthropic_request(messages);
+        body["system"] = json!([{"type": "text", "text": system(date)}]);
+        let reply = post(&proxy, "/v1/messages", &[], &body).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let ids = proxy.session_ids();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(stored(&proxy, &ids[0]), conversation(&two));
+    assert!(
+        proxy.sessions()[0].project.is_some(),
+        "{:?}",
+        proxy.sessions()
+    );
+}

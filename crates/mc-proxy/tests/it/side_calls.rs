@@ -143,3 +143,46 @@ async fn a_look_alike_with_tools_is_managed() {
     assert!(calls[0].pass_kind.is_some(), "{:?}", calls[0]);
     assert!(unattributed(&proxy, 0).await.is_empty());
 }
+
+/// OpenCode's title call on the Chat wire, streamed without asking for usage: a managed
+/// call would add `stream_options`; a side call goes up exactly as sent.
+#[tokio::test]
+async fn a_chat_title_call_passes_through_verbatim() {
+    let upstream = Upstream::replying(|_, _| {
+        json_response(
+            200,
+            &json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "Echo hi"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 40, "completion_tokens": 3, "total_tokens": 43}
+            }),
+        )
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let body = json!({
+        "model": "gpt-4o", "max_tokens": 8192, "stream": true,
+        "messages": [
+            {"role": "system", "content": TITLE_SYSTEM},
+            {"role": "user", "content": "Generate a title for this conversation:\n"},
+            {"role": "user", "content": "\"Run echo hi with your bash tool, then say done.\""}
+        ]
+    })
+    .to_string();
+    let headers = [
+        ("content-type", "application/json"),
+        ("authorization", "Bearer sk-openai-test"),
+        ("x-session-id", "ses_side_calls_2"),
+    ];
+    let reply = send(
+        Method::POST,
+        &proxy.url("/v1/chat/completions"),
+        &headers,
+        body.clone(),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(upstream.seen()[0].body, body.as_bytes());
+    assert!(proxy.session_ids().is_empty(), "{:?}", proxy.session_ids());
+    assert_eq!(unattributed(&proxy, 1).await[0].route, "openai");
+}
