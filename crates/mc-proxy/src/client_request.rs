@@ -84,6 +84,20 @@ impl ClientRequest {
         }
     }
 
+    /// Whether the call offers the model any tool (an empty list offers none).
+    pub fn has_tools(&self) -> bool {
+        match self {
+            Self::Anthropic(request) => request
+                .tools
+                .as_ref()
+                .is_some_and(|tools| !tools.is_empty()),
+            Self::OpenAi(request) => request
+                .tools
+                .as_ref()
+                .is_some_and(|tools| !tools.is_empty()),
+        }
+    }
+
     /// Each tool definition as the JSON the provider renders into the prompt.
     pub fn tool_definitions(&self) -> Vec<String> {
         match self {

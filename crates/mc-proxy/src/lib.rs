@@ -50,6 +50,7 @@ mod render_openai;
 mod request_body;
 mod session_resolve;
 mod settings;
+mod side_call;
 mod sse_frame;
 mod tee;
 mod tokens;

@@ -2,8 +2,10 @@
 //! request upstream, tee the response back (DESIGN §4).
 //!
 //! The order of failure handling follows DESIGN §7: a request that cannot be managed is
-//! refused with a provider-shaped error, never forwarded unmanaged. A context overflow from
-//! the upstream is retried once with an emergency plan before the client sees anything.
+//! refused with a provider-shaped error, never forwarded unmanaged. The one exception is a
+//! host's recognised side call (a title, a compaction summary): not a conversation, it goes
+//! upstream byte for byte ([`crate::side_call`]). A context overflow from the upstream is
+//! retried once with an emergency plan before the client sees anything.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -115,7 +117,8 @@ async fn run(
         row.first_byte_ms = Some(row.total_ms);
         row.error = Some(error_text(&error_body, &headers));
         record_call(&app, row);
-        if let (Some(overflow), false) = (overflow, retried) {
+        // A side call's overflow is the host's to handle: it was not ours to shape.
+        if let (Some(overflow), false, None) = (overflow, retried, planned.side_call) {
             tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
             if let Some(limit) = overflow.limit_tokens {
                 app.proven_windows.record(&planned.model, limit);

@@ -1,5 +1,5 @@
-//! One managed call's pass: decode, resolve the session, run the engine (forking on a
-//! rewind), render the upstream body. Runs on the blocking pool.
+//! One managed call's pass: decode, set a host's side call aside, resolve the session, run
+//! the engine (forking on a rewind), render the upstream body. Runs on the blocking pool.
 //!
 //! A busy store is retried briefly; if it stays busy, an identical client request already
 //! managed is answered with the same upstream bytes, else the call is refused (DESIGN §7).
@@ -21,7 +21,8 @@ use crate::incremental::Layout;
 use crate::ledger::ReportedUsage;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::render_openai;
-use crate::session_resolve::{ResolveError, SessionHints, resolve};
+use crate::session_resolve::{ChainScope, ResolveError, SessionHints, resolve};
+use crate::side_call::{self, SideCall};
 use crate::windows::context_window;
 
 /// Attempts at a pass while the store reports busy (each already waited its busy timeout).
@@ -46,6 +47,8 @@ pub struct Planned {
     pub upstream_body: Bytes,
     /// Remove the usage chunk the proxy asked for from the client's stream.
     pub hide_usage_chunk: bool,
+    /// The host's side call this is, forwarded as sent (then no session and no pass).
+    pub side_call: Option<SideCall>,
 }
 
 /// The ledger's view of a pass.
@@ -78,7 +81,10 @@ pub fn plan_with_retries(
     loop {
         match plan_once(app, provider, headers, body, last_usage) {
             Ok(planned) => {
-                app.last_good.remember(body, planned.upstream_body.clone());
+                // A side call needs no store, so a busy store never has to replay one.
+                if planned.side_call.is_none() {
+                    app.last_good.remember(body, planned.upstream_body.clone());
+                }
                 return Ok(planned);
             }
             Err(Failure::Refuse(error)) => return Err(error),
@@ -102,6 +108,7 @@ pub fn plan_with_retries(
                             usable_window: None,
                             upstream_body,
                             hide_usage_chunk,
+                            side_call: None,
                         })
                     }
                     None => Err(ProxyError::new(
@@ -124,13 +131,6 @@ fn plan_once(
     body: &Bytes,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
-    let engine = app.engine.as_ref().map_err(|reason| {
-        Failure::Refuse(ProxyError::new(
-            provider,
-            ErrorKind::Unavailable,
-            format!("the context store is unavailable ({reason}); requests are refused rather than sent unmanaged. Run `magic-context doctor` to see what is wrong."),
-        ))
-    })?;
     let invalid = |error: mc_wire::WireError| {
         Failure::Refuse(ProxyError::new(
             provider,
@@ -167,6 +167,30 @@ fn plan_once(
         }
     };
     let model = client.model().to_owned();
+    // A host's side call goes up as the client sent it, needing no store (module docs of
+    // `side_call`); everything else is managed or refused.
+    if let Some(side_call) = side_call::recognise(headers, &client, &conversation) {
+        tracing::debug!(
+            side_call = side_call.as_str(),
+            "a host's side call; forwarded as sent"
+        );
+        return Ok(Planned {
+            session: None,
+            model,
+            pass: None,
+            usable_window: None,
+            upstream_body: body.clone(),
+            hide_usage_chunk: false,
+            side_call: Some(side_call),
+        });
+    }
+    let engine = app.engine.as_ref().map_err(|reason| {
+        Failure::Refuse(ProxyError::new(
+            provider,
+            ErrorKind::Unavailable,
+            format!("the context store is unavailable ({reason}); requests are refused rather than sent unmanaged. Run `magic-context doctor` to see what is wrong."),
+        ))
+    })?;
     let hints = SessionHints::read(headers, client.metadata_user_id());
     let project = app.projects.resolve(
         headers,
@@ -175,6 +199,7 @@ fn plan_once(
             .into_iter()
             .chain(first_message_texts(&conversation)),
     );
+    let scope = ChainScope::of(project.as_ref(), &client.system_texts());
     let betas = headers
         .get("anthropic-beta")
         .and_then(|value| value.to_str().ok());
@@ -186,7 +211,7 @@ fn plan_once(
         .map(|window| usable_window(window, client.max_output_tokens(), client.thinking_budget()));
     let resolution = engine
         .store()
-        .read_warm(|tx| Ok(resolve(tx, &hints, &chain)))
+        .read_warm(|tx| Ok(resolve(tx, &hints, &chain, &scope)))
         .map_err(|error| store_failure(provider, &error))?
         .map_err(|error| match error {
             ResolveError::InvalidId(reason) => Failure::Refuse(ProxyError::new(
@@ -275,6 +300,7 @@ fn plan_once(
         usable_window: usable,
         upstream_body: rendered.body,
         hide_usage_chunk: rendered.hide_usage_chunk,
+        side_call: None,
     })
 }
 

@@ -4,16 +4,25 @@
 //! (Claude Code's `X-Claude-Code-Session-Id` header or the `session_id` inside
 //! `metadata.user_id`, OpenCode's `x-session-id`, Codex's `session-id` / `thread-id`);
 //! else the conversation's hash chain: the stored session whose messages this request
-//! extends.
+//! extends, within the request's [`ChainScope`].
 //!
 //! A client id alone does not make one conversation: Claude Code sends the same id with its
 //! title and summary side calls and with every subagent, each a conversation of its own.
 //! Those conversations differ from their first message, so a client id is split into lanes
 //! by the hash of the first message. Within a lane, a request that extends no branch is a
 //! rewind or an edit; the engine then forks (`ID~N`) and the original stays untouched.
+//!
+//! Without an id, the first message alone does not make one conversation either: two Pi
+//! runs in different folders with the same first prompt (Pi names no session on the
+//! Anthropic and Chat wires) would share a chain and land in one session as a fork. So a
+//! chain is looked up within a scope, the request's project, else its system prompt: the
+//! session is `chain-<scope>-<lane>` and its branches. The stored links themselves are not
+//! changed (the engine compares them to detect rewinds, and stores written before hold
+//! them), so the scope lives only in the id; sessions of such older stores, named
+//! `chain-<lane>`, are still found by their links when no scoped session matches.
 
 use axum::http::HeaderMap;
-use mc_core::{HashChain, Host, SessionId};
+use mc_core::{HashChain, Host, ProjectId, SessionId};
 use mc_store::{ReadTx, StoreError};
 
 use crate::headers::header_str;
@@ -90,6 +99,43 @@ fn claude_session_in_user_id(user_id: &str) -> Option<String> {
     (!session.is_empty()).then(|| session.to_owned())
 }
 
+/// What keeps the hash chains of unrelated runs apart when the client names no session: the
+/// project, else the system prompt (which states the host, its tools' wording, often the
+/// folder). The project comes first because it outlives the system prompt's changes
+/// within one conversation (OpenCode's and Pi's state the date).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainScope(String);
+
+impl ChainScope {
+    /// The scope of a request in `project` whose system prompt is `system_texts`.
+    pub fn of(project: Option<&ProjectId>, system_texts: &[&str]) -> Self {
+        let mut hasher = blake3::Hasher::new();
+        match project {
+            Some(project) => {
+                hasher.update(b"project\0");
+                hasher.update(project.as_str().as_bytes());
+            }
+            None => {
+                hasher.update(b"system\0");
+                for text in system_texts {
+                    hasher.update(text.as_bytes());
+                    hasher.update(b"\0");
+                }
+            }
+        }
+        Self(hasher.finalize().to_hex()[..12].to_owned())
+    }
+}
+
+/// Whether `id` is a scoped chain session (`chain-<scope>-<lane>`, or a fork of one), as
+/// opposed to one named before scopes (`chain-<lane>`) or by a client id.
+fn is_scoped_chain(id: &SessionId) -> bool {
+    id.as_str()
+        .strip_prefix("chain-")
+        .and_then(|rest| rest.split('~').next())
+        .is_some_and(|base| base.contains('-'))
+}
+
 /// Where a request's session was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolution {
@@ -112,11 +158,13 @@ pub enum ResolvedBy {
     New,
 }
 
-/// Resolves the session of a request whose conversation hashes to `chain`.
+/// Resolves the session of a request whose conversation hashes to `chain`; `scope` matters
+/// only when the request names no session.
 pub fn resolve(
     tx: &ReadTx<'_>,
     hints: &SessionHints,
     chain: &HashChain,
+    scope: &ChainScope,
 ) -> Result<Resolution, ResolveError> {
     let lane = || {
         chain.links().first().map_or_else(
@@ -144,20 +192,30 @@ pub fn resolve(
         let session = extended_branch(tx, &base, chain)?.unwrap_or(base);
         return Ok(Resolution { session, by });
     }
-    // No id: the stored conversation this one extends, probing from the newest link (a
-    // follow-up request extends the stored log by a message or two).
+    // No id: the scoped lane's branch this conversation extends.
+    let base = SessionId::new(format!("chain-{}-{}", scope.0, lane()))
+        .map_err(|error| ResolveError::InvalidId(error.to_string()))?;
+    if let Some(session) = extended_branch(tx, &base, chain)? {
+        return Ok(Resolution {
+            session,
+            by: ResolvedBy::Chain,
+        });
+    }
+    // Else a session stored before scopes that this conversation extends, probing from the
+    // newest link (a follow-up request extends the stored log by a message or two). Another
+    // scope's session is never taken: that is the unrelated run the scope keeps apart.
     for link in chain.links().iter().rev() {
-        if let Some(found) = tx.find_by_chain(link)? {
+        if let Some(found) = tx.find_by_chain(link)?
+            && !is_scoped_chain(&found.session)
+        {
             return Ok(Resolution {
                 session: found.session,
                 by: ResolvedBy::Chain,
             });
         }
     }
-    let session = SessionId::new(format!("chain-{}", lane()))
-        .map_err(|error| ResolveError::InvalidId(error.to_string()))?;
     Ok(Resolution {
-        session,
+        session: base,
         by: ResolvedBy::New,
     })
 }
@@ -198,3 +256,41 @@ pub enum ResolveError {
 #[cfg(test)]
 #[path = "session_resolve_capture_tests.rs"]
 mod capture_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The project decides the scope when known (the system prompt's date may change under
+    /// it); without one, each system prompt is a scope of its own.
+    #[test]
+    fn the_project_wins_over_the_system_prompt() {
+        let project = ProjectId::new("git:abc123").unwrap();
+        let monday = ["pi\nCurrent date: 2026-11-30"];
+        let tuesday = ["pi\nCurrent date: 2026-12-01"];
+        assert_eq!(
+            ChainScope::of(Some(&project), &monday),
+            ChainScope::of(Some(&project), &tuesday)
+        );
+        assert_ne!(
+            ChainScope::of(None, &monday),
+            ChainScope::of(None, &tuesday)
+        );
+        assert_eq!(ChainScope::of(None, &monday), ChainScope::of(None, &monday));
+        // Block boundaries count: two blocks are not their concatenation.
+        assert_ne!(
+            ChainScope::of(None, &["ab"]),
+            ChainScope::of(None, &["a", "b"])
+        );
+    }
+
+    #[test]
+    fn scoped_chain_ids_are_told_from_older_ones() {
+        let is_scoped = |id: &str| is_scoped_chain(&SessionId::new(id).unwrap());
+        assert!(is_scoped("chain-0123456789ab-ba9876543210"));
+        assert!(is_scoped("chain-0123456789ab-ba9876543210~2"));
+        assert!(!is_scoped("chain-0123456789ab"));
+        assert!(!is_scoped("chain-0123456789ab~1"));
+        assert!(!is_scoped("oc-ses_1-0123456789ab"));
+    }
+}

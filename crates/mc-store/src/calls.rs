@@ -181,6 +181,26 @@ impl ReadTx<'_> {
         rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
             .collect()
     }
+
+    /// The newest `limit` calls tied to no session, newest first: a host's side calls,
+    /// forwarded as sent, and calls refused before their session was known.
+    pub fn unattributed_calls(&self, limit: usize) -> Result<Vec<CallRow>> {
+        const DOING: &str = "reading calls without a session";
+        let sql = format!(
+            "SELECT {CALL_COLUMNS} FROM calls WHERE session_id IS NULL
+             ORDER BY started_ms DESC, id DESC LIMIT ?1"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut statement = self
+            .conn()
+            .prepare_cached(&sql)
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map([limit], call_from_row)
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
+            .collect()
+    }
 }
 
 fn is_foreign_key_violation(err: &rusqlite::Error) -> bool {

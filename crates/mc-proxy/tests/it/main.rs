@@ -18,5 +18,6 @@ mod overflow;
 mod routing;
 mod secrets;
 mod sessions;
+mod side_calls;
 mod support;
 mod upstream_faults;

@@ -1,6 +1,6 @@
 //! Session resolution over HTTP: Claude Code's ids in their three forms, side calls under
 //! one id, rewinds that fork a branch without touching the original, and the hash-chain
-//! fallback for clients that send no id.
+//! fallback for clients that send no id, scoped by the system prompt.
 
 use mc_core::{Host, SessionId};
 use mc_store::ForkPoint;
@@ -256,4 +256,89 @@ async fn without_an_id_the_hash_chain_continues_the_session() {
     );
     assert_eq!(stored(&proxy, &branch), conversation(&edited));
     assert_eq!(proxy.messages(&ids[0]), before, "the original changed");
+}
+
+/// Pi on Anthropic names no session: two runs with the same first prompt under different
+/// system prompts (another folder, another day's prompt) are two sessions, and each one's
+/// follow-up continues its own; the same system prompt continues the one session.
+#[tokio::test]
+async fn without_an_id_the_system_prompt_scopes_the_chain() {
+    let upstream = upstream().await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let pi = [("user-agent", "Anthropic/JS 0.91.1")];
+    let with_system = |system: &str, messages: &[Value]| {
+        let mut body = anthropic_request(messages);
+        body["system"] = json!([{"type": "text", "text": system}]);
+        body
+    };
+    let system_a = "You are an expert coding assistant operating inside pi.\nCurrent date: 2026-11-30\nCurrent working directory: /nonexistent/run-a";
+    let system_b = "You are an expert coding assistant operating inside pi.\nCurrent date: 2026-11-30\nCurrent working directory: /nonexistent/run-b";
+    let (one, two) = turns("Run echo hi with your bash tool, then say done.");
+
+    for system in [system_a, system_b] {
+        let reply = post(&proxy, "/v1/messages", &pi, &with_system(system, &one)).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let ids = ids_with(&proxy, "chain-");
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.iter().all(|id| !id.contains('~')), "a fork: {ids:?}");
+
+    // Each run's second turn continues its own session; nothing new appears.
+    for system in [system_b, system_a] {
+        let reply = post(&proxy, "/v1/messages", &pi, &with_system(system, &two)).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    assert_eq!(proxy.session_ids().len(), 2, "{:?}", proxy.session_ids());
+    for id in &ids {
+        assert_eq!(stored(&proxy, id), conversation(&two), "{id}");
+    }
+}
+
+/// A chain session named before scopes (`chain-<lane>`, written here through the explicit
+/// header) is still found by its links and continued, not split into a new session.
+#[tokio::test]
+async fn a_chain_session_stored_before_scopes_still_continues() {
+    let upstream = upstream().await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let (one, two) = turns("explain the build");
+    call(
+        &proxy,
+        &[("x-magic-context-session", "chain-0123456789ab")],
+        None,
+        &one,
+    )
+    .await;
+    call(&proxy, &[], None, &two).await;
+    assert_eq!(proxy.session_ids(), ["chain-0123456789ab"]);
+    assert_eq!(stored(&proxy, "chain-0123456789ab"), conversation(&two));
+}
+
+/// A system prompt that states an existing folder scopes by that folder's project: the
+/// next day's prompt (only the date changed) still continues the one session.
+#[tokio::test]
+async fn without_an_id_the_project_outlives_the_date_in_the_prompt() {
+    let upstream = upstream().await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let folder = tempfile::tempdir().unwrap();
+    let system = |date: &str| {
+        format!(
+            "You are an expert coding assistant operating inside pi.\nCurrent date: {date}\nCurrent working directory: {}",
+            folder.path().display()
+        )
+    };
+    let (one, two) = turns("Run echo hi with your bash tool, then say done.");
+    for (date, messages) in [("2026-11-30", &one), ("2026-12-01", &two)] {
+        let mut body = anthropic_request(messages);
+        body["system"] = json!([{"type": "text", "text": system(date)}]);
+        let reply = post(&proxy, "/v1/messages", &[], &body).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let ids = proxy.session_ids();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(stored(&proxy, &ids[0]), conversation(&two));
+    assert!(
+        proxy.sessions()[0].project.is_some(),
+        "{:?}",
+        proxy.sessions()
+    );
 }

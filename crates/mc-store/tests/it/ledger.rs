@@ -145,7 +145,11 @@ fn a_call_may_have_no_session_but_not_a_made_up_one() {
         session: None,
         ..failed("x", 0, 503, "store unavailable")
     };
-    record(store, &[refused]);
+    record(store, std::slice::from_ref(&refused));
+    assert_eq!(
+        store.read(|tx| tx.unattributed_calls(10)).unwrap(),
+        [refused]
+    );
 
     let err = store
         .write(|tx| tx.record_call(&call("ghost", 0, 1, 0, 0)))
