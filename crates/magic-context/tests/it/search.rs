@@ -182,12 +182,13 @@ fn bad_input_gets_a_clear_error() {
         assert!(!run.stderr.contains("fts5"), "{}", run.stderr);
     }
     let enormous = "word ".repeat(2_000);
-    for (args, says) in [(vec![enormous.as_str()], "search takes at most 4000")] {
-        let run = search(&machine, &args);
-        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stdout);
-        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
-        assert!(!run.stderr.contains("fts5"), "{}", run.stderr);
-    }
+    let run = search(&machine, &[enormous.as_str()]);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("search takes at most 4000"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
