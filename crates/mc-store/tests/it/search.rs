@@ -356,3 +356,60 @@ fn a_small_project_is_found_beside_a_large_one_saying_the_same() {
     assert_eq!(hits[0], ("small".to_owned(), 0));
     assert_eq!(hits.len(), 2);
 }
+
+mod properties {
+    use mc_core::search::fts_query;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn any_query() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            "[a-z \"*:^()\\-]{0,40}",
+            prop::collection::vec(
+                prop_oneof![
+                    Just("NEAR(".to_owned()),
+                    Just("AND".to_owned()),
+                    Just("OR".to_owned()),
+                    Just("NOT".to_owned()),
+                    Just("\"".to_owned()),
+                    Just("*".to_owned()),
+                    Just("body:".to_owned()),
+                    Just("{body context}".to_owned()),
+                    "[a-z]{1,8}",
+                ],
+                0..12
+            )
+            .prop_map(|words| words.join(" ")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever is typed, every source answers (possibly nothing), never an SQL error,
+        /// and never with another project's rows.
+        #[test]
+        fn any_text_searches_every_source_within_its_project(query in any_query()) {
+            let temp = TempStore::new();
+            seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+            let Ok(query) = fts_query(&query) else { return Ok(()) };
+            let other = project("elsewhere");
+            let scope = in_project("elsewhere");
+            let found = temp.store.read(|tx| {
+                Ok((
+                    tx.search_messages(&query, &scope, 10)?,
+                    tx.search_compartments(&query, &scope, 10)?,
+                    tx.search_memories(&query, &other, &scope, 10)?,
+                    tx.search_commits(&query, &other, &scope, 10)?,
+                ))
+            });
+            let (messages, compartments, memories, commits) = found.map_err(|err| TestCaseError::fail(err.to_string()))?;
+            prop_assert!(messages.is_empty() && compartments.is_empty());
+            prop_assert!(memories.is_empty() && commits.is_empty());
+            let mine = temp.store.read(|tx| tx.search_messages(&query, &in_project("proj"), 10));
+            prop_assert!(mine.is_ok(), "{:?}", mine);
+        }
+    }
+}
