@@ -119,7 +119,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
 
 /// Stores the project's recent commits not stored yet, so they are searchable; a directory
 /// outside any repository has none, which is not an error.
-fn index_commits(store: &Store, project: &ProjectId, directory: &Path) {
+pub(crate) fn index_commits(store: &Store, project: &ProjectId, directory: &Path) {
     match mc_proxy::read_commits(directory) {
         Ok(commits) => {
             if let Err(error) = store.write(|tx| tx.add_commits(project, &commits)) {
@@ -132,7 +132,7 @@ fn index_commits(store: &Store, project: &ProjectId, directory: &Path) {
 
 /// The configured embedding model over `store`'s vectors, with the runtime it runs on; `None`
 /// (said on stderr) when there is none, and search runs on full text alone.
-fn semantic_signal(
+pub(crate) fn semantic_signal(
     store: &Arc<Store>,
     data_dir: &Path,
 ) -> Option<(tokio::runtime::Runtime, EmbeddedSearch)> {
