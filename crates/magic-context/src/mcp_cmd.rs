@@ -12,6 +12,11 @@
 //! messages (title and summary side calls stay short). Without either, memory and search
 //! still work for the project; the other tools say what is missing.
 //!
+//! Checked with the real binary (Claude Code 2.1.197, `-p` with `--mcp-config`): the MCP
+//! server's environment carries `CLAUDE_CODE_SESSION_ID`, equal to the
+//! `X-Claude-Code-Session-Id` header of that session's API requests (what the proxy keys
+//! lanes on), and `CLAUDE_PROJECT_DIR`; the server starts in Claude Code's working directory.
+//!
 //! It opens the store like every other command and may run beside `serve`: the store's
 //! writer rule holds across processes.
 

@@ -23,7 +23,8 @@ pub(super) const DESCRIPTION: &str = "Read the original transcript of earlier me
 session that your context now shows only as a summary or placeholder. Pass start and end \
 message ordinals (as ctx_search results and history summaries give them) for a compact \
 transcript, one line per message; or pass message for one message in full, including tool \
-output that was dropped. Long ranges are cut and tell you where to continue.";
+output that was dropped. Long ranges are cut and tell you where to continue. Pass session to \
+read another session of this project that ctx_search found.";
 
 /// The most an answer carries, in estimated tokens.
 pub const EXPAND_BUDGET_TOKENS: usize = 15_000;
@@ -45,6 +46,9 @@ pub struct ExpandArgs {
     /// One message ordinal, shown in full (instead of start and end).
     #[serde(default)]
     pub message: Option<u64>,
+    /// Another session of this project, as a ctx_search result names it [default: yours].
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// What the caller asked for, once validated.
@@ -75,16 +79,58 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &ExpandArgs) -> ToolAnswer {
         }
     };
     let answer = ctx.engine.store().read(|tx| {
-        let session = match bound_session(tx, ctx, NAME)? {
-            Ok(session) => session,
+        let (session, live) = match target(tx, ctx, args.session.as_deref())? {
+            Ok(target) => target,
             Err(answer) => return Ok(answer),
         };
         match wanted {
-            Wanted::Range { start, end } => expand_range(tx, &session, start, end),
-            Wanted::One(ordinal) => expand_one(tx, &session, ordinal),
+            Wanted::Range { start, end } => expand_range(tx, &session, start, end, live),
+            Wanted::One(ordinal) => expand_one(tx, &session, ordinal, live),
         }
     });
     answer.unwrap_or_else(|error| ToolAnswer::store(&error))
+}
+
+/// The session to read and the first ordinal of it the caller's live context shows: the
+/// caller's own session (live from its boundary), or another session of the same project
+/// (none of it live). A session of another project, or of no known project, is refused.
+fn target(
+    tx: &ReadTx<'_>,
+    ctx: &ToolContext<'_>,
+    asked: Option<&str>,
+) -> Result<Result<(SessionId, u64), ToolAnswer>, StoreError> {
+    let other = match asked.map(str::trim) {
+        None => None,
+        Some(id) => match SessionId::new(id) {
+            Ok(session) if ctx.session.as_ref() != Some(&session) => Some(session),
+            Ok(_) => None,
+            Err(error) => {
+                return Ok(Err(ToolAnswer::error(format!(
+                    "session: {error}; pass a session id exactly as ctx_search gave it"
+                ))));
+            }
+        },
+    };
+    let Some(other) = other else {
+        return Ok(match bound_session(tx, ctx, NAME)? {
+            Ok(session) => {
+                let live = live_from(tx, &session)?;
+                Ok((session, live))
+            }
+            Err(answer) => Err(answer),
+        });
+    };
+    let same_project = tx
+        .get_session(&other)?
+        .is_some_and(|record| record.project.is_some() && record.project == ctx.project);
+    Ok(if same_project {
+        Ok((other, u64::MAX))
+    } else {
+        Err(ToolAnswer::error(format!(
+            "no session `{other}` in this project; pass a session id from a ctx_search \
+             result, or leave session out for your own"
+        )))
+    })
 }
 
 /// The first ordinal the live context shows raw: the head's boundary (0 before any pass,
@@ -111,13 +157,13 @@ fn expand_range(
     session: &SessionId,
     start: u64,
     end: Option<u64>,
+    live: u64,
 ) -> Result<ToolAnswer, StoreError> {
     let count = tx.message_count(session)?;
     if start >= count {
         return Ok(out_of_range(start, count));
     }
     let last = end.map_or(count - 1, |end| end.min(count - 1));
-    let live = live_from(tx, session)?;
     if start >= live {
         return Ok(ToolAnswer::ok(format!(
             "messages {start} to {last} are still in your live context (it shows messages \
@@ -160,12 +206,13 @@ fn expand_one(
     tx: &ReadTx<'_>,
     session: &SessionId,
     ordinal: u64,
+    live: u64,
 ) -> Result<ToolAnswer, StoreError> {
     let count = tx.message_count(session)?;
     if ordinal >= count {
         return Ok(out_of_range(ordinal, count));
     }
-    if ordinal >= live_from(tx, session)? && !has_dropped_part(tx, session, ordinal)? {
+    if ordinal >= live && !has_dropped_part(tx, session, ordinal)? {
         return Ok(ToolAnswer::ok(format!(
             "message {ordinal} is still in your live context, in full; nothing to expand"
         )));

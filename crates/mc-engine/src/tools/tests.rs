@@ -446,3 +446,36 @@ fn guidance_explains_tags_and_names_every_tool() {
         assert!(TOOL_GUIDANCE.contains(spec.name), "{}", spec.name);
     }
 }
+
+#[test]
+fn expand_reads_another_session_of_the_project_only() {
+    let fixture = Fixture::new(2);
+    let other = ToolContext {
+        session: Some(SessionId::new("cc-someone-else").unwrap()),
+        ..fixture.ctx()
+    };
+    // The fixture's session is another session to this caller: none of it is live for it.
+    let answer = call_tool(
+        &other,
+        "ctx_expand",
+        json!({"session": "cc-tools-test", "start": 0, "end": 1}),
+    );
+    assert!(!answer.is_error, "{}", answer.text);
+    assert!(
+        answer.text.contains("#0 user: please check"),
+        "{}",
+        answer.text
+    );
+
+    let stranger = ToolContext {
+        project: Some(ProjectId::new("project-b").unwrap()),
+        ..other
+    };
+    let answer = call_tool(
+        &stranger,
+        "ctx_expand",
+        json!({"session": "cc-tools-test", "message": 0}),
+    );
+    assert!(answer.is_error);
+    assert!(answer.text.contains("no session"), "{}", answer.text);
+}
