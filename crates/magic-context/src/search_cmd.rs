@@ -2,9 +2,10 @@
 //! raw message log and compartments.
 //!
 //! `--json` prints `{"query", "project", "results": [HIT, …]}` best first, where HIT is
-//! `source` (memory, message, compartment), `place` (`{"kind": "messages", "session",
-//! "start", "end"}` or `{"kind": "memory", "id", "category"}`), `at_ms`, `score`,
-//! `full_text`, `semantic` and `preview`.
+//! `source` (memory, message, compartment, note, commit), `place` (`{"kind": "messages",
+//! "session", "start", "end"}`, `{"kind": "memory", "id", "category"}`, `{"kind": "note",
+//! "id"}` or `{"kind": "commit", "sha", "author"}`), `at_ms`, `score`, `full_text`,
+//! `semantic` and `preview`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -173,6 +174,7 @@ fn as_text(hits: &[SearchHit]) -> String {
                 end,
             } => format!("session {session} messages {start}-{end}"),
             HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
+            HitPlace::Note { id } => format!("note {id}"),
             HitPlace::Commit { sha, author } => {
                 format!("commit {} by {author}", &sha[..sha.len().min(12)])
             }

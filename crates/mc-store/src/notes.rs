@@ -5,10 +5,12 @@
 //! owner they act for (session and project), and a note of another owner is reported as not
 //! found: one store serves every project on the machine.
 
+use mc_core::search::FtsQuery;
 use mc_core::{ProjectId, SessionId};
 use rusqlite::{OptionalExtension, Row};
 
 use crate::error::{Result, StoreError};
+use crate::search::SearchScope;
 use crate::store::{ReadTx, WriteTx};
 
 /// Whether a note is shown, waiting for evaluation, or retired.
@@ -166,6 +168,69 @@ impl ReadTx<'_> {
             .and_then(|mut statement| statement.query_row([id], note_from_row).optional())
             .map_err(StoreError::sqlite("reading a note"))?;
         Ok(note.filter(|note| owner.owns(note)))
+    }
+}
+
+/// A note that matched a full-text query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteHit {
+    /// The note's id.
+    pub id: u64,
+    /// Negated BM25, higher is better.
+    pub score: f64,
+}
+
+impl ReadTx<'_> {
+    /// Note `id` when it belongs to `project`, whatever its session: what a project-wide
+    /// search may show.
+    pub fn project_note(&self, project: &ProjectId, id: u64) -> Result<Option<StoredNote>> {
+        self.conn()
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM notes WHERE id = ?1 AND project_id = ?2"
+            ))
+            .and_then(|mut statement| {
+                statement
+                    .query_row(rusqlite::params![id, project.as_str()], note_from_row)
+                    .optional()
+            })
+            .map_err(StoreError::sqlite("reading a note"))
+    }
+
+    /// Up to `limit` open notes of `project` matching `query` within `scope`'s time window,
+    /// best first.
+    pub fn search_notes(
+        &self,
+        query: &FtsQuery,
+        project: &ProjectId,
+        scope: &SearchScope,
+        limit: u32,
+    ) -> Result<Vec<NoteHit>> {
+        const DOING: &str = "searching notes";
+        let (since, until) = scope.bounds();
+        let mut statement = self
+            .conn()
+            .prepare_cached(
+                "SELECT n.id, -bm25(note_search) AS score
+                 FROM note_search JOIN notes n ON n.id = note_search.rowid
+                 WHERE note_search MATCH ?1 AND n.project_id = ?2 AND n.status <> 'dismissed'
+                   AND n.updated_ms >= ?3 AND n.updated_ms < ?4
+                 ORDER BY score DESC, n.id
+                 LIMIT ?5",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map(
+                rusqlite::params![query.expression, project.as_str(), since, until, limit],
+                |row| {
+                    Ok(NoteHit {
+                        id: row.get(0)?,
+                        score: row.get(1)?,
+                    })
+                },
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(StoreError::sqlite(DOING))
     }
 }
 

@@ -15,8 +15,8 @@ use super::{ToolAnswer, ToolContext, bound_project};
 use crate::search::{HitPlace, MAX_LIMIT, SearchError, SearchHit, SearchRequest, search};
 
 pub(super) const NAME: &str = "ctx_search";
-pub(super) const DESCRIPTION: &str = "Search this project's history: memories, earlier messages \
-of every session, history summaries and git commits, by words and meaning. Results already in \
+pub(super) const DESCRIPTION: &str = "Search this project's history: memories, notes, earlier \
+messages of every session, history summaries and git commits, by words and meaning. Results already in \
 your context are left out; message results give ordinals to pass to ctx_expand. Use it before \
 asking the user something that may have been settled earlier.";
 
@@ -143,6 +143,7 @@ fn as_text(hits: &[SearchHit]) -> String {
                 end,
             } => format!("session {session}, messages {start}-{end}"),
             HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
+            HitPlace::Note { id } => format!("note {id} (ctx_note)"),
             HitPlace::Commit { sha, author } => {
                 format!("commit {} by {author}", sha.get(..12).unwrap_or(sha))
             }

@@ -479,3 +479,27 @@ fn expand_reads_another_session_of_the_project_only() {
     assert!(answer.is_error);
     assert!(answer.text.contains("no session"), "{}", answer.text);
 }
+
+#[test]
+fn search_finds_notes_of_the_project_until_dismissed() {
+    let fixture = Fixture::new(1);
+    fixture.call(
+        "ctx_note",
+        json!({"action": "write", "content": "benchmark the tokenizer cache"}),
+    );
+    let answer = fixture.call("ctx_search", json!({"query": "tokenizer cache"}));
+    assert!(answer.text.contains("note 1 (ctx_note)"), "{}", answer.text);
+    let elsewhere = ToolContext {
+        project: Some(ProjectId::new("project-b").unwrap()),
+        ..fixture.ctx()
+    };
+    let answer = call_tool(
+        &elsewhere,
+        "ctx_search",
+        json!({"query": "tokenizer cache"}),
+    );
+    assert!(!answer.text.contains("note 1"), "{}", answer.text);
+    fixture.call("ctx_note", json!({"action": "dismiss", "note_id": 1}));
+    let answer = fixture.call("ctx_search", json!({"query": "tokenizer cache"}));
+    assert!(!answer.text.contains("note 1"), "{}", answer.text);
+}

@@ -17,3 +17,27 @@ CREATE TABLE notes (
 
 CREATE INDEX notes_by_session ON notes(session_id, status);
 CREATE INDEX notes_by_project ON notes(project_id, status);
+
+-- Notes are searched like memories: through the notes table itself (external content).
+CREATE VIRTUAL TABLE note_search USING fts5(
+    content,
+    content = 'notes',
+    content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER note_search_insert AFTER INSERT ON notes
+BEGIN
+    INSERT INTO note_search (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TRIGGER note_search_update AFTER UPDATE OF content ON notes
+BEGIN
+    INSERT INTO note_search (note_search, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO note_search (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TRIGGER note_search_delete AFTER DELETE ON notes
+BEGIN
+    INSERT INTO note_search (note_search, rowid, content) VALUES ('delete', old.id, old.content);
+END;
