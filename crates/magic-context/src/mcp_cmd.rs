@@ -16,6 +16,8 @@
 //! server's environment carries `CLAUDE_CODE_SESSION_ID`, equal to the
 //! `X-Claude-Code-Session-Id` header of that session's API requests (what the proxy keys
 //! lanes on), and `CLAUDE_PROJECT_DIR`; the server starts in Claude Code's working directory.
+//! Its next API request offers the five tools as `mcp__magic-context__ctx_*` and carries the
+//! server's instructions (the guidance block) in the system prompt.
 //!
 //! It opens the store like every other command and may run beside `serve`: the store's
 //! writer rule holds across processes.
