@@ -503,3 +503,22 @@ fn search_finds_notes_of_the_project_until_dismissed() {
     let answer = fixture.call("ctx_search", json!({"query": "tokenizer cache"}));
     assert!(!answer.text.contains("note 1"), "{}", answer.text);
 }
+
+#[test]
+fn a_smart_note_needs_only_the_project() {
+    let fixture = Fixture::new(1);
+    let unbound = ToolContext {
+        session: None,
+        ..fixture.ctx()
+    };
+    let answer = call_tool(
+        &unbound,
+        "ctx_note",
+        json!({"action": "write", "content": "revisit", "surface_condition": "when tests slow down"}),
+    );
+    assert!(!answer.is_error, "{}", answer.text);
+    assert!(answer.text.contains("pending"), "{}", answer.text);
+    // The session of the same project sees it.
+    let read = fixture.call("ctx_note", json!({"action": "read"}));
+    assert!(read.text.contains("revisit"), "{}", read.text);
+}
