@@ -93,7 +93,9 @@ pub fn ask(
                 .iter()
                 .filter_map(|hit| match hit.place {
                     HitPlace::Messages { start, .. } => usize::try_from(start).ok(),
-                    HitPlace::Memory { .. } | HitPlace::Commit { .. } => None,
+                    HitPlace::Memory { .. } | HitPlace::Commit { .. } | HitPlace::Note { .. } => {
+                        None
+                    }
                 })
                 .collect();
             let total = question.evidence.len() as f64;

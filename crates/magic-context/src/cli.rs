@@ -12,6 +12,7 @@ use crate::bench_cmd::{self, BenchArgs};
 use crate::config_cmd::{self, ConfigCommand};
 use crate::doctor::{self, DoctorArgs};
 use crate::flush_cmd::{self, FlushArgs};
+use crate::mcp_cmd::{self, McpArgs};
 use crate::memory_cmd::{self, MemoryArgs};
 use crate::recomp_cmd::{self, RecompArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
@@ -49,6 +50,9 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Make a session's next pass bust the cache and land its queued drops.
     Flush(FlushArgs),
+    /// Serve the agent tools (ctx_reduce, ctx_expand, ctx_note, ctx_memory, ctx_search) over
+    /// MCP on stdio.
+    Mcp(McpArgs),
     /// List, add, edit, archive, export and import a project's memories.
     Memory(MemoryArgs),
     /// Rebuild a session's compartments from its raw log (resumable); swapped in when complete.
@@ -76,6 +80,7 @@ impl Command {
             Self::Config(command) => config_cmd::run(command),
             Self::Doctor(args) => doctor::run(&args),
             Self::Flush(args) => flush_cmd::run(&args),
+            Self::Mcp(args) => mcp_cmd::run(&args),
             Self::Memory(args) => memory_cmd::run(&args),
             Self::Bench(args) => bench_cmd::run(&args),
             Self::Recomp(args) => recomp_cmd::run(&args),

@@ -14,6 +14,7 @@ mod doctor;
 mod flush_cmd;
 mod locomo;
 mod logging;
+mod mcp_cmd;
 mod memory_cmd;
 mod memory_lines;
 mod on_demand;

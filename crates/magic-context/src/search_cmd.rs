@@ -2,9 +2,10 @@
 //! raw message log and compartments.
 //!
 //! `--json` prints `{"query", "project", "results": [HIT, …]}` best first, where HIT is
-//! `source` (memory, message, compartment), `place` (`{"kind": "messages", "session",
-//! "start", "end"}` or `{"kind": "memory", "id", "category"}`), `at_ms`, `score`,
-//! `full_text`, `semantic` and `preview`.
+//! `source` (memory, message, compartment, note, commit), `place` (`{"kind": "messages",
+//! "session", "start", "end"}`, `{"kind": "memory", "id", "category"}`, `{"kind": "note",
+//! "id"}` or `{"kind": "commit", "sha", "author"}`), `at_ms`, `score`, `full_text`,
+//! `semantic` and `preview`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -119,7 +120,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
 
 /// Stores the project's recent commits not stored yet, so they are searchable; a directory
 /// outside any repository has none, which is not an error.
-fn index_commits(store: &Store, project: &ProjectId, directory: &Path) {
+pub(crate) fn index_commits(store: &Store, project: &ProjectId, directory: &Path) {
     match mc_proxy::read_commits(directory) {
         Ok(commits) => {
             if let Err(error) = store.write(|tx| tx.add_commits(project, &commits)) {
@@ -132,7 +133,7 @@ fn index_commits(store: &Store, project: &ProjectId, directory: &Path) {
 
 /// The configured embedding model over `store`'s vectors, with the runtime it runs on; `None`
 /// (said on stderr) when there is none, and search runs on full text alone.
-fn semantic_signal(
+pub(crate) fn semantic_signal(
     store: &Arc<Store>,
     data_dir: &Path,
 ) -> Option<(tokio::runtime::Runtime, EmbeddedSearch)> {
@@ -173,6 +174,7 @@ fn as_text(hits: &[SearchHit]) -> String {
                 end,
             } => format!("session {session} messages {start}-{end}"),
             HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
+            HitPlace::Note { id } => format!("note {id}"),
             HitPlace::Commit { sha, author } => {
                 format!("commit {} by {author}", &sha[..sha.len().min(12)])
             }

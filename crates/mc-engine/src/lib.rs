@@ -25,6 +25,7 @@ pub mod search;
 mod session_cache;
 mod state;
 mod tail_message;
+pub mod tools;
 
 pub use error::{EngineError, Result};
 pub use ingest::{Ingested, ingest};

@@ -57,6 +57,7 @@ mod memories;
 mod memory_rows;
 mod messages;
 mod migrations;
+mod notes;
 mod search;
 mod search_index;
 mod session_status;
@@ -84,6 +85,7 @@ pub use memory_rows::{
 };
 pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
+pub use notes::{NewNote, NoteHit, NoteOwner, NoteStatus, StoredNote};
 pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};

@@ -76,10 +76,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "full-text search indexes",
         sql: include_str!("migrations/0010_search.sql"),
     },
+    Migration {
+        version: 11,
+        name: "agent notes",
+        sql: include_str!("migrations/0011_notes.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -189,7 +194,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -214,7 +219,8 @@ mod tests {
                 ),
                 (8, "staging area of compartment rebuilds".to_string()),
                 (9, "project memories and their change log".to_string()),
-                (10, "full-text search indexes".to_string())
+                (10, "full-text search indexes".to_string()),
+                (11, "agent notes".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);

@@ -27,7 +27,7 @@ pub struct SearchScope {
 }
 
 impl SearchScope {
-    fn bounds(&self) -> (i64, i64) {
+    pub(crate) fn bounds(&self) -> (i64, i64) {
         (
             self.since_ms.unwrap_or(i64::MIN),
             self.until_ms.unwrap_or(i64::MAX),

@@ -190,6 +190,26 @@ impl ReadTx<'_> {
         .collect()
     }
 
+    /// The sessions whose id starts with `prefix`, most recently seen first: every lane and
+    /// branch the proxy made for one client session id (`cc-<id>-…`), so a tool server that
+    /// knows only the client's id can find the conversation it serves.
+    pub fn sessions_with_prefix(&self, prefix: &str) -> Result<Vec<SessionRecord>> {
+        const DOING: &str = "listing a client's sessions";
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE substr(id, 1, length(?1)) = ?1
+             ORDER BY last_seen_ms DESC, id"
+        );
+        let mut statement = self
+            .conn()
+            .prepare_cached(&sql)
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map([prefix], SessionRow::from_row)
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.map(|row| row.map_err(StoreError::sqlite(DOING))?.decode())
+            .collect()
+    }
+
     pub(crate) fn require_session(&self, id: &SessionId) -> Result<SessionRecord> {
         self.get_session(id)?
             .ok_or_else(|| StoreError::UnknownSession {

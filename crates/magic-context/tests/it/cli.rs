@@ -27,8 +27,8 @@ fn help_lists_only_working_subcommands() {
     assert_eq!(
         commands,
         [
-            "bench", "config", "doctor", "flush", "memory", "recomp", "reduce", "replay", "search",
-            "serve", "sim", "status", "wrapup", "help"
+            "bench", "config", "doctor", "flush", "mcp", "memory", "recomp", "reduce", "replay",
+            "search", "serve", "sim", "status", "wrapup", "help"
         ]
     );
     assert!(run.stdout.contains("--log-level <LEVEL>"), "{}", run.stdout);

@@ -12,6 +12,7 @@ mod cli;
 mod config_schema;
 mod config_show;
 mod doctor;
+mod mcp;
 mod memory;
 mod reduce;
 mod replay;

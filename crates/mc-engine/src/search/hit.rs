@@ -38,6 +38,11 @@ pub enum HitPlace {
         /// Its category.
         category: String,
     },
+    /// An agent note (`ctx_note`) of the project.
+    Note {
+        /// Its id.
+        id: u64,
+    },
 }
 
 /// One search result.
@@ -149,6 +154,23 @@ pub(super) fn materialise(
                     full_text: item.full_text,
                     semantic: item.semantic,
                     preview: commit_preview(&message),
+                }
+            }
+            ItemKey::Note(id) => {
+                let Some(project) = memory_project(request) else {
+                    continue;
+                };
+                let Some(note) = tx.project_note(project, *id)? else {
+                    continue;
+                };
+                SearchHit {
+                    source: Source::Note.as_str(),
+                    place: HitPlace::Note { id: *id },
+                    at_ms: note.updated_ms,
+                    score: item.score,
+                    full_text: item.full_text,
+                    semantic: item.semantic,
+                    preview: note.content,
                 }
             }
             ItemKey::Memory(id) => {

@@ -1,4 +1,5 @@
-//! Unified search: one query over project memories, the raw message log and compartments,
+//! Unified search: one query over project memories, the raw message log, compartments, the
+//! agent's notes and the project's commits,
 //! full-text and (when an embedding model is configured) semantic, fused into one ranking.
 //!
 //! This is the one search path: `magic-context search`, the agent's `ctx_search` and the
@@ -58,6 +59,8 @@ pub enum ItemKey {
     Memory(u64),
     /// A git commit of the project, by hash.
     Commit(String),
+    /// An agent note of the project, by id.
+    Note(u64),
 }
 
 /// A message found by a signal, with where it lives.
@@ -187,6 +190,14 @@ fn full_text(
             candidates.push(Candidate {
                 key: ItemKey::Memory(hit.id),
                 source: Source::Memory,
+                signal: Signal::FullText,
+                score: hit.score,
+            });
+        }
+        for hit in tx.search_notes(query, project, &request.scope, pool)? {
+            candidates.push(Candidate {
+                key: ItemKey::Note(hit.id),
+                source: Source::Note,
                 signal: Signal::FullText,
                 score: hit.score,
             });

@@ -1,0 +1,159 @@
+//! `ctx_search`: the unified search, as the agent asks it.
+//!
+//! Goes through [`crate::search::search`] like the operator's command and the recall
+//! benchmark, within the caller's project, with the caller's session as the viewer so what
+//! its live context already shows is left out. Message hits carry their session and ordinals,
+//! which `ctx_expand` takes.
+
+use chrono::{DateTime, NaiveDate};
+use mc_core::search::FusionWeights;
+use mc_store::SearchScope;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{ToolAnswer, ToolContext, bound_project};
+use crate::search::{HitPlace, MAX_LIMIT, SearchError, SearchHit, SearchRequest, search};
+
+pub(super) const NAME: &str = "ctx_search";
+pub(super) const DESCRIPTION: &str = "Search this project's history: memories, notes, earlier \
+messages of every session, history summaries and git commits, by words and meaning. Results already in \
+your context are left out; message results give ordinals to pass to ctx_expand. Use it before \
+asking the user something that may have been settled earlier.";
+
+/// Results when the model does not say.
+const DEFAULT_LIMIT: usize = 10;
+
+/// Arguments of `ctx_search`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for, in plain words.
+    pub query: String,
+    /// How many results, 1 to 100 [default: 10].
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Only what happened on or after this day (YYYY-MM-DD, UTC) or time (RFC 3339).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only what happened on or before this day (YYYY-MM-DD, UTC) or before this time.
+    #[serde(default)]
+    pub until: Option<String>,
+}
+
+pub(super) fn run(ctx: &ToolContext<'_>, args: &SearchArgs) -> ToolAnswer {
+    let project = match bound_project(ctx, NAME) {
+        Ok(project) => project.clone(),
+        Err(answer) => return answer,
+    };
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 || limit > MAX_LIMIT {
+        return ToolAnswer::error(format!(
+            "limit must be between 1 and {MAX_LIMIT}, not {limit}"
+        ));
+    }
+    let since_ms = match args
+        .since
+        .as_deref()
+        .map(|text| day_ms(text, false))
+        .transpose()
+    {
+        Ok(ms) => ms,
+        Err(answer) => return answer,
+    };
+    let until_ms = match args
+        .until
+        .as_deref()
+        .map(|text| day_ms(text, true))
+        .transpose()
+    {
+        Ok(ms) => ms,
+        Err(answer) => return answer,
+    };
+    if let (Some(since), Some(until)) = (since_ms, until_ms)
+        && until <= since
+    {
+        return ToolAnswer::error("until is not after since; swap them or widen the window");
+    }
+    let request = SearchRequest {
+        query: args.query.clone(),
+        scope: SearchScope {
+            project: Some(project),
+            session: None,
+            since_ms,
+            until_ms,
+        },
+        viewer: ctx.session.clone(),
+        limit,
+    };
+    match search(
+        ctx.engine.store(),
+        &request,
+        ctx.semantic,
+        &FusionWeights::default(),
+    ) {
+        Ok(hits) => ToolAnswer::ok(as_text(&hits)),
+        Err(SearchError::Store(error)) => ToolAnswer::store(&error),
+        Err(SearchError::Semantic(reason)) => ToolAnswer::error(format!(
+            "semantic search failed ({reason}); try again, or rephrase with the exact words"
+        )),
+        Err(error @ (SearchError::Query(_) | SearchError::Limit(_))) => {
+            ToolAnswer::error(format!("{error}; search for one or more plain words"))
+        }
+    }
+}
+
+/// `text` as unix milliseconds: an RFC 3339 instant as is; a day at its first instant, or
+/// (for `until`, inclusive of the day) at the first instant of the next day.
+fn day_ms(text: &str, until: bool) -> Result<i64, ToolAnswer> {
+    let text = text.trim();
+    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
+        return Ok(instant.timestamp_millis());
+    }
+    let bad = || {
+        ToolAnswer::error(format!(
+            "`{text}` is not a date: use YYYY-MM-DD or an RFC 3339 time such as \
+             2026-11-30T14:00:00Z"
+        ))
+    };
+    let day = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| bad())?;
+    let day = if until {
+        day.succ_opt().ok_or_else(bad)?
+    } else {
+        day
+    };
+    let midnight = day.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
+    Ok(midnight.and_utc().timestamp_millis())
+}
+
+fn as_text(hits: &[SearchHit]) -> String {
+    if hits.is_empty() {
+        return "no results outside what you already see".to_owned();
+    }
+    let mut out = String::new();
+    for (rank, hit) in hits.iter().enumerate() {
+        let place = match &hit.place {
+            HitPlace::Messages {
+                session,
+                start,
+                end,
+            } if start == end => format!("session {session}, message {start}"),
+            HitPlace::Messages {
+                session,
+                start,
+                end,
+            } => format!("session {session}, messages {start}-{end}"),
+            HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
+            HitPlace::Note { id } => format!("note {id} (ctx_note)"),
+            HitPlace::Commit { sha, author } => {
+                format!("commit {} by {author}", sha.get(..12).unwrap_or(sha))
+            }
+        };
+        out.push_str(&format!(
+            "{}. {} · {place}\n   {}\n",
+            rank + 1,
+            hit.source,
+            hit.preview
+        ));
+    }
+    out
+}
