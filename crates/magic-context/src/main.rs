@@ -9,7 +9,6 @@ mod bench_store;
 mod cli;
 mod clock;
 mod config_cmd;
-mod date_arg;
 mod doctor;
 mod flush_cmd;
 mod locomo;

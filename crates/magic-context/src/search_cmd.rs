@@ -18,13 +18,12 @@ use mc_core::search::FusionWeights;
 use mc_core::{ProjectId, SessionId};
 use mc_embed::Embedder;
 use mc_engine::search::{
-    EmbeddedSearch, HitPlace, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch,
-    embedding_settings, search,
+    DayEnd, EmbeddedSearch, HitPlace, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch,
+    date_bound_ms, embedding_settings, search,
 };
 use mc_store::{LocationEnv, Platform, SearchScope, Store, StoreOptions, resolve_data_dir};
 use serde_json::json;
 
-use crate::date_arg::{DayEnd, parse_date_ms};
 use crate::memory_cmd::project_of;
 use crate::output::{pretty, write_stdout};
 
@@ -78,12 +77,12 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     let since_ms = args
         .since
         .as_deref()
-        .map(|text| parse_date_ms(text, DayEnd::Start))
+        .map(|text| date_bound_ms(text, DayEnd::Start).map_err(|err| anyhow!(err)))
         .transpose()?;
     let until_ms = args
         .until
         .as_deref()
-        .map(|text| parse_date_ms(text, DayEnd::After))
+        .map(|text| date_bound_ms(text, DayEnd::After).map_err(|err| anyhow!(err)))
         .transpose()?;
     let location = resolve_data_dir(&LocationEnv::from_process(), Platform::current())
         .context("cannot find the data directory")?;

@@ -7,6 +7,7 @@
 //! gets. Hits the asking session already sees (its raw tail) are hidden: a search that
 //! answers with what is on screen wastes the agent's window.
 
+mod date_bound;
 mod embedding;
 mod hit;
 mod preview;
@@ -18,6 +19,7 @@ use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_
 use mc_core::{ContentHash, ProjectId, SessionId};
 use mc_store::{Commit, ReadTx, SearchScope, Store, StoreError};
 
+pub use date_bound::{DayEnd, date_bound_ms};
 pub use embedding::{
     DEFAULT_MODEL_DIR, EMBED_BATCH, EmbeddedSearch, EmbeddingError, embed_pending,
     embedding_settings,

@@ -5,14 +5,15 @@
 //! its live context already shows is left out. Message hits carry their session and ordinals,
 //! which `ctx_expand` takes.
 
-use chrono::{DateTime, NaiveDate};
 use mc_core::search::FusionWeights;
 use mc_store::SearchScope;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{ToolAnswer, ToolContext, bound_project};
-use crate::search::{HitPlace, MAX_LIMIT, SearchError, SearchHit, SearchRequest, search};
+use crate::search::{
+    DayEnd, HitPlace, MAX_LIMIT, SearchError, SearchHit, SearchRequest, date_bound_ms, search,
+};
 
 pub(super) const NAME: &str = "ctx_search";
 pub(super) const DESCRIPTION: &str = "Search this project's history: memories, notes, earlier \
@@ -96,33 +97,18 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &SearchArgs) -> ToolAnswer {
         Err(SearchError::Semantic(reason)) => ToolAnswer::error(format!(
             "semantic search failed ({reason}); try again, or rephrase with the exact words"
         )),
+        Err(error @ SearchError::TooLong(_)) => ToolAnswer::error(error.to_string()),
         Err(error @ (SearchError::Query(_) | SearchError::Limit(_))) => {
             ToolAnswer::error(format!("{error}; search for one or more plain words"))
         }
     }
 }
 
-/// `text` as unix milliseconds: an RFC 3339 instant as is; a day at its first instant, or
-/// (for `until`, inclusive of the day) at the first instant of the next day.
+/// `text` as unix milliseconds (a day, or for `until` the day after it), or the error the
+/// agent gets.
 fn day_ms(text: &str, until: bool) -> Result<i64, ToolAnswer> {
-    let text = text.trim();
-    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
-        return Ok(instant.timestamp_millis());
-    }
-    let bad = || {
-        ToolAnswer::error(format!(
-            "`{text}` is not a date: use YYYY-MM-DD or an RFC 3339 time such as \
-             2026-11-30T14:00:00Z"
-        ))
-    };
-    let day = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| bad())?;
-    let day = if until {
-        day.succ_opt().ok_or_else(bad)?
-    } else {
-        day
-    };
-    let midnight = day.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
-    Ok(midnight.and_utc().timestamp_millis())
+    let end = if until { DayEnd::After } else { DayEnd::Start };
+    date_bound_ms(text, end).map_err(ToolAnswer::error)
 }
 
 fn as_text(hits: &[SearchHit]) -> String {
