@@ -50,6 +50,10 @@ mod settings;
 mod vector;
 
 pub use embedder::Embedder;
+
+/// Whether this build can run the local model (the `local` feature): without it a model
+/// directory is useless, so nothing should be downloaded into one.
+pub const LOCAL_MODEL_BUILT: bool = cfg!(feature = "local");
 pub use error::{BoxError, EmbedError, Result};
 pub use fetch::{HUB_URL, fetch_model};
 #[cfg(feature = "local")]
