@@ -50,8 +50,7 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Make a session's next pass bust the cache and land its queued drops.
     Flush(FlushArgs),
-    /// Serve the agent tools (ctx_reduce, ctx_expand, ctx_note, ctx_memory, ctx_search) over
-    /// MCP on stdio.
+    /// Serve the agent's tools (ctx_reduce, ctx_expand, …) over MCP on stdio.
     Mcp(McpArgs),
     /// List, add, edit, archive, export and import a project's memories.
     Memory(MemoryArgs),
