@@ -191,3 +191,114 @@ fn memories_reach_m0_changes_wait_for_a_bust_and_an_operator_edit_folds() {
         "{m1}"
     );
 }
+
+mod properties {
+    use mc_engine::{EngineError, PassOutcome};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::props::{cases, check_window};
+    use crate::session::arb_script;
+    use crate::support::rendered_tokens;
+
+    /// What happens to project memory before a request.
+    #[derive(Debug, Clone)]
+    enum Change {
+        Nothing,
+        /// The agent (or the historian) adds a fact.
+        Add(MemorySource),
+        /// An edit of the oldest live memory, by the agent or the operator.
+        Edit(MemorySource),
+    }
+
+    fn arb_change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            4 => Just(Change::Nothing),
+            2 => prop_oneof![Just(MemorySource::Agent), Just(MemorySource::Historian)].prop_map(Change::Add),
+            1 => prop_oneof![Just(MemorySource::Agent), Just(MemorySource::Operator)].prop_map(Change::Edit),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(cases())]
+
+        /// With memories written in the background between requests: `m[0]` changes only on
+        /// a hard fold, `m[1]` never on a cache hit, every request stays inside the window,
+        /// and after an operator's edit of a memory `m[0]` shows, the next pass that may
+        /// change bytes is a hard fold showing the new wording.
+        #[test]
+        fn background_memory_writes_never_bust_and_operator_edits_fold(
+            script in arb_script(),
+            changes in prop::collection::vec(arb_change(), 25),
+        ) {
+            let harness = Harness::new();
+            let project = ProjectId::new("git:prop").unwrap();
+            harness.engine.store().write(|tx| tx.upsert_session(&NewSession {
+                id: harness.session.clone(),
+                host: Host::ClaudeCode,
+                project: Some(project.clone()),
+            }, 0)).unwrap();
+            let (messages, steps) = script.materialise();
+            let mut previous: Option<PassOutcome> = None;
+            let mut pending_operator_edit: Option<String> = None;
+            for (index, step) in steps.iter().enumerate() {
+                match changes.get(index).cloned().unwrap_or(Change::Nothing) {
+                    Change::Nothing => {}
+                    Change::Add(source) => {
+                        add(&harness, &project, &format!("Fact {index}: keep step {index} green."), source, false);
+                    }
+                    Change::Edit(actor) => {
+                        let oldest = harness.engine.store()
+                            .read(|tx| tx.memories(&project, &[mc_store::MemoryStatus::Active]))
+                            .unwrap()
+                            .into_iter()
+                            .next();
+                        if let Some(memory) = oldest {
+                            let wording = format!("Edited at step {index}: {}", memory.record.content);
+                            harness.engine.store().write(|tx| tx.edit_memory(&project, memory.id, MemoryEdit {
+                                category: None,
+                                content: Some(&wording),
+                            }, actor, 0)).unwrap();
+                            let shown = previous.as_ref().is_some_and(|outcome| {
+                                text_of(&outcome.messages[0]).contains(&format!("- #{} ", memory.id))
+                            });
+                            if actor == MemorySource::Operator && shown {
+                                pending_operator_edit = Some(wording);
+                            }
+                        }
+                    }
+                }
+                let call = Call {
+                    model: step.model,
+                    messages: &messages[..step.messages_len],
+                    now_ms: step.now_ms,
+                    usable_window: script.usable_window,
+                    last_usage_tokens: previous.as_ref().map(|outcome| rendered_tokens(&outcome.messages)),
+                    operator_flush: step.operator_flush,
+                };
+                let outcome = match harness.pass(&call) {
+                    Ok(outcome) => outcome,
+                    Err(EngineError::Refused { .. }) => break,
+                    Err(error) => return Err(TestCaseError::fail(format!("pass failed: {error}"))),
+                };
+                check_window(&call, &outcome)?;
+                if let Some(previous) = &previous {
+                    if outcome.plan.kind != PassKind::HardFold {
+                        prop_assert_eq!(&outcome.messages[0], &previous.messages[0], "m[0] changed without a fold");
+                    }
+                    if outcome.plan.kind == PassKind::CacheHit {
+                        prop_assert_eq!(&outcome.messages[1], &previous.messages[1], "m[1] changed on a cache hit");
+                    }
+                }
+                if outcome.plan.may_mutate
+                    && let Some(wording) = pending_operator_edit.take()
+                {
+                    prop_assert_eq!(outcome.plan.kind, PassKind::HardFold, "an operator edit did not fold");
+                    let m0 = text_of(&outcome.messages[0]);
+                    prop_assert!(m0.contains(&wording) || !m0.contains("<project-memory>"), "{}", m0);
+                }
+                previous = Some(outcome);
+            }
+        }
+    }
+}
