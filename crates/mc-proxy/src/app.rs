@@ -105,6 +105,13 @@ impl App {
     }
 }
 
+impl App {
+    /// Whether a request is being planned now (a pass holds a permit).
+    pub fn passes_running(&self) -> bool {
+        self.pass_permits.available_permits() < concurrent_passes()
+    }
+}
+
 /// Two passes per core: one can decode, count and render while another holds the store.
 fn concurrent_passes() -> usize {
     std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2)

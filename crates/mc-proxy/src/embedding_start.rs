@@ -18,8 +18,11 @@ use mc_engine::search::{embed_pending, embedding_settings};
 
 use crate::app::App;
 
-/// Batches embedded between checks of whether more is waiting.
-const BATCHES_PER_ROUND: usize = 4;
+/// Batches embedded between looks at whether requests are being planned.
+const BATCHES_PER_ROUND: usize = 1;
+
+/// How long the task waits while a request is being planned before it looks again.
+const YIELD_TO_PASSES: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The embedding model (once there is one) and whether a task is using it.
 pub struct EmbeddingRuntime {
@@ -91,8 +94,10 @@ impl EmbeddingRuntime {
     }
 }
 
-/// Starts embedding what is new, unless a task already is.
-pub fn start(app: &App) {
+/// Starts embedding what is new, unless a task already is. Between batches the task waits
+/// while any request is being planned: the local model takes every core for a batch, and a
+/// pass must not wait for it.
+pub fn start(app: &Arc<App>) {
     let (Some(runtime), Ok(engine)) = (&app.embeddings, &app.engine) else {
         return;
     };
@@ -105,8 +110,12 @@ pub fn start(app: &App) {
     let engine = Arc::clone(engine);
     let embedder = embedder.clone();
     let running = Arc::clone(&runtime.running);
+    let app = Arc::clone(app);
     tokio::spawn(async move {
         loop {
+            while app.passes_running() {
+                tokio::time::sleep(YIELD_TO_PASSES).await;
+            }
             match embed_pending(Arc::clone(&engine), &embedder, BATCHES_PER_ROUND).await {
                 Ok(0) => break,
                 Ok(_) => tokio::task::yield_now().await,
