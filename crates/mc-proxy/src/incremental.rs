@@ -287,6 +287,56 @@ fn shared_messages(remembered: &Layout, body: &[u8], ranges: &[Range<usize>]) ->
         .count()
 }
 
+/// Decodes `bodies` in order as the proxy does, remembering each one that decodes, and
+/// checks every result against a full decode: the same request, conversation, chain, TTL
+/// choice and prefix identity, or the same error. Returns the first disagreement. For the
+/// fuzz target `incremental_decode` (feature `fuzzing`).
+#[cfg(feature = "fuzzing")]
+pub fn check_against_full(bodies: &[Bytes], limit_bytes: usize) -> Result<(), String> {
+    let recent = RecentRequests::default();
+    for (index, body) in bodies.iter().enumerate() {
+        match (
+            recent.decode(body, limit_bytes),
+            full_decode(body, limit_bytes),
+        ) {
+            (Ok(decoded), Ok(full)) => {
+                let disagreement = if decoded.request != full.request {
+                    Some("request")
+                } else if decoded.conversation != full.conversation {
+                    Some("conversation")
+                } else if decoded.chain != full.chain {
+                    Some("chain")
+                } else if decoded.client_ttl != full.client_ttl {
+                    Some("client TTL")
+                } else if decoded.layout.prefix_identity().is_some_and(|identity| {
+                    let mut request = (*full.request).clone();
+                    render_anthropic::strip_client_markers(&mut request);
+                    identity != render_anthropic::prefix_identity(&request)
+                }) {
+                    Some("prefix identity")
+                } else {
+                    None
+                };
+                if let Some(what) = disagreement {
+                    return Err(format!(
+                        "body {index}: the {what} differs from a full decode"
+                    ));
+                }
+                recent.remember(decoded.layout, decoded.conversation, decoded.chain);
+            }
+            (Err(error), Err(full)) if error == full => {}
+            (got, full) => {
+                return Err(format!(
+                    "body {index}: incremental decode {:?} but full decode {:?}",
+                    got.map(|_| ()),
+                    full.map(|_| ())
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

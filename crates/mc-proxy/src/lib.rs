@@ -68,6 +68,11 @@ use tokio::task::JoinHandle;
 
 pub use app::{App, router};
 pub use git_history::{MAX_COMMITS, read_commits};
+/// The incremental follow-up decoder checked against the full decoder, for the fuzz
+/// targets in `fuzz/`; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use incremental::check_against_full;
 pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::{PROJECT_HEADER, identify as identify_project};
