@@ -18,8 +18,8 @@ use mc_core::search::FusionWeights;
 use mc_core::{ProjectId, SessionId};
 use mc_embed::Embedder;
 use mc_engine::search::{
-    DayEnd, EmbeddedSearch, HitPlace, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch,
-    date_bound_ms, embedding_settings, search,
+    DayEnd, EmbeddedSearch, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch, date_bound_ms,
+    embedding_settings, search,
 };
 use mc_store::{LocationEnv, Platform, SearchScope, Store, StoreOptions, resolve_data_dir};
 use serde_json::json;
@@ -161,23 +161,7 @@ fn as_text(hits: &[SearchHit]) -> String {
     }
     let mut out = String::new();
     for (rank, hit) in hits.iter().enumerate() {
-        let place = match &hit.place {
-            HitPlace::Messages {
-                session,
-                start,
-                end,
-            } if start == end => format!("session {session} message {start}"),
-            HitPlace::Messages {
-                session,
-                start,
-                end,
-            } => format!("session {session} messages {start}-{end}"),
-            HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
-            HitPlace::Note { id } => format!("note {id}"),
-            HitPlace::Commit { sha, author } => {
-                format!("commit {} by {author}", &sha[..sha.len().min(12)])
-            }
-        };
+        let place = &hit.place;
         let found_by = match (hit.full_text, hit.semantic) {
             (true, true) => "words+meaning",
             (true, false) => "words",

@@ -45,6 +45,29 @@ pub enum HitPlace {
     },
 }
 
+impl std::fmt::Display for HitPlace {
+    /// Where a hit lives, as the command line and the agent's tool both print it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Messages {
+                session,
+                start,
+                end,
+            } if start == end => write!(f, "session {session}, message {start}"),
+            Self::Messages {
+                session,
+                start,
+                end,
+            } => write!(f, "session {session}, messages {start}-{end}"),
+            Self::Memory { id, category } => write!(f, "memory {id} ({category})"),
+            Self::Note { id } => write!(f, "note {id}"),
+            Self::Commit { sha, author } => {
+                write!(f, "commit {} by {author}", sha.get(..12).unwrap_or(sha))
+            }
+        }
+    }
+}
+
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchHit {

@@ -117,22 +117,10 @@ fn as_text(hits: &[SearchHit]) -> String {
     }
     let mut out = String::new();
     for (rank, hit) in hits.iter().enumerate() {
+        // Notes are read back with their own tool.
         let place = match &hit.place {
-            HitPlace::Messages {
-                session,
-                start,
-                end,
-            } if start == end => format!("session {session}, message {start}"),
-            HitPlace::Messages {
-                session,
-                start,
-                end,
-            } => format!("session {session}, messages {start}-{end}"),
-            HitPlace::Memory { id, category } => format!("memory {id} ({category})"),
-            HitPlace::Note { id } => format!("note {id} (ctx_note)"),
-            HitPlace::Commit { sha, author } => {
-                format!("commit {} by {author}", sha.get(..12).unwrap_or(sha))
-            }
+            HitPlace::Note { .. } => format!("{} (ctx_note)", hit.place),
+            other => other.to_string(),
         };
         out.push_str(&format!(
             "{}. {} · {place}\n   {}\n",
