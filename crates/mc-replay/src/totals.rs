@@ -23,6 +23,10 @@ pub struct StrategyTotals {
     /// prices, output left out. Every strategy gets the same recorded output, so this is the
     /// part of the cost a strategy controls (DESIGN §8).
     pub input_cost_usd: f64,
+    /// What the strategy controls in all: `input_cost_usd` plus the output of its own
+    /// background calls (labelled: summaries, the historian), which, unlike the agent's
+    /// recorded answers, exist only because of the strategy. Compare strategies on this.
+    pub controlled_cost_usd: f64,
     /// `cache_read ÷ (input_uncached + cache_write + cache_read)`; 0 with no input.
     pub cache_read_share: f64,
     /// Busts by cause (see [`crate::BustTracker`]).
@@ -122,6 +126,7 @@ impl StrategyTotals {
         self.output += usage.output;
         self.cost_usd += usage.cost_usd;
         self.input_cost_usd += usage.input_cost_usd;
+        self.controlled_cost_usd += usage.input_cost_usd;
         self.prompt_tokens += usage.prompt_tokens;
         self.add_context(usage.prompt_tokens);
     }
@@ -129,6 +134,7 @@ impl StrategyTotals {
     /// Adds an accepted call to its label's totals (after [`Self::add_call`], which counts
     /// it in the overall figures).
     pub fn add_labelled(&mut self, label: &str, usage: &CallUsage) {
+        self.controlled_cost_usd += usage.cost_usd - usage.input_cost_usd;
         let call = LabelTotals {
             calls: 1,
             prompt_tokens: usage.prompt_tokens,
@@ -191,6 +197,7 @@ impl StrategyTotals {
         self.output += other.output;
         self.cost_usd += other.cost_usd;
         self.input_cost_usd += other.input_cost_usd;
+        self.controlled_cost_usd += other.controlled_cost_usd;
         for (cause, count) in &other.busts {
             *self.busts.entry(cause.clone()).or_default() += count;
         }
@@ -296,6 +303,8 @@ mod tests {
         assert_eq!(merged.busts.get("window"), Some(&2));
         assert_eq!(merged.cost_usd, 1.5);
         assert_eq!(merged.input_cost_usd, 1.0);
+        // Unlabelled calls are the agent's: their output is not the strategy's doing.
+        assert_eq!(merged.controlled_cost_usd, 1.0);
         assert_eq!(merged.user_words_kept, None);
         assert!(merged.labelled.is_empty() && merged.counters.is_empty());
         // Engine failures are present once any run reported them, even as 0.
@@ -341,6 +350,8 @@ mod tests {
         );
         assert_eq!(merged.user_words_kept, Some(0.25));
         assert_eq!(merged.requests, 2);
+        // A background call's output is the strategy's own cost.
+        assert!((merged.controlled_cost_usd - 0.02).abs() < 1e-12);
         assert_eq!(empty.user_words_kept, None);
     }
 }

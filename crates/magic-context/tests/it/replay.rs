@@ -82,6 +82,7 @@ fn json_report_has_every_strategy_and_field() {
             "output",
             "cost_usd",
             "input_cost_usd",
+            "controlled_cost_usd",
             "cache_read_share",
             "busts",
             "peak_context",

@@ -97,9 +97,10 @@ fn long_session(seed: u64, turns: usize) -> Recording {
 
 fn describe(name: &str, totals: &StrategyTotals) -> String {
     format!(
-        "{name}: cost ${:.2}, input ${:.2}, read share {:.3}, peak {}, over {}, failed {}, user kept {:?}, busts {:?}, labelled {:?}, counters {:?}",
+        "{name}: cost ${:.2}, input ${:.2}, controlled ${:.2}, read share {:.3}, peak {}, over {}, failed {}, user kept {:?}, busts {:?}, labelled {:?}, counters {:?}",
         totals.cost_usd,
         totals.input_cost_usd,
+        totals.controlled_cost_usd,
         totals.cache_read_share,
         totals.peak_context,
         totals.over_window,
@@ -125,8 +126,9 @@ fn over_a_long_session_the_users_words_survive_where_compaction_loses_them() {
     eprintln!("{}", describe("magic", magic));
     eprintln!("{}", describe("autocompact", autocompact));
     eprintln!(
-        "input side: magic / autocompact = {:.3}",
-        magic.input_cost_usd / autocompact.input_cost_usd
+        "input side: magic / autocompact = {:.3}; controlled: {:.3}",
+        magic.input_cost_usd / autocompact.input_cost_usd,
+        magic.controlled_cost_usd / autocompact.controlled_cost_usd
     );
     assert_eq!((magic.over_window, magic.failed_sessions), (0, 0));
     assert_eq!(magic.engine_failures, Some(0));
