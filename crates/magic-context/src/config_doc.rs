@@ -1,0 +1,273 @@
+//! A host's config file held as a document `setup` can read and change one key at a time,
+//! keeping everything else it holds: other keys, their order, and (for TOML) comments and
+//! layout.
+//!
+//! JSON files are re-serialised with the indentation they already use, key order kept
+//! (`serde_json`'s `preserve_order`); a JSON file with comments cannot be read back without
+//! losing them, so it is refused with what to add by hand. TOML goes through `toml_edit`,
+//! which leaves every byte it was not asked to change.
+
+use serde_json::{Map, Value};
+use toml_edit::{DocumentMut, Item, Table, TableLike};
+
+/// The syntax of a host's config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON (Claude Code, OpenCode, Pi).
+    Json,
+    /// TOML (Codex).
+    Toml,
+}
+
+/// A parsed config file.
+pub enum ConfigDoc {
+    /// A JSON object, and how its text was laid out.
+    Json {
+        /// The top-level object.
+        root: Map<String, Value>,
+        /// One level of indentation, as the file wrote it.
+        indent: String,
+    },
+    /// A TOML document.
+    Toml(DocumentMut),
+}
+
+impl ConfigDoc {
+    /// Parses `text` (empty for a file that does not exist yet).
+    pub fn parse(format: Format, text: &str) -> Result<Self, String> {
+        match format {
+            Format::Json => {
+                if text.trim().is_empty() {
+                    return Ok(Self::Json {
+                        root: Map::new(),
+                        indent: "  ".to_owned(),
+                    });
+                }
+                let value: Value = serde_json::from_str(text).map_err(|error| {
+                    format!("is not plain JSON ({error}); comments cannot be kept, so add the keys by hand")
+                })?;
+                let Value::Object(root) = value else {
+                    return Err("does not hold a JSON object".to_owned());
+                };
+                Ok(Self::Json {
+                    root,
+                    indent: detect_indent(text),
+                })
+            }
+            Format::Toml => text
+                .parse::<DocumentMut>()
+                .map(Self::Toml)
+                .map_err(|error| format!("is not valid TOML: {error}")),
+        }
+    }
+
+    /// The value at `key`, as JSON.
+    pub fn get(&self, key: &[String]) -> Option<Value> {
+        let (leaf, parents) = key.split_last()?;
+        match self {
+            Self::Json { root, .. } => {
+                let mut object = root;
+                for part in parents {
+                    object = object.get(part)?.as_object()?;
+                }
+                object.get(leaf).cloned()
+            }
+            Self::Toml(doc) => {
+                let mut table: &dyn TableLike = doc.as_table();
+                for part in parents {
+                    table = table.get(part)?.as_table_like()?;
+                }
+                table.get(leaf).and_then(toml_item_to_json)
+            }
+        }
+    }
+
+    /// How many of `key`'s parents exist, counted from the top: what `remove` may prune.
+    pub fn existing_parents(&self, key: &[String]) -> usize {
+        (1..key.len())
+            .take_while(|depth| self.get(&key[..*depth]).is_some())
+            .count()
+    }
+
+    /// Sets `key` to `value`, creating missing parents; fails when a parent is not an
+    /// object/table (the file means something else there, and it is not ours to replace).
+    pub fn set(&mut self, key: &[String], value: &Value) -> Result<(), String> {
+        let Some((leaf, parents)) = key.split_last() else {
+            return Err("empty key".to_owned());
+        };
+        match self {
+            Self::Json { root, .. } => {
+                let mut object = root;
+                for part in parents {
+                    let slot = object
+                        .entry(part.clone())
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    object = slot
+                        .as_object_mut()
+                        .ok_or_else(|| format!("`{part}` is not an object"))?;
+                }
+                object.insert(leaf.clone(), value.clone());
+            }
+            Self::Toml(doc) => {
+                let mut table: &mut dyn TableLike = doc.as_table_mut();
+                for part in parents {
+                    if !table.contains_key(part) {
+                        let mut fresh = Table::new();
+                        fresh.set_implicit(true);
+                        table.insert(part, Item::Table(fresh));
+                    }
+                    table = table
+                        .get_mut(part)
+                        .and_then(Item::as_table_like_mut)
+                        .ok_or_else(|| format!("`{part}` is not a table"))?;
+                }
+                table.insert(leaf, Item::Value(json_to_toml(value)?));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes `key`, then the `created_parents` deepest parents when that leaves them
+    /// empty (they exist only because `set` made them).
+    pub fn remove(&mut self, key: &[String], created_parents: usize) {
+        let mut depth = key.len();
+        let lowest_kept = key.len().saturating_sub(1 + created_parents);
+        while depth > 0 {
+            let removed = self.remove_one(&key[..depth], depth == key.len());
+            depth -= 1;
+            if !removed || depth <= lowest_kept {
+                break;
+            }
+        }
+    }
+
+    /// Removes the entry at `key`: always when `force`, else only when it is an empty
+    /// object/table. Returns whether it was removed.
+    fn remove_one(&mut self, key: &[String], force: bool) -> bool {
+        let Some((leaf, parents)) = key.split_last() else {
+            return false;
+        };
+        match self {
+            Self::Json { root, .. } => {
+                let mut object = root;
+                for part in parents {
+                    match object.get_mut(part).and_then(Value::as_object_mut) {
+                        Some(next) => object = next,
+                        None => return false,
+                    }
+                }
+                let is_empty = object
+                    .get(leaf)
+                    .is_some_and(|value| value.as_object().is_some_and(Map::is_empty));
+                (force || is_empty) && object.shift_remove(leaf).is_some()
+            }
+            Self::Toml(doc) => {
+                let mut table: &mut dyn TableLike = doc.as_table_mut();
+                for part in parents {
+                    match table.get_mut(part).and_then(Item::as_table_like_mut) {
+                        Some(next) => table = next,
+                        None => return false,
+                    }
+                }
+                let is_empty = table
+                    .get(leaf)
+                    .and_then(Item::as_table_like)
+                    .is_some_and(TableLike::is_empty);
+                (force || is_empty) && table.remove(leaf).is_some()
+            }
+        }
+    }
+
+    /// The document as text, ending with a newline.
+    pub fn render(&self) -> Result<String, String> {
+        match self {
+            Self::Json { root, indent } => {
+                let mut bytes = Vec::new();
+                let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+                let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
+                serde::Serialize::serialize(root, &mut serializer)
+                    .map_err(|error| format!("cannot format JSON: {error}"))?;
+                let mut text = String::from_utf8(bytes)
+                    .map_err(|error| format!("cannot format JSON: {error}"))?;
+                text.push('\n');
+                Ok(text)
+            }
+            Self::Toml(doc) => Ok(doc.to_string()),
+        }
+    }
+}
+
+/// The indentation of the first indented line, or two spaces.
+fn detect_indent(text: &str) -> String {
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let trimmed = line.trim_start_matches([' ', '\t']);
+            &line[..line.len() - trimmed.len()]
+        })
+        .find(|indent| !indent.is_empty())
+        .unwrap_or("  ")
+        .to_owned()
+}
+
+fn json_to_toml(value: &Value) -> Result<toml_edit::Value, String> {
+    Ok(match value {
+        Value::String(text) => text.as_str().into(),
+        Value::Bool(flag) => (*flag).into(),
+        Value::Number(number) => match number.as_i64() {
+            Some(int) => int.into(),
+            None => number.as_f64().unwrap_or_default().into(),
+        },
+        Value::Array(items) => {
+            let mut array = toml_edit::Array::new();
+            for item in items {
+                array.push(json_to_toml(item)?);
+            }
+            toml_edit::Value::Array(array)
+        }
+        Value::Object(map) => {
+            let mut table = toml_edit::InlineTable::new();
+            for (key, item) in map {
+                table.insert(key, json_to_toml(item)?);
+            }
+            toml_edit::Value::InlineTable(table)
+        }
+        Value::Null => return Err("TOML has no null".to_owned()),
+    })
+}
+
+fn toml_value_to_json(value: &toml_edit::Value) -> Value {
+    match value {
+        toml_edit::Value::String(text) => Value::from(text.value().as_str()),
+        toml_edit::Value::Integer(int) => Value::from(*int.value()),
+        toml_edit::Value::Float(float) => Value::from(*float.value()),
+        toml_edit::Value::Boolean(flag) => Value::from(*flag.value()),
+        toml_edit::Value::Datetime(when) => Value::from(when.value().to_string()),
+        toml_edit::Value::Array(items) => items.iter().map(toml_value_to_json).collect(),
+        toml_edit::Value::InlineTable(table) => table
+            .iter()
+            .map(|(key, item)| (key.to_owned(), toml_value_to_json(item)))
+            .collect::<Map<_, _>>()
+            .into(),
+    }
+}
+
+fn toml_item_to_json(item: &Item) -> Option<Value> {
+    match item {
+        Item::None => None,
+        Item::Value(value) => Some(toml_value_to_json(value)),
+        Item::Table(table) => Some(
+            table
+                .iter()
+                .filter_map(|(key, item)| Some((key.to_owned(), toml_item_to_json(item)?)))
+                .collect::<Map<_, _>>()
+                .into(),
+        ),
+        Item::ArrayOfTables(tables) => Some(
+            tables
+                .iter()
+                .map(|table| toml_item_to_json(&Item::Table(table.clone())).unwrap_or_default())
+                .collect(),
+        ),
+    }
+}
