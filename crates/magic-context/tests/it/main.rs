@@ -16,6 +16,7 @@ mod mcp;
 mod memory;
 mod reduce;
 mod replay;
+mod run_agent;
 mod search;
 mod sim_with_claude_code;
 mod status;
