@@ -18,6 +18,7 @@ mod reduce;
 mod replay;
 mod run_agent;
 mod search;
+mod setup_hosts;
 mod sim_with_claude_code;
 mod status;
 mod support;
