@@ -12,9 +12,31 @@ use std::time::{Duration, Instant};
 use crate::support::Machine;
 use crate::support::servers::Server;
 
+/// A `magic-context run` child, stopped on drop with a SIGTERM (which `run` forwards) so a
+/// failing test leaves no agent behind.
+struct RunChild(Option<Child>);
+
+impl RunChild {
+    fn child(&mut self) -> &mut Child {
+        self.0.as_mut().unwrap()
+    }
+}
+
+impl Drop for RunChild {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// `magic-context ARGS` as a child in the machine's environment, PATH included so `sh`
 /// and `sleep` are found.
-fn spawn(machine: &Machine, args: &[&str], extra_env: &[(&str, &OsStr)]) -> Child {
+fn spawn(machine: &Machine, args: &[&str], extra_env: &[(&str, &OsStr)]) -> RunChild {
     let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
     command
         .args(args)
@@ -28,11 +50,12 @@ fn spawn(machine: &Machine, args: &[&str], extra_env: &[(&str, &OsStr)]) -> Chil
     for (name, value) in extra_env {
         command.env(name, value);
     }
-    command.spawn().unwrap()
+    RunChild(Some(command.spawn().unwrap()))
 }
 
 /// Waits for `path` to appear (the agent writes it once started) and returns its text.
-fn wait_for_file(path: &Path, child: &mut Child) -> String {
+fn wait_for_file(path: &Path, run: &mut RunChild) -> String {
+    let child = run.child();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(text) = std::fs::read_to_string(path)
@@ -75,8 +98,8 @@ fn health(base_url: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap()
 }
 
-fn finish(child: Child) -> (ExitStatus, String, String) {
-    let output = child.wait_with_output().unwrap();
+fn finish(mut run: RunChild) -> (ExitStatus, String, String) {
+    let output = run.0.take().unwrap().wait_with_output().unwrap();
     (
         output.status,
         String::from_utf8(output.stdout).unwrap(),
@@ -189,7 +212,7 @@ while true; do sleep 0.05; done"#
         wait_for_file(&machine.path("work/ready.txt"), &mut child);
         let sent = Command::new("kill")
             .arg(format!("-{signal}"))
-            .arg(child.id().to_string())
+            .arg(child.child().id().to_string())
             .status()
             .unwrap();
         assert!(sent.success());
