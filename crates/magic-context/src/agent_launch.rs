@@ -69,12 +69,19 @@ pub fn launch_for(program: &Path, wire: Option<Wire>, base_url: &str) -> Launch 
         },
         Some("pi") => Launch {
             note: Some(
-                "Pi reads its base URLs only from its models.json: run `magic-context setup pi` once to point it at the proxy address in your config",
+                "Pi reads its base URLs only from its models.json; `magic-context setup pi` points it at the proxy address in your config, where `run` serves it",
             ),
             ..generic(None, base_url)
         },
         _ => generic(None, base_url),
     }
+}
+
+/// Whether `program` ignores base-URL variables and reads the proxy's address only from its
+/// own config (Pi's `models.json`, written by `setup`): a proxy started for it must then
+/// listen at the configured address, not on a free port, or it would never be reached.
+pub fn reads_url_from_own_config(program: &Path) -> bool {
+    agent_name(program).as_deref() == Some("pi")
 }
 
 /// The SDK-convention variables of one wire, or of both.
@@ -134,6 +141,8 @@ mod tests {
             ]
         );
         assert!(launch_for(Path::new("pi"), None, BASE).note.is_some());
+        assert!(reads_url_from_own_config(Path::new("/usr/bin/pi")));
+        assert!(!reads_url_from_own_config(Path::new("claude")));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! A proxy already listening at the configured address (or `--port`) is used as it is;
 //! otherwise one is started inside this process, on a free loopback port unless `--port`
-//! names one, with the user's config and store, and it stops when the agent exits. A proxy
+//! names one (or the agent reads the address from its own config, as Pi does: then at the
+//! configured address), with the user's config and store, and it stops when the agent exits. A proxy
 //! `run` did not start is never stopped. Whatever can be checked before the agent starts is
 //! (the agent on PATH, the port, the store), so a mistake shows as one clear line rather
 //! than as an agent failing its first model call.
@@ -18,7 +19,7 @@ use mc_config::{ConfigSources, load};
 use mc_core::config::Config;
 use mc_proxy::{RunningProxy, ServeError};
 
-use crate::agent_launch::{Wire, launch_for};
+use crate::agent_launch::{Wire, launch_for, reads_url_from_own_config};
 use crate::agent_process::{NOT_FOUND_EXIT, find_program, report, run_agent};
 use crate::proxy_probe::{Listener, probe};
 use crate::serve_cmd::{
@@ -83,9 +84,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 "port {} is in use by another program; choose another with --port, or leave it out for a free port",
                 wanted.port()
             ),
+            Listener::Nothing if reads_url_from_own_config(&resolved) => {
+                Proxy::Started(start_proxy(&loaded.config, wanted).await?)
+            }
             Listener::Other | Listener::Nothing => {
                 let port = args.port.unwrap_or(0);
-                Proxy::Started(start_proxy(&loaded.config, port).await?)
+                let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+                Proxy::Started(start_proxy(&loaded.config, listen).await?)
             }
         };
         let base_url = format!("http://{}", proxy.addr());
@@ -124,11 +129,11 @@ impl Proxy {
     }
 }
 
-/// Starts a proxy on loopback `port` (0: a free one) over the user's store; refuses when
-/// the store cannot be opened, since every managed call would then be refused.
-async fn start_proxy(config: &Config, port: u16) -> anyhow::Result<RunningProxy> {
+/// Starts a proxy on `listen` (port 0: a free one) over the user's store; refuses when the
+/// store cannot be opened, since every managed call would then be refused.
+async fn start_proxy(config: &Config, listen: SocketAddr) -> anyhow::Result<RunningProxy> {
     let serve_args = ServeArgs {
-        listen: Some(SocketAddr::from((Ipv4Addr::LOCALHOST, port))),
+        listen: Some(listen),
         upstream_anthropic: None,
         upstream_openai: None,
         context_window: None,

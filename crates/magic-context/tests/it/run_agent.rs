@@ -186,6 +186,42 @@ fn without_a_port_the_proxy_gets_a_free_one_and_known_agents_their_own_variables
 }
 
 #[test]
+fn pi_gets_its_proxy_at_the_configured_address_that_setup_points_it_at() {
+    let machine = Machine::fresh();
+    let port = free_port();
+    std::fs::create_dir_all(machine.user_file().parent().unwrap()).unwrap();
+    std::fs::write(
+        machine.user_file(),
+        format!(r#"{{ "proxy": {{ "listen": "127.0.0.1:{port}" }} }}"#),
+    )
+    .unwrap();
+    let bin = machine.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let agent = bin.join("pi");
+    std::fs::write(&agent, format!("#!/bin/sh\n{WAITING_AGENT}\n")).unwrap();
+    make_executable(&agent);
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut child = spawn(
+        &machine,
+        &["run", "--", "pi"],
+        &[("PATH", path.as_os_str())],
+    );
+    wait_for_file(&machine.path("work/urls.txt"), &mut child);
+    assert_eq!(
+        health(&format!("http://127.0.0.1:{port}"))["service"],
+        "magic-context"
+    );
+    std::fs::write(machine.path("work/go"), "").unwrap();
+    let (status, _, stderr) = finish(child);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("magic-context setup pi"), "{stderr}");
+}
+
+#[test]
 fn exit_codes_and_signals_pass_through() {
     let machine = Machine::fresh();
     let run = |script: &str| finish(spawn(&machine, &["run", "--", "sh", "-c", script], &[]));
