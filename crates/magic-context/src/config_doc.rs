@@ -7,11 +7,13 @@
 //! losing them, so it is refused with what to add by hand. TOML goes through `toml_edit`,
 //! which leaves every byte it was not asked to change.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, Item, Table, TableLike};
 
 /// The syntax of a host's config file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     /// JSON (Claude Code, OpenCode, Pi).
     Json,
@@ -269,5 +271,75 @@ fn toml_item_to_json(item: &Item) -> Option<Value> {
                 .map(|table| toml_item_to_json(&Item::Table(table.clone())).unwrap_or_default())
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn key(path: &str) -> Vec<String> {
+        path.split('.').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn json_keys_are_set_and_removed_with_the_parents_set_made() {
+        let text = "{\n\t\"b\": 1,\n\t\"a\": {\"x\": true}\n}\n";
+        let mut doc = ConfigDoc::parse(Format::Json, text).unwrap();
+        assert_eq!(doc.existing_parents(&key("a.y.z")), 1);
+        doc.set(&key("a.y.z"), &json!("v")).unwrap();
+        doc.set(&key("c"), &json!([1])).unwrap();
+        assert_eq!(doc.get(&key("a.y.z")), Some(json!("v")));
+        assert_eq!(
+            doc.render().unwrap(),
+            "{\n\t\"b\": 1,\n\t\"a\": {\n\t\t\"x\": true,\n\t\t\"y\": {\n\t\t\t\"z\": \"v\"\n\t\t}\n\t},\n\t\"c\": [\n\t\t1\n\t]\n}\n"
+        );
+        doc.remove(&key("a.y.z"), 1);
+        doc.remove(&key("c"), 0);
+        assert_eq!(
+            doc.render().unwrap(),
+            "{\n\t\"b\": 1,\n\t\"a\": {\n\t\t\"x\": true\n\t}\n}\n"
+        );
+        assert!(
+            doc.set(&key("b.q"), &json!(1)).is_err(),
+            "1 is not an object"
+        );
+    }
+
+    #[test]
+    fn toml_edits_keep_comments_and_prune_only_created_tables() {
+        let text = "# top\nmodel = \"m\" # why\n\n[mcp_servers.other]\ncommand = \"o\"\n";
+        let mut doc = ConfigDoc::parse(Format::Toml, text).unwrap();
+        let command = key("mcp_servers.mine.command");
+        assert_eq!(doc.existing_parents(&command), 1);
+        doc.set(&command, &json!("/bin/mc")).unwrap();
+        doc.set(&key("mcp_servers.mine.args"), &json!(["mcp"]))
+            .unwrap();
+        let written = doc.render().unwrap();
+        assert!(written.starts_with(text), "{written}");
+        assert!(
+            written.ends_with("[mcp_servers.mine]\ncommand = \"/bin/mc\"\nargs = [\"mcp\"]\n"),
+            "{written}"
+        );
+        assert_eq!(
+            doc.get(&key("mcp_servers.other")),
+            Some(json!({"command": "o"}))
+        );
+        doc.remove(&key("mcp_servers.mine.args"), 1);
+        doc.remove(&command, 1);
+        assert_eq!(doc.render().unwrap(), text);
+    }
+
+    #[test]
+    fn unreadable_files_are_refused() {
+        assert!(ConfigDoc::parse(Format::Json, "{ // c\n}").is_err());
+        assert!(ConfigDoc::parse(Format::Json, "[1]").is_err());
+        assert!(ConfigDoc::parse(Format::Toml, "a = ").is_err());
+        assert!(
+            ConfigDoc::parse(Format::Json, "").is_ok(),
+            "a missing file starts empty"
+        );
     }
 }

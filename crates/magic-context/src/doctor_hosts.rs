@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::config_doc::{ConfigDoc, Format};
+use crate::config_doc::ConfigDoc;
 use crate::host_config::Host;
 use crate::proxy_probe::{Listener, probe_url};
 use crate::setup_record::{self, FileRecord, PurposeName, SetupRecord};
@@ -29,11 +29,11 @@ pub fn check_hosts(data_dir: &Path) -> Vec<Value> {
 }
 
 fn check_host(host: Host, record: &SetupRecord) -> Value {
-    let points_at_proxy = holds_all(host, record, PurposeName::BaseUrl);
-    let compaction_off = holds_all(host, record, PurposeName::Compaction);
+    let points_at_proxy = holds_all(record, PurposeName::BaseUrl);
+    let compaction_off = holds_all(record, PurposeName::Compaction);
     let mcp_registered = host
         .has_mcp()
-        .then(|| holds_all(host, record, PurposeName::Mcp) && mcp_command_exists(record));
+        .then(|| holds_all(record, PurposeName::Mcp) && mcp_command_exists(record));
     let proxy = match probe_url(&record.proxy_url) {
         Some(Listener::MagicContext { store_ok: true, .. }) => "listening",
         Some(Listener::MagicContext {
@@ -56,7 +56,7 @@ fn check_host(host: Host, record: &SetupRecord) -> Value {
 }
 
 /// Whether every key of `purpose` still holds the value `setup` wrote.
-fn holds_all(host: Host, record: &SetupRecord, purpose: PurposeName) -> bool {
+fn holds_all(record: &SetupRecord, purpose: PurposeName) -> bool {
     record.files.iter().all(|file| {
         let keys: Vec<_> = file
             .keys
@@ -66,7 +66,7 @@ fn holds_all(host: Host, record: &SetupRecord, purpose: PurposeName) -> bool {
         if keys.is_empty() {
             return true;
         }
-        let Some(doc) = read_doc(host, file) else {
+        let Some(doc) = read_doc(file) else {
             return false;
         };
         keys.iter()
@@ -74,14 +74,9 @@ fn holds_all(host: Host, record: &SetupRecord, purpose: PurposeName) -> bool {
     })
 }
 
-fn read_doc(host: Host, file: &FileRecord) -> Option<ConfigDoc> {
+fn read_doc(file: &FileRecord) -> Option<ConfigDoc> {
     let text = std::fs::read_to_string(&file.path).ok()?;
-    let format = if host == Host::Codex {
-        Format::Toml
-    } else {
-        Format::Json
-    };
-    ConfigDoc::parse(format, &text).ok()
+    ConfigDoc::parse(file.format, &text).ok()
 }
 
 /// Whether the program each MCP entry runs still exists (the binary may have moved).

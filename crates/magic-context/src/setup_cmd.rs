@@ -141,6 +141,7 @@ fn apply(
                 };
                 record.files.push(FileRecord {
                     path: path.clone(),
+                    format: change.plan.format,
                     backup,
                     written_blake3: String::new(),
                     keys: Vec::new(),
@@ -231,7 +232,7 @@ fn undo(host: Host, data_dir: &Path, dry_run: bool) -> anyhow::Result<()> {
     };
     let mut restores = Vec::new();
     for file in record.files.iter().rev() {
-        restores.push(restore_for(file, host)?);
+        restores.push(restore_for(file)?);
     }
     if dry_run {
         let diffs: String = restores
@@ -277,7 +278,7 @@ fn undo(host: Host, data_dir: &Path, dry_run: bool) -> anyhow::Result<()> {
 
 /// How to put `file` back: the backup's bytes when the file is as `setup` left it (or
 /// gone), else its current text with only `setup`'s keys reverted.
-fn restore_for(file: &FileRecord, host: Host) -> anyhow::Result<Restore> {
+fn restore_for(file: &FileRecord) -> anyhow::Result<Restore> {
     let current = match std::fs::read(&file.path) {
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
@@ -312,8 +313,7 @@ fn restore_for(file: &FileRecord, host: Host) -> anyhow::Result<Restore> {
             how,
         });
     }
-    let format = plan_format(host, &file.path);
-    let mut doc = ConfigDoc::parse(format, before.as_deref().unwrap_or(""))
+    let mut doc = ConfigDoc::parse(file.format, before.as_deref().unwrap_or(""))
         .map_err(|problem| anyhow!("{} {problem}", file.path.display()))?;
     for key in file.keys.iter().rev() {
         // A key the user has changed since is theirs now.
@@ -336,16 +336,6 @@ fn restore_for(file: &FileRecord, host: Host) -> anyhow::Result<Restore> {
         after: Some(after.into_bytes()),
         how: "reverted the keys setup wrote in (the file changed since)",
     })
-}
-
-/// The syntax of a recorded file: TOML for Codex's `config.toml`, JSON otherwise.
-fn plan_format(host: Host, path: &Path) -> crate::config_doc::Format {
-    let is_toml = host == Host::Codex && path.extension().is_some_and(|ext| ext == "toml");
-    if is_toml {
-        crate::config_doc::Format::Toml
-    } else {
-        crate::config_doc::Format::Json
-    }
 }
 
 /// The file's text, `None` when it does not exist.

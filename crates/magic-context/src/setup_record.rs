@@ -13,6 +13,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config_doc::Format;
 use crate::host_config::{Host, Purpose};
 
 /// The suffix of a backup: `settings.json` → `settings.json.magic-context-backup`.
@@ -34,6 +35,8 @@ pub struct SetupRecord {
 pub struct FileRecord {
     /// The file.
     pub path: PathBuf,
+    /// Its syntax.
+    pub format: Format,
     /// Its backup from before the first change; `None` when `setup` created the file.
     pub backup: Option<PathBuf>,
     /// blake3 of the bytes last written, to tell whether the host changed the file since.
