@@ -157,19 +157,20 @@ fn apply(
                 None => file.keys.push(key),
             }
         }
+        file.written_blake3 = hash_of(change.after.as_bytes());
+        report.push_str(&match &file.backup {
+            Some(backup) => format!("wrote {} (backup: {})\n", path.display(), backup.display()),
+            None => format!("created {}\n", path.display()),
+        });
+        // The record goes first, so a run interrupted before (or while) writing the file can
+        // still be undone: undo then finds the file differs and reverts key by key.
+        setup_record::write(data_dir, &record)?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
         std::fs::write(path, &change.after)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        file.written_blake3 = hash_of(change.after.as_bytes());
-        report.push_str(&match &file.backup {
-            Some(backup) => format!("wrote {} (backup: {})\n", path.display(), backup.display()),
-            None => format!("created {}\n", path.display()),
-        });
-        // Written after every file, so an interrupted run can still be undone.
-        setup_record::write(data_dir, &record)?;
     }
     report.push_str(&format!(
         "{} now goes through {proxy_url}; start the proxy with `magic-context serve`, check with `magic-context doctor`, revert with `magic-context setup {} --undo`\n",
