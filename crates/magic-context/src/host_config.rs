@@ -14,7 +14,9 @@
 //!   and `compaction.auto`.
 //! - Codex: `config.toml` in `CODEX_HOME` (else `~/.codex`): `openai_base_url` for the
 //!   built-in provider, which ignores `OPENAI_BASE_URL`, and `[mcp_servers.<name>]`. Codex
-//!   has a compaction threshold but no switch, so it is left alone.
+//!   has a compaction threshold but no switch: `model_auto_compact_token_limit` set to 0,
+//!   -1, twice the window or `i64::MAX` still compacted at 95% of a 100K window (0.171.0),
+//!   so it is left alone; the proxy keeps reported usage far below that.
 //! - Pi: `models.json` in `PI_CODING_AGENT_DIR` (else `~/.pi/agent`) overrides a built-in
 //!   provider's `baseUrl` (the Anthropic SDK there appends `/v1/messages`, so no `/v1`), and
 //!   `settings.json` takes `compaction.enabled`. Pi has no MCP; the proxy adds the tools.
