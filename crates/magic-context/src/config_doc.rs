@@ -2,11 +2,13 @@
 //! keeping everything else it holds: other keys, their order, and (for TOML) comments and
 //! layout.
 //!
-//! JSON files are re-serialised with the indentation they already use, key order kept
-//! (`serde_json`'s `preserve_order`); a JSON file with comments cannot be read back without
-//! losing them, so it is refused with what to add by hand. TOML goes through `toml_edit`,
-//! which leaves every byte it was not asked to change.
+//! Both syntaxes are edited in place on a concrete syntax tree, which leaves every byte it
+//! was not asked to change: JSON (and JSONC, as OpenCode's `opencode.jsonc` allows) through
+//! `jsonc-parser`'s CST, comments and trailing commas included; TOML through `toml_edit`.
+//! A new key goes after its siblings, in the file's own indentation.
 
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, Item, Table, TableLike};
@@ -15,7 +17,7 @@ use toml_edit::{DocumentMut, Item, Table, TableLike};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
-    /// JSON (Claude Code, OpenCode, Pi).
+    /// JSON or JSONC (Claude Code, OpenCode, Pi).
     Json,
     /// TOML (Codex).
     Toml,
@@ -23,13 +25,8 @@ pub enum Format {
 
 /// A parsed config file.
 pub enum ConfigDoc {
-    /// A JSON object, and how its text was laid out.
-    Json {
-        /// The top-level object.
-        root: Map<String, Value>,
-        /// One level of indentation, as the file wrote it.
-        indent: String,
-    },
+    /// A JSON document whose value is an object, or empty.
+    Json(CstRootNode),
     /// A TOML document.
     Toml(DocumentMut),
 }
@@ -39,22 +36,12 @@ impl ConfigDoc {
     pub fn parse(format: Format, text: &str) -> Result<Self, String> {
         match format {
             Format::Json => {
-                if text.trim().is_empty() {
-                    return Ok(Self::Json {
-                        root: Map::new(),
-                        indent: "  ".to_owned(),
-                    });
-                }
-                let value: Value = serde_json::from_str(text).map_err(|error| {
-                    format!("is not plain JSON ({error}); comments cannot be kept, so add the keys by hand")
-                })?;
-                let Value::Object(root) = value else {
+                let root = CstRootNode::parse(text, &ParseOptions::default())
+                    .map_err(|error| format!("is not valid JSON: {error}"))?;
+                if root.value().is_some() && root.object_value().is_none() {
                     return Err("does not hold a JSON object".to_owned());
-                };
-                Ok(Self::Json {
-                    root,
-                    indent: detect_indent(text),
-                })
+                }
+                Ok(Self::Json(root))
             }
             Format::Toml => text
                 .parse::<DocumentMut>()
@@ -67,13 +54,10 @@ impl ConfigDoc {
     pub fn get(&self, key: &[String]) -> Option<Value> {
         let (leaf, parents) = key.split_last()?;
         match self {
-            Self::Json { root, .. } => {
-                let mut object = root;
-                for part in parents {
-                    object = object.get(part)?.as_object()?;
-                }
-                object.get(leaf).cloned()
-            }
+            Self::Json(root) => json_object_at(root, parents)?
+                .get(leaf)?
+                .value()?
+                .to_serde_value(),
             Self::Toml(doc) => {
                 let mut table: &dyn TableLike = doc.as_table();
                 for part in parents {
@@ -98,17 +82,21 @@ impl ConfigDoc {
             return Err("empty key".to_owned());
         };
         match self {
-            Self::Json { root, .. } => {
-                let mut object = root;
+            Self::Json(root) => {
+                let mut object = root
+                    .object_value_or_create()
+                    .ok_or_else(|| "the file does not hold a JSON object".to_owned())?;
                 for part in parents {
-                    let slot = object
-                        .entry(part.clone())
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    object = slot
-                        .as_object_mut()
+                    object = object
+                        .object_value_or_create(part)
                         .ok_or_else(|| format!("`{part}` is not an object"))?;
                 }
-                object.insert(leaf.clone(), value.clone());
+                match object.get(leaf) {
+                    Some(prop) => prop.set_value(json_to_cst(value)),
+                    None => {
+                        object.append(leaf, json_to_cst(value));
+                    }
+                }
             }
             Self::Toml(doc) => {
                 let mut table: &mut dyn TableLike = doc.as_table_mut();
@@ -150,18 +138,18 @@ impl ConfigDoc {
             return false;
         };
         match self {
-            Self::Json { root, .. } => {
-                let mut object = root;
-                for part in parents {
-                    match object.get_mut(part).and_then(Value::as_object_mut) {
-                        Some(next) => object = next,
-                        None => return false,
-                    }
+            Self::Json(root) => {
+                let Some(prop) = json_object_at(root, parents).and_then(|object| object.get(leaf))
+                else {
+                    return false;
+                };
+                let is_empty = prop
+                    .object_value()
+                    .is_some_and(|object| object.properties().is_empty());
+                if force || is_empty {
+                    prop.remove();
                 }
-                let is_empty = object
-                    .get(leaf)
-                    .is_some_and(|value| value.as_object().is_some_and(Map::is_empty));
-                (force || is_empty) && object.shift_remove(leaf).is_some()
+                force || is_empty
             }
             Self::Toml(doc) => {
                 let mut table: &mut dyn TableLike = doc.as_table_mut();
@@ -183,15 +171,11 @@ impl ConfigDoc {
     /// The document as text, ending with a newline.
     pub fn render(&self) -> Result<String, String> {
         match self {
-            Self::Json { root, indent } => {
-                let mut bytes = Vec::new();
-                let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-                let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
-                serde::Serialize::serialize(root, &mut serializer)
-                    .map_err(|error| format!("cannot format JSON: {error}"))?;
-                let mut text = String::from_utf8(bytes)
-                    .map_err(|error| format!("cannot format JSON: {error}"))?;
-                text.push('\n');
+            Self::Json(root) => {
+                let mut text = root.to_string();
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
                 Ok(text)
             }
             Self::Toml(doc) => Ok(doc.to_string()),
@@ -199,17 +183,28 @@ impl ConfigDoc {
     }
 }
 
-/// The indentation of the first indented line, or two spaces.
-fn detect_indent(text: &str) -> String {
-    text.lines()
-        .skip(1)
-        .map(|line| {
-            let trimmed = line.trim_start_matches([' ', '\t']);
-            &line[..line.len() - trimmed.len()]
-        })
-        .find(|indent| !indent.is_empty())
-        .unwrap_or("  ")
-        .to_owned()
+/// The object at `parents` below the root, if every step is an object.
+fn json_object_at(root: &CstRootNode, parents: &[String]) -> Option<CstObject> {
+    let mut object = root.object_value()?;
+    for part in parents {
+        object = object.object_value(part)?;
+    }
+    Some(object)
+}
+
+fn json_to_cst(value: &Value) -> CstInputValue {
+    match value {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(flag) => CstInputValue::Bool(*flag),
+        Value::Number(number) => CstInputValue::Number(number.to_string()),
+        Value::String(text) => CstInputValue::String(text.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(json_to_cst).collect()),
+        Value::Object(map) => CstInputValue::Object(
+            map.iter()
+                .map(|(key, item)| (key.clone(), json_to_cst(item)))
+                .collect(),
+        ),
+    }
 }
 
 fn json_to_toml(value: &Value) -> Result<toml_edit::Value, String> {
@@ -294,7 +289,7 @@ mod tests {
         assert_eq!(doc.get(&key("a.y.z")), Some(json!("v")));
         assert_eq!(
             doc.render().unwrap(),
-            "{\n\t\"b\": 1,\n\t\"a\": {\n\t\t\"x\": true,\n\t\t\"y\": {\n\t\t\t\"z\": \"v\"\n\t\t}\n\t},\n\t\"c\": [\n\t\t1\n\t]\n}\n"
+            "{\n\t\"b\": 1,\n\t\"a\": {\n\t\t\"x\": true,\n\t\t\"y\": {\n\t\t\t\"z\": \"v\"\n\t\t}\n\t},\n\t\"c\": [1]\n}\n"
         );
         doc.remove(&key("a.y.z"), 1);
         doc.remove(&key("c"), 0);
@@ -306,6 +301,24 @@ mod tests {
             doc.set(&key("b.q"), &json!(1)).is_err(),
             "1 is not an object"
         );
+    }
+
+    #[test]
+    fn jsonc_comments_and_layout_survive_an_edit_and_its_undo() {
+        let text = "{\n  // the model\n  \"model\": \"x\", /* inline */\n  \"n\": [1, 2],\n}\n";
+        let mut doc = ConfigDoc::parse(Format::Json, text).unwrap();
+        doc.set(&key("mcp.mine"), &json!({"enabled": true}))
+            .unwrap();
+        let written = doc.render().unwrap();
+        assert!(
+            written.starts_with(
+                "{\n  // the model\n  \"model\": \"x\", /* inline */\n  \"n\": [1, 2],\n"
+            ),
+            "{written}"
+        );
+        assert_eq!(doc.get(&key("mcp.mine.enabled")), Some(json!(true)));
+        doc.remove(&key("mcp.mine"), 1);
+        assert_eq!(doc.render().unwrap(), text);
     }
 
     #[test]
@@ -334,7 +347,7 @@ mod tests {
 
     #[test]
     fn unreadable_files_are_refused() {
-        assert!(ConfigDoc::parse(Format::Json, "{ // c\n}").is_err());
+        assert!(ConfigDoc::parse(Format::Json, "{\"a\": }").is_err());
         assert!(ConfigDoc::parse(Format::Json, "[1]").is_err());
         assert!(ConfigDoc::parse(Format::Toml, "a = ").is_err());
         assert!(

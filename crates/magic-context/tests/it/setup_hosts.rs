@@ -338,19 +338,38 @@ fn pi_gets_provider_overrides_and_compaction_off() {
 }
 
 #[test]
+fn opencode_jsonc_keeps_its_comments() {
+    let machine = Machine::fresh();
+    let text = "{\n  // my model\n  \"model\": \"anthropic/x\", /* why */\n}\n";
+    write(&machine, "xdg/opencode/opencode.jsonc", text);
+    let (before, _) = set_up(&machine, "opencode", &[]);
+    let written = std::fs::read_to_string(machine.path("xdg/opencode/opencode.jsonc")).unwrap();
+    assert!(
+        written.starts_with("{\n  // my model\n  \"model\": \"anthropic/x\", /* why */\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("\"compaction\": {\n    \"auto\": false\n  }"),
+        "{written}"
+    );
+    assert!(!machine.path("xdg/opencode/opencode.json").exists());
+    undo(&machine, "opencode", &[], &before);
+}
+
+#[test]
 fn a_file_setup_cannot_read_is_refused_untouched() {
     let machine = Machine::fresh();
-    let text = "{\n  // my comment\n  \"model\": \"x\"\n}\n";
-    write(&machine, "xdg/opencode/opencode.jsonc", text);
+    let text = "{\n  \"model\": \n}\n";
+    write(&machine, "xdg/opencode/opencode.json", text);
     let run = machine.run(&["setup", "opencode"], &[]);
     assert_eq!(run.code, Some(1));
     assert!(
-        run.stderr.contains("opencode.jsonc is not plain JSON"),
+        run.stderr.contains("opencode.json is not valid JSON"),
         "{}",
         run.stderr
     );
     assert_eq!(
-        std::fs::read_to_string(machine.path("xdg/opencode/opencode.jsonc")).unwrap(),
+        std::fs::read_to_string(machine.path("xdg/opencode/opencode.json")).unwrap(),
         text
     );
     let bad_url = machine.run(&["setup", "pi", "--proxy-url", "127.0.0.1:4141"], &[]);
