@@ -94,6 +94,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let base_url = format!("http://{}", proxy.addr());
+        match &proxy {
+            Proxy::Existing(_) => tracing::info!(%base_url, "using the proxy already listening"),
+            Proxy::Started(_) => tracing::info!(%base_url, "started a proxy for the agent"),
+        }
         let launch = launch_for(&resolved, args.wire, &base_url);
         if let Some(note) = launch.note {
             report(note);
