@@ -68,12 +68,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(port) => SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
         None => configured_listen(&loaded.config)?,
     };
+    // Probed before the runtime starts: the probe blocks (briefly) on its socket.
+    let found = probe(wanted);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let proxy = match probe(wanted) {
+        let proxy = match found {
             Listener::MagicContext { store_ok: true, .. } => Proxy::Existing(wanted),
             Listener::MagicContext {
                 store_ok: false, ..
