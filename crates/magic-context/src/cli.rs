@@ -17,8 +17,10 @@ use crate::memory_cmd::{self, MemoryArgs};
 use crate::recomp_cmd::{self, RecompArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
+use crate::run_cmd::{self, RunArgs};
 use crate::search_cmd::{self, SearchArgs};
 use crate::serve_cmd::{self, ServeArgs};
+use crate::setup_cmd::{self, SetupArgs};
 use crate::sim_cmd::{self, SimArgs};
 use crate::status_cmd::{self, StatusArgs};
 use crate::wrapup_cmd::{self, WrapupArgs};
@@ -60,10 +62,16 @@ pub enum Command {
     Reduce(ReduceArgs),
     /// Replay recorded sessions through the baselines and magic, and price every call.
     Replay(ReplayArgs),
+    /// Run an agent through the proxy (started for it unless one listens) and exit with its
+    /// code: `magic-context run -- claude`.
+    Run(RunArgs),
     /// Search a project's memories, raw message log and compartments.
     Search(SearchArgs),
     /// Run the proxy agents point their base URL at, until Ctrl-C.
     Serve(ServeArgs),
+    /// Point a host (claude-code, opencode, codex, pi) at the proxy in its own config;
+    /// `--dry-run` shows the diff, `--undo` reverts.
+    Setup(SetupArgs),
     /// Run the simulated provider (Anthropic + OpenAI wire) as a server until Ctrl-C.
     Sim(SimArgs),
     /// Show each session's context use, cache reads, busts and recent calls.
@@ -85,8 +93,10 @@ impl Command {
             Self::Recomp(args) => recomp_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
+            Self::Run(args) => run_cmd::run(&args),
             Self::Search(args) => search_cmd::run(&args),
             Self::Serve(args) => serve_cmd::run(&args),
+            Self::Setup(args) => setup_cmd::run(&args),
             Self::Sim(args) => sim_cmd::run(&args),
             Self::Status(args) => status_cmd::run(&args),
             Self::Wrapup(args) => wrapup_cmd::run(&args),

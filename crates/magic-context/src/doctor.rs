@@ -3,7 +3,8 @@
 //!
 //! This is the first command a new user runs, so each check says what it found and, when
 //! something is wrong, what to do. The exit code is non-zero when the store is unusable,
-//! because the proxy refuses managed requests in that state (DESIGN §7).
+//! because the proxy refuses managed requests in that state (DESIGN §7). Hosts configured
+//! by `setup` are checked too ([`crate::doctor_hosts`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,12 +15,13 @@ use mc_config::{ConfigSources, find_project_root, load};
 use mc_store::{LocationEnv, Platform, SCHEMA_VERSION, Store, StoreOptions, resolve_data_dir};
 use serde_json::{Value, json};
 
+use crate::doctor_hosts::{check_hosts, render_hosts};
 use crate::output::{pretty, write_stdout};
 
 /// Arguments of `doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Print one JSON object: {"ok", "store", "config"}.
+    /// Print one JSON object: {"ok", "store", "config", "hosts"}.
     #[arg(long)]
     pub json: bool,
 
@@ -33,8 +35,12 @@ pub struct DoctorArgs {
 pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let store = check_store();
     let config = check_config(args.project.as_deref())?;
+    let hosts = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
+        Ok(location) => check_hosts(&location.dir),
+        Err(_) => Vec::new(), // the store check already says why there is no data directory
+    };
     let ok = store["ok"] == Value::Bool(true);
-    let report = json!({"ok": ok, "store": store, "config": config});
+    let report = json!({"ok": ok, "store": store, "config": config, "hosts": hosts});
     if args.json {
         write_stdout(&pretty(&report)?)?;
     } else {
@@ -156,6 +162,9 @@ fn render_text(report: &Value) -> String {
             out.push_str("        (each ignored value falls back to its default; see `magic-context config show`)\n");
         }
         _ => out.push_str("config  ok    no problems\n"),
+    }
+    if let Some(hosts) = report["hosts"].as_array() {
+        out.push_str(&render_hosts(hosts));
     }
     out
 }

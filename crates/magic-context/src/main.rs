@@ -3,14 +3,20 @@
 //! This crate parses arguments, installs logging and calls into the library crates; it holds
 //! no logic of its own (DESIGN §3). Each subcommand lives in its own module beside `cli.rs`.
 
+mod agent_launch;
+mod agent_process;
 mod bench_cmd;
 mod bench_locomo;
 mod bench_store;
 mod cli;
 mod clock;
 mod config_cmd;
+mod config_diff;
+mod config_doc;
 mod doctor;
+mod doctor_hosts;
 mod flush_cmd;
+mod host_config;
 mod locomo;
 mod logging;
 mod mcp_cmd;
@@ -18,11 +24,15 @@ mod memory_cmd;
 mod memory_lines;
 mod on_demand;
 mod output;
+mod proxy_probe;
 mod recomp_cmd;
 mod reduce_cmd;
 mod replay_cmd;
+mod run_cmd;
 mod search_cmd;
 mod serve_cmd;
+mod setup_cmd;
+mod setup_record;
 mod sim_cmd;
 mod status_cmd;
 mod status_history;

@@ -13,10 +13,14 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use mc_config::{ConfigSources, load};
-use mc_core::config::upstream_url_problem;
+use mc_core::config::{Config, upstream_url_problem};
 use mc_engine::Engine;
 use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy};
 use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
+
+/// How long an upstream may stay silent before a call is abandoned, in seconds: long
+/// enough for a slow model's first token on a large prompt.
+pub const DEFAULT_UPSTREAM_TIMEOUT_SECS: u64 = 600;
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
@@ -39,7 +43,7 @@ pub struct ServeArgs {
     pub context_window: Option<u64>,
 
     /// Seconds the upstream may stay silent before a call is abandoned.
-    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_UPSTREAM_TIMEOUT_SECS)]
     pub upstream_timeout: u64,
 }
 
@@ -49,15 +53,30 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     for diagnostic in &loaded.diagnostics {
         tracing::warn!("config: {diagnostic}");
     }
-    let proxy = &loaded.config.proxy;
+    let settings = proxy_settings(args, &loaded.config)?;
+    let (engine, store_path) = open_engine(&loaded.config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(settings, engine, &store_path))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The address `proxy.listen` names, which `serve` binds and `run` looks at first.
+pub fn configured_listen(config: &Config) -> anyhow::Result<SocketAddr> {
+    let listen = &config.proxy.listen;
+    listen
+        .parse()
+        .with_context(|| format!("proxy.listen `{listen}` is not an IP address and port"))
+}
+
+/// The proxy's settings: the config file's values with the flags of `args` over them.
+pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<ProxySettings> {
+    let proxy = &config.proxy;
     let listen = match args.listen {
         Some(listen) => listen,
-        None => proxy.listen.parse().with_context(|| {
-            format!(
-                "proxy.listen `{}` is not an IP address and port",
-                proxy.listen
-            )
-        })?,
+        None => configured_listen(config)?,
     };
     let upstream_anthropic = args
         .upstream_anthropic
@@ -81,7 +100,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if args.context_window == Some(0) {
         bail!("--context-window must be a positive number of tokens");
     }
-    let settings = ProxySettings {
+    Ok(ProxySettings {
         listen,
         upstream_anthropic,
         upstream_openai,
@@ -89,19 +108,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         context_window: args.context_window,
         upstream_idle_timeout: Duration::from_secs(args.upstream_timeout.max(1)),
         historian_retry: RetryPolicy::default(),
-    };
-    let (engine, store_path) = open_engine(&loaded.config);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(serve(settings, engine, &store_path))?;
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// The engine over the default store, or why it cannot be opened: the proxy still starts
 /// and refuses managed calls with that reason, so the agent shows the user what is wrong.
-fn open_engine(config: &mc_core::config::Config) -> (Result<Engine, String>, String) {
+pub fn open_engine(config: &Config) -> (Result<Engine, String>, String) {
     let location = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
         Ok(location) => location,
         Err(error) => return (Err(error.to_string()), "(no data directory)".to_owned()),

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::{any, post};
+use axum::routing::{any, get, post};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
@@ -11,6 +11,7 @@ use crate::embedding_start::EmbeddingRuntime;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
+use crate::health::{self, HEALTH_PATH};
 use crate::historian_start::HistorianRuntime;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
@@ -117,8 +118,8 @@ fn concurrent_passes() -> usize {
     std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2)
 }
 
-/// The proxy's routes: the two managed model-call routes, and verbatim forwarding for
-/// everything else, other methods on the managed paths included (a `405` from the proxy
+/// The proxy's routes: the two managed model-call routes, our own health route, and
+/// verbatim forwarding for everything else, other methods on the managed paths included (a `405` from the proxy
 /// would hide what the upstream says, e.g. to a CORS preflight).
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
@@ -130,6 +131,7 @@ pub fn router(app: Arc<App>) -> Router {
             "/v1/chat/completions",
             post(managed::openai_chat).fallback(forward::forward),
         )
+        .route(HEALTH_PATH, get(health::health))
         .fallback(any(forward::forward))
         .with_state(app)
 }

@@ -3,8 +3,10 @@
 //! Agents point their provider base URL here. Model calls on the provider routes (Anthropic
 //! `POST /v1/messages`, OpenAI `POST /v1/chat/completions`) are resolved to a session, run
 //! through the transform engine and sent upstream; the response streams back to the client
-//! byte for byte while a copy is parsed for usage and the stop reason. Everything else
-//! (`count_tokens`, `/v1/models`, unknown paths) is forwarded verbatim.
+//! byte for byte while a copy is parsed for usage and the stop reason. `GET
+//! /_magic-context/health` names the service, so tools can tell this proxy from another
+//! server on the port. Everything else (`count_tokens`, `/v1/models`, unknown paths) is
+//! forwarded verbatim.
 //!
 //! ```no_run
 //! # async fn run(engine: mc_engine::Engine) -> Result<(), Box<dyn std::error::Error>> {
@@ -35,6 +37,7 @@ mod fixed_tokens;
 mod forward;
 mod git_history;
 mod headers;
+mod health;
 mod historian_start;
 mod incremental;
 mod last_good;
@@ -68,6 +71,7 @@ use tokio::task::JoinHandle;
 
 pub use app::{App, router};
 pub use git_history::{MAX_COMMITS, read_commits};
+pub use health::{HEALTH_PATH, SERVICE_NAME};
 /// The incremental follow-up decoder checked against the full decoder, for the fuzz
 /// targets in `fuzz/`; not an API.
 #[cfg(feature = "fuzzing")]

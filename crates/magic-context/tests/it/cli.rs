@@ -30,7 +30,7 @@ fn help_lists_only_working_subcommands() {
         commands,
         [
             "bench", "config", "doctor", "flush", "mcp", "memory", "recomp", "reduce", "replay",
-            "search", "serve", "sim", "status", "wrapup", "help"
+            "run", "search", "serve", "setup", "sim", "status", "wrapup", "help"
         ]
     );
     assert!(run.stdout.contains("--log-level <LEVEL>"), "{}", run.stdout);

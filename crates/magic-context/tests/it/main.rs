@@ -6,6 +6,7 @@
 
 mod claude_code;
 mod claude_code_historian;
+mod claude_code_hosts;
 mod claude_code_proxy;
 mod claude_code_small_window;
 mod cli;
@@ -16,7 +17,9 @@ mod mcp;
 mod memory;
 mod reduce;
 mod replay;
+mod run_agent;
 mod search;
+mod setup_hosts;
 mod sim_with_claude_code;
 mod status;
 mod support;

@@ -93,3 +93,27 @@ async fn each_path_goes_to_its_providers_upstream() {
         ]
     );
 }
+
+/// `GET /_magic-context/health` is answered by the proxy itself (never forwarded), naming the
+/// service and whether the store is open, so `run` and `doctor` can tell this proxy from
+/// another server on the port.
+#[tokio::test]
+async fn the_health_route_names_the_proxy_and_never_reaches_the_upstream() {
+    let upstream =
+        Upstream::replying(|_, _| json_response(200, &json!({"service": "upstream"}))).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let reply = send(Method::GET, &proxy.url("/_magic-context/health"), &[], "").await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let answer: serde_json::Value = serde_json::from_str(&reply.text()).unwrap();
+    assert_eq!(
+        answer,
+        json!({"service": "magic-context", "version": env!("CARGO_PKG_VERSION"), "store": "ok"})
+    );
+    assert!(upstream.seen().is_empty());
+
+    let broken = Proxy::without_store(settings(&upstream.url()), "disk full").await;
+    let reply = send(Method::GET, &broken.url("/_magic-context/health"), &[], "").await;
+    let answer: serde_json::Value = serde_json::from_str(&reply.text()).unwrap();
+    assert_eq!(answer["store"], "unavailable");
+    assert!(upstream.seen().is_empty());
+}

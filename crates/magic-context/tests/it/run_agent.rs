@@ -1,0 +1,351 @@
+//! `magic-context run -- <agent>` with small shell scripts as agents: the agent sees the
+//! proxy's URL, its exit code and signals pass through, a proxy `run` started is gone once
+//! the agent exits, and one already listening is used and left running.
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::Machine;
+use crate::support::servers::Server;
+
+/// A `magic-context run` child, stopped on drop with a SIGTERM (which `run` forwards) so a
+/// failing test leaves no agent behind.
+struct RunChild(Option<Child>);
+
+impl RunChild {
+    fn child(&mut self) -> &mut Child {
+        self.0.as_mut().unwrap()
+    }
+}
+
+impl Drop for RunChild {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// `magic-context ARGS` as a child in the machine's environment, PATH included so `sh`
+/// and `sleep` are found.
+fn spawn(machine: &Machine, args: &[&str], extra_env: &[(&str, &OsStr)]) -> RunChild {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+    command
+        .args(args)
+        .current_dir(machine.path("work"))
+        .env_clear()
+        .env("HOME", machine.path("home"))
+        .env("XDG_CONFIG_HOME", machine.path("xdg"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in extra_env {
+        command.env(name, value);
+    }
+    RunChild(Some(command.spawn().unwrap()))
+}
+
+/// Waits for `path` to appear (the agent writes it once started) and returns its text.
+fn wait_for_file(path: &Path, run: &mut RunChild) -> String {
+    let child = run.child();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            panic!("run exited early ({status}): {stderr}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent never wrote {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The health route's JSON at `base_url` (`http://ADDR`).
+fn health(base_url: &str) -> serde_json::Value {
+    let address = base_url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET /_magic-context/health HTTP/1.0\r\nHost: {address}\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.lines().next().unwrap().contains(" 200 "), "{head}");
+    serde_json::from_str(body).unwrap()
+}
+
+fn finish(mut run: RunChild) -> (ExitStatus, String, String) {
+    let output = run.0.take().unwrap().wait_with_output().unwrap();
+    (
+        output.status,
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// A loopback port nothing listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// An agent that records its base URLs, waits for the test to say `go`, then exits 3.
+const WAITING_AGENT: &str = r#"printf '%s %s\n' "$ANTHROPIC_BASE_URL" "$OPENAI_BASE_URL" > urls.txt
+while [ ! -f go ]; do sleep 0.05; done
+echo "agent done"
+exit 3"#;
+
+#[test]
+fn the_agent_reaches_the_proxy_run_started_and_the_proxy_stops_with_it() {
+    let machine = Machine::fresh();
+    let port = free_port();
+    let port_text = port.to_string();
+    let mut child = spawn(
+        &machine,
+        &["run", "--port", &port_text, "--", "sh", "-c", WAITING_AGENT],
+        &[],
+    );
+    let urls = wait_for_file(&machine.path("work/urls.txt"), &mut child);
+    let base = format!("http://127.0.0.1:{port}");
+    // An unknown agent gets both wires' variables, each in its SDK's convention.
+    assert_eq!(urls, format!("{base} {base}/v1\n"));
+    let answer = health(&base);
+    assert_eq!(answer["service"], "magic-context");
+    assert_eq!(answer["store"], "ok");
+
+    std::fs::write(machine.path("work/go"), "").unwrap();
+    let (status, stdout, stderr) = finish(child);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        stdout, "agent done\n",
+        "the agent's stdout passes through untouched"
+    );
+    // The proxy went with the agent: its port can be bound again.
+    TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
+        .unwrap_or_else(|error| panic!("port {port} still taken after run exited: {error}"));
+}
+
+#[test]
+fn without_a_port_the_proxy_gets_a_free_one_and_known_agents_their_own_variables() {
+    let machine = Machine::fresh();
+    // Named `claude`, so it is known as Claude Code: Anthropic's variable and no OpenAI one.
+    let bin = machine.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let agent = bin.join("claude");
+    std::fs::write(
+        &agent,
+        "#!/bin/sh\nprintf '%s|%s|%s\\n' \"$ANTHROPIC_BASE_URL\" \"${OPENAI_BASE_URL:-unset}\" \"$DISABLE_AUTO_COMPACT\"\nexit 0\n",
+    )
+    .unwrap();
+    make_executable(&agent);
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let (status, stdout, stderr) = finish(spawn(
+        &machine,
+        &["run", "--", "claude"],
+        &[("PATH", path.as_os_str())],
+    ));
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let fields: Vec<&str> = stdout.trim_end().split('|').collect();
+    assert_eq!(fields[1..], ["unset", "1"], "{stdout}");
+    let port: u16 = fields[0]
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("not a loopback URL: {stdout}"));
+    assert_ne!(port, 4141, "a free port, not the configured one");
+}
+
+#[test]
+fn pi_gets_its_proxy_at_the_configured_address_that_setup_points_it_at() {
+    let machine = Machine::fresh();
+    let port = free_port();
+    std::fs::create_dir_all(machine.user_file().parent().unwrap()).unwrap();
+    std::fs::write(
+        machine.user_file(),
+        format!(r#"{{ "proxy": {{ "listen": "127.0.0.1:{port}" }} }}"#),
+    )
+    .unwrap();
+    let bin = machine.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let agent = bin.join("pi");
+    std::fs::write(&agent, format!("#!/bin/sh\n{WAITING_AGENT}\n")).unwrap();
+    make_executable(&agent);
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut child = spawn(
+        &machine,
+        &["run", "--", "pi"],
+        &[("PATH", path.as_os_str())],
+    );
+    wait_for_file(&machine.path("work/urls.txt"), &mut child);
+    assert_eq!(
+        health(&format!("http://127.0.0.1:{port}"))["service"],
+        "magic-context"
+    );
+    std::fs::write(machine.path("work/go"), "").unwrap();
+    let (status, _, stderr) = finish(child);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("magic-context setup pi"), "{stderr}");
+}
+
+#[test]
+fn exit_codes_and_signals_pass_through() {
+    let machine = Machine::fresh();
+    let run = |script: &str| finish(spawn(&machine, &["run", "--", "sh", "-c", script], &[]));
+
+    let (status, _, stderr) = run("exit 7");
+    assert_eq!(status.code(), Some(7), "{stderr}");
+    // Killed by a signal: 128 + its number, as a shell reports it.
+    let (status, _, stderr) = run("kill -KILL $$");
+    assert_eq!(status.code(), Some(128 + 9), "{stderr}");
+    let (status, _, stderr) = run("kill -TERM $$");
+    assert_eq!(status.code(), Some(128 + 15), "{stderr}");
+}
+
+#[test]
+fn signals_sent_to_run_reach_the_agent() {
+    for (signal, number) in [("TERM", 15), ("HUP", 1), ("INT", 2)] {
+        let machine = Machine::fresh();
+        let agent = format!(
+            r#"trap 'echo "got {signal}"; exit 40' {signal}
+echo ready > ready.txt
+while true; do sleep 0.05; done"#
+        );
+        let mut child = spawn(&machine, &["run", "--", "sh", "-c", &agent], &[]);
+        wait_for_file(&machine.path("work/ready.txt"), &mut child);
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.child().id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let (status, stdout, stderr) = finish(child);
+        assert_eq!(
+            (status.code(), stdout.as_str()),
+            (Some(40), format!("got {signal}\n").as_str()),
+            "signal {number}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_proxy_already_listening_is_used_and_left_running() {
+    let machine = Machine::fresh();
+    let data_dir = machine.path("data");
+    let serve = Server::serve(&machine, "http://127.0.0.1:9", &data_dir, 200_000);
+    let port = serve.base_url.rsplit(':').next().unwrap().to_owned();
+    let (status, _, stderr) = finish(spawn(
+        &machine,
+        &[
+            "run",
+            "--port",
+            &port,
+            "--wire",
+            "anthropic",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$ANTHROPIC_BASE_URL ${OPENAI_BASE_URL:-none}\" > urls.txt",
+        ],
+        &[],
+    ));
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let urls = std::fs::read_to_string(machine.path("work/urls.txt")).unwrap();
+    assert_eq!(urls, format!("{} none\n", serve.base_url));
+    // `run` did not start it, so it did not stop it.
+    assert_eq!(health(&serve.base_url)["service"], "magic-context");
+}
+
+#[test]
+fn mistakes_are_reported_before_the_agent_starts() {
+    let machine = Machine::fresh();
+    let run = machine.run(
+        &["run", "--", "no-such-agent-anywhere"],
+        &[("PATH", OsStr::new("/nonexistent"))],
+    );
+    assert_eq!(run.code, Some(127));
+    assert!(
+        run.stderr
+            .contains("`no-such-agent-anywhere` was not found on PATH"),
+        "{}",
+        run.stderr
+    );
+
+    // Another program holds the port: it never answers as our proxy does.
+    let squatter = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = squatter.local_addr().unwrap().port().to_string();
+    let run = machine.run(
+        &["run", "--port", &port, "--", "/bin/sh", "-c", "echo ran"],
+        &[],
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stdout.is_empty(),
+        "the agent must not run: {}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("port {port} is in use by another program")),
+        "{}",
+        run.stderr
+    );
+
+    // A store that cannot be opened: every call would be refused, so the agent is not run.
+    let data = machine.path("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("context.db"), "not a database\n".repeat(200)).unwrap();
+    let run = machine.run(
+        &["run", "--", "/bin/sh", "-c", "echo ran"],
+        &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stdout.is_empty(),
+        "the agent must not run: {}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("cannot open the store"),
+        "{}",
+        run.stderr
+    );
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
