@@ -4,7 +4,10 @@
 //! no logic of its own (DESIGN §3). Each subcommand lives in its own module beside `cli.rs`.
 
 mod bench_cmd;
+mod bench_flat_upstream;
 mod bench_locomo;
+mod bench_memory;
+mod bench_memory_turns;
 mod bench_store;
 mod cli;
 mod clock;
