@@ -89,6 +89,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         context_window: args.context_window,
         upstream_idle_timeout: Duration::from_secs(args.upstream_timeout.max(1)),
         historian_retry: RetryPolicy::default(),
+        cache_budget: mc_proxy::CacheBudget::default(),
     };
     let (engine, store_path) = open_engine(&loaded.config);
     let runtime = tokio::runtime::Builder::new_multi_thread()

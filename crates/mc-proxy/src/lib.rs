@@ -17,6 +17,7 @@
 //!     context_window: None,
 //!     upstream_idle_timeout: std::time::Duration::from_secs(600),
 //!     historian_retry: mc_proxy::RetryPolicy::default(),
+//!     cache_budget: mc_proxy::CacheBudget::default(),
 //! };
 //! let proxy = RunningProxy::start(settings, Ok(engine)).await?;
 //! println!("ANTHROPIC_BASE_URL=http://{}", proxy.local_addr());
@@ -73,6 +74,7 @@ pub use git_history::{MAX_COMMITS, read_commits};
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use incremental::check_against_full;
+pub use mc_engine::CacheBudget;
 pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::{PROJECT_HEADER, identify as identify_project};
