@@ -2,7 +2,7 @@
 //!
 //! `bench memory --json` prints [`MemoryReport`](crate::bench_memory::MemoryReport):
 //! `phases` (per memory phase: `sessions`, `calls`, `tokens_per_session`,
-//! `last_body_bytes`, `peak_rss_mb`, `end_rss_mb`, `proxied_p50_ms`) and `latency`
+//! `last_body_bytes`, `peak_rss_mb`, `end_rss_mb`, `threads`, `proxied_p50_ms`) and `latency`
 //! (`calls`, `proxied_p50_ms`, `direct_p50_ms`, `added_p50_ms`, `ratio`).
 //!
 //! `bench locomo --json` prints the fields of [`LocomoReport`](crate::bench_locomo::LocomoReport):
@@ -141,13 +141,14 @@ fn memory(bench: &MemoryBench, as_json: bool) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|phase| {
                 format!(
-                    "{} session(s) of {} tokens ({:.2} MB per request at the end), {} calls: serve peak RSS {:.1} MB, {:.1} MB at the end; call p50 {:.1} ms\n",
+                    "{} session(s) of {} tokens ({:.2} MB per request at the end), {} calls: serve peak RSS {:.1} MB, {:.1} MB at the end, {} threads; call p50 {:.1} ms\n",
                     phase.sessions,
                     phase.tokens_per_session,
                     phase.last_body_bytes as f64 / 1e6,
                     phase.calls,
                     phase.peak_rss_mb,
                     phase.end_rss_mb,
+                    phase.threads,
                     phase.proxied_p50_ms,
                 )
             })

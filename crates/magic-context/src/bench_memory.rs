@@ -71,6 +71,8 @@ pub struct PhaseReport {
     pub peak_rss_mb: f64,
     /// `serve`'s resident set after the last call, in MB.
     pub end_rss_mb: f64,
+    /// `serve`'s threads after the last call.
+    pub threads: u32,
     /// Median time of a call through the proxy to the simulator (to the last byte of the
     /// stream), in ms.
     pub proxied_p50_ms: f64,
@@ -167,7 +169,7 @@ async fn phase(
             }
         }
     }
-    let (peak_rss_mb, end_rss_mb) = serve.memory_mb()?;
+    let (peak_rss_mb, end_rss_mb, threads) = serve.memory_mb()?;
     serve.stop();
     let report = PhaseReport {
         sessions,
@@ -176,6 +178,7 @@ async fn phase(
         last_body_bytes: timings.last_body_bytes,
         peak_rss_mb,
         end_rss_mb,
+        threads,
         proxied_p50_ms: median(&timings.proxied),
     };
     Ok((report, timings))
@@ -313,8 +316,9 @@ impl Serve {
         Ok(serve)
     }
 
-    /// Peak and current resident set, in MB.
-    fn memory_mb(&self) -> anyhow::Result<(f64, f64)> {
+    /// Peak and current resident set, in MB, and the thread count (each thread that
+    /// allocates or counts tokens may keep an allocator arena and a tokenizer cache).
+    fn memory_mb(&self) -> anyhow::Result<(f64, f64, u32)> {
         let path = format!("/proc/{}/status", self.child.id());
         let status = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {path} (Linux only)"))?;
@@ -334,6 +338,7 @@ impl Serve {
         Ok((
             kilobytes("VmHWM:")? * 1024.0 / 1e6,
             kilobytes("VmRSS:")? * 1024.0 / 1e6,
+            kilobytes("Threads:")? as u32,
         ))
     }
 
