@@ -1,5 +1,10 @@
 //! `magic-context bench`: measurements that print figures.
 //!
+//! `bench memory --json` prints [`MemoryReport`](crate::bench_memory::MemoryReport):
+//! `phases` (per memory phase: `sessions`, `calls`, `tokens_per_session`,
+//! `last_body_bytes`, `peak_rss_mb`, `end_rss_mb`, `threads`, `proxied_p50_ms`) and `latency`
+//! (`calls`, `proxied_p50_ms`, `direct_p50_ms`, `added_p50_ms`, `ratio`).
+//!
 //! `bench locomo --json` prints the fields of [`LocomoReport`](crate::bench_locomo::LocomoReport):
 //! `mode`, `questions`, `recall_at_k` (k → recall), `recall_by_category`, `mrr`, `p50_ms`,
 //! `p95_ms`, `unresolved_evidence`, `questions_without_evidence`.
@@ -17,8 +22,9 @@ use mc_engine::search::{EmbeddedSearch, embed_pending, embedding_settings};
 use mc_store::{LocationEnv, Platform, Store, resolve_data_dir};
 use serde_json::json;
 
+use crate::bench_memory::MemoryBench;
 use crate::output::{pretty, write_stdout};
-use crate::{bench_locomo, bench_store};
+use crate::{bench_locomo, bench_memory, bench_store};
 
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
@@ -31,6 +37,27 @@ pub struct BenchArgs {
 /// The benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum Bench {
+    /// The memory a `serve` process holds for long sessions (peak RSS) and the time it adds
+    /// to each call, against the simulated provider.
+    Memory {
+        /// Each session's size at the end, in o200k tokens.
+        #[arg(long, value_name = "TOKENS", default_value_t = 400_000)]
+        tokens: u64,
+        /// Each session's size in its first request, in o200k tokens.
+        #[arg(long, value_name = "TOKENS", default_value_t = 200_000)]
+        start_tokens: u64,
+        /// Sessions per phase, comma-separated: each phase starts a fresh `serve`.
+        #[arg(
+            long,
+            value_name = "N,…",
+            default_value = "1,16",
+            value_delimiter = ','
+        )]
+        sessions: Vec<usize>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Search recall on LoCoMo conversations: recall@k of the evidence turns, MRR, latency.
     Locomo {
         /// The LoCoMo JSON file.
@@ -75,6 +102,19 @@ pub enum Bench {
 /// Runs the chosen benchmark.
 pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     match &args.which {
+        Bench::Memory {
+            tokens,
+            start_tokens,
+            sessions,
+            json,
+        } => memory(
+            &MemoryBench {
+                tokens: *tokens,
+                start_tokens: *start_tokens,
+                sessions: sessions.clone(),
+            },
+            *json,
+        ),
         Bench::Locomo {
             data,
             mode,
@@ -89,6 +129,43 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             json,
         } => search_store(corpus, *messages, *queries, *json),
     }
+}
+
+fn memory(bench: &MemoryBench, as_json: bool) -> anyhow::Result<ExitCode> {
+    let report = bench_memory::run(bench)?;
+    let text = if as_json {
+        pretty(&serde_json::to_value(&report).context("cannot format the report")?)?
+    } else {
+        let mut text: String = report
+            .phases
+            .iter()
+            .map(|phase| {
+                format!(
+                    "{} session(s) of {} tokens ({:.2} MB per request at the end), {} calls: serve peak RSS {:.1} MB, {:.1} MB at the end, {} threads; call p50 {:.1} ms\n",
+                    phase.sessions,
+                    phase.tokens_per_session,
+                    phase.last_body_bytes as f64 / 1e6,
+                    phase.calls,
+                    phase.peak_rss_mb,
+                    phase.end_rss_mb,
+                    phase.threads,
+                    phase.proxied_p50_ms,
+                )
+            })
+            .collect();
+        let latency = &report.latency;
+        text.push_str(&format!(
+            "added latency, 1 session, {} paired calls: p50 {:.2} ms (proxied {:.2} ms, direct {:.2} ms, ratio {:.2})\n",
+            latency.calls,
+            latency.added_p50_ms,
+            latency.proxied_p50_ms,
+            latency.direct_p50_ms,
+            latency.ratio,
+        ));
+        text
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn locomo(

@@ -43,7 +43,7 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a benchmark and print its figures (search recall on LoCoMo).
+    /// Run a benchmark and print its figures (search recall, serve's memory and added latency).
     Bench(BenchArgs),
     /// Inspect configuration: the file schema, and the effective values with their sources.
     #[command(subcommand)]

@@ -6,7 +6,10 @@
 mod agent_launch;
 mod agent_process;
 mod bench_cmd;
+mod bench_flat_upstream;
 mod bench_locomo;
+mod bench_memory;
+mod bench_memory_turns;
 mod bench_store;
 mod cli;
 mod clock;

@@ -108,6 +108,7 @@ pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<Proxy
         context_window: args.context_window,
         upstream_idle_timeout: Duration::from_secs(args.upstream_timeout.max(1)),
         historian_retry: RetryPolicy::default(),
+        cache_budget: mc_proxy::CacheBudget::default(),
     })
 }
 

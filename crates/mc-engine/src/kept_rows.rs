@@ -7,9 +7,9 @@
 //! process wrote, a drop was queued outside the pass, the pass that kept it failed), so a
 //! pass always plans with exactly what is stored.
 
-use mc_core::SessionId;
 use mc_core::reduction::DropState;
 use mc_core::tags::TagIndex;
+use mc_core::{HeldBytes, SessionId};
 use mc_store::{DropsVersion, WriteTx};
 
 use crate::error::Result;
@@ -42,6 +42,19 @@ impl KeptRows {
         Ok(())
     }
 }
+
+impl HeldBytes for KeptRows {
+    /// The tag index, and a few words per drop (drops are tag numbers in sets).
+    fn held_bytes(&self) -> usize {
+        let drops = self.drops.as_ref().map_or(0, |(_, drops)| {
+            (drops.queued.len() + drops.landed.len()) * DROP_ENTRY_BYTES
+        });
+        std::mem::size_of::<Self>() + self.tags.as_ref().map_or(0, HeldBytes::held_bytes) + drops
+    }
+}
+
+/// A drop's entry in a B-tree set: its tag number and node overhead, amortised.
+const DROP_ENTRY_BYTES: usize = 24;
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 //! the upstream conversation with its cache breakpoints. Decisions are pure (mc-core); this
 //! crate only loads state, applies them and persists the outcome.
 
+mod cache_budget;
 mod correction;
 mod error;
 mod fit;
@@ -27,6 +28,7 @@ mod state;
 mod tail_message;
 pub mod tools;
 
+pub use cache_budget::CacheBudget;
 pub use error::{EngineError, Result};
 pub use ingest::{Ingested, ingest};
 pub use nudges::Nudge;

@@ -80,3 +80,14 @@ pub(crate) fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
     };
     BLOCK_FRAMING_TOKENS + content
 }
+impl mc_core::HeldBytes for PartTokens {
+    fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.model.capacity()
+            + self
+                .by_message
+                .iter()
+                .map(|parts| std::mem::size_of::<Vec<u64>>() + parts.capacity() * 8)
+                .sum::<usize>()
+    }
+}

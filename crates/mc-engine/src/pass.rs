@@ -23,6 +23,7 @@ use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
+use crate::cache_budget::{CacheBudget, EngineCaches};
 use crate::correction::{self, Report};
 use crate::error::{EngineError, Result};
 use crate::fit;
@@ -34,7 +35,6 @@ use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
 use crate::pass_decide::{Decided, Decision};
 use crate::rendered_tail::{RenderedTail, TailInputs};
-use crate::session_cache::SessionCache;
 use crate::state::{load_state, record_usage_in, store_state};
 
 /// Counts the tokens of a text, as the provider would (an estimate).
@@ -111,10 +111,7 @@ pub struct Engine {
     store: Store,
     pub(crate) config: Config,
     pub(crate) reclaim: ReclaimConfig,
-    indexes: SessionCache<FingerprintIndex>,
-    part_tokens: SessionCache<PartTokens>,
-    rows: SessionCache<KeptRows>,
-    rendered: SessionCache<RenderedTail>,
+    caches: EngineCaches,
 }
 
 impl Engine {
@@ -135,10 +132,16 @@ impl Engine {
             store,
             config,
             reclaim,
-            indexes: SessionCache::default(),
-            part_tokens: SessionCache::default(),
-            rows: SessionCache::default(),
-            rendered: SessionCache::default(),
+            caches: EngineCaches::new(CacheBudget::default()),
+        }
+    }
+
+    /// The engine with its per-session caches bounded by `budget`'s shares (they start
+    /// empty). A smaller budget costs passes time, never a different outcome.
+    pub fn with_cache_budget(self, budget: CacheBudget) -> Self {
+        Self {
+            caches: EngineCaches::new(budget),
+            ..self
         }
     }
 
@@ -161,13 +164,22 @@ impl Engine {
     pub fn pass(&self, request: &PassRequest<'_>) -> Result<PassOutcome> {
         let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
         let mut index = self
+            .caches
             .indexes
             .take(request.session)
             .unwrap_or_else(|| FingerprintIndex::new(&self.reclaim));
-        let mut counts = self.part_tokens.take(request.session).unwrap_or_default();
+        let mut counts = self
+            .caches
+            .part_tokens
+            .take(request.session)
+            .unwrap_or_default();
         counts.update(request.model, request.messages, request.count_text);
-        let mut rows = self.rows.take(request.session).unwrap_or_default();
-        let mut rendered = self.rendered.take(request.session).unwrap_or_default();
+        let mut rows = self.caches.rows.take(request.session).unwrap_or_default();
+        let mut rendered = self
+            .caches
+            .rendered
+            .take(request.session)
+            .unwrap_or_default();
         let kept = Kept {
             index: &mut index,
             counts: &counts,
@@ -177,10 +189,10 @@ impl Engine {
         let outcome = self
             .store
             .write_with(|tx| self.pass_in(tx, request, now_ms, kept))?;
-        self.indexes.put(request.session, index);
-        self.rendered.put(request.session, rendered);
-        self.part_tokens.put(request.session, counts);
-        self.rows.put(request.session, rows);
+        self.caches.indexes.put(request.session, index);
+        self.caches.rendered.put(request.session, rendered);
+        self.caches.part_tokens.put(request.session, counts);
+        self.caches.rows.put(request.session, rows);
         Ok(outcome)
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use mc_core::reduction::{PartShown, Reshape, TailDrops, ToolPairs};
 use mc_core::tags::{TagIndex, TagNo};
-use mc_core::{ContentHash, HashChain, Message};
+use mc_core::{ContentHash, HashChain, HeldBytes, Message};
 
 use crate::nudges::Nudge;
 use crate::part_tokens::part_tokens;
@@ -237,6 +237,36 @@ impl Basis {
                 .all(|nudge| nudge.ordinal >= until)
     }
 }
+
+impl HeldBytes for RenderedTail {
+    /// The rendered messages (owned here: the proxy only references them) and their keys;
+    /// the pairing and the drop basis are a few words per tag and add little beside them.
+    fn held_bytes(&self) -> usize {
+        let kept: usize = self
+            .kept
+            .iter()
+            .map(|(key, message, _)| {
+                std::mem::size_of::<(RenderKey, Arc<Message>, u64)>()
+                    + key.exceptions.capacity() * std::mem::size_of::<(u32, PartShown)>()
+                    + key.dropped_reasoning.capacity() * 4
+                    + key.nudges.iter().map(String::capacity).sum::<usize>()
+                    + message.held_bytes()
+            })
+            .sum();
+        let basis = self.basis.as_ref().map_or(0, |basis| {
+            (basis.landed.len() + basis.dropped_reasoning.len()) * TREE_ENTRY_BYTES
+                + basis
+                    .nudges
+                    .iter()
+                    .map(|nudge| nudge.text.capacity())
+                    .sum::<usize>()
+        });
+        std::mem::size_of::<Self>() + kept + basis
+    }
+}
+
+/// An entry of a B-tree set or a list of small pairs, with overhead, amortised.
+const TREE_ENTRY_BYTES: usize = 24;
 
 /// Values grouped by ordinal, in their order.
 fn per_ordinal<T>(items: impl Iterator<Item = (u64, T)>) -> BTreeMap<u64, Vec<T>> {

@@ -223,6 +223,7 @@ async fn start_proxy(upstream: &str) -> Result<(RunningProxy, tempfile::TempDir)
         context_window: Some(WINDOW_TOKENS),
         upstream_idle_timeout: Duration::from_secs(120),
         historian_retry: mc_proxy::RetryPolicy::default(),
+        cache_budget: mc_proxy::CacheBudget::default(),
     };
     Ok((RunningProxy::start(settings, Ok(engine)).await?, store_dir))
 }

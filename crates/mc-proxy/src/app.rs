@@ -76,6 +76,7 @@ impl App {
             // Redirects would replay a prompt (and its key) to another origin.
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
+        let budget = settings.cache_budget;
         let engine = engine.map(Arc::new);
         let historian = engine
             .as_ref()
@@ -88,15 +89,15 @@ impl App {
         Ok(Self {
             settings,
             client,
-            tokens: Arc::new(TokenEstimator::new()),
-            last_good: LastGood::default(),
+            tokens: Arc::new(TokenEstimator::with_memo_bytes(budget.token_memo())),
+            last_good: LastGood::new(budget.last_good()),
             projects: ProjectResolver::default(),
             proven_windows: ProvenWindows::default(),
-            recent_requests: RecentRequests::default(),
-            encoded_messages: SessionCache::default(),
+            recent_requests: RecentRequests::new(budget.recent_requests()),
+            encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Semaphore::new(concurrent_passes()),
-            recent_usage: SessionCache::default(),
+            recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),
             ledger: LedgerWriter::new(engine.as_ref().ok().cloned()),
             historian,

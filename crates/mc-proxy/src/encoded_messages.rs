@@ -103,6 +103,16 @@ impl EncodedMessages {
     }
 }
 
+impl mc_core::HeldBytes for EncodedMessages {
+    /// The body (its allocation, shared with the busy-store memory of the same request) and
+    /// one slot per message; the messages themselves belong to the engine's rendered tail.
+    fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.body.len()
+            + self.kept.capacity() * std::mem::size_of::<Option<(Arc<Message>, Range<usize>)>>()
+    }
+}
+
 /// Where [`EncodedMessages::write`] put each message.
 #[derive(Debug)]
 pub struct Written {

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
-use mc_core::{HashChain, Message};
+use mc_core::{ContentHash, HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::anthropic::{self, MessagesRequest};
 
@@ -29,12 +29,9 @@ use self::head::Head;
 use self::split::{Split, common_prefix_len};
 use crate::render_anthropic;
 
-/// Requests remembered; a proxy serves a handful of live conversations at a time.
+/// Requests remembered at most; a proxy serves a handful of live conversations at a time,
+/// and each decode compares the body with every remembered one.
 const REMEMBERED: usize = 16;
-
-/// Most body bytes remembered in all (each request's decoded conversation takes about as
-/// much again): long sessions send multi-megabyte bodies.
-const REMEMBERED_BYTES: usize = 96 * 1024 * 1024;
 
 /// A decoded request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -92,15 +89,34 @@ struct Entry {
     layout: Layout,
     conversation: Vec<Message>,
     chain: HashChain,
+    /// What it holds: its body and its decoded messages (the head is shared between
+    /// requests and small beside them).
+    held_bytes: usize,
 }
 
-/// Recently managed Anthropic requests, most recent last.
-#[derive(Debug, Default)]
+/// Recently managed Anthropic requests, most recent last, within a byte budget: long
+/// sessions send multi-megabyte bodies, and each decodes to about as much again.
+#[derive(Debug)]
 pub struct RecentRequests {
     recent: Mutex<VecDeque<Entry>>,
+    budget_bytes: usize,
+}
+
+impl Default for RecentRequests {
+    fn default() -> Self {
+        Self::new(mc_engine::CacheBudget::default().recent_requests())
+    }
 }
 
 impl RecentRequests {
+    /// Remembers requests holding at most `budget_bytes` in all.
+    pub fn new(budget_bytes: usize) -> Self {
+        Self {
+            recent: Mutex::new(VecDeque::new()),
+            budget_bytes,
+        }
+    }
+
     /// Decodes `body`, reusing what it shares with a remembered request of its conversation.
     pub fn decode(&self, body: &Bytes, limit_bytes: usize) -> Result<Decoded, WireError> {
         match self.decode_incrementally(body, limit_bytes) {
@@ -118,16 +134,28 @@ impl RecentRequests {
         {
             return;
         }
+        let held_bytes = layout.body.len()
+            + layout.ranges.capacity() * std::mem::size_of::<Range<usize>>()
+            + conversation
+                .iter()
+                .map(HeldBytes::held_bytes)
+                .sum::<usize>()
+            + chain.len() * std::mem::size_of::<ContentHash>();
+        if held_bytes > self.budget_bytes {
+            return;
+        }
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         recent.push_back(Entry {
             layout,
             conversation,
             chain,
+            held_bytes,
         });
-        let mut bytes: usize = recent.iter().map(|entry| entry.layout.body.len()).sum();
-        while recent.len() > REMEMBERED || (bytes > REMEMBERED_BYTES && recent.len() > 1) {
-            if let Some(evicted) = recent.pop_front() {
-                bytes -= evicted.layout.body.len();
+        let mut bytes: usize = recent.iter().map(|entry| entry.held_bytes).sum();
+        while recent.len() > REMEMBERED || bytes > self.budget_bytes {
+            match recent.pop_front() {
+                Some(evicted) => bytes -= evicted.held_bytes,
+                None => break,
             }
         }
     }

@@ -1,53 +1,108 @@
-//! The last upstream request sent for recent client requests, for the busy-store rule.
+//! The last upstream request sent for each recent session, for the busy-store rule.
 //!
 //! DESIGN §7: a busy database never lets a turn through unmanaged. When the store stays
 //! busy, a client request identical to one already managed (a retry) is answered by
 //! sending the same upstream bytes again, which is exactly what a pass would have produced
 //! (a retried identical request renders identical bytes). Anything else is refused.
+//!
+//! A client retries the request it just sent, so one request per session is kept: its
+//! latest. That body is the very allocation the session's encoded messages keep for the
+//! next request ([`crate::encoded_messages`]), so keeping it here costs no copy. Older
+//! bodies of a session were kept before, tens of megabytes for one long session, to answer
+//! retries that never come. The bodies kept are bounded in bytes; past the budget the least
+//! recently used sessions' bodies go.
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
+use mc_core::SessionId;
 
-/// How many recent requests are remembered; a retry follows its original closely.
-const REMEMBERED: usize = 64;
+/// One session's latest managed request.
+struct Latest {
+    /// blake3 of the client body.
+    client_hash: [u8; 32],
+    upstream: Bytes,
+    /// When it was remembered (a counter), for eviction.
+    stamp: u64,
+}
 
-/// Most upstream bytes remembered in all: long sessions send multi-megabyte bodies, and the
-/// memory of retries must stay small next to them.
-const REMEMBERED_BYTES: usize = 64 * 1024 * 1024;
-
-/// Recent (client body hash, upstream body) pairs.
-#[derive(Default)]
+/// The latest (client body hash, upstream body) per session, within a byte budget.
 pub struct LastGood {
-    recent: Mutex<VecDeque<([u8; 32], Bytes)>>,
+    kept: Mutex<Kept>,
+    budget_bytes: usize,
+}
+
+#[derive(Default)]
+struct Kept {
+    by_session: BTreeMap<SessionId, Latest>,
+    bytes: usize,
+    clock: u64,
 }
 
 impl LastGood {
-    /// Remembers that `client_body` was sent upstream as `upstream`.
-    pub fn remember(&self, client_body: &[u8], upstream: Bytes) {
-        let key = *blake3::hash(client_body).as_bytes();
-        if let Ok(mut recent) = self.recent.lock() {
-            recent.retain(|(seen, _)| *seen != key);
-            recent.push_back((key, upstream));
-            let mut bytes: usize = recent.iter().map(|(_, body)| body.len()).sum();
-            while recent.len() > REMEMBERED || (bytes > REMEMBERED_BYTES && recent.len() > 1) {
-                if let Some((_, evicted)) = recent.pop_front() {
-                    bytes -= evicted.len();
-                }
-            }
+    /// Keeps at most `budget_bytes` of upstream bodies.
+    pub fn new(budget_bytes: usize) -> Self {
+        Self {
+            kept: Mutex::new(Kept::default()),
+            budget_bytes,
         }
     }
 
-    /// The upstream body sent for an identical client body, when remembered.
+    /// Remembers that `client_body` of `session` was sent upstream as `upstream`, in place
+    /// of the session's earlier request.
+    pub fn remember(&self, session: &SessionId, client_body: &[u8], upstream: Bytes) {
+        let client_hash = *blake3::hash(client_body).as_bytes();
+        let mut kept = self.lock();
+        if let Some(old) = kept.by_session.remove(session) {
+            kept.bytes -= old.upstream.len();
+        }
+        if upstream.len() > self.budget_bytes {
+            return;
+        }
+        kept.clock += 1;
+        let stamp = kept.clock;
+        kept.bytes += upstream.len();
+        kept.by_session.insert(
+            session.clone(),
+            Latest {
+                client_hash,
+                upstream,
+                stamp,
+            },
+        );
+        while kept.bytes > self.budget_bytes {
+            let oldest = kept
+                .by_session
+                .iter()
+                .min_by_key(|(_, latest)| latest.stamp)
+                .map(|(session, _)| session.clone());
+            let Some(evicted) = oldest.and_then(|session| kept.by_session.remove(&session)) else {
+                break;
+            };
+            kept.bytes -= evicted.upstream.len();
+        }
+    }
+
+    /// The upstream body sent for an identical client body, when it is a session's latest.
     pub fn replay(&self, client_body: &[u8]) -> Option<Bytes> {
-        let key = *blake3::hash(client_body).as_bytes();
-        let recent = self.recent.lock().ok()?;
-        recent
-            .iter()
-            .rev()
-            .find(|(seen, _)| *seen == key)
-            .map(|(_, upstream)| upstream.clone())
+        let client_hash = *blake3::hash(client_body).as_bytes();
+        self.lock()
+            .by_session
+            .values()
+            .find(|latest| latest.client_hash == client_hash)
+            .map(|latest| latest.upstream.clone())
+    }
+
+    /// The bytes of upstream bodies kept; never above the budget.
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// The table; a thread that panicked while holding it left whole entries.
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -55,29 +110,45 @@ impl LastGood {
 mod tests {
     use super::*;
 
+    fn id(name: &str) -> SessionId {
+        SessionId::new(name).unwrap()
+    }
+
     #[test]
-    fn replays_only_identical_requests() {
-        let last = LastGood::default();
-        last.remember(b"{\"a\":1}", Bytes::from_static(b"up-1"));
+    fn replays_a_sessions_latest_request_only() {
+        let last = LastGood::new(1 << 20);
+        last.remember(&id("a"), b"{\"a\":1}", Bytes::from_static(b"up-1"));
         assert_eq!(last.replay(b"{\"a\":1}").as_deref(), Some(&b"up-1"[..]));
         assert_eq!(last.replay(b"{\"a\":2}"), None);
-        for n in 0..REMEMBERED {
-            last.remember(n.to_string().as_bytes(), Bytes::new());
-        }
-        assert_eq!(last.replay(b"{\"a\":1}"), None, "oldest entry evicted");
+        last.remember(&id("b"), b"{\"b\":1}", Bytes::from_static(b"up-b"));
+        assert_eq!(last.replay(b"{\"a\":1}").as_deref(), Some(&b"up-1"[..]));
+        last.remember(&id("a"), b"{\"a\":2}", Bytes::from_static(b"up-2"));
+        assert_eq!(
+            last.replay(b"{\"a\":1}"),
+            None,
+            "replaced by the session's next"
+        );
+        assert_eq!(last.replay(b"{\"a\":2}").as_deref(), Some(&b"up-2"[..]));
+        assert_eq!(last.replay(b"{\"b\":1}").as_deref(), Some(&b"up-b"[..]));
     }
 
     #[test]
     fn memory_is_bounded_by_bytes() {
-        let last = LastGood::default();
-        let big = Bytes::from(vec![b'x'; REMEMBERED_BYTES / 2 + 1]);
-        last.remember(b"one", big.clone());
-        last.remember(b"two", big.clone());
+        let budget = 1000;
+        let last = LastGood::new(budget);
+        for n in 0..20 {
+            let body = Bytes::from(vec![b'x'; 300]);
+            last.remember(&id(&format!("s{n}")), n.to_string().as_bytes(), body);
+            assert!(last.held_bytes() <= budget);
+        }
+        assert_eq!(last.replay(b"16"), None, "the least recently used went");
+        assert_eq!(last.replay(b"19").map(|body| body.len()), Some(300));
+        last.remember(&id("huge"), b"huge", Bytes::from(vec![b'x'; budget + 1]));
         assert_eq!(
-            last.replay(b"one"),
+            last.replay(b"huge"),
             None,
-            "over the byte budget, the oldest goes"
+            "larger than the budget: not kept"
         );
-        assert_eq!(last.replay(b"two").map(|b| b.len()), Some(big.len()));
+        assert!(last.held_bytes() <= budget);
     }
 }

@@ -132,6 +132,12 @@ pub struct ReportedUsage {
     pub pass: Option<u64>,
 }
 
+impl mc_core::HeldBytes for ReportedUsage {
+    fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use axum::http::HeaderValue;

@@ -19,6 +19,7 @@
 //!     context_window: None,
 //!     upstream_idle_timeout: std::time::Duration::from_secs(600),
 //!     historian_retry: mc_proxy::RetryPolicy::default(),
+//!     cache_budget: mc_proxy::CacheBudget::default(),
 //! };
 //! let proxy = RunningProxy::start(settings, Ok(engine)).await?;
 //! println!("ANTHROPIC_BASE_URL=http://{}", proxy.local_addr());
@@ -77,6 +78,7 @@ pub use health::{HEALTH_PATH, SERVICE_NAME};
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use incremental::check_against_full;
+pub use mc_engine::CacheBudget;
 pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::{PROJECT_HEADER, identify as identify_project};

@@ -82,8 +82,9 @@ pub fn plan_with_retries(
         match plan_once(app, provider, headers, body, last_usage) {
             Ok(planned) => {
                 // A side call needs no store, so a busy store never has to replay one.
-                if planned.side_call.is_none() {
-                    app.last_good.remember(body, planned.upstream_body.clone());
+                if let (Some(session), None) = (&planned.session, planned.side_call) {
+                    app.last_good
+                        .remember(session, body, planned.upstream_body.clone());
                 }
                 return Ok(planned);
             }

@@ -65,6 +65,7 @@ fn side_calls_and_compaction_never_join_the_main_session() {
         context_window: None,
         upstream_idle_timeout: Duration::from_secs(5),
         historian_retry: mc_llm::RetryPolicy::default(),
+        cache_budget: mc_engine::CacheBudget::default(),
     };
     let app = App::new(settings, Ok(Engine::new(store, Config::default()))).unwrap();
     let calls = capture();

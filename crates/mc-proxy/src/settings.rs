@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use mc_engine::CacheBudget;
 use mc_llm::RetryPolicy;
 
 /// The proxy's settings, resolved from the command line and the config file.
@@ -25,6 +26,9 @@ pub struct ProxySettings {
     /// The runs are in the background, so the default favours finishing; a historian on a
     /// fast local model can fail over sooner with shorter attempts.
     pub historian_retry: RetryPolicy,
+    /// The memory the proxy's per-session caches may hold (the engine's has its own, from
+    /// the same kind of budget).
+    pub cache_budget: CacheBudget,
 }
 
 impl ProxySettings {

@@ -21,9 +21,9 @@ use tiktoken::CoreBpe;
 /// Claude's tokens per o200k token, fitted on recorded calls.
 const CLAUDE_SCALE: f64 = 1.064;
 
-/// Most memoised counts kept; past this the memo starts over (a count is cheap to redo and
-/// memory stays bounded however long the process runs).
-const MEMO_ENTRIES: usize = 1 << 20;
+/// Bytes a memoised count takes in the table: its 32-byte key, its count, and the table's
+/// control byte and spare room (kept at most 7/8 full).
+const MEMO_ENTRY_BYTES: usize = 48;
 
 /// Texts shorter than this are counted directly: they take about a microsecond to count,
 /// and leaving them out keeps the memo's entries few.
@@ -32,6 +32,9 @@ const MEMO_MIN_BYTES: usize = 256;
 /// Counts tokens of texts, memoised.
 pub struct TokenEstimator {
     memo: Mutex<HashMap<[u8; 32], u64>>,
+    /// Most memoised counts kept; past this the memo starts over (a count is cheap to redo
+    /// and memory stays bounded however long the process runs).
+    memo_entries: usize,
 }
 
 /// o200k_base, loaded once per process (~100 ms); `None` if the build left its tables out
@@ -52,9 +55,15 @@ impl TokenEstimator {
     /// An estimator; the tables load on a background thread so the proxy starts listening
     /// at once (a first request waits for them if it comes sooner).
     pub fn new() -> Self {
+        Self::with_memo_bytes(mc_engine::CacheBudget::default().token_memo())
+    }
+
+    /// An estimator whose memo holds at most about `memo_bytes`.
+    pub fn with_memo_bytes(memo_bytes: usize) -> Self {
         std::thread::spawn(bpe);
         Self {
             memo: Mutex::new(HashMap::new()),
+            memo_entries: memo_bytes / MEMO_ENTRY_BYTES,
         }
     }
 
@@ -87,10 +96,13 @@ impl TokenEstimator {
         }
         let count = bpe.count(text) as u64;
         if let Ok(mut memo) = self.memo.lock() {
-            if memo.len() >= MEMO_ENTRIES {
-                memo.clear();
+            if memo.len() >= self.memo_entries {
+                // Freed too, not only emptied: a table keeps its capacity when cleared.
+                *memo = HashMap::new();
             }
-            memo.insert(key, count);
+            if self.memo_entries > 0 {
+                memo.insert(key, count);
+            }
         }
         count
     }

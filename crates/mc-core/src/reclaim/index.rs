@@ -182,3 +182,31 @@ impl FingerprintIndex {
         }
     }
 }
+
+/// Bytes per entry of a B-tree map or set, beside its key and value: node headers and
+/// slack, amortised (nodes hold 6 to 11 entries).
+const TREE_ENTRY_OVERHEAD: usize = 16;
+
+impl crate::HeldBytes for FingerprintIndex {
+    /// The shingles dominate: eight bytes per word of every indexed tool output.
+    fn held_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(TagNo, Entry)>() + TREE_ENTRY_OVERHEAD;
+        let prints: usize = self
+            .prints
+            .values()
+            .map(|held| entry + std::mem::size_of_val(&*held.print.shingles))
+            .sum();
+        let by_count =
+            self.by_count.len() * (std::mem::size_of::<(usize, TagNo)>() + TREE_ENTRY_OVERHEAD);
+        let near: usize = self
+            .near
+            .values()
+            .map(|pairs| {
+                std::mem::size_of::<(TagNo, Vec<TagNo>)>()
+                    + TREE_ENTRY_OVERHEAD
+                    + pairs.capacity() * std::mem::size_of::<TagNo>()
+            })
+            .sum();
+        std::mem::size_of::<Self>() + prints + by_count + near
+    }
+}

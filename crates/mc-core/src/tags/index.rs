@@ -134,6 +134,16 @@ impl TagIndex {
     }
 }
 
+impl crate::HeldBytes for TagIndex {
+    /// One assignment per tag in the sorted list, and one B-tree entry per unit (with about
+    /// 16 bytes of node overhead each, amortised).
+    fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.by_tag.capacity() * std::mem::size_of::<TagAssignment>()
+            + self.by_unit.len() * (std::mem::size_of::<(UnitRef, TagNo)>() + 16)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

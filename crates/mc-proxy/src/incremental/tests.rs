@@ -236,3 +236,34 @@ fn another_conversation_with_the_same_head_reuses_it() {
         remembered.as_ref().unwrap()
     ));
 }
+
+#[test]
+fn remembered_requests_stay_within_their_byte_budget() {
+    let budget = 40_000;
+    let recent = RecentRequests::new(budget);
+    for conversation in 0..12 {
+        let mut messages = vec![json!({"role": "user", "content": format!("task {conversation}")})];
+        (0..conversation).for_each(|n| messages.extend(turn(n)));
+        let body = body(&messages, false);
+        let decoded = recent.decode(&body, usize::MAX).unwrap();
+        recent.remember(decoded.layout, decoded.conversation, decoded.chain);
+        let held: usize = recent
+            .recent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|entry| entry.held_bytes)
+            .sum();
+        assert!(held <= budget, "{held} > {budget}");
+    }
+    // A request larger than the whole budget is not remembered, and decodes all the same.
+    let mut long = vec![json!({"role": "user", "content": "x".repeat(budget)})];
+    long.extend(turn(0));
+    let body = body(&long, false);
+    let decoded = recent.decode(&body, usize::MAX).unwrap();
+    assert_same_as_full(&decoded, &body);
+    recent.remember(decoded.layout, decoded.conversation, decoded.chain);
+    let kept = recent.recent.lock().unwrap();
+    assert!(kept.iter().all(|entry| entry.held_bytes <= budget));
+    assert!(!kept.is_empty(), "smaller requests are still remembered");
+}

@@ -7,6 +7,7 @@
 #![cfg(test)]
 
 mod bad_input;
+mod cache_budget;
 mod embeddings;
 mod failures;
 mod fault_upstream;

@@ -36,6 +36,7 @@ pub fn settings(upstream: &str) -> ProxySettings {
         context_window: None,
         upstream_idle_timeout: Duration::from_secs(20),
         historian_retry: RetryPolicy::default(),
+        cache_budget: mc_proxy::CacheBudget::default(),
     }
 }
 
@@ -67,6 +68,20 @@ impl Proxy {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("context.db");
         let engine = Engine::new(Store::open(&db).unwrap(), config);
+        Self::launch(settings, Ok(engine), dir, db).await
+    }
+
+    /// A proxy with `settings` over a fresh store, the historian off, whose engine keeps
+    /// its per-session caches within `budget` (the proxy's own come from `settings`).
+    pub async fn start_with_engine_budget(
+        settings: ProxySettings,
+        budget: mc_proxy::CacheBudget,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("context.db");
+        let mut config = Config::default();
+        config.historian.enabled = false;
+        let engine = Engine::new(Store::open(&db).unwrap(), config).with_cache_budget(budget);
         Self::launch(settings, Ok(engine), dir, db).await
     }
 
