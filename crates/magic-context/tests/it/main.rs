@@ -12,6 +12,7 @@ mod claude_code_small_window;
 mod cli;
 mod config_schema;
 mod config_show;
+mod crash;
 mod doctor;
 mod mcp;
 mod memory;

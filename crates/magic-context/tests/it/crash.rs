@@ -1,0 +1,264 @@
+//! `kill -9` of `serve` in the middle of many concurrent streaming sessions, then a restart
+//! on the same store with every client sending its unanswered request again.
+//!
+//! What must hold (DESIGN §7): no raw message the clients sent is lost, every session's hash
+//! chain verifies (through `doctor`), and a request sent again goes upstream byte for byte as
+//! it went before the kill, since the pass is decided from the stored state alone. Each kill
+//! point is its own test on a fresh store; each prints its counts, so a run with
+//! `--nocapture` gives the figures. `MC_CRASH_SESSIONS` sets the number of sessions (20 by
+//! default; 100 for the heavier run).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mc_core::{SessionId, joined_texts};
+use mc_store::Store;
+
+use crate::support::Machine;
+use crate::support::recording_relay::{Relay, RelayLog};
+use crate::support::servers::Server;
+use crate::support::stream_client::{ProxyAddress, SessionRun, run_session};
+
+/// Turns each session plays: its conversation grows to this many user messages.
+const TURNS: usize = 6;
+
+/// The window both servers use: far above what the sessions reach, so no pass drops
+/// anything and the check of stored messages is exact.
+const WINDOW_TOKENS: u64 = 200_000;
+
+/// How long a kill point may take to arrive before the test says it never did.
+const KILL_DEADLINE: Duration = Duration::from_secs(120);
+
+/// When `serve` is killed.
+#[derive(Debug, Clone, Copy)]
+enum KillPoint {
+    /// While many answers are being streamed back to their clients.
+    MidStream,
+    /// While requests have reached the proxy but not yet the upstream: being ingested and
+    /// passed.
+    Ingest,
+    /// The instant the store's write-ahead log is seen growing: a pass's transaction is
+    /// being written or has just committed.
+    WalCommit,
+    /// After a random delay (the seed is printed, and `MC_CRASH_SEED` replays it).
+    RandomDelay,
+}
+
+/// What one run found.
+#[derive(Debug, Default)]
+struct Counts {
+    sessions: usize,
+    messages_stored: usize,
+    lost: usize,
+    corrupted: usize,
+    retried: usize,
+    retried_identical: usize,
+    retried_unsent_before: usize,
+    retried_differ: Vec<String>,
+}
+
+#[test]
+fn crash_mid_stream_loses_nothing() {
+    crash_run(KillPoint::MidStream);
+}
+
+#[test]
+fn crash_during_ingest_loses_nothing() {
+    crash_run(KillPoint::Ingest);
+}
+
+#[test]
+fn crash_during_a_wal_commit_loses_nothing() {
+    crash_run(KillPoint::WalCommit);
+}
+
+#[test]
+fn crash_after_a_random_delay_loses_nothing() {
+    crash_run(KillPoint::RandomDelay);
+}
+
+fn crash_run(point: KillPoint) {
+    let sessions: usize = std::env::var("MC_CRASH_SESSIONS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(20);
+    let machine = Machine::fresh();
+    let script = machine.path("script.json");
+    let answer = "Here is what each function does, one line each. ".repeat(30);
+    let script_json = serde_json::json!({"turns": [], "final_text": answer});
+    std::fs::write(&script, script_json.to_string()).unwrap();
+    let sim = Server::sim(&script, WINDOW_TOKENS, 1.0);
+    let relay = Relay::start(&sim.base_url);
+    let data = machine.path("data");
+    let serve = Server::serve(&machine, &relay.base_url, &data, WINDOW_TOKENS);
+    let proxy = Arc::new(ProxyAddress::default());
+    proxy.publish(&serve.base_url);
+    let sent = Arc::new(AtomicUsize::new(0));
+
+    let clients: Vec<_> = (0..sessions)
+        .map(|index| {
+            let (proxy, sent) = (Arc::clone(&proxy), Arc::clone(&sent));
+            std::thread::spawn(move || run_session(index, TURNS, &proxy, &sent))
+        })
+        .collect();
+    let started = Instant::now();
+    let killed_at = wait_for(point, sessions, &relay.log, &sent, &data);
+    let killed_after = started.elapsed();
+    let stderr_before = serve.stderr();
+    drop(serve); // SIGKILL, then reaped
+    let serve = Server::serve(&machine, &relay.base_url, &data, WINDOW_TOKENS);
+    proxy.publish(&serve.base_url);
+    let runs: Vec<SessionRun> = clients
+        .into_iter()
+        .map(|client| client.join().unwrap())
+        .collect();
+    let stderr_after = serve.stderr();
+    drop(serve);
+
+    let failures: Vec<&String> = runs.iter().filter_map(|run| run.failure.as_ref()).collect();
+    assert!(
+        failures.is_empty(),
+        "sessions gave up: {failures:?}\n{stderr_before}\n{stderr_after}"
+    );
+    let doctor = machine.run(
+        &["doctor", "--json"],
+        &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
+    );
+    let report = doctor.json();
+    let counts = count(&runs, &report, &data, &relay.log);
+    eprintln!(
+        "crash {point:?}: killed at {:.2}s ({killed_at}), run took {:.2}s: {} sessions, {} \
+         messages stored, {} lost, {} corrupted, {} retried ({} identical upstream bytes, {} \
+         not sent upstream before the kill, {} differ)",
+        killed_after.as_secs_f64(),
+        started.elapsed().as_secs_f64(),
+        counts.sessions,
+        counts.messages_stored,
+        counts.lost,
+        counts.corrupted,
+        counts.retried,
+        counts.retried_identical,
+        counts.retried_unsent_before,
+        counts.retried_differ.len(),
+    );
+    assert_eq!(doctor.code, Some(0), "{}", doctor.stdout);
+    assert_eq!((counts.lost, counts.corrupted), (0, 0), "{counts:?}");
+    assert!(counts.retried > 0, "the kill interrupted no request");
+    assert_eq!(counts.retried_differ, Vec::<String>::new(), "{counts:?}");
+    assert_eq!(counts.sessions, sessions, "a session was forked or lost");
+}
+
+/// Waits until the kill point arrives; says what it saw.
+fn wait_for(
+    point: KillPoint,
+    sessions: usize,
+    log: &RelayLog,
+    sent: &AtomicUsize,
+    data: &Path,
+) -> String {
+    let deadline = Instant::now() + KILL_DEADLINE;
+    // Every kill point waits for each session's first answer to be under way, so the store
+    // holds state that a bad restart could damage.
+    let warmed = || log.received.load(Ordering::SeqCst) >= sessions;
+    let random_delay = match point {
+        KillPoint::RandomDelay => {
+            let seed = std::env::var("MC_CRASH_SEED")
+                .ok()
+                .and_then(|value| value.parse().ok())
+                .unwrap_or_else(|| {
+                    SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .unwrap()
+                        .subsec_nanos()
+                });
+            eprintln!("crash RandomDelay seed {seed}");
+            Duration::from_millis(u64::from(seed % 1000))
+        }
+        _ => Duration::ZERO,
+    };
+    let mut wal_len = None;
+    let mut warmed_at = None;
+    loop {
+        assert!(Instant::now() < deadline, "kill point {point:?} never came");
+        if warmed() {
+            let since = *warmed_at.get_or_insert_with(Instant::now);
+            let streaming = log.streaming.load(Ordering::SeqCst);
+            let waiting = sent
+                .load(Ordering::SeqCst)
+                .saturating_sub(log.received.load(Ordering::SeqCst));
+            match point {
+                KillPoint::MidStream if streaming >= sessions.div_ceil(2) => {
+                    return format!("{streaming} answers streaming");
+                }
+                KillPoint::Ingest if waiting >= sessions.div_ceil(5) => {
+                    return format!("{waiting} requests inside the proxy");
+                }
+                KillPoint::WalCommit => {
+                    let len = std::fs::metadata(data.join("context.db-wal"))
+                        .map(|meta| meta.len())
+                        .ok();
+                    if wal_len.is_some() && len != wal_len {
+                        return format!("write-ahead log {wal_len:?} -> {len:?} bytes");
+                    }
+                    wal_len = len;
+                }
+                KillPoint::RandomDelay if since.elapsed() >= random_delay => {
+                    return format!("{} ms after warm-up", random_delay.as_millis());
+                }
+                _ => {}
+            }
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Compares what the clients had answered with what the store holds and the upstream saw.
+fn count(runs: &[SessionRun], doctor: &serde_json::Value, data: &Path, log: &RelayLog) -> Counts {
+    let store = Store::open(data.join("context.db")).unwrap();
+    let mut counts = Counts {
+        corrupted: doctor["chains"]["broken"]
+            .as_array()
+            .map_or(usize::MAX, Vec::len),
+        ..Counts::default()
+    };
+    store
+        .read(|tx| {
+            let all = tx.list_sessions(usize::MAX)?;
+            counts.sessions = all.len();
+            for session in &all {
+                counts.messages_stored += tx.messages(&session.id, ..)?.len();
+            }
+            for run in runs {
+                let stored = tx.messages(&SessionId::new(run.session.as_str()).unwrap(), ..)?;
+                let kept = |(ordinal, (role, text)): (usize, &(String, String))| {
+                    stored.get(ordinal).is_some_and(|row| {
+                        row.message.role.as_str() == role
+                            && joined_texts(&row.message.parts).contains(text.as_str())
+                    })
+                };
+                counts.lost += run
+                    .acknowledged
+                    .iter()
+                    .enumerate()
+                    .filter(|&pair| !kept(pair))
+                    .count();
+            }
+            Ok(())
+        })
+        .unwrap();
+    for key in runs.iter().flat_map(|run| &run.retried) {
+        counts.retried += 1;
+        let bodies = log.bodies(key);
+        // One body: only the retry reached the upstream. More: all must be the same bytes.
+        match bodies.len() {
+            0 | 1 => counts.retried_unsent_before += 1,
+            _ if bodies.windows(2).all(|pair| pair[0] == pair[1]) => {
+                counts.retried_identical += 1;
+            }
+            _ => counts.retried_differ.push(key.clone()),
+        }
+    }
+    counts
+}
