@@ -8,9 +8,10 @@
 //! `--nocapture` gives the figures. `MC_CRASH_SESSIONS` sets the number of sessions (20 by
 //! default; 100 for the heavier run).
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mc_core::{SessionId, joined_texts};
@@ -19,7 +20,7 @@ use mc_store::Store;
 use crate::support::Machine;
 use crate::support::recording_relay::{Relay, RelayLog};
 use crate::support::servers::Server;
-use crate::support::stream_client::{ProxyAddress, SessionRun, run_session};
+use crate::support::stream_client::{Fleet, SessionRun, run_session};
 
 /// Turns each session plays: its conversation grows to this many user messages.
 const TURNS: usize = 6;
@@ -46,7 +47,20 @@ enum KillPoint {
     RandomDelay,
 }
 
-/// What one run found.
+/// Each session's acknowledged messages, as (role, text).
+type Acknowledged = HashMap<String, Vec<(String, String)>>;
+
+/// The store as the kill left it, before any restart touched it.
+#[derive(Debug)]
+struct AtKill {
+    /// Messages the clients had been answered for (their last fully answered requests).
+    acknowledged: usize,
+    messages_stored: usize,
+    lost: usize,
+    corrupted: usize,
+}
+
+/// What one run found after the restart and the retries.
 #[derive(Debug, Default)]
 struct Counts {
     sessions: usize,
@@ -93,23 +107,24 @@ fn crash_run(point: KillPoint) {
     let relay = Relay::start(&sim.base_url);
     let data = machine.path("data");
     let serve = Server::serve(&machine, &relay.base_url, &data, WINDOW_TOKENS);
-    let proxy = Arc::new(ProxyAddress::default());
-    proxy.publish(&serve.base_url);
-    let sent = Arc::new(AtomicUsize::new(0));
+    let fleet = Arc::new(Fleet::default());
+    fleet.proxy.publish(&serve.base_url);
 
     let clients: Vec<_> = (0..sessions)
         .map(|index| {
-            let (proxy, sent) = (Arc::clone(&proxy), Arc::clone(&sent));
-            std::thread::spawn(move || run_session(index, TURNS, &proxy, &sent))
+            let fleet = Arc::clone(&fleet);
+            std::thread::spawn(move || run_session(index, TURNS, &fleet))
         })
         .collect();
     let started = Instant::now();
-    let killed_at = wait_for(point, sessions, &relay.log, &sent, &data);
+    let killed_at = wait_for(point, sessions, &relay.log, &fleet, &data);
     let killed_after = started.elapsed();
     let stderr_before = serve.stderr();
     drop(serve); // SIGKILL, then reaped
+    let acknowledged = fleet.acknowledged.lock().unwrap().clone();
+    let at_kill = check_at_kill(&data, &acknowledged);
     let serve = Server::serve(&machine, &relay.base_url, &data, WINDOW_TOKENS);
-    proxy.publish(&serve.base_url);
+    fleet.proxy.publish(&serve.base_url);
     let runs: Vec<SessionRun> = clients
         .into_iter()
         .map(|client| client.join().unwrap())
@@ -129,10 +144,18 @@ fn crash_run(point: KillPoint) {
     let report = doctor.json();
     let counts = count(&runs, &report, &data, &relay.log);
     eprintln!(
-        "crash {point:?}: killed at {:.2}s ({killed_at}), run took {:.2}s: {} sessions, {} \
-         messages stored, {} lost, {} corrupted, {} retried ({} identical upstream bytes, {} \
-         not sent upstream before the kill, {} differ)",
+        "crash {point:?}: killed at {:.2}s ({killed_at}); at the kill {} messages acknowledged, \
+         {} stored, {} lost, {} sessions corrupted",
         killed_after.as_secs_f64(),
+        at_kill.acknowledged,
+        at_kill.messages_stored,
+        at_kill.lost,
+        at_kill.corrupted,
+    );
+    eprintln!(
+        "crash {point:?}: after restart and retries ({:.2}s in all): {} sessions, {} messages \
+         stored, {} lost, {} corrupted, {} retried ({} identical upstream bytes, {} not sent \
+         upstream before the kill, {} differ)",
         started.elapsed().as_secs_f64(),
         counts.sessions,
         counts.messages_stored,
@@ -143,6 +166,7 @@ fn crash_run(point: KillPoint) {
         counts.retried_unsent_before,
         counts.retried_differ.len(),
     );
+    assert_eq!((at_kill.lost, at_kill.corrupted), (0, 0), "{at_kill:?}");
     assert_eq!(doctor.code, Some(0), "{}", doctor.stdout);
     assert_eq!((counts.lost, counts.corrupted), (0, 0), "{counts:?}");
     assert!(counts.retried > 0, "the kill interrupted no request");
@@ -155,13 +179,16 @@ fn wait_for(
     point: KillPoint,
     sessions: usize,
     log: &RelayLog,
-    sent: &AtomicUsize,
+    fleet: &Fleet,
     data: &Path,
 ) -> String {
     let deadline = Instant::now() + KILL_DEADLINE;
-    // Every kill point waits for each session's first answer to be under way, so the store
-    // holds state that a bad restart could damage.
-    let warmed = || log.received.load(Ordering::SeqCst) >= sessions;
+    // Every kill point waits until each session has had two answers, so the store holds
+    // history that a bad restart could damage.
+    let warmed = || {
+        let acknowledged = fleet.acknowledged.lock().unwrap();
+        acknowledged.len() == sessions && acknowledged.values().all(|messages| messages.len() >= 3)
+    };
     let random_delay = match point {
         KillPoint::RandomDelay => {
             let seed = std::env::var("MC_CRASH_SEED")
@@ -178,31 +205,35 @@ fn wait_for(
         }
         _ => Duration::ZERO,
     };
-    let mut wal_len = None;
+    let mut wal_seen = None;
     let mut warmed_at = None;
     loop {
         assert!(Instant::now() < deadline, "kill point {point:?} never came");
         if warmed() {
             let since = *warmed_at.get_or_insert_with(Instant::now);
             let streaming = log.streaming.load(Ordering::SeqCst);
-            let waiting = sent
+            let waiting = fleet
+                .sent
                 .load(Ordering::SeqCst)
                 .saturating_sub(log.received.load(Ordering::SeqCst));
             match point {
                 KillPoint::MidStream if streaming >= sessions.div_ceil(2) => {
                     return format!("{streaming} answers streaming");
                 }
-                KillPoint::Ingest if waiting >= sessions.div_ceil(5) => {
+                KillPoint::Ingest if waiting >= sessions.div_ceil(10).max(2) => {
                     return format!("{waiting} requests inside the proxy");
                 }
                 KillPoint::WalCommit => {
-                    let len = std::fs::metadata(data.join("context.db-wal"))
-                        .map(|meta| meta.len())
+                    // Once checkpointed, the log is rewritten from its start without growing,
+                    // so its modification time is what shows a write.
+                    let seen = std::fs::metadata(data.join("context.db-wal"))
+                        .and_then(|meta| Ok((meta.len(), meta.modified()?)))
                         .ok();
-                    if wal_len.is_some() && len != wal_len {
-                        return format!("write-ahead log {wal_len:?} -> {len:?} bytes");
+                    if wal_seen.is_some() && seen != wal_seen {
+                        let len = seen.map(|(len, _)| len);
+                        return format!("write-ahead log written, {len:?} bytes");
                     }
-                    wal_len = len;
+                    wal_seen = seen;
                 }
                 KillPoint::RandomDelay if since.elapsed() >= random_delay => {
                     return format!("{} ms after warm-up", random_delay.as_millis());
@@ -214,40 +245,66 @@ fn wait_for(
     }
 }
 
-/// Compares what the clients had answered with what the store holds and the upstream saw.
-fn count(runs: &[SessionRun], doctor: &serde_json::Value, data: &Path, log: &RelayLog) -> Counts {
+/// Opens the store the kill left (recovering its WAL, as a restart would) and checks that
+/// every acknowledged message is stored and every chain verifies.
+fn check_at_kill(data: &Path, acknowledged: &Acknowledged) -> AtKill {
     let store = Store::open(data.join("context.db")).unwrap();
-    let mut counts = Counts {
-        corrupted: doctor["chains"]["broken"]
-            .as_array()
-            .map_or(usize::MAX, Vec::len),
-        ..Counts::default()
-    };
+    let (messages_stored, lost) = stored_and_lost(&store, acknowledged);
+    let chains = store.read(|tx| tx.verify_chains()).unwrap();
+    AtKill {
+        acknowledged: acknowledged.values().map(Vec::len).sum(),
+        messages_stored,
+        lost,
+        corrupted: chains.broken.len(),
+    }
+}
+
+/// All messages stored, and how many acknowledged ones are missing: a message counts as
+/// stored when the row at its ordinal in its session has its role and contains its text.
+fn stored_and_lost(store: &Store, acknowledged: &Acknowledged) -> (usize, usize) {
     store
         .read(|tx| {
-            let all = tx.list_sessions(usize::MAX)?;
-            counts.sessions = all.len();
-            for session in &all {
-                counts.messages_stored += tx.messages(&session.id, ..)?.len();
+            let mut stored_count = 0;
+            for session in tx.list_sessions(usize::MAX)? {
+                stored_count += tx.messages(&session.id, ..)?.len();
             }
-            for run in runs {
-                let stored = tx.messages(&SessionId::new(run.session.as_str()).unwrap(), ..)?;
+            let mut lost = 0;
+            for (session, messages) in acknowledged {
+                let stored = tx.messages(&SessionId::new(session.as_str()).unwrap(), ..)?;
                 let kept = |(ordinal, (role, text)): (usize, &(String, String))| {
                     stored.get(ordinal).is_some_and(|row| {
                         row.message.role.as_str() == role
                             && joined_texts(&row.message.parts).contains(text.as_str())
                     })
                 };
-                counts.lost += run
-                    .acknowledged
+                lost += messages
                     .iter()
                     .enumerate()
                     .filter(|&pair| !kept(pair))
                     .count();
             }
-            Ok(())
+            Ok((stored_count, lost))
         })
-        .unwrap();
+        .unwrap()
+}
+
+/// Compares what the clients had answered with what the store holds and the upstream saw.
+fn count(runs: &[SessionRun], doctor: &serde_json::Value, data: &Path, log: &RelayLog) -> Counts {
+    let store = Store::open(data.join("context.db")).unwrap();
+    let acknowledged: Acknowledged = runs
+        .iter()
+        .map(|run| (run.session.clone(), run.acknowledged.clone()))
+        .collect();
+    let (messages_stored, lost) = stored_and_lost(&store, &acknowledged);
+    let mut counts = Counts {
+        sessions: store.read(|tx| tx.list_sessions(usize::MAX)).unwrap().len(),
+        messages_stored,
+        lost,
+        corrupted: doctor["chains"]["broken"]
+            .as_array()
+            .map_or(usize::MAX, Vec::len),
+        ..Counts::default()
+    };
     for key in runs.iter().flat_map(|run| &run.retried) {
         counts.retried += 1;
         let bodies = log.bodies(key);

@@ -6,10 +6,11 @@
 //! Requests go over plain HTTP/1.1 with `connection: close`, so "fully received" is exact:
 //! the chunked body ended with its last chunk and the stream with `message_stop`.
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -55,6 +56,18 @@ impl ProxyAddress {
     }
 }
 
+/// What the sessions share with the test while they run.
+#[derive(Default)]
+pub struct Fleet {
+    /// Where the proxy listens.
+    pub proxy: ProxyAddress,
+    /// Requests written to the proxy so far.
+    pub sent: AtomicUsize,
+    /// Per session, the messages of its last fully answered request, as (role, text): what
+    /// the proxy has acknowledged and must not lose.
+    pub acknowledged: Mutex<HashMap<String, Vec<(String, String)>>>,
+}
+
 /// What one session did.
 #[derive(Debug, Default)]
 pub struct SessionRun {
@@ -68,13 +81,8 @@ pub struct SessionRun {
     pub failure: Option<String>,
 }
 
-/// Runs `turns` turns of session `index`; `sent` counts requests written to the proxy.
-pub fn run_session(
-    index: usize,
-    turns: usize,
-    proxy: &ProxyAddress,
-    sent: &Arc<AtomicUsize>,
-) -> SessionRun {
+/// Runs `turns` turns of session `index`.
+pub fn run_session(index: usize, turns: usize, fleet: &Fleet) -> SessionRun {
     let mut run = SessionRun {
         session: format!("crash-{index}"),
         ..SessionRun::default()
@@ -84,12 +92,15 @@ pub fn run_session(
         messages.push(("user".into(), user_text(index, turn)));
         let key = format!("{index}-{turn}");
         let body = request_body(&messages);
-        match send_until_answered(&run.session, &key, &body, proxy, sent) {
+        match send_until_answered(&run.session, &key, &body, fleet) {
             Ok((answer, retried)) => {
                 if retried {
                     run.retried.push(key);
                 }
                 run.acknowledged = messages.clone();
+                let mut acknowledged = fleet.acknowledged.lock().unwrap();
+                acknowledged.insert(run.session.clone(), messages.clone());
+                drop(acknowledged);
                 messages.push(("assistant".into(), answer));
             }
             Err(why) => {
@@ -129,14 +140,13 @@ fn send_until_answered(
     session: &str,
     key: &str,
     body: &[u8],
-    proxy: &ProxyAddress,
-    sent: &AtomicUsize,
+    fleet: &Fleet,
 ) -> Result<(String, bool), String> {
     let mut retried = false;
     let mut refusals = 0;
     loop {
-        let (generation, base_url) = proxy.get();
-        match post(&base_url, session, key, body, sent) {
+        let (generation, base_url) = fleet.proxy.get();
+        match post(&base_url, session, key, body, &fleet.sent) {
             Ok(answer) => return Ok((answer, retried)),
             Err(Failure::Refused(why)) => {
                 refusals += 1;
@@ -148,7 +158,7 @@ fn send_until_answered(
             }
             Err(Failure::Cut) => {
                 retried = true;
-                proxy.wait_past(generation)?;
+                fleet.proxy.wait_past(generation)?;
             }
         }
     }
