@@ -23,5 +23,6 @@ mod search;
 mod setup_hosts;
 mod sim_with_claude_code;
 mod status;
+mod store_locked;
 mod support;
 mod wrapup_recomp;

@@ -113,14 +113,15 @@ pub fn run_session(index: usize, turns: usize, fleet: &Fleet) -> SessionRun {
 }
 
 /// A user message long enough that ingesting it is real work, and unique per session.
-fn user_text(index: usize, turn: usize) -> String {
+pub fn user_text(index: usize, turn: usize) -> String {
     format!(
         "Session {index}, turn {turn}: read the module and list what each function does. {}",
         "The notes below are context for the task. ".repeat(12 + turn)
     )
 }
 
-fn request_body(messages: &[(String, String)]) -> Vec<u8> {
+/// An Anthropic streaming request carrying `messages`, as (role, text).
+pub fn request_body(messages: &[(String, String)]) -> Vec<u8> {
     let messages: Vec<Value> = messages
         .iter()
         .map(|(role, text)| json!({"role": role, "content": [{"type": "text", "text": text}]}))
@@ -178,8 +179,25 @@ fn post(
     body: &[u8],
     sent: &AtomicUsize,
 ) -> Result<String, Failure> {
+    let (head, rest) = exchange(base_url, session, key, body, sent).ok_or(Failure::Cut)?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(Failure::Refused(format!("{head}\n{rest}")));
+    }
+    let sse = dechunk(&rest).ok_or(Failure::Cut)?;
+    answer_text(&sse).ok_or(Failure::Cut)
+}
+
+/// Sends one request and returns the response's head and whatever of its body arrived;
+/// `None` when the request could not be sent or no head came back.
+pub fn exchange(
+    base_url: &str,
+    session: &str,
+    key: &str,
+    body: &[u8],
+    sent: &AtomicUsize,
+) -> Option<(String, String)> {
     let address = base_url.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(address).map_err(|_| Failure::Cut)?;
+    let mut stream = TcpStream::connect(address).ok()?;
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     let head = format!(
         "POST /v1/messages HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n\
@@ -188,23 +206,15 @@ fn post(
          content-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     );
-    stream
-        .write_all(head.as_bytes())
-        .map_err(|_| Failure::Cut)?;
-    stream.write_all(body).map_err(|_| Failure::Cut)?;
+    stream.write_all(head.as_bytes()).ok()?;
+    stream.write_all(body).ok()?;
     sent.fetch_add(1, Ordering::SeqCst);
     let mut response = Vec::new();
-    // A reset mid-read still leaves what arrived, which the checks below judge.
+    // A reset mid-read still leaves what arrived, which the caller judges.
     let _ = stream.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response);
-    let Some((head, rest)) = text.split_once("\r\n\r\n") else {
-        return Err(Failure::Cut);
-    };
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(Failure::Refused(format!("{head}\n{rest}")));
-    }
-    let sse = dechunk(rest).ok_or(Failure::Cut)?;
-    answer_text(&sse).ok_or(Failure::Cut)
+    let (head, rest) = text.split_once("\r\n\r\n")?;
+    Some((head.to_owned(), rest.to_owned()))
 }
 
 /// The body of a chunked response, or `None` when it stops before its last chunk.
