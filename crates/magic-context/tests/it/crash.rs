@@ -189,21 +189,20 @@ fn wait_for(
         let acknowledged = fleet.acknowledged.lock().unwrap();
         acknowledged.len() == sessions && acknowledged.values().all(|messages| messages.len() >= 3)
     };
-    let random_delay = match point {
-        KillPoint::RandomDelay => {
-            let seed = std::env::var("MC_CRASH_SEED")
-                .ok()
-                .and_then(|value| value.parse().ok())
-                .unwrap_or_else(|| {
-                    SystemTime::now()
-                        .duration_since(UNIX_EPOCH)
-                        .unwrap()
-                        .subsec_nanos()
-                });
-            eprintln!("crash RandomDelay seed {seed}");
-            Duration::from_millis(u64::from(seed % 1000))
-        }
-        _ => Duration::ZERO,
+    let random_delay = if matches!(point, KillPoint::RandomDelay) {
+        let seed = std::env::var("MC_CRASH_SEED")
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| {
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap()
+                    .subsec_nanos()
+            });
+        eprintln!("crash RandomDelay seed {seed}");
+        Duration::from_millis(u64::from(seed % 1000))
+    } else {
+        Duration::ZERO
     };
     let mut wal_seen = None;
     let mut warmed_at = None;
@@ -216,29 +215,29 @@ fn wait_for(
                 .sent
                 .load(Ordering::SeqCst)
                 .saturating_sub(log.received.load(Ordering::SeqCst));
-            match point {
-                KillPoint::MidStream if streaming >= sessions.div_ceil(2) => {
-                    return format!("{streaming} answers streaming");
-                }
-                KillPoint::Ingest if waiting >= sessions.div_ceil(10).max(2) => {
-                    return format!("{waiting} requests inside the proxy");
-                }
+            let reached = match point {
+                KillPoint::MidStream => (streaming >= sessions.div_ceil(2))
+                    .then(|| format!("{streaming} answers streaming")),
+                KillPoint::Ingest => (waiting >= sessions.div_ceil(10).max(2))
+                    .then(|| format!("{waiting} requests inside the proxy")),
                 KillPoint::WalCommit => {
                     // Once checkpointed, the log is rewritten from its start without growing,
                     // so its modification time is what shows a write.
                     let seen = std::fs::metadata(data.join("context.db-wal"))
                         .and_then(|meta| Ok((meta.len(), meta.modified()?)))
                         .ok();
-                    if wal_seen.is_some() && seen != wal_seen {
-                        let len = seen.map(|(len, _)| len);
-                        return format!("write-ahead log written, {len:?} bytes");
-                    }
+                    let written = wal_seen.is_some() && seen != wal_seen;
                     wal_seen = seen;
+                    written.then(|| {
+                        let len = seen.map(|(len, _)| len);
+                        format!("write-ahead log written, {len:?} bytes")
+                    })
                 }
-                KillPoint::RandomDelay if since.elapsed() >= random_delay => {
-                    return format!("{} ms after warm-up", random_delay.as_millis());
-                }
-                _ => {}
+                KillPoint::RandomDelay => (since.elapsed() >= random_delay)
+                    .then(|| format!("{} ms after warm-up", random_delay.as_millis())),
+            };
+            if let Some(reached) = reached {
+                return reached;
             }
         }
         std::thread::sleep(Duration::from_micros(200));
