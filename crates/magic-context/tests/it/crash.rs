@@ -3,15 +3,17 @@
 //!
 //! What must hold (DESIGN §7): no raw message the clients sent is lost, every session's hash
 //! chain verifies (through `doctor`), and a request sent again goes upstream byte for byte as
-//! it went before the kill, since the pass is decided from the stored state alone. Each kill
+//! it went before the kill, since the pass is decided from the stored state alone. Requests
+//! the kill stopped before they went upstream cannot be compared that way, so every turn's
+//! upstream body is also compared with the same turn of a run nobody killed. Each kill
 //! point is its own test on a fresh store; each prints its counts, so a run with
 //! `--nocapture` gives the figures. `MC_CRASH_SESSIONS` sets the number of sessions (20 by
 //! default; 100 for the heavier run).
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mc_core::{SessionId, joined_texts};
@@ -71,6 +73,8 @@ struct Counts {
     retried_identical: usize,
     retried_unsent_before: usize,
     retried_differ: Vec<String>,
+    /// Turns whose last upstream body differs from the same turn of an uninterrupted run.
+    differ_from_uninterrupted: Vec<String>,
 }
 
 #[test]
@@ -93,20 +97,79 @@ fn crash_after_a_random_delay_loses_nothing() {
     crash_run(KillPoint::RandomDelay);
 }
 
-fn crash_run(point: KillPoint) {
-    let sessions: usize = std::env::var("MC_CRASH_SESSIONS")
+/// The servers of one run, on a fresh machine: the simulator, the relay in front of it, and
+/// `serve` in front of the relay with its store in `data/`.
+struct Stand {
+    machine: Machine,
+    _sim: Server,
+    relay: Relay,
+    serve: Server,
+}
+
+impl Stand {
+    fn start() -> Self {
+        let machine = Machine::fresh();
+        let script = machine.path("script.json");
+        let answer = "Here is what each function does, one line each. ".repeat(30);
+        let script_json = serde_json::json!({"turns": [], "final_text": answer});
+        std::fs::write(&script, script_json.to_string()).unwrap();
+        let sim = Server::sim(&script, WINDOW_TOKENS, 1.0);
+        let relay = Relay::start(&sim.base_url);
+        let serve = Server::serve(
+            &machine,
+            &relay.base_url,
+            &machine.path("data"),
+            WINDOW_TOKENS,
+        );
+        Self {
+            machine,
+            _sim: sim,
+            relay,
+            serve,
+        }
+    }
+}
+
+fn session_count() -> usize {
+    std::env::var("MC_CRASH_SESSIONS")
         .ok()
         .and_then(|value| value.parse().ok())
-        .unwrap_or(20);
-    let machine = Machine::fresh();
-    let script = machine.path("script.json");
-    let answer = "Here is what each function does, one line each. ".repeat(30);
-    let script_json = serde_json::json!({"turns": [], "final_text": answer});
-    std::fs::write(&script, script_json.to_string()).unwrap();
-    let sim = Server::sim(&script, WINDOW_TOKENS, 1.0);
-    let relay = Relay::start(&sim.base_url);
+        .unwrap_or(20)
+}
+
+/// Every turn's upstream body in a run of the same sessions that nobody killed: what each
+/// interrupted request would have sent. Computed once per test process.
+fn uninterrupted_bodies() -> &'static HashMap<String, Vec<u8>> {
+    static BODIES: OnceLock<HashMap<String, Vec<u8>>> = OnceLock::new();
+    BODIES.get_or_init(|| {
+        let stand = Stand::start();
+        let fleet = Arc::new(Fleet::default());
+        fleet.proxy.publish(&stand.serve.base_url);
+        let clients: Vec<_> = (0..session_count())
+            .map(|index| {
+                let fleet = Arc::clone(&fleet);
+                std::thread::spawn(move || run_session(index, TURNS, &fleet))
+            })
+            .collect();
+        for client in clients {
+            let run = client.join().unwrap();
+            assert_eq!(run.failure, None, "{}", stand.serve.stderr());
+            assert_eq!(run.retried, Vec::<String>::new(), "nothing was killed");
+        }
+        stand.relay.log.last_bodies()
+    })
+}
+
+fn crash_run(point: KillPoint) {
+    let sessions = session_count();
+    let uninterrupted = uninterrupted_bodies();
+    let Stand {
+        machine,
+        _sim,
+        relay,
+        serve,
+    } = Stand::start();
     let data = machine.path("data");
-    let serve = Server::serve(&machine, &relay.base_url, &data, WINDOW_TOKENS);
     let fleet = Arc::new(Fleet::default());
     fleet.proxy.publish(&serve.base_url);
 
@@ -142,7 +205,15 @@ fn crash_run(point: KillPoint) {
         &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
     );
     let report = doctor.json();
-    let counts = count(&runs, &report, &data, &relay.log);
+    let mut counts = count(&runs, &report, &data, &relay.log);
+    let bodies = relay.log.last_bodies();
+    let mut keys: Vec<&String> = uninterrupted.keys().collect();
+    keys.sort();
+    counts.differ_from_uninterrupted = keys
+        .into_iter()
+        .filter(|key| bodies.get(*key) != uninterrupted.get(*key))
+        .cloned()
+        .collect();
     eprintln!(
         "crash {point:?}: killed at {:.2}s ({killed_at}); at the kill {} messages acknowledged, \
          {} stored, {} lost, {} sessions corrupted",
@@ -155,7 +226,8 @@ fn crash_run(point: KillPoint) {
     eprintln!(
         "crash {point:?}: after restart and retries ({:.2}s in all): {} sessions, {} messages \
          stored, {} lost, {} corrupted, {} retried ({} identical upstream bytes, {} not sent \
-         upstream before the kill, {} differ)",
+         upstream before the kill, {} differ); {} of {} turns' upstream bodies differ from \
+         an uninterrupted run",
         started.elapsed().as_secs_f64(),
         counts.sessions,
         counts.messages_stored,
@@ -165,12 +237,19 @@ fn crash_run(point: KillPoint) {
         counts.retried_identical,
         counts.retried_unsent_before,
         counts.retried_differ.len(),
+        counts.differ_from_uninterrupted.len(),
+        uninterrupted.len(),
     );
     assert_eq!((at_kill.lost, at_kill.corrupted), (0, 0), "{at_kill:?}");
     assert_eq!(doctor.code, Some(0), "{}", doctor.stdout);
     assert_eq!((counts.lost, counts.corrupted), (0, 0), "{counts:?}");
     assert!(counts.retried > 0, "the kill interrupted no request");
     assert_eq!(counts.retried_differ, Vec::<String>::new(), "{counts:?}");
+    assert_eq!(
+        counts.differ_from_uninterrupted,
+        Vec::<String>::new(),
+        "{counts:?}"
+    );
     assert_eq!(counts.sessions, sessions, "a session was forked or lost");
 }
 

@@ -33,6 +33,15 @@ pub struct RelayLog {
 }
 
 impl RelayLog {
+    /// The last body received for each turn key.
+    pub fn last_bodies(&self) -> HashMap<String, Vec<u8>> {
+        let bodies = self.bodies.lock().unwrap();
+        bodies
+            .iter()
+            .filter_map(|(turn, all)| Some((turn.clone(), all.last()?.clone())))
+            .collect()
+    }
+
     /// The bodies received for one turn key, oldest first.
     pub fn bodies(&self, turn: &str) -> Vec<Vec<u8>> {
         self.bodies
