@@ -42,8 +42,8 @@ enum KillPoint {
     /// While requests have reached the proxy but not yet the upstream: being ingested and
     /// passed.
     Ingest,
-    /// The instant the store's write-ahead log is seen growing: a pass's transaction is
-    /// being written or has just committed.
+    /// The instant the store's write-ahead log is seen written (its size or modification
+    /// time changes): a pass's transaction is being written or has just committed.
     WalCommit,
     /// After a random delay (the seed is printed, and `MC_CRASH_SEED` replays it).
     RandomDelay,
