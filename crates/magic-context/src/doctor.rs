@@ -1,6 +1,9 @@
 //! `magic-context doctor`: creates the store on first use and reports whether it and the
 //! configuration are healthy.
 //!
+//! The store check includes walking every session's hash chain: the raw log is the one thing
+//! that must survive a crash whole, and a link that does not follow names the first bad row.
+//!
 //! This is the first command a new user runs, so each check says what it found and, when
 //! something is wrong, what to do. The exit code is non-zero when the store is unusable,
 //! because the proxy refuses managed requests in that state (DESIGN §7). Hosts configured
@@ -12,7 +15,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use mc_config::{ConfigSources, find_project_root, load};
-use mc_store::{LocationEnv, Platform, SCHEMA_VERSION, Store, StoreOptions, resolve_data_dir};
+use mc_store::{
+    ChainReport, LocationEnv, Platform, SCHEMA_VERSION, Store, StoreOptions, resolve_data_dir,
+};
 use serde_json::{Value, json};
 
 use crate::doctor_hosts::{check_hosts, render_hosts};
@@ -21,7 +26,7 @@ use crate::output::{pretty, write_stdout};
 /// Arguments of `doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Print one JSON object: {"ok", "store", "config", "hosts"}.
+    /// Print one JSON object: {"ok", "store", "chains", "config", "hosts"}.
     #[arg(long)]
     pub json: bool,
 
@@ -33,14 +38,15 @@ pub struct DoctorArgs {
 
 /// Runs the checks and prints the report.
 pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
-    let store = check_store();
+    let (store, chains) = check_store();
     let config = check_config(args.project.as_deref())?;
     let hosts = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
         Ok(location) => check_hosts(&location.dir),
         Err(_) => Vec::new(), // the store check already says why there is no data directory
     };
-    let ok = store["ok"] == Value::Bool(true);
-    let report = json!({"ok": ok, "store": store, "config": config, "hosts": hosts});
+    let ok = store["ok"] == Value::Bool(true) && chains["ok"] == Value::Bool(true);
+    let report =
+        json!({"ok": ok, "store": store, "chains": chains, "config": config, "hosts": hosts});
     if args.json {
         write_stdout(&pretty(&report)?)?;
     } else {
@@ -53,31 +59,64 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn check_store() -> Value {
+/// The store's summary, and the verification of every session's hash chain (`null` when the
+/// store could not be read, which the store's own entry already reports).
+fn check_store() -> (Value, Value) {
     let location = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
         Ok(location) => location,
-        Err(error) => return json!({"ok": false, "error": error_chain(&error)}),
+        Err(error) => {
+            return (
+                json!({"ok": false, "error": error_chain(&error)}),
+                Value::Null,
+            );
+        }
     };
     let path = location.db_path();
-    let opened = Store::open_location(&location, StoreOptions::default())
-        .and_then(|store| store.read(|tx| tx.health()));
+    let opened = Store::open_location(&location, StoreOptions::default()).and_then(|store| {
+        // One snapshot for both, so the counts and the verified chains describe the same log.
+        store.read(|tx| Ok((tx.health()?, tx.verify_chains()?)))
+    });
     match opened {
-        Ok(health) => json!({
-            "ok": true,
-            "path": path.display().to_string(),
-            "schema_version": health.schema_version,
-            "supported_schema_version": SCHEMA_VERSION,
-            "sqlite_version": health.sqlite_version,
-            "journal_mode": health.journal_mode,
-            "sessions": health.sessions,
-            "messages": health.messages,
-            "dir_mode": mode_of(&location.dir),
-            "file_mode": mode_of(&path),
-        }),
-        Err(error) => {
-            json!({"ok": false, "path": path.display().to_string(), "error": error_chain(&error)})
-        }
+        Ok((health, chains)) => (
+            json!({
+                "ok": true,
+                "path": path.display().to_string(),
+                "schema_version": health.schema_version,
+                "supported_schema_version": SCHEMA_VERSION,
+                "sqlite_version": health.sqlite_version,
+                "journal_mode": health.journal_mode,
+                "sessions": health.sessions,
+                "messages": health.messages,
+                "dir_mode": mode_of(&location.dir),
+                "file_mode": mode_of(&path),
+            }),
+            chains_json(&chains),
+        ),
+        Err(error) => (
+            json!({"ok": false, "path": path.display().to_string(), "error": error_chain(&error)}),
+            Value::Null,
+        ),
     }
+}
+
+fn chains_json(report: &ChainReport) -> Value {
+    let broken: Vec<Value> = report
+        .broken
+        .iter()
+        .map(|broken| {
+            json!({
+                "session": broken.session,
+                "ordinal": broken.ordinal,
+                "problem": broken.problem.to_string(),
+            })
+        })
+        .collect();
+    json!({
+        "ok": report.is_intact(),
+        "sessions_checked": report.sessions_checked,
+        "messages_checked": report.messages_checked,
+        "broken": broken,
+    })
 }
 
 fn check_config(project: Option<&Path>) -> anyhow::Result<Value> {
@@ -147,6 +186,7 @@ fn render_text(report: &Value) -> String {
     } else {
         out.push_str(&format!("store   FAIL  {}\n", text(&store["error"])));
     }
+    out.push_str(&render_chains(&report["chains"]));
     for (label, key) in [("user file", "user_file"), ("project file", "project_file")] {
         let path = match &config[key] {
             Value::String(path) => path.as_str(),
@@ -166,6 +206,32 @@ fn render_text(report: &Value) -> String {
     if let Some(hosts) = report["hosts"].as_array() {
         out.push_str(&render_hosts(hosts));
     }
+    out
+}
+
+/// One line when every chain verifies, else one per broken session, with what to do.
+fn render_chains(chains: &Value) -> String {
+    let Some(broken) = chains["broken"].as_array() else {
+        return String::new(); // the store could not be read; its line says why
+    };
+    if broken.is_empty() {
+        return format!(
+            "chains  ok    {} sessions, {} messages verified\n",
+            chains["sessions_checked"], chains["messages_checked"]
+        );
+    }
+    let mut out = String::new();
+    for session in broken {
+        out.push_str(&format!(
+            "chains  FAIL  session `{}` breaks at message {}: {}\n",
+            text(&session["session"]),
+            session["ordinal"],
+            text(&session["problem"]),
+        ));
+    }
+    out.push_str(
+        "        (the store was changed outside magic-context; restore it from a backup)\n",
+    );
     out
 }
 

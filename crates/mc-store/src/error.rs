@@ -347,6 +347,16 @@ pub enum RowProblem {
     /// An id column is not a valid id.
     #[error("an id is invalid")]
     Id(#[source] mc_core::InvalidId),
+    /// The chain link is not the one computed from the message's hash and the previous
+    /// link: a row was changed, lost or inserted outside magic-context.
+    #[error("chain link does not follow from the message hash and the previous link")]
+    ChainMismatch,
+    /// Ordinals skip a message: the log should run 0, 1, 2, … without holes.
+    #[error("ordinal found where {expected} was expected")]
+    OrdinalGap {
+        /// The ordinal the log should have held next.
+        expected: u64,
+    },
     /// A compartment's quotes column is not a JSON list of `{"ordinal", "text"}`.
     #[error("compartment quotes are not a list of {{ordinal, text}}")]
     Quotes,

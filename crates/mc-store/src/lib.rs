@@ -42,6 +42,7 @@
 
 mod branches;
 mod calls;
+mod chain_check;
 mod checkpoint;
 mod commits;
 mod compartment_staging;
@@ -68,6 +69,7 @@ mod vectors;
 
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use calls::CallRow;
+pub use chain_check::{BrokenChain, ChainReport};
 pub use commits::{Commit, CommitHit};
 pub use compartment_staging::Swapped;
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};

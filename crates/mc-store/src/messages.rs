@@ -38,7 +38,7 @@ pub struct ChainMatch {
 }
 
 /// A message row as SQLite returns it, before validation.
-struct MessageRow {
+pub(crate) struct MessageRow {
     ordinal: u64,
     role: String,
     content: String,
@@ -48,7 +48,8 @@ struct MessageRow {
 }
 
 impl MessageRow {
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+    /// Reads the columns `ordinal, role, content, hash, chain, created_ms`, in that order.
+    pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             ordinal: row.get(0)?,
             role: row.get(1)?,
@@ -61,7 +62,7 @@ impl MessageRow {
 
     /// Validates the row; the content must still hash to the stored hash, so a row changed
     /// behind our back is reported instead of silently feeding a wrong conversation upstream.
-    fn decode(self, session: &SessionId) -> Result<StoredMessage> {
+    pub(crate) fn decode(self, session: &SessionId) -> Result<StoredMessage> {
         let corrupt = |problem| StoreError::CorruptRow {
             session: session.clone(),
             ordinal: self.ordinal,

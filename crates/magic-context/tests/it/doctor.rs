@@ -104,3 +104,76 @@ fn config_problems_are_reported_but_do_not_fail() {
         run.stdout
     );
 }
+
+#[test]
+fn a_broken_hash_chain_fails_naming_the_session_and_ordinal() {
+    use mc_core::{Host, Message, Part, Role, SessionId};
+    use mc_store::{NewSession, Store};
+
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let store = Store::open(data.join("context.db")).unwrap();
+    store
+        .write(|tx| {
+            for name in ["kept", "damaged"] {
+                let id = SessionId::new(name).unwrap();
+                let session = NewSession {
+                    id: id.clone(),
+                    host: Host::ClaudeCode,
+                    project: None,
+                };
+                tx.upsert_session(&session, 1)?;
+                let turns: Vec<Message> = (0..4)
+                    .map(|n| Message::new(Role::User, vec![Part::text(format!("turn {n}"))]))
+                    .collect();
+                tx.append_messages(&id, 0, &turns, 1)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    drop(store);
+    let env = [("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())];
+
+    let healthy = machine.run(&["doctor", "--json"], &env).success().json();
+    assert_eq!(
+        healthy["chains"],
+        serde_json::json!({"ok": true, "sessions_checked": 2, "messages_checked": 8, "broken": []})
+    );
+
+    // An outside edit: the append-only trigger lifted, one stored link replaced.
+    let conn = rusqlite::Connection::open(data.join("context.db")).unwrap();
+    conn.execute_batch(
+        "DROP TRIGGER messages_are_append_only_update;
+         UPDATE messages SET chain = zeroblob(32) WHERE session_id = 'damaged' AND ordinal = 2;",
+    )
+    .unwrap();
+    drop(conn);
+
+    let run = machine.run(&["doctor", "--json"], &env);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    let report = run.json();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["store"]["ok"], true);
+    assert_eq!(
+        report["chains"],
+        serde_json::json!({
+            "ok": false,
+            "sessions_checked": 2,
+            "messages_checked": 6,
+            "broken": [{
+                "session": "damaged",
+                "ordinal": 2,
+                "problem": "chain link does not follow from the message hash and the previous link",
+            }],
+        })
+    );
+    let text = machine.run(&["doctor"], &env);
+    assert_eq!(text.code, Some(1));
+    assert!(
+        text.stdout.contains(
+            "chains  FAIL  session `damaged` breaks at message 2: chain link does not follow"
+        ),
+        "{}",
+        text.stdout
+    );
+}

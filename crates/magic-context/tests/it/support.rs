@@ -5,8 +5,10 @@
 //! party recorded.
 
 pub mod claude_session;
+pub mod recording_relay;
 pub mod servers;
 pub mod store_check;
+pub mod stream_client;
 pub mod transcript;
 
 use std::ffi::OsStr;
