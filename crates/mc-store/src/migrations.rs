@@ -81,10 +81,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "agent notes",
         sql: include_str!("migrations/0011_notes.sql"),
     },
+    Migration {
+        version: 12,
+        name: "exchanges the proxy ran for its own tools",
+        sql: include_str!("migrations/0012_hidden_exchanges.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
