@@ -27,6 +27,7 @@
 //! # }
 //! ```
 
+mod agent_tools;
 mod app;
 mod client_request;
 mod clock;

@@ -6,6 +6,7 @@
 //! is allowed.
 #![cfg(test)]
 
+mod agent_tools;
 mod bad_input;
 mod embeddings;
 mod failures;

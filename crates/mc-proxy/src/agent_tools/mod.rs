@@ -1,0 +1,66 @@
+//! The agent tools served inside the proxy, for clients with no MCP server of ours
+//! (DESIGN §6, "by the proxy itself").
+//!
+//! With `tools.mode` `proxy` (the `auto` choice for every client but Claude Code, whose setup
+//! registers `magic-context mcp`), an Anthropic Messages request goes up with the five tools
+//! after the client's own and the guidance block as the last system block, the same bytes
+//! on every request so the cached prefix holds ([`prepare`]). The upstream's answer is read
+//! whole before the client sees any of it ([`rounds`]):
+//!
+//! - no call to our tools: the answer goes to the client as the provider sent it;
+//! - calls to our tools only: the proxy runs them (`mc_engine::tools::call_tool`, bound to
+//!   the session and project of the pass), appends the model's turn and the results, and
+//!   asks again, as a client would; the client gets the final answer only, so its usage
+//!   figures are the final call's (they describe the prompt the session now has, which is
+//!   what clients read to judge how full the window is; summing would count the same
+//!   prompt once per round);
+//! - our calls beside the client's: ours run here, and the client gets the answer without
+//!   them; their results wait for the client's next request, which carries its own results.
+//!
+//! Each exchange the client did not see is stored ([`splice`]) under an anchor hash of the
+//! conversation before it, and spliced back into every later request at the same place, so
+//! every call keeps its result and the upstream bytes repeat the first sending. A tool that
+//! fails answers the model with an error result; the client's call never fails for it. At
+//! most [`MAX_ROUNDS`] rounds run per client request; the last one forbids tool calls, so
+//! the model has to answer in text.
+
+mod prepare;
+mod reply;
+mod rounds;
+mod splice;
+
+use std::sync::LazyLock;
+
+use axum::http::HeaderMap;
+use mc_core::Host;
+use mc_core::config::ToolsMode;
+use mc_engine::tools::{ToolSpec, tool_specs};
+
+pub use prepare::{Prepared, prepare};
+pub use rounds::{Call, answer};
+
+use crate::session_resolve::SessionHints;
+
+/// Most upstream calls the proxy makes for its own tools per client request. A model that
+/// keeps calling them (a search after a search) is stopped before it costs the user much.
+pub const MAX_ROUNDS: usize = 8;
+
+/// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code to
+/// the MCP server (recognised by its session id header, its `metadata.user_id` or its
+/// user agent, as session resolution does), so the model never sees the tools twice.
+pub fn served_here(mode: ToolsMode, headers: &HeaderMap, metadata_user_id: Option<&str>) -> bool {
+    match mode {
+        ToolsMode::Proxy => true,
+        ToolsMode::Mcp | ToolsMode::Off => false,
+        ToolsMode::Auto => SessionHints::read(headers, metadata_user_id).host != Host::ClaudeCode,
+    }
+}
+
+/// The tools' definitions, built once: their schemas are generated, and the bytes must be
+/// the same on every request.
+static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(tool_specs);
+
+/// Whether `name` is one of our tools.
+pub fn is_ours(name: &str) -> bool {
+    SPECS.iter().any(|spec| spec.name == name)
+}
