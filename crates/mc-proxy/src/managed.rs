@@ -79,7 +79,7 @@ async fn run(
     let prepared = prepare_tools(&app, provider, &headers, &client_body).await?;
     let client_body = prepared
         .as_ref()
-        .map_or(client_body, |prepared| prepared.body.clone());
+        .map_or(client_body, agent_tools::Ready::body);
     let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
     historian_start::start(&app, provider, &headers, &planned);
     embedding_start::start(&app);
@@ -201,12 +201,9 @@ async fn prepare_tools(
     provider: Provider,
     headers: &Arc<HeaderMap>,
     client_body: &Bytes,
-) -> Result<Option<agent_tools::Prepared>, ProxyError> {
-    if provider != Provider::Anthropic {
-        return Ok(None);
-    }
+) -> Result<Option<agent_tools::Ready>, ProxyError> {
     let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
-    tokio::task::spawn_blocking(move || agent_tools::prepare(&app, &headers, &body))
+    tokio::task::spawn_blocking(move || agent_tools::ready(&app, provider, &headers, &body))
         .await
         .unwrap_or_else(|error| {
             Err(ProxyError::new(

@@ -2,9 +2,10 @@
 //! (DESIGN §6, "by the proxy itself").
 //!
 //! With `tools.mode` `proxy` (the `auto` choice for every client but Claude Code, whose setup
-//! registers `magic-context mcp`), an Anthropic Messages request goes up with the five tools
-//! after the client's own and the guidance block as the last system block, the same bytes
-//! on every request so the cached prefix holds ([`prepare`]). The upstream's answer is read
+//! registers `magic-context mcp`), a request goes up with the five tools after the client's
+//! own and the guidance block after the client's instructions (the last Anthropic system
+//! block; one more leading Chat `system` message), the same bytes on every request so the
+//! cached prefix holds ([`prepare`], [`chat`]). The upstream's answer is read
 //! whole before the client sees any of it ([`rounds`]):
 //!
 //! - no call to our tools: the answer goes to the client as the provider sent it;
@@ -24,22 +25,72 @@
 //! most [`MAX_ROUNDS`] rounds run per client request; the last one forbids tool calls, so
 //! the model has to answer in text.
 
+mod chat;
+mod chat_rounds;
+mod execute;
 mod prepare;
 mod reply;
 mod rounds;
 mod splice;
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
-use axum::http::HeaderMap;
+use axum::body::Body;
+use axum::http::{HeaderMap, Response};
+use bytes::Bytes;
 use mc_core::Host;
 use mc_core::config::ToolsMode;
 use mc_engine::tools::{ToolSpec, tool_specs};
 
-pub use prepare::{Prepared, prepare};
-pub use rounds::{Call, answer};
+pub use rounds::Call;
 
+use crate::app::App;
+use crate::provider::{Provider, ProxyError};
 use crate::session_resolve::SessionHints;
+
+/// A client request made ready for the proxy's tools, on its wire.
+pub enum Ready {
+    /// Anthropic Messages.
+    Anthropic(prepare::Prepared),
+    /// OpenAI Chat Completions.
+    Chat(chat::ChatPrepared),
+}
+
+impl Ready {
+    /// The body the pass reads instead of the client's.
+    pub fn body(&self) -> Bytes {
+        match self {
+            Self::Anthropic(prepared) => prepared.body.clone(),
+            Self::Chat(prepared) => prepared.body.clone(),
+        }
+    }
+}
+
+/// Makes a request ready for the proxy's tools, or `None` when it does not get them.
+pub fn ready(
+    app: &App,
+    provider: Provider,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Option<Ready>, ProxyError> {
+    Ok(match provider {
+        Provider::Anthropic => prepare::prepare(app, headers, body)?.map(Ready::Anthropic),
+        Provider::OpenAi => chat::prepare_chat(app, headers, body)?.map(Ready::Chat),
+    })
+}
+
+/// Answers the client from the first successful upstream response of a ready request.
+pub async fn answer(
+    app: Arc<App>,
+    ready: Ready,
+    call: Call,
+    response: reqwest::Response,
+) -> Response<Body> {
+    match ready {
+        Ready::Anthropic(prepared) => rounds::answer(app, prepared, call, response).await,
+        Ready::Chat(prepared) => chat_rounds::answer_chat(app, prepared, call, response).await,
+    }
+}
 
 /// Most upstream calls the proxy makes for its own tools per client request. A model that
 /// keeps calling them (a search after a search) is stopped before it costs the user much.

@@ -43,7 +43,11 @@ pub struct Buffered {
 }
 
 /// Reads `response` to its end.
-pub async fn read_whole(response: reqwest::Response, started: Instant) -> Buffered {
+pub async fn read_whole(
+    provider: Provider,
+    response: reqwest::Response,
+    started: Instant,
+) -> Buffered {
     let status = StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::OK);
     let headers = client_response_headers(response.headers());
     let content_type = headers
@@ -53,7 +57,7 @@ pub async fn read_whole(response: reqwest::Response, started: Instant) -> Buffer
     let sse = content_type
         .as_deref()
         .is_some_and(|kind| kind.starts_with("text/event-stream"));
-    let mut observer = UsageObserver::new(Provider::Anthropic, content_type.as_deref());
+    let mut observer = UsageObserver::new(provider, content_type.as_deref());
     let mut body = Vec::new();
     let mut failed = None;
     let mut first_byte_ms = None;
@@ -157,7 +161,8 @@ impl Buffered {
         self.respond(Bytes::from(out))
     }
 
-    fn respond(self, body: Bytes) -> Response<Body> {
+    /// The client's response: this answer's status and headers around `body`.
+    pub fn respond(self, body: Bytes) -> Response<Body> {
         let mut out = Response::new(Body::from(body));
         *out.status_mut() = self.status;
         *out.headers_mut() = self.headers;

@@ -7,17 +7,16 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Response};
 use axum::response::IntoResponse;
 use mc_core::{ProjectId, SessionId};
-use mc_engine::Engine;
-use mc_engine::tools::{ToolAnswer, ToolContext, call_tool};
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessageRole, ToolResultBlock};
 use serde_json::{Value, json};
 
+use super::execute::{execute, keep};
 use super::prepare::Prepared;
 use super::reply::{Buffered, read_whole};
 use super::splice::{Splice, message_hash};
 use super::{MAX_ROUNDS, is_ours};
 use crate::app::App;
-use crate::clock::{elapsed_ms, unix_ms};
+use crate::clock::elapsed_ms;
 use crate::forward::upstream_error;
 use crate::ledger::{call_row, record_call, set_usage};
 use crate::managed::{plan, send_upstream};
@@ -50,8 +49,8 @@ pub async fn answer(
     let mut hidden: Vec<anthropic::Message> = Vec::new();
     let mut rounds = 1;
     loop {
-        let buffered = read_whole(response, call.started).await;
-        record(&app, &call, &buffered);
+        let buffered = read_whole(Provider::Anthropic, response, call.started).await;
+        record(&app, Provider::Anthropic, &call, &buffered);
         if let Some(reason) = &buffered.failed {
             tracing::warn!(%reason, "the upstream answer broke off while the proxy read it");
             return ProxyError::new(
@@ -142,8 +141,8 @@ pub async fn answer(
             Ok(response) if response.status().is_success() => response,
             Ok(response) => {
                 // An error of a hidden round reaches the client as the provider sent it.
-                let buffered = read_whole(response, call.started).await;
-                record(&app, &call, &buffered);
+                let buffered = read_whole(Provider::Anthropic, response, call.started).await;
+                record(&app, Provider::Anthropic, &call, &buffered);
                 return buffered.verbatim();
             }
             Err(error) => {
@@ -170,13 +169,8 @@ fn tool_calls(content: &[ContentBlock]) -> usize {
 }
 
 /// Writes the ledger row of one upstream call.
-fn record(app: &App, call: &Call, buffered: &Buffered) {
-    let mut row = call_row(
-        Provider::Anthropic,
-        &call.planned,
-        call.retried,
-        call.started,
-    );
+pub(super) fn record(app: &App, provider: Provider, call: &Call, buffered: &Buffered) {
+    let mut row = call_row(provider, &call.planned, call.retried, call.started);
     row.status = buffered.status.as_u16();
     set_usage(&mut row, buffered.usage.clone());
     row.error.clone_from(&buffered.failed);
@@ -185,8 +179,8 @@ fn record(app: &App, call: &Call, buffered: &Buffered) {
     record_call(app, row);
 }
 
-/// Runs our calls among `content` (at `ours`) off the runtime; the user turn of their
-/// results, in call order. A call that cannot run answers with an error result.
+/// Runs our calls among `content` (at `ours`); the user turn of their results, in call
+/// order.
 async fn run_tools(
     app: &App,
     project: &Option<ProjectId>,
@@ -203,31 +197,11 @@ async fn run_tools(
             _ => None,
         })
         .collect();
-    let ids: Vec<String> = calls.iter().map(|(id, _, _)| id.clone()).collect();
-    let answers = match &app.engine {
-        Ok(engine) => {
-            let (engine, project, session) = (Arc::clone(engine), project.clone(), session.clone());
-            let count = calls.len();
-            tokio::task::spawn_blocking(move || run_blocking(&engine, project, session, calls))
-                .await
-                .unwrap_or_else(|error| {
-                    vec![
-                        ToolAnswer::error(format!("the tool stopped unexpectedly: {error}"));
-                        count
-                    ]
-                })
-        }
-        Err(reason) => {
-            vec![
-                ToolAnswer::error(format!("the context store is unavailable ({reason})"));
-                ids.len()
-            ]
-        }
-    };
-    let blocks = ids
+    let answers = execute(app, project, session, &calls).await;
+    let blocks = calls
         .into_iter()
         .zip(answers)
-        .map(|(id, answer)| {
+        .map(|((id, _, _), answer)| {
             ContentBlock::ToolResult(ToolResultBlock::new(
                 id,
                 Some(BlockContent::Text(answer.text)),
@@ -236,54 +210,4 @@ async fn run_tools(
         })
         .collect();
     anthropic::Message::new(MessageRole::User, BlockContent::Blocks(blocks))
-}
-
-fn run_blocking(
-    engine: &Engine,
-    project: Option<ProjectId>,
-    session: Option<SessionId>,
-    calls: Vec<(String, String, Value)>,
-) -> Vec<ToolAnswer> {
-    let ctx = ToolContext {
-        engine,
-        project,
-        session,
-        semantic: None,
-        now_ms: i64::try_from(unix_ms()).unwrap_or(i64::MAX),
-    };
-    calls
-        .into_iter()
-        .map(|(_, name, input)| {
-            let answer = call_tool(&ctx, &name, input);
-            tracing::debug!(tool = %name, is_error = answer.is_error, "ran an agent tool for the model");
-            answer
-        })
-        .collect()
-}
-
-/// Stores a splice before the client gets the answer, so its next request finds it. A
-/// failure is logged: the client still gets its answer, and its next request, missing the
-/// exchange, forks from the stored history rather than sending calls without results.
-async fn keep(app: &App, anchor: String, splice: &Splice) {
-    let Ok(engine) = &app.engine else {
-        return;
-    };
-    let text = match serde_json::to_string(splice) {
-        Ok(text) => text,
-        Err(error) => {
-            tracing::warn!(%error, "could not encode a hidden exchange");
-            return;
-        }
-    };
-    let engine = Arc::clone(engine);
-    let now_ms = i64::try_from(unix_ms()).unwrap_or(i64::MAX);
-    let stored = tokio::task::spawn_blocking(move || {
-        engine
-            .store()
-            .write(|tx| tx.put_hidden_exchange(&anchor, &text, now_ms))
-    })
-    .await;
-    if !matches!(stored, Ok(Ok(()))) {
-        tracing::warn!("could not store a hidden exchange; the next request will fork");
-    }
 }

@@ -11,6 +11,7 @@
 use mc_core::{ContentHash, HashChain, ProjectId};
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// One stored exchange, put back when a later request passes its anchor.
@@ -32,29 +33,32 @@ pub struct Splice {
 /// Where a conversation stands while it is walked: its last chain link.
 #[derive(Debug, Clone)]
 pub struct Point {
+    wire: &'static str,
     project: Option<ProjectId>,
     link: Option<ContentHash>,
 }
 
 impl Point {
-    /// The start of a conversation of `project`.
-    pub fn start(project: Option<ProjectId>) -> Self {
+    /// The start of a conversation of `project` on `wire` (whose splices differ in shape).
+    pub fn start(wire: &'static str, project: Option<ProjectId>) -> Self {
         Self {
+            wire,
             project,
             link: None,
         }
     }
 
-    /// Moves past `message`.
-    pub fn pass(&mut self, message: &anthropic::Message) {
-        let hash = message_hash(message);
-        self.link = Some(HashChain::next_link(self.link.as_ref(), &hash));
+    /// Moves past a message of this content hash.
+    pub fn pass(&mut self, hash: &ContentHash) {
+        self.link = Some(HashChain::next_link(self.link.as_ref(), hash));
     }
 
     /// The anchor of an answer given here.
     pub fn anchor(&self) -> String {
         let mut hasher = blake3::Hasher::new();
         hasher.update(b"mc-hidden-v1\0");
+        hasher.update(self.wire.as_bytes());
+        hasher.update(b"\0");
         hasher.update(
             self.project
                 .as_ref()
@@ -85,7 +89,7 @@ pub fn splice_in(
     project: Option<ProjectId>,
     messages: Vec<anthropic::Message>,
 ) -> Result<(Vec<anthropic::Message>, Point), StoreError> {
-    let mut point = Point::start(project);
+    let mut point = Point::start("anthropic", project);
     let mut out = Vec::with_capacity(messages.len());
     let mut pending: Option<anthropic::Message> = None;
     for mut message in messages {
@@ -93,16 +97,16 @@ pub fn splice_in(
             if message.role == MessageRole::User {
                 message = with_results_first(results, message);
             } else {
-                point.pass(&results);
+                point.pass(&message_hash(&results));
                 out.push(results);
             }
         }
         if message.role == MessageRole::Assistant
-            && let Some(splice) = stored(tx, &point.anchor())?
+            && let Some(splice) = stored::<Splice>(tx, &point.anchor())?
             && splice.client_answer == message_hash(&message).to_string()
         {
             for hidden in splice.before {
-                point.pass(&hidden);
+                point.pass(&message_hash(&hidden));
                 out.push(hidden);
             }
             if let Some(full) = splice.full_answer {
@@ -110,18 +114,19 @@ pub fn splice_in(
             }
             pending = splice.results;
         }
-        point.pass(&message);
+        point.pass(&message_hash(&message));
         out.push(message);
     }
     // The client ended on the answer itself: our results still follow it.
     if let Some(results) = pending {
-        point.pass(&results);
+        point.pass(&message_hash(&results));
         out.push(results);
     }
     Ok((out, point))
 }
 
-fn stored(tx: &ReadTx<'_>, anchor: &str) -> Result<Option<Splice>, StoreError> {
+/// The splice stored under `anchor`, when there is one this wire can read.
+pub fn stored<T: DeserializeOwned>(tx: &ReadTx<'_>, anchor: &str) -> Result<Option<T>, StoreError> {
     let Some(text) = tx.hidden_exchange(anchor)? else {
         return Ok(None);
     };

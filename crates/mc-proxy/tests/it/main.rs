@@ -7,6 +7,7 @@
 #![cfg(test)]
 
 mod agent_tools;
+mod agent_tools_chat;
 mod bad_input;
 mod embeddings;
 mod failures;
