@@ -202,6 +202,9 @@ async fn prepare_tools(
     headers: &Arc<HeaderMap>,
     client_body: &Bytes,
 ) -> Result<Option<agent_tools::Ready>, ProxyError> {
+    if !agent_tools::may_serve(app, headers) {
+        return Ok(None);
+    }
     let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     tokio::task::spawn_blocking(move || agent_tools::ready(&app, provider, &headers, &body))
         .await

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::splice::{Point, stored};
-use super::{SPECS, is_ours, served_here};
+use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -75,10 +75,8 @@ pub fn prepare_chat(
     let Ok(request) = ChatRequest::decode(body, usize::MAX) else {
         return Ok(None);
     };
-    let theirs = request.tools.iter().flatten();
-    if !served_here(engine.config().tools.mode, headers, None)
-        || theirs.filter_map(ChatTool::name).any(is_ours)
-    {
+    let theirs = request.tools.iter().flatten().filter_map(ChatTool::name);
+    if !served_here(engine.config().tools.mode, headers, None) || offers_ours(theirs) {
         return Ok(None);
     }
     let Ok(turns) = conversation(&request) else {

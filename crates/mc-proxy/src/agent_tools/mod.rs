@@ -2,7 +2,7 @@
 //! (DESIGN §6, "by the proxy itself").
 //!
 //! With `tools.mode` `proxy` (the `auto` choice for every client but Claude Code, whose setup
-//! registers `magic-context mcp`), a request goes up with the five tools after the client's
+//! registers `magic-context mcp`, and clients whose tool list shows our MCP server), a request goes up with the five tools after the client's
 //! own and the guidance block after the client's instructions (the last Anthropic system
 //! block; one more leading Chat `system` message), the same bytes on every request so the
 //! cached prefix holds ([`prepare`], [`chat`]). The upstream's answer is read
@@ -66,6 +66,15 @@ impl Ready {
     }
 }
 
+/// Whether a call may get our tools, from the mode and its headers alone: the cheap test
+/// every managed call takes, so that a call which cannot get them (`off`, `mcp`, Claude
+/// Code's headers under `auto`) is not decoded a second time.
+pub fn may_serve(app: &App, headers: &HeaderMap) -> bool {
+    app.engine
+        .as_ref()
+        .is_ok_and(|engine| served_here(engine.config().tools.mode, headers, None))
+}
+
 /// Makes a request ready for the proxy's tools, or `None` when it does not get them.
 pub fn ready(
     app: &App,
@@ -98,7 +107,8 @@ pub const MAX_ROUNDS: usize = 8;
 
 /// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code to
 /// the MCP server (recognised by its session id header, its `metadata.user_id` or its
-/// user agent, as session resolution does), so the model never sees the tools twice.
+/// user agent, as session resolution does), so the model never sees the tools twice; other
+/// clients with our MCP server are recognised by their tool list ([`offers_ours`]).
 pub fn served_here(mode: ToolsMode, headers: &HeaderMap, metadata_user_id: Option<&str>) -> bool {
     match mode {
         ToolsMode::Proxy => true,
@@ -114,4 +124,38 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(tool_specs);
 /// Whether `name` is one of our tools.
 pub fn is_ours(name: &str) -> bool {
     SPECS.iter().any(|spec| spec.name == name)
+}
+
+/// Whether a client's tool list already offers our tools: under their own names, or under
+/// the names hosts give an MCP server's tools (`mcp__magic-context__ctx_search` in Claude
+/// Code and Codex, `magic-context_ctx_search` in OpenCode). Such a client has our MCP
+/// server, so the proxy adds nothing: the model would see every tool twice, and a tool of
+/// the same name twice is an error upstream.
+pub fn offers_ours<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
+    names.any(|name| {
+        SPECS.iter().any(|spec| {
+            name.strip_suffix(spec.name).is_some_and(|prefix| {
+                prefix.is_empty() || prefix.ends_with(|c: char| !c.is_ascii_alphanumeric())
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_tools_are_recognised_under_the_names_hosts_give_mcp_tools() {
+        for names in [
+            ["read_file", "ctx_search"],
+            ["read_file", "mcp__magic-context__ctx_memory"],
+            ["magic-context_ctx_note", "bash"],
+        ] {
+            assert!(offers_ours(names.into_iter()), "{names:?}");
+        }
+        assert!(!offers_ours(
+            ["read_file", "my_ctx_searcher", "xctx_search"].into_iter()
+        ));
+    }
 }

@@ -16,7 +16,7 @@ use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest, Tool
 use serde_json::{Map, Value};
 
 use super::splice::{Point, splice_in};
-use super::{SPECS, is_ours, served_here};
+use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -36,8 +36,8 @@ pub struct Prepared {
 }
 
 /// Prepares an Anthropic request for the proxy's tools, or `None` when this call does not
-/// get them: another tools mode, a host's side call, a client that already has tools of
-/// these names, or a body the pass will refuse anyway (it says why).
+/// get them: another tools mode, a host's side call, a client that already offers our
+/// tools ([`super::offers_ours`]), or a body the pass will refuse anyway (it says why).
 pub fn prepare(
     app: &App,
     headers: &HeaderMap,
@@ -49,16 +49,13 @@ pub fn prepare(
     let Ok(request) = MessagesRequest::decode(body, usize::MAX) else {
         return Ok(None);
     };
-    if !served_here(
-        engine.config().tools.mode,
-        headers,
-        request.metadata_user_id(),
-    ) || request
+    let mode = engine.config().tools.mode;
+    let theirs = request
         .tools
         .iter()
         .flatten()
-        .any(|tool| is_ours(&tool.name))
-    {
+        .map(|tool| tool.name.as_str());
+    if !served_here(mode, headers, request.metadata_user_id()) || offers_ours(theirs) {
         return Ok(None);
     }
     let conversation = anthropic::to_conversation(&request);

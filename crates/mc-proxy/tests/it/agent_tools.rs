@@ -478,7 +478,7 @@ async fn hidden_rounds_stop_at_the_bound_with_tools_refused() {
 }
 
 #[tokio::test]
-async fn off_mode_and_claude_code_get_none_of_our_tools() {
+async fn off_mode_claude_code_and_mcp_clients_get_none_of_our_tools() {
     let upstream = scripted(vec![message("msg_1", vec![text("Hi.")], "end_turn")]).await;
     let off = proxy(&upstream, ToolsMode::Off).await;
     let body = request(&[user("Hello.")], false);
@@ -488,7 +488,15 @@ async fn off_mode_and_claude_code_get_none_of_our_tools() {
     let claude_code = [("x-claude-code-session-id", "5f0c"), HEADERS[0]];
     post(&auto, "/v1/messages", &claude_code, &body).await;
     post(&auto, "/v1/messages", HEADERS, &body).await;
+    // A client whose tools show our MCP server already has them.
+    let mut with_mcp = body.clone();
+    with_mcp["tools"] = json!([read_file_tool(), {"name": "mcp__magic-context__ctx_search", "input_schema": {"type": "object"}}]);
+    post(&auto, "/v1/messages", HEADERS, &with_mcp).await;
     let seen = upstream.seen();
+    assert_eq!(
+        tool_names(&seen[3].json()),
+        ["read_file", "mcp__magic-context__ctx_search"]
+    );
     for sent in &seen[..2] {
         let sent = sent.json();
         assert_eq!(tool_names(&sent), ["read_file"]);
