@@ -8,8 +8,9 @@ use serde::Serialize;
 #[serde(rename_all = "lowercase")]
 pub enum ToolsMode {
     /// Chosen per client: `mcp` for Claude Code, whose setup registers `magic-context mcp`
-    /// (offering the tools a second time in the proxy would show the model two copies),
-    /// `proxy` for every other client, which has no MCP server of ours.
+    /// (offering the tools a second time in the proxy would show the model two copies), and
+    /// for a client whose tool list already shows our MCP server; `proxy` for every other
+    /// client, which has no MCP server of ours.
     #[default]
     Auto,
     /// The MCP server offers them; the proxy adds nothing.
