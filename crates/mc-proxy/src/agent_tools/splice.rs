@@ -155,3 +155,64 @@ fn with_results_first(
     message.content = BlockContent::Blocks(blocks);
     message
 }
+
+#[cfg(test)]
+mod tests {
+    use mc_store::Store;
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(value: serde_json::Value) -> anthropic::Message {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// A stored exchange goes back before the answer it preceded, the same every time, and
+    /// only when the client's answer is the one it was given.
+    #[test]
+    fn a_splice_goes_back_at_its_anchor_and_only_before_its_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("context.db")).unwrap();
+        let project = Some(ProjectId::new("p").unwrap());
+        let question = message(json!({"role": "user", "content": "Indent?"}));
+        let answer =
+            message(json!({"role": "assistant", "content": [{"type": "text", "text": "Tabs."}]}));
+        let call = message(
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ctx_search", "input": {"query": "indent"}}]}),
+        );
+        let result = message(
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "tabs"}]}),
+        );
+        let mut point = Point::start("anthropic", project.clone());
+        point.pass(&message_hash(&question));
+        let splice = Splice {
+            before: vec![call.clone(), result.clone()],
+            full_answer: None,
+            client_answer: message_hash(&answer).to_string(),
+            results: None,
+        };
+        store
+            .write(|tx| {
+                tx.put_hidden_exchange(&point.anchor(), &serde_json::to_string(&splice).unwrap(), 1)
+            })
+            .unwrap();
+        let next = message(json!({"role": "user", "content": "Thanks."}));
+        let client = vec![question.clone(), answer.clone(), next.clone()];
+        let spliced = |messages: Vec<anthropic::Message>| {
+            store
+                .read(|tx| splice_in(tx, project.clone(), messages))
+                .unwrap()
+        };
+        let (first, end) = spliced(client.clone());
+        assert_eq!(
+            first,
+            [question.clone(), call, result, answer, next.clone()]
+        );
+        let (again, end_again) = spliced(client);
+        assert_eq!((first, end.anchor()), (again, end_again.anchor()));
+
+        let other = message(json!({"role": "assistant", "content": "Spaces."}));
+        let (rewound, _) = spliced(vec![question.clone(), other.clone(), next.clone()]);
+        assert_eq!(rewound, [question, other, next]);
+    }
+}
