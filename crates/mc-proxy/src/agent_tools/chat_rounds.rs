@@ -26,6 +26,9 @@ use crate::usage_filter::UsageChunkFilter;
 
 const DONE: &str = "[DONE]";
 
+/// The finish reason of an answer that ends the model's turn.
+const STOP: &str = "stop";
+
 /// Answers a Chat client from the successful upstream `response` to `call`
 /// ([`super::rounds::answer`] on the other wire).
 pub async fn answer_chat(
@@ -197,8 +200,17 @@ fn without_calls(
     hide: bool,
 ) -> Response<Body> {
     let keep_call = |index: usize| !ours.contains(&index);
+    // With no call left for the client (the bound stopped the rounds), the answer says it
+    // stopped: a client told `tool_calls` with no call to run would wait on one.
+    let calls_left = answer
+        .message()
+        .and_then(|message| message.tool_calls.as_ref())
+        .is_some_and(|calls| (0..calls.len()).any(keep_call));
     if !buffered.sse {
         for choice in &mut answer.choices {
+            if !calls_left {
+                choice.finish_reason = Some(STOP.to_owned());
+            }
             if let Some(calls) = choice.message.tool_calls.take() {
                 let kept: Vec<_> = calls
                     .into_iter()
@@ -219,6 +231,11 @@ fn without_calls(
             out.push_str(&encode_event(event.event.as_deref(), &event.data));
             continue;
         };
+        for choice in &mut chunk.choices {
+            if !calls_left && choice.finish_reason.is_some() {
+                choice.finish_reason = Some(STOP.to_owned());
+            }
+        }
         for delta in chunk
             .choices
             .iter_mut()

@@ -12,13 +12,17 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Response, StatusCode, header};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use mc_wire::anthropic::{MessageAccumulator, MessagesResponse, StreamEvent};
+use mc_wire::anthropic::{ContentBlock, MessageAccumulator, MessagesResponse, StreamEvent};
 use mc_wire::sse::{SseDecoder, encode_event};
+use serde_json::Value;
 
 use crate::clock::elapsed_ms;
 use crate::headers::client_response_headers;
 use crate::provider::Provider;
 use crate::usage::{CallUsage, UsageObserver};
+
+/// The stop reason of an answer that ends the model's turn.
+const END_TURN: &str = "end_turn";
 
 /// Largest answer buffered; a larger one ends the call with an error (no model answer
 /// comes near it).
@@ -125,17 +129,30 @@ impl Buffered {
 
     /// The answer without the content blocks at `dropped` (indexes, ascending), whose
     /// message is `message`.
+    ///
+    /// When no call is left for the client (the bound stopped the rounds), the answer says
+    /// it ended its turn: a client told `tool_use` with no call to run would wait on one.
     pub fn without_blocks(
         self,
         mut message: MessagesResponse,
         dropped: &[usize],
     ) -> Response<Body> {
+        let mut index = 0;
+        let calls_left = message.content.iter().any(|block| {
+            index += 1;
+            matches!(block, ContentBlock::ToolUse(_)) && !dropped.contains(&(index - 1))
+        });
         if !self.sse {
             let mut index = 0;
             message.content.retain(|_| {
                 index += 1;
                 !dropped.contains(&(index - 1))
             });
+            if !calls_left {
+                message
+                    .rest
+                    .insert("stop_reason".to_owned(), Value::from(END_TURN));
+            }
             return self.respond(Bytes::from(message.encode()));
         }
         let mut decoder = SseDecoder::new();
@@ -147,7 +164,15 @@ impl Buffered {
                 continue;
             };
             let Some(index) = decoded.index.and_then(|index| usize::try_from(index).ok()) else {
-                out.push_str(&encode_event(event.event.as_deref(), &event.data));
+                if let (false, Some(Value::Object(delta))) = (calls_left, &mut decoded.delta)
+                    && delta.contains_key("stop_reason")
+                {
+                    delta.insert("stop_reason".to_owned(), Value::from(END_TURN));
+                    let data = String::from_utf8_lossy(&decoded.encode()).into_owned();
+                    out.push_str(&encode_event(event.event.as_deref(), &data));
+                } else {
+                    out.push_str(&encode_event(event.event.as_deref(), &event.data));
+                }
                 continue;
             };
             if dropped.contains(&index) {

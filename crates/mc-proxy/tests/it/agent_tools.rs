@@ -466,6 +466,11 @@ async fn hidden_rounds_stop_at_the_bound_with_tools_refused() {
         json!([]),
         "our calls are never shown"
     );
+    assert_eq!(
+        reply.json()["stop_reason"],
+        "end_turn",
+        "no call is left to run"
+    );
     let seen = upstream.seen();
     assert_eq!(seen.len(), 8);
     assert_eq!(seen[7].json()["tool_choice"], json!({"type": "none"}));
