@@ -282,3 +282,28 @@ async fn a_mixed_chat_answer_shows_the_client_only_its_own_call() {
 async fn a_mixed_streamed_chat_answer_shows_the_client_only_its_own_call() {
     mixed(true).await;
 }
+
+#[tokio::test]
+async fn chat_rounds_stop_at_the_bound_with_tools_refused() {
+    let upstream = scripted(vec![answer(
+        None,
+        vec![call("call_n", "ctx_search", json!({"query": "again"}))],
+    )])
+    .await;
+    let proxy = proxy(&upstream).await;
+    let reply = post_chat(
+        &proxy,
+        &request(
+            &[json!({"role": "user", "content": "Search forever."})],
+            false,
+        ),
+    )
+    .await;
+    let choice = &reply.json()["choices"][0];
+    assert!(choice["message"].get("tool_calls").is_none(), "{choice}");
+    assert_eq!(choice["finish_reason"], "stop");
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 8);
+    assert_eq!(seen[7].json()["tool_choice"], "none");
+    proxy.shutdown().await;
+}
