@@ -2,11 +2,13 @@
 //! (DESIGN §6, "by the proxy itself").
 //!
 //! With `tools.mode` `proxy` (the `auto` choice for every client but Claude Code, whose setup
-//! registers `magic-context mcp`, and clients whose tool list shows our MCP server), a request goes up with the five tools after the client's
-//! own and the guidance block after the client's instructions (the last Anthropic system
-//! block; one more leading Chat `system` message), the same bytes on every request so the
-//! cached prefix holds ([`prepare`], [`chat`]). The upstream's answer is read
-//! whole before the client sees any of it ([`rounds`]):
+//! registers `magic-context mcp`, and clients whose tool list shows our MCP server), a
+//! request goes up with the five tools after the client's own and the guidance block after
+//! the client's instructions (the last Anthropic system block; one more leading Chat
+//! `system` message), the same bytes on every request so the cached prefix holds
+//! ([`prepare`], [`chat`]). The upstream's answer is read whole before the client sees any
+//! of it ([`rounds`], [`chat_rounds`]), because only its end says whether it called our
+//! tools; a streaming client therefore gets each answer once its last call has ended:
 //!
 //! - no call to our tools: the answer goes to the client as the provider sent it;
 //! - calls to our tools only: the proxy runs them (`mc_engine::tools::call_tool`, bound to
@@ -23,7 +25,8 @@
 //! every call keeps its result and the upstream bytes repeat the first sending. A tool that
 //! fails answers the model with an error result; the client's call never fails for it. At
 //! most [`MAX_ROUNDS`] rounds run per client request; the last one forbids tool calls, so
-//! the model has to answer in text.
+//! the model has to answer in text (one that calls our tools anyway gets its answer shown
+//! without them, as a turn that ended).
 
 mod chat;
 mod chat_rounds;
