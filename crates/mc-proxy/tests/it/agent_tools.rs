@@ -438,6 +438,12 @@ async fn a_failing_tool_answers_the_model_with_an_error_result() {
     let result = &sent["messages"][HEAD + 2]["content"][0];
     assert_eq!(result["tool_use_id"], "toolu_bad");
     assert_eq!(result["is_error"], true);
+    // Each upstream call has its ledger row, the hidden one included.
+    let session = proxy.session_ids().remove(0);
+    let calls = proxy.calls(&session, 2).await;
+    assert!(calls.iter().all(|call| call.status == 200), "{calls:?}");
+    assert_eq!(calls[0].stop_reason.as_deref(), Some("tool_use"));
+    assert_eq!(calls[1].stop_reason.as_deref(), Some("end_turn"));
     proxy.shutdown().await;
 }
 
