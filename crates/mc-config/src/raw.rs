@@ -47,6 +47,9 @@ pub struct RawConfig {
     pub embeddings: Option<RawEmbeddings>,
     /// The background dreamer that maintains memories, docs and notes on cron schedules.
     pub dreamer: Option<RawDreamer>,
+    /// How the agent tools (ctx_reduce, ctx_expand, ctx_note, ctx_memory, ctx_search) reach
+    /// the model.
+    pub tools: Option<RawTools>,
 }
 
 /// The local HTTP proxy (`magic-context serve`).
@@ -63,6 +66,31 @@ pub struct RawProxy {
     /// Largest client request body accepted, in bytes (Anthropic rejects bodies over 32 MB).
     #[schemars(range(min = ProxyConfig::MAX_REQUEST_BYTES.min, max = ProxyConfig::MAX_REQUEST_BYTES.max))]
     pub max_request_bytes: Option<u64>,
+}
+
+/// How the agent tools reach the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTools {
+    /// Who offers the tools: `auto` (Claude Code, and clients whose tools show our MCP
+    /// server, through `magic-context mcp`; every other client through the proxy), `mcp` (the MCP server only), `proxy` (the proxy adds them
+    /// to each request and runs the calls itself) or `off`.
+    pub mode: Option<RawToolsMode>,
+}
+
+/// Who offers the agent tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RawToolsMode {
+    /// `mcp` for Claude Code and for clients whose tool list already shows our MCP server,
+    /// `proxy` for every other client.
+    Auto,
+    /// The MCP server offers them; the proxy adds nothing.
+    Mcp,
+    /// The proxy adds them to each request and runs the calls itself.
+    Proxy,
+    /// The proxy adds nothing.
+    Off,
 }
 
 /// A prompt cache lifetime.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use mc_core::config::{
     Bounds, CacheConfig, CacheTtl, Config, ExecuteThreshold, ExpandConfig, HistoryConfig,
     M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProxyConfig, ReductionConfig, Tokens,
-    listen_address_problem, upstream_url_problem,
+    ToolsConfig, ToolsMode, listen_address_problem, upstream_url_problem,
 };
 
 mod background;
@@ -18,7 +18,7 @@ mod background;
 use crate::key_path::KeyPath;
 use crate::raw::{
     RawCache, RawCacheTtl, RawConfig, RawExpand, RawHistory, RawM1Refold, RawMemory, RawPass,
-    RawProxy, RawReduction,
+    RawProxy, RawReduction, RawTools, RawToolsMode,
 };
 
 /// A key whose value was rejected, and why.
@@ -44,6 +44,7 @@ pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
         historian: checker.historian(raw.historian.clone().unwrap_or_default()),
         embeddings: checker.embeddings(raw.embeddings.clone().unwrap_or_default()),
         dreamer: checker.dreamer(raw.dreamer.clone().unwrap_or_default()),
+        tools: tools(raw.tools.clone().unwrap_or_default()),
     };
     (config, checker.issues)
 }
@@ -318,6 +319,18 @@ impl Checker {
     }
 }
 
+/// Every value of the enum is valid, so nothing can be rejected here.
+fn tools(raw: RawTools) -> ToolsConfig {
+    ToolsConfig {
+        mode: match raw.mode {
+            None | Some(RawToolsMode::Auto) => ToolsMode::Auto,
+            Some(RawToolsMode::Mcp) => ToolsMode::Mcp,
+            Some(RawToolsMode::Proxy) => ToolsMode::Proxy,
+            Some(RawToolsMode::Off) => ToolsMode::Off,
+        },
+    }
+}
+
 fn cache_ttl(raw: RawCacheTtl) -> CacheTtl {
     match raw {
         RawCacheTtl::FiveMinutes => CacheTtl::FiveMinutes,
@@ -340,6 +353,20 @@ mod tests {
     #[test]
     fn empty_raw_is_the_default_config() {
         assert_eq!(resolve(&RawConfig::default()), (Config::default(), vec![]));
+    }
+
+    #[test]
+    fn tools_mode_is_read_and_defaults_to_auto() {
+        assert_eq!(Config::default().tools.mode, ToolsMode::Auto);
+        for (written, mode) in [
+            ("proxy", ToolsMode::Proxy),
+            ("mcp", ToolsMode::Mcp),
+            ("off", ToolsMode::Off),
+            ("auto", ToolsMode::Auto),
+        ] {
+            let (config, issues) = resolve(&raw(json!({"tools": {"mode": written}})));
+            assert_eq!((config.tools.mode, issues), (mode, vec![]));
+        }
     }
 
     #[test]

@@ -208,12 +208,14 @@ async fn run() -> Result<()> {
 /// both wires to `upstream`. Every tag is protected: nothing is dropped, so the proxied body
 /// is the client's (plus tags) and the pairs compare like with like. With drops, the first
 /// pass of a long session lands reclaimed output and the upstream then handles a smaller
-/// body than the direct call's.
+/// body than the direct call's. The proxy's own tools are off for the same reason: they
+/// would add our tool definitions and guidance to every body.
 async fn start_proxy(upstream: &str) -> Result<(RunningProxy, tempfile::TempDir)> {
     let store_dir = tempfile::tempdir()?;
     let store = mc_store::Store::open(store_dir.path().join("bench.db"))?;
     let mut config = mc_core::config::Config::default();
     config.reduction.protected_tags = u32::MAX;
+    config.tools.mode = mc_core::config::ToolsMode::Off;
     let engine = mc_engine::Engine::new(store, config);
     let settings = ProxySettings {
         listen: "127.0.0.1:0".parse()?,

@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+mod agent_tools;
 mod app;
 mod client_request;
 mod clock;

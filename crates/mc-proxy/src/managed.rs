@@ -18,6 +18,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio::runtime::{Handle, RuntimeFlavor};
 
+use crate::agent_tools;
 use crate::app::App;
 use crate::embedding_start;
 use crate::forward::upstream_error;
@@ -75,23 +76,24 @@ async fn run(
         .map_or("/", |pq| pq.as_str())
         .to_owned();
     let headers = Arc::new(parts.headers);
+    let prepared = prepare_tools(&app, provider, &headers, &client_body).await?;
+    let client_body = prepared
+        .as_ref()
+        .map_or(client_body, agent_tools::Ready::body);
     let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
     historian_start::start(&app, provider, &headers, &planned);
     embedding_start::start(&app);
     let mut retried = false;
     loop {
         let started = Instant::now();
-        let base = match provider {
-            Provider::Anthropic => &app.settings.upstream_anthropic,
-            Provider::OpenAi => &app.settings.upstream_openai,
-        };
-        let sent = app
-            .client
-            .post(ProxySettings::upstream_url(base, &path_and_query))
-            .headers(managed_request_headers(&headers))
-            .body(planned.upstream_body.clone())
-            .send()
-            .await;
+        let sent = send_upstream(
+            &app,
+            provider,
+            &headers,
+            &path_and_query,
+            planned.upstream_body.clone(),
+        )
+        .await;
         let response = match sent {
             Ok(response) => response,
             Err(error) => {
@@ -104,6 +106,18 @@ async fn run(
             }
         };
         let status = response.status();
+        if status.is_success()
+            && let Some(prepared) = prepared
+        {
+            let call = agent_tools::Call {
+                headers,
+                path: path_and_query,
+                planned,
+                retried,
+                started,
+            };
+            return Ok(agent_tools::answer(app, prepared, call, response).await);
+        }
         if status.is_success() {
             return Ok(stream_back(
                 app, provider, planned, retried, response, started,
@@ -160,12 +174,55 @@ async fn run(
     }
 }
 
+/// Sends a planned body upstream on the client's path, with the client's headers.
+pub async fn send_upstream(
+    app: &App,
+    provider: Provider,
+    headers: &HeaderMap,
+    path_and_query: &str,
+    body: Bytes,
+) -> Result<reqwest::Response, reqwest::Error> {
+    let base = match provider {
+        Provider::Anthropic => &app.settings.upstream_anthropic,
+        Provider::OpenAi => &app.settings.upstream_openai,
+    };
+    app.client
+        .post(ProxySettings::upstream_url(base, path_and_query))
+        .headers(managed_request_headers(headers))
+        .body(body)
+        .send()
+        .await
+}
+
+/// The request with the proxy's tools, when this call gets them ([`agent_tools`]); it reads
+/// the store, so it runs where blocking is allowed, as the pass does.
+async fn prepare_tools(
+    app: &Arc<App>,
+    provider: Provider,
+    headers: &Arc<HeaderMap>,
+    client_body: &Bytes,
+) -> Result<Option<agent_tools::Ready>, ProxyError> {
+    if !agent_tools::may_serve(app, headers) {
+        return Ok(None);
+    }
+    let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
+    tokio::task::spawn_blocking(move || agent_tools::ready(&app, provider, &headers, &body))
+        .await
+        .unwrap_or_else(|error| {
+            Err(ProxyError::new(
+                provider,
+                crate::provider::ErrorKind::Unavailable,
+                format!("preparing the agent tools failed unexpectedly ({error})"),
+            ))
+        })
+}
+
 /// Runs the pass where blocking is allowed (SQLite and rendering are synchronous CPU work).
 /// On a multi-thread runtime (`serve`) it runs in place: `block_in_place` hands this worker's
 /// other tasks to another thread and the call goes on at once, where the blocking pool costs
 /// two thread hand-offs (about 0.1 ms a call in the latency bench). A current-thread runtime
 /// (some embedders' tests) cannot do that, and uses the blocking pool.
-async fn plan(
+pub async fn plan(
     app: &Arc<App>,
     provider: Provider,
     headers: &Arc<HeaderMap>,

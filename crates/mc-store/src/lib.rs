@@ -6,8 +6,8 @@
 //! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
 //! sessions and their append-only raw message log, chained by content hash; the engine's
 //! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
-//! and runs; project memories and their change log; and the call ledger with the per-session
-//! status built on it.
+//! and runs; project memories and their change log; the exchanges the proxy ran for its own
+//! tools; and the call ledger with the per-session status built on it.
 //!
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
 //! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix
@@ -52,6 +52,7 @@ mod engine_state;
 mod error;
 mod fork;
 mod health;
+mod hidden_exchanges;
 mod historian_rows;
 mod location;
 mod memories;

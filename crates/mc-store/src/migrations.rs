@@ -81,10 +81,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "agent notes",
         sql: include_str!("migrations/0011_notes.sql"),
     },
+    Migration {
+        version: 12,
+        name: "exchanges the proxy ran for its own tools",
+        sql: include_str!("migrations/0012_hidden_exchanges.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -194,7 +199,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -220,7 +225,8 @@ mod tests {
                 (8, "staging area of compartment rebuilds".to_string()),
                 (9, "project memories and their change log".to_string()),
                 (10, "full-text search indexes".to_string()),
-                (11, "agent notes".to_string())
+                (11, "agent notes".to_string()),
+                (12, "exchanges the proxy ran for its own tools".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);

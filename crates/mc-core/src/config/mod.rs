@@ -26,6 +26,7 @@ mod proxy;
 mod recall;
 mod reduction;
 mod secret;
+mod tools;
 mod units;
 
 use serde::Serialize;
@@ -41,6 +42,7 @@ pub use proxy::{ProxyConfig, listen_address_problem, upstream_url_problem};
 pub use recall::{ExpandConfig, MemoryConfig};
 pub use reduction::ReductionConfig;
 pub use secret::Secret;
+pub use tools::{ToolsConfig, ToolsMode};
 pub use units::{Bounds, CacheTtl, OutOfRange, Percent, Tokens};
 
 /// Every setting, one section per concern. `Config::default()` is the DESIGN §9 config.
@@ -66,6 +68,8 @@ pub struct Config {
     pub embeddings: EmbeddingsConfig,
     /// The background dreamer.
     pub dreamer: DreamerConfig,
+    /// How the agent tools reach the model.
+    pub tools: ToolsConfig,
 }
 
 #[cfg(test)]

@@ -84,6 +84,7 @@ async fn proxy(upstream: &str, retry: RetryPolicy) -> Proxy {
     settings.historian_retry = retry;
     let mut config = Config::default();
     config.historian.enabled = true;
+    config.tools.mode = mc_core::config::ToolsMode::Off;
     Proxy::start_with_config(settings, config).await
 }
 

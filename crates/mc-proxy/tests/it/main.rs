@@ -6,6 +6,8 @@
 //! is allowed.
 #![cfg(test)]
 
+mod agent_tools;
+mod agent_tools_chat;
 mod bad_input;
 mod cache_budget;
 mod embeddings;

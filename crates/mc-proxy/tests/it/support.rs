@@ -56,10 +56,13 @@ impl Proxy {
 
     /// A proxy with `settings` over a fresh store, the historian off: these tests count and
     /// inspect the upstream calls of the client's requests, and the historian's own calls
-    /// (tested in `historian.rs`) would interleave with them.
+    /// (tested in `historian.rs`) would interleave with them. The proxy's agent tools are
+    /// off too: these tests pin the engine's rendering of what the client sent, and the
+    /// tools have their own (`agent_tools.rs`).
     pub async fn start_with(settings: ProxySettings) -> Self {
         let mut config = Config::default();
         config.historian.enabled = false;
+        config.tools.mode = mc_core::config::ToolsMode::Off;
         Self::start_with_config(settings, config).await
     }
 

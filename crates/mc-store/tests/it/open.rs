@@ -55,7 +55,8 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (8, "staging area of compartment rebuilds".to_string()),
             (9, "project memories and their change log".to_string()),
             (10, "full-text search indexes".to_string()),
-            (11, "agent notes".to_string())
+            (11, "agent notes".to_string()),
+            (12, "exchanges the proxy ran for its own tools".to_string())
         ]
     );
 }

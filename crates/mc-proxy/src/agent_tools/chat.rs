@@ -1,0 +1,190 @@
+//! The Chat Completions side of the proxy's tools: the request made ready, and the stored
+//! exchanges put back.
+//!
+//! As on the Anthropic wire ([`super::prepare`], [`super::splice`]), our tools go after the
+//! client's and the guidance after the client's instructions, as one more leading `system`
+//! message, the same bytes on every request. Chat answers a call with a `tool` message of its
+//! own, so our results are put back right after the answer that made the calls, before the
+//! client's own `tool` messages.
+
+use axum::http::HeaderMap;
+use bytes::Bytes;
+use mc_core::{ContentHash, ProjectId};
+use mc_engine::tools::TOOL_GUIDANCE;
+use mc_store::{ReadTx, StoreError};
+use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::splice::{Point, stored};
+use super::{SPECS, offers_ours, served_here};
+use crate::app::App;
+use crate::client_request::{ClientRequest, first_message_texts};
+use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::render_openai::{conversation, instruction_count};
+use crate::side_call;
+
+/// The wire's name in anchors: a Chat splice is never read as an Anthropic one.
+const WIRE: &str = "openai-chat";
+
+/// One stored exchange of a Chat conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatSplice {
+    /// The rounds the client never saw: each answer that called only our tools, then one
+    /// `tool` message per call.
+    pub before: Vec<ChatMessage>,
+    /// The answer as the model gave it, when the client got it without our calls.
+    pub full_answer: Option<ChatMessage>,
+    /// The content hash (hex) of the answer as the client got it.
+    pub client_answer: String,
+    /// The `tool` messages answering our calls in the answer.
+    pub results: Vec<ChatMessage>,
+}
+
+/// A Chat request made ready for the pass.
+#[derive(Debug, Clone)]
+pub struct ChatPrepared {
+    /// The request with the hidden exchanges spliced in, our tools and the guidance.
+    pub request: ChatRequest,
+    /// Its encoding.
+    pub body: Bytes,
+    /// Where the conversation stands after its last message.
+    pub point: Point,
+    /// The project our tools act in.
+    pub project: Option<ProjectId>,
+}
+
+/// A Chat message's content hash in the neutral model; `None` for a message the pass will
+/// refuse anyway.
+pub fn chat_hash(message: &ChatMessage) -> Option<ContentHash> {
+    openai::to_message(message)
+        .ok()
+        .map(|message| message.content_hash())
+}
+
+/// Prepares a Chat request for the proxy's tools, or `None` when this call does not get
+/// them (see [`super::prepare::prepare`]).
+pub fn prepare_chat(
+    app: &App,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Option<ChatPrepared>, ProxyError> {
+    let Ok(engine) = &app.engine else {
+        return Ok(None);
+    };
+    let Ok(request) = ChatRequest::decode(body, usize::MAX) else {
+        return Ok(None);
+    };
+    let theirs = request.tools.iter().flatten().filter_map(ChatTool::name);
+    if !served_here(engine.config().tools.mode, headers, None) || offers_ours(theirs) {
+        return Ok(None);
+    }
+    let Ok(turns) = conversation(&request) else {
+        return Ok(None);
+    };
+    let client = ClientRequest::OpenAi(request);
+    if side_call::recognise(headers, &client, &turns).is_some() {
+        return Ok(None);
+    }
+    let project = app.projects.resolve(
+        headers,
+        client
+            .system_texts()
+            .into_iter()
+            .chain(first_message_texts(&turns)),
+    );
+    let ClientRequest::OpenAi(mut request) = client else {
+        return Ok(None);
+    };
+    let instructions = instruction_count(&request);
+    let turns = request.messages.split_off(instructions);
+    let (turns, point) = engine
+        .store()
+        .read(|tx| splice_chat(tx, project.clone(), turns))
+        .map_err(|error| {
+            ProxyError::new(
+                Provider::OpenAi,
+                ErrorKind::Unavailable,
+                format!("the context store failed while reading this conversation's tool exchanges ({error}); the request was not sent"),
+            )
+        })?;
+    request
+        .messages
+        .push(ChatMessage::text(ChatRole::System, TOOL_GUIDANCE));
+    request.messages.extend(turns);
+    let tools = request.tools.get_or_insert_with(Vec::new);
+    for spec in SPECS.iter() {
+        let definition = json!({"type": "function", "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": Value::Object(spec.input_schema.clone()),
+        }});
+        if let Value::Object(raw) = definition {
+            tools.push(ChatTool { raw });
+        }
+    }
+    let body = Bytes::from(request.encode());
+    Ok(Some(ChatPrepared {
+        request,
+        body,
+        point,
+        project,
+    }))
+}
+
+/// `turns` (the messages after the instructions) with every stored exchange put back.
+fn splice_chat(
+    tx: &ReadTx<'_>,
+    project: Option<ProjectId>,
+    turns: Vec<ChatMessage>,
+) -> Result<(Vec<ChatMessage>, Point), StoreError> {
+    let mut point = Point::start(WIRE, project);
+    let mut out = Vec::with_capacity(turns.len());
+    for mut message in turns {
+        let Some(hash) = chat_hash(&message) else {
+            // The pass refuses this request and says why; nothing to splice.
+            out.push(message);
+            continue;
+        };
+        let mut after = Vec::new();
+        let mut hash = hash;
+        if message.role == ChatRole::Assistant
+            && let Some(splice) = stored::<ChatSplice>(tx, &point.anchor())?
+            && splice.client_answer == hash.to_string()
+        {
+            for hidden in splice.before {
+                pass(&mut point, &hidden);
+                out.push(hidden);
+            }
+            if let Some(full) = splice.full_answer {
+                hash = chat_hash(&full).unwrap_or(hash);
+                message = full;
+            }
+            after = splice.results;
+        }
+        point.pass(&hash);
+        out.push(message);
+        for result in after {
+            pass(&mut point, &result);
+            out.push(result);
+        }
+    }
+    Ok((out, point))
+}
+
+fn pass(point: &mut Point, message: &ChatMessage) {
+    if let Some(hash) = chat_hash(message) {
+        point.pass(&hash);
+    }
+}
+
+/// An assistant message for the conversation from an answer's message: its content and
+/// calls only (response-only fields such as `annotations` are not request fields).
+pub fn assistant_turn(message: &ChatMessage, calls: Vec<openai::ToolCall>) -> ChatMessage {
+    let mut turn = ChatMessage::new(ChatRole::Assistant, message.content.clone());
+    if turn.content.is_none() {
+        turn.rest.insert("content".to_owned(), Value::Null);
+    }
+    turn.tool_calls = (!calls.is_empty()).then_some(calls);
+    turn
+}

@@ -1,0 +1,270 @@
+//! The rounds the proxy runs for its own tools on the Chat Completions wire (the same rules
+//! as [`super::rounds`] for Anthropic).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::Response;
+use axum::response::IntoResponse;
+use bytes::Bytes;
+use mc_wire::openai::{ChatChunk, ChatContent, ChatMessage, ChatResponse, ChunkAccumulator};
+use mc_wire::sse::{SseDecoder, encode_event};
+use serde_json::{Value, json};
+
+use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_hash};
+use super::execute::{execute, keep};
+use super::reply::{Buffered, read_whole};
+use super::rounds::{Call, record};
+use super::{MAX_ROUNDS, is_ours};
+use crate::app::App;
+use crate::forward::upstream_error;
+use crate::ledger::{call_row, record_call};
+use crate::managed::{plan, send_upstream};
+use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::usage_filter::UsageChunkFilter;
+
+const DONE: &str = "[DONE]";
+
+/// The finish reason of an answer that ends the model's turn.
+const STOP: &str = "stop";
+
+/// Answers a Chat client from the successful upstream `response` to `call`
+/// ([`super::rounds::answer`] on the other wire).
+pub async fn answer_chat(
+    app: Arc<App>,
+    prepared: ChatPrepared,
+    mut call: Call,
+    mut response: reqwest::Response,
+) -> Response<Body> {
+    let mut hidden: Vec<ChatMessage> = Vec::new();
+    let mut rounds = 1;
+    loop {
+        let buffered = read_whole(Provider::OpenAi, response, call.started).await;
+        record(&app, Provider::OpenAi, &call, &buffered);
+        let hide = call.planned.hide_usage_chunk;
+        if let Some(reason) = &buffered.failed {
+            tracing::warn!(%reason, "the upstream answer broke off while the proxy read it");
+            return ProxyError::new(
+                Provider::OpenAi,
+                ErrorKind::Upstream { timed_out: false },
+                format!("the upstream answer broke off ({reason})"),
+            )
+            .into_response();
+        }
+        let Some(answer) = chat_answer(&buffered) else {
+            return verbatim(buffered, hide);
+        };
+        let Some(message) = answer.message().cloned() else {
+            return verbatim(buffered, hide);
+        };
+        let calls = message.tool_calls.clone().unwrap_or_default();
+        let ours: Vec<usize> = (0..calls.len())
+            .filter(|&index| is_ours(&calls[index].function.name))
+            .collect();
+        if ours.is_empty() {
+            if !hidden.is_empty()
+                && let Some(hash) = chat_hash(&message)
+            {
+                let splice = ChatSplice {
+                    before: hidden,
+                    full_answer: None,
+                    client_answer: hash.to_string(),
+                    results: Vec::new(),
+                };
+                keep(&app, prepared.point.anchor(), &splice).await;
+            }
+            return verbatim(buffered, hide);
+        }
+        let runs: Vec<(String, String, Value)> = ours
+            .iter()
+            .map(|&index| {
+                let function = &calls[index].function;
+                let arguments = serde_json::from_str(&function.arguments)
+                    .unwrap_or_else(|_| Value::String(function.arguments.clone()));
+                (calls[index].id.clone(), function.name.clone(), arguments)
+            })
+            .collect();
+        let answers = execute(&app, &prepared.project, &call.planned.session, &runs).await;
+        // Chat has no error flag on a tool message: the text says it failed.
+        let results: Vec<ChatMessage> = runs
+            .into_iter()
+            .zip(answers)
+            .map(|((id, _, _), answer)| {
+                let text = if answer.is_error {
+                    format!("error: {}", answer.text)
+                } else {
+                    answer.text
+                };
+                ChatMessage::tool_result(id, ChatContent::Text(text))
+            })
+            .collect();
+        let full = assistant_turn(&message, calls.clone());
+        if ours.len() < calls.len() || rounds >= MAX_ROUNDS {
+            let theirs: Vec<_> = (0..calls.len())
+                .filter(|index| !ours.contains(index))
+                .map(|index| calls[index].clone())
+                .collect();
+            let mut seen = message.clone();
+            seen.tool_calls = (!theirs.is_empty()).then_some(theirs);
+            if let Some(hash) = chat_hash(&seen) {
+                let splice = ChatSplice {
+                    before: hidden,
+                    full_answer: Some(full),
+                    client_answer: hash.to_string(),
+                    results,
+                };
+                keep(&app, prepared.point.anchor(), &splice).await;
+            }
+            return without_calls(buffered, answer, &ours, hide);
+        }
+        hidden.push(full);
+        hidden.extend(results);
+        rounds += 1;
+        let mut next = prepared.request.clone();
+        next.messages.extend(hidden.iter().cloned());
+        if rounds >= MAX_ROUNDS {
+            next.rest.insert("tool_choice".to_owned(), json!("none"));
+        }
+        let body = Bytes::from(next.encode());
+        call.planned = match plan(&app, Provider::OpenAi, &call.headers, &body, None).await {
+            Ok(planned) => planned,
+            Err(error) => return error.into_response(),
+        };
+        call.retried = false;
+        call.started = Instant::now();
+        let sent = send_upstream(
+            &app,
+            Provider::OpenAi,
+            &call.headers,
+            &call.path,
+            call.planned.upstream_body.clone(),
+        )
+        .await;
+        response = match sent {
+            Ok(response) if response.status().is_success() => response,
+            Ok(response) => {
+                let buffered = read_whole(Provider::OpenAi, response, call.started).await;
+                record(&app, Provider::OpenAi, &call, &buffered);
+                return buffered.verbatim();
+            }
+            Err(error) => {
+                let refusal = upstream_error(Provider::OpenAi, &error);
+                let mut row = call_row(Provider::OpenAi, &call.planned, false, call.started);
+                row.status = refusal.status().as_u16();
+                row.error = Some(refusal.message.clone());
+                record_call(&app, row);
+                return refusal.into_response();
+            }
+        };
+    }
+}
+
+/// The answer the body describes, when it parses and (streamed) finished.
+fn chat_answer(buffered: &Buffered) -> Option<ChatResponse> {
+    if !buffered.sse {
+        return ChatResponse::decode(&buffered.body, usize::MAX).ok();
+    }
+    let mut decoder = SseDecoder::new();
+    let events = decoder.push(&buffered.body).ok()?;
+    let mut accumulator = ChunkAccumulator::new();
+    for event in events.iter().filter(|event| event.data != DONE) {
+        accumulator.push(&ChatChunk::decode(event.data.as_bytes(), usize::MAX).ok()?);
+    }
+    let answer = accumulator.finish();
+    answer.finish_reason().is_some().then_some(answer)
+}
+
+/// The answer as sent, without the usage chunk the client did not ask for.
+fn verbatim(buffered: Buffered, hide: bool) -> Response<Body> {
+    if !(hide && buffered.sse) {
+        return buffered.verbatim();
+    }
+    let body = hidden_usage(&buffered.body);
+    buffered.respond(body)
+}
+
+fn hidden_usage(body: &[u8]) -> Bytes {
+    let mut filter = UsageChunkFilter::default();
+    let mut out = filter.push(body).to_vec();
+    out.extend_from_slice(&filter.finish());
+    Bytes::from(out)
+}
+
+/// The answer without our calls (at `ours` in its calls); a stream's later calls are
+/// renumbered so the client's indexes stay contiguous.
+fn without_calls(
+    buffered: Buffered,
+    mut answer: ChatResponse,
+    ours: &[usize],
+    hide: bool,
+) -> Response<Body> {
+    let keep_call = |index: usize| !ours.contains(&index);
+    // With no call left for the client (the bound stopped the rounds), the answer says it
+    // stopped: a client told `tool_calls` with no call to run would wait on one.
+    let calls_left = answer
+        .message()
+        .and_then(|message| message.tool_calls.as_ref())
+        .is_some_and(|calls| (0..calls.len()).any(keep_call));
+    if !buffered.sse {
+        for choice in &mut answer.choices {
+            if !calls_left {
+                choice.finish_reason = Some(STOP.to_owned());
+            }
+            if let Some(calls) = choice.message.tool_calls.take() {
+                let kept: Vec<_> = calls
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(index, _)| keep_call(*index))
+                    .map(|(_, call)| call)
+                    .collect();
+                choice.message.tool_calls = (!kept.is_empty()).then_some(kept);
+            }
+        }
+        return buffered.respond(Bytes::from(answer.encode()));
+    }
+    let mut decoder = SseDecoder::new();
+    let events = decoder.push(&buffered.body).unwrap_or_default();
+    let mut out = String::with_capacity(buffered.body.len());
+    for event in events {
+        let Ok(mut chunk) = ChatChunk::decode(event.data.as_bytes(), usize::MAX) else {
+            out.push_str(&encode_event(event.event.as_deref(), &event.data));
+            continue;
+        };
+        for choice in &mut chunk.choices {
+            if !calls_left && choice.finish_reason.is_some() {
+                choice.finish_reason = Some(STOP.to_owned());
+            }
+        }
+        for delta in chunk
+            .choices
+            .iter_mut()
+            .filter_map(|choice| choice.delta.as_mut())
+        {
+            let Some(calls) = delta.tool_calls.take() else {
+                continue;
+            };
+            let kept: Vec<_> = calls
+                .into_iter()
+                .filter_map(|mut call| {
+                    let index = usize::try_from(call.index?).ok()?;
+                    if !keep_call(index) {
+                        return None;
+                    }
+                    let before = ours.iter().filter(|&&gone| gone < index).count();
+                    call.index = Some((index - before) as u64);
+                    Some(call)
+                })
+                .collect();
+            delta.tool_calls = (!kept.is_empty()).then_some(kept);
+        }
+        let data = String::from_utf8_lossy(&chunk.encode()).into_owned();
+        out.push_str(&encode_event(event.event.as_deref(), &data));
+    }
+    let body = if hide {
+        hidden_usage(out.as_bytes())
+    } else {
+        Bytes::from(out)
+    };
+    buffered.respond(body)
+}

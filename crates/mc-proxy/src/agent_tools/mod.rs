@@ -1,0 +1,164 @@
+//! The agent tools served inside the proxy, for clients with no MCP server of ours
+//! (DESIGN §6, "by the proxy itself").
+//!
+//! With `tools.mode` `proxy` (the `auto` choice for every client but Claude Code, whose setup
+//! registers `magic-context mcp`, and clients whose tool list shows our MCP server), a
+//! request goes up with the five tools after the client's own and the guidance block after
+//! the client's instructions (the last Anthropic system block; one more leading Chat
+//! `system` message), the same bytes on every request so the cached prefix holds
+//! ([`prepare`], [`chat`]). The upstream's answer is read whole before the client sees any
+//! of it ([`rounds`], [`chat_rounds`]), because only its end says whether it called our
+//! tools; a streaming client therefore gets each answer once its last call has ended:
+//!
+//! - no call to our tools: the answer goes to the client as the provider sent it;
+//! - calls to our tools only: the proxy runs them (`mc_engine::tools::call_tool`, bound to
+//!   the session and project of the pass), appends the model's turn and the results, and
+//!   asks again, as a client would; the client gets the final answer only, so its usage
+//!   figures are the final call's (they describe the prompt the session now has, which is
+//!   what clients read to judge how full the window is; summing would count the same
+//!   prompt once per round);
+//! - our calls beside the client's: ours run here, and the client gets the answer without
+//!   them; their results wait for the client's next request, which carries its own results.
+//!
+//! Each exchange the client did not see is stored ([`splice`]) under an anchor hash of the
+//! conversation before it, and spliced back into every later request at the same place, so
+//! every call keeps its result and the upstream bytes repeat the first sending. A tool that
+//! fails answers the model with an error result; the client's call never fails for it. At
+//! most [`MAX_ROUNDS`] rounds run per client request; the last one forbids tool calls, so
+//! the model has to answer in text (one that calls our tools anyway gets its answer shown
+//! without them, as a turn that ended).
+
+mod chat;
+mod chat_rounds;
+mod execute;
+mod prepare;
+mod reply;
+mod rounds;
+mod splice;
+
+use std::sync::{Arc, LazyLock};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Response};
+use bytes::Bytes;
+use mc_core::Host;
+use mc_core::config::ToolsMode;
+use mc_engine::tools::{ToolSpec, tool_specs};
+
+pub use rounds::Call;
+
+use crate::app::App;
+use crate::provider::{Provider, ProxyError};
+use crate::session_resolve::SessionHints;
+
+/// A client request made ready for the proxy's tools, on its wire.
+pub enum Ready {
+    /// Anthropic Messages.
+    Anthropic(prepare::Prepared),
+    /// OpenAI Chat Completions.
+    Chat(chat::ChatPrepared),
+}
+
+impl Ready {
+    /// The body the pass reads instead of the client's.
+    pub fn body(&self) -> Bytes {
+        match self {
+            Self::Anthropic(prepared) => prepared.body.clone(),
+            Self::Chat(prepared) => prepared.body.clone(),
+        }
+    }
+}
+
+/// Whether a call may get our tools, from the mode and its headers alone: the cheap test
+/// every managed call takes, so that a call which cannot get them (`off`, `mcp`, Claude
+/// Code's headers under `auto`) is not decoded a second time.
+pub fn may_serve(app: &App, headers: &HeaderMap) -> bool {
+    app.engine
+        .as_ref()
+        .is_ok_and(|engine| served_here(engine.config().tools.mode, headers, None))
+}
+
+/// Makes a request ready for the proxy's tools, or `None` when it does not get them.
+pub fn ready(
+    app: &App,
+    provider: Provider,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Option<Ready>, ProxyError> {
+    Ok(match provider {
+        Provider::Anthropic => prepare::prepare(app, headers, body)?.map(Ready::Anthropic),
+        Provider::OpenAi => chat::prepare_chat(app, headers, body)?.map(Ready::Chat),
+    })
+}
+
+/// Answers the client from the first successful upstream response of a ready request.
+pub async fn answer(
+    app: Arc<App>,
+    ready: Ready,
+    call: Call,
+    response: reqwest::Response,
+) -> Response<Body> {
+    match ready {
+        Ready::Anthropic(prepared) => rounds::answer(app, prepared, call, response).await,
+        Ready::Chat(prepared) => chat_rounds::answer_chat(app, prepared, call, response).await,
+    }
+}
+
+/// Most upstream calls the proxy makes for its own tools per client request. A model that
+/// keeps calling them (a search after a search) is stopped before it costs the user much.
+pub const MAX_ROUNDS: usize = 8;
+
+/// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code to
+/// the MCP server (recognised by its session id header, its `metadata.user_id` or its
+/// user agent, as session resolution does), so the model never sees the tools twice; other
+/// clients with our MCP server are recognised by their tool list ([`offers_ours`]).
+pub fn served_here(mode: ToolsMode, headers: &HeaderMap, metadata_user_id: Option<&str>) -> bool {
+    match mode {
+        ToolsMode::Proxy => true,
+        ToolsMode::Mcp | ToolsMode::Off => false,
+        ToolsMode::Auto => SessionHints::read(headers, metadata_user_id).host != Host::ClaudeCode,
+    }
+}
+
+/// The tools' definitions, built once: their schemas are generated, and the bytes must be
+/// the same on every request.
+static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(tool_specs);
+
+/// Whether `name` is one of our tools.
+pub fn is_ours(name: &str) -> bool {
+    SPECS.iter().any(|spec| spec.name == name)
+}
+
+/// Whether a client's tool list already offers our tools: under their own names, or under
+/// the names hosts give an MCP server's tools (`mcp__magic-context__ctx_search` in Claude
+/// Code and Codex, `magic-context_ctx_search` in OpenCode). Such a client has our MCP
+/// server, so the proxy adds nothing: the model would see every tool twice, and a tool of
+/// the same name twice is an error upstream.
+pub fn offers_ours<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
+    names.any(|name| {
+        SPECS.iter().any(|spec| {
+            name.strip_suffix(spec.name).is_some_and(|prefix| {
+                prefix.is_empty() || prefix.ends_with(|c: char| !c.is_ascii_alphanumeric())
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_tools_are_recognised_under_the_names_hosts_give_mcp_tools() {
+        for names in [
+            ["read_file", "ctx_search"],
+            ["read_file", "mcp__magic-context__ctx_memory"],
+            ["magic-context_ctx_note", "bash"],
+        ] {
+            assert!(offers_ours(names.into_iter()), "{names:?}");
+        }
+        assert!(!offers_ours(
+            ["read_file", "my_ctx_searcher", "xctx_search"].into_iter()
+        ));
+    }
+}
