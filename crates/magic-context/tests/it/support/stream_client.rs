@@ -183,8 +183,27 @@ fn post(
     if !head.starts_with("HTTP/1.1 200") {
         return Err(Failure::Refused(format!("{head}\n{rest}")));
     }
-    let sse = dechunk(&rest).ok_or(Failure::Cut)?;
+    let sse = whole_body(&head, &rest).ok_or(Failure::Cut)?;
     answer_text(&sse).ok_or(Failure::Cut)
+}
+
+/// The response body, or `None` when it ended early: chunked bodies end with their last
+/// chunk, others with as many bytes as `content-length` says (the proxy sends a stream it
+/// assembled itself, after running its own tools, with a length).
+fn whole_body(head: &str, rest: &str) -> Option<String> {
+    let header = |name: &str| {
+        head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_owned())
+        })
+    };
+    if header("transfer-encoding").is_some_and(|value| value.eq_ignore_ascii_case("chunked")) {
+        return dechunk(rest);
+    }
+    let length: usize = header("content-length")?.parse().ok()?;
+    (rest.len() == length).then(|| rest.to_owned())
 }
 
 /// Sends one request and returns the response's head and whatever of its body arrived;
