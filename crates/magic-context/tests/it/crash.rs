@@ -77,24 +77,40 @@ struct Counts {
     differ_from_uninterrupted: Vec<String>,
 }
 
+/// How the proxy treats these clients' answers, which decides what a kill cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answers {
+    /// The default for a client without MCP: the proxy offers its own tools, reads each
+    /// answer whole (it must see whether the model called them) and sends it assembled.
+    Assembled,
+    /// `tools.mode = "off"` (as for Claude Code): answers stream through live, so a kill
+    /// cuts the client's stream itself.
+    Live,
+}
+
 #[test]
 fn crash_mid_stream_loses_nothing() {
-    crash_run(KillPoint::MidStream);
+    crash_run(KillPoint::MidStream, Answers::Assembled);
+}
+
+#[test]
+fn crash_mid_stream_of_live_answers_loses_nothing() {
+    crash_run(KillPoint::MidStream, Answers::Live);
 }
 
 #[test]
 fn crash_during_ingest_loses_nothing() {
-    crash_run(KillPoint::Ingest);
+    crash_run(KillPoint::Ingest, Answers::Assembled);
 }
 
 #[test]
 fn crash_during_a_wal_commit_loses_nothing() {
-    crash_run(KillPoint::WalCommit);
+    crash_run(KillPoint::WalCommit, Answers::Assembled);
 }
 
 #[test]
 fn crash_after_a_random_delay_loses_nothing() {
-    crash_run(KillPoint::RandomDelay);
+    crash_run(KillPoint::RandomDelay, Answers::Assembled);
 }
 
 /// The servers of one run, on a fresh machine: the simulator, the relay in front of it, and
@@ -107,8 +123,18 @@ struct Stand {
 }
 
 impl Stand {
-    fn start() -> Self {
+    fn start(answers: Answers) -> Self {
         let machine = Machine::fresh();
+        if answers == Answers::Live {
+            // Where `serve` looks for its config in the machine's environment.
+            let config = machine.path("xdg").join("magic-context");
+            std::fs::create_dir_all(&config).unwrap();
+            std::fs::write(
+                config.join("magic-context.jsonc"),
+                r#"{"tools": {"mode": "off"}}"#,
+            )
+            .unwrap();
+        }
         let script = machine.path("script.json");
         let answer = "Here is what each function does, one line each. ".repeat(30);
         let script_json = serde_json::json!({"turns": [], "final_text": answer});
@@ -138,11 +164,16 @@ fn session_count() -> usize {
 }
 
 /// Every turn's upstream body in a run of the same sessions that nobody killed: what each
-/// interrupted request would have sent. Computed once per test process.
-fn uninterrupted_bodies() -> &'static HashMap<String, Vec<u8>> {
-    static BODIES: OnceLock<HashMap<String, Vec<u8>>> = OnceLock::new();
-    BODIES.get_or_init(|| {
-        let stand = Stand::start();
+/// interrupted request would have sent. Computed once per test process and kind of answers.
+fn uninterrupted_bodies(answers: Answers) -> &'static HashMap<String, Vec<u8>> {
+    static ASSEMBLED: OnceLock<HashMap<String, Vec<u8>>> = OnceLock::new();
+    static LIVE: OnceLock<HashMap<String, Vec<u8>>> = OnceLock::new();
+    let bodies = match answers {
+        Answers::Assembled => &ASSEMBLED,
+        Answers::Live => &LIVE,
+    };
+    bodies.get_or_init(|| {
+        let stand = Stand::start(answers);
         let fleet = Arc::new(Fleet::default());
         fleet.proxy.publish(&stand.serve.base_url);
         let clients: Vec<_> = (0..session_count())
@@ -160,15 +191,15 @@ fn uninterrupted_bodies() -> &'static HashMap<String, Vec<u8>> {
     })
 }
 
-fn crash_run(point: KillPoint) {
+fn crash_run(point: KillPoint, answers: Answers) {
     let sessions = session_count();
-    let uninterrupted = uninterrupted_bodies();
+    let uninterrupted = uninterrupted_bodies(answers);
     let Stand {
         machine,
         _sim,
         relay,
         serve,
-    } = Stand::start();
+    } = Stand::start(answers);
     let data = machine.path("data");
     let fleet = Arc::new(Fleet::default());
     fleet.proxy.publish(&serve.base_url);
@@ -215,7 +246,7 @@ fn crash_run(point: KillPoint) {
         .cloned()
         .collect();
     eprintln!(
-        "crash {point:?}: killed at {:.2}s ({killed_at}); at the kill {} messages acknowledged, \
+        "crash {point:?} ({answers:?} answers): killed at {:.2}s ({killed_at}); at the kill {} messages acknowledged, \
          {} stored, {} lost, {} sessions corrupted",
         killed_after.as_secs_f64(),
         at_kill.acknowledged,
@@ -224,7 +255,7 @@ fn crash_run(point: KillPoint) {
         at_kill.corrupted,
     );
     eprintln!(
-        "crash {point:?}: after restart and retries ({:.2}s in all): {} sessions, {} messages \
+        "crash {point:?} ({answers:?} answers): after restart and retries ({:.2}s in all): {} sessions, {} messages \
          stored, {} lost, {} corrupted, {} retried ({} identical upstream bytes, {} not sent \
          upstream before the kill, {} differ); {} of {} turns' upstream bodies differ from \
          an uninterrupted run",
