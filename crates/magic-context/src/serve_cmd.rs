@@ -108,7 +108,7 @@ pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<Proxy
         context_window: args.context_window,
         upstream_idle_timeout: Duration::from_secs(args.upstream_timeout.max(1)),
         historian_retry: RetryPolicy::default(),
-        cache_budget: mc_proxy::CacheBudget::default(),
+        cache_budget: mc_proxy::CacheBudget::new(config.proxy.cache_budget_bytes()),
     })
 }
 
@@ -121,7 +121,11 @@ pub fn open_engine(config: &Config) -> (Result<Engine, String>, String) {
     };
     let path = location.db_path().display().to_string();
     match Store::open_location(&location, StoreOptions::default()) {
-        Ok(store) => (Ok(Engine::new(store, config.clone())), path),
+        Ok(store) => {
+            let budget = mc_proxy::CacheBudget::new(config.proxy.cache_budget_bytes());
+            let engine = Engine::new(store, config.clone()).with_cache_budget(budget);
+            (Ok(engine), path)
+        }
         Err(error) => {
             tracing::error!(%error, "the store cannot be opened; managed calls will be refused");
             (Err(format!("{error} ({path})")), path)

@@ -66,6 +66,10 @@ pub struct RawProxy {
     /// Largest client request body accepted, in bytes (Anthropic rejects bodies over 32 MB).
     #[schemars(range(min = ProxyConfig::MAX_REQUEST_BYTES.min, max = ProxyConfig::MAX_REQUEST_BYTES.max))]
     pub max_request_bytes: Option<u64>,
+    /// Memory the per-session caches may hold together, in MiB (rebuilt from the store on
+    /// a miss: a smaller budget costs time, never data).
+    #[schemars(range(min = ProxyConfig::CACHE_BUDGET_MB.min, max = ProxyConfig::CACHE_BUDGET_MB.max))]
+    pub cache_budget_mb: Option<u64>,
 }
 
 /// How the agent tools reach the model.

@@ -149,6 +149,13 @@ impl Checker {
                     ProxyConfig::MAX_REQUEST_BYTES,
                 )
                 .unwrap_or(d.max_request_bytes),
+            cache_budget_mb: self
+                .bounded(
+                    key(&["proxy", "cache_budget_mb"]),
+                    raw.cache_budget_mb,
+                    ProxyConfig::CACHE_BUDGET_MB,
+                )
+                .unwrap_or(d.cache_budget_mb),
         }
     }
 
@@ -399,6 +406,19 @@ mod tests {
             issues[0].reason,
             "must be between 20 and 90 percent, got 95"
         );
+    }
+
+    #[test]
+    fn the_cache_budget_is_read_in_mib_within_its_bounds() {
+        let (config, issues) = resolve(&raw(json!({"proxy": {"cache_budget_mb": 64}})));
+        assert!(issues.is_empty());
+        assert_eq!(config.proxy.cache_budget_bytes(), 64 * 1024 * 1024);
+        let (config, issues) = resolve(&raw(json!({"proxy": {"cache_budget_mb": 0}})));
+        assert!(issues.is_empty());
+        assert_eq!(config.proxy.cache_budget_bytes(), 0);
+        let (config, issues) = resolve(&raw(json!({"proxy": {"cache_budget_mb": 1_000_000}})));
+        assert_eq!(config.proxy.cache_budget_mb, 256);
+        assert_eq!(issues[0].key.to_string(), "proxy.cache_budget_mb");
     }
 
     #[test]

@@ -119,6 +119,7 @@ mod tests {
                 u64::from(c.pass.refusal_percent),
             ),
             (ProxyConfig::MAX_REQUEST_BYTES, c.proxy.max_request_bytes),
+            (ProxyConfig::CACHE_BUDGET_MB, c.proxy.cache_budget_mb),
             (
                 ReductionConfig::PROTECTED_TAGS,
                 u64::from(c.reduction.protected_tags),

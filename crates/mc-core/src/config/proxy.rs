@@ -18,12 +18,24 @@ pub struct ProxyConfig {
     /// Largest client request body accepted, in bytes. Anthropic rejects requests over 32 MB,
     /// so anything larger would fail upstream after costing the proxy the memory to read it.
     pub max_request_bytes: u64,
+    /// Memory the per-session caches of `serve` may hold together, in MiB. Every cache is
+    /// rebuilt from the store when it misses, so this trades memory for the time of a
+    /// rebuild, never for correctness. 256 MiB keeps 16 live sessions of 400K tokens warm.
+    pub cache_budget_mb: u64,
 }
 
 impl ProxyConfig {
     /// Accepted range of [`Self::max_request_bytes`]: at least 64 KiB (a long session's
     /// request is larger than that), at most 1 GiB (a request body is held in memory).
     pub const MAX_REQUEST_BYTES: Bounds = Bounds::count(64 * 1024, 1024 * 1024 * 1024, "bytes");
+    /// Accepted range of [`Self::cache_budget_mb`]: 0 keeps nothing between requests
+    /// (every pass rebuilds from the store), at most 64 GiB.
+    pub const CACHE_BUDGET_MB: Bounds = Bounds::count(0, 64 * 1024, "MiB");
+
+    /// [`Self::cache_budget_mb`] in bytes.
+    pub fn cache_budget_bytes(&self) -> usize {
+        usize::try_from(self.cache_budget_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
+    }
 }
 
 impl Default for ProxyConfig {
@@ -33,6 +45,7 @@ impl Default for ProxyConfig {
             upstream_anthropic: "https://api.anthropic.com".to_owned(),
             upstream_openai: "https://api.openai.com".to_owned(),
             max_request_bytes: 32 * 1024 * 1024,
+            cache_budget_mb: 256,
         }
     }
 }
@@ -96,6 +109,11 @@ mod tests {
         assert!(
             ProxyConfig::MAX_REQUEST_BYTES
                 .check(config.max_request_bytes)
+                .is_ok()
+        );
+        assert!(
+            ProxyConfig::CACHE_BUDGET_MB
+                .check(config.cache_budget_mb)
                 .is_ok()
         );
     }
