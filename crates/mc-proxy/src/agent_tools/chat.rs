@@ -16,11 +16,12 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::prepare::{splice_failed, tool_project};
 use super::splice::{Point, stored};
 use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
-use crate::client_request::{ClientRequest, first_message_texts};
-use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::client_request::ClientRequest;
+use crate::provider::{Provider, ProxyError};
 use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
 
@@ -86,13 +87,7 @@ pub fn prepare_chat(
     if side_call::recognise(headers, &client, &turns).is_some() {
         return Ok(None);
     }
-    let project = app.projects.resolve(
-        headers,
-        client
-            .system_texts()
-            .into_iter()
-            .chain(first_message_texts(&turns)),
-    );
+    let project = tool_project(app, headers, &client, &turns);
     let ClientRequest::OpenAi(mut request) = client else {
         return Ok(None);
     };
@@ -101,13 +96,7 @@ pub fn prepare_chat(
     let (turns, point) = engine
         .store()
         .read(|tx| splice_chat(tx, project.clone(), turns))
-        .map_err(|error| {
-            ProxyError::new(
-                Provider::OpenAi,
-                ErrorKind::Unavailable,
-                format!("the context store failed while reading this conversation's tool exchanges ({error}); the request was not sent"),
-            )
-        })?;
+        .map_err(|error| splice_failed(Provider::OpenAi, &error))?;
     request
         .messages
         .push(ChatMessage::text(ChatRole::System, TOOL_GUIDANCE));

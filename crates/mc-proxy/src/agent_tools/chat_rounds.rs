@@ -2,11 +2,9 @@
 //! as [`super::rounds`] for Anthropic).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::Response;
-use axum::response::IntoResponse;
 use bytes::Bytes;
 use mc_wire::openai::{ChatChunk, ChatContent, ChatMessage, ChatResponse, ChunkAccumulator};
 use mc_wire::sse::{SseDecoder, encode_event};
@@ -15,13 +13,10 @@ use serde_json::{Value, json};
 use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_hash};
 use super::execute::{execute, keep};
 use super::reply::{Buffered, read_whole};
-use super::rounds::{Call, record};
+use super::rounds::{Call, broke_off, record};
 use super::{MAX_ROUNDS, is_ours};
 use crate::app::App;
-use crate::forward::upstream_error;
-use crate::ledger::{call_row, record_call};
-use crate::managed::{plan, send_upstream};
-use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::provider::Provider;
 use crate::usage_filter::UsageChunkFilter;
 
 const DONE: &str = "[DONE]";
@@ -44,13 +39,7 @@ pub async fn answer_chat(
         record(&app, Provider::OpenAi, &call, &buffered);
         let hide = call.planned.hide_usage_chunk;
         if let Some(reason) = &buffered.failed {
-            tracing::warn!(%reason, "the upstream answer broke off while the proxy read it");
-            return ProxyError::new(
-                Provider::OpenAi,
-                ErrorKind::Upstream { timed_out: false },
-                format!("the upstream answer broke off ({reason})"),
-            )
-            .into_response();
+            return broke_off(Provider::OpenAi, reason);
         }
         let Some(answer) = chat_answer(&buffered) else {
             return verbatim(buffered, hide);
@@ -127,35 +116,9 @@ pub async fn answer_chat(
             next.rest.insert("tool_choice".to_owned(), json!("none"));
         }
         let body = Bytes::from(next.encode());
-        call.planned = match plan(&app, Provider::OpenAi, &call.headers, &body, None).await {
-            Ok(planned) => planned,
-            Err(error) => return error.into_response(),
-        };
-        call.retried = false;
-        call.started = Instant::now();
-        let sent = send_upstream(
-            &app,
-            Provider::OpenAi,
-            &call.headers,
-            &call.path,
-            call.planned.upstream_body.clone(),
-        )
-        .await;
-        response = match sent {
-            Ok(response) if response.status().is_success() => response,
-            Ok(response) => {
-                let buffered = read_whole(Provider::OpenAi, response, call.started).await;
-                record(&app, Provider::OpenAi, &call, &buffered);
-                return buffered.verbatim();
-            }
-            Err(error) => {
-                let refusal = upstream_error(Provider::OpenAi, &error);
-                let mut row = call_row(Provider::OpenAi, &call.planned, false, call.started);
-                row.status = refusal.status().as_u16();
-                row.error = Some(refusal.message.clone());
-                record_call(&app, row);
-                return refusal.into_response();
-            }
+        response = match call.next_round(&app, Provider::OpenAi, body).await {
+            Ok(response) => response,
+            Err(refused) => return refused,
         };
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
-use mc_core::ProjectId;
+use mc_core::{Message, ProjectId};
 use mc_engine::tools::TOOL_GUIDANCE;
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest, Tool};
 use serde_json::{Map, Value};
@@ -63,13 +63,7 @@ pub fn prepare(
     if side_call::recognise(headers, &client, &conversation).is_some() {
         return Ok(None);
     }
-    let project = app.projects.resolve(
-        headers,
-        client
-            .system_texts()
-            .into_iter()
-            .chain(first_message_texts(&conversation)),
-    );
+    let project = tool_project(app, headers, &client, &conversation);
     let ClientRequest::Anthropic(request) = client else {
         return Ok(None);
     };
@@ -78,13 +72,7 @@ pub fn prepare(
     let (messages, point) = engine
         .store()
         .read(|tx| splice_in(tx, project.clone(), messages))
-        .map_err(|error| {
-            ProxyError::new(
-                Provider::Anthropic,
-                ErrorKind::Unavailable,
-                format!("the context store failed while reading this conversation's tool exchanges ({error}); the request was not sent"),
-            )
-        })?;
+        .map_err(|error| splice_failed(Provider::Anthropic, &error))?;
     request.messages = messages;
     add_tools(&mut request);
     let body = Bytes::from(request.encode());
@@ -94,6 +82,34 @@ pub fn prepare(
         point,
         project,
     }))
+}
+
+/// The project our tools act in for `client`: the one the proxy resolves for the session.
+pub(super) fn tool_project(
+    app: &App,
+    headers: &HeaderMap,
+    client: &ClientRequest,
+    conversation: &[Message],
+) -> Option<ProjectId> {
+    app.projects.resolve(
+        headers,
+        client
+            .system_texts()
+            .into_iter()
+            .chain(first_message_texts(conversation)),
+    )
+}
+
+/// The refusal when the stored tool exchanges cannot be read: the request is not sent,
+/// since without them it would carry calls that have no results.
+pub(super) fn splice_failed(provider: Provider, error: &dyn std::fmt::Display) -> ProxyError {
+    ProxyError::new(
+        provider,
+        ErrorKind::Unavailable,
+        format!(
+            "the context store failed while reading this conversation's tool exchanges ({error}); the request was not sent"
+        ),
+    )
 }
 
 /// Appends our tools to the client's and the guidance to the system prompt.

@@ -52,13 +52,7 @@ pub async fn answer(
         let buffered = read_whole(Provider::Anthropic, response, call.started).await;
         record(&app, Provider::Anthropic, &call, &buffered);
         if let Some(reason) = &buffered.failed {
-            tracing::warn!(%reason, "the upstream answer broke off while the proxy read it");
-            return ProxyError::new(
-                Provider::Anthropic,
-                ErrorKind::Upstream { timed_out: false },
-                format!("the upstream answer broke off ({reason})"),
-            )
-            .into_response();
+            return broke_off(Provider::Anthropic, reason);
         }
         let Some(message) = buffered.message() else {
             return buffered.verbatim();
@@ -123,38 +117,64 @@ pub async fn answer(
                 .insert("tool_choice".to_owned(), json!({"type": "none"}));
         }
         let body = bytes::Bytes::from(next.encode());
-        call.planned = match plan(&app, Provider::Anthropic, &call.headers, &body, None).await {
-            Ok(planned) => planned,
-            Err(error) => return error.into_response(),
-        };
-        call.retried = false;
-        call.started = Instant::now();
-        let sent = send_upstream(
-            &app,
-            Provider::Anthropic,
-            &call.headers,
-            &call.path,
-            call.planned.upstream_body.clone(),
-        )
-        .await;
-        response = match sent {
-            Ok(response) if response.status().is_success() => response,
-            Ok(response) => {
-                // An error of a hidden round reaches the client as the provider sent it.
-                let buffered = read_whole(Provider::Anthropic, response, call.started).await;
-                record(&app, Provider::Anthropic, &call, &buffered);
-                return buffered.verbatim();
-            }
-            Err(error) => {
-                let refusal = upstream_error(Provider::Anthropic, &error);
-                let mut row = call_row(Provider::Anthropic, &call.planned, false, call.started);
-                row.status = refusal.status().as_u16();
-                row.error = Some(refusal.message.clone());
-                record_call(&app, row);
-                return refusal.into_response();
-            }
+        response = match call.next_round(&app, Provider::Anthropic, body).await {
+            Ok(response) => response,
+            Err(refused) => return refused,
         };
     }
+}
+
+impl Call {
+    /// Plans `body`, the conversation with the hidden rounds so far, as this call's next
+    /// round and sends it. The error is what the client gets instead: the pass's refusal, a
+    /// failed send, or an upstream error as the provider sent it.
+    pub(super) async fn next_round(
+        &mut self,
+        app: &Arc<App>,
+        provider: Provider,
+        body: bytes::Bytes,
+    ) -> Result<reqwest::Response, Response<Body>> {
+        self.planned = plan(app, provider, &self.headers, &body, None)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        self.retried = false;
+        self.started = Instant::now();
+        let sent = send_upstream(
+            app,
+            provider,
+            &self.headers,
+            &self.path,
+            self.planned.upstream_body.clone(),
+        )
+        .await;
+        match sent {
+            Ok(response) if response.status().is_success() => Ok(response),
+            Ok(response) => {
+                let buffered = read_whole(provider, response, self.started).await;
+                record(app, provider, self, &buffered);
+                Err(buffered.verbatim())
+            }
+            Err(error) => {
+                let refusal = upstream_error(provider, &error);
+                let mut row = call_row(provider, &self.planned, false, self.started);
+                row.status = refusal.status().as_u16();
+                row.error = Some(refusal.message.clone());
+                record_call(app, row);
+                Err(refusal.into_response())
+            }
+        }
+    }
+}
+
+/// The client's error when an upstream answer broke off while the proxy read it whole.
+pub(super) fn broke_off(provider: Provider, reason: &str) -> Response<Body> {
+    tracing::warn!(%reason, "the upstream answer broke off while the proxy read it");
+    ProxyError::new(
+        provider,
+        ErrorKind::Upstream { timed_out: false },
+        format!("the upstream answer broke off ({reason})"),
+    )
+    .into_response()
 }
 
 fn assistant(content: Vec<ContentBlock>) -> anthropic::Message {
