@@ -205,32 +205,23 @@ impl ReadTx<'_> {
         scope: &SearchScope,
         limit: u32,
     ) -> Result<Vec<NoteHit>> {
-        const DOING: &str = "searching notes";
-        let (since, until) = scope.bounds();
-        let mut statement = self
-            .conn()
-            .prepare_cached(
-                "SELECT n.id, -bm25(note_search) AS score
-                 FROM note_search JOIN notes n ON n.id = note_search.rowid
-                 WHERE note_search MATCH ?1 AND n.project_id = ?2 AND n.status <> 'dismissed'
-                   AND n.updated_ms >= ?3 AND n.updated_ms < ?4
-                 ORDER BY score DESC, n.id
-                 LIMIT ?5",
-            )
-            .map_err(StoreError::sqlite(DOING))?;
-        let rows = statement
-            .query_map(
-                rusqlite::params![query.expression, project.as_str(), since, until, limit],
-                |row| {
-                    Ok(NoteHit {
-                        id: row.get(0)?,
-                        score: row.get(1)?,
-                    })
-                },
-            )
-            .map_err(StoreError::sqlite(DOING))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(StoreError::sqlite(DOING))
+        let hits = self.project_fts_hits(
+            "SELECT n.id, -bm25(note_search) AS score
+             FROM note_search JOIN notes n ON n.id = note_search.rowid
+             WHERE note_search MATCH ?1 AND n.project_id = ?2 AND n.status <> 'dismissed'
+               AND n.updated_ms >= ?3 AND n.updated_ms < ?4
+             ORDER BY score DESC, n.id
+             LIMIT ?5",
+            "searching notes",
+            query,
+            project,
+            scope,
+            limit,
+        )?;
+        Ok(hits
+            .into_iter()
+            .map(|(id, score)| NoteHit { id, score })
+            .collect())
     }
 }
 

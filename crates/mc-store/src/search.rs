@@ -238,31 +238,50 @@ impl ReadTx<'_> {
         scope: &SearchScope,
         limit: u32,
     ) -> Result<Vec<MemoryHit>> {
+        let hits = self.project_fts_hits(
+            "SELECT m.id, -bm25(memory_search) AS score
+             FROM memory_search JOIN memories m ON m.id = memory_search.rowid
+             WHERE memory_search MATCH ?1 AND m.project_id = ?2 AND m.status <> 'archived'
+               AND m.updated_ms >= ?3 AND m.updated_ms < ?4
+             ORDER BY score DESC, m.id
+             LIMIT ?5",
+            DOING,
+            query,
+            project,
+            scope,
+            limit,
+        )?;
+        Ok(hits
+            .into_iter()
+            .map(|(id, score)| MemoryHit { id, score })
+            .collect())
+    }
+
+    /// The `(id, negated BM25)` rows of a project's full-text search: `sql` binds the
+    /// query as ?1, the project as ?2, `scope`'s time window as ?3 and ?4, and `limit` as
+    /// ?5.
+    pub(crate) fn project_fts_hits(
+        &self,
+        sql: &str,
+        doing: &'static str,
+        query: &FtsQuery,
+        project: &ProjectId,
+        scope: &SearchScope,
+        limit: u32,
+    ) -> Result<Vec<(u64, f64)>> {
         let (since, until) = scope.bounds();
         let mut statement = self
             .conn()
-            .prepare_cached(
-                "SELECT m.id, -bm25(memory_search) AS score
-                 FROM memory_search JOIN memories m ON m.id = memory_search.rowid
-                 WHERE memory_search MATCH ?1 AND m.project_id = ?2 AND m.status <> 'archived'
-                   AND m.updated_ms >= ?3 AND m.updated_ms < ?4
-                 ORDER BY score DESC, m.id
-                 LIMIT ?5",
-            )
-            .map_err(StoreError::sqlite(DOING))?;
+            .prepare_cached(sql)
+            .map_err(StoreError::sqlite(doing))?;
         let rows = statement
             .query_map(
                 rusqlite::params![query.expression, project.as_str(), since, until, limit],
-                |row| {
-                    Ok(MemoryHit {
-                        id: row.get(0)?,
-                        score: row.get(1)?,
-                    })
-                },
+                |row| Ok((row.get(0)?, row.get(1)?)),
             )
-            .map_err(StoreError::sqlite(DOING))?;
+            .map_err(StoreError::sqlite(doing))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(StoreError::sqlite(DOING))
+            .map_err(StoreError::sqlite(doing))
     }
 }
 
