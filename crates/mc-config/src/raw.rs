@@ -142,8 +142,9 @@ pub struct RawPass {
     /// cheaper working set.
     #[schemars(range(min = PassConfig::WORKING_SET_TOKENS.min, max = PassConfig::WORKING_SET_TOKENS.max))]
     pub working_set_tokens: Option<u64>,
-    /// Bust below the execute threshold when what the bust removes, re-read this many more
-    /// turns, outweighs rewriting the prefix (0 turns it off).
+    /// Bust below the execute threshold when what the bust removes, re-read as many more
+    /// turns as the cycle since the last bust lasted (at most this many), outweighs rewriting
+    /// the prefix (0 turns it off).
     #[schemars(range(min = PassConfig::WORKING_SET_HORIZON_TURNS.min, max = PassConfig::WORKING_SET_HORIZON_TURNS.max))]
     pub working_set_horizon_turns: Option<u64>,
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use mc_core::config::Tokens;
 use mc_core::pass_plan::{
-    PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass, prompt_limit,
+    BustCycle, PassInputs, PassKind, PassPlan, PendingWork, measure_usage, plan_pass, prompt_limit,
 };
 use mc_core::reclaim::{
     FingerprintIndex, InputReclaim, ReclaimDecision, ReclaimInputs, plan_input_reclaim,
@@ -240,6 +240,7 @@ impl Engine {
             fixed_tokens: Tokens(correction.apply(request.fixed_tokens)),
             minimal_prompt_tokens: Tokens(0),
             prefix_tokens_estimate: Tokens(correction.apply(state.m1_tokens + shown_tail_tokens)),
+            cycle: state.bust_cycle,
         };
         // The reclaim lanes walk the whole tail (with the session's kept fingerprint index,
         // only new output is fingerprinted): they run only when their result can matter. Below the execute threshold
@@ -370,6 +371,13 @@ impl Engine {
                 shrink: None,
             });
         }
+        state.bust_cycle = if plan.may_mutate {
+            BustCycle::default()
+        } else {
+            state
+                .bust_cycle
+                .after_hit(inputs.pending.removable_tokens())
+        };
         Ok(Decided {
             plan,
             inputs,

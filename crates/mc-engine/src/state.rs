@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use mc_core::SessionId;
+use mc_core::pass_plan::BustCycle;
 use mc_core::reduction::Reshape;
 use mc_store::WriteTx;
 use serde::{Deserialize, Serialize};
@@ -85,6 +86,9 @@ pub struct EngineState {
     /// the boundary it started at: the next pass's estimate starts from it, exact for every
     /// placeholder, excerpt and skeleton already shown.
     pub rendered_tail: Option<(u64, u64)>,
+    /// The cache-hit passes since the last bust and the tokens each could have removed: the
+    /// working-set weighing's horizon (see `mc_core::pass_plan::economics`).
+    pub bust_cycle: BustCycle,
 }
 
 /// How many passes' estimates are kept for learning.

@@ -10,9 +10,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use mc_core::{Message, Part, user_words};
-use mc_sim::Recording;
+use mc_core::{Message, Part, Role, user_words};
 use mc_sim::strategy::PreparedCall;
+use mc_sim::{Recording, RecordingFormat};
 
 /// The distinct user messages of one recording, each as its list of texts, in the order
 /// they first appear.
@@ -28,6 +28,10 @@ impl UserMessages {
     /// its own history, and the words it dropped were still said: so every step's history is
     /// read, each shared history once up to its longest request, and messages are
     /// deduplicated by their words.
+    ///
+    /// mini-swe-agent has no tool calls: its loop writes each command's output back as the
+    /// next user message. In its trajectories only the first user message (the task) is the
+    /// user's; the rest are tool output and are not counted.
     pub fn of(recording: &Recording) -> Self {
         let mut histories: Vec<(&Arc<Vec<Message>>, &[Message])> = Vec::new();
         for step in &recording.steps {
@@ -41,7 +45,14 @@ impl UserMessages {
                 None => histories.push((&step.messages, sent)),
             }
         }
-        Self::from_histories(histories.into_iter().map(|(_, sent)| sent))
+        let observations_as_user = recording.format == RecordingFormat::SweTraj;
+        Self::from_histories(histories.into_iter().map(|(_, sent)| {
+            if observations_as_user {
+                through_first_user(sent)
+            } else {
+                sent
+            }
+        }))
     }
 
     /// The distinct user messages of `histories`, read in order.
@@ -83,6 +94,14 @@ impl UserMessages {
     }
 }
 
+/// `history` up to and including its first user message (all of it when it has none).
+fn through_first_user(history: &[Message]) -> &[Message] {
+    history
+        .iter()
+        .position(|message| message.role == Role::User)
+        .map_or(history, |first| &history[..=first])
+}
+
 /// Every text a request carries: the system prompt, text parts of any role, and the text of
 /// tool results (the engine may quote the user there). Tool-call inputs and reasoning are
 /// the model's, never where the user's words are kept.
@@ -112,9 +131,8 @@ fn push_texts<'c>(parts: &'c [Part], texts: &mut Vec<&'c str>) {
 mod tests {
     use std::borrow::Cow;
 
-    use mc_core::Role;
+    use mc_sim::Step;
     use mc_sim::strategy::{Prepared, StepView};
-    use mc_sim::{RecordingFormat, Step};
 
     use super::*;
 
@@ -272,5 +290,42 @@ mod tests {
                 "ship it"
             ]
         );
+    }
+
+    #[test]
+    fn in_a_swe_trajectory_only_the_task_is_the_users() {
+        let history = Arc::new(vec![
+            user("<pr_description>make the parser strict</pr_description>"),
+            assistant("THOUGHT: look first\n```bash\nls\n```"),
+            user("<returncode>0</returncode>\n<output>src tests</output>"),
+            assistant("THOUGHT: done"),
+        ]);
+        let recording = Recording {
+            name: "swe".into(),
+            format: RecordingFormat::SweTraj,
+            model: "claude-sonnet-4-5".into(),
+            system: Vec::new(),
+            tools: Vec::new(),
+            stand_ins: Vec::new(),
+            steps: vec![Step {
+                at_ms: 0,
+                messages: Arc::clone(&history),
+                len: 3,
+                response: assistant("THOUGHT: done"),
+                output_tokens: None,
+                recorded: None,
+                context: None,
+            }],
+        };
+        let users = UserMessages::of(&recording);
+        assert_eq!(
+            users.messages,
+            [["<pr_description>make the parser strict</pr_description>".to_owned()]]
+        );
+        let other = Recording {
+            format: RecordingFormat::AnthropicCapture,
+            ..recording
+        };
+        assert_eq!(UserMessages::of(&other).len(), 2);
     }
 }

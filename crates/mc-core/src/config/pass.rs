@@ -29,9 +29,10 @@ pub struct PassConfig {
     /// A working set smaller than the window: the engine plans against at most this many
     /// tokens whatever the model's window, for users who want smaller, cheaper prompts.
     pub working_set_tokens: Option<Tokens>,
-    /// Below the execute threshold, a bust is still taken when what it removes, re-read this
-    /// many more turns, outweighs rewriting the prefix at the write price (0 turns it off).
-    /// Chosen by replay: see `economics::WORKING_SET_HORIZON_TURNS`.
+    /// Below the execute threshold, a bust is still taken when what it removes, re-read as
+    /// many more turns as the cycle since the last bust lasted (at most this many), outweighs
+    /// rewriting the prefix at the write price and what the cycle already read (0 turns it
+    /// off). Chosen by replay: see `economics::WORKING_SET_HORIZON_TURNS`.
     pub working_set_horizon_turns: u32,
 }
 

@@ -32,9 +32,16 @@ use super::usage::UsageLevel;
 /// and keeps the projection of growth short enough to trust.
 pub const EXPECTED_REMAINING_TURNS: u64 = 10;
 
-/// The working-set horizon by default: a bust below the execute threshold must pay back
-/// within this many turns (see [`crate::config::PassConfig::working_set_horizon_turns`]).
-pub const WORKING_SET_HORIZON_TURNS: u32 = 10;
+/// The working-set horizon's cap by default: below the execute threshold a bust is weighed
+/// over the cycle it ends ([`BustEconomics::weigh_cycle`]), counted at most this many turns
+/// (see [`crate::config::PassConfig::working_set_horizon_turns`]).
+///
+/// Chosen by replay (`replay --window 200000`, controlled cost against `autocompact` on the
+/// shared swe trajectories / on the long generated session): a cap of 10 gives 1.064 / 0.944,
+/// 20 gives 0.912 / 0.938, 40 and above 0.910 / 0.938 (a fixed 10-turn horizon, the rule
+/// before cycles: 0.930 / 0.934; none at all: 1.094 / 1.012). 40 keeps the cycle's own
+/// horizon in every cycle those sessions have while bounding a very long quiet one.
+pub const WORKING_SET_HORIZON_TURNS: u32 = 40;
 
 /// Below the execute threshold, a bust must remove at least this many tokens: smaller ones
 /// would bust again and again for little (the same floor the emergency reclaim keeps).
@@ -111,6 +118,33 @@ impl BustEconomics {
             force_band_ahead: usage.reaches_force_band(projected),
             has_work: inputs.pending.has_work(),
         }
+    }
+
+    /// Weighs a bust below the execute threshold as the end of a cycle (the passes since the
+    /// last bust), capped at `max_turns` turns.
+    ///
+    /// A fixed horizon assumes the removed tokens would be re-read T more times, but the next
+    /// bust comes after about as many turns as this cycle took: sooner in a session whose
+    /// output piles up fast, later in a slow one. So the cycle itself is the horizon, and the
+    /// rule is the one for any renewal (replace when the marginal cost reaches the average):
+    /// bust at the k-th pass of a cycle when another turn's read of R costs at least the
+    /// cycle's average, r·R ≥ (B + r·S) / k, with S the removable tokens the cycle's earlier
+    /// passes read and B = P·(w − r) − R·w the bust's own extra cost. That is
+    /// **R · (k·r + w) ≥ P · (w − r) + r · S**. When R piles up steadily, S ≈ R·k/2 and this
+    /// is the fixed-horizon rule with T = k/2.
+    pub fn weigh_cycle(
+        inputs: &PassInputs,
+        usage: &UsageLevel,
+        rewritten: Tokens,
+        max_turns: u64,
+    ) -> Self {
+        let turns = inputs.cycle.passes.saturating_add(1).min(max_turns);
+        let mut weighed = Self::weigh_over(inputs, usage, rewritten, turns);
+        let read = u128::from(READ_PRICE_PER_MILLE);
+        weighed.cost = weighed
+            .cost
+            .saturating_add(read * u128::from(inputs.cycle.removable_sum.get()));
+        weighed
     }
 
     /// The removal pays for the rewrite within the horizon.

@@ -64,6 +64,30 @@ pub struct PassInputs {
     /// Cached tokens a soft bust rewrites: from `m[1]` to the last cached block. A hard fold
     /// rewrites `m[0]` too (`m0_tokens` more).
     pub prefix_tokens_estimate: Tokens,
+    /// The cache-hit passes since the session's last bust, and what they could have removed.
+    #[serde(default)]
+    pub cycle: BustCycle,
+}
+
+/// The passes since a session's last bust, as the working-set weighing needs them: a bust now
+/// ends a cycle whose reads of removable tokens were already paid.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BustCycle {
+    /// Cache-hit passes since the last bust.
+    pub passes: u64,
+    /// The sum, over those passes, of the tokens a bust would have removed on each (R), in
+    /// the provider's tokens: what the cycle so far read that a bust could have spared.
+    pub removable_sum: Tokens,
+}
+
+impl BustCycle {
+    /// The cycle after a cache-hit pass that could have removed `removable` tokens.
+    pub fn after_hit(self, removable: Tokens) -> Self {
+        Self {
+            passes: self.passes.saturating_add(1),
+            removable_sum: Tokens(self.removable_sum.get().saturating_add(removable.get())),
+        }
+    }
 }
 
 /// Work queued for the next pass that may change bytes; it never causes its own bust.

@@ -56,7 +56,7 @@ mod tests;
 
 pub use cause::BustCause;
 pub use fold::{is_cache_expired, m1_backstop};
-pub use inputs::{PassInputs, PendingWork};
+pub use inputs::{BustCycle, PassInputs, PendingWork};
 pub use kind::{PassKind, PassPlan};
 pub use refusal::{Refusal, prompt_limit, refusal};
 pub use usage::{
@@ -105,7 +105,7 @@ pub fn plan_pass(
         let economics = BustEconomics::weigh(inputs, &usage, rewritten);
         let working_set =
             (pass.working_set_horizon_turns > 0 && !usage.execute_reached).then(|| {
-                BustEconomics::weigh_over(
+                BustEconomics::weigh_cycle(
                     inputs,
                     &usage,
                     rewritten,

@@ -31,6 +31,7 @@ fn live() -> PassInputs {
         fixed_tokens: Tokens(15_000),
         minimal_prompt_tokens: Tokens(0),
         prefix_tokens_estimate: Tokens(40_000),
+        cycle: BustCycle::default(),
     }
 }
 
@@ -95,9 +96,12 @@ fn execute_threshold_busts_when_the_removal_pays() {
         plan.reasons
     );
     // One token below the threshold the same removal still pays over the working-set
-    // horizon; with that horizon off, it defers.
+    // horizon, once the cycle since the last bust is long enough; with that horizon off, it
+    // defers.
+    let mut below = with_drops(at_usage(129_999), 30_000);
+    below.cycle.passes = 9;
     assert_eq!(
-        kind_cause(&with_drops(at_usage(129_999), 30_000)),
+        kind_cause(&below),
         (PassKind::SoftBust, Some(BustCause::WorkingSet))
     );
     let no_working_set = PassConfig {
@@ -110,6 +114,37 @@ fn execute_threshold_busts_when_the_removal_pays() {
             &no_working_set,
             MODEL
         ),
+        (PassKind::CacheHit, None)
+    );
+}
+
+#[test]
+fn a_working_set_bust_waits_for_its_cycle_to_pay() {
+    // R = 10K against P = 40K below the threshold. Over a cycle of k passes with nothing
+    // removable before: R·(k·100 + 1250) ≥ P·1150 from k = 34 on.
+    let at = |passes: u64, removable_sum: u64| {
+        let mut inputs = with_drops(at_usage(100_000), 10_000);
+        inputs.cycle = BustCycle {
+            passes,
+            removable_sum: Tokens(removable_sum),
+        };
+        kind_cause(&inputs)
+    };
+    assert_eq!(at(0, 0), (PassKind::CacheHit, None));
+    assert_eq!(at(32, 0), (PassKind::CacheHit, None));
+    assert_eq!(at(33, 0), (PassKind::SoftBust, Some(BustCause::WorkingSet)));
+    // What the cycle already read of removable tokens is spent either way: the bust must
+    // beat the cycle's average cost, so the same pass defers when R was there all along.
+    assert_eq!(at(33, 33 * 10_000), (PassKind::CacheHit, None));
+    // The horizon never counts more turns than the configured cap.
+    let capped = PassConfig {
+        working_set_horizon_turns: 20,
+        ..PassConfig::default()
+    };
+    let mut inputs = with_drops(at_usage(100_000), 10_000);
+    inputs.cycle.passes = 500;
+    assert_eq!(
+        kind_cause_with(&inputs, &capped, MODEL),
         (PassKind::CacheHit, None)
     );
 }
@@ -580,6 +615,8 @@ prop_compose! {
         prefix in arb_tokens(300_000),
         fixed in arb_tokens(30_000),
         minimal in prop::option::weighted(0.5, arb_tokens(450_000)),
+        cycle_passes in prop_oneof![Just(0u64), 0..200u64],
+        cycle_sum in arb_tokens(2_000_000),
     ) -> PassInputs {
         let estimate = if shrink {
             last_usage.get().saturating_sub(growth)
@@ -608,6 +645,7 @@ prop_compose! {
             // The minimal rendering is never larger than the prompt it shrinks.
             minimal_prompt_tokens: minimal.map_or(Tokens(0), |minimal| Tokens(minimal.get().min(estimate))),
             prefix_tokens_estimate: prefix,
+            cycle: BustCycle { passes: cycle_passes, removable_sum: cycle_sum },
         }
     }
 }
