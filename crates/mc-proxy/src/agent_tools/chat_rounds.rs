@@ -6,14 +6,17 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::Response;
 use bytes::Bytes;
-use mc_wire::openai::{ChatChunk, ChatContent, ChatMessage, ChatResponse, ChunkAccumulator};
+use mc_wire::openai::{
+    ChatChunk, ChatContent, ChatMessage, ChatResponse, ChunkAccumulator, ContentPart, ToolCall,
+};
 use mc_wire::sse::{SseDecoder, encode_event};
 use serde_json::{Value, json};
 
 use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_hash};
 use super::execute::{execute, keep};
+use super::live::is_stream;
 use super::reply::{Buffered, read_whole};
-use super::rounds::{Call, broke_off, record};
+use super::rounds::{Call, Settled, broke_off, record};
 use super::{MAX_ROUNDS, is_ours};
 use crate::app::App;
 use crate::provider::Provider;
@@ -32,8 +35,10 @@ pub async fn answer_chat(
     mut call: Call,
     mut response: reqwest::Response,
 ) -> Response<Body> {
-    let mut hidden: Vec<ChatMessage> = Vec::new();
-    let mut rounds = 1;
+    if is_stream(response.headers()) {
+        return super::live_chat::answer_live(app, prepared, call, response);
+    }
+    let mut rounds = ChatRounds::default();
     loop {
         let buffered = read_whole(Provider::OpenAi, response, call.started).await;
         record(&app, Provider::OpenAi, &call, &buffered);
@@ -47,23 +52,87 @@ pub async fn answer_chat(
         let Some(message) = answer.message().cloned() else {
             return verbatim(buffered, hide);
         };
+        let body = match rounds.settle(&app, &prepared, &call, &message).await {
+            Settled::Final => return verbatim(buffered, hide),
+            Settled::Without(ours) => return without_calls(buffered, answer, &ours, hide),
+            Settled::Again(body) => body,
+        };
+        response = match call.next_round(&app, Provider::OpenAi, body).await {
+            Ok(response) => response,
+            Err(failure) => return failure.into_response(),
+        };
+    }
+}
+
+/// The hidden rounds of one client request on the Chat wire so far.
+#[derive(Default)]
+pub(super) struct ChatRounds {
+    hidden: Vec<ChatMessage>,
+    count: usize,
+    /// Whether the client sees each round as it streams, not only the last one.
+    live: bool,
+    /// The text of the hidden rounds the client saw (live only): it begins the content the
+    /// client gets, and so the message it sends back.
+    shown: String,
+}
+
+impl ChatRounds {
+    /// The rounds of an answer the client sees as it streams.
+    pub(super) fn live() -> Self {
+        Self {
+            live: true,
+            ..Self::default()
+        }
+    }
+
+    /// `message` as the client gets it: its content after the text the client saw of the
+    /// hidden rounds, with `calls` as its calls.
+    fn as_shown(&self, message: &ChatMessage, calls: Vec<ToolCall>) -> ChatMessage {
+        let mut seen = message.clone();
+        if !self.shown.is_empty() {
+            let text = format!("{}{}", self.shown, text_of(message));
+            seen.content = Some(ChatContent::Text(text));
+        }
+        seen.tool_calls = (!calls.is_empty()).then_some(calls);
+        seen
+    }
+
+    /// How many rounds ran, this one included.
+    pub(super) fn count(&self) -> usize {
+        self.count.max(1)
+    }
+
+    /// Decides what follows the round that answered `message` ([`super::rounds::Rounds::settle`]
+    /// on this wire); [`Settled::Without`] holds the indexes of our calls among its calls.
+    pub(super) async fn settle(
+        &mut self,
+        app: &App,
+        prepared: &ChatPrepared,
+        call: &Call,
+        message: &ChatMessage,
+    ) -> Settled {
+        self.count = self.count.max(1);
         let calls = message.tool_calls.clone().unwrap_or_default();
         let ours: Vec<usize> = (0..calls.len())
             .filter(|&index| is_ours(&calls[index].function.name))
             .collect();
         if ours.is_empty() {
-            if !hidden.is_empty()
-                && let Some(hash) = chat_hash(&message)
+            let seen = self.as_shown(message, calls);
+            if !self.hidden.is_empty()
+                && let Some(hash) = chat_hash(&seen)
             {
+                // A client that saw text of the hidden rounds sends it back in this answer;
+                // upstream, it stays in the rounds that wrote it.
+                let full = (!self.shown.is_empty()).then(|| assistant_turn(message, Vec::new()));
                 let splice = ChatSplice {
-                    before: hidden,
-                    full_answer: None,
+                    before: std::mem::take(&mut self.hidden),
+                    full_answer: full,
                     client_answer: hash.to_string(),
                     results: Vec::new(),
                 };
-                keep(&app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), &splice).await;
             }
-            return verbatim(buffered, hide);
+            return Settled::Final;
         }
         let runs: Vec<(String, String, Value)> = ours
             .iter()
@@ -74,7 +143,7 @@ pub async fn answer_chat(
                 (calls[index].id.clone(), function.name.clone(), arguments)
             })
             .collect();
-        let answers = execute(&app, &prepared.project, &call.planned.session, &runs).await;
+        let answers = execute(app, &prepared.project, &call.planned.session, &runs).await;
         // Chat has no error flag on a tool message: the text says it failed.
         let results: Vec<ChatMessage> = runs
             .into_iter()
@@ -88,38 +157,51 @@ pub async fn answer_chat(
                 ChatMessage::tool_result(id, ChatContent::Text(text))
             })
             .collect();
-        let full = assistant_turn(&message, calls.clone());
-        if ours.len() < calls.len() || rounds >= MAX_ROUNDS {
+        let full = assistant_turn(message, calls.clone());
+        if ours.len() < calls.len() || self.count >= MAX_ROUNDS {
             let theirs: Vec<_> = (0..calls.len())
                 .filter(|index| !ours.contains(index))
                 .map(|index| calls[index].clone())
                 .collect();
-            let mut seen = message.clone();
-            seen.tool_calls = (!theirs.is_empty()).then_some(theirs);
+            let seen = self.as_shown(message, theirs);
             if let Some(hash) = chat_hash(&seen) {
                 let splice = ChatSplice {
-                    before: hidden,
+                    before: std::mem::take(&mut self.hidden),
                     full_answer: Some(full),
                     client_answer: hash.to_string(),
                     results,
                 };
-                keep(&app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), &splice).await;
             }
-            return without_calls(buffered, answer, &ours, hide);
+            return Settled::Without(ours);
         }
-        hidden.push(full);
-        hidden.extend(results);
-        rounds += 1;
+        if self.live {
+            self.shown.push_str(&text_of(message));
+        }
+        self.hidden.push(full);
+        self.hidden.extend(results);
+        self.count += 1;
         let mut next = prepared.request.clone();
-        next.messages.extend(hidden.iter().cloned());
-        if rounds >= MAX_ROUNDS {
+        next.messages.extend(self.hidden.iter().cloned());
+        if self.count >= MAX_ROUNDS {
             next.rest.insert("tool_choice".to_owned(), json!("none"));
         }
-        let body = Bytes::from(next.encode());
-        response = match call.next_round(&app, Provider::OpenAi, body).await {
-            Ok(response) => response,
-            Err(refused) => return refused,
-        };
+        Settled::Again(Bytes::from(next.encode()))
+    }
+}
+
+/// The text a message's content shows.
+fn text_of(message: &ChatMessage) -> String {
+    match &message.content {
+        Some(ChatContent::Text(text)) => text.clone(),
+        Some(ChatContent::Parts(parts)) => parts
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text(part) => Some(part.text.as_str()),
+                _ => None,
+            })
+            .collect(),
+        None => String::new(),
     }
 }
 

@@ -31,6 +31,9 @@
 mod chat;
 mod chat_rounds;
 mod execute;
+mod live;
+mod live_anthropic;
+mod live_chat;
 mod prepare;
 mod reply;
 mod rounds;
