@@ -3,14 +3,15 @@
 //! when a round fails mid-way.
 
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Response;
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
 use mc_core::config::ToolsMode;
 use mc_wire::anthropic::{EventKind, MessageAccumulator, StreamEvent};
 use mc_wire::openai::{ChatChunk, ChunkAccumulator};
@@ -58,12 +59,15 @@ where
 
 /// A streaming client's reply, read as it arrives.
 struct Live {
-    chunks: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    /// The request, until its response head arrived.
+    pending: Option<BoxFuture<'static, reqwest::Result<reqwest::Response>>>,
+    chunks: Option<BoxStream<'static, reqwest::Result<Bytes>>>,
     body: Vec<u8>,
 }
 
 impl Live {
-    async fn open(url: &str, headers: &[(&str, &str)], body: &Value) -> Self {
+    /// Sends the request; its reply is read by [`Self::until`] and [`Self::rest`].
+    fn open(url: &str, headers: &[(&str, &str)], body: &Value) -> Self {
         let mut request = client()
             .post(url)
             .header("content-type", "application/json")
@@ -71,19 +75,27 @@ impl Live {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let response = request.send().await.unwrap();
-        assert_eq!(response.status(), 200);
         Self {
-            chunks: Box::pin(response.bytes_stream()),
+            pending: Some(Box::pin(request.send())),
+            chunks: None,
             body: Vec::new(),
         }
+    }
+
+    async fn chunks(&mut self) -> &mut BoxStream<'static, reqwest::Result<Bytes>> {
+        if let Some(pending) = self.pending.take() {
+            let response = pending.await.unwrap();
+            assert_eq!(response.status(), 200);
+            self.chunks = Some(Box::pin(response.bytes_stream()));
+        }
+        self.chunks.as_mut().unwrap()
     }
 
     /// Reads until `needle` has arrived; fails when it does not come within [`LIVE_WAIT`].
     async fn until(&mut self, needle: &str) {
         let read = async {
             while !contains(&self.body, needle) {
-                match self.chunks.next().await {
+                match self.chunks().await.next().await {
                     Some(Ok(chunk)) => self.body.extend_from_slice(&chunk),
                     other => panic!("the reply ended before {needle:?}: {other:?}"),
                 }
@@ -98,7 +110,7 @@ impl Live {
 
     /// The whole reply, once it ended.
     async fn rest(mut self) -> Vec<u8> {
-        while let Some(chunk) = self.chunks.next().await {
+        while let Some(chunk) = self.chunks().await.next().await {
             self.body.extend_from_slice(&chunk.unwrap());
         }
         self.body
@@ -144,8 +156,7 @@ async fn a_streamed_answer_goes_out_live_and_continues_after_our_tools() {
         &url,
         HEADERS,
         &request(std::slice::from_ref(&question), true),
-    )
-    .await;
+    );
     let whole = stream_of(&round_one);
     let cut = whole.find("event: content_block_stop").unwrap();
     writer.send(whole[..cut].to_owned()).unwrap();
@@ -240,7 +251,7 @@ async fn a_streamed_chat_answer_goes_out_live_and_continues_after_our_tools() {
     body["stream_options"] = json!({"include_usage": true});
     let url = proxy.url("/v1/chat/completions");
     let headers = [("x-magic-context-project", "proj-chat")];
-    let mut live = Live::open(&url, &headers, &body).await;
+    let mut live = Live::open(&url, &headers, &body);
     let whole = chat::stream_of(&round_one, true);
     let cut = whole.find("\n\n").unwrap() + 2;
     writer.send(whole[..cut].to_owned()).unwrap();
