@@ -6,10 +6,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::Response;
 use bytes::Bytes;
-use mc_wire::openai::{
-    ChatChunk, ChatContent, ChatMessage, ChatResponse, ChunkAccumulator, ContentPart, ToolCall,
-};
-use mc_wire::sse::{SseDecoder, encode_event};
+use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolCall};
 use serde_json::{Value, json};
 
 use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_hash};
@@ -20,9 +17,6 @@ use super::rounds::{Call, Settled, broke_off, record};
 use super::{MAX_ROUNDS, is_ours};
 use crate::app::App;
 use crate::provider::Provider;
-use crate::usage_filter::UsageChunkFilter;
-
-const DONE: &str = "[DONE]";
 
 /// The finish reason of an answer that ends the model's turn.
 const STOP: &str = "stop";
@@ -42,19 +36,18 @@ pub async fn answer_chat(
     loop {
         let buffered = read_whole(Provider::OpenAi, response, call.started).await;
         record(&app, Provider::OpenAi, &call, &buffered);
-        let hide = call.planned.hide_usage_chunk;
         if let Some(reason) = &buffered.failed {
             return broke_off(Provider::OpenAi, reason);
         }
         let Some(answer) = chat_answer(&buffered) else {
-            return verbatim(buffered, hide);
+            return buffered.verbatim();
         };
         let Some(message) = answer.message().cloned() else {
-            return verbatim(buffered, hide);
+            return buffered.verbatim();
         };
         let body = match rounds.settle(&app, &prepared, &call, &message).await {
-            Settled::Final => return verbatim(buffered, hide),
-            Settled::Without(ours) => return without_calls(buffered, answer, &ours, hide),
+            Settled::Final => return buffered.verbatim(),
+            Settled::Without(ours) => return without_calls(buffered, answer, &ours),
             Settled::Again(body) => body,
         };
         response = match call.next_round(&app, Provider::OpenAi, body).await {
@@ -205,45 +198,13 @@ fn text_of(message: &ChatMessage) -> String {
     }
 }
 
-/// The answer the body describes, when it parses and (streamed) finished.
+/// The answer the body describes, when it parses.
 fn chat_answer(buffered: &Buffered) -> Option<ChatResponse> {
-    if !buffered.sse {
-        return ChatResponse::decode(&buffered.body, usize::MAX).ok();
-    }
-    let mut decoder = SseDecoder::new();
-    let events = decoder.push(&buffered.body).ok()?;
-    let mut accumulator = ChunkAccumulator::new();
-    for event in events.iter().filter(|event| event.data != DONE) {
-        accumulator.push(&ChatChunk::decode(event.data.as_bytes(), usize::MAX).ok()?);
-    }
-    let answer = accumulator.finish();
-    answer.finish_reason().is_some().then_some(answer)
+    ChatResponse::decode(&buffered.body, usize::MAX).ok()
 }
 
-/// The answer as sent, without the usage chunk the client did not ask for.
-fn verbatim(buffered: Buffered, hide: bool) -> Response<Body> {
-    if !(hide && buffered.sse) {
-        return buffered.verbatim();
-    }
-    let body = hidden_usage(&buffered.body);
-    buffered.respond(body)
-}
-
-fn hidden_usage(body: &[u8]) -> Bytes {
-    let mut filter = UsageChunkFilter::default();
-    let mut out = filter.push(body).to_vec();
-    out.extend_from_slice(&filter.finish());
-    Bytes::from(out)
-}
-
-/// The answer without our calls (at `ours` in its calls); a stream's later calls are
-/// renumbered so the client's indexes stay contiguous.
-fn without_calls(
-    buffered: Buffered,
-    mut answer: ChatResponse,
-    ours: &[usize],
-    hide: bool,
-) -> Response<Body> {
+/// The answer without our calls (at `ours` in its calls).
+fn without_calls(buffered: Buffered, mut answer: ChatResponse, ours: &[usize]) -> Response<Body> {
     let keep_call = |index: usize| !ours.contains(&index);
     // With no call left for the client (the bound stopped the rounds), the answer says it
     // stopped: a client told `tool_calls` with no call to run would wait on one.
@@ -251,65 +212,19 @@ fn without_calls(
         .message()
         .and_then(|message| message.tool_calls.as_ref())
         .is_some_and(|calls| (0..calls.len()).any(keep_call));
-    if !buffered.sse {
-        for choice in &mut answer.choices {
-            if !calls_left {
-                choice.finish_reason = Some(STOP.to_owned());
-            }
-            if let Some(calls) = choice.message.tool_calls.take() {
-                let kept: Vec<_> = calls
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(index, _)| keep_call(*index))
-                    .map(|(_, call)| call)
-                    .collect();
-                choice.message.tool_calls = (!kept.is_empty()).then_some(kept);
-            }
+    for choice in &mut answer.choices {
+        if !calls_left {
+            choice.finish_reason = Some(STOP.to_owned());
         }
-        return buffered.respond(Bytes::from(answer.encode()));
-    }
-    let mut decoder = SseDecoder::new();
-    let events = decoder.push(&buffered.body).unwrap_or_default();
-    let mut out = String::with_capacity(buffered.body.len());
-    for event in events {
-        let Ok(mut chunk) = ChatChunk::decode(event.data.as_bytes(), usize::MAX) else {
-            out.push_str(&encode_event(event.event.as_deref(), &event.data));
-            continue;
-        };
-        for choice in &mut chunk.choices {
-            if !calls_left && choice.finish_reason.is_some() {
-                choice.finish_reason = Some(STOP.to_owned());
-            }
-        }
-        for delta in chunk
-            .choices
-            .iter_mut()
-            .filter_map(|choice| choice.delta.as_mut())
-        {
-            let Some(calls) = delta.tool_calls.take() else {
-                continue;
-            };
+        if let Some(calls) = choice.message.tool_calls.take() {
             let kept: Vec<_> = calls
                 .into_iter()
-                .filter_map(|mut call| {
-                    let index = usize::try_from(call.index?).ok()?;
-                    if !keep_call(index) {
-                        return None;
-                    }
-                    let before = ours.iter().filter(|&&gone| gone < index).count();
-                    call.index = Some((index - before) as u64);
-                    Some(call)
-                })
+                .enumerate()
+                .filter(|(index, _)| keep_call(*index))
+                .map(|(_, call)| call)
                 .collect();
-            delta.tool_calls = (!kept.is_empty()).then_some(kept);
+            choice.message.tool_calls = (!kept.is_empty()).then_some(kept);
         }
-        let data = String::from_utf8_lossy(&chunk.encode()).into_owned();
-        out.push_str(&encode_event(event.event.as_deref(), &data));
     }
-    let body = if hide {
-        hidden_usage(out.as_bytes())
-    } else {
-        Bytes::from(out)
-    };
-    buffered.respond(body)
+    buffered.respond(Bytes::from(answer.encode()))
 }

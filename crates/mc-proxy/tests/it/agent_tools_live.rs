@@ -409,3 +409,34 @@ async fn a_later_chat_round_that_fails_ends_the_stream_with_an_error_chunk() {
     assert!(!reply.text().contains("ctx_note"));
     proxy.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_streamed_answer_stopped_at_the_bound_ends_as_one_turn() {
+    let again = message(
+        "msg_n",
+        vec![
+            text("Searching."),
+            tool_use("toolu_again", "ctx_search", json!({"query": "again"})),
+        ],
+        "tool_use",
+    );
+    let upstream = Upstream::replying(move |_, _| sse_response(stream_of(&again))).await;
+    let proxy = proxy(&upstream, ToolsMode::Proxy).await;
+    let body = request(&[user("Search forever.")], true);
+    let reply = post(&proxy, "/v1/messages", HEADERS, &body).await;
+    assert!(!reply.text().contains("ctx_search"), "{}", reply.text());
+    let (kinds, got) = one_message(&reply.body);
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|kind| **kind == EventKind::MessageStart)
+            .count(),
+        1
+    );
+    let texts: Vec<&Value> = got["content"].as_array().unwrap().iter().collect();
+    assert_eq!(texts.len(), 8, "each round's text, in order: {texts:?}");
+    assert!(texts.iter().all(|block| **block == text("Searching.")));
+    assert_eq!(got["stop_reason"], "end_turn", "no call is left to run");
+    assert_eq!(upstream.seen().len(), 8);
+    proxy.shutdown().await;
+}
