@@ -32,7 +32,7 @@ pub async fn answer_chat(
     if is_stream(response.headers()) {
         return super::live_chat::answer_live(app, prepared, call, response);
     }
-    let mut rounds = ChatRounds::default();
+    let mut rounds = ChatRounds::new(false);
     loop {
         let buffered = read_whole(Provider::OpenAi, response, call.started).await;
         record(&app, Provider::OpenAi, &call, &buffered);
@@ -58,7 +58,6 @@ pub async fn answer_chat(
 }
 
 /// The hidden rounds of one client request on the Chat wire so far.
-#[derive(Default)]
 pub(super) struct ChatRounds {
     hidden: Vec<ChatMessage>,
     count: usize,
@@ -70,11 +69,14 @@ pub(super) struct ChatRounds {
 }
 
 impl ChatRounds {
-    /// The rounds of an answer the client sees as it streams.
-    pub(super) fn live() -> Self {
+    /// The first round of an answer; `live` when the client sees each round as it
+    /// streams.
+    pub(super) fn new(live: bool) -> Self {
         Self {
-            live: true,
-            ..Self::default()
+            hidden: Vec::new(),
+            count: 1,
+            live,
+            shown: String::new(),
         }
     }
 
@@ -92,7 +94,7 @@ impl ChatRounds {
 
     /// How many rounds ran, this one included.
     pub(super) fn count(&self) -> usize {
-        self.count.max(1)
+        self.count
     }
 
     /// Decides what follows the round that answered `message` ([`super::rounds::Rounds::settle`]
@@ -104,7 +106,6 @@ impl ChatRounds {
         call: &Call,
         message: &ChatMessage,
     ) -> Settled {
-        self.count = self.count.max(1);
         let calls = message.tool_calls.clone().unwrap_or_default();
         let ours: Vec<usize> = (0..calls.len())
             .filter(|&index| is_ours(&calls[index].function.name))

@@ -49,7 +49,7 @@ async fn run(
     mut sink: Sink,
 ) {
     let mut merge = Merge::default();
-    let mut rounds = Rounds::live();
+    let mut rounds = Rounds::new(true);
     loop {
         let mut events = RoundEvents::new(Provider::Anthropic, response, call.started);
         let mut accumulator = MessageAccumulator::new();
@@ -228,4 +228,74 @@ fn renumbered(event: &SseEvent, decoded: &mut StreamEvent, upstream: u64, index:
     decoded.index = Some(index);
     let data = String::from_utf8_lossy(&decoded.encode()).into_owned();
     encode_event(event.event.as_deref(), &data)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(data: serde_json::Value) -> (SseEvent, StreamEvent) {
+        let data = data.to_string();
+        let decoded = StreamEvent::decode(data.as_bytes(), usize::MAX).unwrap();
+        let name = decoded.type_name().to_owned();
+        let event = SseEvent {
+            event: Some(name),
+            data,
+            id: None,
+            retry: None,
+            offset: 0,
+        };
+        (event, decoded)
+    }
+
+    fn pass(merge: &mut Merge, data: serde_json::Value) -> Option<serde_json::Value> {
+        let (event, decoded) = event(data);
+        let text = merge.pass(&event, decoded)?;
+        let data = text.lines().find_map(|line| line.strip_prefix("data: "))?;
+        Some(serde_json::from_str(data).unwrap())
+    }
+
+    fn start(index: u64, block: serde_json::Value) -> serde_json::Value {
+        json!({"type": "content_block_start", "index": index, "content_block": block})
+    }
+
+    /// Two rounds become one message: our call is dropped, the second round's blocks are
+    /// numbered after the first's, and only the first `message_start` goes out.
+    #[test]
+    fn rounds_merge_into_one_message_with_contiguous_blocks() {
+        let mut merge = Merge::default();
+        let shell = json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": []}});
+        assert!(pass(&mut merge, shell.clone()).is_some());
+        let text = json!({"type": "text", "text": ""});
+        assert_eq!(
+            pass(&mut merge, start(0, text.clone())).unwrap()["index"],
+            0
+        );
+        let ours = json!({"type": "tool_use", "id": "t", "name": "ctx_search", "input": {}});
+        assert_eq!(pass(&mut merge, start(1, ours)), None);
+        let fragment = json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}});
+        assert_eq!(pass(&mut merge, fragment), None);
+        let held = json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}});
+        assert_eq!(pass(&mut merge, held), None);
+        assert_eq!(pass(&mut merge, json!({"type": "message_stop"})), None);
+
+        merge.next_round();
+        assert_eq!(pass(&mut merge, shell), None, "one message_start only");
+        let theirs = json!({"type": "tool_use", "id": "c", "name": "read_file", "input": {}});
+        assert_eq!(pass(&mut merge, start(0, text)).unwrap()["index"], 1);
+        assert_eq!(pass(&mut merge, start(1, theirs)).unwrap()["index"], 2);
+        let stop = json!({"type": "content_block_stop", "index": 1});
+        assert_eq!(pass(&mut merge, stop).unwrap()["index"], 2);
+        assert!(merge.client_calls);
+        let end = json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}});
+        assert_eq!(pass(&mut merge, end), None);
+        let mut usage = Usage::default();
+        usage.input_tokens = Some(40);
+        usage.output_tokens = Some(5);
+        let out = merge.end(true, None, Some(usage));
+        assert!(out.contains("\"input_tokens\":40"), "{out}");
+        assert!(out.contains("\"stop_reason\":\"tool_use\""), "{out}");
+    }
 }

@@ -51,7 +51,7 @@ async fn run(
     mut sink: Sink,
 ) {
     let mut merge = ChatMerge::default();
-    let mut rounds = ChatRounds::live();
+    let mut rounds = ChatRounds::new(true);
     loop {
         let mut events = RoundEvents::new(Provider::OpenAi, response, call.started);
         let mut accumulator = ChunkAccumulator::new();
@@ -312,4 +312,69 @@ fn clear(delta: &mut ChatDelta) {
     delta.content = None;
     delta.tool_calls = None;
     delta.rest.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn pass(merge: &mut ChatMerge, data: serde_json::Value) -> Option<serde_json::Value> {
+        let data = data.to_string();
+        let chunk = ChatChunk::decode(data.as_bytes(), usize::MAX).unwrap();
+        let event = SseEvent {
+            event: None,
+            data,
+            id: None,
+            retry: None,
+            offset: 0,
+        };
+        let text = merge.pass(&event, chunk)?;
+        let data = text.strip_prefix("data: ")?.trim_end();
+        Some(serde_json::from_str(data).unwrap())
+    }
+
+    fn chunk(id: &str, delta: serde_json::Value, finish: serde_json::Value) -> serde_json::Value {
+        json!({"id": id, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    }
+
+    /// Our call is dropped and the client's renumbered; a later round keeps the first id and
+    /// does not announce the role again; the finish waits for the end.
+    #[test]
+    fn rounds_merge_into_one_completion() {
+        let mut merge = ChatMerge::default();
+        let calls = json!({"tool_calls": [
+            {"index": 0, "id": "a", "function": {"name": "ctx_note", "arguments": ""}},
+            {"index": 1, "id": "b", "function": {"name": "read_file", "arguments": ""}},
+        ]});
+        let got = pass(&mut merge, chunk("one", calls, json!(null))).unwrap();
+        let sent = &got["choices"][0]["delta"]["tool_calls"];
+        assert_eq!(
+            sent,
+            &json!([{"index": 0, "id": "b", "function": {"name": "read_file", "arguments": ""}}])
+        );
+        let ours_more = json!({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]});
+        assert_eq!(pass(&mut merge, chunk("one", ours_more, json!(null))), None);
+        assert_eq!(
+            pass(&mut merge, chunk("one", json!({}), json!("tool_calls"))),
+            None
+        );
+        assert!(merge.client_calls);
+
+        merge.next_round();
+        let hello = json!({"role": "assistant", "content": "Hi"});
+        let got = pass(&mut merge, chunk("two", hello, json!(null))).unwrap();
+        assert_eq!(got["id"], "one");
+        assert_eq!(got["choices"][0]["delta"], json!({"content": "Hi"}));
+        assert_eq!(
+            pass(&mut merge, chunk("two", json!({}), json!("stop"))),
+            None
+        );
+        let end = merge.end(true, None);
+        let data: serde_json::Value =
+            serde_json::from_str(end.strip_prefix("data: ").unwrap().trim_end()).unwrap();
+        assert_eq!(data["id"], "one");
+        assert_eq!(data["choices"][0]["finish_reason"], "stop");
+    }
 }

@@ -55,7 +55,7 @@ pub async fn answer(
     if is_stream(response.headers()) {
         return super::live_anthropic::answer_live(app, prepared, call, response);
     }
-    let mut rounds = Rounds::default();
+    let mut rounds = Rounds::new(false);
     loop {
         let buffered = read_whole(Provider::Anthropic, response, call.started).await;
         record(&app, Provider::Anthropic, &call, &buffered);
@@ -89,7 +89,6 @@ pub(super) enum Settled {
 }
 
 /// The hidden rounds of one client request on the Anthropic wire so far.
-#[derive(Default)]
 pub(super) struct Rounds {
     hidden: Vec<anthropic::Message>,
     count: usize,
@@ -101,17 +100,20 @@ pub(super) struct Rounds {
 }
 
 impl Rounds {
-    /// The rounds of an answer the client sees as it streams.
-    pub(super) fn live() -> Self {
+    /// The first round of an answer; `live` when the client sees each round as it
+    /// streams.
+    pub(super) fn new(live: bool) -> Self {
         Self {
-            live: true,
-            ..Self::default()
+            hidden: Vec::new(),
+            count: 1,
+            live,
+            shown: Vec::new(),
         }
     }
 
     /// How many rounds ran, this one included.
     pub(super) fn count(&self) -> usize {
-        self.count.max(1)
+        self.count
     }
 
     /// Decides what follows the round that answered `message`: runs our calls in it, and
@@ -123,7 +125,6 @@ impl Rounds {
         call: &Call,
         message: &MessagesResponse,
     ) -> Settled {
-        self.count = self.count.max(1);
         let ours: Vec<usize> = (0..message.content.len())
             .filter(|&index| {
                 matches!(&message.content[index], ContentBlock::ToolUse(block) if is_ours(&block.name))

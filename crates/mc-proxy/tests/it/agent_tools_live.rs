@@ -28,7 +28,7 @@ use crate::support::*;
 
 /// How long the client waits for the first delta while the upstream holds the rest of its
 /// round back: a proxy that reads rounds whole never delivers it.
-const LIVE_WAIT: Duration = Duration::from_secs(5);
+const LIVE_WAIT: Duration = Duration::from_secs(10);
 
 /// An upstream whose first answer the test writes piece by piece through the returned
 /// sender (the stream ends when it is dropped); later requests get `later(request, index)`.
