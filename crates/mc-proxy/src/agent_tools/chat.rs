@@ -34,7 +34,8 @@ pub struct ChatSplice {
     /// The rounds the client never saw: each answer that called only our tools, then one
     /// `tool` message per call.
     pub before: Vec<ChatMessage>,
-    /// The answer as the model gave it, when the client got it without our calls.
+    /// The answer as the model gave it, when the client got it otherwise (without our
+    /// calls, or after the text of the hidden rounds, which a live stream showed).
     pub full_answer: Option<ChatMessage>,
     /// The content hash (hex) of the answer as the client got it.
     pub client_answer: String,

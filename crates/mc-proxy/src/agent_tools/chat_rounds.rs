@@ -6,20 +6,17 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::Response;
 use bytes::Bytes;
-use mc_wire::openai::{ChatChunk, ChatContent, ChatMessage, ChatResponse, ChunkAccumulator};
-use mc_wire::sse::{SseDecoder, encode_event};
+use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolCall};
 use serde_json::{Value, json};
 
 use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_hash};
 use super::execute::{execute, keep};
+use super::live::is_stream;
 use super::reply::{Buffered, read_whole};
-use super::rounds::{Call, broke_off, record};
+use super::rounds::{Call, Settled, broke_off, record};
 use super::{MAX_ROUNDS, is_ours};
 use crate::app::App;
 use crate::provider::Provider;
-use crate::usage_filter::UsageChunkFilter;
-
-const DONE: &str = "[DONE]";
 
 /// The finish reason of an answer that ends the model's turn.
 const STOP: &str = "stop";
@@ -32,38 +29,104 @@ pub async fn answer_chat(
     mut call: Call,
     mut response: reqwest::Response,
 ) -> Response<Body> {
-    let mut hidden: Vec<ChatMessage> = Vec::new();
-    let mut rounds = 1;
+    if is_stream(response.headers()) {
+        return super::live_chat::answer_live(app, prepared, call, response);
+    }
+    let mut rounds = ChatRounds::new(false);
     loop {
         let buffered = read_whole(Provider::OpenAi, response, call.started).await;
         record(&app, Provider::OpenAi, &call, &buffered);
-        let hide = call.planned.hide_usage_chunk;
         if let Some(reason) = &buffered.failed {
             return broke_off(Provider::OpenAi, reason);
         }
         let Some(answer) = chat_answer(&buffered) else {
-            return verbatim(buffered, hide);
+            return buffered.verbatim();
         };
         let Some(message) = answer.message().cloned() else {
-            return verbatim(buffered, hide);
+            return buffered.verbatim();
         };
+        let body = match rounds.settle(&app, &prepared, &call, &message).await {
+            Settled::Final => return buffered.verbatim(),
+            Settled::Without(ours) => return without_calls(buffered, answer, &ours),
+            Settled::Again(body) => body,
+        };
+        response = match call.next_round(&app, Provider::OpenAi, body).await {
+            Ok(response) => response,
+            Err(failure) => return failure.into_response(),
+        };
+    }
+}
+
+/// The hidden rounds of one client request on the Chat wire so far.
+pub(super) struct ChatRounds {
+    hidden: Vec<ChatMessage>,
+    count: usize,
+    /// Whether the client sees each round as it streams, not only the last one.
+    live: bool,
+    /// The text of the hidden rounds the client saw (live only): it begins the content the
+    /// client gets, and so the message it sends back.
+    shown: String,
+}
+
+impl ChatRounds {
+    /// The first round of an answer; `live` when the client sees each round as it
+    /// streams.
+    pub(super) fn new(live: bool) -> Self {
+        Self {
+            hidden: Vec::new(),
+            count: 1,
+            live,
+            shown: String::new(),
+        }
+    }
+
+    /// `message` as the client gets it: its content after the text the client saw of the
+    /// hidden rounds, with `calls` as its calls.
+    fn as_shown(&self, message: &ChatMessage, calls: Vec<ToolCall>) -> ChatMessage {
+        let mut seen = message.clone();
+        if !self.shown.is_empty() {
+            let text = format!("{}{}", self.shown, text_of(message));
+            seen.content = Some(ChatContent::Text(text));
+        }
+        seen.tool_calls = (!calls.is_empty()).then_some(calls);
+        seen
+    }
+
+    /// How many rounds ran, this one included.
+    pub(super) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Decides what follows the round that answered `message` ([`super::rounds::Rounds::settle`]
+    /// on this wire); [`Settled::Without`] holds the indexes of our calls among its calls.
+    pub(super) async fn settle(
+        &mut self,
+        app: &App,
+        prepared: &ChatPrepared,
+        call: &Call,
+        message: &ChatMessage,
+    ) -> Settled {
         let calls = message.tool_calls.clone().unwrap_or_default();
         let ours: Vec<usize> = (0..calls.len())
             .filter(|&index| is_ours(&calls[index].function.name))
             .collect();
         if ours.is_empty() {
-            if !hidden.is_empty()
-                && let Some(hash) = chat_hash(&message)
+            let seen = self.as_shown(message, calls);
+            if !self.hidden.is_empty()
+                && let Some(hash) = chat_hash(&seen)
             {
+                // A client that saw text of the hidden rounds sends it back in this answer;
+                // upstream, it stays in the rounds that wrote it.
+                let full = (!self.shown.is_empty()).then(|| assistant_turn(message, Vec::new()));
                 let splice = ChatSplice {
-                    before: hidden,
-                    full_answer: None,
+                    before: std::mem::take(&mut self.hidden),
+                    full_answer: full,
                     client_answer: hash.to_string(),
                     results: Vec::new(),
                 };
-                keep(&app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), &splice).await;
             }
-            return verbatim(buffered, hide);
+            return Settled::Final;
         }
         let runs: Vec<(String, String, Value)> = ours
             .iter()
@@ -74,7 +137,7 @@ pub async fn answer_chat(
                 (calls[index].id.clone(), function.name.clone(), arguments)
             })
             .collect();
-        let answers = execute(&app, &prepared.project, &call.planned.session, &runs).await;
+        let answers = execute(app, &prepared.project, &call.planned.session, &runs).await;
         // Chat has no error flag on a tool message: the text says it failed.
         let results: Vec<ChatMessage> = runs
             .into_iter()
@@ -88,80 +151,61 @@ pub async fn answer_chat(
                 ChatMessage::tool_result(id, ChatContent::Text(text))
             })
             .collect();
-        let full = assistant_turn(&message, calls.clone());
-        if ours.len() < calls.len() || rounds >= MAX_ROUNDS {
+        let full = assistant_turn(message, calls.clone());
+        if ours.len() < calls.len() || self.count >= MAX_ROUNDS {
             let theirs: Vec<_> = (0..calls.len())
                 .filter(|index| !ours.contains(index))
                 .map(|index| calls[index].clone())
                 .collect();
-            let mut seen = message.clone();
-            seen.tool_calls = (!theirs.is_empty()).then_some(theirs);
+            let seen = self.as_shown(message, theirs);
             if let Some(hash) = chat_hash(&seen) {
                 let splice = ChatSplice {
-                    before: hidden,
+                    before: std::mem::take(&mut self.hidden),
                     full_answer: Some(full),
                     client_answer: hash.to_string(),
                     results,
                 };
-                keep(&app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), &splice).await;
             }
-            return without_calls(buffered, answer, &ours, hide);
+            return Settled::Without(ours);
         }
-        hidden.push(full);
-        hidden.extend(results);
-        rounds += 1;
+        if self.live {
+            self.shown.push_str(&text_of(message));
+        }
+        self.hidden.push(full);
+        self.hidden.extend(results);
+        self.count += 1;
         let mut next = prepared.request.clone();
-        next.messages.extend(hidden.iter().cloned());
-        if rounds >= MAX_ROUNDS {
+        next.messages.extend(self.hidden.iter().cloned());
+        if self.count >= MAX_ROUNDS {
             next.rest.insert("tool_choice".to_owned(), json!("none"));
         }
-        let body = Bytes::from(next.encode());
-        response = match call.next_round(&app, Provider::OpenAi, body).await {
-            Ok(response) => response,
-            Err(refused) => return refused,
-        };
+        Settled::Again(Bytes::from(next.encode()))
     }
 }
 
-/// The answer the body describes, when it parses and (streamed) finished.
+/// The text a message's content shows.
+fn text_of(message: &ChatMessage) -> String {
+    match &message.content {
+        Some(ChatContent::Text(text)) => text.clone(),
+        Some(ChatContent::Parts(parts)) => parts
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text(part) => Some(part.text.as_str()),
+                _ => None,
+            })
+            .collect(),
+        None => String::new(),
+    }
+}
+
+/// The answer the body describes, when it parses.
 fn chat_answer(buffered: &Buffered) -> Option<ChatResponse> {
-    if !buffered.sse {
-        return ChatResponse::decode(&buffered.body, usize::MAX).ok();
-    }
-    let mut decoder = SseDecoder::new();
-    let events = decoder.push(&buffered.body).ok()?;
-    let mut accumulator = ChunkAccumulator::new();
-    for event in events.iter().filter(|event| event.data != DONE) {
-        accumulator.push(&ChatChunk::decode(event.data.as_bytes(), usize::MAX).ok()?);
-    }
-    let answer = accumulator.finish();
-    answer.finish_reason().is_some().then_some(answer)
+    ChatResponse::decode(&buffered.body, usize::MAX).ok()
 }
 
-/// The answer as sent, without the usage chunk the client did not ask for.
-fn verbatim(buffered: Buffered, hide: bool) -> Response<Body> {
-    if !(hide && buffered.sse) {
-        return buffered.verbatim();
-    }
-    let body = hidden_usage(&buffered.body);
-    buffered.respond(body)
-}
-
-fn hidden_usage(body: &[u8]) -> Bytes {
-    let mut filter = UsageChunkFilter::default();
-    let mut out = filter.push(body).to_vec();
-    out.extend_from_slice(&filter.finish());
-    Bytes::from(out)
-}
-
-/// The answer without our calls (at `ours` in its calls); a stream's later calls are
-/// renumbered so the client's indexes stay contiguous.
-fn without_calls(
-    buffered: Buffered,
-    mut answer: ChatResponse,
-    ours: &[usize],
-    hide: bool,
-) -> Response<Body> {
+/// The answer without our calls (at `ours` in its calls).
+fn without_calls(buffered: Buffered, mut answer: ChatResponse, ours: &[usize]) -> Response<Body> {
     let keep_call = |index: usize| !ours.contains(&index);
     // With no call left for the client (the bound stopped the rounds), the answer says it
     // stopped: a client told `tool_calls` with no call to run would wait on one.
@@ -169,65 +213,19 @@ fn without_calls(
         .message()
         .and_then(|message| message.tool_calls.as_ref())
         .is_some_and(|calls| (0..calls.len()).any(keep_call));
-    if !buffered.sse {
-        for choice in &mut answer.choices {
-            if !calls_left {
-                choice.finish_reason = Some(STOP.to_owned());
-            }
-            if let Some(calls) = choice.message.tool_calls.take() {
-                let kept: Vec<_> = calls
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(index, _)| keep_call(*index))
-                    .map(|(_, call)| call)
-                    .collect();
-                choice.message.tool_calls = (!kept.is_empty()).then_some(kept);
-            }
+    for choice in &mut answer.choices {
+        if !calls_left {
+            choice.finish_reason = Some(STOP.to_owned());
         }
-        return buffered.respond(Bytes::from(answer.encode()));
-    }
-    let mut decoder = SseDecoder::new();
-    let events = decoder.push(&buffered.body).unwrap_or_default();
-    let mut out = String::with_capacity(buffered.body.len());
-    for event in events {
-        let Ok(mut chunk) = ChatChunk::decode(event.data.as_bytes(), usize::MAX) else {
-            out.push_str(&encode_event(event.event.as_deref(), &event.data));
-            continue;
-        };
-        for choice in &mut chunk.choices {
-            if !calls_left && choice.finish_reason.is_some() {
-                choice.finish_reason = Some(STOP.to_owned());
-            }
-        }
-        for delta in chunk
-            .choices
-            .iter_mut()
-            .filter_map(|choice| choice.delta.as_mut())
-        {
-            let Some(calls) = delta.tool_calls.take() else {
-                continue;
-            };
+        if let Some(calls) = choice.message.tool_calls.take() {
             let kept: Vec<_> = calls
                 .into_iter()
-                .filter_map(|mut call| {
-                    let index = usize::try_from(call.index?).ok()?;
-                    if !keep_call(index) {
-                        return None;
-                    }
-                    let before = ours.iter().filter(|&&gone| gone < index).count();
-                    call.index = Some((index - before) as u64);
-                    Some(call)
-                })
+                .enumerate()
+                .filter(|(index, _)| keep_call(*index))
+                .map(|(_, call)| call)
                 .collect();
-            delta.tool_calls = (!kept.is_empty()).then_some(kept);
+            choice.message.tool_calls = (!kept.is_empty()).then_some(kept);
         }
-        let data = String::from_utf8_lossy(&chunk.encode()).into_owned();
-        out.push_str(&encode_event(event.event.as_deref(), &data));
     }
-    let body = if hide {
-        hidden_usage(out.as_bytes())
-    } else {
-        Bytes::from(out)
-    };
-    buffered.respond(body)
+    buffered.respond(Bytes::from(answer.encode()))
 }

@@ -6,31 +6,46 @@
 //! request goes up with the five tools after the client's own and the guidance block after
 //! the client's instructions (the last Anthropic system block; one more leading Chat
 //! `system` message), the same bytes on every request so the cached prefix holds
-//! ([`prepare`], [`chat`]). The upstream's answer is read whole before the client sees any
-//! of it ([`rounds`], [`chat_rounds`]), because only its end says whether it called our
-//! tools; a streaming client therefore gets each answer once its last call has ended:
+//! ([`prepare`], [`chat`]).
 //!
-//! - no call to our tools: the answer goes to the client as the provider sent it;
+//! A streamed answer goes to the client live ([`live_anthropic`], [`live_chat`]): each
+//! upstream event passes as it arrives, except a call to one of our tools, which the client
+//! never sees, and the round's end (Anthropic `message_delta`/`message_stop`, Chat's finish
+//! reason, usage chunk and `[DONE]`), held until the proxy knows whether another round
+//! follows. A JSON answer is read whole ([`rounds`], [`chat_rounds`]). Either way, once a
+//! round has ended:
+//!
+//! - no call to our tools: the answer ends as the provider sent it;
 //! - calls to our tools only: the proxy runs them (`mc_engine::tools::call_tool`, bound to
 //!   the session and project of the pass), appends the model's turn and the results, and
-//!   asks again, as a client would; the client gets the final answer only, so its usage
-//!   figures are the final call's (they describe the prompt the session now has, which is
-//!   what clients read to judge how full the window is; summing would count the same
-//!   prompt once per round);
+//!   asks again, as a client would. A stream goes on in the same client message (Anthropic
+//!   block indexes continue where the last round's stopped, one `message_start`; Chat chunks
+//!   keep the first round's id); a JSON client gets the final answer only. Either way the
+//!   usage figures at the end are the final call's (they describe the prompt the session now
+//!   has, which is what clients read to judge how full the window is; summing would count
+//!   the same prompt once per round);
 //! - our calls beside the client's: ours run here, and the client gets the answer without
-//!   them; their results wait for the client's next request, which carries its own results.
+//!   them (a stream already carried the client's calls live); their results wait for the
+//!   client's next request, which carries its own results.
 //!
 //! Each exchange the client did not see is stored ([`splice`]) under an anchor hash of the
 //! conversation before it, and spliced back into every later request at the same place, so
-//! every call keeps its result and the upstream bytes repeat the first sending. A tool that
-//! fails answers the model with an error result; the client's call never fails for it. At
-//! most [`MAX_ROUNDS`] rounds run per client request; the last one forbids tool calls, so
-//! the model has to answer in text (one that calls our tools anyway gets its answer shown
-//! without them, as a turn that ended).
+//! every call keeps its result and the upstream bytes repeat the first sending. What a
+//! streaming client saw of the hidden rounds (their text) comes back in its copy of the
+//! answer; the splice keeps that text in the rounds that wrote it upstream. A tool that fails
+//! answers the model with an error result; the client's call never fails for it. A round that
+//! fails after the stream began (an upstream error, a cut stream) ends the stream with the
+//! provider's kind of error event; what was stored stays. At most [`MAX_ROUNDS`] rounds run
+//! per client request; the last one forbids tool calls, so the model has to answer in text
+//! (one that calls our tools anyway gets its answer shown without them, as a turn that
+//! ended).
 
 mod chat;
 mod chat_rounds;
 mod execute;
+mod live;
+mod live_anthropic;
+mod live_chat;
 mod prepare;
 mod reply;
 mod rounds;

@@ -1,10 +1,11 @@
 //! An upstream answer read whole, and what the client gets of it.
 //!
-//! The proxy cannot know whether an answer calls its tools before the answer ends, and a
-//! client must never see a call it cannot run, so in this mode an answer is buffered before
-//! any of it goes out. The client then gets the provider's bytes as they were, or, when
-//! some blocks were ours, the same answer with those blocks removed: for a stream, their
-//! events dropped and the later blocks renumbered so the indexes stay contiguous.
+//! A JSON answer (a client that did not ask for a stream) and an upstream error body are
+//! read whole: the proxy cannot know whether an answer calls its tools before it ends, and a
+//! client must never see a call it cannot run. The client then gets the provider's bytes as
+//! they were, or, when some blocks were ours, the same answer with those blocks removed. A
+//! streamed answer goes to the client live instead ([`super::live_anthropic`],
+//! [`super::live_chat`]).
 
 use std::time::Instant;
 
@@ -12,8 +13,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Response, StatusCode, header};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use mc_wire::anthropic::{ContentBlock, MessageAccumulator, MessagesResponse, StreamEvent};
-use mc_wire::sse::{SseDecoder, encode_event};
+use mc_wire::anthropic::{ContentBlock, MessagesResponse};
 use serde_json::Value;
 
 use crate::clock::elapsed_ms;
@@ -34,8 +34,6 @@ pub struct Buffered {
     pub status: StatusCode,
     /// The headers the client may see.
     pub headers: HeaderMap,
-    /// Whether it is an SSE stream.
-    pub sse: bool,
     /// The body.
     pub body: Bytes,
     /// Why the body could not be read to its end, if it could not.
@@ -58,9 +56,6 @@ pub async fn read_whole(
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
-    let sse = content_type
-        .as_deref()
-        .is_some_and(|kind| kind.starts_with("text/event-stream"));
     let mut observer = UsageObserver::new(provider, content_type.as_deref());
     let mut body = Vec::new();
     let mut failed = None;
@@ -93,7 +88,6 @@ pub async fn read_whole(
     Buffered {
         status,
         headers,
-        sse,
         body: Bytes::from(body),
         failed,
         usage,
@@ -104,21 +98,7 @@ pub async fn read_whole(
 impl Buffered {
     /// The message the answer describes, when it parses as a whole one.
     pub fn message(&self) -> Option<MessagesResponse> {
-        if !self.sse {
-            return MessagesResponse::decode(&self.body, usize::MAX).ok();
-        }
-        let mut decoder = SseDecoder::new();
-        let events = decoder.push(&self.body).ok()?;
-        decoder.finish().ok()?;
-        let mut accumulator = MessageAccumulator::new();
-        for event in events {
-            let event = StreamEvent::decode(event.data.as_bytes(), usize::MAX).ok()?;
-            accumulator.push(&event).ok()?;
-        }
-        accumulator
-            .is_complete()
-            .then(|| accumulator.finish())
-            .flatten()
+        MessagesResponse::decode(&self.body, usize::MAX).ok()
     }
 
     /// The answer as the provider sent it.
@@ -138,52 +118,20 @@ impl Buffered {
         dropped: &[usize],
     ) -> Response<Body> {
         let mut index = 0;
-        let calls_left = message.content.iter().any(|block| {
+        message.content.retain(|_| {
             index += 1;
-            matches!(block, ContentBlock::ToolUse(_)) && !dropped.contains(&(index - 1))
+            !dropped.contains(&(index - 1))
         });
-        if !self.sse {
-            let mut index = 0;
-            message.content.retain(|_| {
-                index += 1;
-                !dropped.contains(&(index - 1))
-            });
-            if !calls_left {
-                message
-                    .rest
-                    .insert("stop_reason".to_owned(), Value::from(END_TURN));
-            }
-            return self.respond(Bytes::from(message.encode()));
+        let calls_left = message
+            .content
+            .iter()
+            .any(|block| matches!(block, ContentBlock::ToolUse(_)));
+        if !calls_left {
+            message
+                .rest
+                .insert("stop_reason".to_owned(), Value::from(END_TURN));
         }
-        let mut decoder = SseDecoder::new();
-        let events = decoder.push(&self.body).unwrap_or_default();
-        let mut out = String::with_capacity(self.body.len());
-        for event in events {
-            let Ok(mut decoded) = StreamEvent::decode(event.data.as_bytes(), usize::MAX) else {
-                out.push_str(&encode_event(event.event.as_deref(), &event.data));
-                continue;
-            };
-            let Some(index) = decoded.index.and_then(|index| usize::try_from(index).ok()) else {
-                if let (false, Some(Value::Object(delta))) = (calls_left, &mut decoded.delta)
-                    && delta.contains_key("stop_reason")
-                {
-                    delta.insert("stop_reason".to_owned(), Value::from(END_TURN));
-                    let data = String::from_utf8_lossy(&decoded.encode()).into_owned();
-                    out.push_str(&encode_event(event.event.as_deref(), &data));
-                } else {
-                    out.push_str(&encode_event(event.event.as_deref(), &event.data));
-                }
-                continue;
-            };
-            if dropped.contains(&index) {
-                continue;
-            }
-            let before = dropped.iter().filter(|&&gone| gone < index).count();
-            decoded.index = Some((index - before) as u64);
-            let data = String::from_utf8_lossy(&decoded.encode()).into_owned();
-            out.push_str(&encode_event(event.event.as_deref(), &data));
-        }
-        self.respond(Bytes::from(out))
+        self.respond(Bytes::from(message.encode()))
     }
 
     /// The client's response: this answer's status and headers around `body`.

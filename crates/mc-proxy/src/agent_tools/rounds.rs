@@ -4,13 +4,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, Response};
+use axum::http::{HeaderMap, Response, StatusCode};
 use axum::response::IntoResponse;
 use mc_core::{ProjectId, SessionId};
-use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessageRole, ToolResultBlock};
+use mc_wire::anthropic::{
+    self, BlockContent, ContentBlock, MessageRole, MessagesResponse, ToolResultBlock,
+};
+use mc_wire::sse::encode_event;
 use serde_json::{Value, json};
 
 use super::execute::{execute, keep};
+use super::live::is_stream;
 use super::prepare::Prepared;
 use super::reply::{Buffered, read_whole};
 use super::splice::{Splice, message_hash};
@@ -22,6 +26,7 @@ use crate::ledger::{call_row, record_call, set_usage};
 use crate::managed::{plan, send_upstream};
 use crate::pass_run::Planned;
 use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::usage::CallUsage;
 
 /// One client request's upstream call and where it goes.
 pub struct Call {
@@ -39,15 +44,18 @@ pub struct Call {
 
 /// Answers the client from the successful upstream `response` to `call`: runs our tools
 /// while the model calls only them, stores what the client will not see, and returns the
-/// final answer, or the answer without our calls when the client has calls of its own.
+/// final answer, or the answer without our calls when the client has calls of its own. A
+/// stream goes to the client live ([`super::live_anthropic`]); a JSON answer is read whole.
 pub async fn answer(
     app: Arc<App>,
     prepared: Prepared,
     mut call: Call,
     mut response: reqwest::Response,
 ) -> Response<Body> {
-    let mut hidden: Vec<anthropic::Message> = Vec::new();
-    let mut rounds = 1;
+    if is_stream(response.headers()) {
+        return super::live_anthropic::answer_live(app, prepared, call, response);
+    }
+    let mut rounds = Rounds::new(false);
     loop {
         let buffered = read_whole(Provider::Anthropic, response, call.started).await;
         record(&app, Provider::Anthropic, &call, &buffered);
@@ -57,26 +65,89 @@ pub async fn answer(
         let Some(message) = buffered.message() else {
             return buffered.verbatim();
         };
+        let body = match rounds.settle(&app, &prepared, &call, &message).await {
+            Settled::Final => return buffered.verbatim(),
+            Settled::Without(ours) => return buffered.without_blocks(message, &ours),
+            Settled::Again(body) => body,
+        };
+        response = match call.next_round(&app, Provider::Anthropic, body).await {
+            Ok(response) => response,
+            Err(failure) => return failure.into_response(),
+        };
+    }
+}
+
+/// What follows a round the model finished.
+pub(super) enum Settled {
+    /// No call of ours: the client gets the answer as it is.
+    Final,
+    /// The client gets the answer without the content blocks at these indexes (ours, run
+    /// here), as its turn's end.
+    Without(Vec<usize>),
+    /// The model called only our tools: this conversation goes upstream next.
+    Again(bytes::Bytes),
+}
+
+/// The hidden rounds of one client request on the Anthropic wire so far.
+pub(super) struct Rounds {
+    hidden: Vec<anthropic::Message>,
+    count: usize,
+    /// Whether the client sees each round as it streams, not only the last one.
+    live: bool,
+    /// The blocks of the hidden rounds the client saw (live only): they begin the answer
+    /// the client gets, and so the message it sends back.
+    shown: Vec<ContentBlock>,
+}
+
+impl Rounds {
+    /// The first round of an answer; `live` when the client sees each round as it
+    /// streams.
+    pub(super) fn new(live: bool) -> Self {
+        Self {
+            hidden: Vec::new(),
+            count: 1,
+            live,
+            shown: Vec::new(),
+        }
+    }
+
+    /// How many rounds ran, this one included.
+    pub(super) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Decides what follows the round that answered `message`: runs our calls in it, and
+    /// stores the exchange the client will not see when the client's answer is settled.
+    pub(super) async fn settle(
+        &mut self,
+        app: &App,
+        prepared: &Prepared,
+        call: &Call,
+        message: &MessagesResponse,
+    ) -> Settled {
         let ours: Vec<usize> = (0..message.content.len())
             .filter(|&index| {
                 matches!(&message.content[index], ContentBlock::ToolUse(block) if is_ours(&block.name))
             })
             .collect();
         if ours.is_empty() {
-            if !hidden.is_empty() {
+            if !self.hidden.is_empty() {
                 let answer = assistant(message.content.clone());
+                // A client that saw blocks of the hidden rounds sends them back in this
+                // answer; upstream, they stay in the rounds that wrote them.
+                let seen = self.shown_with(message.content.iter());
                 let splice = Splice {
-                    before: hidden,
-                    full_answer: None,
-                    client_answer: message_hash(&answer).to_string(),
+                    before: std::mem::take(&mut self.hidden),
+                    full_answer: (!self.shown.is_empty()).then_some(answer),
+                    client_answer: message_hash(&assistant(seen)).to_string(),
                     results: None,
                 };
-                keep(&app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), &splice).await;
             }
-            return buffered.verbatim();
+            return Settled::Final;
         }
         let results = run_tools(
-            &app,
+            app,
             &prepared.project,
             &call.planned.session,
             &message.content,
@@ -86,41 +157,94 @@ pub async fn answer(
         let full = assistant(message.content.clone());
         // Beside the client's calls, or past the bound (a model that calls our tools even
         // when told not to): the client gets the answer without our calls.
-        if ours.len() < tool_calls(&message.content) || rounds >= MAX_ROUNDS {
-            let mut index = 0;
-            let seen: Vec<ContentBlock> = message
-                .content
-                .iter()
-                .filter(|_| {
-                    index += 1;
-                    !ours.contains(&(index - 1))
-                })
-                .cloned()
-                .collect();
+        if ours.len() < tool_calls(&message.content) || self.count >= MAX_ROUNDS {
+            let seen = self.shown_with(
+                message
+                    .content
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| !ours.contains(index))
+                    .map(|(_, block)| block),
+            );
             let splice = Splice {
-                before: hidden,
+                before: std::mem::take(&mut self.hidden),
                 full_answer: Some(full),
                 client_answer: message_hash(&assistant(seen)).to_string(),
                 results: Some(results),
             };
-            keep(&app, prepared.point.anchor(), &splice).await;
-            return buffered.without_blocks(message, &ours);
+            keep(app, prepared.point.anchor(), &splice).await;
+            return Settled::Without(ours);
         }
-        hidden.push(full);
-        hidden.push(results);
-        rounds += 1;
+        if self.live {
+            self.shown.extend(
+                message
+                    .content
+                    .iter()
+                    .filter(|block| !matches!(block, ContentBlock::ToolUse(_)))
+                    .cloned(),
+            );
+        }
+        self.hidden.push(full);
+        self.hidden.push(results);
+        self.count += 1;
         let mut next = prepared.request.clone();
-        next.messages.extend(hidden.iter().cloned());
-        if rounds >= MAX_ROUNDS {
+        next.messages.extend(self.hidden.iter().cloned());
+        if self.count >= MAX_ROUNDS {
             // The last round allowed: the model must answer in text now.
             next.rest
                 .insert("tool_choice".to_owned(), json!({"type": "none"}));
         }
-        let body = bytes::Bytes::from(next.encode());
-        response = match call.next_round(&app, Provider::Anthropic, body).await {
-            Ok(response) => response,
-            Err(refused) => return refused,
+        Settled::Again(bytes::Bytes::from(next.encode()))
+    }
+}
+
+impl Rounds {
+    /// The answer as the client gets it: what it saw of the hidden rounds, then `blocks`.
+    fn shown_with<'a>(&self, blocks: impl Iterator<Item = &'a ContentBlock>) -> Vec<ContentBlock> {
+        self.shown.iter().cloned().chain(blocks.cloned()).collect()
+    }
+}
+
+/// Why a next round brought no answer to stream.
+pub(super) enum RoundFailure {
+    /// The pass refused it, or it could not be sent.
+    Refused(ProxyError),
+    /// The upstream answered with an error, read whole.
+    Answered(Box<Buffered>),
+}
+
+impl RoundFailure {
+    /// The client's response, when it has had nothing yet.
+    pub(super) fn into_response(self) -> Response<Body> {
+        match self {
+            Self::Refused(error) => error.into_response(),
+            Self::Answered(buffered) => (*buffered).verbatim(),
+        }
+    }
+
+    /// The event that ends a stream the client already reads: the provider's own error
+    /// object when the upstream sent one, else the proxy's in the provider's shape.
+    pub(super) fn into_event(self, provider: Provider) -> String {
+        let buffered = match self {
+            Self::Refused(error) => return error.sse_event(),
+            Self::Answered(buffered) => buffered,
         };
+        let upstream_error = serde_json::from_slice::<Value>(&buffered.body)
+            .ok()
+            .filter(|value| value.get("error").is_some_and(Value::is_object));
+        match (upstream_error, provider) {
+            (Some(value), Provider::Anthropic) => encode_event(Some("error"), &value.to_string()),
+            (Some(value), Provider::OpenAi) => encode_event(None, &value.to_string()),
+            (None, _) => ProxyError::new(
+                provider,
+                ErrorKind::Upstream { timed_out: false },
+                format!(
+                    "the upstream refused the next round of the answer (status {})",
+                    buffered.status.as_u16()
+                ),
+            )
+            .sse_event(),
+        }
     }
 }
 
@@ -133,10 +257,10 @@ impl Call {
         app: &Arc<App>,
         provider: Provider,
         body: bytes::Bytes,
-    ) -> Result<reqwest::Response, Response<Body>> {
+    ) -> Result<reqwest::Response, RoundFailure> {
         self.planned = plan(app, provider, &self.headers, &body, None)
             .await
-            .map_err(IntoResponse::into_response)?;
+            .map_err(RoundFailure::Refused)?;
         self.retried = false;
         self.started = Instant::now();
         let sent = send_upstream(
@@ -152,7 +276,7 @@ impl Call {
             Ok(response) => {
                 let buffered = read_whole(provider, response, self.started).await;
                 record(app, provider, self, &buffered);
-                Err(buffered.verbatim())
+                Err(RoundFailure::Answered(Box::new(buffered)))
             }
             Err(error) => {
                 let refusal = upstream_error(provider, &error);
@@ -160,7 +284,7 @@ impl Call {
                 row.status = refusal.status().as_u16();
                 row.error = Some(refusal.message.clone());
                 record_call(app, row);
-                Err(refusal.into_response())
+                Err(RoundFailure::Refused(refusal))
             }
         }
     }
@@ -188,13 +312,35 @@ fn tool_calls(content: &[ContentBlock]) -> usize {
         .count()
 }
 
-/// Writes the ledger row of one upstream call.
+/// Writes the ledger row of one upstream call read whole.
 pub(super) fn record(app: &App, provider: Provider, call: &Call, buffered: &Buffered) {
+    record_round(
+        app,
+        provider,
+        call,
+        buffered.status,
+        buffered.usage.clone(),
+        buffered.failed.clone(),
+        buffered.first_byte_ms,
+    );
+}
+
+/// Writes the ledger row of one upstream call: its status, what it reported, why it failed
+/// if it did, and when its first byte came.
+pub(super) fn record_round(
+    app: &App,
+    provider: Provider,
+    call: &Call,
+    status: StatusCode,
+    usage: CallUsage,
+    failed: Option<String>,
+    first_byte_ms: Option<u64>,
+) {
     let mut row = call_row(provider, &call.planned, call.retried, call.started);
-    row.status = buffered.status.as_u16();
-    set_usage(&mut row, buffered.usage.clone());
-    row.error.clone_from(&buffered.failed);
-    row.first_byte_ms = buffered.first_byte_ms;
+    row.status = status.as_u16();
+    set_usage(&mut row, usage);
+    row.error = failed;
+    row.first_byte_ms = first_byte_ms;
     row.total_ms = elapsed_ms(call.started);
     record_call(app, row);
 }

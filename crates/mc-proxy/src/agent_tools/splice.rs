@@ -20,7 +20,8 @@ pub struct Splice {
     /// The rounds the client never saw: the model's turns that called only our tools, each
     /// followed by the user turn with their results. Inserted before the answer.
     pub before: Vec<anthropic::Message>,
-    /// The answer as the model gave it, when the client got it without our calls; it
+    /// The answer as the model gave it, when the client got it otherwise (without our
+    /// calls, or after the text of the hidden rounds, which a live stream showed); it
     /// replaces the client's copy.
     pub full_answer: Option<anthropic::Message>,
     /// The content hash (hex) of the answer as the client got it.

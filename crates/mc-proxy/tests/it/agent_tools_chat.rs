@@ -9,16 +9,16 @@ use crate::support::*;
 
 /// Where the client's conversation starts upstream: after its instruction, our guidance,
 /// and the engine's m[0] and m[1].
-const HEAD: usize = 4;
+pub const HEAD: usize = 4;
 
-async fn proxy(upstream: &Upstream) -> Proxy {
+pub async fn proxy(upstream: &Upstream) -> Proxy {
     let mut config = Config::default();
     config.historian.enabled = false;
     config.tools.mode = ToolsMode::Proxy;
     Proxy::start_with_config(settings(&upstream.url()), config).await
 }
 
-fn request(turns: &[Value], stream: bool) -> Value {
+pub fn request(turns: &[Value], stream: bool) -> Value {
     let mut messages =
         vec![json!({"role": "system", "content": "You are a careful coding agent."})];
     messages.extend_from_slice(turns);
@@ -30,7 +30,7 @@ fn request(turns: &[Value], stream: bool) -> Value {
     })
 }
 
-async fn post_chat(proxy: &Proxy, body: &Value) -> Reply {
+pub async fn post_chat(proxy: &Proxy, body: &Value) -> Reply {
     send(
         Method::POST,
         &proxy.url("/v1/chat/completions"),
@@ -43,12 +43,12 @@ async fn post_chat(proxy: &Proxy, body: &Value) -> Reply {
     .await
 }
 
-fn call(id: &str, name: &str, arguments: Value) -> Value {
+pub fn call(id: &str, name: &str, arguments: Value) -> Value {
     json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}})
 }
 
 /// An answer with `content` and `calls`.
-fn answer(content: Option<&str>, calls: Vec<Value>) -> Value {
+pub fn answer(content: Option<&str>, calls: Vec<Value>) -> Value {
     let mut message = json!({"role": "assistant", "content": content});
     let finish = if calls.is_empty() {
         "stop"
@@ -64,10 +64,11 @@ fn answer(content: Option<&str>, calls: Vec<Value>) -> Value {
 }
 
 /// `answer` as a stream of chunks, with the usage chunk when asked.
-fn stream_of(answer: &Value, usage: bool) -> String {
+pub fn stream_of(answer: &Value, usage: bool) -> String {
     let message = &answer["choices"][0]["message"];
+    let id = &answer["id"];
     let chunk = |delta: Value, finish: Value| {
-        let data = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o",
+        let data = json!({"id": id, "object": "chat.completion.chunk", "model": "gpt-4o",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
         format!("data: {data}\n\n")
     };
@@ -89,13 +90,13 @@ fn stream_of(answer: &Value, usage: bool) -> String {
     if usage {
         out += &format!(
             "data: {}\n\n",
-            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [], "usage": answer["usage"]})
+            json!({"id": id, "object": "chat.completion.chunk", "choices": [], "usage": answer["usage"]})
         );
     }
     out + "data: [DONE]\n\n"
 }
 
-async fn scripted(answers: Vec<Value>) -> Upstream {
+pub async fn scripted(answers: Vec<Value>) -> Upstream {
     Upstream::replying(move |seen: &Seen, index| -> Response<Body> {
         let answer = &answers[index.min(answers.len() - 1)];
         let sent = seen.json();
