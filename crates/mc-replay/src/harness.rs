@@ -356,10 +356,7 @@ impl StrategyRun {
                             totals.add_bust(cause);
                         }
                         let usage = usage_of(&record, &call_spec.price);
-                        totals.add_call(&usage);
-                        if let Some(label) = call.label {
-                            totals.add_labelled(label, &usage);
-                        }
+                        totals.add_call(&usage, call.label);
                         cumulative_cost_usd += usage.cost_usd;
                         StepPoint {
                             recording: session.index,

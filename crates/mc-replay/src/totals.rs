@@ -31,9 +31,10 @@ pub struct StrategyTotals {
     pub cache_read_share: f64,
     /// Busts by cause (see [`crate::BustTracker`]).
     pub busts: BTreeMap<String, u64>,
-    /// The largest prompt of any call, refused ones included.
+    /// The largest prompt of the conversation's own calls, refused ones included (labelled
+    /// background calls are not the session's context).
     pub peak_context: u64,
-    /// The mean prompt over all calls, refused ones included.
+    /// The mean prompt over the conversation's own calls, refused ones included.
     pub mean_context: f64,
     /// Calls the provider refused because the prompt exceeded the window.
     pub over_window: u64,
@@ -63,9 +64,12 @@ pub struct StrategyTotals {
     /// What the strategy itself counted (`Strategy::counters`), summed over recordings.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, u64>,
-    /// Sum of every call's prompt, refused ones included (for the mean).
+    /// Sum of the conversation's calls' prompts, refused ones included (for the mean).
     #[serde(skip)]
     context_sum: u128,
+    /// How many calls `context_sum` adds up.
+    #[serde(skip)]
+    context_calls: u64,
     /// User messages over all recordings, the denominator of `user_words_kept`.
     #[serde(skip)]
     user_messages: u64,
@@ -117,8 +121,10 @@ pub struct CallUsage {
 }
 
 impl StrategyTotals {
-    /// Adds a call the provider accepted.
-    pub fn add_call(&mut self, usage: &CallUsage) {
+    /// Adds a call the provider accepted: one of the conversation's, or with a `label` one of
+    /// the strategy's own background calls (priced in full as the strategy's, and kept out
+    /// of the context figures).
+    pub fn add_call(&mut self, usage: &CallUsage, label: Option<&str>) {
         self.requests += 1;
         self.input_uncached += usage.input_uncached;
         self.cache_write += usage.cache_write;
@@ -128,12 +134,13 @@ impl StrategyTotals {
         self.input_cost_usd += usage.input_cost_usd;
         self.controlled_cost_usd += usage.input_cost_usd;
         self.prompt_tokens += usage.prompt_tokens;
-        self.add_context(usage.prompt_tokens);
+        match label {
+            Some(label) => self.add_labelled(label, usage),
+            None => self.add_context(usage.prompt_tokens),
+        }
     }
 
-    /// Adds an accepted call to its label's totals (after [`Self::add_call`], which counts
-    /// it in the overall figures).
-    pub fn add_labelled(&mut self, label: &str, usage: &CallUsage) {
+    fn add_labelled(&mut self, label: &str, usage: &CallUsage) {
         self.controlled_cost_usd += usage.cost_usd - usage.input_cost_usd;
         let call = LabelTotals {
             calls: 1,
@@ -210,6 +217,7 @@ impl StrategyTotals {
         self.strategy_ms += other.strategy_ms;
         self.prompt_tokens += other.prompt_tokens;
         self.context_sum += other.context_sum;
+        self.context_calls += other.context_calls;
         for (label, calls) in &other.labelled {
             self.labelled.entry(label.clone()).or_default().add(calls);
         }
@@ -232,13 +240,14 @@ impl StrategyTotals {
     fn add_context(&mut self, prompt_tokens: u64) {
         self.peak_context = self.peak_context.max(prompt_tokens);
         self.context_sum += u128::from(prompt_tokens);
+        self.context_calls += 1;
         self.refresh_ratios();
     }
 
     fn refresh_ratios(&mut self) {
         let input = self.input_uncached + self.cache_write + self.cache_read;
         self.cache_read_share = ratio(u128::from(self.cache_read), u128::from(input));
-        self.mean_context = ratio(self.context_sum, u128::from(self.requests));
+        self.mean_context = ratio(self.context_sum, u128::from(self.context_calls));
         self.user_words_kept = (self.user_messages > 0).then(|| {
             ratio(
                 u128::from(self.user_messages_kept),
@@ -264,24 +273,30 @@ mod tests {
     #[test]
     fn sums_calls_and_keeps_ratios_current() {
         let mut totals = StrategyTotals::default();
-        totals.add_call(&CallUsage {
-            prompt_tokens: 1_000,
-            input_uncached: 100,
-            cache_write: 900,
-            cache_read: 0,
-            output: 10,
-            cost_usd: 0.5,
-            input_cost_usd: 0.375,
-        });
-        totals.add_call(&CallUsage {
-            prompt_tokens: 1_100,
-            input_uncached: 0,
-            cache_write: 100,
-            cache_read: 1_000,
-            output: 20,
-            cost_usd: 0.25,
-            input_cost_usd: 0.125,
-        });
+        totals.add_call(
+            &CallUsage {
+                prompt_tokens: 1_000,
+                input_uncached: 100,
+                cache_write: 900,
+                cache_read: 0,
+                output: 10,
+                cost_usd: 0.5,
+                input_cost_usd: 0.375,
+            },
+            None,
+        );
+        totals.add_call(
+            &CallUsage {
+                prompt_tokens: 1_100,
+                input_uncached: 0,
+                cache_write: 100,
+                cache_read: 1_000,
+                output: 20,
+                cost_usd: 0.25,
+                input_cost_usd: 0.125,
+            },
+            None,
+        );
         totals.add_over_window(5_000);
         totals.add_failed_session();
         totals.add_bust("window");
@@ -324,8 +339,7 @@ mod tests {
             ..CallUsage::default()
         };
         let mut recording = StrategyTotals::default();
-        recording.add_call(&summary);
-        recording.add_labelled("summary", &summary);
+        recording.add_call(&summary, Some("summary"));
         recording.add_counters([("compartments", 3)]);
         recording.add_user_words(1, 4);
         let mut empty = StrategyTotals::default();
@@ -350,6 +364,8 @@ mod tests {
         );
         assert_eq!(merged.user_words_kept, Some(0.25));
         assert_eq!(merged.requests, 2);
+        // Background calls are not the conversation's context.
+        assert_eq!((merged.peak_context, merged.mean_context), (0, 0.0));
         // A background call's output is the strategy's own cost.
         assert!((merged.controlled_cost_usd - 0.02).abs() < 1e-12);
         assert_eq!(empty.user_words_kept, None);
