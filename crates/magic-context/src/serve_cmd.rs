@@ -55,11 +55,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let settings = proxy_settings(args, &loaded.config)?;
     let (engine, store_path) = open_engine(&loaded.config);
+    if let Err(reason) = &engine {
+        tracing::error!(%reason, "the store cannot be opened; managed calls are refused until it can");
+    }
+    let config = loaded.config.clone();
+    let reopen: mc_proxy::Reopen = Box::new(move || open_engine(&config).0);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(settings, engine, &store_path))?;
+    runtime.block_on(serve(settings, engine, reopen, &store_path))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -113,7 +118,8 @@ pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<Proxy
 }
 
 /// The engine over the default store, or why it cannot be opened: the proxy still starts
-/// and refuses managed calls with that reason, so the agent shows the user what is wrong.
+/// and refuses managed calls with that reason, so the agent shows the user what is wrong,
+/// and opens it again when a later call comes.
 pub fn open_engine(config: &Config) -> (Result<Engine, String>, String) {
     let location = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
         Ok(location) => location,
@@ -126,24 +132,22 @@ pub fn open_engine(config: &Config) -> (Result<Engine, String>, String) {
             let engine = Engine::new(store, config.clone()).with_cache_budget(budget);
             (Ok(engine), path)
         }
-        Err(error) => {
-            tracing::error!(%error, "the store cannot be opened; managed calls will be refused");
-            (Err(format!("{error} ({path})")), path)
-        }
+        Err(error) => (Err(format!("{error} ({path})")), path),
     }
 }
 
 async fn serve(
     settings: ProxySettings,
     engine: Result<Engine, String>,
+    reopen: mc_proxy::Reopen,
     store_path: &str,
 ) -> anyhow::Result<()> {
     let managed = if engine.is_ok() {
         ""
     } else {
-        " (store unavailable: managed calls refused)"
+        " (store unavailable: managed calls refused until it opens)"
     };
-    let proxy = RunningProxy::start(settings, engine).await?;
+    let proxy = RunningProxy::start_reopening(settings, engine, Some(reopen)).await?;
     writeln!(
         io::stderr().lock(),
         "magic-context listening on http://{} with store {store_path}{managed}",

@@ -57,5 +57,14 @@ pub enum EngineError {
     },
 }
 
+impl mc_store::StoreFailure for EngineError {
+    fn at_store_path(self, path: &std::path::Path) -> Self {
+        let Self::Store(error) = self else {
+            return self;
+        };
+        Self::Store(error.at_path(path))
+    }
+}
+
 /// Result of the engine.
 pub type Result<T> = std::result::Result<T, EngineError>;

@@ -7,18 +7,16 @@ use axum::routing::{any, get, post};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
-use crate::embedding_start::EmbeddingRuntime;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
 use crate::health::{self, HEALTH_PATH};
-use crate::historian_start::HistorianRuntime;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
 use crate::ledger::ReportedUsage;
-use crate::ledger_writer::LedgerWriter;
 use crate::project::ProjectResolver;
 use crate::settings::ProxySettings;
+use crate::store_slot::{Reopen, StoreSlot};
 use crate::tokens::TokenEstimator;
 use crate::windows::ProvenWindows;
 use crate::{forward, managed};
@@ -28,8 +26,9 @@ pub struct App {
     /// How the proxy runs.
     pub settings: ProxySettings,
     /// The engine over the store, or why the store could not be opened: managed requests are
-    /// then refused, never forwarded unmanaged (DESIGN §7).
-    pub engine: Result<Arc<Engine>, String>,
+    /// then refused, never forwarded unmanaged (DESIGN §7), and the store is opened again
+    /// when one arrives.
+    pub store: Arc<StoreSlot>,
     /// The upstream HTTP client (connection pools per upstream).
     pub client: reqwest::Client,
     /// Token estimates for planning.
@@ -56,19 +55,15 @@ pub struct App {
     pub recent_usage: SessionCache<ReportedUsage>,
     /// Estimated tokens of each distinct system prompt and tools.
     pub fixed_tokens: FixedTokens,
-    /// Ledger rows, written in batches off the request path.
-    pub ledger: LedgerWriter,
-    /// The background historian, when it is on and the store opened.
-    pub historian: Option<HistorianRuntime>,
-    /// The embedding model for semantic search, when there is one.
-    pub embeddings: Option<EmbeddingRuntime>,
 }
 
 impl App {
-    /// State for `settings` over `engine`.
+    /// State for `settings` over `engine`; when the store could not be opened, `reopen`
+    /// (if any) opens it again on a later call ([`StoreSlot`]).
     pub fn new(
         settings: ProxySettings,
         engine: Result<Engine, String>,
+        reopen: Option<Reopen>,
     ) -> Result<Self, reqwest::Error> {
         let client = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(30))
@@ -77,15 +72,7 @@ impl App {
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
         let budget = settings.cache_budget;
-        let engine = engine.map(Arc::new);
-        let historian = engine
-            .as_ref()
-            .ok()
-            .and_then(|engine| HistorianRuntime::new(engine, settings.historian_retry));
-        let embeddings = engine
-            .as_ref()
-            .ok()
-            .and_then(|engine| EmbeddingRuntime::new(engine));
+        let store = Arc::new(StoreSlot::new(engine, reopen, settings.historian_retry));
         Ok(Self {
             settings,
             client,
@@ -99,15 +86,17 @@ impl App {
             pass_permits: Semaphore::new(concurrent_passes()),
             recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),
-            ledger: LedgerWriter::new(engine.as_ref().ok().cloned()),
-            historian,
-            embeddings,
-            engine,
+            store,
         })
     }
 }
 
 impl App {
+    /// The engine over the open store, or why the store is not open.
+    pub fn engine(&self) -> Result<&Arc<Engine>, String> {
+        self.store.engine()
+    }
+
     /// Whether a request is being planned now (a pass holds a permit).
     pub fn passes_running(&self) -> bool {
         self.pass_permits.available_permits() < concurrent_passes()

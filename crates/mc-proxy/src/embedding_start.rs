@@ -98,7 +98,10 @@ impl EmbeddingRuntime {
 /// while any request is being planned: the local model takes every core for a batch, and a
 /// pass must not wait for it.
 pub fn start(app: &Arc<App>) {
-    let (Some(runtime), Ok(engine)) = (&app.embeddings, &app.engine) else {
+    let Ok(store) = app.store.get() else {
+        return;
+    };
+    let (Some(runtime), engine) = (&store.embeddings, &store.engine) else {
         return;
     };
     let Some(embedder) = runtime.embedder.get() else {

@@ -20,11 +20,13 @@ pub const HEALTH_PATH: &str = "/_magic-context/health";
 /// The value of `service` in the answer, which callers check before trusting the port.
 pub const SERVICE_NAME: &str = "magic-context";
 
-/// Answers with the service name, the version, and whether the store is open.
+/// Answers with the service name, the version, and whether the store is open (trying to
+/// open it first when it is not, as a managed call would).
 pub async fn health(State(app): State<Arc<App>>) -> Json<Value> {
+    app.store.open_if_closed().await;
     Json(json!({
         "service": SERVICE_NAME,
         "version": env!("CARGO_PKG_VERSION"),
-        "store": if app.engine.is_ok() { "ok" } else { "unavailable" },
+        "store": if app.store.is_open() { "ok" } else { "unavailable" },
     }))
 }

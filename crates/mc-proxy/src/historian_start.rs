@@ -63,12 +63,14 @@ impl HistorianRuntime {
 
 /// Starts a historian run for `planned`'s session when one may start; never waits for it.
 pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Planned) {
-    let (Some(runtime), Ok(engine), Some(session), Some(pass)) = (
-        app.historian.as_ref(),
-        app.engine.as_ref(),
+    let (Ok(store), Some(session), Some(pass)) = (
+        app.store.get(),
         planned.session.as_ref(),
         planned.pass.as_ref(),
     ) else {
+        return;
+    };
+    let (Some(runtime), engine) = (store.historian.as_ref(), &store.engine) else {
         return;
     };
     let config = &engine.config().historian;

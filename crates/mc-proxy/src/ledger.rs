@@ -102,7 +102,10 @@ pub fn record_call(app: &App, row: CallRow) {
     if let Some((session, usage)) = reported_usage(&row) {
         app.recent_usage.put(session, usage);
     }
-    app.ledger.record(row);
+    // No store, no ledger: the call was a side call forwarded while the store was closed.
+    if let Ok(store) = app.store.get() {
+        store.ledger.record(row);
+    }
 }
 
 /// The session and usage a successful call reported: what the next pass plans with.

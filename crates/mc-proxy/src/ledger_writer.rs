@@ -32,14 +32,8 @@ pub struct LedgerWriter {
 }
 
 impl LedgerWriter {
-    /// A writer into `engine`'s store; `None` (no store) drops every row.
-    pub fn new(engine: Option<Arc<Engine>>) -> Self {
-        let Some(engine) = engine else {
-            return Self {
-                queue: None,
-                thread: None,
-            };
-        };
+    /// A writer into `engine`'s store.
+    pub fn new(engine: Arc<Engine>) -> Self {
         let (queue, rows) = channel();
         let thread = thread::Builder::new()
             .name("mc-proxy-ledger".to_owned())

@@ -57,6 +57,7 @@ mod session_resolve;
 mod settings;
 mod side_call;
 mod sse_frame;
+mod store_slot;
 mod tee;
 mod tokens;
 mod usage;
@@ -86,6 +87,7 @@ pub use project::{PROJECT_HEADER, identify as identify_project};
 pub use provider::{ErrorKind, Provider, ProxyError};
 pub use session_resolve::SESSION_HEADER;
 pub use settings::ProxySettings;
+pub use store_slot::{OPEN_WAIT, Reopen};
 pub use tokens::TokenEstimator;
 
 /// Why the proxy could not start.
@@ -119,6 +121,17 @@ impl RunningProxy {
         settings: ProxySettings,
         engine: Result<Engine, String>,
     ) -> Result<Self, ServeError> {
+        Self::start_reopening(settings, engine, None).await
+    }
+
+    /// Like [`Self::start`]; while the store is not open, a managed call first tries
+    /// `reopen` (at most one attempt at a time, waited for at most [`OPEN_WAIT`]), so the
+    /// proxy serves again once what kept the store closed (a lock, a full disk) is gone.
+    pub async fn start_reopening(
+        settings: ProxySettings,
+        engine: Result<Engine, String>,
+        reopen: Option<Reopen>,
+    ) -> Result<Self, ServeError> {
         let listener = tokio::net::TcpListener::bind(settings.listen)
             .await
             .map_err(|source| ServeError::Bind {
@@ -129,7 +142,7 @@ impl RunningProxy {
             addr: settings.listen,
             source,
         })?;
-        let app = Arc::new(App::new(settings, engine)?);
+        let app = Arc::new(App::new(settings, engine, reopen)?);
         // Without TCP_NODELAY, Nagle holds each streamed chunk after the first until the
         // client ACKs the previous one, and a delayed ACK takes ~40 ms: every streamed
         // response stalled that long mid-stream.

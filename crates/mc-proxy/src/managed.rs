@@ -76,6 +76,8 @@ async fn run(
         .map_or("/", |pq| pq.as_str())
         .to_owned();
     let headers = Arc::new(parts.headers);
+    // A store that could not be opened may be usable now; the pass refuses the call if not.
+    app.store.open_if_closed().await;
     let prepared = prepare_tools(&app, provider, &headers, &client_body).await?;
     let client_body = prepared
         .as_ref()
@@ -138,7 +140,7 @@ async fn run(
                 app.proven_windows.record(&planned.model, limit);
             }
             if let (Some(limit), Ok(engine), Some(session)) =
-                (overflow.limit_tokens, &app.engine, planned.session.clone())
+                (overflow.limit_tokens, app.engine(), planned.session.clone())
             {
                 let engine = Arc::clone(engine);
                 let recorded = tokio::task::spawn_blocking(move || {

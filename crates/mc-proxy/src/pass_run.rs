@@ -185,11 +185,11 @@ fn plan_once(
             side_call: Some(side_call),
         });
     }
-    let engine = app.engine.as_ref().map_err(|reason| {
+    let engine = app.engine().map_err(|reason| {
         Failure::Refuse(ProxyError::new(
             provider,
             ErrorKind::Unavailable,
-            format!("the context store is unavailable ({reason}); requests are refused rather than sent unmanaged. Run `magic-context doctor` to see what is wrong."),
+            format!("the context store is unavailable ({reason}); the request was not sent unmanaged. Retry once the cause is gone (no restart needed); `magic-context doctor` shows what is wrong."),
         ))
     })?;
     let hints = SessionHints::read(headers, client.metadata_user_id());

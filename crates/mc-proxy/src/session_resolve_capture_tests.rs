@@ -67,7 +67,7 @@ fn side_calls_and_compaction_never_join_the_main_session() {
         historian_retry: mc_llm::RetryPolicy::default(),
         cache_budget: mc_engine::CacheBudget::default(),
     };
-    let app = App::new(settings, Ok(Engine::new(store, Config::default()))).unwrap();
+    let app = App::new(settings, Ok(Engine::new(store, Config::default())), None).unwrap();
     let calls = capture();
     let sessions: Vec<String> = calls
         .iter()
@@ -122,7 +122,7 @@ fn side_calls_and_compaction_never_join_the_main_session() {
         .filter(|&&i| i < compaction)
         .map(|&i| calls[i].messages)
         .max();
-    let engine = app.engine.as_ref().unwrap();
+    let engine = app.engine().unwrap();
     let stored = engine
         .store()
         .read(|tx| tx.message_count(&mc_core::SessionId::new(first).unwrap()))

@@ -37,12 +37,17 @@ pub struct StoreOptions {
     /// How long a connection waits for a lock held by another before reporting
     /// [`StoreError::Busy`].
     pub busy_timeout: Duration,
+    /// The most pages the database may hold (SQLite's `max_page_count`); a write that needs
+    /// more fails as it would on a full disk ([`StoreError::DiskFull`]). `None` keeps
+    /// SQLite's own limit. Tests use it to fill a store without filling a disk.
+    pub max_pages: Option<u64>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            max_pages: None,
         }
     }
 }
@@ -101,7 +106,15 @@ pub(crate) fn configure_writer(
     enable_wal(conn, path, options.busy_timeout)?;
     let pragmas = "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
     conn.execute_batch(pragmas)
-        .map_err(|source| StoreError::sqlite("setting connection pragmas")(source).at_path(path))
+        .map_err(|source| StoreError::sqlite("setting connection pragmas")(source).at_path(path))?;
+    if let Some(pages) = options.max_pages {
+        // The pragma answers with the limit it set (never below the current size).
+        conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+            .map_err(|source| {
+                StoreError::sqlite("limiting the database size")(source).at_path(path)
+            })?;
+    }
+    Ok(())
 }
 
 /// Opens a connection for reads. `query_only` makes a write through it an error, so the

@@ -159,8 +159,27 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// The store's file, its directory or its file system refuses writes.
+    #[error(
+        "the store at {} is read-only: magic-context writes every turn to it; make the file \
+         and its directory writable by you (chmod u+w), or remount its disk read-write if it \
+         went read-only after errors",
+        path.display()
+    )]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+        /// What the file system or SQLite said.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// The disk holding the store is full.
-    #[error("the disk holding the store {} is full; free some space and retry", path.display())]
+    #[error(
+        "the disk holding the store at {} is full: the write was rolled back and nothing \
+         was lost; free some space on that disk and retry",
+        path.display()
+    )]
     DiskFull {
         /// The database file.
         path: PathBuf,
@@ -373,8 +392,8 @@ impl StoreError {
     }
 
     /// Names the file in errors that are about the file rather than the operation: damage,
-    /// permissions, a full disk. Other errors pass through.
-    pub(crate) fn at_path(self, path: &Path) -> Self {
+    /// permissions, a read-only file, a full disk. Other errors pass through.
+    pub fn at_path(self, path: &Path) -> Self {
         let Self::Sqlite { doing, source } = self else {
             return self;
         };
@@ -383,10 +402,13 @@ impl StoreError {
             Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
                 Self::Corrupt { path, source }
             }
+            Some(ErrorCode::ReadOnly) => Self::ReadOnly {
+                path,
+                source: Box::new(source),
+            },
             Some(
                 ErrorCode::CannotOpen
                 | ErrorCode::PermissionDenied
-                | ErrorCode::ReadOnly
                 | ErrorCode::SystemIoFailure
                 | ErrorCode::FileLockingProtocolFailed,
             ) => Self::Inaccessible { path, source },
@@ -401,6 +423,7 @@ impl StoreError {
         match self {
             Self::Busy { .. } => true,
             Self::DiskFull { .. }
+            | Self::ReadOnly { .. }
             | Self::NoDataDir
             | Self::DataDir { .. }
             | Self::Unreadable { .. }
@@ -426,6 +449,21 @@ impl StoreError {
             | Self::CorruptRow { .. }
             | Self::CorruptSession { .. } => false,
         }
+    }
+}
+
+/// An error a write transaction's work may end with: the store's own, or a caller's type
+/// that can hold one, so [`crate::Store::write_with`] names the store's file in it whatever
+/// its type (a full disk met by an insert is about the file, not the insert).
+pub trait StoreFailure: From<StoreError> {
+    /// `self`, with the store error it holds (if any) passed through
+    /// [`StoreError::at_path`].
+    fn at_store_path(self, path: &Path) -> Self;
+}
+
+impl StoreFailure for StoreError {
+    fn at_store_path(self, path: &Path) -> Self {
+        self.at_path(path)
     }
 }
 
@@ -470,6 +508,30 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_read_only_file_and_a_full_disk_name_the_file_and_the_fix() {
+        let path = Path::new("/data/context.db");
+        let err = StoreError::sqlite("appending")(sqlite_error(rusqlite::ffi::SQLITE_READONLY))
+            .at_path(path);
+        assert!(matches!(&err, StoreError::ReadOnly { path: p, .. } if p == path));
+        let text = err.to_string();
+        assert!(
+            text.starts_with("the store at /data/context.db is read-only: "),
+            "{text}"
+        );
+        assert!(!err.is_retryable());
+
+        let err =
+            StoreError::sqlite("appending")(sqlite_error(rusqlite::ffi::SQLITE_FULL)).at_path(path);
+        let text = err.to_string();
+        assert!(
+            text.starts_with("the disk holding the store at /data/context.db is full: "),
+            "{text}"
+        );
+        assert!(text.contains("free some space"), "{text}");
+        assert!(!err.is_retryable());
     }
 
     #[test]

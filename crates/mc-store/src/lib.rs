@@ -75,7 +75,7 @@ pub use commits::{Commit, CommitHit};
 pub use compartment_staging::Swapped;
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use engine_state::{DropRow, PassRow};
-pub use error::{Result, RowProblem, StoreError};
+pub use error::{Result, RowProblem, StoreError, StoreFailure};
 pub use health::StoreHealth;
 pub use historian_rows::{HistorianRun, StoredFact, history_scope};
 pub use location::{

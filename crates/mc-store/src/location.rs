@@ -141,10 +141,27 @@ pub(crate) fn prepare_db_file(path: &Path, dir_owner: DirOwner) -> Result<()> {
             source,
         })?;
     }
-    prepare_file(path).map_err(|source| StoreError::Unreadable {
-        path: path.to_path_buf(),
-        source,
+    prepare_file(path).map_err(|source| {
+        let path = path.to_path_buf();
+        if is_read_only(&path, &source) {
+            StoreError::ReadOnly {
+                path,
+                source: Box::new(source),
+            }
+        } else {
+            StoreError::Unreadable { path, source }
+        }
     })
+}
+
+/// Whether opening `path` for writing failed only because it may not be written: the file
+/// system is mounted read-only, or the file opens for reading but not for writing.
+fn is_read_only(path: &Path, error: &io::Error) -> bool {
+    match error.kind() {
+        io::ErrorKind::ReadOnlyFilesystem => true,
+        io::ErrorKind::PermissionDenied => fs::File::open(path).is_ok(),
+        _ => false,
+    }
 }
 
 fn prepare_dir(dir: &Path, owner: DirOwner) -> io::Result<()> {

@@ -10,7 +10,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::checkpoint::Checkpointer;
 use crate::connection::{self, StoreOptions};
-use crate::error::{Result, StoreError};
+use crate::error::{Result, StoreError, StoreFailure};
 use crate::location::{self, DataLocation, DirOwner, LocationEnv, Platform};
 use crate::migrations;
 
@@ -97,12 +97,12 @@ impl Store {
     /// the lock first means a concurrent writer only ever makes us wait, and only a lock held
     /// past the busy timeout becomes [`StoreError::Busy`].
     pub fn write<T>(&self, work: impl FnOnce(&WriteTx<'_>) -> Result<T>) -> Result<T> {
-        self.write_with(|tx| work(tx).map_err(|err| err.at_path(&self.path)))
+        self.write_with(work)
     }
 
     /// Like [`Store::write`] for callers with their own error type (the engine): an `Err` from
     /// `work` rolls the whole transaction back, whatever its type.
-    pub fn write_with<T, E: From<StoreError>>(
+    pub fn write_with<T, E: StoreFailure>(
         &self,
         work: impl FnOnce(&WriteTx<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
@@ -113,7 +113,8 @@ impl Store {
         let value = work(&WriteTx {
             read: ReadTx { conn: &tx },
             drop_writes: &self.drop_writes,
-        })?;
+        })
+        .map_err(|err| err.at_store_path(&self.path))?;
         tx.commit()
             .map_err(|source| self.failed("committing a write transaction", source))?;
         Ok(value)

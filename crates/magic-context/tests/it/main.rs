@@ -24,5 +24,6 @@ mod setup_hosts;
 mod sim_with_claude_code;
 mod status;
 mod store_locked;
+mod store_read_only;
 mod support;
 mod wrapup_recomp;

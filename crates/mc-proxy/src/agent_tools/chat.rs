@@ -71,7 +71,7 @@ pub fn prepare_chat(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Option<ChatPrepared>, ProxyError> {
-    let Ok(engine) = &app.engine else {
+    let Ok(engine) = app.engine() else {
         return Ok(None);
     };
     let Ok(request) = ChatRequest::decode(body, usize::MAX) else {

@@ -20,7 +20,7 @@ pub async fn execute(
     calls: &[(String, String, Value)],
 ) -> Vec<ToolAnswer> {
     let count = calls.len();
-    let engine = match &app.engine {
+    let engine = match app.engine() {
         Ok(engine) => Arc::clone(engine),
         Err(reason) => {
             let answer = ToolAnswer::error(format!("the context store is unavailable ({reason})"));
@@ -66,7 +66,7 @@ fn run_blocking(
 /// failure is logged: the client still gets its answer, and its next request, missing the
 /// exchange, forks from the stored history rather than sending calls without results.
 pub async fn keep<T: serde::Serialize>(app: &App, anchor: String, splice: &T) {
-    let Ok(engine) = &app.engine else {
+    let Ok(engine) = app.engine() else {
         return;
     };
     let text = match serde_json::to_string(splice) {

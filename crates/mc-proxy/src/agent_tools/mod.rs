@@ -88,8 +88,7 @@ impl Ready {
 /// every managed call takes, so that a call which cannot get them (`off`, `mcp`, Claude
 /// Code's headers under `auto`) is not decoded a second time.
 pub fn may_serve(app: &App, headers: &HeaderMap) -> bool {
-    app.engine
-        .as_ref()
+    app.engine()
         .is_ok_and(|engine| served_here(engine.config().tools.mode, headers, None))
 }
 

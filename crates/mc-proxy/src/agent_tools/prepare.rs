@@ -43,7 +43,7 @@ pub fn prepare(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Option<Prepared>, ProxyError> {
-    let Ok(engine) = &app.engine else {
+    let Ok(engine) = app.engine() else {
         return Ok(None);
     };
     let Ok(request) = MessagesRequest::decode(body, usize::MAX) else {

@@ -23,5 +23,6 @@ mod routing;
 mod secrets;
 mod sessions;
 mod side_calls;
+mod store_faults;
 mod support;
 mod upstream_faults;

@@ -18,7 +18,7 @@ use mc_engine::Engine;
 use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy};
 use mc_sim::CountTokens;
 use mc_sim::server::{Responder, SimConfig, SimServer};
-use mc_store::{SessionRecord, Store, StoredMessage};
+use mc_store::{SessionRecord, Store, StoreOptions, StoredMessage};
 use mc_wire::sse::SseDecoder;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -60,10 +60,7 @@ impl Proxy {
     /// off too: these tests pin the engine's rendering of what the client sent, and the
     /// tools have their own (`agent_tools.rs`).
     pub async fn start_with(settings: ProxySettings) -> Self {
-        let mut config = Config::default();
-        config.historian.enabled = false;
-        config.tools.mode = mc_core::config::ToolsMode::Off;
-        Self::start_with_config(settings, config).await
+        Self::start_with_config(settings, quiet_config()).await
     }
 
     /// A proxy with `settings` and `config` over a fresh store.
@@ -71,7 +68,7 @@ impl Proxy {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("context.db");
         let engine = Engine::new(Store::open(&db).unwrap(), config);
-        Self::launch(settings, Ok(engine), dir, db).await
+        Self::launch(settings, Ok(engine), None, dir, db).await
     }
 
     /// A proxy with `settings` over a fresh store, the historian off, whose engine keeps
@@ -85,23 +82,50 @@ impl Proxy {
         let mut config = Config::default();
         config.historian.enabled = false;
         let engine = Engine::new(Store::open(&db).unwrap(), config).with_cache_budget(budget);
-        Self::launch(settings, Ok(engine), dir, db).await
+        Self::launch(settings, Ok(engine), None, dir, db).await
+    }
+
+    /// A proxy over the store file `context.db` in `dir` (created if need be), opened with
+    /// `options`, the historian and the agent tools off as in [`Self::start_with`].
+    pub async fn over_store(
+        settings: ProxySettings,
+        dir: tempfile::TempDir,
+        options: StoreOptions,
+    ) -> Self {
+        let db = dir.path().join("context.db");
+        let engine = Engine::new(Store::open_with(&db, options).unwrap(), quiet_config());
+        Self::launch(settings, Ok(engine), None, dir, db).await
+    }
+
+    /// A proxy whose store in `dir` could not be opened, for `reason`, and which tries
+    /// `reopen` on later calls, as `serve` does.
+    pub async fn reopening(
+        settings: ProxySettings,
+        dir: tempfile::TempDir,
+        reason: &str,
+        reopen: mc_proxy::Reopen,
+    ) -> Self {
+        let db = dir.path().join("context.db");
+        Self::launch(settings, Err(reason.to_owned()), Some(reopen), dir, db).await
     }
 
     /// A proxy whose store could not be opened, for `reason`.
     pub async fn without_store(settings: ProxySettings, reason: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("never-opened.db");
-        Self::launch(settings, Err(reason.to_owned()), dir, db).await
+        Self::launch(settings, Err(reason.to_owned()), None, dir, db).await
     }
 
     async fn launch(
         settings: ProxySettings,
         engine: Result<Engine, String>,
+        reopen: Option<mc_proxy::Reopen>,
         dir: tempfile::TempDir,
         db: PathBuf,
     ) -> Self {
-        let running = RunningProxy::start(settings, engine).await.unwrap();
+        let running = RunningProxy::start_reopening(settings, engine, reopen)
+            .await
+            .unwrap();
         Self {
             addr: running.local_addr(),
             running: Some(running),
@@ -187,6 +211,23 @@ impl Proxy {
             running.shutdown().await;
         }
     }
+
+    /// Stops the proxy and hands back the directory of its store, for another proxy or a
+    /// check of what is on disk.
+    pub async fn stop(mut self) -> tempfile::TempDir {
+        if let Some(running) = self.running.take() {
+            running.shutdown().await;
+        }
+        self.dir
+    }
+}
+
+/// The config of [`Proxy::start_with`]: the historian and the agent tools off.
+pub fn quiet_config() -> Config {
+    let mut config = Config::default();
+    config.historian.enabled = false;
+    config.tools.mode = mc_core::config::ToolsMode::Off;
+    config
 }
 
 /// One request an in-process upstream received, exactly as it arrived.

@@ -69,6 +69,7 @@ fn a_lock_held_past_the_timeout_is_busy_and_retryable() {
     let fixture = TempStore::new();
     let options = StoreOptions {
         busy_timeout: Duration::from_millis(100),
+        ..StoreOptions::default()
     };
     let store = Store::open_with(fixture.path(), options).unwrap();
     let blocker = rusqlite::Connection::open(fixture.path()).unwrap();

@@ -5,6 +5,7 @@
 //! the real port, since both bind port 0). A thread keeps reading stderr after that line, so a
 //! chatty server never blocks on a full pipe, and what it said is kept for failure messages.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -58,7 +59,28 @@ impl Server {
     /// machine's hermetic environment (its own HOME and XDG_CONFIG_HOME, so no user config
     /// applies).
     pub fn serve(machine: &Machine, upstream: &str, data_dir: &Path, window_tokens: u64) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+        Self::serve_under(&[], machine, upstream, data_dir, window_tokens)
+    }
+
+    /// [`Self::serve`] run by the command `wrapper` (its program and arguments, the serve
+    /// command line following them), e.g. one that drops privileges.
+    pub fn serve_under(
+        wrapper: &[&OsStr],
+        machine: &Machine,
+        upstream: &str,
+        data_dir: &Path,
+        window_tokens: u64,
+    ) -> Self {
+        let exe = OsStr::new(env!("CARGO_BIN_EXE_magic-context"));
+        let (program, leading) = match wrapper {
+            [program, leading @ ..] => (*program, leading),
+            [] => (exe, &[][..]),
+        };
+        let mut command = Command::new(program);
+        command.args(leading);
+        if !wrapper.is_empty() {
+            command.arg(exe);
+        }
         command
             .args([
                 "serve",
