@@ -46,6 +46,10 @@ pub enum SideCall {
     PiCompaction,
     /// Codex's compaction request.
     CodexCompaction,
+    /// A Responses call that leans on history stored at the provider
+    /// (`previous_response_id`, a `conversation`, `item_reference` items) or carries no
+    /// `input`: not the whole conversation, so there is nothing to rewrite.
+    StatefulResponses,
 }
 
 impl SideCall {
@@ -56,6 +60,7 @@ impl SideCall {
             Self::OpenCodeCompaction => "opencode_compaction",
             Self::PiCompaction => "pi_compaction",
             Self::CodexCompaction => "codex_compaction",
+            Self::StatefulResponses => "responses_stateful",
         }
     }
 }
