@@ -258,3 +258,73 @@ async fn a_malformed_body_gets_an_openai_shaped_400() {
     }
     assert!(upstream.seen().is_empty(), "nothing bad goes upstream");
 }
+
+#[tokio::test]
+async fn a_context_length_error_is_retried_with_a_smaller_request() {
+    let upstream = Upstream::replying(|_, index| {
+        if index == 0 {
+            json_response(400, &json!({"error": {
+                "message": "Your input exceeds the context window of this model. This model's maximum context length is 30,000 tokens. However, your messages resulted in 41,000 tokens.",
+                "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}}))
+        } else {
+            json_response(200, &json!({"id": "resp_ok", "object": "response", "status": "completed", "error": null,
+                "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "fits now"}]}]}))
+        }
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut input = vec![
+        json!({"role": "developer", "content": "Be brief."}),
+        user("Read every file."),
+    ];
+    for round in 0..40 {
+        let id = format!("call_{round}");
+        input.push(
+            json!({"type": "function_call", "call_id": id, "name": "exec_command",
+            "arguments": format!("{{\"cmd\":\"cat f{round}\"}}")}),
+        );
+        let output: String = (0..100)
+            .map(|line| format!("file {round} line {line}\n"))
+            .collect();
+        input.push(json!({"type": "function_call_output", "call_id": id, "output": output}));
+    }
+    let reply = post_responses(&proxy, request(&input, false).to_string()).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["output"][0]["content"][0]["text"], "fits now");
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].body.len() < seen[0].body.len() * 3 / 4);
+}
+
+#[tokio::test]
+async fn codexs_compaction_call_passes_through_verbatim() {
+    let answer = json!({"id": "resp_c", "object": "response", "status": "completed", "error": null, "output": []});
+    let upstream = Upstream::replying(move |_, _| json_response(200, &answer)).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut input = instructions();
+    input.push(user("Fix the build."));
+    input.push(user(
+        "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary.",
+    ));
+    let mut body = request(&input, false);
+    body["tools"] = json!([]);
+    body["parallel_tool_calls"] = json!(false);
+    let body = body.to_string();
+    let reply = send(
+        Method::POST,
+        &proxy.url("/v1/responses"),
+        &[
+            ("content-type", "application/json"),
+            ("session-id", THREAD),
+            (
+                "x-codex-turn-metadata",
+                r#"{"request_kind":"compaction","window_number":0}"#,
+            ),
+        ],
+        body.clone(),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(upstream.seen()[0].body, body.as_bytes());
+    assert!(proxy.session_ids().is_empty());
+}
