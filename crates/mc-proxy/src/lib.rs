@@ -89,6 +89,7 @@ pub use project::{PROJECT_HEADER, identify as identify_project};
 pub use provider::{ErrorKind, Provider, ProxyError};
 pub use session_resolve::SESSION_HEADER;
 pub use settings::ProxySettings;
+pub use side_call::STATEFUL_RESPONSES_ROUTE;
 pub use tokens::TokenEstimator;
 
 /// Why the proxy could not start.

@@ -35,6 +35,10 @@ const CODEX_TURN_METADATA: &str = "x-codex-turn-metadata";
 /// wires carry as two user messages and Anthropic merges into one.
 const TITLE_MAX_MESSAGES: usize = 2;
 
+/// The ledger route of a [`SideCall::StatefulResponses`] call, so `status` can say how many
+/// calls went up unmanaged because their history lives at the provider.
+pub const STATEFUL_RESPONSES_ROUTE: &str = "openai_responses_stateful";
+
 /// A recognised side call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SideCall {

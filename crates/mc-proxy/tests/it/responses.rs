@@ -152,6 +152,19 @@ async fn streamed_responses_are_managed_and_the_second_call_hits_the_cache() {
     let rows = proxy.calls(&ids[0], 2).await;
     assert!(rows.iter().all(|row| row.route == "openai_responses"));
     assert_eq!(rows[1].cache_read_tokens, Some(ledger[1].cache_read));
+    // The reported usage teaches the token correction, as on the other wires.
+    let mut learned = Vec::new();
+    for _ in 0..250 {
+        learned = proxy.store().read(|tx| tx.token_corrections()).unwrap();
+        if !learned.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        learned.iter().any(|(model, _)| model == "gpt-5"),
+        "{learned:?}"
+    );
     let sent = &input[..input.len() - 2];
     let stored: Vec<_> = proxy
         .messages(&ids[0])
@@ -230,6 +243,18 @@ async fn a_stateful_call_goes_up_untouched_and_is_not_stored() {
         proxy.session_ids().is_empty(),
         "nothing is managed or stored"
     );
+    // Its ledger row says why, for `status`.
+    let mut rows = Vec::new();
+    for _ in 0..250 {
+        rows = proxy.store().read(|tx| tx.unattributed_calls(10)).unwrap();
+        if !rows.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].route, mc_proxy::STATEFUL_RESPONSES_ROUTE);
+    assert_eq!(rows[0].status, 400);
 }
 
 #[tokio::test]
