@@ -28,14 +28,6 @@ impl Provider {
             Self::OpenAiResponses => "openai_responses",
         }
     }
-
-    /// Whether the wire is one of OpenAI's (same upstream, same error shape).
-    pub fn is_openai(self) -> bool {
-        match self {
-            Self::Anthropic => false,
-            Self::OpenAi | Self::OpenAiResponses => true,
-        }
-    }
 }
 
 /// What went wrong, in the provider's categories.

@@ -23,6 +23,9 @@ use mc_core::{MediaKind, Message, Part, Role};
 use serde_json::{Map, Value};
 
 use super::content::{Content, ContentPart, TextKind};
+use crate::error::JsonPath;
+use crate::object::FromJson;
+
 use super::item::{
     CustomToolCallItem, FunctionCallItem, Item, MessageItem, MessageRole, OutputKind,
     ToolOutputItem,
@@ -162,8 +165,9 @@ fn media(raw: &Map<String, Value>) -> Option<Part> {
 /// else as `input_text`; [`Role::Tool`] text becomes a user message); each tool call and
 /// result becomes its own item where it stood; a [`Part::Unknown`] holding an item goes out
 /// as that item. Dropped, because the wire has no place for them: visible thinking and
-/// redacted thinking from another wire (reasoning from this wire is an item), and media or
-/// unknown parts that do not hold a Responses part or item.
+/// redacted thinking from another wire (reasoning from this wire is an item), media or
+/// unknown parts that do not hold a Responses part or item, and reasoning items with nothing
+/// after them in their message (the provider refuses reasoning without the item it led to).
 pub fn from_conversation<'a>(
     messages: impl IntoIterator<Item = &'a Message> + Clone,
     is_custom_tool: impl Fn(&str) -> bool,
@@ -202,7 +206,20 @@ fn render_message(
             items.push(Item::Message(MessageItem::new(role, content)));
         }
     };
-    for part in &message.parts {
+    // OpenAI refuses a reasoning item that nothing the model wrote follows: after the engine
+    // dropped the call a reasoning item led to, the reasoning goes too.
+    let answered_until = message
+        .parts
+        .iter()
+        .rposition(|part| {
+            !is_reasoning(part)
+                && !matches!(part, Part::Thinking { .. } | Part::RedactedThinking { .. })
+        })
+        .map_or(0, |at| at + 1);
+    for (at, part) in message.parts.iter().enumerate() {
+        if at >= answered_until && is_reasoning(part) {
+            continue;
+        }
         match part {
             Part::Text { text } => pending.push(ContentPart::text(text_kind, text.clone())),
             Part::Media {
@@ -215,7 +232,7 @@ fn render_message(
             Part::Unknown { raw, .. } => {
                 if let Value::Object(raw) = raw {
                     flush(&mut pending, items);
-                    items.push(Item::Other(raw.clone()));
+                    items.push(typed_item(raw));
                 }
             }
             Part::ToolCall { id, name, input } => {
@@ -248,6 +265,17 @@ fn render_message(
         }
     }
     flush(&mut pending, items);
+}
+
+/// An item kept whole, read back into its typed form (a reasoning item is a
+/// [`Item::Reasoning`] again); one that no longer reads goes out as it is.
+fn typed_item(raw: &Map<String, Value>) -> Item {
+    Item::from_json(Value::Object(raw.clone()), &JsonPath::Root)
+        .unwrap_or_else(|_| Item::Other(raw.clone()))
+}
+
+fn is_reasoning(part: &Part) -> bool {
+    matches!(part, Part::Unknown { type_name, .. } if type_name == "reasoning")
 }
 
 /// A tool result's content: a bare string when it is one text (the form clients send),

@@ -245,6 +245,40 @@ fn rendering_keeps_opaque_items_and_tells_custom_calls_apart() {
 }
 
 #[test]
+fn reasoning_whose_call_was_dropped_is_dropped_too() {
+    let reasoning = |id: &str| Part::Unknown {
+        type_name: "reasoning".into(),
+        raw: json!({"type": "reasoning", "id": id, "summary": [], "encrypted_content": "e"}),
+    };
+    let call = Part::ToolCall {
+        id: "c".into(),
+        name: "f".into(),
+        input: json!({}),
+    };
+    let messages = vec![
+        Message::new(
+            Role::Assistant,
+            vec![reasoning("rs_kept"), call, reasoning("rs_trailing")],
+        ),
+        Message::new(Role::Assistant, vec![reasoning("rs_alone")]),
+    ];
+    let rendered: Vec<Value> = from_conversation(&messages, |_| false)
+        .iter()
+        .map(|item| serde_json::to_value(item).unwrap())
+        .collect();
+    let kinds: Vec<(&str, &str)> = rendered
+        .iter()
+        .map(|item| {
+            (
+                item["type"].as_str().unwrap(),
+                item["id"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, [("reasoning", "rs_kept"), ("function_call", "")]);
+}
+
+#[test]
 fn media_and_unknown_parts() {
     let request = decode(&json!({"model": "m", "input": [
         {"role": "user", "content": [
