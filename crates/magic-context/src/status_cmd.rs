@@ -6,7 +6,11 @@
 //! as `doctor` (honouring `MAGIC_CONTEXT_DATA_DIR`) and only reads it.
 //!
 //! `--json` prints one object, in one of two shapes:
-//! - without `--session`: `{"sessions": [SESSION, …]}`, most recently seen first;
+//! - without `--session`: `{"sessions": [SESSION, …], "token_corrections": […],
+//!   "unmanaged_stateful_calls": STATEFUL}`, sessions most recently seen first; STATEFUL,
+//!   only present when there are any, is `{"count", "last_ms"}` over the newest calls tied
+//!   to no session: Responses calls that lean on history stored at the provider, forwarded
+//!   unmanaged;
 //! - with `--session ID`: `{"session": SESSION, "history": HISTORY, "recent_calls": [CALL, …]}`,
 //!   calls newest first; HISTORY is described at [`HistoryStatus::json`].
 //!
@@ -44,6 +48,9 @@ use crate::output::{pretty, write_stdout};
 
 /// Calls listed under a single session: enough to see the last few turns and a retry.
 const CALLS_SHOWN: usize = 10;
+
+/// Calls tied to no session read to count the stateful ones.
+const UNATTRIBUTED_READ: usize = 200;
 
 /// What an empty store prints, pointing at the one step that fills it.
 const NO_SESSIONS: &str = "no sessions yet; point your agent at `magic-context serve`\n";
@@ -126,9 +133,16 @@ fn recent_sessions(
     as_json: bool,
     now_ms: i64,
 ) -> anyhow::Result<String> {
-    let (sessions, corrections) = store
-        .read(|tx| Ok((tx.recent_sessions_status(limit)?, tx.token_corrections()?)))
+    let (sessions, corrections, unattributed) = store
+        .read(|tx| {
+            Ok((
+                tx.recent_sessions_status(limit)?,
+                tx.token_corrections()?,
+                tx.unattributed_calls(UNATTRIBUTED_READ)?,
+            ))
+        })
         .context("cannot read the sessions' status")?;
+    let stateful = StatefulCalls::among(&unattributed);
     if as_json {
         let sessions: Vec<Value> = sessions.iter().map(session_json).collect();
         let corrections: Vec<Value> = corrections
@@ -141,10 +155,21 @@ fn recent_sessions(
                 })
             })
             .collect();
-        return pretty(&json!({ "sessions": sessions, "token_corrections": corrections }));
+        let mut out = json!({ "sessions": sessions, "token_corrections": corrections });
+        if let (Some(calls), Some(object)) = (stateful, out.as_object_mut()) {
+            object.insert(
+                "unmanaged_stateful_calls".to_owned(),
+                json!({"count": calls.count, "last_ms": calls.last_ms}),
+            );
+        }
+        return pretty(&out);
     }
     if sessions.is_empty() {
-        return Ok(NO_SESSIONS.to_owned());
+        let mut text = NO_SESSIONS.to_owned();
+        if let Some(calls) = stateful {
+            text.push_str(&calls.text(now_ms));
+        }
+        return Ok(text);
     }
     let mut blocks: Vec<String> = sessions
         .iter()
@@ -153,7 +178,42 @@ fn recent_sessions(
     if !corrections.is_empty() {
         blocks.push(corrections_text(&corrections));
     }
+    if let Some(calls) = stateful {
+        blocks.push(calls.text(now_ms));
+    }
     Ok(blocks.join("\n"))
+}
+
+/// Responses calls forwarded unmanaged because their history lives at the provider: a
+/// session the user expected managed may be missing for this reason, so `status` says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatefulCalls {
+    count: usize,
+    last_ms: i64,
+}
+
+impl StatefulCalls {
+    /// The stateful calls among `calls` (newest first), if any.
+    fn among(calls: &[CallRow]) -> Option<Self> {
+        let mut stateful = calls
+            .iter()
+            .filter(|call| call.route == mc_proxy::STATEFUL_RESPONSES_ROUTE);
+        let newest = stateful.next()?;
+        Some(Self {
+            count: 1 + stateful.count(),
+            last_ms: newest.started_ms,
+        })
+    }
+
+    fn text(self, now_ms: i64) -> String {
+        format!(
+            "{} Responses call(s) forwarded unmanaged, the last {}: they use history stored at \
+             the provider (previous_response_id), which the proxy cannot rewrite; send the whole \
+             conversation with `store: false` to have it managed\n",
+            self.count,
+            age(now_ms, self.last_ms)
+        )
+    }
 }
 
 /// The token counts learned per model: what the provider counts per token the proxy
@@ -450,6 +510,50 @@ mod tests {
             ],
             ["0s ago", "59s ago", "1m ago", "59m ago", "2h ago", "2d ago"].map(String::from)
         );
+    }
+
+    #[test]
+    fn stateful_responses_calls_are_counted() {
+        let call = |route: &str, started_ms: i64| CallRow {
+            session: None,
+            pass_seq: None,
+            started_ms,
+            route: route.to_owned(),
+            model: "gpt-5".to_owned(),
+            pass_kind: None,
+            bust_cause: None,
+            status: 200,
+            uncached_tokens: None,
+            cache_write_tokens: None,
+            cache_read_tokens: None,
+            output_tokens: None,
+            first_byte_ms: None,
+            total_ms: 0,
+            stop_reason: None,
+            usable_window: None,
+            overflow_retry: false,
+            error: None,
+        };
+        let newest_first = [
+            call("anthropic", 9_000),
+            call(mc_proxy::STATEFUL_RESPONSES_ROUTE, 8_000),
+            call("openai_responses", 7_000),
+            call(mc_proxy::STATEFUL_RESPONSES_ROUTE, 6_000),
+        ];
+        let stateful = StatefulCalls::among(&newest_first).unwrap();
+        assert_eq!(
+            stateful,
+            StatefulCalls {
+                count: 2,
+                last_ms: 8_000
+            }
+        );
+        assert!(
+            stateful
+                .text(68_000)
+                .starts_with("2 Responses call(s) forwarded unmanaged, the last 1m ago")
+        );
+        assert_eq!(StatefulCalls::among(&newest_first[..1]), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The proxy's shared state and its routes.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Router;
 use axum::routing::{any, get, post};
@@ -55,6 +56,8 @@ pub struct App {
     pub recent_usage: SessionCache<ReportedUsage>,
     /// Estimated tokens of each distinct system prompt and tools.
     pub fixed_tokens: FixedTokens,
+    /// Whether a stateful Responses call was seen (and said so in the log) yet.
+    stateful_noted: AtomicBool,
 }
 
 impl App {
@@ -87,7 +90,24 @@ impl App {
             recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),
             store,
+            stateful_noted: AtomicBool::new(false),
         })
+    }
+
+    /// Notes a Responses call that leans on history stored at the provider (`reason` names
+    /// how), which goes up unmanaged: a warning the first time, so the user learns why the
+    /// session is not managed, then a debug line per call.
+    pub fn note_stateful(&self, reason: &str) {
+        if self.stateful_noted.swap(true, Ordering::Relaxed) {
+            tracing::debug!(reason, "a stateful Responses call; forwarded unmanaged");
+        } else {
+            tracing::warn!(
+                reason,
+                "a Responses call uses history stored at the provider, which the proxy cannot \
+                 rewrite: such calls are forwarded unmanaged. Send the whole conversation with \
+                 `store: false` (Codex, OpenCode and Pi do) to have it managed."
+            );
+        }
     }
 }
 
@@ -108,7 +128,7 @@ fn concurrent_passes() -> usize {
     std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2)
 }
 
-/// The proxy's routes: the two managed model-call routes, our own health route, and
+/// The proxy's routes: the three managed model-call routes, our own health route, and
 /// verbatim forwarding for everything else, other methods on the managed paths included (a `405` from the proxy
 /// would hide what the upstream says, e.g. to a CORS preflight).
 pub fn router(app: Arc<App>) -> Router {
@@ -120,6 +140,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/chat/completions",
             post(managed::openai_chat).fallback(forward::forward),
+        )
+        .route(
+            "/v1/responses",
+            post(managed::openai_responses).fallback(forward::forward),
         )
         .route(HEALTH_PATH, get(health::health))
         .fallback(any(forward::forward))

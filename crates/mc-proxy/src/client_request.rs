@@ -8,11 +8,12 @@ use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
 use mc_wire::openai::{ChatContent, ChatRequest};
+use mc_wire::responses::ResponsesRequest;
 use serde_json::Value;
 
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
-use crate::{render_anthropic, render_openai};
+use crate::{render_anthropic, render_openai, render_responses};
 
 /// A decoded model call.
 pub enum ClientRequest {
@@ -21,6 +22,8 @@ pub enum ClientRequest {
     Anthropic(Arc<MessagesRequest>),
     /// `POST /v1/chat/completions`.
     OpenAi(ChatRequest),
+    /// `POST /v1/responses`.
+    Responses(ResponsesRequest),
 }
 
 impl ClientRequest {
@@ -29,6 +32,7 @@ impl ClientRequest {
         match self {
             Self::Anthropic(request) => &request.model,
             Self::OpenAi(request) => &request.model,
+            Self::Responses(request) => &request.model,
         }
     }
 
@@ -37,8 +41,9 @@ impl ClientRequest {
         let rest = match self {
             Self::Anthropic(request) => &request.rest,
             Self::OpenAi(request) => &request.rest,
+            Self::Responses(request) => &request.rest,
         };
-        ["max_tokens", "max_completion_tokens"]
+        ["max_tokens", "max_completion_tokens", "max_output_tokens"]
             .iter()
             .find_map(|key| rest.get(*key).and_then(Value::as_u64))
     }
@@ -49,6 +54,7 @@ impl ClientRequest {
         let rest = match self {
             Self::Anthropic(request) => &request.rest,
             Self::OpenAi(request) => &request.rest,
+            Self::Responses(request) => &request.rest,
         };
         rest.get("thinking")
             .and_then(|thinking| thinking.get("budget_tokens"))
@@ -60,7 +66,15 @@ impl ClientRequest {
     pub fn metadata_user_id(&self) -> Option<&str> {
         match self {
             Self::Anthropic(request) => request.metadata_user_id(),
-            Self::OpenAi(_) => None,
+            Self::OpenAi(_) | Self::Responses(_) => None,
+        }
+    }
+
+    /// Responses `prompt_cache_key`, where Codex, OpenCode and Pi write their session id.
+    pub fn prompt_cache_key(&self) -> Option<&str> {
+        match self {
+            Self::Responses(request) => request.prompt_cache_key(),
+            Self::Anthropic(_) | Self::OpenAi(_) => None,
         }
     }
 
@@ -73,6 +87,7 @@ impl ClientRequest {
                 render_anthropic::prefix_identity(&request)
             }
             Self::OpenAi(request) => render_openai::prefix_identity(request),
+            Self::Responses(request) => render_responses::prefix_identity(request),
         }
     }
 
@@ -80,7 +95,7 @@ impl ClientRequest {
     pub fn system_blocks(&self) -> usize {
         match self {
             Self::Anthropic(request) => render_anthropic::system_blocks(request),
-            Self::OpenAi(_) => 0,
+            Self::OpenAi(_) | Self::Responses(_) => 0,
         }
     }
 
@@ -92,6 +107,10 @@ impl ClientRequest {
                 .as_ref()
                 .is_some_and(|tools| !tools.is_empty()),
             Self::OpenAi(request) => request
+                .tools
+                .as_ref()
+                .is_some_and(|tools| !tools.is_empty()),
+            Self::Responses(request) => request
                 .tools
                 .as_ref()
                 .is_some_and(|tools| !tools.is_empty()),
@@ -112,6 +131,12 @@ impl ClientRequest {
                 })
                 .collect(),
             Self::OpenAi(request) => request
+                .tools
+                .iter()
+                .flatten()
+                .map(|tool| Value::Object(tool.raw.clone()).to_string())
+                .collect(),
+            Self::Responses(request) => request
                 .tools
                 .iter()
                 .flatten()
@@ -141,6 +166,7 @@ impl ClientRequest {
                     ChatContent::Parts(_) => None,
                 })
                 .collect(),
+            Self::Responses(request) => render_responses::system_texts(request),
         }
     }
 
@@ -178,6 +204,12 @@ impl ClientRequest {
                     encoded: None,
                 }
             }
+            // Responses streams always end with their usage: nothing to ask for or hide.
+            Self::Responses(request) => Rendered {
+                body: Bytes::from(render_responses::render(request, outcome).encode()),
+                hide_usage_chunk: false,
+                encoded: None,
+            },
         }
     }
 }

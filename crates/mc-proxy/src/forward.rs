@@ -47,7 +47,7 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response<
     }
     let base = match provider {
         Provider::Anthropic => &app.settings.upstream_anthropic,
-        Provider::OpenAi => &app.settings.upstream_openai,
+        Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
     };
     let url = ProxySettings::upstream_url(base, &path_and_query);
     let upstream = app

@@ -76,7 +76,7 @@ pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Plann
     let config = &engine.config().historian;
     let upstream = match provider {
         Provider::Anthropic => &app.settings.upstream_anthropic,
-        Provider::OpenAi => &app.settings.upstream_openai,
+        Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
     };
     let endpoints = endpoints(config, provider, upstream, headers, &planned.model);
     let settings = HistorianSettings::new(engine.config(), planned.usable_window);
@@ -112,10 +112,10 @@ fn endpoints(
     }
     let (wire, small) = match provider {
         Provider::Anthropic => (Wire::Anthropic, ANTHROPIC_SMALL_MODEL),
-        Provider::OpenAi if upstream.contains("://api.openai.com") => {
+        Provider::OpenAi | Provider::OpenAiResponses if upstream.contains("://api.openai.com") => {
             (Wire::OpenAiChat, OPENAI_SMALL_MODEL)
         }
-        Provider::OpenAi => (Wire::OpenAiChat, session_model),
+        Provider::OpenAi | Provider::OpenAiResponses => (Wire::OpenAiChat, session_model),
     };
     let mut models: Vec<&str> = vec![config.model.as_deref().unwrap_or(small)];
     models.extend(config.fallback_models.iter().map(String::as_str));
@@ -172,7 +172,7 @@ impl Credentials {
                     headers: extra,
                 }
             }
-            Provider::OpenAi => Self {
+            Provider::OpenAi | Provider::OpenAiResponses => Self {
                 key: header("authorization")
                     .and_then(|value| value.strip_prefix("Bearer ").map(str::to_owned))
                     .map(Secret::new),

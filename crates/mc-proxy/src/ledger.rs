@@ -15,6 +15,7 @@ use crate::clock::{elapsed_ms, unix_ms};
 use crate::headers::header_str;
 use crate::pass_run::Planned;
 use crate::provider::Provider;
+use crate::side_call::{STATEFUL_RESPONSES_ROUTE, SideCall};
 use crate::usage::CallUsage;
 
 /// The longest error text a ledger row (and its log line) keeps, in characters.
@@ -49,7 +50,16 @@ pub fn call_row(
         session: planned.session.clone(),
         pass_seq: planned.pass.as_ref().map(|pass| pass.seq),
         started_ms: now_ms - i64::try_from(total_ms).unwrap_or(0),
-        route: provider.as_str().to_owned(),
+        route: match planned.side_call {
+            Some(SideCall::StatefulResponses) => STATEFUL_RESPONSES_ROUTE.to_owned(),
+            Some(
+                SideCall::OpenCodeTitle
+                | SideCall::OpenCodeCompaction
+                | SideCall::PiCompaction
+                | SideCall::CodexCompaction,
+            )
+            | None => provider.as_str().to_owned(),
+        },
         model: planned.model.clone(),
         pass_kind: planned.pass.as_ref().map(|pass| pass.kind.clone()),
         bust_cause: planned.pass.as_ref().and_then(|pass| pass.cause.clone()),

@@ -1,9 +1,11 @@
 //! The Magic Context proxy (`magic-context serve`).
 //!
 //! Agents point their provider base URL here. Model calls on the provider routes (Anthropic
-//! `POST /v1/messages`, OpenAI `POST /v1/chat/completions`) are resolved to a session, run
-//! through the transform engine and sent upstream; the response streams back to the client
-//! byte for byte while a copy is parsed for usage and the stop reason. `GET
+//! `POST /v1/messages`, OpenAI `POST /v1/chat/completions` and `POST /v1/responses`) are
+//! resolved to a session, run through the transform engine and sent upstream; the response
+//! streams back to the client byte for byte while a copy is parsed for usage and the stop
+//! reason. A Responses call that leans on history stored at the provider
+//! (`previous_response_id`) cannot be rewritten and goes up as sent. `GET
 //! /_magic-context/health` names the service, so tools can tell this proxy from another
 //! server on the port. Everything else (`count_tokens`, `/v1/models`, unknown paths) is
 //! forwarded verbatim.
@@ -52,6 +54,7 @@ mod project;
 mod provider;
 mod render_anthropic;
 mod render_openai;
+mod render_responses;
 mod request_body;
 mod session_resolve;
 mod settings;
@@ -87,6 +90,7 @@ pub use project::{PROJECT_HEADER, identify as identify_project};
 pub use provider::{ErrorKind, Provider, ProxyError};
 pub use session_resolve::SESSION_HEADER;
 pub use settings::ProxySettings;
+pub use side_call::STATEFUL_RESPONSES_ROUTE;
 pub use store_slot::{OPEN_WAIT, Reopen};
 pub use tokens::TokenEstimator;
 

@@ -47,6 +47,11 @@ pub async fn openai_chat(State(app): State<Arc<App>>, request: Request) -> Respo
     managed(app, Provider::OpenAi, request).await
 }
 
+/// `POST /v1/responses`.
+pub async fn openai_responses(State(app): State<Arc<App>>, request: Request) -> Response<Body> {
+    managed(app, Provider::OpenAiResponses, request).await
+}
+
 async fn managed(app: Arc<App>, provider: Provider, request: Request) -> Response<Body> {
     match run(app, provider, request).await {
         Ok(response) => response,
@@ -186,7 +191,7 @@ pub async fn send_upstream(
 ) -> Result<reqwest::Response, reqwest::Error> {
     let base = match provider {
         Provider::Anthropic => &app.settings.upstream_anthropic,
-        Provider::OpenAi => &app.settings.upstream_openai,
+        Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
     };
     app.client
         .post(ProxySettings::upstream_url(base, path_and_query))

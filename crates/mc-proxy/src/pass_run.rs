@@ -13,6 +13,7 @@ use mc_core::pass_plan::usable_window;
 use mc_core::{HashChain, SessionId};
 use mc_engine::{EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
+use mc_wire::responses::ResponsesRequest;
 
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
@@ -20,10 +21,10 @@ use crate::clock::unix_ms;
 use crate::incremental::Layout;
 use crate::ledger::ReportedUsage;
 use crate::provider::{ErrorKind, Provider, ProxyError};
-use crate::render_openai;
 use crate::session_resolve::{ChainScope, ResolveError, SessionHints, resolve};
 use crate::side_call::{self, SideCall};
 use crate::windows::context_window;
+use crate::{render_openai, render_responses};
 
 /// Attempts at a pass while the store reports busy (each already waited its busy timeout).
 const BUSY_ATTEMPTS: u32 = 3;
@@ -166,6 +167,34 @@ fn plan_once(
                 None,
             )
         }
+        Provider::OpenAiResponses => {
+            let request = ResponsesRequest::decode(body, usize::MAX).map_err(invalid)?;
+            let stateful = request
+                .stateful_reason()
+                .or_else(|| request.input.is_none().then_some("no input"));
+            if let Some(reason) = stateful {
+                app.note_stateful(reason);
+                return Ok(Planned {
+                    session: None,
+                    model: request.model,
+                    pass: None,
+                    usable_window: None,
+                    upstream_body: body.clone(),
+                    hide_usage_chunk: false,
+                    side_call: Some(SideCall::StatefulResponses),
+                });
+            }
+            let conversation = render_responses::conversation(&request);
+            let chain = HashChain::of(&conversation);
+            // OpenAI caches on its own; `prompt_cache_key` goes up as sent.
+            (
+                ClientRequest::Responses(request),
+                conversation,
+                chain,
+                CacheTtlChoice::Default,
+                None,
+            )
+        }
     };
     let model = client.model().to_owned();
     // A host's side call goes up as the client sent it, needing no store (module docs of
@@ -192,7 +221,8 @@ fn plan_once(
             format!("the context store is unavailable ({reason}); the request was not sent unmanaged. Retry once the cause is gone (no restart needed); `magic-context doctor` shows what is wrong."),
         ))
     })?;
-    let hints = SessionHints::read(headers, client.metadata_user_id());
+    let hints = SessionHints::read(headers, client.metadata_user_id())
+        .or_prompt_cache_key(client.prompt_cache_key());
     let project = app.projects.resolve(
         headers,
         client

@@ -1,4 +1,4 @@
-//! The two provider wires the proxy manages, and errors shaped the way each client expects.
+//! The provider wires the proxy manages, and errors shaped the way each client expects.
 //!
 //! An agent shows a provider error to its user and sometimes acts on its type (retrying an
 //! `overloaded_error`, stopping on an `invalid_request_error`), so the proxy's own errors use
@@ -15,6 +15,8 @@ pub enum Provider {
     Anthropic,
     /// OpenAI Chat Completions.
     OpenAi,
+    /// OpenAI Responses (`/v1/responses`, what Codex speaks).
+    OpenAiResponses,
 }
 
 impl Provider {
@@ -23,6 +25,7 @@ impl Provider {
         match self {
             Self::Anthropic => "anthropic",
             Self::OpenAi => "openai",
+            Self::OpenAiResponses => "openai_responses",
         }
     }
 }
@@ -115,7 +118,7 @@ impl ProxyError {
                 "type": "error",
                 "error": {"type": self.kind.anthropic_type(), "message": self.message},
             }),
-            Provider::OpenAi => json!({
+            Provider::OpenAi | Provider::OpenAiResponses => json!({
                 "error": {
                     "message": self.message,
                     "type": self.kind.openai_type(),
@@ -127,12 +130,23 @@ impl ProxyError {
     }
 
     /// The body as one SSE event, for a failure after a stream has started: Anthropic
-    /// streams end with an `error` event; OpenAI clients read a `data:` line with an error.
+    /// streams end with an `error` event; Chat clients read a `data:` line with an error;
+    /// Responses clients an `error` event with the error's fields at its top level.
     pub fn sse_event(&self) -> String {
-        let data = self.body().to_string();
         match self.provider {
-            Provider::Anthropic => mc_wire::sse::encode_event(Some("error"), &data),
-            Provider::OpenAi => mc_wire::sse::encode_event(None, &data),
+            Provider::Anthropic => {
+                mc_wire::sse::encode_event(Some("error"), &self.body().to_string())
+            }
+            Provider::OpenAi => mc_wire::sse::encode_event(None, &self.body().to_string()),
+            Provider::OpenAiResponses => {
+                let data = json!({
+                    "type": "error",
+                    "code": self.kind.openai_type(),
+                    "message": self.message,
+                    "param": null,
+                });
+                mc_wire::sse::encode_event(Some("error"), &data.to_string())
+            }
         }
     }
 }
@@ -170,6 +184,18 @@ mod tests {
         assert_eq!(
             error.body()["error"]["message"],
             "magic-context: store busy"
+        );
+    }
+
+    #[test]
+    fn responses_shapes() {
+        let error = ProxyError::new(Provider::OpenAiResponses, ErrorKind::InvalidRequest, "bad");
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error.body()["error"]["type"], "invalid_request_error");
+        assert!(
+            error
+                .sse_event()
+                .starts_with("event: error\ndata: {\"type\":\"error\"")
         );
     }
 

@@ -2,7 +2,9 @@
 //!
 //! In order: an explicit `x-magic-context-session` header; else the client's own session id
 //! (Claude Code's `X-Claude-Code-Session-Id` header or the `session_id` inside
-//! `metadata.user_id`, OpenCode's `x-session-id`, Codex's `session-id` / `thread-id`);
+//! `metadata.user_id`, OpenCode's `x-session-id`, Codex's `session-id` / `thread-id`, Pi's
+//! `session_id` on Responses, else a Responses `prompt_cache_key`, which all three put their
+//! session id in);
 //! else the conversation's hash chain: the stored session whose messages this request
 //! extends, within the request's [`ChainScope`].
 //!
@@ -61,6 +63,8 @@ impl SessionHints {
             header_str(headers, "session-id").or_else(|| header_str(headers, "thread-id"))
         {
             (Host::Codex, Some(id.to_owned()))
+        } else if let Some(id) = header_str(headers, "session_id") {
+            (Host::Pi, Some(id.to_owned()))
         } else {
             (host_from_user_agent(&user_agent), None)
         };
@@ -69,6 +73,20 @@ impl SessionHints {
             explicit,
             client_id: client_id.filter(|id| !id.is_empty()),
         }
+    }
+}
+
+impl SessionHints {
+    /// Takes a Responses `prompt_cache_key` as the client's session id when the headers
+    /// named none: Codex, OpenCode and Pi all put their session id there, and a client that
+    /// keys OpenAI's cache by it means one conversation by it.
+    pub fn or_prompt_cache_key(mut self, prompt_cache_key: Option<&str>) -> Self {
+        if self.client_id.is_none() {
+            self.client_id = prompt_cache_key
+                .filter(|key| !key.is_empty())
+                .map(str::to_owned);
+        }
+        self
     }
 }
 
@@ -282,6 +300,33 @@ mod tests {
             ChainScope::of(None, &["ab"]),
             ChainScope::of(None, &["a", "b"])
         );
+    }
+
+    #[test]
+    fn responses_session_ids() {
+        let mut headers = HeaderMap::new();
+        headers.insert("user-agent", "codex_exec/0.171.0".parse().unwrap());
+        let keyed = SessionHints::read(&headers, None).or_prompt_cache_key(Some("thread-9"));
+        assert_eq!(
+            (keyed.host, keyed.client_id.as_deref()),
+            (Host::Codex, Some("thread-9"))
+        );
+        headers.insert("session-id", "thread-1".parse().unwrap());
+        let named = SessionHints::read(&headers, None).or_prompt_cache_key(Some("other"));
+        assert_eq!(
+            named.client_id.as_deref(),
+            Some("thread-1"),
+            "a header id wins"
+        );
+        let mut pi = HeaderMap::new();
+        pi.insert("session_id", "pi-uuid".parse().unwrap());
+        let pi = SessionHints::read(&pi, None);
+        assert_eq!(
+            (pi.host, pi.client_id.as_deref()),
+            (Host::Pi, Some("pi-uuid"))
+        );
+        let none = SessionHints::read(&HeaderMap::new(), None).or_prompt_cache_key(Some(""));
+        assert_eq!(none.client_id, None);
     }
 
     #[test]

@@ -35,6 +35,10 @@ const CODEX_TURN_METADATA: &str = "x-codex-turn-metadata";
 /// wires carry as two user messages and Anthropic merges into one.
 const TITLE_MAX_MESSAGES: usize = 2;
 
+/// The ledger route of a [`SideCall::StatefulResponses`] call, so `status` can say how many
+/// calls went up unmanaged because their history lives at the provider.
+pub const STATEFUL_RESPONSES_ROUTE: &str = "openai_responses_stateful";
+
 /// A recognised side call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SideCall {
@@ -46,6 +50,10 @@ pub enum SideCall {
     PiCompaction,
     /// Codex's compaction request.
     CodexCompaction,
+    /// A Responses call that leans on history stored at the provider
+    /// (`previous_response_id`, a `conversation`, `item_reference` items) or carries no
+    /// `input`: not the whole conversation, so there is nothing to rewrite.
+    StatefulResponses,
 }
 
 impl SideCall {
@@ -56,6 +64,7 @@ impl SideCall {
             Self::OpenCodeCompaction => "opencode_compaction",
             Self::PiCompaction => "pi_compaction",
             Self::CodexCompaction => "codex_compaction",
+            Self::StatefulResponses => "responses_stateful",
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Reading usage and the stop reason off a copy of the response, as it streams past.
 //!
 //! Only the events that carry them are parsed (Anthropic's `message_start`,
-//! `message_delta` and `error`; OpenAI chunks that mention `usage` or a finish reason), so
-//! the tee costs little more than the SSE framing.
+//! `message_delta` and `error`; OpenAI chunks that mention `usage` or a finish reason;
+//! Responses' terminal events and `error`), so the tee costs little more than the SSE
+//! framing.
 
 use mc_wire::sse::SseDecoder;
 use serde_json::Value;
@@ -136,10 +137,75 @@ fn observe_event(provider: Provider, name: Option<&str>, data: &str, usage: &mut
                 observe_json(provider, &value, usage);
             }
         }
+        Provider::OpenAiResponses => {
+            // Lifecycle and item events carry no usage; only the terminal events and
+            // `error` matter, and the event name says which one this is.
+            let wanted = match name {
+                Some(name) => matches!(
+                    name,
+                    "response.completed" | "response.incomplete" | "response.failed" | "error"
+                ),
+                None => data.contains("\"usage\"") || data.contains("\"error\""),
+            };
+            if !wanted {
+                return;
+            }
+            if let Ok(value) = serde_json::from_str::<Value>(data) {
+                observe_responses(&value, usage);
+            }
+        }
+    }
+}
+
+/// A Responses body, lifecycle event or `error` event: usage and status from the response
+/// (`input_tokens` is the whole prompt, `cached_tokens` the part read from the cache), an
+/// error from a failed response or an `error` event.
+fn observe_responses(value: &Value, usage: &mut CallUsage) {
+    if value.get("type").and_then(Value::as_str) == Some("error") {
+        let message = value
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("error");
+        usage.stream_error = Some(
+            mc_core::redact_credentials(message)
+                .chars()
+                .take(MAX_ERROR_CHARS)
+                .collect(),
+        );
+        return;
+    }
+    let response = value.get("response").unwrap_or(value);
+    if let Some(message) = error_message(response) {
+        usage.stream_error = Some(message);
+    }
+    if let Some(reported) = response.get("usage").filter(|u| u.is_object()) {
+        let input = reported.get("input_tokens").and_then(Value::as_u64);
+        let cached = reported
+            .pointer("/input_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        usage.cache_read = Some(cached);
+        usage.cache_write = Some(0);
+        usage.uncached = input.map(|input| input.saturating_sub(cached));
+        usage.output = reported.get("output_tokens").and_then(Value::as_u64);
+    }
+    let incomplete = response
+        .pointer("/incomplete_details/reason")
+        .and_then(Value::as_str);
+    match (response.get("status").and_then(Value::as_str), incomplete) {
+        (_, Some(reason)) => usage.stop_reason = Some(reason.to_owned()),
+        (Some(status @ ("completed" | "incomplete" | "failed")), None) => {
+            usage.stop_reason = Some(status.to_owned());
+        }
+        _ => {}
     }
 }
 
 fn observe_json(provider: Provider, value: &Value, usage: &mut CallUsage) {
+    if provider == Provider::OpenAiResponses {
+        observe_responses(value, usage);
+        return;
+    }
     if let Some(message) = error_message(value) {
         usage.stream_error = Some(message);
     }
@@ -152,7 +218,7 @@ fn observe_json(provider: Provider, value: &Value, usage: &mut CallUsage) {
                 usage.stop_reason = Some(reason.to_owned());
             }
         }
-        Provider::OpenAi => {
+        Provider::OpenAi | Provider::OpenAiResponses => {
             if let Some(reported) = value.get("usage").filter(|u| u.is_object()) {
                 let prompt = reported.get("prompt_tokens").and_then(Value::as_u64);
                 let cached = reported
@@ -190,7 +256,8 @@ fn anthropic_usage(reported: &Value, usage: &mut CallUsage) {
 }
 
 fn error_message(value: &Value) -> Option<String> {
-    let error = value.get("error")?;
+    // A Responses object always has `error`, `null` unless it failed.
+    let error = value.get("error").filter(|error| !error.is_null())?;
     let message = error
         .get("message")
         .and_then(Value::as_str)
@@ -249,6 +316,43 @@ mod tests {
         let usage = observer.finish();
         assert_eq!((usage.uncached, usage.cache_read), (Some(10), Some(0)));
         assert_eq!(usage.stop_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn responses_json_and_stream() {
+        let mut observer = UsageObserver::new(Provider::OpenAiResponses, Some("application/json"));
+        observer.push(br#"{"id":"r","status":"completed","error":null,"output":[],"usage":{"input_tokens":3000,"input_tokens_details":{"cached_tokens":2944},"output_tokens":7}}"#);
+        let usage = observer.finish();
+        assert_eq!(
+            (usage.uncached, usage.cache_read, usage.output),
+            (Some(56), Some(2944), Some(7))
+        );
+        assert_eq!(usage.stop_reason.as_deref(), Some("completed"));
+        assert_eq!(usage.stream_error, None, "a null error is no error");
+
+        let mut observer = UsageObserver::new(Provider::OpenAiResponses, Some("text/event-stream"));
+        let stream = concat!(
+            "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"status\":\"in_progress\",\"error\":null,\"usage\":null}}\n\n",
+            "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"usage\"}\n\n",
+            "event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{\"status\":\"incomplete\",\"error\":null,\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"usage\":{\"input_tokens\":10,\"output_tokens\":2}}}\n\n",
+        );
+        for chunk in stream.as_bytes().chunks(9) {
+            observer.push(chunk);
+        }
+        let usage = observer.finish();
+        assert_eq!(
+            (usage.uncached, usage.cache_read, usage.output),
+            (Some(10), Some(0), Some(2))
+        );
+        assert_eq!(usage.stop_reason.as_deref(), Some("max_output_tokens"));
+        assert_eq!(usage.stream_error, None);
+
+        let mut observer = UsageObserver::new(Provider::OpenAiResponses, Some("text/event-stream"));
+        observer.push(b"event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"too long\"}}}\n\n");
+        assert_eq!(observer.finish().stream_error.as_deref(), Some("too long"));
+        let mut observer = UsageObserver::new(Provider::OpenAiResponses, Some("text/event-stream"));
+        observer.push(b"event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"boom\"}\n\n");
+        assert_eq!(observer.finish().stream_error.as_deref(), Some("boom"));
     }
 
     #[test]

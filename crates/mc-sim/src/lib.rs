@@ -63,7 +63,7 @@ pub use error::{CacheError, InvalidTokenScale, TokenizerError};
 pub use ledger::{CallRecord, Ledger};
 pub use model::min_cacheable_tokens;
 pub use models::{ModelSpec, Wire, model_spec};
-pub use openai_cache::{ChatPrompt, ChatSegment, OpenAiCache, linearise_chat};
+pub use openai_cache::{ChatPrompt, ChatSegment, OpenAiCache, linearise_chat, linearise_responses};
 pub use pricing::{PRICES_AS_OF, Price};
 pub use prompt::{BlockPath, PromptBlock, linearise, linearise_with};
 pub use provider::{ProviderError, SimProvider};

@@ -15,6 +15,9 @@
 //! a replay then shows the most caching a client could hope for) after their last use and at
 //! most [`MAX_AGE_MS`] after they were written.
 //!
+//! The Responses API shares the cache: there the segments are the tools, the instructions
+//! and one per input item ([`linearise_responses`]).
+//!
 //! Caches are separate per model and per `prompt_cache_key` (requests without one share a
 //! cache per model), since OpenAI routes on that key.
 
@@ -77,7 +80,13 @@ pub fn linearise_chat(
     counter: &dyn CountTokens,
     calibration: Calibration,
 ) -> ChatPrompt {
-    let mut chain = seed(request);
+    let mut chain = seed(
+        &request.model,
+        request
+            .rest
+            .get("prompt_cache_key")
+            .and_then(serde_json::Value::as_str),
+    );
     let mut segments = Vec::with_capacity(request.messages.len() + 1);
     if let Some(tools) = request.tools.as_ref().filter(|tools| !tools.is_empty()) {
         let text = serde_json::to_string(tools).unwrap_or_default();
@@ -131,16 +140,12 @@ fn message_tokens(message: &ChatMessage, counter: &dyn CountTokens) -> u64 {
 }
 
 /// The chain's start: caches are per model and per `prompt_cache_key`.
-fn seed(request: &ChatRequest) -> [u8; 32] {
+fn seed(model: &str, prompt_cache_key: Option<&str>) -> [u8; 32] {
     let mut seed = blake3::Hasher::new();
     seed.update(b"mc-sim openai prefix v1\0");
-    seed.update(request.model.as_bytes());
+    seed.update(model.as_bytes());
     seed.update(b"\0");
-    if let Some(key) = request
-        .rest
-        .get("prompt_cache_key")
-        .and_then(serde_json::Value::as_str)
-    {
+    if let Some(key) = prompt_cache_key {
         seed.update(b"key\0");
         seed.update(key.as_bytes());
     }
@@ -246,6 +251,10 @@ impl OpenAiCache {
         cached
     }
 }
+
+mod responses;
+
+pub use responses::linearise_responses;
 
 #[cfg(test)]
 mod tests;

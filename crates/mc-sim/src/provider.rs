@@ -10,13 +10,14 @@ use std::sync::Arc;
 
 use mc_wire::anthropic::MessagesRequest;
 use mc_wire::openai::ChatRequest;
+use mc_wire::responses::ResponsesRequest;
 
 use crate::apply::{apply, validate};
 use crate::calibration::Calibration;
 use crate::error::CacheError;
 use crate::ledger::{CallRecord, Ledger};
 use crate::models::{ModelSpec, Wire, model_spec};
-use crate::openai_cache::{OpenAiCache, linearise_chat};
+use crate::openai_cache::{ChatPrompt, OpenAiCache, linearise_chat, linearise_responses};
 use crate::prompt::{PromptBlock, linearise_with};
 use crate::state::CacheState;
 use crate::token_scale::TokenScale;
@@ -244,11 +245,36 @@ impl SimProvider {
         now_ms: u64,
         label: Option<String>,
     ) -> Result<CallRecord, ProviderError> {
-        let spec = self.model_spec(&request.model);
         let calibration = self.calibration(&request.model, Wire::OpenAi);
         let prompt = linearise_chat(request, &*self.counter, calibration);
+        self.openai_prompt(&request.model, &prompt, output_tokens, now_ms, label)
+    }
+
+    /// Prices one Responses call at `now_ms`; the Responses API shares the Chat wire's
+    /// automatic prefix cache and prices.
+    pub fn openai_responses(
+        &mut self,
+        request: &ResponsesRequest,
+        output_tokens: u64,
+        now_ms: u64,
+        label: Option<String>,
+    ) -> Result<CallRecord, ProviderError> {
+        let calibration = self.calibration(&request.model, Wire::OpenAi);
+        let prompt = linearise_responses(request, &*self.counter, calibration);
+        self.openai_prompt(&request.model, &prompt, output_tokens, now_ms, label)
+    }
+
+    fn openai_prompt(
+        &mut self,
+        model: &str,
+        prompt: &ChatPrompt,
+        output_tokens: u64,
+        now_ms: u64,
+        label: Option<String>,
+    ) -> Result<CallRecord, ProviderError> {
+        let spec = self.model_spec(model);
         let call = Call {
-            model: &request.model,
+            model,
             wire: Wire::OpenAi,
             prompt_tokens: prompt.prompt_tokens(),
             output_tokens,
@@ -258,7 +284,7 @@ impl SimProvider {
         if let Err(error) = check_window(&call, &spec) {
             return Err(self.record_refused(call, error));
         }
-        let read = self.openai_cache.apply(&prompt, now_ms);
+        let read = self.openai_cache.apply(prompt, now_ms);
         let usage = Usage {
             input: call.prompt_tokens.saturating_sub(read),
             write_5m: 0,

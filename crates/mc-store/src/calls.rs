@@ -24,7 +24,9 @@ pub struct CallRow {
     pub pass_seq: Option<u64>,
     /// When the call started, unix milliseconds.
     pub started_ms: i64,
-    /// The provider route: `anthropic` or `openai`.
+    /// The provider route: `anthropic`, `openai`, `openai_responses`, or
+    /// `openai_responses_stateful` for a Responses call forwarded unmanaged because its
+    /// history lives at the provider.
     pub route: String,
     /// The model the request named.
     pub model: String,

@@ -24,6 +24,7 @@ pub mod anthropic;
 mod error;
 mod object;
 pub mod openai;
+pub mod responses;
 pub mod sse;
 mod wire_object;
 

@@ -371,6 +371,40 @@ fn an_empty_store_says_how_to_fill_it() {
 }
 
 #[test]
+fn stateful_responses_calls_are_reported() {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let store = Store::open(data.join("context.db")).unwrap();
+    let started_ms = seen_ms();
+    let row = CallRow {
+        session: None,
+        pass_seq: None,
+        pass_kind: None,
+        route: mc_proxy::STATEFUL_RESPONSES_ROUTE.into(),
+        model: "gpt-5".into(),
+        ..call(0, "cache_hit", started_ms, [0, 0, 0], [10, 20])
+    };
+    store.write_with(|tx| tx.record_call(&row)).unwrap();
+    drop(store);
+    let run = machine.run(&["status"], &env(&data)).success();
+    assert_eq!(
+        run.stdout,
+        "no sessions yet; point your agent at `magic-context serve`\n1 Responses call(s) \
+         forwarded unmanaged, the last 2h ago: they use history stored at the provider \
+         (previous_response_id), which the proxy cannot rewrite; send the whole conversation \
+         with `store: false` to have it managed\n"
+    );
+    let json = machine
+        .run(&["status", "--json"], &env(&data))
+        .success()
+        .json();
+    assert_eq!(
+        json["unmanaged_stateful_calls"],
+        json!({"count": 1, "last_ms": started_ms})
+    );
+}
+
+#[test]
 fn learned_token_counts_are_listed_per_model() {
     let (machine, data, _) = seeded();
     let store = Store::open(data.join("context.db")).unwrap();

@@ -102,6 +102,9 @@ pub fn ready(
     Ok(match provider {
         Provider::Anthropic => prepare::prepare(app, headers, body)?.map(Ready::Anthropic),
         Provider::OpenAi => chat::prepare_chat(app, headers, body)?.map(Ready::Chat),
+        // The proxy's own tools are not offered on the Responses wire yet: its calls are
+        // managed, and the tools reach Codex through the MCP server.
+        Provider::OpenAiResponses => None,
     })
 }
 

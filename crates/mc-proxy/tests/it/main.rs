@@ -19,6 +19,7 @@ mod headers;
 mod historian;
 mod openai;
 mod overflow;
+mod responses;
 mod routing;
 mod secrets;
 mod sessions;

@@ -65,7 +65,7 @@ async fn each_path_goes_to_its_providers_upstream() {
             Method::POST,
             "/v1/responses",
             vec![json_type],
-            "{}".to_owned(),
+            json!({"model": "gpt-4o", "input": "hello"}).to_string(),
         ),
     ];
     for (method, path, headers, body) in calls {

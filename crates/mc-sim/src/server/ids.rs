@@ -51,6 +51,16 @@ pub(crate) fn tool_call_id() -> String {
     make("call_sim_")
 }
 
+/// A Responses response id, `resp_sim_…`.
+pub(crate) fn response_id() -> String {
+    make("resp_sim_")
+}
+
+/// A Responses output item id: `msg_sim_…` for a message, `fc_sim_…` for a function call.
+pub(crate) fn output_item_id(prefix: &str) -> String {
+    make(prefix)
+}
+
 /// A request id for the `request-id` header, `req_sim_…`.
 pub(crate) fn request_id() -> String {
     make("req_sim_")

@@ -1,7 +1,8 @@
 //! The simulated provider as an HTTP server that real clients cannot tell from the provider.
 //!
 //! Speaks the Anthropic Messages API (`POST /v1/messages`, streamed or not, and
-//! `/v1/messages/count_tokens`) and OpenAI Chat Completions (`POST /v1/chat/completions`),
+//! `/v1/messages/count_tokens`), OpenAI Chat Completions (`POST /v1/chat/completions`) and
+//! OpenAI Responses (`POST /v1/responses`),
 //! prices every call with [`SimProvider`] (cache reads and writes, the window, the
 //! provider's error bodies), and answers with a [`Responder`]: a [`Script`] or a recorded
 //! session. A call that forces the historian's `record_history` tool is answered by the
@@ -39,6 +40,8 @@ mod openai;
 mod openai_stream;
 mod reply;
 mod responder;
+mod responses;
+mod responses_stream;
 mod routes;
 mod state;
 

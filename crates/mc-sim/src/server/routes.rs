@@ -9,6 +9,7 @@ use serde_json::json;
 use super::anthropic::{self, MAX_BODY_BYTES, error_body};
 use super::body;
 use super::openai;
+use super::responses;
 use super::state::App;
 
 /// Every route. Query strings (Claude Code's `?beta=true`) are accepted and ignored.
@@ -17,6 +18,7 @@ pub(crate) fn router(app: App) -> Router {
         .route("/v1/messages", post(anthropic::messages))
         .route("/v1/messages/count_tokens", post(anthropic::count_tokens))
         .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/responses", post(responses::responses))
         .route("/v1/models", get(models))
         .route("/_sim/ledger", get(ledger))
         .fallback(not_found)

@@ -14,4 +14,5 @@ mod recording_data;
 mod recording_swe;
 mod server;
 mod server_openai;
+mod server_responses;
 mod server_script;

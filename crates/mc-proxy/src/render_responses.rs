@@ -1,0 +1,95 @@
+//! The upstream Responses request for a pass.
+//!
+//! Like Chat, a Responses request carries its instructions up front: the `instructions`
+//! field and the leading `system` / `developer` message items (Codex sends its base
+//! instructions and permissions as two developer items, OpenCode and Pi a system item).
+//! Those are the prompt's fixed prefix: they go up verbatim and identify the prefix, and
+//! the engine manages only the items after them. OpenAI caches prefixes on its own (routed
+//! by `prompt_cache_key`, which goes up as the client sent it), so there are no breakpoints
+//! to place.
+
+use mc_core::{Message, Part, Role};
+use mc_engine::PassOutcome;
+use mc_wire::responses::{self, Content, ContentPart, Input, Item, MessageRole, ResponsesRequest};
+
+/// The request's items; a bare string input is one user message.
+fn items(request: &ResponsesRequest) -> &[Item] {
+    match &request.input {
+        Some(Input::Items(items)) => items,
+        Some(Input::Text(_)) | None => &[],
+    }
+}
+
+/// How many leading items are instructions.
+pub fn instruction_count(request: &ResponsesRequest) -> usize {
+    items(request)
+        .iter()
+        .take_while(|item| {
+            matches!(item, Item::Message(message)
+                if matches!(message.role, MessageRole::System | MessageRole::Developer))
+        })
+        .count()
+}
+
+/// The conversation after the instructions, in the neutral model.
+pub fn conversation(request: &ResponsesRequest) -> Vec<Message> {
+    match &request.input {
+        Some(Input::Text(text)) => vec![Message::new(Role::User, vec![Part::text(text.clone())])],
+        Some(Input::Items(items)) => {
+            responses::to_conversation(&items[instruction_count(request)..])
+        }
+        None => Vec::new(),
+    }
+}
+
+/// The instructions' texts: the `instructions` field, then the leading items' texts.
+pub fn system_texts(request: &ResponsesRequest) -> Vec<&str> {
+    let mut texts: Vec<&str> = request.instructions().into_iter().collect();
+    for item in &items(request)[..instruction_count(request)] {
+        let Item::Message(message) = item else {
+            continue;
+        };
+        match &message.content {
+            Content::Text(text) => texts.push(text),
+            Content::Parts(parts) => texts.extend(parts.iter().filter_map(|part| match part {
+                ContentPart::Text(part) => Some(part.text.as_str()),
+                ContentPart::Refusal(_) | ContentPart::Other(_) => None,
+            })),
+        }
+    }
+    texts
+}
+
+/// A stable identity of the instructions and tools.
+pub fn prefix_identity(request: &ResponsesRequest) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(request.instructions().unwrap_or("").as_bytes());
+    hasher.update(b"\0");
+    let instructions = &items(request)[..instruction_count(request)];
+    hasher.update(&serde_json::to_vec(instructions).unwrap_or_default());
+    hasher.update(&serde_json::to_vec(&request.tools).unwrap_or_default());
+    hasher.finalize().to_hex().to_string()
+}
+
+/// The upstream request: the instructions, then the pass's conversation as items. Calls of
+/// the request's `custom` tools go back out as custom tool calls.
+pub fn render(mut request: ResponsesRequest, outcome: &PassOutcome) -> ResponsesRequest {
+    let keep = instruction_count(&request);
+    let mut kept: Vec<Item> = match request.input.take() {
+        Some(Input::Items(items)) => items,
+        Some(Input::Text(_)) | None => Vec::new(),
+    };
+    kept.truncate(keep);
+    let tools = request.tools.as_deref().unwrap_or(&[]);
+    let is_custom = |name: &str| {
+        tools
+            .iter()
+            .any(|tool| tool.is_custom() && tool.name() == Some(name))
+    };
+    kept.extend(responses::from_conversation(
+        outcome.messages.iter().map(|message| &**message),
+        is_custom,
+    ));
+    request.input = Some(Input::Items(kept));
+    request
+}
