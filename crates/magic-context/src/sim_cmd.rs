@@ -45,7 +45,8 @@ pub struct SimArgs {
 
     /// How calls that force the historian's `record_history` tool are answered: `honest` (a
     /// summary of their transcript), `garbage` (an input that breaks the tool's schema),
-    /// `overloaded` (529, or 503 on OpenAI) or `stall` (no answer until the server stops).
+    /// `overloaded` (529, or 503 on OpenAI), `stall` (no answer until the server stops) or
+    /// `slow` (the honest answer, sent 300 ms later).
     /// Other calls are served as usual.
     #[arg(long, value_name = "MODE", default_value = "honest")]
     pub historian: HistorianMode,
@@ -188,10 +189,10 @@ mod tests {
             panic!("not sim");
         };
         assert_eq!(args.historian, HistorianMode::Stall);
-        let error = parse("slow").unwrap_err().to_string();
+        let error = parse("sleepy").unwrap_err().to_string();
         assert!(
             error.contains(
-                "unknown historian mode `slow`; use honest, garbage, overloaded or stall"
+                "unknown historian mode `sleepy`; use honest, garbage, overloaded, stall or slow"
             ),
             "{error}"
         );

@@ -111,11 +111,13 @@ impl LongRun {
                 sim_window_tokens: UNMANAGED_WINDOW_TOKENS,
                 token_scale: 1.0,
                 proxy_window_tokens: None,
+                sim_historian: "honest",
             },
             Route::Proxy => Setup {
                 sim_window_tokens: WINDOW_TOKENS,
                 token_scale: 1.0,
                 proxy_window_tokens: Some(WINDOW_TOKENS),
+                sim_historian: "honest",
             },
         };
         let session = ClaudeSession::run(machine, &repo, &script, setup);

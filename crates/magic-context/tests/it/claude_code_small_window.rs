@@ -78,6 +78,7 @@ impl SmallWindowRun {
             sim_window_tokens: window_tokens,
             token_scale: TOKEN_SCALE,
             proxy_window_tokens: (route == Route::Proxy).then_some(window_tokens),
+            sim_historian: "honest",
         };
         let session = ClaudeSession::run(machine, &repo, &script, setup);
         let run = Self {

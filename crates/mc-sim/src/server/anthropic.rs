@@ -44,6 +44,10 @@ pub(crate) async fn messages(State(app): State<App>, headers: HeaderMap, body: B
         .await;
     let response = match outcome {
         Ok(Outcome::Respond(response)) => response,
+        Ok(Outcome::Later(response)) => {
+            tokio::time::sleep(historian::SLOW_HISTORIAN).await;
+            response
+        }
         Ok(Outcome::Stall) => {
             app.stall().await;
             body::json_value(500, &error_body("api_error", STOPPED_WHILE_STALLED))
@@ -88,14 +92,16 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     }
     let conversation = anthropic::to_conversation(&request);
     let model = (request.model.as_str(), Wire::Anthropic);
-    let given = match historian::plan(
+    let plan = historian::plan(
         state.historian,
         Wire::Anthropic,
         &request.rest,
         &conversation,
-    ) {
+    );
+    let later = matches!(plan, Some(HistorianPlan::Later(_)));
+    let given = match plan {
         None => None,
-        Some(HistorianPlan::Reply(reply)) => Some(reply),
+        Some(HistorianPlan::Reply(reply) | HistorianPlan::Later(reply)) => Some(reply),
         Some(HistorianPlan::Overloaded) => {
             state
                 .provider
@@ -139,9 +145,13 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
         response_body(&id, &request.model, &reply, &record)
             .map(|response| body::json(200, response.encode()))
     };
-    built
-        .unwrap_or_else(|error| api_error(&format!("the simulator built a bad response: {error}")))
-        .into()
+    let response = built
+        .unwrap_or_else(|error| api_error(&format!("the simulator built a bad response: {error}")));
+    if later {
+        Outcome::Later(response)
+    } else {
+        response.into()
+    }
 }
 
 /// The checks the provider makes beyond the codec's shape checks.

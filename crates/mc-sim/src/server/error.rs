@@ -37,7 +37,7 @@ pub enum ServerError {
 
 /// A historian mode (`--historian`) that is not one of the four.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown historian mode `{given}`; use honest, garbage, overloaded or stall")]
+#[error("unknown historian mode `{given}`; use honest, garbage, overloaded, stall or slow")]
 pub struct InvalidHistorianMode {
     /// What was given, as written.
     pub given: String,

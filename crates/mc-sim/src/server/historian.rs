@@ -31,10 +31,23 @@ pub enum HistorianMode {
     Overloaded,
     /// No answer until the server stops, as a hung model or connection gives.
     Stall,
+    /// The honest answer after [`SLOW_HISTORIAN`], as a busy small model gives: every run
+    /// then outlasts an agent's turn, so a test can see agent calls served while runs are in
+    /// flight instead of racing a run that takes a few milliseconds.
+    Slow,
 }
 
+/// How long a [`HistorianMode::Slow`] answer waits before it is sent.
+pub const SLOW_HISTORIAN: std::time::Duration = std::time::Duration::from_millis(300);
+
 impl HistorianMode {
-    const ALL: [Self; 4] = [Self::Honest, Self::Garbage, Self::Overloaded, Self::Stall];
+    const ALL: [Self; 5] = [
+        Self::Honest,
+        Self::Garbage,
+        Self::Overloaded,
+        Self::Stall,
+        Self::Slow,
+    ];
 
     /// The mode's name, as `--historian` takes it.
     pub fn as_str(self) -> &'static str {
@@ -43,6 +56,7 @@ impl HistorianMode {
             Self::Garbage => "garbage",
             Self::Overloaded => "overloaded",
             Self::Stall => "stall",
+            Self::Slow => "slow",
         }
     }
 }
@@ -71,6 +85,8 @@ impl FromStr for HistorianMode {
 pub(crate) enum HistorianPlan {
     /// This tool call, priced like any answer.
     Reply(Reply),
+    /// This tool call, sent after [`SLOW_HISTORIAN`].
+    Later(Reply),
     /// The provider's overload error.
     Overloaded,
     /// Nothing until the server stops.
@@ -89,14 +105,8 @@ pub(crate) fn plan(
         return None;
     }
     Some(match mode {
-        HistorianMode::Honest => {
-            let transcript = last_user_text(conversation);
-            // A transcript that cannot be read gets what a lost model sends: a call with no
-            // compartments, which fails validation.
-            let input =
-                historian_answer(&transcript).unwrap_or_else(|| json!({ "compartments": [] }));
-            HistorianPlan::Reply(tool_call(input))
-        }
+        HistorianMode::Honest => HistorianPlan::Reply(honest(conversation)),
+        HistorianMode::Slow => HistorianPlan::Later(honest(conversation)),
         HistorianMode::Garbage => HistorianPlan::Reply(tool_call(json!({
             "summary": "The user and the assistant worked on the code.",
             "compartments": "see summary",
@@ -104,6 +114,14 @@ pub(crate) fn plan(
         HistorianMode::Overloaded => HistorianPlan::Overloaded,
         HistorianMode::Stall => HistorianPlan::Stall,
     })
+}
+
+/// The answer an honest model gives: a transcript that cannot be read gets what a lost
+/// model sends, a call with no compartments, which fails validation.
+fn honest(conversation: &[Message]) -> Reply {
+    let transcript = last_user_text(conversation);
+    let input = historian_answer(&transcript).unwrap_or_else(|| json!({ "compartments": [] }));
+    tool_call(input)
 }
 
 /// The tool a request forces: Anthropic's `tool_choice: {"type": "tool", "name"}`, OpenAI's
@@ -190,10 +208,10 @@ mod tests {
         for mode in HistorianMode::ALL {
             assert_eq!(mode.to_string().parse::<HistorianMode>(), Ok(mode));
         }
-        let error = "slow".parse::<HistorianMode>().unwrap_err();
+        let error = "sleepy".parse::<HistorianMode>().unwrap_err();
         assert_eq!(
             error.to_string(),
-            "unknown historian mode `slow`; use honest, garbage, overloaded or stall"
+            "unknown historian mode `sleepy`; use honest, garbage, overloaded, stall or slow"
         );
     }
 }

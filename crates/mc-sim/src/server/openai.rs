@@ -34,6 +34,10 @@ pub(crate) async fn chat_completions(
         .await;
     match outcome {
         Ok(Outcome::Respond(response)) => response,
+        Ok(Outcome::Later(response)) => {
+            tokio::time::sleep(historian::SLOW_HISTORIAN).await;
+            response
+        }
         Ok(Outcome::Stall) => {
             app.stall().await;
             error_response(500, STOPPED_WHILE_STALLED, "server_error", None, None)
@@ -65,9 +69,11 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
         Err(error) => return wire_error(&error).into(),
     };
     let model = (request.model.as_str(), Wire::OpenAi);
-    let given = match historian::plan(state.historian, Wire::OpenAi, &request.rest, &conversation) {
+    let plan = historian::plan(state.historian, Wire::OpenAi, &request.rest, &conversation);
+    let later = matches!(plan, Some(HistorianPlan::Later(_)));
+    let given = match plan {
         None => None,
-        Some(HistorianPlan::Reply(reply)) => Some(reply),
+        Some(HistorianPlan::Reply(reply) | HistorianPlan::Later(reply)) => Some(reply),
         Some(HistorianPlan::Overloaded) => {
             state
                 .provider
@@ -117,11 +123,14 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     } else {
         response_body(&head, &reply, &record).map(|response| body::json(200, response.encode()))
     };
-    built
-        .unwrap_or_else(|error| {
-            server_error(&format!("the simulator built a bad response: {error}"))
-        })
-        .into()
+    let response = built.unwrap_or_else(|error| {
+        server_error(&format!("the simulator built a bad response: {error}"))
+    });
+    if later {
+        Outcome::Later(response)
+    } else {
+        response.into()
+    }
 }
 
 /// The fields every body and chunk of one completion repeats.

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use super::anthropic::{MAX_BODY_BYTES, STOPPED_WHILE_STALLED, label};
 use super::body;
+use super::historian;
 use super::ids;
 use super::openai::{arguments, error_response};
 use super::reply::Reply;
@@ -36,6 +37,10 @@ pub(crate) async fn responses(State(app): State<App>, headers: HeaderMap, body: 
         .await;
     match outcome {
         Ok(Outcome::Respond(response)) => response,
+        Ok(Outcome::Later(response)) => {
+            tokio::time::sleep(historian::SLOW_HISTORIAN).await;
+            response
+        }
         Ok(Outcome::Stall) => {
             app.stall().await;
             error_response(500, STOPPED_WHILE_STALLED, "server_error", None, None)

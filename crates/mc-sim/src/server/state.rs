@@ -73,6 +73,9 @@ pub(crate) enum Outcome {
     /// Send nothing until the server stops (a stalled historian call); waiting happens after
     /// the lock is released, so other calls go on.
     Stall,
+    /// Send this after [`super::historian::SLOW_HISTORIAN`] (a slow historian call); the wait
+    /// also happens after the lock is released.
+    Later(Response),
 }
 
 impl From<Response> for Outcome {

@@ -68,6 +68,8 @@ pub struct Setup {
     /// `magic-context serve --context-window`; `None` runs Claude Code straight against the
     /// simulator.
     pub proxy_window_tokens: Option<u64>,
+    /// How the simulator answers the historian's calls (`--historian`).
+    pub sim_historian: &'static str,
 }
 
 /// One finished `claude -p` run, and what every party recorded.
@@ -94,7 +96,12 @@ impl ClaudeSession {
     /// to the end of `script`. The servers keep running until the session is dropped, so the
     /// store can be read.
     pub fn run(machine: Machine, repo: &Path, script: &Script, setup: Setup) -> Self {
-        let sim = Server::sim(&script.path, setup.sim_window_tokens, setup.token_scale);
+        let sim = Server::sim_playing(
+            &script.path,
+            setup.sim_window_tokens,
+            setup.token_scale,
+            setup.sim_historian,
+        );
         let proxy = setup.proxy_window_tokens.map(|window_tokens| {
             let data_dir = machine.path("data");
             Server::serve(&machine, &sim.base_url, &data_dir, window_tokens)

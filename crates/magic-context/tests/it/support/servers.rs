@@ -34,12 +34,23 @@ impl Server {
     /// `magic-context sim --script SCRIPT --model-window WINDOW --token-scale SCALE` on a
     /// free port: a provider that counts `token_scale` times what a client estimates.
     pub fn sim(script: &Path, window_tokens: u64, token_scale: f64) -> Self {
+        Self::sim_playing(script, window_tokens, token_scale, "honest")
+    }
+
+    /// [`Self::sim`] with the historian's calls answered as `historian` says (`--historian`).
+    pub fn sim_playing(
+        script: &Path,
+        window_tokens: u64,
+        token_scale: f64,
+        historian: &str,
+    ) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
         command
             .args(["sim", "--listen", "127.0.0.1:0", "--script"])
             .arg(script)
             .args(["--model-window", &window_tokens.to_string()])
-            .args(["--token-scale", &token_scale.to_string()]);
+            .args(["--token-scale", &token_scale.to_string()])
+            .args(["--historian", historian]);
         Self::start("sim", command)
     }
 
