@@ -10,6 +10,7 @@
 mod date_bound;
 mod embedding;
 mod hit;
+mod neighbours;
 mod preview;
 mod vector_index;
 
@@ -135,8 +136,10 @@ pub fn search(
     let query = fts_query(&request.query)?;
     let pool = MIN_POOL.max(4 * request.limit as u32);
     let mut found = store.read(|tx| full_text(tx, &query, request, pool))?;
+    neighbours::lend_to_neighbours(&mut found, Signal::FullText, weights.neighbour_full_text);
     if let Some(semantic) = semantic {
-        let near = semantic.nearest(&request.query, &request.scope, pool as usize)?;
+        let mut near = semantic.nearest(&request.query, &request.scope, pool as usize)?;
+        neighbours::lend_to_neighbours(&mut near, Signal::Semantic, weights.neighbour_semantic);
         found.candidates.extend(near.candidates);
         for (hash, place) in near.places {
             found.places.entry(hash).or_insert(place);
