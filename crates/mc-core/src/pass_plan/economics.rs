@@ -69,8 +69,10 @@ pub struct BustEconomics {
     pub rewritten_tokens: Tokens,
     /// R · (T·r + w), in thousandths of input-token prices.
     pub saving: u128,
-    /// P · (w − r), in thousandths of input-token prices.
+    /// P · (w − r), in thousandths of input-token prices (plus r · S for a cycle's weighing).
     pub cost: u128,
+    /// T: the turns the saving was counted over.
+    pub turns: u64,
     /// Usage projected T turns ahead at this turn's growth, without a bust.
     pub projected_tokens: Tokens,
     /// The projection reaches the force band.
@@ -96,8 +98,7 @@ impl BustEconomics {
         let removed = inputs.pending.removable_tokens();
         let write = u128::from(write_price_per_mille(inputs.ttl));
         let read = u128::from(READ_PRICE_PER_MILLE);
-        let turns = u128::from(turns);
-        let saving = u128::from(removed.get()) * (turns * read + write);
+        let saving = u128::from(removed.get()) * (u128::from(turns) * read + write);
         let cost = u128::from(rewritten.get()) * (write - read.min(write));
         let growth = inputs
             .prompt_tokens_estimate
@@ -114,6 +115,7 @@ impl BustEconomics {
             rewritten_tokens: rewritten,
             saving,
             cost,
+            turns,
             projected_tokens: projected,
             force_band_ahead: usage.reaches_force_band(projected),
             has_work: inputs.pending.has_work(),
@@ -181,7 +183,7 @@ impl BustEconomics {
             self.rewritten_tokens.get(),
             self.saving,
             self.cost,
-            EXPECTED_REMAINING_TURNS,
+            self.turns,
             EXPECTED_REMAINING_TURNS,
             self.projected_tokens.get(),
         )
