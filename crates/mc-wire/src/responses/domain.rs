@@ -237,14 +237,10 @@ fn render_message(
             }
             Part::ToolCall { id, name, input } => {
                 flush(&mut pending, items);
-                let text = match input {
-                    Value::String(raw) => raw.clone(),
-                    other => other.to_string(),
-                };
                 items.push(if is_custom_tool(name) {
-                    Item::CustomToolCall(CustomToolCallItem::new(id, name, text))
+                    Item::CustomToolCall(CustomToolCallItem::new(id, name, custom_input(input)))
                 } else {
-                    Item::FunctionCall(FunctionCallItem::new(id, name, text))
+                    Item::FunctionCall(FunctionCallItem::new(id, name, function_arguments(input)))
                 });
             }
             Part::ToolResult {
@@ -308,4 +304,23 @@ fn output_content(content: &[Part]) -> Content {
             })
             .collect(),
     )
+}
+
+/// A custom tool's free-text input: the text itself, or the JSON of anything else.
+fn custom_input(input: &Value) -> String {
+    match input {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A function call's `arguments`, written so that reading them back gives `input` again:
+/// arguments that were not JSON were read as the string they are and go back as it; anything
+/// else is written as JSON, a string that itself parses as JSON included (written bare, it
+/// would read back as what it parses to).
+fn function_arguments(input: &Value) -> String {
+    match input {
+        Value::String(raw) if serde_json::from_str::<Value>(raw).is_err() => raw.clone(),
+        other => other.to_string(),
+    }
 }
