@@ -131,16 +131,22 @@ fn find_job(
         if limit <= boundary {
             return Ok(None);
         }
-        // Where the latest run read to, when it was held at this boundary.
-        let held_until = match want {
-            Want::Unsummarised { .. } => tx
-                .historian_runs(session, 1)?
-                .into_iter()
-                .next()
-                .filter(|run| {
-                    run.outcome == Published::Held.as_str() && run.chunk_start == boundary
+        // Where the latest run read to, when it was held at this boundary, and how many runs
+        // in a row were held there.
+        let held = match want {
+            Want::Unsummarised { .. } => {
+                let runs = tx.historian_runs(session, MAX_HOLD_DOUBLINGS + 1)?;
+                let holds = runs
+                    .iter()
+                    .take_while(|run| {
+                        run.outcome == Published::Held.as_str() && run.chunk_start == boundary
+                    })
+                    .count();
+                runs.first().filter(|_| holds > 0).map(|run| Held {
+                    until: run.chunk_end,
+                    times: holds,
                 })
-                .map(|run| run.chunk_end),
+            }
             Want::Rebuild => None,
         };
         let task_ordinal = tx
@@ -153,7 +159,7 @@ fn find_job(
             project: record.project.clone(),
             boundary,
             limit,
-            held_until,
+            held,
             // Past the limit too: a call just before it may be answered just after it, and
             // a chunk must not end between them.
             stored: tx.messages(session, boundary..)?,
@@ -193,9 +199,17 @@ fn find_job(
     };
     // A held run found its chunk one unfinished episode. Asked again as soon as a message or
     // two arrive, the model would hold the same episode again. So the history that run did
-    // not read must reach the trigger first, and the next chunk reads that much past it.
+    // not read must reach the trigger first, and the next chunk reads that much past it;
+    // after each further hold in a row twice as much (a long episode is asked about a few
+    // times, not once per trigger's worth of it).
     let mut max_chunk_tokens = settings.max_chunk_tokens;
-    if let Some(held_end) = read.held_until {
+    if let Some(Held {
+        until: held_end,
+        times,
+    }) = read.held
+    {
+        let doublings = u32::try_from(times.saturating_sub(1).min(MAX_HOLD_DOUBLINGS)).unwrap_or(0);
+        let trigger = trigger.saturating_mul(1 << doublings);
         let tokens_between = |from: u64, to: u64| -> u64 {
             (from..to)
                 .map(|ordinal| size(ordinal.saturating_sub(read.boundary)))
@@ -242,6 +256,18 @@ fn find_job(
 /// How far into the log the first user message (the task) is looked for.
 const TASK_SEARCH: u64 = 8;
 
+/// How many times in a row a held run's wait for new history doubles, at most.
+const MAX_HOLD_DOUBLINGS: usize = 3;
+
+/// Runs held in a row at the current boundary.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    /// Where the latest one read to.
+    until: u64,
+    /// How many in a row.
+    times: usize,
+}
+
 /// What one read transaction gathers for a job: the log from `boundary` on, of which the
 /// messages before `limit` may be summarised.
 struct Gathered {
@@ -249,8 +275,8 @@ struct Gathered {
     project: Option<ProjectId>,
     boundary: u64,
     limit: u64,
-    /// Where the latest run read to, when it was held at the current boundary.
-    held_until: Option<u64>,
+    /// The latest runs held at the current boundary, if the latest was.
+    held: Option<Held>,
     stored: Vec<StoredMessage>,
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,

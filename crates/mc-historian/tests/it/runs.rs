@@ -405,6 +405,46 @@ async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger(
         "{:?} after {held_end}",
         again.chunk
     );
+    // Held a second time in a row (a chunk that reads to the live tail, so its one episode
+    // may still go on): now twice the trigger of unread history must arrive first.
+    let roomy = HistorianSettings {
+        max_chunk_tokens: 100_000,
+        ..settings()
+    };
+    let whole = next_job(&store, &session, &roomy, 0, &count)
+        .unwrap()
+        .unwrap();
+    let model = Scripted::new(
+        1,
+        vec![Ok(
+            json!({"compartments": [compartment(0, whole.chunk.end)]}),
+        )],
+    );
+    let report = run_job(&whole, &model, 2).await;
+    assert_eq!(
+        publish(&store, &whole, &report, NOW + 10, NOW + 15).unwrap(),
+        Published::Held
+    );
+    // The first hold was asked about again after at most five more turns (about 2,500
+    // tokens); after the second, about 4,000 unread tokens take eight.
+    let mut turns = 17;
+    let asked_at = loop {
+        let grown = conversation(turns + 1, 2_000);
+        grow(&store, &session, &grown, conversation(turns, 2_000).len());
+        turns += 1;
+        if next_job(&store, &session, &roomy, 0, &count)
+            .unwrap()
+            .is_some()
+        {
+            break turns;
+        }
+        assert!(turns < 60, "never asked again");
+    };
+    assert!(
+        asked_at - 17 >= 7,
+        "asked again after {} more turns",
+        asked_at - 17
+    );
 }
 
 #[tokio::test]
