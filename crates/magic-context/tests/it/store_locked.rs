@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::support::Machine;
 use crate::support::recording_relay::Relay;
 use crate::support::servers::Server;
+use crate::support::store_check::assert_doctor_verifies_chains;
 use crate::support::stream_client::{exchange, request_body, user_text};
 
 #[test]
@@ -71,14 +72,7 @@ fn a_locked_store_refuses_new_turns_and_sends_nothing_unmanaged() {
     assert_eq!(relay.log.bodies("0-1").len(), 1);
     drop(serve);
 
-    let doctor = machine.run(
-        &["doctor", "--json"],
-        &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
-    );
-    let report = doctor.json();
-    assert_eq!(doctor.code, Some(0), "{}", doctor.stdout);
-    assert_eq!(report["chains"]["sessions_checked"], 1);
-    assert_eq!(report["chains"]["messages_checked"], 3);
+    assert_doctor_verifies_chains(&machine, &data, 1, 3);
 }
 
 /// A lock held by another process when `serve` starts (longer than the busy timeout): the
@@ -130,12 +124,5 @@ fn a_store_locked_before_serve_starts_refuses_until_released() {
     assert_eq!(relay.log.received.load(Ordering::SeqCst), 1);
     drop(serve);
 
-    let doctor = machine.run(
-        &["doctor", "--json"],
-        &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
-    );
-    assert_eq!(doctor.code, Some(0), "{}", doctor.stdout);
-    let report = doctor.json();
-    assert_eq!(report["chains"]["sessions_checked"], 1);
-    assert_eq!(report["chains"]["messages_checked"], 1);
+    assert_doctor_verifies_chains(&machine, &data, 1, 1);
 }

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::support::Machine;
 use crate::support::recording_relay::Relay;
 use crate::support::servers::Server;
+use crate::support::store_check::assert_doctor_verifies_chains;
 use crate::support::stream_client::{exchange, request_body, user_text};
 
 /// Capabilities that let root write a file its mode forbids.
@@ -114,12 +115,5 @@ fn a_read_only_store_refuses_turns_and_serves_again_once_writable() {
     assert_eq!(relay.log.received.load(Ordering::SeqCst), 1);
     drop(serve);
 
-    let doctor = machine.run(
-        &["doctor", "--json"],
-        &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
-    );
-    assert_eq!(doctor.code, Some(0), "{}", doctor.stdout);
-    let report = doctor.json();
-    assert_eq!(report["chains"]["sessions_checked"], 1);
-    assert_eq!(report["chains"]["messages_checked"], 1);
+    assert_doctor_verifies_chains(&machine, &data, 1, 1);
 }

@@ -133,3 +133,21 @@ fn finds_results_in_any_session_and_names_the_missing_ones() {
             .contains("stored text differs")
     );
 }
+
+/// `magic-context doctor --json` over the store in `data`: it exits 0, and its hash-chain check
+/// read `sessions` sessions holding `messages` messages.
+pub fn assert_doctor_verifies_chains(
+    machine: &super::Machine,
+    data: &Path,
+    sessions: u64,
+    messages: u64,
+) {
+    let doctor = machine.run(
+        &["doctor", "--json"],
+        &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
+    );
+    assert_eq!(doctor.code, Some(0), "{}", doctor.stdout);
+    let report = doctor.json();
+    assert_eq!(report["chains"]["sessions_checked"], sessions);
+    assert_eq!(report["chains"]["messages_checked"], messages);
+}
