@@ -4,6 +4,11 @@
 //! Bodies stream both ways untouched (compressed or not); only hop-by-hop headers are
 //! dropped. Anthropic-shaped paths go to the Anthropic upstream, everything else to OpenAI's
 //! (`/v1/chat/…`, `/v1/responses`, `/v1/embeddings`, …).
+//!
+//! A WebSocket upgrade is the one request not forwarded: the proxy relays HTTP only (the
+//! `Upgrade` header is hop-by-hop), and Codex's built-in OpenAI provider opens each session
+//! with `GET /v1/responses` asking for one. Answered `426`, it streams over HTTP at once;
+//! forwarded without the header, the upstream's `404` made it retry seven times (~6 s).
 
 use std::sync::Arc;
 
@@ -30,8 +35,31 @@ pub fn provider_of_path(path: &str) -> Provider {
     }
 }
 
+/// Whether `request` asks to switch to the WebSocket protocol.
+fn asks_for_websocket(request: &Request) -> bool {
+    request
+        .headers()
+        .get_all(axum::http::header::UPGRADE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .any(|value| {
+            value
+                .split(',')
+                .any(|protocol| protocol.trim().eq_ignore_ascii_case("websocket"))
+        })
+}
+
 /// Forwards a request verbatim.
 pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response<Body> {
+    if asks_for_websocket(&request) {
+        return ProxyError::new(
+            provider_of_path(request.uri().path()),
+            ErrorKind::UpgradeRequired,
+            "the proxy relays HTTP only, not WebSockets: send this call as an HTTP request \
+             (streaming works there)",
+        )
+        .into_response();
+    }
     let (parts, body) = request.into_parts();
     let path_and_query = parts
         .uri

@@ -41,6 +41,10 @@ pub enum ErrorKind {
     TooLarge,
     /// The body's content encoding is not one the proxy decodes (415).
     UnsupportedEncoding,
+    /// The client asked to switch protocols (a WebSocket), which the proxy does not relay
+    /// (426): clients that try a WebSocket first read this as "use HTTP" and fall back at
+    /// once, where other statuses make them retry.
+    UpgradeRequired,
     /// The proxy cannot manage the request right now: store unavailable or busy (503).
     Unavailable,
     /// The upstream did not answer or broke the connection (502, or 504 on a timeout).
@@ -57,6 +61,7 @@ impl ErrorKind {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedEncoding => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::UpgradeRequired => StatusCode::UPGRADE_REQUIRED,
             Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Upstream { timed_out: true } => StatusCode::GATEWAY_TIMEOUT,
             Self::Upstream { timed_out: false } => StatusCode::BAD_GATEWAY,
@@ -65,7 +70,9 @@ impl ErrorKind {
 
     fn anthropic_type(self) -> &'static str {
         match self {
-            Self::InvalidRequest | Self::UnsupportedEncoding => "invalid_request_error",
+            Self::InvalidRequest | Self::UnsupportedEncoding | Self::UpgradeRequired => {
+                "invalid_request_error"
+            }
             Self::NotFound => "not_found_error",
             Self::TooLarge => "request_too_large",
             Self::Unavailable => "overloaded_error",
@@ -75,9 +82,10 @@ impl ErrorKind {
 
     fn openai_type(self) -> &'static str {
         match self {
-            Self::InvalidRequest | Self::UnsupportedEncoding | Self::TooLarge => {
-                "invalid_request_error"
-            }
+            Self::InvalidRequest
+            | Self::UnsupportedEncoding
+            | Self::TooLarge
+            | Self::UpgradeRequired => "invalid_request_error",
             Self::NotFound => "not_found_error",
             Self::Unavailable | Self::Upstream { .. } => "server_error",
         }

@@ -117,3 +117,36 @@ async fn the_health_route_names_the_proxy_and_never_reaches_the_upstream() {
     assert_eq!(answer["store"], "unavailable");
     assert!(upstream.seen().is_empty());
 }
+
+/// A WebSocket upgrade (Codex's built-in OpenAI provider opens each session with one on
+/// `GET /v1/responses`) is answered `426` by the proxy, never forwarded: clients read that
+/// status as "use HTTP" and fall back at once. The body is shaped for the path's provider.
+#[tokio::test]
+async fn a_websocket_upgrade_is_answered_426_and_never_forwarded() {
+    let upstream = Upstream::replying(|_, _| json_response(404, &json!({"error": "no"}))).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let upgrade = [
+        ("connection", "Upgrade"),
+        ("upgrade", "websocket"),
+        ("sec-websocket-version", "13"),
+        ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ("openai-beta", "responses_websockets=2026-02-06"),
+    ];
+    let reply = send(Method::GET, &proxy.url("/v1/responses"), &upgrade, "").await;
+    assert_eq!(reply.status, 426, "{}", reply.text());
+    let error = &reply.json()["error"];
+    assert_eq!(error["type"], "invalid_request_error");
+    assert!(
+        error["message"].as_str().unwrap().contains("HTTP only"),
+        "{error}"
+    );
+    let reply = send(Method::GET, &proxy.url("/v1/messages"), &upgrade, "").await;
+    assert_eq!(reply.status, 426);
+    assert_eq!(reply.json()["type"], "error");
+    assert!(upstream.seen().is_empty(), "{:?}", upstream.seen());
+
+    // The same path without the upgrade is still forwarded verbatim.
+    let reply = send(Method::GET, &proxy.url("/v1/responses"), &[], "").await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(upstream.seen().len(), 1);
+}
