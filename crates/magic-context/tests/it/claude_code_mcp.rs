@@ -6,18 +6,20 @@
 //!
 //! One conversation in two `claude -p` runs of one Claude Code session (`--session-id`, then
 //! `--resume`), with `magic-context wrapup` in between:
-//! 1. the model searches for a codename the user just said (nothing found: the session still
-//!    sees it), writes a session note and a project memory, and drops tag 1;
+//! 1. the model says a codename and writes a session note, searches for the codename
+//!    (nothing found: the session still sees it), writes a project memory and drops tag 1;
 //! 2. `wrapup` summarises that history, so it leaves the live context on the next request,
 //!    whose pass busts and lands the drop;
-//! 3. in the resumed run the same search finds the codename in message 0 of this session,
+//! 3. in the resumed run the same search finds the codename in message 2 of this session,
 //!    `ctx_expand` returns the original text of messages 0 to 3, and the note and the memory
 //!    written through the first run's server read back through the second run's.
 //!
 //! Every scripted turn waits for a marker in the previous tool result, so a wrong answer ends
 //! the run with the script's `SCRIPT-FELL-THROUGH` instead of the run's done marker: the
 //! simulator itself checks what came back in each request. The test then compares each
-//! answer in Claude Code's transcript whole, and reads the store.
+//! answer in Claude Code's transcript whole, checks that each reached the simulator in the
+//! request after its call (a relay between the proxy and the simulator records the bodies),
+//! and reads the store.
 //!
 //! The MCP server is started through a small shell wrapper that records what Claude Code
 //! gives it, then execs `magic-context mcp`. Measured with Claude Code 2.1.197: one server per
@@ -43,6 +45,7 @@ use serde_json::{Value, json};
 
 use crate::support::Machine;
 use crate::support::claude_session::{MAIN_MODEL, Script, claude_command, run_bounded};
+use crate::support::recording_relay::{Relay, TURN_HEADER};
 use crate::support::servers::Server;
 use crate::support::store_check::assert_tool_results_stored;
 use crate::support::transcript::{self, ToolResult};
@@ -52,12 +55,15 @@ use crate::support::transcript::{self, ToolResult};
 const SERVER_NAME: &str = "magic-context";
 /// Claude Code's id for the conversation (`--session-id` takes a UUID).
 const CLIENT_SESSION: &str = "7d3f0a52-9c1e-4b6a-8f2d-5e4c3b2a1f09";
-/// A word said once, in the first run's prompt, for the search to find.
+/// A word the model says once ([`codename_line`]), for the search to find.
 const CODENAME: &str = "quokkazephyr4471";
 const NOTE: &str = "check the lockfile before the release";
 const MEMORY: &str = "Release builds run offline.";
 /// Few enough that the first run's first tag is out of protection when the model drops it.
 const PROTECTED_TAGS: u64 = 3;
+/// The key the relay files the proxy's requests under (Claude Code sends it as a custom
+/// header, which the proxy passes on).
+const RELAY_KEY: &str = "mcp-flow";
 const FIRST_DONE: &str = "PHASE-1-DONE";
 const SECOND_DONE: &str = "PHASE-2-DONE";
 const FELL_THROUGH: &str = "SCRIPT-FELL-THROUGH";
@@ -72,7 +78,8 @@ fn claude_code_runs_our_mcp_tools_on_the_proxys_session() {
         "{results:#?}"
     );
     assert_answers(&results, &run.session.id);
-    // The proxy got every answer in the request that followed.
+    assert_upstream(&run.upstream_bodies(), &results);
+    // The raw log holds every answer, whole.
     assert_tool_results_stored(&run.store_path(), &results);
     run.assert_server_wrote_for_the_proxys_session();
     assert_claude_code_bound_the_servers(&run.machine, &run.repo);
@@ -87,6 +94,8 @@ struct Conversation {
     session: SessionRecord,
     /// Main-model calls of run 1: run 2's first request is the session's pass of this number.
     first_run_calls: usize,
+    /// Between the proxy and the simulator: what the model was sent.
+    relay: Relay,
     _sim: Server,
     _proxy: Server,
 }
@@ -101,7 +110,8 @@ impl Conversation {
         let script = Script::install(&machine, "script.json", &script().to_string());
         let sim = Server::sim(&script.path, 200_000, 1.0);
         write_user_config(&machine, &sim.base_url);
-        let proxy = Server::serve(&machine, &sim.base_url, &data, 200_000);
+        let relay = Relay::start(&sim.base_url);
+        let proxy = Server::serve(&machine, &relay.base_url, &data, 200_000);
         let mcp_config = install_mcp_config(&machine, &data);
         let run_claude = |name: &str, args: &[&str], done: &str| {
             let mut command = claude_command(&machine, &repo, &proxy.base_url);
@@ -110,7 +120,11 @@ impl Conversation {
                 .args(["--model", MAIN_MODEL, "--dangerously-skip-permissions"])
                 .arg("--mcp-config")
                 .arg(&mcp_config)
-                .arg("--strict-mcp-config");
+                .arg("--strict-mcp-config")
+                .env(
+                    "ANTHROPIC_CUSTOM_HEADERS",
+                    format!("{TURN_HEADER}: {RELAY_KEY}"),
+                );
             let status = run_bounded(&machine, command, name);
             let read = |ext: &str| {
                 std::fs::read_to_string(machine.path(&format!("{name}.{ext}"))).unwrap()
@@ -131,7 +145,7 @@ impl Conversation {
             "first",
             &[
                 "-p",
-                &format!("PHASE-1: remember the release codename {CODENAME}."),
+                "PHASE-1: note what matters for the release.",
                 "--session-id",
                 CLIENT_SESSION,
             ],
@@ -165,9 +179,20 @@ impl Conversation {
             script,
             session,
             first_run_calls,
+            relay,
             _sim: sim,
             _proxy: proxy,
         }
+    }
+
+    /// Every request the simulator got from the proxy, in order.
+    fn upstream_bodies(&self) -> Vec<Value> {
+        self.relay
+            .log
+            .bodies(RELAY_KEY)
+            .iter()
+            .map(|body| serde_json::from_slice(body).unwrap())
+            .collect()
     }
 
     fn store_path(&self) -> PathBuf {
@@ -209,36 +234,107 @@ impl Conversation {
 /// What each tool answered, in order, as Claude Code sent it back.
 fn assert_answers(results: &[ToolResult], lane: &SessionId) {
     let text = |index: usize| results[index].texts.concat();
-    // Run 1: everything is live, so the search hides the prompt that holds the codename.
-    assert_eq!(text(0), "no results outside what you already see");
-    assert_eq!(text(1), "saved note 1; read your notes with action read");
+    // Run 1: everything is live, so the search hides the message that holds the codename.
+    assert_eq!(text(0), "saved note 1; read your notes with action read");
+    assert_eq!(text(1), "no results outside what you already see");
     assert_eq!(text(2), "saved as memory 1 (CONSTRAINTS)");
     assert_eq!(
         text(3),
         "queued §1§: dropped from your context on an upcoming turn\n"
     );
-    // Run 2: summarised, the prompt is found in this session and expands to its words.
+    // Run 2: summarised, the message is found in this session and expands to its words.
     let found = text(4);
     assert!(
-        found.contains(&format!("session {lane}, message 0\n"))
-            && found.contains(&format!("release codename {CODENAME}.")),
+        found.contains(&format!(
+            "· session {lane}, message 2\n   {}",
+            codename_line()
+        )),
         "{found}"
     );
     let expanded = text(5);
+    let note_call = json!({"action": "write", "content": NOTE});
     assert!(
         expanded.starts_with("Transcript of messages 0 to 3 ")
+            && expanded.contains("PHASE-1: note what matters for the release.\n#1 ")
             && expanded.contains(&format!(
-                "</system-reminder> PHASE-1: remember the release codename {CODENAME}.\n#1 "
+                "\n#2 assistant: {} → mcp__{SERVER_NAME}__ctx_note({note_call})\n",
+                codename_line()
             ))
-            && expanded.contains(&format!(
-                "\n#2 assistant: → mcp__{SERVER_NAME}__ctx_search({{\"query\":\"{CODENAME}\"}})\n"
-            ))
-            && expanded.ends_with("\n#3 user: ← no results outside what you already see\n"),
+            && expanded.ends_with("\n#3 user: ← saved note 1; read your notes with action read\n"),
         "{expanded}"
     );
     // A new server process, the same session: run 1's note and memory read back.
     assert_eq!(text(6), format!("[1] {NOTE}\n"));
     assert_eq!(text(7), format!("[1] CONSTRAINTS (active): {MEMORY}\n"));
+}
+
+/// What the model was sent: every request offers our five tools once, under Claude Code's
+/// names for the MCP server's tools (the proxy adds none of its own beside them), and each
+/// request after a call carries that call's answer, as Claude Code recorded it, behind the
+/// engine's tag.
+fn assert_upstream(bodies: &[Value], results: &[ToolResult]) {
+    let mut seen = std::collections::HashSet::new();
+    let mut answered = Vec::new();
+    let mut new_per_request = Vec::new();
+    for body in bodies {
+        let mut ours: Vec<&str> = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .filter(|name| name.contains("ctx_"))
+            .collect();
+        ours.sort_unstable();
+        assert_eq!(
+            ours,
+            [
+                "ctx_expand",
+                "ctx_memory",
+                "ctx_note",
+                "ctx_reduce",
+                "ctx_search"
+            ]
+            .map(|tool| format!("mcp__{SERVER_NAME}__{tool}")),
+        );
+        let blocks = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|message| message["content"].as_array())
+            .flatten()
+            .filter(|block| block["type"] == "tool_result");
+        let before = answered.len();
+        for block in blocks {
+            if seen.insert(block["tool_use_id"].as_str().unwrap().to_owned()) {
+                answered.push(block_text(&block["content"]));
+            }
+        }
+        new_per_request.push(answered.len() - before);
+    }
+    // Each run's first request answers nothing; every later one answers the call before it.
+    assert_eq!(new_per_request, [0, 1, 1, 1, 1, 0, 1, 1, 1, 1]);
+    assert_eq!(answered.len(), results.len(), "{answered:#?}");
+    for (sent, result) in answered.iter().zip(results) {
+        let untagged = sent
+            .strip_prefix('§')
+            .and_then(|rest| rest.split_once("§ "))
+            .filter(|(tag, _)| tag.parse::<u64>().is_ok())
+            .map(|(_, text)| text);
+        assert_eq!(untagged, Some(result.texts.concat().as_str()), "{sent}");
+    }
+}
+
+/// The text of a tool result's content: a string, or its text blocks joined.
+fn block_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        blocks => blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str())
+            .collect(),
+    }
 }
 
 /// The tool answers in Claude Code's transcript so far, for a failure message.
@@ -257,19 +353,25 @@ fn answers_so_far(home: &Path) -> String {
 /// The script: run 1's turns wait for `PHASE-1` in the prompt, run 2's for `PHASE-2`, and
 /// each later turn for the marker its previous tool's answer must hold.
 fn script() -> Value {
-    let call = |tool: &str, input: Value| json!([{"type": "tool_use", "name": format!("mcp__{SERVER_NAME}__{tool}"), "input": input}]);
-    let after_result = |marker: &str, content: Value| json!({"when": {"last_tool_result_contains": marker}, "content": content});
-    let after_prompt = |marker: &str, content: Value| json!({"when": {"last_user_text_contains": marker}, "content": content});
-    let say = |text: &str| json!([{"type": "text", "text": text}]);
+    let call = |tool: &str, input: Value| {
+        let name = format!("mcp__{SERVER_NAME}__{tool}");
+        json!({"type": "tool_use", "name": name, "input": input})
+    };
+    let after_result = |marker: &str, content: Value| json!({"when": {"last_tool_result_contains": marker}, "content": [content]});
+    let say = |text: &str| json!({"type": "text", "text": text});
+    let search = || call("ctx_search", json!({"query": CODENAME}));
     json!({
         "turns": [
-            after_prompt("PHASE-1", call("ctx_search", json!({"query": CODENAME}))),
+            {
+                "when": {"last_user_text_contains": "PHASE-1"},
+                "content": [
+                    say(&codename_line()),
+                    call("ctx_note", json!({"action": "write", "content": NOTE})),
+                ],
+            },
+            after_result("saved note", search()),
             after_result(
                 "no results outside what you already see",
-                call("ctx_note", json!({"action": "write", "content": NOTE})),
-            ),
-            after_result(
-                "saved note",
                 call(
                     "ctx_memory",
                     json!({"action": "write", "category": "constraints", "content": MEMORY}),
@@ -280,7 +382,7 @@ fn script() -> Value {
                 call("ctx_reduce", json!({"drop": "1"})),
             ),
             after_result("queued §1§", say(FIRST_DONE)),
-            after_prompt("PHASE-2", call("ctx_search", json!({"query": CODENAME}))),
+            {"when": {"last_user_text_contains": "PHASE-2"}, "content": [search()]},
             after_result(
                 &format!("session cc-{CLIENT_SESSION}-"),
                 call("ctx_expand", json!({"start": 0, "end": 3})),
@@ -291,6 +393,12 @@ fn script() -> Value {
         ],
         "final_text": FELL_THROUGH,
     })
+}
+
+/// What the model says in its first answer (message 2), the only place the codename is
+/// said: not the prompt, which the head keeps verbatim once summarised.
+fn codename_line() -> String {
+    format!("The release codename is {CODENAME}; noting a check for later.")
 }
 
 /// The user's configuration, read by the proxy, `wrapup` and the MCP server alike: the
