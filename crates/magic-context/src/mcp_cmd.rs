@@ -20,7 +20,8 @@
 //! once per Claude Code process. The rest of its environment is Claude Code's own (API key
 //! included: never log it) plus the config entry's `env`. Its next API request offers the
 //! five tools as `mcp__magic-context__ctx_*` and carries the server's instructions (the
-//! guidance block) in the system prompt.
+//! guidance block) once, under "# MCP Server Instructions" in a system-role message near the
+//! start of the conversation, not in the system prompt.
 //!
 //! It opens the store like every other command and may run beside `serve`: the store's
 //! writer rule holds across processes.

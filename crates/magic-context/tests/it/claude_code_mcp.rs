@@ -40,6 +40,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use mc_core::SessionId;
+use mc_engine::tools::TOOL_GUIDANCE;
 use mc_store::{NoteOwner, SessionRecord, Store};
 use serde_json::{Value, json};
 
@@ -268,8 +269,9 @@ fn assert_answers(results: &[ToolResult], lane: &SessionId) {
     assert_eq!(text(7), format!("[1] CONSTRAINTS (active): {MEMORY}\n"));
 }
 
-/// What the model was sent: every request offers our five tools once, under Claude Code's
-/// names for the MCP server's tools (the proxy adds none of its own beside them), and each
+/// What the model was sent: every request offers our five tools and their guidance once,
+/// under Claude Code's names for the MCP server's tools (the proxy adds none of its own
+/// beside them), and each
 /// request after a call carries that call's answer, as Claude Code recorded it, behind the
 /// engine's tag.
 fn assert_upstream(bodies: &[Value], results: &[ToolResult]) {
@@ -296,6 +298,13 @@ fn assert_upstream(bodies: &[Value], results: &[ToolResult]) {
             ]
             .map(|tool| format!("mcp__{SERVER_NAME}__{tool}")),
         );
+        // The guidance comes once too: the server's instructions, which Claude Code puts in
+        // a system-role message of the conversation (the proxy pins it in the head once
+        // summarised), not in the system prompt.
+        let escaped = serde_json::to_string(TOOL_GUIDANCE.trim_end()).unwrap();
+        let guidance = escaped.trim_matches('"');
+        assert_eq!(body.to_string().matches(guidance).count(), 1, "{body:#}");
+        assert!(!block_text(&body["system"]).contains(TOOL_GUIDANCE.trim_end()));
         let blocks = body["messages"]
             .as_array()
             .unwrap()
@@ -324,7 +333,8 @@ fn assert_upstream(bodies: &[Value], results: &[ToolResult]) {
     }
 }
 
-/// The text of a tool result's content: a string, or its text blocks joined.
+/// The text of a content field (a tool result's, the system prompt's): a string, or its
+/// text blocks joined.
 fn block_text(content: &Value) -> String {
     match content {
         Value::String(text) => text.clone(),
