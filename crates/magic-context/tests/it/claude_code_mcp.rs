@@ -7,9 +7,11 @@
 //! One conversation in two `claude -p` runs of one Claude Code session (`--session-id`, then
 //! `--resume`), with `magic-context wrapup` in between:
 //! 1. the model says a codename and writes a session note, searches for the codename
-//!    (nothing found: the session still sees it), writes a project memory and drops tag 1;
-//! 2. `wrapup` summarises that history, so it leaves the live context on the next request,
-//!    whose pass busts and lands the drop;
+//!    (nothing found: the session still sees it), writes a project memory and drops the
+//!    search's result;
+//! 2. `wrapup` summarises messages 0 to 3, so they leave the live context on the next
+//!    request, whose pass busts and lands the drop: the search's result, still live, now
+//!    reads `[dropped §6§]` upstream;
 //! 3. in the resumed run the same search finds the codename in message 2 of this session,
 //!    `ctx_expand` returns the original text of messages 0 to 3, and the note and the memory
 //!    written through the first run's server read back through the second run's.
@@ -60,8 +62,15 @@ const CLIENT_SESSION: &str = "7d3f0a52-9c1e-4b6a-8f2d-5e4c3b2a1f09";
 const CODENAME: &str = "quokkazephyr4471";
 const NOTE: &str = "check the lockfile before the release";
 const MEMORY: &str = "Release builds run offline.";
-/// Few enough that the first run's first tag is out of protection when the model drops it.
-const PROTECTED_TAGS: u64 = 3;
+/// Few enough that the search's result is out of protection when the model drops it.
+const PROTECTED_TAGS: u64 = 1;
+/// The tag of run 1's search result (message 5). Claude Code 2.1 opens with a user message
+/// of two text parts (a reminder, the prompt: tags 1 and 2) and a system-role message (3);
+/// then the model's text (4), the note's result (5, message 3), the search's result (6).
+const SEARCH_RESULT_TAG: u32 = 6;
+/// What `wrapup` leaves raw: the newest three tags (the search's, the memory's and the
+/// drop's results), so messages 0 to 3 are summarised and the search's result stays live.
+const KEEP_TAGS: &str = "3";
 /// The key the relay files the proxy's requests under (Claude Code sends it as a custom
 /// header, which the proxy passes on).
 const RELAY_KEY: &str = "mcp-flow";
@@ -79,7 +88,9 @@ fn claude_code_runs_our_mcp_tools_on_the_proxys_session() {
         "{results:#?}"
     );
     assert_answers(&results, &run.session.id);
-    assert_upstream(&run.upstream_bodies(), &results);
+    let bodies = run.upstream_bodies();
+    assert_upstream(&bodies, &results);
+    assert_drop_landed_upstream(&bodies, run.first_run_calls);
     // The raw log holds every answer, whole.
     assert_tool_results_stored(&run.store_path(), &results);
     run.assert_server_wrote_for_the_proxys_session();
@@ -158,12 +169,22 @@ impl Conversation {
             .filter(|call| call.model == MAIN_MODEL)
             .count();
         let session = the_one_session(&data);
-        machine
+        let wrapup = machine
             .run(
-                &["wrapup", "--session", session.id.as_str(), "--keep", "1"],
+                &[
+                    "wrapup",
+                    "--session",
+                    session.id.as_str(),
+                    "--keep",
+                    KEEP_TAGS,
+                    "--json",
+                ],
                 &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
             )
-            .success();
+            .success()
+            .json();
+        // Messages 0 to 3 leave the live context; the search's call and result stay.
+        assert_eq!(wrapup["summarised_until"], 4, "{wrapup:#}");
         run_claude(
             "second",
             &[
@@ -219,14 +240,14 @@ impl Conversation {
         assert_eq!(notes.len(), 1, "{notes:#?}");
         assert_eq!(notes[0].session.as_ref(), Some(&session.id));
         assert_eq!(notes[0].project, session.project);
-        assert_eq!(drops.len(), 1, "{drops:#?}");
+        let asked: Vec<_> = drops
+            .iter()
+            .filter(|drop| drop.source == "ctx_reduce")
+            .map(|drop| (drop.tag.0, drop.landed_pass))
+            .collect();
         assert_eq!(
-            (
-                drops[0].tag.0,
-                drops[0].source.as_str(),
-                drops[0].landed_pass
-            ),
-            (1, "ctx_reduce", Some(self.first_run_calls as u64)),
+            asked,
+            [(SEARCH_RESULT_TAG, Some(self.first_run_calls as u64))],
             "{drops:#?}"
         );
     }
@@ -241,7 +262,7 @@ fn assert_answers(results: &[ToolResult], lane: &SessionId) {
     assert_eq!(text(2), "saved as memory 1 (CONSTRAINTS)");
     assert_eq!(
         text(3),
-        "queued §1§: dropped from your context on an upcoming turn\n"
+        format!("queued §{SEARCH_RESULT_TAG}§: dropped from your context on an upcoming turn\n")
     );
     // Run 2: summarised, the message is found in this session and expands to its words.
     let found = text(4);
@@ -333,6 +354,29 @@ fn assert_upstream(bodies: &[Value], results: &[ToolResult]) {
     }
 }
 
+/// The search's result reaches the model whole until the pass that lands the model's drop
+/// (run 2's first request), and as the placeholder from then on.
+fn assert_drop_landed_upstream(bodies: &[Value], landing_request: usize) {
+    let original = format!("§{SEARCH_RESULT_TAG}§ no results outside what you already see");
+    let placeholder = format!("[dropped §{SEARCH_RESULT_TAG}§]");
+    let shown: Vec<(bool, bool)> = bodies
+        .iter()
+        .map(|body| {
+            let text = body.to_string();
+            (text.contains(&original), text.contains(&placeholder))
+        })
+        .collect();
+    let expected: Vec<(bool, bool)> = (0..bodies.len())
+        // The result exists from run 1's third request on.
+        .map(|request| match request {
+            0 | 1 => (false, false),
+            request if request < landing_request => (true, false),
+            _ => (false, true),
+        })
+        .collect();
+    assert_eq!(shown, expected, "(original, placeholder) per request");
+}
+
 /// The text of a content field (a tool result's, the system prompt's): a string, or its
 /// text blocks joined.
 fn block_text(content: &Value) -> String {
@@ -389,9 +433,9 @@ fn script() -> Value {
             ),
             after_result(
                 "saved as memory",
-                call("ctx_reduce", json!({"drop": "1"})),
+                call("ctx_reduce", json!({"drop": SEARCH_RESULT_TAG.to_string()})),
             ),
-            after_result("queued §1§", say(FIRST_DONE)),
+            after_result(&format!("queued §{SEARCH_RESULT_TAG}§"), say(FIRST_DONE)),
             {"when": {"last_user_text_contains": "PHASE-2"}, "content": [search()]},
             after_result(
                 &format!("session cc-{CLIENT_SESSION}-"),
@@ -413,7 +457,7 @@ fn codename_line() -> String {
 
 /// The user's configuration, read by the proxy, `wrapup` and the MCP server alike: the
 /// historian (`wrapup`'s) at the simulator, which answers its calls honestly, and only the
-/// newest [`PROTECTED_TAGS`] tags protected, so a drop of an early tag lands on the next bust.
+/// newest [`PROTECTED_TAGS`] tags protected, so the model's drop lands on the next bust.
 fn write_user_config(machine: &Machine, base_url: &str) {
     let file = machine.user_file();
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
