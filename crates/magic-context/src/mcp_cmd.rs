@@ -12,12 +12,16 @@
 //! messages (title and summary side calls stay short). Without either, memory and search
 //! still work for the project; the other tools say what is missing.
 //!
-//! Checked with the real binary (Claude Code 2.1.197, `-p` with `--mcp-config`): the MCP
-//! server's environment carries `CLAUDE_CODE_SESSION_ID`, equal to the
-//! `X-Claude-Code-Session-Id` header of that session's API requests (what the proxy keys
-//! lanes on), and `CLAUDE_PROJECT_DIR`; the server starts in Claude Code's working directory.
-//! Its next API request offers the five tools as `mcp__magic-context__ctx_*` and carries the
-//! server's instructions (the guidance block) in the system prompt.
+//! Checked with the real binary (Claude Code 2.1.197, `-p` with `--mcp-config`), and
+//! recorded by the end-to-end test `tests/it/claude_code_mcp.rs`: the MCP server's
+//! environment carries `CLAUDE_CODE_SESSION_ID`, equal to the `X-Claude-Code-Session-Id`
+//! header of that session's API requests (what the proxy keys lanes on) and unchanged by
+//! `--resume`, and `CLAUDE_PROJECT_DIR`; the server starts in Claude Code's working directory,
+//! once per Claude Code process. The rest of its environment is Claude Code's own (API key
+//! included: never log it) plus the config entry's `env`. Its next API request offers the
+//! five tools as `mcp__magic-context__ctx_*` and carries the server's instructions (the
+//! guidance block) once, under "# MCP Server Instructions" in a system-role message near the
+//! start of the conversation, not in the system prompt.
 //!
 //! It opens the store like every other command and may run beside `serve`: the store's
 //! writer rule holds across processes.

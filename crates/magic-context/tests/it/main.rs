@@ -7,6 +7,7 @@
 mod claude_code;
 mod claude_code_historian;
 mod claude_code_hosts;
+mod claude_code_mcp;
 mod claude_code_proxy;
 mod claude_code_small_window;
 mod cli;

@@ -201,11 +201,19 @@ impl ClaudeSession {
 /// output goes to `claude.stdout` and `claude.stderr` in the machine. Kills it after
 /// [`CLAUDE_TIMEOUT`].
 fn run_claude(machine: &Machine, repo: &Path, base_url: &str) -> ExitStatus {
-    let stdout = File::create(machine.path("claude.stdout")).unwrap();
-    let stderr = File::create(machine.path("claude.stderr")).unwrap();
-    let mut child = Command::new(claude_code::binary())
+    let mut command = claude_command(machine, repo, base_url);
+    command
         .args(["-p", "Work through the repository step by step."])
-        .args(["--model", MAIN_MODEL, "--dangerously-skip-permissions"])
+        .args(["--model", MAIN_MODEL, "--dangerously-skip-permissions"]);
+    run_bounded(machine, command, "claude")
+}
+
+/// The real `claude` in `repo`, against `base_url`, offline: an emptied environment but for
+/// PATH, the machine's HOME, a dummy API key and the switches that stop Claude Code's own
+/// traffic (telemetry, updates). The caller adds the arguments.
+pub fn claude_command(machine: &Machine, repo: &Path, base_url: &str) -> Command {
+    let mut command = Command::new(claude_code::binary());
+    command
         .current_dir(repo)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -214,7 +222,16 @@ fn run_claude(machine: &Machine, repo: &Path, base_url: &str) -> ExitStatus {
         .env("ANTHROPIC_API_KEY", "sk-ant-dummy-key-for-tests")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
-        .env("IS_SANDBOX", "1")
+        .env("IS_SANDBOX", "1");
+    command
+}
+
+/// Runs `command` to its end with no input, its output in `NAME.stdout` and `NAME.stderr` in
+/// the machine; kills it after [`CLAUDE_TIMEOUT`] (a client retrying a failing call forever).
+pub fn run_bounded(machine: &Machine, mut command: Command, name: &str) -> ExitStatus {
+    let stdout = File::create(machine.path(&format!("{name}.stdout"))).unwrap();
+    let stderr = File::create(machine.path(&format!("{name}.stderr"))).unwrap();
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)
@@ -228,7 +245,7 @@ fn run_claude(machine: &Machine, repo: &Path, base_url: &str) -> ExitStatus {
         if started.elapsed() > CLAUDE_TIMEOUT {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("claude ran longer than {CLAUDE_TIMEOUT:?}; killed");
+            panic!("{name} ran longer than {CLAUDE_TIMEOUT:?}; killed");
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -5,6 +5,8 @@
 //! One exchange per connection: the relay tells both sides `connection: close`, so it never
 //! has to find where one response ends and the next request begins. Bodies are keyed by the
 //! client's `x-crash-turn` header, which the proxy passes through like any end-to-end header.
+//! The MCP end-to-end test files a real Claude Code's requests under one key (Claude Code sends
+//! the header from `ANTHROPIC_CUSTOM_HEADERS`) to see what the model was sent.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
