@@ -11,6 +11,8 @@
 //! environment reminders) is pinned verbatim in `m[0]` once the boundary passes it, so the
 //! first move past it is a fold.
 
+use std::collections::BTreeSet;
+
 use mc_core::config::Tokens;
 use mc_core::head::{
     Compartment, HeadBudgets, HeadDelta, HeadInputs, MemoryChange, PinnedBlock, render_m0,
@@ -18,7 +20,7 @@ use mc_core::head::{
 };
 use mc_core::pass_plan::{PassKind, PassPlan};
 use mc_core::reduction::{Reshape, excerpt_text};
-use mc_core::tags::{TagIndex, UnitRef};
+use mc_core::tags::{TagIndex, TagNo, UnitRef, dropped_placeholder};
 use mc_core::{Message, Part, Role, SessionId};
 use mc_store::WriteTx;
 
@@ -59,10 +61,16 @@ pub(crate) fn plan_advance(
     let pins =
         task_ordinal(messages).is_some_and(|task| state.m0_boundary <= task && covered > task);
     let pinned_tokens = if pins {
-        pinned_blocks(messages, covered, tags, &state.reshape)
-            .iter()
-            .map(|block| count(&block.text))
-            .sum()
+        pinned_blocks(
+            messages,
+            covered,
+            tags,
+            &state.reshape,
+            &tx.drop_state(session)?.landed,
+        )
+        .iter()
+        .map(|block| count(&block.text))
+        .sum()
     } else {
         0
     };
@@ -92,7 +100,8 @@ impl Engine {
         match plan.kind {
             PassKind::HardFold => {
                 let compartments = delta_compartments(tx, session, 0, state.boundary)?;
-                let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape);
+                let landed = tx.drop_state(session)?.landed;
+                let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape, &landed);
                 let (memories, memory_log) = memories_for_fold(tx, memory.project.as_ref())?;
                 let inputs = HeadInputs {
                     pinned: &pinned,
@@ -169,12 +178,15 @@ pub(crate) fn task_ordinal(messages: &[Message]) -> Option<u64> {
 /// What `m[0]` keeps verbatim of the messages behind `boundary`: the first user message's
 /// texts, and every system-role message (client instructions given mid-conversation), each
 /// text as the tail showed it: a text too large for the window was already an excerpt there,
-/// and pinning it whole would put it back in every request.
+/// and pinning it whole would put it back in every request; a text whose drop landed (the
+/// agent's `ctx_reduce`, the operator's `reduce`) stays its placeholder, or the drop would
+/// undo itself once history covers the message.
 fn pinned_blocks(
     messages: &[Message],
     boundary: u64,
     tags: &TagIndex,
     reshape: &Reshape,
+    landed: &BTreeSet<TagNo>,
 ) -> Vec<PinnedBlock> {
     let task = task_ordinal(messages);
     messages
@@ -194,6 +206,9 @@ fn pinned_blocks(
                             part: u32::try_from(part).unwrap_or(u32::MAX),
                         };
                         let shown = tags.tag_of(unit).and_then(|tag| {
+                            if landed.contains(&tag) {
+                                return Some(dropped_placeholder(tag));
+                            }
                             reshape
                                 .excerpts
                                 .get(&tag)

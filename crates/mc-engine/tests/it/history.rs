@@ -281,3 +281,42 @@ proptest! {
         }
     }
 }
+
+/// A drop that landed on the task's text stays landed once history covers the task: the
+/// pinned copy in `m[0]` shows the placeholder, not the text the agent asked to drop.
+#[test]
+fn a_landed_drop_on_the_task_stays_dropped_in_the_pinned_copy() {
+    let harness = Harness::new();
+    // More results than the protected tags, so the task's tag may land.
+    let messages = conversation(30, 100);
+    let call = |end: usize, at: u64| Call {
+        model: MODEL,
+        messages: &messages[..end],
+        now_ms: START_MS + at,
+        usable_window: 1_000_000,
+        last_usage_tokens: None,
+        operator_flush: true,
+    };
+    harness.pass(&call(59, 0)).unwrap();
+    let outcome = harness
+        .engine
+        .queue_drops(&harness.session, "1", "ctx_reduce", 0)
+        .unwrap();
+    assert_eq!(outcome.accepted.len(), 1, "{outcome:?}");
+    assert_eq!(outcome.waiting().count(), 0, "{outcome:?}");
+    let landed = harness.pass(&call(59, 10_000)).unwrap();
+    // m[0] and m[1] come first; the task follows them in the raw tail.
+    assert_eq!(text_of(&landed.messages[2]), "[dropped §1§]");
+    publish(
+        &harness,
+        &[compartment(0, 0, "Task"), compartment(1, 4, "First steps")],
+    );
+    let fold = harness.pass(&call(61, 20_000)).unwrap();
+    assert_eq!(fold.plan.kind, PassKind::HardFold);
+    let m0 = text_of(&fold.messages[0]);
+    assert!(
+        m0.contains("<pinned ordinal=\"0\">\n[dropped §1§]\n</pinned>"),
+        "{m0}"
+    );
+    assert!(!m0.contains("never touch CI"), "{m0}");
+}
