@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use mc_core::SessionId;
 use mc_core::search::{Fused, Source};
+use mc_core::{Role, SessionId};
 use mc_store::ReadTx;
 use serde::Serialize;
 
@@ -227,12 +227,21 @@ pub(super) fn materialise(
 }
 
 /// What the asking session's live context shows: its raw messages from the head's boundary
-/// on, except those whose every tagged part was dropped (a placeholder shows nothing of them).
+/// on, and the messages `m[0]` pins verbatim behind it (the task, system-role messages at
+/// the conversation's start), except those whose every tagged part was dropped (a
+/// placeholder shows nothing of them).
 struct Visible {
     session: Option<SessionId>,
     boundary: u64,
+    pinned: std::collections::HashSet<u64>,
     dropped_messages: std::collections::HashSet<u64>,
 }
+
+/// How far into a conversation pinned messages are looked for: clients put their task and
+/// their system-role instructions in the first few messages, and reading further would
+/// cost every search a scan of the log. A system-role message later than this is still
+/// pinned; a search may then return it although `m[0]` shows it.
+const PINNED_SEARCH: u64 = 16;
 
 impl Visible {
     fn of(tx: &ReadTx<'_>, viewer: Option<&SessionId>) -> mc_store::Result<Self> {
@@ -240,6 +249,7 @@ impl Visible {
             return Ok(Self {
                 session: None,
                 boundary: u64::MAX,
+                pinned: Default::default(),
                 dropped_messages: Default::default(),
             });
         };
@@ -247,6 +257,14 @@ impl Visible {
             .engine_state(session)?
             .and_then(|json| serde_json::from_str::<crate::EngineState>(&json).ok())
             .map_or(0, |state| state.boundary);
+        let first = tx.messages(session, 0..boundary.min(PINNED_SEARCH))?;
+        let task = first.iter().find(|row| row.message.role == Role::User);
+        let pinned = first
+            .iter()
+            .filter(|row| row.message.role == Role::System)
+            .chain(task)
+            .map(|row| row.ordinal)
+            .collect();
         let dropped: std::collections::HashSet<_> = tx
             .drops(session)?
             .into_iter()
@@ -271,13 +289,14 @@ impl Visible {
         Ok(Self {
             session: Some(session.clone()),
             boundary,
+            pinned,
             dropped_messages,
         })
     }
 
     fn shows(&self, session: &SessionId, ordinal: u64) -> bool {
         self.session.as_ref() == Some(session)
-            && ordinal >= self.boundary
+            && (ordinal >= self.boundary || self.pinned.contains(&ordinal))
             && !self.dropped_messages.contains(&ordinal)
     }
 }
