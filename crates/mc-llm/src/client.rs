@@ -10,7 +10,8 @@ use crate::retry::{RetryPolicy, clock_seed};
 use crate::structured::{StructuredAnswer, StructuredRequest, ToolSpec};
 use crate::{anthropic, openai, responses};
 
-/// Asks models for forced tool calls on behalf of background agents (the historian first).
+/// Asks models for structured answers on behalf of background agents (the historian first):
+/// a forced tool call on Anthropic and Chat, a strict JSON-schema text format on Responses.
 ///
 /// Cheap to clone: the HTTP client is shared, so one instance can serve every session.
 #[derive(Debug, Clone)]
