@@ -239,7 +239,8 @@ pub struct RawHistorian {
     /// Base URL the historian's models are asked at (e.g. `http://127.0.0.1:11434/v1` for
     /// Ollama); unset uses the session's own upstream and credentials.
     pub endpoint: Option<String>,
-    /// The wire `endpoint` speaks: `anthropic` or `openai` (Chat Completions).
+    /// The wire `endpoint` speaks: `anthropic`, `openai` (Chat Completions) or
+    /// `openai-responses` (the Responses API).
     #[schemars(regex(pattern = "^(anthropic|openai)$"))]
     pub wire: Option<String>,
     /// Name of the environment variable holding the endpoint's API key (never the key).

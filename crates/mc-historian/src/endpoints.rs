@@ -38,6 +38,7 @@ pub fn configured_endpoints(
     let wire = match config.wire {
         HistorianWire::Anthropic => Wire::Anthropic,
         HistorianWire::OpenAi => Wire::OpenAiChat,
+        HistorianWire::OpenAiResponses => Wire::OpenAiResponses,
     };
     let key = config
         .api_key_env
@@ -157,6 +158,24 @@ mod tests {
                 (Wire::OpenAiChat, base.clone(), "qwen3:8b".to_owned(), true),
                 (Wire::OpenAiChat, base, "llama3".to_owned(), true),
             ]
+        );
+    }
+
+    #[test]
+    fn a_configured_responses_endpoint_is_asked_on_the_responses_wire() {
+        let mut config = Config::default();
+        config.historian.endpoint = Some("https://gw.example/v1".into());
+        config.historian.wire = HistorianWire::OpenAiResponses;
+        config.historian.model = Some("gpt-5-mini".into());
+        let endpoints = standalone_endpoints(&config, None, &env_with(&[])).unwrap();
+        assert_eq!(
+            shape(&endpoints),
+            [(
+                Wire::OpenAiResponses,
+                "https://gw.example/v1".to_owned(),
+                "gpt-5-mini".to_owned(),
+                false
+            )]
         );
     }
 

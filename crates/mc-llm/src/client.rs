@@ -1,5 +1,5 @@
-//! The async shell: send, time out, retry, fall back. The shapes live in `anthropic` and
-//! `openai`; this file only moves bytes and decides whether to try again.
+//! The async shell: send, time out, retry, fall back. The shapes live in `anthropic`,
+//! `openai` and `responses`; this file only moves bytes and decides whether to try again.
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
@@ -8,9 +8,10 @@ use crate::error::{LlmError, Result};
 use crate::provider_error;
 use crate::retry::{RetryPolicy, clock_seed};
 use crate::structured::{StructuredAnswer, StructuredRequest, ToolSpec};
-use crate::{anthropic, openai};
+use crate::{anthropic, openai, responses};
 
-/// Asks models for forced tool calls on behalf of background agents (the historian first).
+/// Asks models for structured answers on behalf of background agents (the historian first):
+/// a forced tool call on Anthropic and Chat, a strict JSON-schema text format on Responses.
 ///
 /// Cheap to clone: the HTTP client is shared, so one instance can serve every session.
 #[derive(Debug, Clone)]
@@ -41,7 +42,7 @@ struct Prepared<'a> {
     url: reqwest::Url,
     headers: HeaderMap,
     body: Vec<u8>,
-    tool: &'a str,
+    tool: &'a ToolSpec<'a>,
 }
 
 impl LlmClient {
@@ -175,8 +176,9 @@ impl LlmClient {
             });
         }
         let answer = match prepared.endpoint.wire {
-            Wire::Anthropic => anthropic::read_answer(&bytes, prepared.tool, &prepared.label),
-            Wire::OpenAiChat => openai::read_answer(&bytes, prepared.tool, &prepared.label),
+            Wire::Anthropic => anthropic::read_answer(&bytes, prepared.tool.name, &prepared.label),
+            Wire::OpenAiChat => openai::read_answer(&bytes, prepared.tool.name, &prepared.label),
+            Wire::OpenAiResponses => responses::read_answer(&bytes, prepared.tool, &prepared.label),
         }?;
         tracing::debug!(
             endpoint = %prepared.label,
@@ -203,6 +205,9 @@ fn prepare<'a>(
     let body = match endpoint.wire {
         Wire::Anthropic => serde_json::to_vec(&anthropic::body(&endpoint.model, request, tool)),
         Wire::OpenAiChat => serde_json::to_vec(&openai::body(&endpoint.model, request, tool)),
+        Wire::OpenAiResponses => {
+            serde_json::to_vec(&responses::body(&endpoint.model, request, tool))
+        }
     }
     .map_err(|_| LlmError::InvalidTool {
         reason: "it could not be serialised as JSON",
@@ -214,7 +219,7 @@ fn prepare<'a>(
         url,
         headers,
         body,
-        tool: tool.name,
+        tool,
     })
 }
 
@@ -242,7 +247,7 @@ fn headers(endpoint: &ModelEndpoint, label: &EndpointLabel) -> Result<HeaderMap>
                 headers.insert("x-api-key", sensitive("x-api-key", key.expose())?);
             }
         }
-        Wire::OpenAiChat => {
+        Wire::OpenAiChat | Wire::OpenAiResponses => {
             if let Some(key) = &endpoint.api_key {
                 let bearer = format!("Bearer {}", key.expose());
                 headers.insert(AUTHORIZATION, sensitive("authorization", &bearer)?);

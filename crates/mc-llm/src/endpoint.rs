@@ -12,6 +12,10 @@ pub enum Wire {
     /// OpenAI Chat Completions: `POST {base}/v1/chat/completions`, `Authorization: Bearer`.
     /// Also what local servers (Ollama, llama.cpp, LM Studio) speak, usually without a key.
     OpenAiChat,
+    /// OpenAI Responses: `POST {base}/v1/responses`, `Authorization: Bearer`. The answer is
+    /// enforced as JSON by `text.format` (a strict JSON schema) rather than a forced tool
+    /// call: what a backend serving only this API (as Codex users have) accepts.
+    OpenAiResponses,
 }
 
 impl Wire {
@@ -20,6 +24,7 @@ impl Wire {
         match self {
             Self::Anthropic => "Anthropic Messages",
             Self::OpenAiChat => "OpenAI Chat Completions",
+            Self::OpenAiResponses => "OpenAI Responses",
         }
     }
 
@@ -27,6 +32,7 @@ impl Wire {
         match self {
             Self::Anthropic => "/messages",
             Self::OpenAiChat => "/chat/completions",
+            Self::OpenAiResponses => "/responses",
         }
     }
 }
@@ -69,7 +75,8 @@ impl ModelEndpoint {
         }
     }
 
-    /// The full URL of the call: `{base}/v1/messages` or `{base}/v1/chat/completions`.
+    /// The full URL of the call: `{base}/v1/messages`, `{base}/v1/chat/completions` or
+    /// `{base}/v1/responses`.
     ///
     /// OpenAI-compatible base URLs are often written with `/v1` already (`.../v1`), so that
     /// suffix is not added twice.
@@ -137,6 +144,9 @@ mod tests {
         endpoint.base_url = "https://api.anthropic.com".into();
         endpoint.wire = Wire::Anthropic;
         assert_eq!(endpoint.url(), "https://api.anthropic.com/v1/messages");
+        endpoint.base_url = "https://api.openai.com/v1".into();
+        endpoint.wire = Wire::OpenAiResponses;
+        assert_eq!(endpoint.url(), "https://api.openai.com/v1/responses");
     }
 
     #[test]

@@ -111,6 +111,30 @@ pub enum LlmError {
         #[source]
         source: serde_json::Error,
     },
+    /// A Responses answer holds no output text for the requested structured format.
+    #[error("{endpoint}: the answer has no output for format `{format}` ({}); the model may not support structured outputs, or max_tokens is too small", .reason.as_deref().unwrap_or("no reason given"))]
+    NoStructuredOutput {
+        /// Which endpoint.
+        endpoint: EndpointLabel,
+        /// The format (the tool's name) that was requested.
+        format: String,
+        /// Why, as the provider put it: its refusal, the reason it stopped
+        /// (`max_output_tokens`), or the response's status.
+        reason: Option<String>,
+    },
+    /// A Responses answer's output text is not JSON.
+    #[error(
+        "{endpoint}: the output for format `{format}` is not JSON; the model may have been cut off (raise max_tokens) or may not support structured outputs"
+    )]
+    OutputNotJson {
+        /// Which endpoint.
+        endpoint: EndpointLabel,
+        /// The format (the tool's name) that was requested.
+        format: String,
+        /// Why it did not parse.
+        #[source]
+        source: serde_json::Error,
+    },
     /// `call_with_fallbacks` was given no endpoint.
     #[error("no model endpoint configured for this background call")]
     NoEndpoints,
@@ -141,6 +165,8 @@ impl LlmError {
             | Self::MalformedAnswer { .. }
             | Self::NoToolCall { .. }
             | Self::ArgumentsNotJson { .. }
+            | Self::NoStructuredOutput { .. }
+            | Self::OutputNotJson { .. }
             | Self::NoEndpoints
             | Self::AllFailed { .. } => false,
         }

@@ -3,7 +3,8 @@
 //!
 //! The historian (DESIGN §5) asks a model for structured output; this crate sends that
 //! request over Anthropic Messages or OpenAI Chat Completions (the latter also covers local
-//! servers such as Ollama, llama.cpp and LM Studio), bounds each attempt with a timeout,
+//! servers such as Ollama, llama.cpp and LM Studio) as a forced tool call, or over OpenAI
+//! Responses as a strict JSON-schema text format, bounds each attempt with a timeout,
 //! retries rate limits and overloads with jittered exponential backoff (honouring
 //! `retry-after`), and falls back to the next endpoint when one has failed for good.
 //!
@@ -39,7 +40,9 @@ mod endpoint;
 mod error;
 mod openai;
 mod provider_error;
+mod responses;
 mod retry;
+mod strict_schema;
 mod structured;
 
 pub use client::LlmClient;

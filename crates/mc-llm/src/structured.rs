@@ -6,10 +6,10 @@ use serde_json::Value;
 use crate::endpoint::EndpointLabel;
 use crate::error::{LlmError, Result};
 
-/// A request whose answer must be a call to `tool`.
+/// A request whose answer must be a call to `tool` (on Responses: JSON matching its schema).
 ///
 /// The tool is given the way Anthropic's `tools` take it (`{name, description, input_schema}`),
-/// so a schema built once (e.g. the historian's `record_history`) serves both wires.
+/// so a schema built once (e.g. the historian's `record_history`) serves every wire.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StructuredRequest {
     /// The system prompt.

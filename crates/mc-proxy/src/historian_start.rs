@@ -1,6 +1,7 @@
 //! Starting the historian for a managed call's session, off the request path.
 //!
-//! By default the historian asks the session's own upstream with the credentials of the
+//! By default the historian asks the session's own upstream, on the wire the session arrived
+//! on (a Responses session's upstream may serve nothing else), with the credentials of the
 //! call (held in memory for the run only, never stored or logged), on that provider's small
 //! model, then the configured fallbacks, then the session's own model (which the credentials
 //! are known to reach). A configured endpoint replaces all of that: its wire, its models, and
@@ -110,12 +111,17 @@ fn endpoints(
     if let Some(endpoints) = configured_endpoints(config, Some(session_model), &env) {
         return endpoints;
     }
-    let (wire, small) = match provider {
-        Provider::Anthropic => (Wire::Anthropic, ANTHROPIC_SMALL_MODEL),
+    let wire = match provider {
+        Provider::Anthropic => Wire::Anthropic,
+        Provider::OpenAi => Wire::OpenAiChat,
+        Provider::OpenAiResponses => Wire::OpenAiResponses,
+    };
+    let small = match provider {
+        Provider::Anthropic => ANTHROPIC_SMALL_MODEL,
         Provider::OpenAi | Provider::OpenAiResponses if upstream.contains("://api.openai.com") => {
-            (Wire::OpenAiChat, OPENAI_SMALL_MODEL)
+            OPENAI_SMALL_MODEL
         }
-        Provider::OpenAi | Provider::OpenAiResponses => (Wire::OpenAiChat, session_model),
+        Provider::OpenAi | Provider::OpenAiResponses => session_model,
     };
     let mut models: Vec<&str> = vec![config.model.as_deref().unwrap_or(small)];
     models.extend(config.fallback_models.iter().map(String::as_str));

@@ -61,6 +61,7 @@ mod settings;
 mod side_call;
 mod sse_frame;
 mod store_slot;
+mod stream_overflow;
 mod tee;
 mod tokens;
 mod usage;

@@ -4,8 +4,9 @@
 //! The order of failure handling follows DESIGN §7: a request that cannot be managed is
 //! refused with a provider-shaped error, never forwarded unmanaged. The one exception is a
 //! host's recognised side call (a title, a compaction summary): not a conversation, it goes
-//! upstream byte for byte ([`crate::side_call`]). A context overflow from the upstream is
-//! retried once with an emergency plan before the client sees anything.
+//! upstream byte for byte ([`crate::side_call`]). A context overflow from the upstream (an
+//! HTTP error, or a Responses stream failed before any output) is retried once with an
+//! emergency plan before the client sees anything.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,11 +26,12 @@ use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
 use crate::historian_start;
 use crate::ledger::{ReportedUsage, call_row, error_text, record_call, set_usage};
-use crate::overflow::parse_overflow;
+use crate::overflow::{Overflow, parse_overflow};
 use crate::pass_run::{Planned, plan_with_retries};
 use crate::provider::{Provider, ProxyError};
 use crate::request_body::read_body;
 use crate::settings::ProxySettings;
+use crate::stream_overflow::{self, Peeked};
 use crate::tee::{BodyEnd, Teed, tee};
 use crate::usage::UsageObserver;
 use crate::usage_filter::UsageChunkFilter;
@@ -113,6 +115,38 @@ async fn run(
             }
         };
         let status = response.status();
+        // A Responses backend may refuse an overflow inside a 200 stream; caught before any
+        // of it is forwarded, it is retried like the HTTP error ([`crate::stream_overflow`]).
+        let response = if status.is_success()
+            && provider == Provider::OpenAiResponses
+            && !retried
+            && planned.side_call.is_none()
+            && is_event_stream(response.headers())
+        {
+            match stream_overflow::peek(response).await {
+                Peeked::Stream(response) => response,
+                Peeked::Overflow { overflow, error } => {
+                    let mut row = call_row(provider, &planned, retried, started);
+                    row.status = status.as_u16();
+                    row.first_byte_ms = Some(row.total_ms);
+                    row.error = Some(error_text(&error, &headers));
+                    record_call(&app, row);
+                    planned = replan_after_overflow(
+                        &app,
+                        provider,
+                        &headers,
+                        &client_body,
+                        &planned,
+                        overflow,
+                    )
+                    .await?;
+                    retried = true;
+                    continue;
+                }
+            }
+        } else {
+            response
+        };
         if status.is_success()
             && let Some(prepared) = prepared
         {
@@ -140,36 +174,9 @@ async fn run(
         record_call(&app, row);
         // A side call's overflow is the host's to handle: it was not ours to shape.
         if let (Some(overflow), false, None) = (overflow, retried, planned.side_call) {
-            tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
-            if let Some(limit) = overflow.limit_tokens {
-                app.proven_windows.record(&planned.model, limit);
-            }
-            if let (Some(limit), Ok(engine), Some(session)) =
-                (overflow.limit_tokens, app.engine(), planned.session.clone())
-            {
-                let engine = Arc::clone(engine);
-                let recorded = tokio::task::spawn_blocking(move || {
-                    engine.record_proven_window(&session, limit)
-                })
-                .await;
-                if !matches!(recorded, Ok(Ok(()))) {
-                    tracing::warn!(
-                        "could not record the proven window; the retry plans without it"
-                    );
-                }
-            }
-            // The provider's count of the refused request pairs with the pass that sent it, so
-            // the retry plans with it and the model's token correction learns from it.
-            let usage = overflow
-                .prompt_tokens
-                .map(|tokens| ReportedUsage {
-                    tokens,
-                    pass: planned.pass.as_ref().map(|pass| pass.seq),
-                })
-                .or(overflow
-                    .limit_tokens
-                    .map(|tokens| ReportedUsage { tokens, pass: None }));
-            planned = plan(&app, provider, &headers, &client_body, usage).await?;
+            planned =
+                replan_after_overflow(&app, provider, &headers, &client_body, &planned, overflow)
+                    .await?;
             retried = true;
             continue;
         }
@@ -179,6 +186,52 @@ async fn run(
         *out.headers_mut() = upstream_headers;
         return Ok(out);
     }
+}
+
+/// The plan of the one retry after the provider refused `planned` as too long: the limit it
+/// stated is recorded as the model's and the session's proven window, and its count of the
+/// refused request pairs with the pass that sent it, so the retry plans with both and the
+/// model's token correction learns from it.
+async fn replan_after_overflow(
+    app: &Arc<App>,
+    provider: Provider,
+    headers: &Arc<HeaderMap>,
+    client_body: &Bytes,
+    planned: &Planned,
+    overflow: Overflow,
+) -> Result<Planned, ProxyError> {
+    tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
+    if let Some(limit) = overflow.limit_tokens {
+        app.proven_windows.record(&planned.model, limit);
+    }
+    if let (Some(limit), Ok(engine), Some(session)) =
+        (overflow.limit_tokens, app.engine(), planned.session.clone())
+    {
+        let engine = Arc::clone(engine);
+        let recorded =
+            tokio::task::spawn_blocking(move || engine.record_proven_window(&session, limit)).await;
+        if !matches!(recorded, Ok(Ok(()))) {
+            tracing::warn!("could not record the proven window; the retry plans without it");
+        }
+    }
+    let usage = overflow
+        .prompt_tokens
+        .map(|tokens| ReportedUsage {
+            tokens,
+            pass: planned.pass.as_ref().map(|pass| pass.seq),
+        })
+        .or(overflow
+            .limit_tokens
+            .map(|tokens| ReportedUsage { tokens, pass: None }));
+    plan(app, provider, headers, client_body, usage).await
+}
+
+/// Whether a response's body is an SSE stream.
+fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|kind| kind.starts_with("text/event-stream"))
 }
 
 /// Sends a planned body upstream on the client's path, with the client's headers.

@@ -29,7 +29,22 @@ pub fn parse_overflow(status: u16, body: &[u8]) -> Option<Overflow> {
         return None;
     }
     let value: Value = serde_json::from_slice(body).ok()?;
-    let error = value.get("error")?;
+    overflow_in(value.get("error")?)
+}
+
+/// The overflow a streamed Responses event reports, if it is one: `response.failed` whose
+/// response's `error` is a context overflow (`code: context_length_exceeded`), or an `error`
+/// event saying the same. Worded as the HTTP error is, so the same figures are read.
+pub(crate) fn parse_stream_overflow(event: &Value) -> Option<Overflow> {
+    match event.get("type").and_then(Value::as_str)? {
+        "response.failed" => overflow_in(event.get("response")?.get("error")?),
+        "error" => overflow_in(event),
+        _ => None,
+    }
+}
+
+/// The overflow an error object (`{message, code, …}`) reports, if it is one.
+fn overflow_in(error: &Value) -> Option<Overflow> {
     let message = error.get("message").and_then(Value::as_str).unwrap_or("");
     let lower = message.to_ascii_lowercase();
     if let Some(rest) = lower.split("prompt is too long:").nth(1) {
@@ -131,6 +146,34 @@ mod tests {
                 max_tokens: None,
             })
         );
+    }
+
+    #[test]
+    fn a_streamed_responses_overflow() {
+        let failed = serde_json::json!({"type": "response.failed", "sequence_number": 2, "response": {
+            "status": "failed",
+            "error": {"code": "context_length_exceeded", "message": "This model's maximum context length is 20000 tokens. However, your messages resulted in 23456 tokens."}}});
+        let expected = Some(Overflow {
+            prompt_tokens: Some(23_456),
+            limit_tokens: Some(20_000),
+            max_tokens: None,
+        });
+        assert_eq!(parse_stream_overflow(&failed), expected);
+        let bare = serde_json::json!({"type": "error", "code": "context_length_exceeded",
+            "message": "Your input exceeds the context window of this model."});
+        assert_eq!(
+            parse_stream_overflow(&bare),
+            Some(Overflow {
+                prompt_tokens: None,
+                limit_tokens: None,
+                max_tokens: None
+            })
+        );
+        let other = serde_json::json!({"type": "response.failed", "response": {
+            "status": "failed", "error": {"code": "server_error", "message": "boom"}}});
+        assert_eq!(parse_stream_overflow(&other), None);
+        let text = serde_json::json!({"type": "response.output_text.delta", "delta": "maximum context length"});
+        assert_eq!(parse_stream_overflow(&text), None);
     }
 
     #[test]

@@ -32,7 +32,7 @@ impl Checker {
                 Some(name) => HistorianWire::parse(&name).unwrap_or_else(|| {
                     self.reject(
                         key(&["historian", "wire"]),
-                        format!("`{name}` is not a wire; use `anthropic` or `openai`"),
+                        format!("`{name}` is not a wire; use `anthropic`, `openai` or `openai-responses`"),
                     );
                     d.wire
                 }),

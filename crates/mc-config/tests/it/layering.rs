@@ -168,6 +168,28 @@ fn a_bad_key_falls_back_to_the_layer_below() {
 }
 
 #[test]
+fn the_historian_wire_takes_the_responses_api_by_name() {
+    let files = files(
+        Some(r#"{ "historian": { "wire": "openai-responses" } }"#),
+        Some(r#"{ "historian": { "wire": "responses" } }"#),
+    );
+    let loaded = load_files(&files);
+    assert_eq!(
+        loaded.config.historian.wire,
+        mc_core::config::HistorianWire::OpenAiResponses,
+        "the user's value: the project's is not a wire"
+    );
+    assert_eq!(
+        loaded.diagnostics,
+        [diagnostic(
+            &files.project,
+            "historian.wire",
+            "`responses` is not a wire; use `anthropic`, `openai` or `openai-responses`"
+        )]
+    );
+}
+
+#[test]
 fn a_broken_file_is_skipped_and_the_other_still_applies() {
     let files = files(
         Some("{ \"pass\": { \"execute_threshold_percent\": 70 }"),

@@ -13,14 +13,18 @@ pub enum HistorianWire {
     /// OpenAI Chat Completions (also local OpenAI-compatible servers).
     #[serde(rename = "openai")]
     OpenAi,
+    /// OpenAI Responses, for a backend that serves only that API (as Codex users have).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
 }
 
 impl HistorianWire {
-    /// The wire named `name` (`"anthropic"`, `"openai"`).
+    /// The wire named `name` (`"anthropic"`, `"openai"`, `"openai-responses"`).
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "anthropic" => Some(Self::Anthropic),
             "openai" => Some(Self::OpenAi),
+            "openai-responses" => Some(Self::OpenAiResponses),
             _ => None,
         }
     }
@@ -41,7 +45,8 @@ pub struct HistorianConfig {
     /// credentials. Set it to run the historian on a local OpenAI-compatible server (Ollama,
     /// llama.cpp, LM Studio) or another provider.
     pub endpoint: Option<String>,
-    /// The wire `endpoint` speaks: `"anthropic"` or `"openai"` (Chat Completions).
+    /// The wire `endpoint` speaks: `"anthropic"`, `"openai"` (Chat Completions) or
+    /// `"openai-responses"` (the Responses API).
     pub wire: HistorianWire,
     /// The environment variable holding `endpoint`'s API key (never the key itself: config
     /// files are not secret stores); unset sends no key, as local servers expect.

@@ -190,6 +190,21 @@ pub fn openai_answer(input: &Value) -> Reply {
     )
 }
 
+pub fn responses_answer(input: &Value) -> Reply {
+    Reply::json(
+        200,
+        json!({
+            "id": "resp_1", "object": "response", "model": "m", "status": "completed",
+            "output": [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": input.to_string(), "annotations": []}]},
+            ],
+            "usage": {"input_tokens": 100, "output_tokens": 20, "input_tokens_details": {"cached_tokens": 64}},
+        }),
+    )
+}
+
 pub fn overloaded() -> Reply {
     Reply::json(
         529,

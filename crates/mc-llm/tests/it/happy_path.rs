@@ -1,7 +1,7 @@
 use mc_llm::{EndpointLabel, LlmClient, StructuredAnswer, Usage, Wire};
 use serde_json::json;
 
-use crate::fake::{Fake, anthropic_answer, fast_policy, openai_answer, request};
+use crate::fake::{Fake, anthropic_answer, fast_policy, openai_answer, request, responses_answer};
 
 #[tokio::test]
 async fn anthropic_forces_the_tool_and_sends_the_key_in_x_api_key() {
@@ -84,4 +84,46 @@ async fn local_openai_server_gets_no_auth_and_a_v1_base_is_not_doubled() {
     assert_eq!(seen[0].path, "/v1/chat/completions");
     assert!(seen[0].headers.get("authorization").is_none());
     assert_eq!(seen[0].headers["x-trace"], "abc");
+}
+
+#[tokio::test]
+async fn responses_enforces_a_strict_schema_format_and_sends_a_bearer_token() {
+    let fake = Fake::start(vec![responses_answer(&json!({"title": "hey"}))]).await;
+    let client = LlmClient::new(fast_policy()).unwrap();
+    let endpoint = fake.endpoint(Wire::OpenAiResponses, "gpt-5-mini", Some("sk-resp-test"));
+
+    let answer = client.call_structured(&endpoint, &request()).await.unwrap();
+
+    assert_eq!(answer.input, json!({"title": "hey"}));
+    assert_eq!(
+        answer.usage,
+        Usage {
+            input_tokens: 36,
+            output_tokens: 20,
+            cache_read: 64,
+            cache_write: 0
+        }
+    );
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].path, "/v1/responses");
+    assert_eq!(seen[0].headers["authorization"], "Bearer sk-resp-test");
+    assert_eq!(seen[0].body["instructions"], "You summarise.");
+    assert_eq!(seen[0].body["store"], false);
+    assert!(seen[0].body.get("tools").is_none());
+    assert_eq!(
+        seen[0].body["text"]["format"],
+        json!({
+            "type": "json_schema",
+            "name": "record_history",
+            "description": "Record it.",
+            "schema": {
+                "type": "object",
+                "properties": {"title": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+                "required": ["title"],
+                "additionalProperties": false,
+            },
+            "strict": true,
+        })
+    );
 }

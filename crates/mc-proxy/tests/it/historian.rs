@@ -28,7 +28,7 @@ use crate::support::{
 };
 
 /// The window of the simulator and the proxy: small, so a few dozen turns outgrow it.
-const WINDOW_TOKENS: u64 = 24_000;
+pub(crate) const WINDOW_TOKENS: u64 = 24_000;
 /// The ledger label of the client's own calls (historian calls carry none).
 const AGENT_LABEL: &str = "agent";
 /// The session every request names.
@@ -51,7 +51,7 @@ fn marker(ordinal: usize) -> String {
 
 /// Message `ordinal`'s text: its marker and filler picked by a fixed generator, so no two
 /// messages repeat each other and every run sends the same bytes.
-fn message_text(ordinal: usize) -> String {
+pub(crate) fn message_text(ordinal: usize) -> String {
     let mut state = (ordinal as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let mut text = marker(ordinal);
     for _ in 0..MESSAGE_WORDS {
@@ -65,7 +65,7 @@ fn message_text(ordinal: usize) -> String {
 }
 
 /// A simulator answering every call with a short text, historian calls as `mode` says.
-async fn simulator(mode: HistorianMode) -> SimServer {
+pub(crate) async fn simulator(mode: HistorianMode) -> SimServer {
     let script = json!([{"repeat": 1000, "content": [{"type": "text", "text": "Noted."}]}]);
     let script = Script::parse(&script.to_string(), "historian test").unwrap();
     let config = SimConfig::new(Responder::Script(script))
@@ -78,7 +78,7 @@ async fn simulator(mode: HistorianMode) -> SimServer {
 
 /// A proxy in front of `upstream` with the historian on, the window at [`WINDOW_TOKENS`]
 /// and the historian's calls timed and retried by `retry`.
-async fn proxy(upstream: &str, retry: RetryPolicy) -> Proxy {
+pub(crate) async fn proxy(upstream: &str, retry: RetryPolicy) -> Proxy {
     let mut settings = settings(upstream);
     settings.context_window = Some(WINDOW_TOKENS);
     settings.historian_retry = retry;
@@ -220,7 +220,7 @@ fn raw_ordinal(text: &str) -> Option<u64> {
 }
 
 /// The range of a history heading line, `### START-END | … | title`.
-fn heading_range(line: &str) -> Option<(u64, u64)> {
+pub(crate) fn heading_range(line: &str) -> Option<(u64, u64)> {
     let (range, _) = line.strip_prefix("### ")?.split_once(" | ")?;
     let (start, end) = range.split_once('-')?;
     Some((start.parse().ok()?, end.parse().ok()?))

@@ -26,7 +26,7 @@ pub fn long_session(rounds: usize, lines: usize) -> Vec<Value> {
 }
 
 /// `lines` lines of text unlike any other file's (the duplicate lane would drop near-copies).
-fn file_text(file: usize, lines: usize) -> String {
+pub(crate) fn file_text(file: usize, lines: usize) -> String {
     const WORDS: [&str; 16] = [
         "parse", "token", "buffer", "cache", "store", "render", "plan", "drop", "fold", "stream",
         "header", "session", "ledger", "window", "branch", "engine",

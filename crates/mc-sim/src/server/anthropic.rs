@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::anthropic_stream;
 use super::body::{self, with_request_id};
-use super::historian::{self, HistorianPlan};
+use super::historian::{self, Demand, HistorianPlan};
 use super::ids;
 use super::reply::Reply;
 use super::state::{App, Outcome, SimState};
@@ -94,7 +94,7 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     let model = (request.model.as_str(), Wire::Anthropic);
     let plan = historian::plan(
         state.historian,
-        Wire::Anthropic,
+        Demand::AnthropicTool,
         &request.rest,
         &conversation,
     );

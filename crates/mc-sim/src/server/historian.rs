@@ -1,4 +1,5 @@
-//! Historian calls: a request that forces the `record_history` tool is answered by the
+//! Historian calls: a request that forces the `record_history` tool (or, on the Responses
+//! wire, asks for structured output in the `record_history` format) is answered by the
 //! simulated historian ([`crate::historian::historian_answer`]) instead of the responder, so a
 //! script or a recording plays on undisturbed while the proxy's background historian runs.
 //!
@@ -15,7 +16,6 @@ use serde_json::{Map, Value, json};
 
 use super::error::InvalidHistorianMode;
 use super::reply::Reply;
-use crate::Wire;
 use crate::historian::historian_answer;
 use crate::script::StopReason;
 
@@ -93,48 +93,69 @@ pub(crate) enum HistorianPlan {
     Stall,
 }
 
-/// The plan for a request on `wire` with the unmodelled fields `rest`, or `None` when it does
-/// not force `record_history` (the responder answers it).
+/// How a wire's request demands a structured answer, and so how the answer is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Demand {
+    /// Anthropic Messages: `tool_choice: {"type": "tool", "name"}`; answered by a tool call.
+    AnthropicTool,
+    /// Chat Completions: `tool_choice: {"type": "function", "function": {"name"}}`; answered
+    /// by a tool call.
+    ChatFunction,
+    /// Responses: `text.format: {"type": "json_schema", "name"}`; answered by output text
+    /// holding the JSON, as structured outputs answer.
+    ResponsesFormat,
+}
+
+/// The plan for a request whose unmodelled fields are `rest`, read the way `demand` says, or
+/// `None` when it does not demand `record_history` (the responder answers it).
 pub(crate) fn plan(
     mode: HistorianMode,
-    wire: Wire,
+    demand: Demand,
     rest: &Map<String, Value>,
     conversation: &[Message],
 ) -> Option<HistorianPlan> {
-    if forced_tool(wire, rest) != Some(HISTORY_TOOL) {
+    if demanded(demand, rest) != Some(HISTORY_TOOL) {
         return None;
     }
     Some(match mode {
-        HistorianMode::Honest => HistorianPlan::Reply(honest(conversation)),
-        HistorianMode::Slow => HistorianPlan::Later(honest(conversation)),
-        HistorianMode::Garbage => HistorianPlan::Reply(tool_call(json!({
-            "summary": "The user and the assistant worked on the code.",
-            "compartments": "see summary",
-        }))),
+        HistorianMode::Honest => HistorianPlan::Reply(honest(demand, conversation)),
+        HistorianMode::Slow => HistorianPlan::Later(honest(demand, conversation)),
+        HistorianMode::Garbage => HistorianPlan::Reply(answer(
+            demand,
+            json!({
+                "summary": "The user and the assistant worked on the code.",
+                "compartments": "see summary",
+            }),
+        )),
         HistorianMode::Overloaded => HistorianPlan::Overloaded,
         HistorianMode::Stall => HistorianPlan::Stall,
     })
 }
 
 /// The answer an honest model gives: a transcript that cannot be read gets what a lost
-/// model sends, a call with no compartments, which fails validation.
-fn honest(conversation: &[Message]) -> Reply {
+/// model sends, an answer with no compartments, which fails validation.
+fn honest(demand: Demand, conversation: &[Message]) -> Reply {
     let transcript = last_user_text(conversation);
     let input = historian_answer(&transcript).unwrap_or_else(|| json!({ "compartments": [] }));
-    tool_call(input)
+    answer(demand, input)
 }
 
-/// The tool a request forces: Anthropic's `tool_choice: {"type": "tool", "name"}`, OpenAI's
-/// `tool_choice: {"type": "function", "function": {"name"}}`.
-fn forced_tool(wire: Wire, rest: &Map<String, Value>) -> Option<&str> {
-    let choice = rest.get("tool_choice")?;
-    let kind = choice.get("type").and_then(Value::as_str)?;
-    let name = match (wire, kind) {
-        (Wire::Anthropic, "tool") => choice.get("name"),
-        (Wire::OpenAi, "function") => choice.get("function")?.get("name"),
-        _ => None,
+/// The structured output a request demands: the forced tool's name, or the name of the
+/// Responses JSON-schema format.
+fn demanded(demand: Demand, rest: &Map<String, Value>) -> Option<&str> {
+    let (choice, kind) = match demand {
+        Demand::AnthropicTool => (rest.get("tool_choice")?, "tool"),
+        Demand::ChatFunction => (rest.get("tool_choice")?, "function"),
+        Demand::ResponsesFormat => (rest.get("text")?.get("format")?, "json_schema"),
     };
-    name.and_then(Value::as_str)
+    if choice.get("type").and_then(Value::as_str) != Some(kind) {
+        return None;
+    }
+    let named = match demand {
+        Demand::AnthropicTool | Demand::ResponsesFormat => choice,
+        Demand::ChatFunction => choice.get("function")?,
+    };
+    named.get("name").and_then(Value::as_str)
 }
 
 /// The texts of the last user message: where the historian's transcript is.
@@ -147,15 +168,23 @@ fn last_user_text(conversation: &[Message]) -> String {
         .unwrap_or_default()
 }
 
-fn tool_call(input: Value) -> Reply {
-    Reply {
-        parts: vec![Part::ToolCall {
-            id: String::new(),
-            name: HISTORY_TOOL.to_owned(),
-            input,
-        }],
-        stop_reason: StopReason::ToolUse,
-        output_tokens: None,
+/// `input` as `demand` wants it: a `record_history` call, or its JSON as the answer's text.
+fn answer(demand: Demand, input: Value) -> Reply {
+    match demand {
+        Demand::AnthropicTool | Demand::ChatFunction => Reply {
+            parts: vec![Part::ToolCall {
+                id: String::new(),
+                name: HISTORY_TOOL.to_owned(),
+                input,
+            }],
+            stop_reason: StopReason::ToolUse,
+            output_tokens: None,
+        },
+        Demand::ResponsesFormat => Reply {
+            parts: vec![Part::text(input.to_string())],
+            stop_reason: StopReason::EndTurn,
+            output_tokens: None,
+        },
     }
 }
 
@@ -169,21 +198,59 @@ mod tests {
         rest
     }
 
+    fn format(format: Value) -> Map<String, Value> {
+        let mut rest = Map::new();
+        rest.insert("text".to_owned(), json!({ "format": format }));
+        rest
+    }
+
     #[test]
-    fn historian_calls_are_recognised_on_both_wires_only_when_forced() {
+    fn historian_calls_are_recognised_on_every_wire_only_when_demanded() {
         let anthropic = rest(json!({"type": "tool", "name": "record_history"}));
         let openai = rest(json!({"type": "function", "function": {"name": "record_history"}}));
-        assert_eq!(forced_tool(Wire::Anthropic, &anthropic), Some(HISTORY_TOOL));
-        assert_eq!(forced_tool(Wire::OpenAi, &openai), Some(HISTORY_TOOL));
-        assert_eq!(forced_tool(Wire::OpenAi, &anthropic), None);
-        assert_eq!(forced_tool(Wire::Anthropic, &openai), None);
+        let responses = format(json!({"type": "json_schema", "name": "record_history"}));
         assert_eq!(
-            forced_tool(Wire::Anthropic, &rest(json!({"type": "auto"}))),
+            demanded(Demand::AnthropicTool, &anthropic),
+            Some(HISTORY_TOOL)
+        );
+        assert_eq!(demanded(Demand::ChatFunction, &openai), Some(HISTORY_TOOL));
+        assert_eq!(
+            demanded(Demand::ResponsesFormat, &responses),
+            Some(HISTORY_TOOL)
+        );
+        assert_eq!(demanded(Demand::ChatFunction, &anthropic), None);
+        assert_eq!(demanded(Demand::AnthropicTool, &openai), None);
+        assert_eq!(demanded(Demand::ResponsesFormat, &anthropic), None);
+        assert_eq!(
+            demanded(
+                Demand::ResponsesFormat,
+                &format(json!({"type": "json_object", "name": "record_history"}))
+            ),
             None
         );
-        assert_eq!(forced_tool(Wire::Anthropic, &Map::new()), None);
+        assert_eq!(
+            demanded(Demand::AnthropicTool, &rest(json!({"type": "auto"}))),
+            None
+        );
+        assert_eq!(demanded(Demand::AnthropicTool, &Map::new()), None);
         let other = rest(json!({"type": "tool", "name": "Bash"}));
-        assert!(plan(HistorianMode::Stall, Wire::Anthropic, &other, &[]).is_none());
+        assert!(plan(HistorianMode::Stall, Demand::AnthropicTool, &other, &[]).is_none());
+    }
+
+    #[test]
+    fn a_responses_format_is_answered_with_the_json_as_text() {
+        let demanded = format(json!({"type": "json_schema", "name": "record_history"}));
+        let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
+        let Some(HistorianPlan::Reply(reply)) = plan(
+            HistorianMode::Honest,
+            Demand::ResponsesFormat,
+            &demanded,
+            &conversation,
+        ) else {
+            panic!("not a reply");
+        };
+        assert_eq!(reply.parts, [Part::text(r#"{"compartments":[]}"#)]);
+        assert_eq!(reply.stop_reason, StopReason::EndTurn);
     }
 
     #[test]
@@ -192,7 +259,7 @@ mod tests {
         let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
         let Some(HistorianPlan::Reply(reply)) = plan(
             HistorianMode::Honest,
-            Wire::Anthropic,
+            Demand::AnthropicTool,
             &forced,
             &conversation,
         ) else {

@@ -77,6 +77,11 @@ pub struct SimConfig {
     /// How calls that force the historian's `record_history` tool are answered; honestly by
     /// default.
     pub historian: HistorianMode,
+    /// Whether a streamed Responses request over the window is refused inside a `200` stream
+    /// (`response.created`, `response.in_progress`, then `response.failed` whose error has
+    /// code `context_length_exceeded`), as some Responses backends refuse it, instead of
+    /// OpenAI's HTTP 400. Off by default.
+    pub overflow_in_stream: bool,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -88,6 +93,7 @@ impl std::fmt::Debug for SimConfig {
             .field("counter", &self.counter.as_ref().map(|_| "custom"))
             .field("token_scale", &self.token_scale)
             .field("historian", &self.historian)
+            .field("overflow_in_stream", &self.overflow_in_stream)
             .finish()
     }
 }
@@ -102,6 +108,7 @@ impl SimConfig {
             counter: None,
             token_scale: TokenScale::ONE,
             historian: HistorianMode::Honest,
+            overflow_in_stream: false,
         }
     }
 
@@ -128,6 +135,13 @@ impl SimConfig {
     /// requests are served while its historian fails).
     pub fn with_historian(mut self, mode: HistorianMode) -> Self {
         self.historian = mode;
+        self
+    }
+
+    /// Refuses a streamed Responses request over the window inside the stream, with a
+    /// `response.failed` event (see [`Self::overflow_in_stream`]).
+    pub fn with_overflow_in_stream(mut self) -> Self {
+        self.overflow_in_stream = true;
         self
     }
 
@@ -172,6 +186,7 @@ impl SimServer {
             provider,
             playing: Playing::new(config.responder),
             historian: config.historian,
+            overflow_in_stream: config.overflow_in_stream,
         };
         let (stopping, stopping_seen) = watch::channel(());
         let app = App::new(state, config.clock, stopping_seen);

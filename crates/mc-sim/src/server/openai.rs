@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::anthropic::{MAX_BODY_BYTES, STOPPED_WHILE_STALLED, label};
 use super::body;
-use super::historian::{self, HistorianPlan};
+use super::historian::{self, Demand, HistorianPlan};
 use super::ids;
 use super::openai_stream;
 use super::reply::Reply;
@@ -69,24 +69,18 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
         Err(error) => return wire_error(&error).into(),
     };
     let model = (request.model.as_str(), Wire::OpenAi);
-    let plan = historian::plan(state.historian, Wire::OpenAi, &request.rest, &conversation);
+    let plan = historian::plan(
+        state.historian,
+        Demand::ChatFunction,
+        &request.rest,
+        &conversation,
+    );
     let later = matches!(plan, Some(HistorianPlan::Later(_)));
     let given = match plan {
         None => None,
         Some(HistorianPlan::Reply(reply) | HistorianPlan::Later(reply)) => Some(reply),
         Some(HistorianPlan::Overloaded) => {
-            state
-                .provider
-                .record_overloaded(model, OVERLOADED_STATUS, now_ms, label);
-            tracing::info!(wire = "openai", model = %request.model, "historian call overloaded");
-            return error_response(
-                OVERLOADED_STATUS,
-                "The engine is currently overloaded, please try again later.",
-                "server_error",
-                None,
-                None,
-            )
-            .into();
+            return overloaded(state, model, now_ms, label, "openai");
         }
         Some(HistorianPlan::Stall) => return Outcome::Stall,
     };
@@ -131,6 +125,31 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     } else {
         response.into()
     }
+}
+
+/// OpenAI's overload error for a historian call in [`HistorianMode::Overloaded`], recorded
+/// in the ledger like any answer. Chat and Responses answer it alike.
+///
+/// [`HistorianMode::Overloaded`]: super::historian::HistorianMode::Overloaded
+pub(crate) fn overloaded(
+    state: &mut SimState,
+    model: (&str, Wire),
+    now_ms: u64,
+    label: Option<String>,
+    wire: &'static str,
+) -> Outcome {
+    state
+        .provider
+        .record_overloaded(model, OVERLOADED_STATUS, now_ms, label);
+    tracing::info!(wire, model = model.0, "historian call overloaded");
+    error_response(
+        OVERLOADED_STATUS,
+        "The engine is currently overloaded, please try again later.",
+        "server_error",
+        None,
+        None,
+    )
+    .into()
 }
 
 /// The fields every body and chunk of one completion repeats.

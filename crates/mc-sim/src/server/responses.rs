@@ -5,7 +5,10 @@
 //! every body goes through mc-wire's types before it is sent. The simulator stores no
 //! responses, so a request that points at one (`previous_response_id`, an `item_reference`,
 //! a `conversation`) is answered as OpenAI answers an id it does not know. Reasoning from a
-//! script is not sent: the model's reasoning is encrypted on this wire, only counted.
+//! script is not sent: the model's reasoning is encrypted on this wire, only counted. A
+//! historian call (structured output in the `record_history` format) is answered by the
+//! simulated historian, as on the other wires. An overflow is OpenAI's HTTP 400, or, when
+//! the server is configured so, a `response.failed` event inside a `200` stream.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -21,9 +24,9 @@ use serde_json::json;
 
 use super::anthropic::{MAX_BODY_BYTES, STOPPED_WHILE_STALLED, label};
 use super::body;
-use super::historian;
+use super::historian::{self, Demand, HistorianPlan};
 use super::ids;
-use super::openai::{arguments, error_response};
+use super::openai::{arguments, error_response, overloaded};
 use super::reply::Reply;
 use super::responses_stream;
 use super::state::{App, Outcome, SimState};
@@ -73,13 +76,39 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
         .into();
     }
     let model = (request.model.as_str(), Wire::OpenAi);
-    let answer = state.answer(&conversation, None, model, |provider, output_tokens| {
+    let plan = historian::plan(
+        state.historian,
+        Demand::ResponsesFormat,
+        &request.rest,
+        &conversation,
+    );
+    let later = matches!(plan, Some(HistorianPlan::Later(_)));
+    let given = match plan {
+        None => None,
+        Some(HistorianPlan::Reply(reply) | HistorianPlan::Later(reply)) => Some(reply),
+        Some(HistorianPlan::Overloaded) => {
+            return overloaded(state, model, now_ms, label, "responses");
+        }
+        Some(HistorianPlan::Stall) => return Outcome::Stall,
+    };
+    let answer = state.answer(&conversation, given, model, |provider, output_tokens| {
         provider.openai_responses(&request, output_tokens, now_ms, label)
     });
     let answer = match answer {
         Ok(answer) => answer,
         Err(error) => {
             tracing::info!(wire = "responses", model = %request.model, status = error.status(), "rejected");
+            if state.overflow_in_stream
+                && request.is_stream()
+                && matches!(error, ProviderError::Overflow { .. })
+            {
+                let head = ResponseHead {
+                    id: ids::response_id(),
+                    created_s: now_ms / 1000,
+                    model: request.model.clone(),
+                };
+                return failed_stream(&head, &error).into();
+            }
             return provider_error(&error).into();
         }
     };
@@ -107,11 +136,14 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
         response(&head, "completed", output, Some(&record))
             .map(|response| body::json(200, response.encode()))
     };
-    built
-        .unwrap_or_else(|error| {
-            server_error(&format!("the simulator built a bad response: {error}"))
-        })
-        .into()
+    let response = built.unwrap_or_else(|error| {
+        server_error(&format!("the simulator built a bad response: {error}"))
+    });
+    if later {
+        Outcome::Later(response)
+    } else {
+        response.into()
+    }
 }
 
 /// What every lifecycle event's response repeats.
@@ -229,7 +261,24 @@ fn wire_error(error: &WireError) -> Response {
     }
 }
 
+/// `error` refused inside a `200` stream: the lifecycle events, then `response.failed`
+/// carrying the same error object the HTTP 400 would have.
+fn failed_stream(head: &ResponseHead, error: &ProviderError) -> Response {
+    let refusal = provider_body(error);
+    let failure = refusal.get("error").cloned().unwrap_or_default();
+    responses_stream::failed_events(head, failure)
+        .map(body::sse)
+        .unwrap_or_else(|error| {
+            server_error(&format!("the simulator built a bad response: {error}"))
+        })
+}
+
 fn provider_error(error: &ProviderError) -> Response {
+    body::json_value(error.status(), &provider_body(error))
+}
+
+/// The provider's error body, its `param` named as on this wire.
+fn provider_body(error: &ProviderError) -> serde_json::Value {
     let mut body = error.to_body();
     if let Some(error) = body
         .get_mut("error")
@@ -238,7 +287,7 @@ fn provider_error(error: &ProviderError) -> Response {
     {
         error.insert("param".to_owned(), json!("input"));
     }
-    body::json_value(error.status(), &body)
+    body
 }
 
 fn server_error(message: &str) -> Response {

@@ -3,7 +3,8 @@
 //! (`content_part.added`, `output_text.delta` pieces, `output_text.done`,
 //! `content_part.done` for a message; `function_call_arguments.delta` pieces and `.done` for
 //! a call) and `response.output_item.done`, then `response.completed` with the whole
-//! response and its usage. Every event is named by its type and numbered.
+//! response and its usage. Every event is named by its type and numbered. A response refused
+//! after it started ends with `response.failed` instead, before any output.
 
 use mc_wire::responses::{Content, ContentPart, Item, StreamEvent};
 use mc_wire::sse::encode_event;
@@ -99,6 +100,29 @@ pub(crate) fn events(
     }
     let completed = response(head, "completed", output.to_vec(), Some(record))?;
     payloads.push(json!({"type": "response.completed", "response": completed}));
+    numbered(payloads)
+}
+
+/// The SSE-encoded events of a response refused after it started: `response.created`,
+/// `response.in_progress`, then `response.failed` whose response carries `error`.
+pub(crate) fn failed_events(
+    head: &ResponseHead,
+    error: Value,
+) -> Result<Vec<String>, serde_json::Error> {
+    let started = serde_json::to_value(response(head, "in_progress", Vec::new(), None)?)?;
+    let mut failed = serde_json::to_value(response(head, "failed", Vec::new(), None)?)?;
+    if let Some(object) = failed.as_object_mut() {
+        object.insert("error".to_owned(), error);
+    }
+    numbered(vec![
+        json!({"type": "response.created", "response": started}),
+        json!({"type": "response.in_progress", "response": started}),
+        json!({"type": "response.failed", "response": failed}),
+    ])
+}
+
+/// `payloads` numbered in order (`sequence_number`) and encoded.
+fn numbered(payloads: Vec<Value>) -> Result<Vec<String>, serde_json::Error> {
     payloads
         .into_iter()
         .enumerate()

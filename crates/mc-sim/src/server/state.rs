@@ -25,6 +25,8 @@ pub(crate) struct SimState {
     pub(crate) playing: Playing,
     /// How historian calls are answered.
     pub(crate) historian: HistorianMode,
+    /// Whether a streamed Responses overflow is refused inside the stream.
+    pub(crate) overflow_in_stream: bool,
 }
 
 /// A priced answer.

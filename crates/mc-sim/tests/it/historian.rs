@@ -1,5 +1,6 @@
 //! Historian calls over real HTTP, sent by the client the proxy's historian uses
-//! (`mc_llm::LlmClient`): honest answers on both wires and streamed, and each fault mode as
+//! (`mc_llm::LlmClient`): honest answers on every wire (a forced tool call on Anthropic and
+//! Chat, a strict JSON-schema text format on Responses) and streamed, and each fault mode as
 //! that client sees it, while ordinary calls go on being answered from the script.
 
 use std::time::Duration;
@@ -64,7 +65,7 @@ async fn start(mode: HistorianMode) -> SimServer {
 fn endpoint(server: &SimServer, wire: Wire) -> ModelEndpoint {
     let model = match wire {
         Wire::Anthropic => "claude-haiku-4-5",
-        Wire::OpenAiChat => "gpt-4o",
+        Wire::OpenAiChat | Wire::OpenAiResponses => "gpt-4o",
     };
     ModelEndpoint::new(wire, format!("http://{}", server.local_addr()), model, None)
 }
@@ -91,10 +92,10 @@ async fn ordinary_call_is_answered(server: &SimServer) {
 }
 
 #[tokio::test]
-async fn historian_calls_get_valid_answers_on_both_wires() {
+async fn historian_calls_get_valid_answers_on_every_wire() {
     let server = start(HistorianMode::Honest).await;
     let client = LlmClient::new(quick_policy(Duration::from_secs(10))).unwrap();
-    for wire in [Wire::Anthropic, Wire::OpenAiChat] {
+    for wire in [Wire::Anthropic, Wire::OpenAiChat, Wire::OpenAiResponses] {
         let answer = client
             .call_structured(&endpoint(&server, wire), &historian_request())
             .await
@@ -118,7 +119,7 @@ async fn historian_calls_get_valid_answers_on_both_wires() {
     // The historian's calls played nothing: the script's first turn is still there.
     ordinary_call_is_answered(&server).await;
     let ledger = server.ledger();
-    assert_eq!(ledger.len(), 3);
+    assert_eq!(ledger.len(), 4);
     assert!(ledger.iter().all(|row| row.status == 200));
     server.shutdown().await.unwrap();
 }
@@ -152,7 +153,7 @@ async fn a_streamed_historian_call_carries_the_same_answer() {
 async fn garbage_answers_fail_to_parse() {
     let server = start(HistorianMode::Garbage).await;
     let client = LlmClient::new(quick_policy(Duration::from_secs(10))).unwrap();
-    for wire in [Wire::Anthropic, Wire::OpenAiChat] {
+    for wire in [Wire::Anthropic, Wire::OpenAiChat, Wire::OpenAiResponses] {
         let answer = client
             .call_structured(&endpoint(&server, wire), &historian_request())
             .await
@@ -171,6 +172,7 @@ async fn overloaded_historian_calls_fail_after_their_retries() {
     for (wire, expected) in [
         (Wire::Anthropic, (529, Some("overloaded_error"))),
         (Wire::OpenAiChat, (503, Some("server_error"))),
+        (Wire::OpenAiResponses, (503, Some("server_error"))),
     ] {
         let error = client
             .call_structured(&endpoint(&server, wire), &historian_request())
@@ -188,7 +190,7 @@ async fn overloaded_historian_calls_fail_after_their_retries() {
     ordinary_call_is_answered(&server).await;
     let statuses: Vec<u16> = server.ledger().iter().map(|row| row.status).collect();
     // Two attempts per wire, then the ordinary call.
-    assert_eq!(statuses, [529, 529, 503, 503, 200]);
+    assert_eq!(statuses, [529, 529, 503, 503, 503, 503, 200]);
     server.shutdown().await.unwrap();
 }
 
@@ -214,6 +216,13 @@ async fn stalled_historian_calls_time_out_while_ordinary_calls_are_answered() {
     assert!(
         matches!(openai, Err(LlmError::Timeout { .. })),
         "{openai:?}"
+    );
+    let responses = client
+        .call_structured(&endpoint(&server, Wire::OpenAiResponses), &request)
+        .await;
+    assert!(
+        matches!(responses, Err(LlmError::Timeout { .. })),
+        "{responses:?}"
     );
     // A stalled call does not hold up the server's shutdown.
     tokio::time::timeout(Duration::from_secs(10), server.shutdown())
