@@ -17,6 +17,8 @@ mod crash;
 mod doctor;
 mod mcp;
 mod memory;
+mod pi_agent;
+mod pi_small_window;
 mod reduce;
 mod replay;
 mod run_agent;

@@ -1,0 +1,248 @@
+//! The real Pi coding agent through `magic-context serve` at a small window, on each of the
+//! three wires Pi speaks (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses),
+//! against `magic-context sim` playing the model from a script, offline.
+//!
+//! Pi runs [`steps::STEPS`] steps of two `bash` calls (a large output, then a one-line
+//! check; `2 × STEPS + 1` model calls in all) at a 16K window: the outputs add up to several
+//! windows, so the proxy must manage the session (fold, excerpt, drop) for it to finish. Pi is
+//! told its model has a 200K window, so its own compaction never has a reason to run; the
+//! proxy is the only thing keeping the session inside the window.
+//!
+//! Each run must show: Pi's success (exit 0, the script's final answer, one result per
+//! scripted call); every upstream call served and inside the window; none of Pi's calls a
+//! compaction (each carries Pi's tools, none asks for a summary); every tool result Pi
+//! produced stored whole in the proxy's store, in one session (Pi names no session on
+//! Anthropic and Chat, so the proxy keys it by content); the cache-read share of Pi's calls
+//! from the second on at least [`MIN_CACHE_READ_SHARE`] (Anthropic's breakpoint rules on
+//! Anthropic, OpenAI's automatic prefix caching on Chat and Responses); and the proxy's
+//! management visible upstream (a prompt smaller than the one before it, though Pi's
+//! conversation only grows, and a last request smaller than the tool output Pi holds).
+//!
+//! Each run prints one line of figures (visible with `--nocapture`).
+
+mod steps;
+
+use mc_store::Store;
+use serde_json::Value;
+
+use crate::support::Machine;
+use crate::support::claude_session::Script;
+use crate::support::pi_session::{PiSession, Wire};
+use crate::support::store_check;
+
+/// The proxy's and the simulator's window, in tokens.
+const WINDOW_TOKENS: u64 = 16_000;
+/// The floor for cache reads over all prompt tokens of Pi's calls from the second on.
+const MIN_CACHE_READ_SHARE: f64 = 0.8;
+/// The fewest model calls a run must make.
+const MIN_MODEL_CALLS: usize = 30;
+/// Words of Pi's compaction call (its system prompt) and of the request it retries after one.
+const COMPACTION_MARKERS: [&str; 2] = [
+    "context summarization",
+    "compacted into the following summary",
+];
+
+#[test]
+fn pi_on_anthropic_messages_stays_inside_a_small_window() {
+    PiSmallWindowRun::start(Wire::Anthropic).assert_managed_run();
+}
+
+#[test]
+fn pi_on_chat_completions_stays_inside_a_small_window() {
+    PiSmallWindowRun::start(Wire::Chat).assert_managed_run();
+}
+
+#[test]
+fn pi_on_responses_stays_inside_a_small_window() {
+    PiSmallWindowRun::start(Wire::Responses).assert_managed_run();
+}
+
+/// One finished `pi -p` run of the step script on one wire.
+struct PiSmallWindowRun {
+    wire: Wire,
+    session: PiSession,
+}
+
+impl PiSmallWindowRun {
+    fn start(wire: Wire) -> Self {
+        let machine = Machine::fresh();
+        let repo = machine.path("work/repo");
+        create_repo(&repo);
+        let script = Script::install(&machine, "pi_steps.json", &steps::script());
+        assert_eq!(script.tool_calls, 2 * steps::STEPS);
+        let session = PiSession::run(machine, &repo, &script, wire, WINDOW_TOKENS);
+        let run = Self { wire, session };
+        eprintln!("{}", run.summary());
+        run
+    }
+
+    fn assert_managed_run(&self) {
+        let session = &self.session;
+        assert!(
+            session.status.success() && session.stdout.contains(steps::FINAL_ANSWER),
+            "pi did not finish with the script's final answer ({}; `{}` means a scripted turn's \
+             `when` did not match)\n{}",
+            session.status,
+            steps::FELL_THROUGH,
+            self.diagnostics()
+        );
+        assert_eq!(
+            session.tool_results.len(),
+            session.scripted_tool_calls,
+            "one tool result per scripted tool call\n{}",
+            self.diagnostics()
+        );
+        let calls = session.main_calls().count();
+        assert!(
+            calls >= MIN_MODEL_CALLS,
+            "{calls} model calls of Pi's, fewer than {MIN_MODEL_CALLS}\n{}",
+            self.diagnostics()
+        );
+        for call in &session.ledger {
+            assert!(
+                call.status == 200 && call.prompt_tokens <= WINDOW_TOKENS,
+                "upstream call {} ({:?}) of {} tokens got status {} at the {WINDOW_TOKENS} \
+                 window\n{}",
+                call.seq,
+                call.label,
+                call.prompt_tokens,
+                call.status,
+                self.diagnostics()
+            );
+        }
+        self.assert_no_compaction(calls);
+        store_check::assert_tool_results_stored(&session.store_path(), &session.tool_results);
+        let sessions = self.stored_sessions();
+        assert_eq!(
+            sessions.len(),
+            1,
+            "one Pi run must be one session in the store: {sessions:?}\n{}",
+            self.diagnostics()
+        );
+        let share = session.cache_read_share();
+        assert!(
+            share >= MIN_CACHE_READ_SHARE,
+            "cache-read share {share:.3} from Pi's second call on, below \
+             {MIN_CACHE_READ_SHARE}\n{}",
+            self.diagnostics()
+        );
+        self.assert_proxy_managed();
+    }
+
+    /// Every call of Pi's that reached the simulator is a turn of the task: it carries Pi's
+    /// tools, and neither asks for a summary nor retries after one.
+    fn assert_no_compaction(&self, calls: usize) {
+        let bodies = &self.session.pi_bodies;
+        assert_eq!(
+            bodies.len(),
+            calls,
+            "the relay and the ledger disagree on Pi's calls\n{}",
+            self.diagnostics()
+        );
+        for (index, body) in bodies.iter().enumerate() {
+            let has_tools = body["tools"]
+                .as_array()
+                .is_some_and(|tools| !tools.is_empty());
+            let text = body.to_string();
+            let marker = COMPACTION_MARKERS
+                .iter()
+                .find(|marker| text.contains(**marker));
+            assert!(
+                has_tools && marker.is_none(),
+                "Pi's call {index} is a compaction (tools: {has_tools}, marker: {marker:?})\n{}",
+                self.diagnostics()
+            );
+        }
+    }
+
+    /// The proxy acted on the window: Pi's conversation only grows, yet some prompt upstream
+    /// is smaller than the one before it, and the last request upstream is smaller than the
+    /// tool output Pi holds (what Pi sent, whole, would not fit).
+    fn assert_proxy_managed(&self) {
+        let session = &self.session;
+        let prompts: Vec<u64> = session
+            .main_calls()
+            .map(|call| call.prompt_tokens)
+            .collect();
+        assert!(
+            prompts.windows(2).any(|pair| pair[1] < pair[0]),
+            "no prompt upstream shrank: the proxy never dropped or folded anything\n{}",
+            self.diagnostics()
+        );
+        let held: usize = session
+            .tool_results
+            .iter()
+            .flat_map(|result| &result.texts)
+            .map(String::len)
+            .sum();
+        let last = session
+            .pi_bodies
+            .last()
+            .map(Value::to_string)
+            .unwrap_or_default();
+        assert!(
+            last.len() < held,
+            "the last request upstream ({} bytes) is not smaller than the tool output Pi holds \
+             ({held} bytes)\n{}",
+            last.len(),
+            self.diagnostics()
+        );
+    }
+
+    /// The ids of the sessions in the proxy's store.
+    fn stored_sessions(&self) -> Vec<String> {
+        let store = Store::open(self.session.store_path()).unwrap();
+        let sessions = store.read(|tx| tx.list_sessions(usize::MAX)).unwrap();
+        sessions
+            .iter()
+            .map(|session| session.id.to_string())
+            .collect()
+    }
+
+    /// One line of figures, printed after every run (visible with `--nocapture`).
+    fn summary(&self) -> String {
+        let session = &self.session;
+        format!(
+            "pi on {:?} ({}): {}/{} tool results, {} model calls of {} upstream, peak prompt {} \
+             of a {WINDOW_TOKENS} window, cache-read share {:.3}, pi ran {:.1}s",
+            self.wire,
+            self.wire.model(),
+            session.tool_results.len(),
+            session.scripted_tool_calls,
+            session.main_calls().count(),
+            session.ledger.len(),
+            session.peak_prompt_tokens(),
+            session.cache_read_share(),
+            session.wall.as_secs_f64(),
+        )
+    }
+
+    fn diagnostics(&self) -> String {
+        self.session.diagnostics(&self.summary())
+    }
+}
+
+/// A scratch git repository with one commit, as Pi and the proxy's project identity expect.
+fn create_repo(repo: &std::path::Path) {
+    std::fs::create_dir_all(repo).unwrap();
+    std::fs::write(repo.join("README.md"), "# step runner\n").unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["config", "user.email", "pi-steps@example.com"],
+        &["config", "user.name", "Pi Steps"],
+        &["config", "commit.gpgsign", "false"],
+        &["add", "."],
+        &["commit", "-qm", "initial import"],
+    ] {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
