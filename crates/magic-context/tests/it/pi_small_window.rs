@@ -18,6 +18,9 @@
 //! management visible upstream (a prompt smaller than the one before it, though Pi's
 //! conversation only grows, and a last request smaller than the tool output Pi holds).
 //!
+//! A control run sends the same session straight to the simulator: the provider refuses it
+//! as over the window, and Pi compacts by itself, as the proxy runs check it never did.
+//!
 //! Each run prints one line of figures (visible with `--nocapture`).
 
 mod steps;
@@ -26,7 +29,7 @@ use mc_store::Store;
 use serde_json::Value;
 
 use crate::support::Machine;
-use crate::support::claude_session::Script;
+use crate::support::claude_session::{Route, Script};
 use crate::support::pi_session::{PiSession, Wire};
 use crate::support::store_check;
 
@@ -43,37 +46,68 @@ const COMPACTION_MARKERS: [&str; 2] = [
 ];
 
 #[test]
+fn pi_without_the_proxy_is_refused_and_compacts_by_itself() {
+    PiSmallWindowRun::start(Wire::Anthropic, Route::Direct).assert_compacted_unmanaged();
+}
+
+#[test]
 fn pi_on_anthropic_messages_stays_inside_a_small_window() {
-    PiSmallWindowRun::start(Wire::Anthropic).assert_managed_run();
+    PiSmallWindowRun::start(Wire::Anthropic, Route::Proxy).assert_managed_run();
 }
 
 #[test]
 fn pi_on_chat_completions_stays_inside_a_small_window() {
-    PiSmallWindowRun::start(Wire::Chat).assert_managed_run();
+    PiSmallWindowRun::start(Wire::Chat, Route::Proxy).assert_managed_run();
 }
 
 #[test]
 fn pi_on_responses_stays_inside_a_small_window() {
-    PiSmallWindowRun::start(Wire::Responses).assert_managed_run();
+    PiSmallWindowRun::start(Wire::Responses, Route::Proxy).assert_managed_run();
 }
 
 /// One finished `pi -p` run of the step script on one wire.
 struct PiSmallWindowRun {
     wire: Wire,
+    route: Route,
     session: PiSession,
 }
 
 impl PiSmallWindowRun {
-    fn start(wire: Wire) -> Self {
+    fn start(wire: Wire, route: Route) -> Self {
         let machine = Machine::fresh();
         let repo = machine.path("work/repo");
         create_repo(&repo);
         let script = Script::install(&machine, "pi_steps.json", &steps::script());
         assert_eq!(script.tool_calls, 2 * steps::STEPS);
-        let session = PiSession::run(machine, &repo, &script, wire, WINDOW_TOKENS);
-        let run = Self { wire, session };
+        let session = PiSession::run(machine, &repo, &script, wire, route, WINDOW_TOKENS);
+        let run = Self {
+            wire,
+            route,
+            session,
+        };
         eprintln!("{}", run.summary());
         run
+    }
+
+    /// Unmanaged, the provider refuses Pi's growing session as over the window and Pi makes
+    /// the compaction call [`Self::assert_no_compaction`] looks for: the proxy runs' "no
+    /// compaction" cannot pass because Pi changed how its compaction looks.
+    fn assert_compacted_unmanaged(&self) {
+        let session = &self.session;
+        let refused = session
+            .main_calls()
+            .any(|call| call.status != 200 && call.prompt_tokens > WINDOW_TOKENS);
+        let compactions = session
+            .pi_bodies
+            .iter()
+            .filter(|body| compaction_sign(body).is_some())
+            .count();
+        assert!(
+            refused && compactions > 0,
+            "unmanaged, the provider must refuse a call over the window ({refused}) and Pi must \
+             compact by itself ({compactions} compaction calls)\n{}",
+            self.diagnostics()
+        );
     }
 
     fn assert_managed_run(&self) {
@@ -140,18 +174,12 @@ impl PiSmallWindowRun {
             self.diagnostics()
         );
         for (index, body) in bodies.iter().enumerate() {
-            let has_tools = body["tools"]
-                .as_array()
-                .is_some_and(|tools| !tools.is_empty());
-            let text = body.to_string();
-            let marker = COMPACTION_MARKERS
-                .iter()
-                .find(|marker| text.contains(**marker));
-            assert!(
-                has_tools && marker.is_none(),
-                "Pi's call {index} is a compaction (tools: {has_tools}, marker: {marker:?})\n{}",
-                self.diagnostics()
-            );
+            if let Some(sign) = compaction_sign(body) {
+                panic!(
+                    "Pi's call {index} is a compaction ({sign})\n{}",
+                    self.diagnostics()
+                );
+            }
         }
     }
 
@@ -203,9 +231,10 @@ impl PiSmallWindowRun {
     fn summary(&self) -> String {
         let session = &self.session;
         format!(
-            "pi on {:?} ({}): {}/{} tool results, {} model calls of {} upstream, peak prompt {} \
+            "pi on {:?} ({:?}, {}): {}/{} tool results, {} model calls of {} upstream, peak prompt {} \
              of a {WINDOW_TOKENS} window, cache-read share {:.3}, pi ran {:.1}s",
             self.wire,
+            self.route,
             self.wire.model(),
             session.tool_results.len(),
             session.scripted_tool_calls,
@@ -220,6 +249,19 @@ impl PiSmallWindowRun {
     fn diagnostics(&self) -> String {
         self.session.diagnostics(&self.summary())
     }
+}
+
+/// Why `body` (a request of Pi's) is a compaction, if it is one: it carries no tools, or
+/// it asks for a summary or retries after one.
+fn compaction_sign(body: &Value) -> Option<String> {
+    if body["tools"].as_array().is_none_or(Vec::is_empty) {
+        return Some("it carries no tools".to_owned());
+    }
+    let text = body.to_string();
+    COMPACTION_MARKERS
+        .iter()
+        .find(|marker| text.contains(**marker))
+        .map(|marker| format!("it says `{marker}`"))
 }
 
 /// A scratch git repository with one commit, as Pi and the proxy's project identity expect.

@@ -17,7 +17,7 @@ use mc_sim::CallRecord;
 use serde_json::{Value, json};
 
 use super::Machine;
-use super::claude_session::{Script, run_bounded};
+use super::claude_session::{Route, Script, run_bounded};
 use super::recording_relay::{Relay, TURN_HEADER};
 use super::servers::Server;
 use super::transcript::ToolResult;
@@ -71,7 +71,8 @@ impl Wire {
 pub struct PiSession {
     pub machine: Machine,
     pub sim: Server,
-    pub proxy: Server,
+    /// `None` on the [`Route::Direct`] route.
+    pub proxy: Option<Server>,
     pub status: ExitStatus,
     pub stdout: String,
     pub stderr: String,
@@ -87,25 +88,29 @@ pub struct PiSession {
 }
 
 impl PiSession {
-    /// Starts the simulator (its window `window_tokens`), a relay and the proxy (its window
-    /// `window_tokens` too), and runs Pi in `repo` (inside `machine`) on `wire` to the end of
-    /// `script`. The servers keep running until the session is dropped.
+    /// Starts the simulator (its window `window_tokens`), a relay in front of it and, on the
+    /// [`Route::Proxy`] route, the proxy (its window `window_tokens` too) in front of the
+    /// relay; then runs Pi in `repo` (inside `machine`) on `wire` to the end of `script`. The
+    /// servers keep running until the session is dropped.
     pub fn run(
         machine: Machine,
         repo: &Path,
         script: &Script,
         wire: Wire,
+        route: Route,
         window_tokens: u64,
     ) -> Self {
         let sim = Server::sim(&script.path, window_tokens, 1.0);
         let relay = Relay::start(&sim.base_url);
-        let proxy = Server::serve(
-            &machine,
-            &relay.base_url,
-            &machine.path("data"),
-            window_tokens,
-        );
-        write_config(&machine, wire, &proxy.base_url);
+        let proxy = (route == Route::Proxy).then(|| {
+            let data_dir = machine.path("data");
+            Server::serve(&machine, &relay.base_url, &data_dir, window_tokens)
+        });
+        // The only difference between the routes for Pi: its base URL.
+        let base_url = proxy
+            .as_ref()
+            .map_or(&relay.base_url, |proxy| &proxy.base_url);
+        write_config(&machine, wire, base_url);
         let started = Instant::now();
         let status = run_bounded(&machine, pi_command(&machine, repo, wire), "pi");
         let wall = started.elapsed();
@@ -195,7 +200,7 @@ impl PiSession {
             self.stderr,
             calls.join("\n"),
             self.sim.stderr(),
-            self.proxy.stderr()
+            self.proxy.as_ref().map(Server::stderr).unwrap_or_default()
         )
     }
 }
