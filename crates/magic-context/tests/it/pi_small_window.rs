@@ -90,8 +90,8 @@ impl PiSmallWindowRun {
     }
 
     /// Unmanaged, the provider refuses Pi's growing session as over the window and Pi makes
-    /// the compaction call [`Self::assert_no_compaction`] looks for: the proxy runs' "no
-    /// compaction" cannot pass because Pi changed how its compaction looks.
+    /// the compaction call [`Self::assert_no_compaction`] looks for, so the proxy runs' "no
+    /// compaction" cannot pass merely because Pi's compaction stopped looking like one.
     fn assert_compacted_unmanaged(&self) {
         let session = &self.session;
         let refused = session
