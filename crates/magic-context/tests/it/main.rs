@@ -18,6 +18,7 @@ mod doctor;
 mod mcp;
 mod memory;
 mod pi_agent;
+mod pi_sessions;
 mod pi_small_window;
 mod reduce;
 mod replay;

@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::support::Machine;
 use crate::support::claude_session::{Route, Script};
-use crate::support::pi_session::{PiSession, Wire};
+use crate::support::pi_session::{PiSession, Wire, create_repo};
 use crate::support::store_check;
 
 /// The proxy's and the simulator's window, in tokens.
@@ -262,29 +262,4 @@ fn compaction_sign(body: &Value) -> Option<String> {
         .iter()
         .find(|marker| text.contains(**marker))
         .map(|marker| format!("it says `{marker}`"))
-}
-
-/// A scratch git repository with one commit, as Pi and the proxy's project identity expect.
-fn create_repo(repo: &std::path::Path) {
-    std::fs::create_dir_all(repo).unwrap();
-    std::fs::write(repo.join("README.md"), "# step runner\n").unwrap();
-    for args in [
-        &["init", "-q"][..],
-        &["config", "user.email", "pi-steps@example.com"],
-        &["config", "user.name", "Pi Steps"],
-        &["config", "commit.gpgsign", "false"],
-        &["add", "."],
-        &["commit", "-qm", "initial import"],
-    ] {
-        let output = std::process::Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
 }

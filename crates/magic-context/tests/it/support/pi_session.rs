@@ -69,6 +69,9 @@ impl Wire {
 
 /// One finished `pi -p` run, and what every party recorded.
 pub struct PiSession {
+    pub wire: Wire,
+    /// Where Pi was pointed: the proxy, or the relay on the [`Route::Direct`] route.
+    pub base_url: String,
     pub machine: Machine,
     pub sim: Server,
     /// `None` on the [`Route::Direct`] route.
@@ -110,9 +113,11 @@ impl PiSession {
         let base_url = proxy
             .as_ref()
             .map_or(&relay.base_url, |proxy| &proxy.base_url);
-        write_config(&machine, wire, base_url);
+        let base_url = base_url.clone();
+        let home = machine.path("home");
+        write_config(&home, wire, &base_url);
         let started = Instant::now();
-        let status = run_bounded(&machine, pi_command(&machine, repo, wire), "pi");
+        let status = run_bounded(&machine, pi_command(&home, repo, wire), "pi");
         let wall = started.elapsed();
         let read = |name: &str| std::fs::read_to_string(machine.path(name)).unwrap();
         let (stdout, stderr) = (read("pi.stdout"), read("pi.stderr"));
@@ -123,8 +128,10 @@ impl PiSession {
             .iter()
             .map(|body| serde_json::from_slice(body).unwrap())
             .collect();
-        let tool_results = tool_results(&session_file(&machine.path("home")));
+        let tool_results = tool_results(&session_file(&home));
         Self {
+            wire,
+            base_url,
             sim,
             proxy,
             status,
@@ -137,6 +144,17 @@ impl PiSession {
             scripted_tool_calls: script.tool_calls,
             machine,
         }
+    }
+
+    /// Runs Pi once more against the same servers, as another of the user's projects would:
+    /// in `repo`, with a HOME of its own (`home`, inside the machine) configured like the
+    /// first run's; its output goes to `NAME.stdout` and `NAME.stderr` for `name`. Returns
+    /// its exit and the tool results it produced.
+    pub fn run_again(&self, repo: &Path, home: &str, name: &str) -> (ExitStatus, Vec<ToolResult>) {
+        let home = self.machine.path(home);
+        write_config(&home, self.wire, &self.base_url);
+        let status = run_bounded(&self.machine, pi_command(&home, repo, self.wire), name);
+        (status, tool_results(&session_file(&home)))
     }
 
     /// Pi's calls, as the simulator served or refused them.
@@ -205,11 +223,36 @@ impl PiSession {
     }
 }
 
-/// Pi's config in the machine's HOME: one custom provider `mc` at the proxy with a dummy key
+/// A scratch git repository with one commit, as Pi and the proxy's project identity expect.
+pub fn create_repo(repo: &Path) {
+    std::fs::create_dir_all(repo).unwrap();
+    std::fs::write(repo.join("README.md"), "# step runner\n").unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["config", "user.email", "pi-steps@example.com"],
+        &["config", "user.name", "Pi Steps"],
+        &["config", "commit.gpgsign", "false"],
+        &["add", "."],
+        &["commit", "-qm", "initial import"],
+    ] {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// Pi's config in `home`: one custom provider `mc` at the proxy with a dummy key
 /// and one model, and settings that keep it quiet. Pi's own compaction stays on (its
 /// default): the run shows it never needed it.
-fn write_config(machine: &Machine, wire: Wire, proxy: &str) {
-    let agent = machine.path("home/.pi/agent");
+fn write_config(home: &Path, wire: Wire, proxy: &str) {
+    let agent = home.join(".pi/agent");
     std::fs::create_dir_all(&agent).unwrap();
     let models = json!({"providers": {"mc": {
         "baseUrl": wire.base_url(proxy),
@@ -240,14 +283,13 @@ fn write_config(machine: &Machine, wire: Wire, proxy: &str) {
 /// The real `pi -p` in `repo` on the configured provider, offline: an emptied environment
 /// but for PATH (Pi runs on Node), the machine's HOME and the switches that stop Pi's own
 /// traffic (version check, telemetry).
-fn pi_command(machine: &Machine, repo: &Path, wire: Wire) -> Command {
-    let home = machine.path("home");
+fn pi_command(home: &Path, repo: &Path, wire: Wire) -> Command {
     let mut command = Command::new(pi_agent::binary());
     command
         .current_dir(repo)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("PI_CODING_AGENT_DIR", home.join(".pi/agent"))
         .env("PI_OFFLINE", "1")
         .env("PI_SKIP_VERSION_CHECK", "1")
