@@ -1,10 +1,11 @@
 //! Runs the built binary in a hermetic environment.
 //!
-//! The submodules run the real Claude Code CLI through the built binary's servers, for the
-//! end-to-end sessions: [`claude_session`] runs one scripted session and keeps what every
-//! party recorded.
+//! The submodules run real clients through the built binary's servers, for the end-to-end
+//! sessions: [`claude_session`] runs one scripted Claude Code session and [`pi_session`] one
+//! of Pi, each keeping what every party recorded.
 
 pub mod claude_session;
+pub mod pi_session;
 pub mod recording_relay;
 pub mod servers;
 pub mod store_check;

@@ -25,7 +25,7 @@ pub const MAIN_MODEL: &str = "claude-opus-4-8";
 /// A run that takes longer than this is stuck (Claude Code retrying a failing call).
 const CLAUDE_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// How Claude Code reaches the provider.
+/// How a client reaches the provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     /// Straight to the simulator, nothing managing the session.
