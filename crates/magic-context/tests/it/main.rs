@@ -11,6 +11,8 @@ mod claude_code_mcp;
 mod claude_code_proxy;
 mod claude_code_small_window;
 mod cli;
+mod codex;
+mod codex_small_window;
 mod config_schema;
 mod config_show;
 mod crash;

@@ -2,9 +2,11 @@
 //!
 //! The submodules run the real Claude Code CLI through the built binary's servers, for the
 //! end-to-end sessions: [`claude_session`] runs one scripted session and keeps what every
-//! party recorded.
+//! party recorded; [`codex_session`] does the same for the real Codex CLI.
 
 pub mod claude_session;
+pub mod codex_rollout;
+pub mod codex_session;
 pub mod recording_relay;
 pub mod servers;
 pub mod store_check;

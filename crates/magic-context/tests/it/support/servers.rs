@@ -65,7 +65,8 @@ impl Server {
         Self::start("sim", command)
     }
 
-    /// `magic-context serve` on a free port in front of `upstream`, with its store in
+    /// `magic-context serve` on a free port in front of `upstream` (for both wires: the
+    /// simulator serves Anthropic and OpenAI alike), with its store in
     /// `data_dir` (`MAGIC_CONTEXT_DATA_DIR`) and its window set to `window_tokens`, in the
     /// machine's hermetic environment (its own HOME and XDG_CONFIG_HOME, so no user config
     /// applies).
@@ -98,6 +99,8 @@ impl Server {
                 "--listen",
                 "127.0.0.1:0",
                 "--upstream-anthropic",
+                upstream,
+                "--upstream-openai",
                 upstream,
             ])
             .args(["--context-window", &window_tokens.to_string()])
