@@ -19,6 +19,8 @@ mod crash;
 mod doctor;
 mod mcp;
 mod memory;
+mod opencode;
+mod opencode_small_window;
 mod reduce;
 mod replay;
 mod run_agent;

@@ -2,13 +2,18 @@
 //!
 //! The submodules run the real Claude Code CLI through the built binary's servers, for the
 //! end-to-end sessions: [`claude_session`] runs one scripted session and keeps what every
-//! party recorded; [`codex_session`] does the same for the real Codex CLI.
+//! party recorded; [`client_run`] does the same for the real Codex and OpenCode CLIs.
 
 pub mod claude_session;
+pub mod client_run;
 pub mod codex_rollout;
 pub mod codex_session;
+pub mod npm_client;
+pub mod opencode_session;
 pub mod recording_relay;
+pub mod seq_steps;
 pub mod servers;
+pub mod small_window_checks;
 pub mod store_check;
 pub mod stream_client;
 pub mod transcript;
