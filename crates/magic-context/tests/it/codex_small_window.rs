@@ -9,12 +9,15 @@
 //! compacted by itself: no compaction in its rollout, no compaction request upstream, none
 //! forwarded by the proxy.
 //!
+//! A control run sends the same session straight to the simulator: the provider refuses it
+//! before its end and Codex stops with an error, so the proxy run passes only by managing.
+//!
 //! The run prints one line of figures (visible with `--nocapture`).
 
 use serde_json::json;
 
 use crate::support::Machine;
-use crate::support::claude_session::Script;
+use crate::support::claude_session::{Route, Script};
 use crate::support::codex_rollout;
 use crate::support::codex_session::{CodexSession, SHELL_TOOL};
 use crate::support::seq_steps::{SeqSteps, create_repo};
@@ -36,18 +39,28 @@ const CODEX_COMPACTION_TRIGGER: &str = "compaction_trigger";
 /// What the proxy logs when it forwards a Codex compaction request.
 const PROXY_CODEX_COMPACTION_LOG: &str = "codex_compaction";
 
+/// Without the proxy, the provider refuses the session before its end and Codex gives up:
+/// the window is small enough that only management gets the session through.
+#[test]
+fn codex_session_straight_to_the_simulator_overflows_64k() {
+    let (session, summary) = run(Route::Direct);
+    let run = &session.run;
+    let refused = run
+        .ledger
+        .iter()
+        .filter(|call| call.status != 200 && call.prompt_tokens > WINDOW_TOKENS)
+        .count();
+    assert!(
+        !run.status.success() && refused > 0 && run.tool_results.len() < STEPS.steps,
+        "unmanaged, the provider must refuse the session before its end\n{}",
+        run.diagnostics(&summary)
+    );
+}
+
 #[test]
 fn codex_session_through_the_proxy_stays_inside_64k() {
-    let machine = Machine::fresh();
-    let repo = machine.path("work/repo");
-    create_repo(&repo);
-    let text = STEPS.script(|command, _| (SHELL_TOOL, json!({"cmd": command})));
-    let script = Script::install(&machine, "codex_steps.json", &text);
-    assert_eq!(script.tool_calls, STEPS.steps);
-    let session = CodexSession::run(machine, &repo, &script, WINDOW_TOKENS);
+    let (session, summary) = run(Route::Proxy);
     let run = &session.run;
-    let summary = run.summary("codex on responses", WINDOW_TOKENS);
-    eprintln!("{summary}");
     let diagnostics = run.diagnostics(&summary);
 
     assert_managed_run(run, WINDOW_TOKENS, MIN_CACHE_READ_SHARE, &diagnostics);
@@ -67,4 +80,20 @@ fn codex_session_through_the_proxy_stays_inside_64k() {
         compaction_requests == 0 && !run.proxy_log().contains(PROXY_CODEX_COMPACTION_LOG),
         "Codex asked for a compaction ({compaction_requests} upstream)\n{diagnostics}"
     );
+}
+
+/// Runs the script through `route`, printing its figures.
+fn run(route: Route) -> (CodexSession, String) {
+    let machine = Machine::fresh();
+    let repo = machine.path("work/repo");
+    create_repo(&repo);
+    let text = STEPS.script(|command, _| (SHELL_TOOL, json!({"cmd": command})));
+    let script = Script::install(&machine, "codex_steps.json", &text);
+    assert_eq!(script.tool_calls, STEPS.steps);
+    let session = CodexSession::run(machine, &repo, &script, WINDOW_TOKENS, route);
+    let summary = session
+        .run
+        .summary(&format!("codex on responses ({route:?})"), WINDOW_TOKENS);
+    eprintln!("{summary}");
+    (session, summary)
 }

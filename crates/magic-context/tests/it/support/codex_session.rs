@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Machine;
-use super::claude_session::Script;
+use super::claude_session::{Route, Script};
 use super::client_run::{ClientRun, Servers, bare_command, label_by_tool};
 use super::codex_rollout;
 use crate::codex;
@@ -33,11 +33,22 @@ pub struct CodexSession {
 
 impl CodexSession {
     /// Starts the servers (all at `window_tokens`) and runs Codex in `repo` (inside
-    /// `machine`) to the end of `script`.
-    pub fn run(machine: Machine, repo: &Path, script: &Script, window_tokens: u64) -> Self {
+    /// `machine`) to the end of `script`, through the proxy or, on [`Route::Direct`], at
+    /// the relay in front of the simulator (the proxy then idles).
+    pub fn run(
+        machine: Machine,
+        repo: &Path,
+        script: &Script,
+        window_tokens: u64,
+        route: Route,
+    ) -> Self {
         let servers = Servers::start(&machine, script, window_tokens, label);
         let codex_home = machine.path("home/.codex");
-        write_config(&codex_home, &servers.proxy.base_url);
+        let base_url = match route {
+            Route::Proxy => &servers.proxy.base_url,
+            Route::Direct => &servers.relay.base_url,
+        };
+        write_config(&codex_home, base_url);
         let mut command = bare_command(&codex::binary(), &machine, repo);
         command
             .env("CODEX_HOME", &codex_home)
@@ -55,14 +66,14 @@ fn label(body: &[u8]) -> String {
     label_by_tool(body, SHELL_TOOL)
 }
 
-/// Writes `config.toml` in `codex_home`: the built-in provider at the proxy (the key
+/// Writes `config.toml` in `codex_home`: the built-in provider at `base_url` (the key
 /// `setup codex` writes), no prompts for approval, no network but the provider, and Codex's
 /// own window far above the proxy's.
-fn write_config(codex_home: &Path, proxy_url: &str) {
+fn write_config(codex_home: &Path, base_url: &str) {
     std::fs::create_dir_all(codex_home).unwrap();
     let config = format!(
         r#"model = "{MODEL}"
-openai_base_url = "{proxy_url}/v1"
+openai_base_url = "{base_url}/v1"
 model_context_window = {CODEX_WINDOW_TOKENS}
 approval_policy = "never"
 sandbox_mode = "danger-full-access"

@@ -37,7 +37,7 @@ const PIECE_PAUSE: Duration = Duration::from_millis(4);
 /// What the relay saw, shared with the test.
 #[derive(Default)]
 pub struct RelayLog {
-    /// Every request body received whole, per turn key, in arrival order.
+    /// Every request body received whole, per turn key (or label), in arrival order.
     bodies: Mutex<HashMap<String, Vec<Vec<u8>>>>,
     /// Requests received whole so far.
     pub received: AtomicUsize,
