@@ -2,12 +2,20 @@
 //!
 //! The submodules run real clients through the built binary's servers, for the end-to-end
 //! sessions: [`claude_session`] runs one scripted Claude Code session and [`pi_session`] one
-//! of Pi, each keeping what every party recorded.
+//! of Pi, each keeping what every party recorded; [`client_run`] does the same for the real
+//! Codex and OpenCode CLIs.
 
 pub mod claude_session;
+pub mod client_run;
+pub mod codex_rollout;
+pub mod codex_session;
+pub mod npm_client;
+pub mod opencode_session;
 pub mod pi_session;
 pub mod recording_relay;
+pub mod seq_steps;
 pub mod servers;
+pub mod small_window_checks;
 pub mod store_check;
 pub mod stream_client;
 pub mod transcript;

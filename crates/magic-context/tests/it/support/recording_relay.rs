@@ -7,6 +7,11 @@
 //! client's `x-crash-turn` header, which the proxy passes through like any end-to-end header.
 //! The MCP end-to-end test files a real Claude Code's requests under one key (Claude Code sends
 //! the header from `ANTHROPIC_CUSTOM_HEADERS`) to see what the model was sent.
+//!
+//! A labelling relay ([`Relay::start_labelling`]) instead sorts each request by its body
+//! (a client's main call, the proxy's own calls) and names the kind in the simulator's
+//! `x-sim-label` header, so the simulator's ledger rows say which kind of call each was; it
+//! files the bodies under the same label and passes responses straight through.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -18,6 +23,12 @@ use std::time::Duration;
 /// The header naming the client turn a request belongs to.
 pub const TURN_HEADER: &str = "x-crash-turn";
 
+/// The header the simulator copies into a call's ledger row as its `label`.
+const SIM_LABEL_HEADER: &str = "x-sim-label";
+
+/// What kind of call a request body is, for a labelling relay.
+pub type Labeller = fn(&[u8]) -> String;
+
 /// Bytes of response written at a time, and the pause after each: an SSE answer of a few
 /// kilobytes then streams for a few hundred milliseconds, long enough to be killed inside.
 const PIECE_BYTES: usize = 96;
@@ -26,7 +37,7 @@ const PIECE_PAUSE: Duration = Duration::from_millis(4);
 /// What the relay saw, shared with the test.
 #[derive(Default)]
 pub struct RelayLog {
-    /// Every request body received whole, per turn key, in arrival order.
+    /// Every request body received whole, per turn key (or label), in arrival order.
     bodies: Mutex<HashMap<String, Vec<Vec<u8>>>>,
     /// Requests received whole so far.
     pub received: AtomicUsize,
@@ -63,8 +74,19 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// Listens on a free loopback port and relays to `upstream` (`http://ADDR`).
+    /// Listens on a free loopback port and relays to `upstream` (`http://ADDR`), trickling
+    /// each response back.
     pub fn start(upstream: &str) -> Self {
+        Self::start_with(upstream, None)
+    }
+
+    /// Listens on a free loopback port and relays to `upstream`, labelling each request with
+    /// `labeller(body)` (see the module docs) and passing each response back at once.
+    pub fn start_labelling(upstream: &str, labeller: Labeller) -> Self {
+        Self::start_with(upstream, Some(labeller))
+    }
+
+    fn start_with(upstream: &str, labeller: Option<Labeller>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let log = Arc::new(RelayLog::default());
@@ -74,14 +96,19 @@ impl Relay {
             for client in listener.incoming().map_while(Result::ok) {
                 let (log, upstream) = (Arc::clone(&shared), upstream.clone());
                 // An exchange cut by the proxy's death simply ends its thread.
-                std::thread::spawn(move || relay_one(client, &upstream, &log));
+                std::thread::spawn(move || relay_one(client, &upstream, &log, labeller));
             }
         });
         Self { base_url, log }
     }
 }
 
-fn relay_one(client: TcpStream, upstream: &str, log: &RelayLog) -> Option<()> {
+fn relay_one(
+    client: TcpStream,
+    upstream: &str,
+    log: &RelayLog,
+    labeller: Option<Labeller>,
+) -> Option<()> {
     let mut reader = BufReader::new(client.try_clone().ok()?);
     let head = read_head(&mut reader)?;
     let length: usize = header(&head, "content-length")
@@ -89,25 +116,41 @@ fn relay_one(client: TcpStream, upstream: &str, log: &RelayLog) -> Option<()> {
         .unwrap_or(0);
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    if let Some(turn) = header(&head, TURN_HEADER) {
+    let label = labeller.map(|labeller| labeller(&body));
+    if let Some(key) = label.clone().or_else(|| header(&head, TURN_HEADER)) {
         let mut bodies = log.bodies.lock().unwrap();
-        bodies.entry(turn).or_default().push(body.clone());
+        bodies.entry(key).or_default().push(body.clone());
     }
     log.received.fetch_add(1, Ordering::SeqCst);
 
     let mut sim = TcpStream::connect(upstream).ok()?;
+    let head = match &label {
+        Some(label) => labelled(&head, label),
+        None => head,
+    };
     sim.write_all(&closing(&head)).ok()?;
     sim.write_all(&body).ok()?;
     let mut from_sim = BufReader::new(sim);
     let response_head = read_head(&mut from_sim)?;
     log.streaming.fetch_add(1, Ordering::SeqCst);
-    let sent = trickle(&response_head, &mut from_sim, client);
+    let pause = if labeller.is_some() {
+        Duration::ZERO
+    } else {
+        PIECE_PAUSE
+    };
+    let sent = trickle(&response_head, &mut from_sim, client, pause);
     log.streaming.fetch_sub(1, Ordering::SeqCst);
     sent
 }
 
-/// Writes the response head (now closing the connection) and its body in small pieces.
-fn trickle(head: &str, from_sim: &mut impl Read, mut client: TcpStream) -> Option<()> {
+/// Writes the response head (now closing the connection) and its body in small pieces,
+/// `pause` after each.
+fn trickle(
+    head: &str,
+    from_sim: &mut impl Read,
+    mut client: TcpStream,
+    pause: Duration,
+) -> Option<()> {
     client.write_all(&closing(head)).ok()?;
     let mut piece = [0; PIECE_BYTES];
     loop {
@@ -116,7 +159,9 @@ fn trickle(head: &str, from_sim: &mut impl Read, mut client: TcpStream) -> Optio
             return Some(());
         }
         client.write_all(&piece[..read]).ok()?;
-        std::thread::sleep(PIECE_PAUSE);
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
     }
 }
 
@@ -144,6 +189,22 @@ fn header(head: &str, name: &str) -> Option<String> {
     })
 }
 
+/// The same head with the simulator's label header set to `label` (any it had is replaced).
+fn labelled(head: &str, label: &str) -> String {
+    let mut out = String::new();
+    for line in head.split("\r\n").filter(|line| !line.is_empty()) {
+        let is_label = line
+            .split_once(':')
+            .is_some_and(|(key, _)| key.trim().eq_ignore_ascii_case(SIM_LABEL_HEADER));
+        if !is_label {
+            out.push_str(line);
+            out.push_str("\r\n");
+        }
+    }
+    out.push_str(&format!("{SIM_LABEL_HEADER}: {label}\r\n\r\n"));
+    out
+}
+
 /// The same head with its `connection` header replaced by `connection: close`.
 fn closing(head: &str) -> Vec<u8> {
     let mut out = String::new();
@@ -168,4 +229,15 @@ fn a_head_is_rewritten_to_close_its_connection() {
         "POST /v1/messages HTTP/1.1\r\nX-Crash-Turn: 3-1\r\nconnection: close\r\n\r\n"
     );
     assert_eq!(header(head, TURN_HEADER).as_deref(), Some("3-1"));
+}
+
+#[test]
+fn a_labelled_head_carries_one_label() {
+    let head = "POST /v1/responses HTTP/1.1\r\nX-Sim-Label: old\r\nHost: sim\r\n\r\n";
+    let head = labelled(head, "main");
+    assert_eq!(
+        head,
+        "POST /v1/responses HTTP/1.1\r\nHost: sim\r\nx-sim-label: main\r\n\r\n"
+    );
+    assert_eq!(header(&head, SIM_LABEL_HEADER).as_deref(), Some("main"));
 }
