@@ -74,17 +74,24 @@ impl WriteTx<'_> {
         for row in &rows {
             let (role, content) = &row.message;
             let words = words_of(role, content);
+            // The message before is decoded once: its start is this row's context, and all of
+            // it the body of its own row when that is rewritten below.
+            let before_words = row
+                .before
+                .as_ref()
+                .map(|(role, content)| words_of(role, content));
             insert
                 .execute((
                     row.rowid,
                     &words,
-                    gist(row.before.as_ref()),
+                    before_words
+                        .as_deref()
+                        .map_or_else(String::new, |text| clip(text, CONTEXT_CHARS)),
                     gist(row.after.as_ref()),
                 ))
                 .map_err(StoreError::sqlite(DOING))?;
             // The message before was indexed without this one as its successor: rewrite it.
-            if let (Some(before_rowid), Some((before_role, before_content))) =
-                (row.before_rowid, &row.before)
+            if let (Some(before_rowid), Some(before_words)) = (row.before_rowid, before_words)
                 && before_rowid <= watermark
             {
                 delete
@@ -93,7 +100,7 @@ impl WriteTx<'_> {
                 insert
                     .execute((
                         before_rowid,
-                        words_of(before_role, before_content),
+                        before_words,
                         gist(row.two_before.as_ref()),
                         clip(&words, CONTEXT_CHARS),
                     ))
