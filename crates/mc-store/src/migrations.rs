@@ -86,10 +86,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "exchanges the proxy ran for its own tools",
         sql: include_str!("migrations/0012_hidden_exchanges.sql"),
     },
+    Migration {
+        version: 13,
+        name: "message search holds the next message",
+        sql: include_str!("migrations/0013_message_search_next.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -199,7 +204,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -226,7 +231,8 @@ mod tests {
                 (9, "project memories and their change log".to_string()),
                 (10, "full-text search indexes".to_string()),
                 (11, "agent notes".to_string()),
-                (12, "exchanges the proxy ran for its own tools".to_string())
+                (12, "exchanges the proxy ran for its own tools".to_string()),
+                (13, "message search holds the next message".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);

@@ -83,6 +83,11 @@ impl ReadTx<'_> {
     /// alone before its best `limit × 20` (at least 500) are joined to their sessions and
     /// filtered by scope; when the scope leaves fewer than `limit` of those (a store shared
     /// by many projects), every match is ranked.
+    ///
+    /// A message's own words weigh 1.0, the start of the message before it 0.4 and of the
+    /// message after it 0.3. The successor's weight was measured on the shared LoCoMo file
+    /// (`bench locomo --mode bm25`): recall@10 0.721 without the column, 0.727 / 0.727 /
+    /// 0.729 / 0.720 / 0.706 at 0 / 0.2 / 0.3 / 0.5 / 0.7.
     pub fn search_messages(
         &self,
         query: &FtsQuery,
@@ -117,7 +122,7 @@ impl ReadTx<'_> {
             .conn()
             .prepare_cached(
                 "SELECT m.session_id, m.ordinal, m.hash, m.created_ms, ranked.score
-                 FROM (SELECT rowid, -bm25(message_search, 1.0, 0.4) AS score
+                 FROM (SELECT rowid, -bm25(message_search, 1.0, 0.4, 0.3) AS score
                        FROM message_search WHERE message_search MATCH ?1
                        ORDER BY score DESC LIMIT ?7) AS ranked
                  JOIN messages m ON m.rowid = ranked.rowid

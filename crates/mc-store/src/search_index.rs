@@ -19,14 +19,16 @@ const BATCH: i64 = 2_000;
 
 const DOING: &str = "indexing messages for search";
 
-/// Characters of the message before indexed as a message's context: its gist (a question, a
-/// command), not a second copy of a long output.
+/// Characters of the messages before and after indexed beside a message: their gist (a
+/// question, a command, the start of an answer), not a second copy of a long output.
 pub(crate) const CONTEXT_CHARS: usize = 600;
 
 impl WriteTx<'_> {
     /// Indexes every message stored since the watermark; returns how many rows were indexed
-    /// (at most `limit`). Rows that do not decode (a corrupt row is reported where it is read)
-    /// are indexed as empty, so one bad row never stops the index.
+    /// (at most `limit`). Each row holds the message's words, the start of the message before
+    /// it and the start of the message after it; a message indexed before its successor
+    /// arrived has its row rewritten with it. Rows that do not decode (a corrupt row is
+    /// reported where it is read) are indexed as empty, so one bad row never stops the index.
     pub(crate) fn index_new_messages(&self, limit: i64) -> Result<u64> {
         let conn = self.conn();
         let watermark: i64 = conn
@@ -35,38 +37,75 @@ impl WriteTx<'_> {
             .map_err(StoreError::sqlite(DOING))?;
         let mut select = conn
             .prepare_cached(
-                "SELECT m.rowid, m.role, m.content, p.role, p.content FROM messages m
+                "SELECT m.rowid, m.role, m.content, p.rowid, p.role, p.content, n.role, n.content,
+                        b.role, b.content
+                 FROM messages m
                  LEFT JOIN messages p ON p.session_id = m.session_id AND p.ordinal = m.ordinal - 1
+                 LEFT JOIN messages n ON n.session_id = m.session_id AND n.ordinal = m.ordinal + 1
+                 LEFT JOIN messages b ON b.session_id = m.session_id AND b.ordinal = m.ordinal - 2
                  WHERE m.rowid > ?1 ORDER BY m.rowid LIMIT ?2",
             )
             .map_err(StoreError::sqlite(DOING))?;
         let rows = select
             .query_map((watermark, limit), |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, Option<String>>(3)?,
-                    row.get::<_, Option<String>>(4)?,
-                ))
+                Ok(NewRow {
+                    rowid: row.get(0)?,
+                    message: (row.get(1)?, row.get(2)?),
+                    before_rowid: row.get(3)?,
+                    before: pair(row.get(4)?, row.get(5)?),
+                    after: pair(row.get(6)?, row.get(7)?),
+                    two_before: pair(row.get(8)?, row.get(9)?),
+                })
             })
             .map_err(StoreError::sqlite(DOING))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(StoreError::sqlite(DOING))?;
-        let Some(&(last, ..)) = rows.last() else {
+        let Some(last) = rows.last().map(|row| row.rowid) else {
             return Ok(0);
         };
-        let mut insert = conn
-            .prepare_cached("INSERT INTO message_search (rowid, body, context) VALUES (?1, ?2, ?3)")
+        let mut delete = conn
+            .prepare_cached("DELETE FROM message_search WHERE rowid = ?1")
             .map_err(StoreError::sqlite(DOING))?;
-        for (rowid, role, content, before_role, before) in &rows {
-            let context = match (before_role, before) {
-                (Some(role), Some(content)) => clip(&words_of(role, content), CONTEXT_CHARS),
-                _ => String::new(),
-            };
+        let mut insert = conn
+            .prepare_cached(
+                "INSERT INTO message_search (rowid, body, context, next) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        for row in &rows {
+            let (role, content) = &row.message;
+            let words = words_of(role, content);
+            // The message before is decoded once: its start is this row's context, and all of
+            // it the body of its own row when that is rewritten below.
+            let before_words = row
+                .before
+                .as_ref()
+                .map(|(role, content)| words_of(role, content));
             insert
-                .execute((rowid, words_of(role, content), context))
+                .execute((
+                    row.rowid,
+                    &words,
+                    before_words
+                        .as_deref()
+                        .map_or_else(String::new, |text| clip(text, CONTEXT_CHARS)),
+                    gist(row.after.as_ref()),
+                ))
                 .map_err(StoreError::sqlite(DOING))?;
+            // The message before was indexed without this one as its successor: rewrite it.
+            if let (Some(before_rowid), Some(before_words)) = (row.before_rowid, before_words)
+                && before_rowid <= watermark
+            {
+                delete
+                    .execute([before_rowid])
+                    .map_err(StoreError::sqlite(DOING))?;
+                insert
+                    .execute((
+                        before_rowid,
+                        before_words,
+                        gist(row.two_before.as_ref()),
+                        clip(&words, CONTEXT_CHARS),
+                    ))
+                    .map_err(StoreError::sqlite(DOING))?;
+            }
         }
         conn.prepare_cached(
             "UPDATE search_watermarks SET indexed_through = ?1 WHERE name = 'messages'",
@@ -102,6 +141,27 @@ impl Store {
             }
         }
     }
+}
+
+/// A message to index, with its neighbours in its session (role and content each).
+struct NewRow {
+    rowid: i64,
+    message: (String, String),
+    before_rowid: Option<i64>,
+    before: Option<(String, String)>,
+    after: Option<(String, String)>,
+    two_before: Option<(String, String)>,
+}
+
+fn pair(role: Option<String>, content: Option<String>) -> Option<(String, String)> {
+    role.zip(content)
+}
+
+/// The start of a neighbouring message's words, or nothing when there is none.
+fn gist(message: Option<&(String, String)>) -> String {
+    message.map_or_else(String::new, |(role, content)| {
+        clip(&words_of(role, content), CONTEXT_CHARS)
+    })
 }
 
 fn words_of(role: &str, content: &str) -> String {

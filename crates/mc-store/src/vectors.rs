@@ -261,6 +261,10 @@ impl WriteTx<'_> {
         Ok(())
     }
 
+    /// Messages past the model's watermark, each embedded as its own words alone. Context in
+    /// the passage was measured on the shared LoCoMo file (`bench locomo --mode hybrid`,
+    /// all-MiniLM-L6-v2) and lost recall@10: 0.727 alone, 0.718 with the message's date
+    /// before it, 0.720 with the start of the message before it, 0.712 with both.
     fn new_messages(&self, model: &str, limit: usize, batch: &mut EmbedBatch) -> Result<()> {
         let through: i64 = self
             .conn()

@@ -114,6 +114,8 @@ fn messages_and_memories_are_found_in_one_ranking_within_the_project() {
         [
             json!(["memory", {"kind": "memory", "id": 1, "category": "CONSTRAINTS"}]),
             json!(["message", {"kind": "messages", "session": "s1", "start": 2, "end": 2}]),
+            // The call, by the result that came after it.
+            json!(["message", {"kind": "messages", "session": "s1", "start": 1, "end": 1}]),
         ]
     );
     let preview = found.json()["results"][1]["preview"]
@@ -154,7 +156,8 @@ fn sessions_and_dates_narrow_and_query_syntax_is_plain_text() {
     let other_session = search(&machine, &["build", "--session", "s2", "--json"]).success();
     assert!(places(&other_session).is_empty());
     let syntax = search(&machine, &[r#"NEAR("error[E0432]" *) -col:x"#, "--json"]).success();
-    assert_eq!(places(&syntax).len(), 1);
+    // The result saying it, and the call before it (by its successor).
+    assert_eq!(places(&syntax).len(), 2);
     assert_eq!(
         search(&machine, &["nothing like it", "--json"])
             .success()

@@ -76,7 +76,8 @@ pub struct Candidate<K> {
 /// from 0.720 to 0.727 (hybrid) and from 0.707 to 0.721 (full text alone); shares of 0.1 and
 /// 0.3 gave 0.722–0.728, so the figure is not a sharp optimum. Reciprocal-rank fusion
 /// (k = 60) in place of the score fusion gave 0.661, and min-max scaling of the cosines
-/// 0.699: both were left out.
+/// 0.699: both were left out. With the next message indexed beside each message for full
+/// text (weight 0.3), recall@10 rose to 0.742 (hybrid) and 0.729 (full text alone).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionWeights {
     /// Weight of the semantic score when both signals found an item.

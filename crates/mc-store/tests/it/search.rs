@@ -73,15 +73,17 @@ fn tool_results_and_call_arguments_are_found_as_soon_as_they_are_stored() {
     let temp = TempStore::new();
     seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
     let scope = in_project("proj");
-    // The message with every word ranks first; one with only "import" follows.
+    // The message with every word ranks first; the reply after it follows (by its own
+    // "import" and the result before it), then the call that produced it (by its result).
     assert_eq!(
         ordinals(&temp.store, "unresolved import Permissions", &scope),
-        [("s1".into(), 2), ("s1".into(), 3)]
+        [("s1".into(), 2), ("s1".into(), 3), ("s1".into(), 1)]
     );
-    // The call ranks first; its result follows, found by the command that produced it.
+    // The call ranks first; the request that led to it and its result follow, found by
+    // the command after or before them.
     assert_eq!(
         ordinals(&temp.store, "cargo workspace", &scope),
-        [("s1".into(), 1), ("s1".into(), 2)]
+        [("s1".into(), 1), ("s1".into(), 0), ("s1".into(), 2)]
     );
     // Porter stemming: "failed" finds "failing".
     assert_eq!(
@@ -142,8 +144,8 @@ fn another_project_a_session_filter_and_time_bounds_narrow_the_hits() {
     );
     assert_eq!(
         ordinals(&temp.store, "unresolved", &SearchScope::default()).len(),
-        3,
-        "both messages saying it, and the one after the first (by its context)"
+        4,
+        "both messages saying it, and the ones after and before the first (by their context)"
     );
     let later = SearchScope {
         since_ms: Some(NOW_MS + 1),
@@ -184,14 +186,15 @@ fn a_fork_finds_the_messages_it_copied() {
     };
     assert_eq!(
         ordinals(&temp.store, "unresolved", &fork),
-        [("s1-fork".into(), 2)]
+        [("s1-fork".into(), 2), ("s1-fork".into(), 1)]
     );
     let hits = temp
         .store
         .read(|tx| tx.search_messages(&q("unresolved"), &in_project("proj"), 10))
         .unwrap();
-    // Ordinal 2 of both sessions, then ordinal 3 of the parent (by its context).
-    assert_eq!(hits.len(), 3);
+    // Ordinal 2 of both sessions, then ordinal 3 of the parent (by its context) and ordinal 1
+    // of both (by their successor).
+    assert_eq!(hits.len(), 5);
     assert_eq!(
         hits[0].hash, hits[1].hash,
         "a fork's copy carries the same content hash"
@@ -217,9 +220,83 @@ fn a_store_from_before_the_index_is_indexed_when_opened() {
         let store = Store::open(&path).unwrap();
         assert_eq!(
             ordinals(&store, "unresolved", &in_project("proj")),
-            [("s1".into(), 2), ("s1".into(), 3)]
+            [("s1".into(), 2), ("s1".into(), 3), ("s1".into(), 1)]
         );
     }
+}
+
+#[test]
+fn a_message_is_found_by_the_reply_that_came_later() {
+    let temp = TempStore::new();
+    seed(
+        &temp.store,
+        "s1",
+        &[text(Role::User, "how do we configure the proxy?")],
+        NOW_MS,
+    );
+    let scope = in_project("proj");
+    assert_eq!(
+        ordinals(&temp.store, "backoff_max", &scope),
+        Vec::<(String, u64)>::new()
+    );
+    // The reply arrives in a later transaction: the question's row is rewritten with it.
+    temp.store
+        .write(|tx| {
+            tx.append_messages(
+                &sid("s1"),
+                1,
+                &[text(Role::Assistant, "set backoff_max under [retries]")],
+                NOW_MS,
+            )
+        })
+        .unwrap();
+    assert_eq!(
+        ordinals(&temp.store, "backoff_max", &scope),
+        [("s1".into(), 1), ("s1".into(), 0)],
+        "the reply first, then the question it answers"
+    );
+    // The question keeps its own words and its row is not doubled.
+    assert_eq!(
+        ordinals(&temp.store, "configure proxy", &scope),
+        [("s1".into(), 0), ("s1".into(), 1)]
+    );
+}
+
+#[test]
+fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    let path = temp.path();
+    drop(temp.store);
+    {
+        // What a version 12 store looks like: an index of each message and its predecessor.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE message_search;
+             CREATE VIRTUAL TABLE message_search USING fts5(body, context, content = '',
+                 tokenize = 'porter unicode61 remove_diacritics 2');
+             INSERT INTO message_search (rowid, body, context)
+                 SELECT rowid, 'old words', '' FROM messages;
+             DELETE FROM schema_migrations WHERE version = 13;
+             PRAGMA user_version = 12;",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let log = store
+        .read(|tx| tx.messages(&sid("s1"), 0..u64::MAX))
+        .unwrap();
+    assert_eq!(log.len(), tool_exchange().len(), "the log is kept");
+    assert_eq!(
+        ordinals(&store, "old words", &in_project("proj")),
+        Vec::<(String, u64)>::new()
+    );
+    // The result is found by its own words, the reply by its predecessor's, the call by its
+    // successor's.
+    assert_eq!(
+        ordinals(&store, "unresolved", &in_project("proj")),
+        [("s1".into(), 2), ("s1".into(), 3), ("s1".into(), 1)]
+    );
 }
 
 #[test]
