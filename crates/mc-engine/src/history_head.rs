@@ -175,6 +175,12 @@ pub(crate) fn task_ordinal(messages: &[Message]) -> Option<u64> {
         .map(|index| index as u64)
 }
 
+/// Whether `m[0]` pins `message` (at `ordinal`) once the boundary passes it: the task
+/// (the conversation's first user message, at `task`) and every system-role message.
+pub(crate) fn is_pinned(message: &Message, ordinal: u64, task: Option<u64>) -> bool {
+    message.role == Role::System || Some(ordinal) == task
+}
+
 /// What `m[0]` keeps verbatim of the messages behind `boundary`: the first user message's
 /// texts, and every system-role message (client instructions given mid-conversation), each
 /// text as the tail showed it: a text too large for the window was already an excerpt there,
@@ -193,7 +199,7 @@ fn pinned_blocks(
         .iter()
         .enumerate()
         .take(usize::try_from(boundary).unwrap_or(usize::MAX))
-        .filter(|&(index, message)| message.role == Role::System || Some(index as u64) == task)
+        .filter(|&(index, message)| is_pinned(message, index as u64, task))
         .filter_map(|(index, message)| {
             let texts: Vec<String> = message
                 .parts

@@ -8,6 +8,8 @@ use mc_core::{Role, SessionId};
 use mc_store::ReadTx;
 use serde::Serialize;
 
+use crate::history_head::is_pinned;
+
 use super::preview::{commit_preview, compartment_preview, message_preview};
 use super::{Found, ItemKey, SearchRequest, memory_project};
 
@@ -258,11 +260,13 @@ impl Visible {
             .and_then(|json| serde_json::from_str::<crate::EngineState>(&json).ok())
             .map_or(0, |state| state.boundary);
         let first = tx.messages(session, 0..boundary.min(PINNED_SEARCH))?;
-        let task = first.iter().find(|row| row.message.role == Role::User);
+        let task = first
+            .iter()
+            .find(|row| row.message.role == Role::User)
+            .map(|row| row.ordinal);
         let pinned = first
             .iter()
-            .filter(|row| row.message.role == Role::System)
-            .chain(task)
+            .filter(|row| is_pinned(&row.message, row.ordinal, task))
             .map(|row| row.ordinal)
             .collect();
         let dropped: std::collections::HashSet<_> = tx
