@@ -164,7 +164,8 @@ impl PiSmallWindowRun {
     }
 
     /// Every call of Pi's that reached the simulator is a turn of the task: it carries Pi's
-    /// tools, and neither asks for a summary nor retries after one.
+    /// tools and, Pi having no MCP, the proxy's own on every wire, and neither asks for a
+    /// summary nor retries after one.
     fn assert_no_compaction(&self, calls: usize) {
         let bodies = &self.session.pi_bodies;
         assert_eq!(
@@ -180,6 +181,11 @@ impl PiSmallWindowRun {
                     self.diagnostics()
                 );
             }
+            assert!(
+                offers_our_search(body),
+                "Pi's call {index} went up without the proxy's tools\n{}",
+                self.diagnostics()
+            );
         }
     }
 
@@ -249,6 +255,16 @@ impl PiSmallWindowRun {
     fn diagnostics(&self) -> String {
         self.session.diagnostics(&self.summary())
     }
+}
+
+/// Whether `body`'s tool list has the proxy's `ctx_search`, in its wire's shape (a Chat
+/// tool names its function; Anthropic and Responses tools are named at the top).
+fn offers_our_search(body: &Value) -> bool {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|tool| tool["name"] == "ctx_search" || tool["function"]["name"] == "ctx_search")
 }
 
 /// Why `body` (a request of Pi's) is a compaction, if it is one: it carries no tools, or

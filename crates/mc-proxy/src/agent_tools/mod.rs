@@ -5,15 +5,17 @@
 //! registers `magic-context mcp`, and clients whose tool list shows our MCP server), a
 //! request goes up with the five tools after the client's own and the guidance block after
 //! the client's instructions (the last Anthropic system block; one more leading Chat
-//! `system` message), the same bytes on every request so the cached prefix holds
-//! ([`prepare`], [`chat`]).
+//! `system` message; one more Responses `developer` item after the leading instruction
+//! items), the same bytes on every request so the cached prefix holds ([`prepare`], [`chat`],
+//! [`responses`]).
 //!
-//! A streamed answer goes to the client live ([`live_anthropic`], [`live_chat`]): each
-//! upstream event passes as it arrives, except a call to one of our tools, which the client
-//! never sees, and the round's end (Anthropic `message_delta`/`message_stop`, Chat's finish
-//! reason, usage chunk and `[DONE]`), held until the proxy knows whether another round
-//! follows. A JSON answer is read whole ([`rounds`], [`chat_rounds`]). Either way, once a
-//! round has ended:
+//! A streamed answer goes to the client live ([`live_anthropic`], [`live_chat`],
+//! [`live_responses`]): each upstream event passes as it arrives, except a call to one of
+//! our tools, which the client never sees, and the round's end (Anthropic
+//! `message_delta`/`message_stop`; Chat's finish reason, usage chunk and `[DONE]`; Responses
+//! `response.completed`), held until the proxy knows whether another round follows. A JSON
+//! answer is read whole ([`rounds`], [`chat_rounds`], [`responses_rounds`]). Either way, once
+//! a round has ended:
 //!
 //! - no call to our tools: the answer ends as the provider sent it;
 //! - calls to our tools only: the proxy runs them (`mc_engine::tools::call_tool`, bound to
@@ -46,8 +48,11 @@ mod execute;
 mod live;
 mod live_anthropic;
 mod live_chat;
+mod live_responses;
 mod prepare;
 mod reply;
+mod responses;
+mod responses_rounds;
 mod rounds;
 mod splice;
 
@@ -72,6 +77,8 @@ pub enum Ready {
     Anthropic(prepare::Prepared),
     /// OpenAI Chat Completions.
     Chat(chat::ChatPrepared),
+    /// OpenAI Responses.
+    Responses(responses::ResponsesPrepared),
 }
 
 impl Ready {
@@ -80,6 +87,7 @@ impl Ready {
         match self {
             Self::Anthropic(prepared) => prepared.body.clone(),
             Self::Chat(prepared) => prepared.body.clone(),
+            Self::Responses(prepared) => prepared.body.clone(),
         }
     }
 }
@@ -102,9 +110,9 @@ pub fn ready(
     Ok(match provider {
         Provider::Anthropic => prepare::prepare(app, headers, body)?.map(Ready::Anthropic),
         Provider::OpenAi => chat::prepare_chat(app, headers, body)?.map(Ready::Chat),
-        // The proxy's own tools are not offered on the Responses wire yet: its calls are
-        // managed, and the tools reach Codex through the MCP server.
-        Provider::OpenAiResponses => None,
+        Provider::OpenAiResponses => {
+            responses::prepare_responses(app, headers, body)?.map(Ready::Responses)
+        }
     })
 }
 
@@ -118,6 +126,9 @@ pub async fn answer(
     match ready {
         Ready::Anthropic(prepared) => rounds::answer(app, prepared, call, response).await,
         Ready::Chat(prepared) => chat_rounds::answer_chat(app, prepared, call, response).await,
+        Ready::Responses(prepared) => {
+            responses_rounds::answer_responses(app, prepared, call, response).await
+        }
     }
 }
 

@@ -235,9 +235,8 @@ impl RoundFailure {
         match (upstream_error, provider) {
             (Some(value), Provider::Anthropic) => encode_event(Some("error"), &value.to_string()),
             (Some(value), Provider::OpenAi) => encode_event(None, &value.to_string()),
-            // The proxy's tools are not offered on the Responses wire; were they, its stream
-            // error events differ from the upstream's JSON error body, so the proxy's own
-            // event in that shape is sent.
+            // A Responses stream's error events differ from the upstream's JSON error body,
+            // so the proxy's own event in that shape is sent.
             (Some(_), Provider::OpenAiResponses) | (None, _) => ProxyError::new(
                 provider,
                 ErrorKind::Upstream { timed_out: false },

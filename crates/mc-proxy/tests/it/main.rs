@@ -9,6 +9,7 @@
 mod agent_tools;
 mod agent_tools_chat;
 mod agent_tools_live;
+mod agent_tools_responses;
 mod bad_input;
 mod cache_budget;
 mod embeddings;

@@ -1,0 +1,226 @@
+//! The Responses side of the proxy's tools: the request made ready, and the stored
+//! exchanges put back.
+//!
+//! As on the other wires ([`super::prepare`], [`super::chat`]), our tools go after the
+//! client's and the guidance after the client's instructions, as one more leading `developer`
+//! message (the `instructions` field is left as the client wrote it), the same bytes on
+//! every request. A Responses conversation is a flat list of items; the model's answer is
+//! the run of items it wrote in one turn (reasoning, messages, calls), which the neutral
+//! model reads as one assistant message, so the splice works on those runs: the hidden rounds
+//! go before the run the client got, and our results right after it, before the client's own
+//! outputs.
+
+use axum::http::HeaderMap;
+use bytes::Bytes;
+use mc_core::{ContentHash, ProjectId, Role};
+use mc_engine::tools::TOOL_GUIDANCE;
+use mc_store::{ReadTx, StoreError};
+use mc_wire::responses::{
+    self, Content, Input, Item, MessageItem, MessageRole, ResponsesRequest, ResponsesTool,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::prepare::{splice_failed, tool_project};
+use super::splice::{Point, stored};
+use super::{SPECS, offers_ours, served_here};
+use crate::app::App;
+use crate::client_request::ClientRequest;
+use crate::provider::{Provider, ProxyError};
+use crate::render_responses::{conversation, instruction_count};
+use crate::side_call;
+
+/// The wire's name in anchors: a Responses splice is never read as another wire's.
+const WIRE: &str = "openai-responses";
+
+/// One stored exchange of a Responses conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsesSplice {
+    /// The rounds the client never saw: each run of items that called only our tools, then
+    /// one output item per call.
+    pub before: Vec<Item>,
+    /// The answer's items as the model gave them, when the client got it otherwise (without
+    /// our calls, or after the items of the hidden rounds, which a live stream showed).
+    pub full_answer: Option<Vec<Item>>,
+    /// The content hash (hex) of the answer as the client got it.
+    pub client_answer: String,
+    /// How many items the client's answer has.
+    pub client_items: usize,
+    /// The output items answering our calls in the answer.
+    pub results: Vec<Item>,
+}
+
+/// A Responses request made ready for the pass.
+#[derive(Debug, Clone)]
+pub struct ResponsesPrepared {
+    /// The request with the hidden exchanges spliced in, our tools and the guidance.
+    pub request: ResponsesRequest,
+    /// Its encoding.
+    pub body: Bytes,
+    /// Where the conversation stands after its last item.
+    pub point: Point,
+    /// The project our tools act in.
+    pub project: Option<ProjectId>,
+}
+
+/// The content hash of a run of items in the neutral model, when it reads as one message.
+pub fn items_hash(items: &[Item]) -> Option<ContentHash> {
+    match responses::to_conversation(items).as_slice() {
+        [message] => Some(message.content_hash()),
+        _ => None,
+    }
+}
+
+/// Whether the model wrote `item` (it belongs to an assistant turn).
+pub fn by_model(item: &Item) -> bool {
+    responses::to_conversation(std::slice::from_ref(item))
+        .first()
+        .is_some_and(|message| message.role == Role::Assistant)
+}
+
+/// Prepares a Responses request for the proxy's tools, or `None` when this call does not get
+/// them (see [`super::prepare::prepare`]); a stateful request (the history at the provider)
+/// never does.
+pub fn prepare_responses(
+    app: &App,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Option<ResponsesPrepared>, ProxyError> {
+    let Ok(engine) = app.engine() else {
+        return Ok(None);
+    };
+    let Ok(mut request) = ResponsesRequest::decode(body, usize::MAX) else {
+        return Ok(None);
+    };
+    let theirs = request
+        .tools
+        .iter()
+        .flatten()
+        .filter_map(ResponsesTool::name);
+    if !served_here(engine.config().tools.mode, headers, None)
+        || offers_ours(theirs)
+        || request.stateful_reason().is_some()
+    {
+        return Ok(None);
+    }
+    if let Some(Input::Text(text)) = &request.input {
+        let item = MessageItem::new(MessageRole::User, Content::Text(text.clone()));
+        request.input = Some(Input::Items(vec![Item::Message(item)]));
+    }
+    let turns = conversation(&request);
+    let client = ClientRequest::Responses(request);
+    if side_call::recognise(headers, &client, &turns).is_some() {
+        return Ok(None);
+    }
+    let project = tool_project(app, headers, &client, &turns);
+    let ClientRequest::Responses(mut request) = client else {
+        return Ok(None);
+    };
+    let instructions = instruction_count(&request);
+    let mut items = match request.input.take() {
+        Some(Input::Items(items)) => items,
+        _ => Vec::new(),
+    };
+    let turns = items.split_off(instructions);
+    let (turns, point) = engine
+        .store()
+        .read(|tx| splice_items(tx, project.clone(), turns))
+        .map_err(|error| splice_failed(Provider::OpenAiResponses, &error))?;
+    let guidance = MessageItem::new(MessageRole::Developer, Content::Text(TOOL_GUIDANCE.into()));
+    items.push(Item::Message(guidance));
+    items.extend(turns);
+    request.input = Some(Input::Items(items));
+    let tools = request.tools.get_or_insert_with(Vec::new);
+    for spec in SPECS.iter() {
+        let definition = json!({
+            "type": "function",
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": Value::Object(spec.input_schema.clone()),
+        });
+        if let Value::Object(raw) = definition {
+            tools.push(ResponsesTool { raw });
+        }
+    }
+    let body = Bytes::from(request.encode());
+    Ok(Some(ResponsesPrepared {
+        request,
+        body,
+        point,
+        project,
+    }))
+}
+
+/// `turns` (the items after the instructions) with every stored exchange put back.
+fn splice_items(
+    tx: &ReadTx<'_>,
+    project: Option<ProjectId>,
+    turns: Vec<Item>,
+) -> Result<(Vec<Item>, Point), StoreError> {
+    let mut point = Point::start(WIRE, project);
+    let mut out = Vec::with_capacity(turns.len());
+    let mut rest = turns.into_iter().peekable();
+    while let Some(item) = rest.next() {
+        if !by_model(&item) {
+            if let Some(hash) = items_hash(std::slice::from_ref(&item)) {
+                point.pass(&hash);
+            }
+            out.push(item);
+            continue;
+        }
+        let mut answer = vec![item];
+        while let Some(next) = rest.next_if(by_model) {
+            answer.push(next);
+        }
+        let Some(hash) = items_hash(&answer) else {
+            out.extend(answer);
+            continue;
+        };
+        let Some(splice) = stored::<ResponsesSplice>(tx, &point.anchor())? else {
+            point.pass(&hash);
+            out.extend(answer);
+            continue;
+        };
+        if splice.client_answer != hash.to_string() || splice.client_items != answer.len() {
+            point.pass(&hash);
+            out.extend(answer);
+            continue;
+        }
+        let before = splice.before;
+        for run in model_runs(&before) {
+            if let Some(hash) = items_hash(run) {
+                point.pass(&hash);
+            }
+        }
+        out.extend(before);
+        let answer = splice.full_answer.unwrap_or(answer);
+        if let Some(hash) = items_hash(&answer) {
+            point.pass(&hash);
+        }
+        out.extend(answer);
+        for result in &splice.results {
+            if let Some(hash) = items_hash(std::slice::from_ref(result)) {
+                point.pass(&hash);
+            }
+        }
+        out.extend(splice.results);
+    }
+    Ok((out, point))
+}
+
+/// `items` as the groups the neutral model reads: each run of model items, each other item.
+pub fn model_runs(items: &[Item]) -> Vec<&[Item]> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < items.len() {
+        let mut end = start + 1;
+        if by_model(&items[start]) {
+            while end < items.len() && by_model(&items[end]) {
+                end += 1;
+            }
+        }
+        runs.push(&items[start..end]);
+        start = end;
+    }
+    runs
+}

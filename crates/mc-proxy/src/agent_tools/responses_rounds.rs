@@ -1,0 +1,210 @@
+//! The rounds the proxy runs for its own tools on the Responses wire (the same rules as
+//! [`super::rounds`] for Anthropic).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::Response;
+use bytes::Bytes;
+use mc_wire::responses::{Content, Input, Item, OutputKind, ResponsesResponse, ToolOutputItem};
+use serde_json::{Value, json};
+
+use super::execute::{execute, keep};
+use super::live::is_stream;
+use super::reply::read_whole;
+use super::responses::{ResponsesPrepared, ResponsesSplice, items_hash};
+use super::rounds::{Call, Settled, broke_off, record};
+use super::{MAX_ROUNDS, is_ours};
+use crate::app::App;
+use crate::provider::Provider;
+
+/// Answers a Responses client from the successful upstream `response` to `call`
+/// ([`super::rounds::answer`] on the other wire).
+pub async fn answer_responses(
+    app: Arc<App>,
+    prepared: ResponsesPrepared,
+    mut call: Call,
+    mut response: reqwest::Response,
+) -> Response<Body> {
+    if is_stream(response.headers()) {
+        return super::live_responses::answer_live(app, prepared, call, response);
+    }
+    let mut rounds = ResponsesRounds::new(false);
+    loop {
+        let buffered = read_whole(Provider::OpenAiResponses, response, call.started).await;
+        record(&app, Provider::OpenAiResponses, &call, &buffered);
+        if let Some(reason) = &buffered.failed {
+            return broke_off(Provider::OpenAiResponses, reason);
+        }
+        let Ok(mut answer) = ResponsesResponse::decode(&buffered.body, usize::MAX) else {
+            return buffered.verbatim();
+        };
+        let output = answer.output_items().to_vec();
+        let body = match rounds.settle(&app, &prepared, &call, &output).await {
+            Settled::Final => return buffered.verbatim(),
+            Settled::Without(ours) => {
+                answer.output = Some(without(&output, &ours));
+                return buffered.respond(Bytes::from(answer.encode()));
+            }
+            Settled::Again(body) => body,
+        };
+        response = match call.next_round(&app, Provider::OpenAiResponses, body).await {
+            Ok(response) => response,
+            Err(failure) => return failure.into_response(),
+        };
+    }
+}
+
+/// The hidden rounds of one client request on the Responses wire so far.
+pub(super) struct ResponsesRounds {
+    hidden: Vec<Item>,
+    count: usize,
+    /// Whether the client sees each round as it streams, not only the last one.
+    live: bool,
+    /// The items of the hidden rounds the client saw (live only): they begin the answer the
+    /// client gets, and so the items it sends back.
+    shown: Vec<Item>,
+}
+
+impl ResponsesRounds {
+    /// The first round of an answer; `live` when the client sees each round as it
+    /// streams.
+    pub(super) fn new(live: bool) -> Self {
+        Self {
+            hidden: Vec::new(),
+            count: 1,
+            live,
+            shown: Vec::new(),
+        }
+    }
+
+    /// The items the client has been shown of the hidden rounds.
+    pub(super) fn shown(&self) -> &[Item] {
+        &self.shown
+    }
+
+    /// Decides what follows the round whose output is `output` ([`super::rounds::Rounds::settle`]
+    /// on this wire); [`Settled::Without`] holds the indexes of our calls among the items.
+    pub(super) async fn settle(
+        &mut self,
+        app: &App,
+        prepared: &ResponsesPrepared,
+        call: &Call,
+        output: &[Item],
+    ) -> Settled {
+        let ours = our_calls(output);
+        if ours.is_empty() {
+            let seen = self.shown_with(output, &[]);
+            if !self.hidden.is_empty()
+                && let Some(hash) = items_hash(&seen)
+            {
+                // A client that saw items of the hidden rounds sends them back in this
+                // answer; upstream, they stay in the rounds that wrote them.
+                let full = (!self.shown.is_empty()).then(|| output.to_vec());
+                let splice = ResponsesSplice {
+                    before: std::mem::take(&mut self.hidden),
+                    full_answer: full,
+                    client_answer: hash.to_string(),
+                    client_items: seen.len(),
+                    results: Vec::new(),
+                };
+                keep(app, prepared.point.anchor(), &splice).await;
+            }
+            return Settled::Final;
+        }
+        let runs: Vec<(String, String, Value)> = ours
+            .iter()
+            .filter_map(|&index| match &output[index] {
+                Item::FunctionCall(call) => {
+                    let arguments = serde_json::from_str(&call.arguments)
+                        .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                    Some((call.call_id.clone(), call.name.clone(), arguments))
+                }
+                _ => None,
+            })
+            .collect();
+        let answers = execute(app, &prepared.project, &call.planned.session, &runs).await;
+        // A function output has no error flag: the text says it failed.
+        let results: Vec<Item> = runs
+            .into_iter()
+            .zip(answers)
+            .map(|((id, _, _), answer)| {
+                let text = if answer.is_error {
+                    format!("error: {}", answer.text)
+                } else {
+                    answer.text
+                };
+                Item::ToolOutput(ToolOutputItem::new(
+                    OutputKind::Function,
+                    id,
+                    Content::Text(text),
+                ))
+            })
+            .collect();
+        if client_calls(output) > 0 || self.count >= MAX_ROUNDS {
+            let seen = self.shown_with(output, &ours);
+            if let Some(hash) = items_hash(&seen) {
+                let splice = ResponsesSplice {
+                    before: std::mem::take(&mut self.hidden),
+                    full_answer: Some(output.to_vec()),
+                    client_answer: hash.to_string(),
+                    client_items: seen.len(),
+                    results,
+                };
+                keep(app, prepared.point.anchor(), &splice).await;
+            }
+            return Settled::Without(ours);
+        }
+        if self.live {
+            self.shown.extend(without(output, &ours));
+        }
+        self.hidden.extend(output.iter().cloned());
+        self.hidden.extend(results);
+        self.count += 1;
+        let mut next = prepared.request.clone();
+        if let Some(Input::Items(items)) = &mut next.input {
+            items.extend(self.hidden.iter().cloned());
+        }
+        if self.count >= MAX_ROUNDS {
+            next.rest.insert("tool_choice".to_owned(), json!("none"));
+        }
+        Settled::Again(Bytes::from(next.encode()))
+    }
+
+    /// The answer as the client gets it: what it saw of the hidden rounds, then `output`
+    /// without the items at `ours`.
+    fn shown_with(&self, output: &[Item], ours: &[usize]) -> Vec<Item> {
+        let mut seen = self.shown.clone();
+        seen.extend(without(output, ours));
+        seen
+    }
+}
+
+/// The indexes of the calls to our tools among `output`.
+fn our_calls(output: &[Item]) -> Vec<usize> {
+    (0..output.len())
+        .filter(|&index| matches!(&output[index], Item::FunctionCall(call) if is_ours(&call.name)))
+        .collect()
+}
+
+/// How many of `output`'s calls are the client's.
+fn client_calls(output: &[Item]) -> usize {
+    output
+        .iter()
+        .filter(|item| match item {
+            Item::FunctionCall(call) => !is_ours(&call.name),
+            Item::CustomToolCall(_) => true,
+            _ => false,
+        })
+        .count()
+}
+
+/// `output` without the items at `ours`.
+pub(super) fn without(output: &[Item], ours: &[usize]) -> Vec<Item> {
+    output
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !ours.contains(index))
+        .map(|(_, item)| item.clone())
+        .collect()
+}
