@@ -201,11 +201,24 @@ async fn replan_after_overflow(
     overflow: Overflow,
 ) -> Result<Planned, ProxyError> {
     tracing::warn!(session = ?planned.session, ?overflow, "context overflow upstream; retrying once with an emergency plan");
-    if let Some(limit) = overflow.limit_tokens {
+    // A provider that states no figure (a local server's "context length exceeded") still
+    // proved the request it refused too large: the window is taken as a tenth under what was
+    // sent, so the retry plans smaller instead of sending the same bytes again. Windows only
+    // ever shrink this way, and one more refusal shrinks them further.
+    let sent = planned
+        .pass
+        .as_ref()
+        .map(|pass| pass.estimated_prompt_tokens);
+    let unstated = overflow.limit_tokens.is_none() && overflow.prompt_tokens.is_none();
+    let limit = overflow.limit_tokens.or_else(|| {
+        unstated
+            .then(|| sent.map(|tokens| tokens * 9 / 10))
+            .flatten()
+    });
+    if let Some(limit) = limit {
         app.proven_windows.record(&planned.model, limit);
     }
-    if let (Some(limit), Ok(engine), Some(session)) =
-        (overflow.limit_tokens, app.engine(), planned.session.clone())
+    if let (Some(limit), Ok(engine), Some(session)) = (limit, app.engine(), planned.session.clone())
     {
         let engine = Arc::clone(engine);
         let recorded =
@@ -214,15 +227,15 @@ async fn replan_after_overflow(
             tracing::warn!("could not record the proven window; the retry plans without it");
         }
     }
-    let usage = overflow
-        .prompt_tokens
-        .map(|tokens| ReportedUsage {
-            tokens,
-            pass: planned.pass.as_ref().map(|pass| pass.seq),
-        })
-        .or(overflow
-            .limit_tokens
-            .map(|tokens| ReportedUsage { tokens, pass: None }));
+    let seq = planned.pass.as_ref().map(|pass| pass.seq);
+    let usage = match (overflow.prompt_tokens, limit) {
+        (Some(tokens), _) => Some(ReportedUsage { tokens, pass: seq }),
+        // Our own count of the refused request, paired with its pass so the retry is judged
+        // over the limit; being the pass's own estimate, it teaches the correction nothing.
+        (None, Some(_)) if unstated => sent.map(|tokens| ReportedUsage { tokens, pass: seq }),
+        (None, Some(tokens)) => Some(ReportedUsage { tokens, pass: None }),
+        (None, None) => None,
+    };
     plan(app, provider, headers, client_body, usage).await
 }
 

@@ -63,8 +63,24 @@ fn overflow_in(error: &Value) -> Option<Overflow> {
             max_tokens: numbers.get(1).copied(),
         });
     }
+    // llama.cpp's server: "request (4476 tokens) exceeds the available context size (4096
+    // tokens)", with both figures as fields too.
+    if error.get("type").and_then(Value::as_str) == Some("exceed_context_size_error")
+        || lower.contains("exceeds the available context size")
+    {
+        let numbers = numbers_in(&lower);
+        let field = |name: &str| error.get(name).and_then(Value::as_u64);
+        return Some(Overflow {
+            prompt_tokens: field("n_prompt_tokens").or(numbers.first().copied()),
+            limit_tokens: field("n_ctx").or(numbers.get(1).copied()),
+            max_tokens: None,
+        });
+    }
     let code = error.get("code").and_then(Value::as_str);
-    if code == Some("context_length_exceeded") || lower.contains("maximum context length") {
+    if code == Some("context_length_exceeded")
+        || lower.contains("maximum context length")
+        || WINDOW_EXCEEDED.iter().any(|phrase| lower.contains(phrase))
+    {
         let limit = lower
             .split("maximum context length is")
             .nth(1)
@@ -81,6 +97,16 @@ fn overflow_in(error: &Value) -> Option<Overflow> {
     }
     None
 }
+
+/// How servers that state no figures say a request is over the window (lowercase). Only
+/// phrases about the context itself: a rate limit's "too many tokens" is not one.
+const WINDOW_EXCEEDED: [&str; 5] = [
+    "context length exceeded",
+    "exceeds the context window",
+    "exceeds the context length",
+    "context window exceeded",
+    "exceeds the model's context",
+];
 
 /// The unsigned integers in `text`, in order (digit groups separated by commas count as one).
 fn numbers_in(text: &str) -> Vec<u64> {
@@ -174,6 +200,34 @@ mod tests {
         assert_eq!(parse_stream_overflow(&other), None);
         let text = serde_json::json!({"type": "response.output_text.delta", "delta": "maximum context length"});
         assert_eq!(parse_stream_overflow(&text), None);
+    }
+
+    #[test]
+    fn llama_cpp_overflow() {
+        let body = br#"{"error":{"code":400,"message":"request (4476 tokens) exceeds the available context size (4096 tokens)","type":"exceed_context_size_error","n_prompt_tokens":4476,"n_ctx":4096}}"#;
+        let expected = Some(Overflow {
+            prompt_tokens: Some(4_476),
+            limit_tokens: Some(4_096),
+            max_tokens: None,
+        });
+        assert_eq!(parse_overflow(400, body), expected);
+        let words_only = br#"{"error":{"code":400,"message":"request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it"}}"#;
+        assert_eq!(parse_overflow(400, words_only), expected);
+    }
+
+    #[test]
+    fn an_overflow_without_figures_is_still_one() {
+        let body = br#"{"error":{"message":"Input context length exceeded for this model.","type":"invalid_request_error"}}"#;
+        assert_eq!(
+            parse_overflow(400, body),
+            Some(Overflow {
+                prompt_tokens: None,
+                limit_tokens: None,
+                max_tokens: None,
+            })
+        );
+        let rate = br#"{"error":{"message":"Request too large: too many tokens per minute.","type":"tokens"}}"#;
+        assert_eq!(parse_overflow(400, rate), None);
     }
 
     #[test]

@@ -184,6 +184,55 @@ async fn an_openai_context_length_error_is_retried_too() {
     assert!(seen[1].body.len() < seen[0].body.len() * 3 / 4);
 }
 
+/// A backend that states no figures (a local server's "context length exceeded") still
+/// gets a smaller retry, not the same bytes again: the refused request bounds the window.
+#[tokio::test]
+async fn an_overflow_stated_without_figures_is_retried_smaller() {
+    let upstream = Upstream::replying(|_, index| {
+        if index == 0 {
+            json_response(400, &json!({"error": {
+                "message": "Input context length exceeded for this model.",
+                "type": "invalid_request_error"}}))
+        } else {
+            json_response(200, &json!({"id": "chatcmpl-ok", "object": "chat.completion", "model": "local-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "fits now"}, "finish_reason": "stop"}]}))
+        }
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut messages = vec![
+        json!({"role": "system", "content": "Be brief."}),
+        json!({"role": "user", "content": "Read every file."}),
+    ];
+    for round in 0..40 {
+        let id = format!("call_{round}");
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "read", "arguments": format!("{{\"path\":\"f{round}\"}}")}}]}));
+        let content: String = (0..100)
+            .map(|line| format!("file {round} line {line}\n"))
+            .collect();
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+    }
+    let body = json!({"model": "local-model", "messages": messages});
+    let reply = send(
+        Method::POST,
+        &proxy.url("/v1/chat/completions"),
+        &[("content-type", "application/json")],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["choices"][0]["message"]["content"], "fits now");
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        seen[1].body.len() < seen[0].body.len() * 9 / 10,
+        "retry {} bytes after {}",
+        seen[1].body.len(),
+        seen[0].body.len()
+    );
+}
+
 #[tokio::test]
 async fn other_client_errors_are_not_retried() {
     let error = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: must be positive"}});
