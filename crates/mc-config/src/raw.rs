@@ -76,9 +76,10 @@ pub struct RawProxy {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTools {
-    /// Who offers the tools: `auto` (Claude Code, and clients whose tools show our MCP
-    /// server, through `magic-context mcp`; every other client through the proxy), `mcp` (the MCP server only), `proxy` (the proxy adds them
-    /// to each request and runs the calls itself) or `off`.
+    /// Who offers the tools: `auto` (Claude Code, Codex, and clients whose tools show our MCP
+    /// server, through `magic-context mcp`; every other client through the proxy), `mcp` (the
+    /// MCP server only), `proxy` (the proxy adds them to each request and runs the calls
+    /// itself) or `off`.
     pub mode: Option<RawToolsMode>,
 }
 
@@ -86,8 +87,8 @@ pub struct RawTools {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RawToolsMode {
-    /// `mcp` for Claude Code and for clients whose tool list already shows our MCP server,
-    /// `proxy` for every other client.
+    /// `mcp` for Claude Code, Codex and clients whose tool list already shows our MCP
+    /// server, `proxy` for every other client.
     Auto,
     /// The MCP server offers them; the proxy adds nothing.
     Mcp,

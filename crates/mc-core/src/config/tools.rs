@@ -7,10 +7,11 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolsMode {
-    /// Chosen per client: `mcp` for Claude Code, whose setup registers `magic-context mcp`
-    /// (offering the tools a second time in the proxy would show the model two copies), and
-    /// for a client whose tool list already shows our MCP server; `proxy` for every other
-    /// client, which has no MCP server of ours.
+    /// Chosen per client: `mcp` for Claude Code and Codex, whose setup registers `magic-context
+    /// mcp` (offering the tools a second time in the proxy would show the model two copies;
+    /// Codex may also hide MCP tools behind its tool search, where the proxy cannot see
+    /// them), and for a client whose tool list already shows our MCP server; `proxy` for
+    /// every other client, which has no MCP server of ours.
     #[default]
     Auto,
     /// The MCP server offers them; the proxy adds nothing.

@@ -136,15 +136,20 @@ pub async fn answer(
 /// keeps calling them (a search after a search) is stopped before it costs the user much.
 pub const MAX_ROUNDS: usize = 8;
 
-/// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code to
-/// the MCP server (recognised by its session id header, its `metadata.user_id` or its
-/// user agent, as session resolution does), so the model never sees the tools twice; other
-/// clients with our MCP server are recognised by their tool list ([`offers_ours`]).
+/// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code and
+/// Codex, whose setup registers our MCP server, to it (recognised by their session headers,
+/// Claude Code's `metadata.user_id` or the user agent, as session resolution does), so the
+/// model never sees the tools twice (Codex can hide MCP tools behind its tool search, where
+/// no tool list shows them); other clients with our MCP server are recognised by their tool
+/// list ([`offers_ours`]).
 pub fn served_here(mode: ToolsMode, headers: &HeaderMap, metadata_user_id: Option<&str>) -> bool {
     match mode {
         ToolsMode::Proxy => true,
         ToolsMode::Mcp | ToolsMode::Off => false,
-        ToolsMode::Auto => SessionHints::read(headers, metadata_user_id).host != Host::ClaudeCode,
+        ToolsMode::Auto => !matches!(
+            SessionHints::read(headers, metadata_user_id).host,
+            Host::ClaudeCode | Host::Codex
+        ),
     }
 }
 

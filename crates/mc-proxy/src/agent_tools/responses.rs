@@ -63,6 +63,18 @@ pub struct ResponsesPrepared {
     pub project: Option<ProjectId>,
 }
 
+/// The names a tool offers: its own, and those of the tools a `namespace` tool holds (how
+/// Codex offers an MCP server's tools: `mcp__magic_context` holding `ctx_search`, …).
+fn tool_names(tool: &ResponsesTool) -> impl Iterator<Item = &str> {
+    let inner = tool.raw.get("tools").and_then(Value::as_array);
+    tool.name().into_iter().chain(
+        inner
+            .into_iter()
+            .flatten()
+            .filter_map(|inner| inner.get("name").and_then(Value::as_str)),
+    )
+}
+
 /// The content hash of a run of items in the neutral model, when it reads as one message.
 pub fn items_hash(items: &[Item]) -> Option<ContentHash> {
     match responses::to_conversation(items).as_slice() {
@@ -92,11 +104,7 @@ pub fn prepare_responses(
     let Ok(mut request) = ResponsesRequest::decode(body, usize::MAX) else {
         return Ok(None);
     };
-    let theirs = request
-        .tools
-        .iter()
-        .flatten()
-        .filter_map(ResponsesTool::name);
+    let theirs = request.tools.iter().flatten().flat_map(tool_names);
     if !served_here(engine.config().tools.mode, headers, None)
         || offers_ours(theirs)
         || request.stateful_reason().is_some()

@@ -346,20 +346,48 @@ async fn responses_rounds_stop_at_the_bound_with_tools_refused() {
     proxy.shutdown().await;
 }
 
-/// A client that offers our tools itself (an MCP server of ours) gets nothing added.
+/// A client that offers our tools itself (an MCP server of ours, by name or inside a
+/// `namespace` tool as Codex offers them) gets nothing added.
 #[tokio::test]
 async fn a_responses_client_with_our_mcp_tools_gets_none_added() {
     let upstream = scripted(vec![answer(vec![said("Hi.")])]).await;
     let proxy = proxy(&upstream).await;
-    let mut body = request(&[user("Hello.")], false);
-    body["tools"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!({"type": "function", "name": "mcp__magic-context__ctx_search", "parameters": {"type": "object"}}));
-    post(&proxy, &body).await;
-    let sent = upstream.seen()[0].json();
-    assert_eq!(sent["tools"].as_array().unwrap().len(), 2);
-    assert!(!sent["input"].to_string().contains("## Context tools"));
+    let flat = json!({"type": "function", "name": "mcp__magic-context__ctx_search", "parameters": {"type": "object"}});
+    let namespace = json!({"type": "namespace", "name": "mcp__magic_context", "tools": [
+        {"type": "function", "name": "ctx_search", "parameters": {"type": "object"}}]});
+    for (index, ours) in [flat, namespace].into_iter().enumerate() {
+        let mut body = request(&[user("Hello.")], false);
+        body["tools"].as_array_mut().unwrap().push(ours);
+        post(&proxy, &body).await;
+        let sent = upstream.seen()[index].json();
+        assert_eq!(sent["tools"].as_array().unwrap().len(), 2, "{sent}");
+        assert!(!sent["input"].to_string().contains("## Context tools"));
+    }
+    proxy.shutdown().await;
+}
+
+/// Under `auto`, Codex (known by its session header) is left to the MCP server its setup
+/// registers, even when no tool list shows it (Codex can hide MCP tools behind its tool
+/// search); another Responses client gets the proxy's tools.
+#[tokio::test]
+async fn auto_leaves_codex_to_mcp_and_serves_other_responses_clients() {
+    let upstream = scripted(vec![answer(vec![said("Hi.")])]).await;
+    let mut config = Config::default();
+    config.historian.enabled = false;
+    let proxy = Proxy::start_with_config(settings(&upstream.url()), config).await;
+    let body = request(&[user("Hello.")], false).to_string();
+    for (header, served) in [("session-id", false), ("x-other", true)] {
+        send(
+            Method::POST,
+            &proxy.url("/v1/responses"),
+            &[("content-type", "application/json"), (header, "thread-1")],
+            body.clone(),
+        )
+        .await;
+        let sent = upstream.seen().last().unwrap().json();
+        let tools = sent["tools"].as_array().unwrap().len();
+        assert_eq!(tools == 6, served, "{header}: {sent}");
+    }
     proxy.shutdown().await;
 }
 
