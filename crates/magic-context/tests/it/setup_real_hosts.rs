@@ -341,9 +341,14 @@ fn check_host(case: Case) {
     let mut command = (case.command)(&machine, &repo);
     command.envs(location_env.iter().map(|(name, value)| (name, value)));
     let run = ClientRun::run(machine, servers, &script, case.host, command);
-    let summary = run.summary(
-        &format!("{} set up by `setup`", case.host),
-        PROVIDER_WINDOW_TOKENS,
+    let summary = format!(
+        "{} set up by `setup`: {}, {} upstream calls, peak reported prompt {}, {} ran {:.1}s",
+        case.host,
+        run.status,
+        run.ledger.len(),
+        run.peak_prompt_tokens(),
+        case.host,
+        run.wall.as_secs_f64()
     );
     eprintln!("{summary}");
     let diagnostics = run.diagnostics(&summary);
