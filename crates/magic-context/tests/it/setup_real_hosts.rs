@@ -125,6 +125,8 @@ fn codex_reads_the_base_url_and_mcp_server_setup_writes() {
                 .env("OPENAI_API_KEY", DUMMY_KEY)
                 .env("RUST_LOG", "error")
                 .args(["exec", "--skip-git-repo-check", "--model", "gpt-5"])
+                // Its shell runs unsandboxed, as in the other Codex runs: a CI container
+                // may not offer the kernel sandbox Codex would use.
                 .args(["--dangerously-bypass-approvals-and-sandbox", PROMPT]);
             command
         }),
