@@ -11,12 +11,15 @@
 //! - OpenCode: its global config (`$XDG_CONFIG_HOME/opencode/`, the first of
 //!   `opencode.jsonc`, `opencode.json`, `config.json`) takes a `baseURL` per provider (the
 //!   AI SDK appends `/messages` to it, so it includes `/v1`), local MCP servers under `mcp`,
-//!   and `compaction.auto`.
+//!   and `compaction.auto`. OpenCode adds a `$schema` key to a config that lacks one, so a
+//!   config `setup` creates starts with it.
 //! - Codex: `config.toml` in `CODEX_HOME` (else `~/.codex`): `openai_base_url` for the
 //!   built-in provider, which ignores `OPENAI_BASE_URL`, and `[mcp_servers.<name>]`. Codex
 //!   has a compaction threshold but no switch: `model_auto_compact_token_limit` set to 0,
-//!   -1, twice the window or `i64::MAX` still compacted at 95% of a 100K window (0.171.0),
-//!   so it is left alone; the proxy keeps reported usage far below that.
+//!   -1, twice the window or `i64::MAX` still compacted at 95% of a 100K window (0.171.0;
+//!   on the built-in provider too, where 10^9 and `i64::MAX` still sent a
+//!   `compaction_trigger`), so it is left alone; the proxy keeps reported usage far below
+//!   that.
 //! - Pi: `models.json` in `PI_CODING_AGENT_DIR` (else `~/.pi/agent`) overrides a built-in
 //!   provider's `baseUrl` (the Anthropic SDK there appends `/v1/messages`, so no `/v1`), and
 //!   `settings.json` takes `compaction.enabled`. Pi has no MCP; the proxy adds the tools.
@@ -69,6 +72,11 @@ impl Host {
     }
 }
 
+/// The start of an OpenCode config `setup` creates: OpenCode adds this `$schema` key to a
+/// config without one when it loads it (1.18.33), so a file created without it would have
+/// changed under `setup` by the host's first run.
+const OPENCODE_NEW_CONFIG: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
+
 /// Why a key is written: `doctor` checks each kind separately.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
@@ -100,6 +108,10 @@ pub struct FilePlan {
     pub format: Format,
     /// The keys wanted there.
     pub edits: Vec<Edit>,
+    /// The text the file starts from when `setup` creates it: empty, or what the host would
+    /// add to it at its first run anyway, so the file `setup` created stays as written and
+    /// `--undo` can remove it.
+    pub new_file_text: &'static str,
 }
 
 /// The environment the hosts' config locations depend on.
@@ -149,6 +161,7 @@ pub fn plan(host: Host, env: &HostEnv, proxy_url: &str, mcp_command: &Path) -> V
         path,
         format: Format::Json,
         edits,
+        new_file_text: "",
     };
     match host {
         Host::ClaudeCode => {
@@ -198,27 +211,30 @@ pub fn plan(host: Host, env: &HostEnv, proxy_url: &str, mcp_command: &Path) -> V
                 .map(|name| dir.join(name))
                 .find(|path| path.is_file())
                 .unwrap_or_else(|| dir.join("opencode.json"));
-            vec![json_file(
-                path,
-                vec![
-                    edit(
-                        &["provider", "anthropic", "options", "baseURL"],
-                        json!(v1),
-                        Purpose::BaseUrl,
-                    ),
-                    edit(
-                        &["provider", "openai", "options", "baseURL"],
-                        json!(v1),
-                        Purpose::BaseUrl,
-                    ),
-                    edit(
-                        &["mcp", MCP_SERVER_NAME],
-                        json!({"type": "local", "command": [command, "mcp"], "enabled": true}),
-                        Purpose::Mcp,
-                    ),
-                    edit(&["compaction", "auto"], json!(false), Purpose::Compaction),
-                ],
-            )]
+            vec![FilePlan {
+                new_file_text: OPENCODE_NEW_CONFIG,
+                ..json_file(
+                    path,
+                    vec![
+                        edit(
+                            &["provider", "anthropic", "options", "baseURL"],
+                            json!(v1),
+                            Purpose::BaseUrl,
+                        ),
+                        edit(
+                            &["provider", "openai", "options", "baseURL"],
+                            json!(v1),
+                            Purpose::BaseUrl,
+                        ),
+                        edit(
+                            &["mcp", MCP_SERVER_NAME],
+                            json!({"type": "local", "command": [command, "mcp"], "enabled": true}),
+                            Purpose::Mcp,
+                        ),
+                        edit(&["compaction", "auto"], json!(false), Purpose::Compaction),
+                    ],
+                )
+            }]
         }
         Host::Codex => {
             let dir = env
@@ -228,6 +244,7 @@ pub fn plan(host: Host, env: &HostEnv, proxy_url: &str, mcp_command: &Path) -> V
             vec![FilePlan {
                 path: dir.join("config.toml"),
                 format: Format::Toml,
+                new_file_text: "",
                 edits: vec![
                     edit(&["openai_base_url"], json!(v1), Purpose::BaseUrl),
                     edit(

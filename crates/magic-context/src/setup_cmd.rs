@@ -183,7 +183,7 @@ fn apply(
 /// What `file` needs, or `None` when every key already has its value.
 fn change_for(file: &FilePlan) -> anyhow::Result<Option<Change<'_>>> {
     let before = read_optional(&file.path)?;
-    let mut doc = ConfigDoc::parse(file.format, before.as_deref().unwrap_or(""))
+    let mut doc = ConfigDoc::parse(file.format, before.as_deref().unwrap_or(file.new_file_text))
         .map_err(|problem| anyhow!("{} {problem}", file.path.display()))?;
     let mut keys = Vec::new();
     for edit in &file.edits {

@@ -29,6 +29,7 @@ mod replay;
 mod run_agent;
 mod search;
 mod setup_hosts;
+mod setup_real_hosts;
 mod sim_with_claude_code;
 mod status;
 mod store_locked;

@@ -337,6 +337,20 @@ fn pi_gets_provider_overrides_and_compaction_off() {
     undo(&machine, "pi", &[], &before);
 }
 
+/// OpenCode adds `$schema` to a config without one when it loads it; a config `setup`
+/// creates has it already, so the host leaves the file as `setup` wrote it and `--undo`
+/// can remove it.
+#[test]
+fn an_opencode_config_setup_creates_starts_with_its_schema() {
+    let machine = Machine::fresh();
+    let (before, _) = set_up(&machine, "opencode", &[]);
+    assert!(before.is_empty(), "{before:?}");
+    let config = read_json(&machine, "xdg/opencode/opencode.json");
+    assert_eq!(keys(&config), ["$schema", "provider", "mcp", "compaction"]);
+    assert_eq!(config["$schema"], "https://opencode.ai/config.json");
+    undo(&machine, "opencode", &[], &before);
+}
+
 #[test]
 fn opencode_jsonc_keeps_its_comments() {
     let machine = Machine::fresh();

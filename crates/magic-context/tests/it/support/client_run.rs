@@ -43,7 +43,19 @@ impl Servers {
         window_tokens: u64,
         labeller: Labeller,
     ) -> Self {
-        let sim = Server::sim(&script.path, window_tokens, 1.0);
+        Self::start_scaled(machine, script, window_tokens, 1.0, labeller)
+    }
+
+    /// [`Self::start`] with the simulator counting `token_scale` times the tokens it
+    /// calibrates (`--token-scale`), so it reports usage that large to the client.
+    pub fn start_scaled(
+        machine: &Machine,
+        script: &Script,
+        window_tokens: u64,
+        token_scale: f64,
+        labeller: Labeller,
+    ) -> Self {
+        let sim = Server::sim(&script.path, window_tokens, token_scale);
         let relay = Relay::start_labelling(&sim.base_url, labeller);
         let proxy = Server::serve(
             machine,
