@@ -395,15 +395,24 @@ fn check_host(case: Case) {
                 .all(|(marker, text)| text.contains(marker)),
         "one stored session with both tool results: {stored:?}\n{diagnostics}"
     );
+    let bodies = run.servers.relay.log.bodies(MAIN_LABEL);
+    let names = tool_names(&bodies[0]);
+    let searches: Vec<&String> = names
+        .iter()
+        .filter(|name| name.ends_with("ctx_search"))
+        .collect();
     if let Some(prefix) = case.mcp_tool_prefix {
-        let bodies = run.servers.relay.log.bodies(MAIN_LABEL);
-        let names = tool_names(&bodies[0]);
+        // Through the MCP server only: the proxy adds no second copy.
         assert!(
-            names
-                .iter()
-                .any(|name| name.starts_with(prefix) && name.contains("ctx_")),
-            "the MCP server's tools (named `{prefix}ctx_…`) reach the model: {names:?}\n\
-             {diagnostics}"
+            matches!(searches.as_slice(), [name] if name.starts_with(prefix)),
+            "the MCP server's tools (named `{prefix}ctx_…`) reach the model, once: \
+             {names:?}\n{diagnostics}"
+        );
+    } else {
+        assert_eq!(
+            searches,
+            ["ctx_search"],
+            "a host without MCP gets the proxy's tools: {names:?}\n{diagnostics}"
         );
     }
     let report = run
