@@ -8,6 +8,7 @@
 
 mod agent_tools;
 mod agent_tools_chat;
+mod agent_tools_disconnect;
 mod agent_tools_live;
 mod bad_input;
 mod cache_budget;
