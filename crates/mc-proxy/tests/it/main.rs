@@ -10,6 +10,7 @@ mod agent_tools;
 mod agent_tools_chat;
 mod agent_tools_disconnect;
 mod agent_tools_live;
+mod agent_tools_retention;
 mod bad_input;
 mod cache_budget;
 mod embeddings;
