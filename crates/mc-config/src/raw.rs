@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use mc_core::config::{
     DreamerConfig, EmbeddingsConfig, ExpandConfig, HistorianConfig, HistoryConfig, M1RefoldConfig,
-    MemoryConfig, PassConfig, ProxyConfig, ReductionConfig,
+    MemoryConfig, PassConfig, ProxyConfig, ReductionConfig, ToolsConfig,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -81,6 +81,11 @@ pub struct RawTools {
     /// MCP server only), `proxy` (the proxy adds them to each request and runs the calls
     /// itself) or `off`.
     pub mode: Option<RawToolsMode>,
+    /// Days an exchange the proxy ran for its own tools (calls the client never saw, put
+    /// back into later requests) is kept after a request last used it; older ones are
+    /// deleted when the proxy stores a new one.
+    #[schemars(range(min = ToolsConfig::HIDDEN_EXCHANGE_MAX_AGE_DAYS.min, max = ToolsConfig::HIDDEN_EXCHANGE_MAX_AGE_DAYS.max))]
+    pub hidden_exchange_max_age_days: Option<u64>,
 }
 
 /// Who offers the agent tools.

@@ -44,7 +44,7 @@ pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
         historian: checker.historian(raw.historian.clone().unwrap_or_default()),
         embeddings: checker.embeddings(raw.embeddings.clone().unwrap_or_default()),
         dreamer: checker.dreamer(raw.dreamer.clone().unwrap_or_default()),
-        tools: tools(raw.tools.clone().unwrap_or_default()),
+        tools: checker.tools(raw.tools.clone().unwrap_or_default()),
     };
     (config, checker.issues)
 }
@@ -326,15 +326,24 @@ impl Checker {
     }
 }
 
-/// Every value of the enum is valid, so nothing can be rejected here.
-fn tools(raw: RawTools) -> ToolsConfig {
-    ToolsConfig {
-        mode: match raw.mode {
-            None | Some(RawToolsMode::Auto) => ToolsMode::Auto,
-            Some(RawToolsMode::Mcp) => ToolsMode::Mcp,
-            Some(RawToolsMode::Proxy) => ToolsMode::Proxy,
-            Some(RawToolsMode::Off) => ToolsMode::Off,
-        },
+impl Checker {
+    fn tools(&mut self, raw: RawTools) -> ToolsConfig {
+        let d = ToolsConfig::default();
+        ToolsConfig {
+            // Every value of the enum is valid, so the mode cannot be rejected.
+            mode: match raw.mode {
+                None | Some(RawToolsMode::Auto) => ToolsMode::Auto,
+                Some(RawToolsMode::Mcp) => ToolsMode::Mcp,
+                Some(RawToolsMode::Proxy) => ToolsMode::Proxy,
+                Some(RawToolsMode::Off) => ToolsMode::Off,
+            },
+            hidden_exchange_max_age_days: self.count(
+                key(&["tools", "hidden_exchange_max_age_days"]),
+                raw.hidden_exchange_max_age_days,
+                ToolsConfig::HIDDEN_EXCHANGE_MAX_AGE_DAYS,
+                d.hidden_exchange_max_age_days,
+            ),
+        }
     }
 }
 
@@ -374,6 +383,19 @@ mod tests {
             let (config, issues) = resolve(&raw(json!({"tools": {"mode": written}})));
             assert_eq!((config.tools.mode, issues), (mode, vec![]));
         }
+    }
+
+    #[test]
+    fn the_hidden_exchange_age_is_read_and_bounded() {
+        let (config, issues) = resolve(&raw(json!({"tools": {"hidden_exchange_max_age_days": 7}})));
+        assert_eq!(
+            (config.tools.hidden_exchange_max_age_days, issues),
+            (7, vec![])
+        );
+        let (config, issues) = resolve(&raw(json!({"tools": {"hidden_exchange_max_age_days": 0}})));
+        assert_eq!(config.tools.hidden_exchange_max_age_days, 30);
+        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
+        assert_eq!(keys, ["tools.hidden_exchange_max_age_days"]);
     }
 
     #[test]

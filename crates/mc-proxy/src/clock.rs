@@ -12,6 +12,11 @@ pub fn unix_ms() -> u64 {
         })
 }
 
+/// [`unix_ms`] as the store's signed stamps.
+pub fn now_ms() -> i64 {
+    i64::try_from(unix_ms()).unwrap_or(i64::MAX)
+}
+
 /// Milliseconds since `start`, saturating.
 pub fn elapsed_ms(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)

@@ -77,6 +77,7 @@ pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
 pub use engine_state::{DropRow, PassRow};
 pub use error::{Result, RowProblem, StoreError, StoreFailure};
 pub use health::StoreHealth;
+pub use hidden_exchanges::HiddenExchange;
 pub use historian_rows::{HistorianRun, StoredFact, history_scope};
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,

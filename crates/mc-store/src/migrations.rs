@@ -91,10 +91,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "message search holds the next message",
         sql: include_str!("migrations/0013_message_search_next.sql"),
     },
+    Migration {
+        version: 14,
+        name: "when each hidden exchange was last used",
+        sql: include_str!("migrations/0014_hidden_exchange_use.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -204,7 +209,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -232,10 +237,38 @@ mod tests {
                 (10, "full-text search indexes".to_string()),
                 (11, "agent notes".to_string()),
                 (12, "exchanges the proxy ran for its own tools".to_string()),
-                (13, "message search holds the next message".to_string())
+                (13, "message search holds the next message".to_string()),
+                (14, "when each hidden exchange was last used".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
+    }
+
+    /// A v13 store's hidden exchanges count as last used when they were stored.
+    #[test]
+    fn v14_dates_existing_hidden_exchanges_from_when_they_were_stored() {
+        let mut conn = memory();
+        let path = Path::new(":memory:");
+        for migration in MIGRATIONS
+            .iter()
+            .filter(|migration| migration.version <= 13)
+        {
+            assert!(apply(&mut conn, path, migration).unwrap());
+        }
+        conn.execute(
+            "INSERT INTO hidden_exchanges (anchor, splice, created_ms) VALUES ('a', '[]', 5)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14]);
+        let last_used: i64 = conn
+            .query_row(
+                "SELECT last_used_ms FROM hidden_exchanges WHERE anchor = 'a'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(last_used, 5);
     }
 
     #[test]

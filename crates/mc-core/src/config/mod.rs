@@ -103,6 +103,7 @@ mod tests {
         assert_eq!(c.embeddings.dimensions, 384);
         assert_eq!(c.dreamer.user_profile_promotion_sightings, 3);
         assert_eq!(c.dreamer.stop_after_identical_failures, 3);
+        assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
     }
 
     /// Every bounded default lies inside its own bounds.
@@ -120,6 +121,10 @@ mod tests {
             ),
             (ProxyConfig::MAX_REQUEST_BYTES, c.proxy.max_request_bytes),
             (ProxyConfig::CACHE_BUDGET_MB, c.proxy.cache_budget_mb),
+            (
+                ToolsConfig::HIDDEN_EXCHANGE_MAX_AGE_DAYS,
+                u64::from(c.tools.hidden_exchange_max_age_days),
+            ),
             (
                 ReductionConfig::PROTECTED_TAGS,
                 u64::from(c.reduction.protected_tags),

@@ -17,10 +17,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::prepare::{splice_failed, tool_project};
-use super::splice::{Point, stored};
+use super::splice::{Point, Used, stored};
 use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
 use crate::client_request::ClientRequest;
+use crate::clock::now_ms;
 use crate::provider::{Provider, ProxyError};
 use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
@@ -94,10 +95,12 @@ pub fn prepare_chat(
     };
     let instructions = instruction_count(&request);
     let turns = request.messages.split_off(instructions);
+    let mut used = Used::at(now_ms());
     let (turns, point) = engine
         .store()
-        .read(|tx| splice_chat(tx, project.clone(), turns))
+        .read(|tx| splice_chat(tx, project.clone(), turns, &mut used))
         .map_err(|error| splice_failed(Provider::OpenAi, &error))?;
+    used.record(engine.store());
     request
         .messages
         .push(ChatMessage::text(ChatRole::System, TOOL_GUIDANCE));
@@ -127,6 +130,7 @@ fn splice_chat(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     turns: Vec<ChatMessage>,
+    used: &mut Used,
 ) -> Result<(Vec<ChatMessage>, Point), StoreError> {
     let mut point = Point::start(WIRE, project);
     let mut out = Vec::with_capacity(turns.len());
@@ -139,9 +143,11 @@ fn splice_chat(
         let mut after = Vec::new();
         let mut hash = hash;
         if message.role == ChatRole::Assistant
-            && let Some(splice) = stored::<ChatSplice>(tx, &point.anchor())?
-            && splice.client_answer == hash.to_string()
+            && let Some(found) = stored::<ChatSplice>(tx, &point.anchor())?
+            && found.splice.client_answer == hash.to_string()
         {
+            used.note(&found);
+            let splice = found.splice;
             for hidden in splice.before {
                 pass(&mut point, &hidden);
                 out.push(hidden);

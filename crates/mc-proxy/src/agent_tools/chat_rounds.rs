@@ -50,7 +50,7 @@ pub async fn answer_chat(
             Settled::Without(ours) => return without_calls(buffered, answer, &ours),
             Settled::Again(body) => body,
         };
-        response = match call.next_round(&app, Provider::OpenAi, body).await {
+        response = match call.next_round(&app, Provider::OpenAi, body, None).await {
             Ok(response) => response,
             Err(failure) => return failure.into_response(),
         };

@@ -8,7 +8,7 @@ use mc_engine::tools::{ToolAnswer, ToolContext, call_tool};
 use serde_json::Value;
 
 use crate::app::App;
-use crate::clock::unix_ms;
+use crate::clock::now_ms;
 
 /// Runs `calls` (id, name, arguments) off the runtime, bound to the pass's session and
 /// project; one answer per call, in order. A call that cannot run answers with an error,
@@ -50,7 +50,7 @@ fn run_blocking(
         project,
         session,
         semantic: None,
-        now_ms: i64::try_from(unix_ms()).unwrap_or(i64::MAX),
+        now_ms: now_ms(),
     };
     calls
         .into_iter()
@@ -65,6 +65,10 @@ fn run_blocking(
 /// Stores a splice before the client gets the answer, so its next request finds it. A
 /// failure is logged: the client still gets its answer, and its next request, missing the
 /// exchange, forks from the stored history rather than sending calls without results.
+///
+/// The same transaction deletes the exchanges no request has put back for
+/// `tools.hidden_exchange_max_age_days`: storing one is the only thing that grows the
+/// table, so the table stays bounded by use without a task of its own.
 pub async fn keep<T: serde::Serialize>(app: &App, anchor: String, splice: &T) {
     let Ok(engine) = app.engine() else {
         return;
@@ -77,14 +81,25 @@ pub async fn keep<T: serde::Serialize>(app: &App, anchor: String, splice: &T) {
         }
     };
     let engine = Arc::clone(engine);
-    let now_ms = i64::try_from(unix_ms()).unwrap_or(i64::MAX);
+    let now_ms = now_ms();
+    let cutoff_ms = engine.config().tools.hidden_exchange_cutoff_ms(now_ms);
     let stored = tokio::task::spawn_blocking(move || {
-        engine
-            .store()
-            .write(|tx| tx.put_hidden_exchange(&anchor, &text, now_ms))
+        engine.store().write(|tx| {
+            tx.put_hidden_exchange(&anchor, &text, now_ms)?;
+            tx.delete_hidden_exchanges_unused_since(cutoff_ms)
+        })
     })
     .await;
-    if !matches!(stored, Ok(Ok(()))) {
-        tracing::warn!("could not store a hidden exchange; the next request will fork");
+    match stored {
+        Ok(Ok(0)) => {}
+        Ok(Ok(deleted)) => {
+            tracing::debug!(
+                deleted,
+                "deleted hidden exchanges no request used for their age"
+            );
+        }
+        Ok(Err(_)) | Err(_) => {
+            tracing::warn!("could not store a hidden exchange; the next request will fork");
+        }
     }
 }

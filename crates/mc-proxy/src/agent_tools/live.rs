@@ -1,11 +1,16 @@
 //! The plumbing of a live answer: the client's stream, written to as events are ready, and
 //! one upstream round read event by event.
 //!
-//! A streamed answer in proxy tools mode is written by a task of its own ([`super::live_anthropic`],
-//! [`super::live_chat`]) while the client reads: the response goes out at once, and its body
-//! is fed through a small channel, so the client gets each event the moment the proxy lets it
-//! through. When the client goes away the channel closes, the task sees it on its next send,
-//! writes the ledger row and stops, which drops the upstream response and so cancels it.
+//! A streamed answer in proxy tools mode is written by a task of its own
+//! ([`super::live_anthropic`], [`super::live_chat`], [`super::live_responses`]) while the
+//! client reads: the response goes out at once, and its body is fed through a small channel,
+//! so the client gets each event the moment the proxy lets it through. When the client goes away the channel closes. The task watches for that while it
+//! waits on the upstream, not only when it next sends: a round of calls to our tools sends
+//! the client nothing, and each further round would cost the user a model call nobody reads.
+//! So a client gone mid-round drops the upstream response there (cancelling the call, not
+//! reading it to the end), gets the round's ledger row, and no further round starts; what
+//! the hidden rounds ran so far is not stored as an exchange, since no client will send the
+//! answer back ([`super::splice`] stores an exchange only once its answer is settled).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -16,9 +21,11 @@ use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, stream};
+use mc_core::SessionId;
 use mc_wire::sse::{SseDecoder, SseEvent};
 use tokio::sync::mpsc;
 
+use super::rounds::Call;
 use crate::clock::elapsed_ms;
 use crate::headers::client_response_headers;
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -53,6 +60,16 @@ impl Sink {
         self.sender.send(bytes).await.map_err(|_| ClientGone)
     }
 
+    /// Whether the client has gone away (its end of the stream was dropped).
+    pub fn is_gone(&self) -> bool {
+        self.sender.is_closed()
+    }
+
+    /// Resolves once the client has gone away.
+    pub async fn gone(&self) {
+        self.sender.closed().await;
+    }
+
     /// Ends the stream with a provider-shaped `error` event saying `message`.
     pub async fn fail(&mut self, provider: Provider, message: String) {
         tracing::warn!(%message, "a live tools answer ended in an error");
@@ -77,6 +94,17 @@ pub fn live_response(
     *out.headers_mut() = client_response_headers(headers);
     let filter = hide_usage.then(UsageChunkFilter::default);
     (Sink { sender, filter }, out)
+}
+
+/// Says, once per answer, that its client went away after `rounds` upstream rounds and that
+/// no further round starts.
+pub fn note_gone(call: &Call, rounds: usize) {
+    let session = call.planned.session.as_ref().map_or("", SessionId::as_str);
+    tracing::info!(
+        session,
+        rounds,
+        "the client went away during an answer with the proxy's tools; no further round is started"
+    );
 }
 
 /// Whether an upstream response is an SSE stream.
@@ -168,7 +196,18 @@ impl RoundEvents {
         }
     }
 
-    /// How the stream ended; call once [`Self::next`] returned `None`.
+    /// Like [`Self::next`], unless the client of `sink` goes away first: the proxy then
+    /// stops reading this round, which the caller ends by dropping it ([`Self::finish`]).
+    pub async fn next_unless_gone(&mut self, sink: &Sink) -> Result<Option<SseEvent>, ClientGone> {
+        tokio::select! {
+            biased;
+            () = sink.gone() => Err(ClientGone),
+            event = self.next() => Ok(event),
+        }
+    }
+
+    /// How the stream ended; call once [`Self::next`] returned `None`, or the client went
+    /// away.
     pub fn finish(self) -> RoundEnd {
         let usage = self.observer.finish();
         let mut failed = self.failed;

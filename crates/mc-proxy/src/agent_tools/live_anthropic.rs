@@ -18,9 +18,9 @@ use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
 use super::is_ours;
-use super::live::{ClientGone, RoundEvents, Sink, live_response};
+use super::live::{ClientGone, RoundEvents, Sink, live_response, note_gone};
 use super::prepare::Prepared;
-use super::rounds::{Call, Rounds, Settled, record_round};
+use super::rounds::{Call, RoundFailure, Rounds, Settled, record_round};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -55,7 +55,15 @@ async fn run(
         let mut accumulator = MessageAccumulator::new();
         let mut broken = None;
         let mut sent = Ok(());
-        while let Some(event) = events.next().await {
+        loop {
+            let event = match events.next_unless_gone(&sink).await {
+                Ok(Some(event)) => event,
+                Ok(None) => break,
+                Err(gone) => {
+                    sent = Err(gone);
+                    break;
+                }
+            };
             let Ok(decoded) = StreamEvent::decode(event.data.as_bytes(), usize::MAX) else {
                 sent = sink.send(raw(&event)).await;
                 if sent.is_err() {
@@ -92,6 +100,7 @@ async fn run(
             end.first_byte_ms,
         );
         if let Err(ClientGone) = sent {
+            note_gone(&call, rounds.count());
             return;
         }
         if let Some(reason) = failed {
@@ -118,8 +127,20 @@ async fn run(
             }
             Settled::Again(body) => body,
         };
-        response = match call.next_round(&app, Provider::Anthropic, body).await {
+        // Running our tools took a while: a client gone meanwhile gets no next round.
+        if sink.is_gone() {
+            note_gone(&call, rounds.count() - 1);
+            return;
+        }
+        response = match call
+            .next_round(&app, Provider::Anthropic, body, Some(&sink))
+            .await
+        {
             Ok(response) => response,
+            Err(RoundFailure::ClientGone) => {
+                note_gone(&call, rounds.count() - 1);
+                return;
+            }
             Err(failure) => {
                 let _ = sink.send(failure.into_event(Provider::Anthropic)).await;
                 return;

@@ -19,8 +19,8 @@ use mc_wire::sse::{SseEvent, encode_event};
 use super::chat::ChatPrepared;
 use super::chat_rounds::ChatRounds;
 use super::is_ours;
-use super::live::{ClientGone, RoundEvents, Sink, live_response};
-use super::rounds::{Call, Settled, record_round};
+use super::live::{ClientGone, RoundEvents, Sink, live_response, note_gone};
+use super::rounds::{Call, RoundFailure, Settled, record_round};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -56,7 +56,15 @@ async fn run(
         let mut events = RoundEvents::new(Provider::OpenAi, response, call.started);
         let mut accumulator = ChunkAccumulator::new();
         let mut sent = Ok(());
-        while let Some(event) = events.next().await {
+        loop {
+            let event = match events.next_unless_gone(&sink).await {
+                Ok(Some(event)) => event,
+                Ok(None) => break,
+                Err(gone) => {
+                    sent = Err(gone);
+                    break;
+                }
+            };
             if event.data == DONE {
                 merge.done = Some(event);
                 continue;
@@ -97,6 +105,7 @@ async fn run(
             end.first_byte_ms,
         );
         if let Err(ClientGone) = sent {
+            note_gone(&call, rounds.count());
             return;
         }
         if let Some(reason) = failed {
@@ -122,8 +131,20 @@ async fn run(
             }
             Settled::Again(body) => body,
         };
-        response = match call.next_round(&app, Provider::OpenAi, body).await {
+        // Running our tools took a while: a client gone meanwhile gets no next round.
+        if sink.is_gone() {
+            note_gone(&call, rounds.count() - 1);
+            return;
+        }
+        response = match call
+            .next_round(&app, Provider::OpenAi, body, Some(&sink))
+            .await
+        {
             Ok(response) => response,
+            Err(RoundFailure::ClientGone) => {
+                note_gone(&call, rounds.count() - 1);
+                return;
+            }
             Err(failure) => {
                 let _ = sink.send(failure.into_event(Provider::OpenAi)).await;
                 return;

@@ -37,7 +37,10 @@
 //! answer; the splice keeps that text in the rounds that wrote it upstream. A tool that fails
 //! answers the model with an error result; the client's call never fails for it. A round that
 //! fails after the stream began (an upstream error, a cut stream) ends the stream with the
-//! provider's kind of error event; what was stored stays. At most [`MAX_ROUNDS`] rounds run
+//! provider's kind of error event; what was stored stays. A streaming client that goes away
+//! stops the answer where it is: the round in flight is cancelled, no further round starts
+//! (each would be a model call nobody reads), and the hidden rounds so far are not stored,
+//! since no client will send their answer back ([`live`]). At most [`MAX_ROUNDS`] rounds run
 //! per client request; the last one forbids tool calls, so the model has to answer in text
 //! (one that calls our tools anyway gets its answer shown without them, as a turn that
 //! ended).

@@ -15,10 +15,11 @@ use mc_engine::tools::TOOL_GUIDANCE;
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest, Tool};
 use serde_json::{Map, Value};
 
-use super::splice::{Point, splice_in};
+use super::splice::{Point, Used, splice_in};
 use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
+use crate::clock::now_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::side_call;
 
@@ -69,10 +70,12 @@ pub fn prepare(
     };
     let mut request = Arc::unwrap_or_clone(request);
     let messages = std::mem::take(&mut request.messages);
+    let mut used = Used::at(now_ms());
     let (messages, point) = engine
         .store()
-        .read(|tx| splice_in(tx, project.clone(), messages))
+        .read(|tx| splice_in(tx, project.clone(), messages, &mut used))
         .map_err(|error| splice_failed(Provider::Anthropic, &error))?;
+    used.record(engine.store());
     request.messages = messages;
     add_tools(&mut request);
     let body = Bytes::from(request.encode());

@@ -22,10 +22,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::prepare::{splice_failed, tool_project};
-use super::splice::{Point, stored};
+use super::splice::{Point, Used, stored};
 use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
 use crate::client_request::ClientRequest;
+use crate::clock::now_ms;
 use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
 use crate::side_call;
@@ -130,10 +131,12 @@ pub fn prepare_responses(
         _ => Vec::new(),
     };
     let turns = items.split_off(instructions);
+    let mut used = Used::at(now_ms());
     let (turns, point) = engine
         .store()
-        .read(|tx| splice_items(tx, project.clone(), turns))
+        .read(|tx| splice_items(tx, project.clone(), turns, &mut used))
         .map_err(|error| splice_failed(Provider::OpenAiResponses, &error))?;
+    used.record(engine.store());
     let guidance = MessageItem::new(MessageRole::Developer, Content::Text(TOOL_GUIDANCE.into()));
     items.push(Item::Message(guidance));
     items.extend(turns);
@@ -164,6 +167,7 @@ fn splice_items(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     turns: Vec<Item>,
+    used: &mut Used,
 ) -> Result<(Vec<Item>, Point), StoreError> {
     let mut point = Point::start(WIRE, project);
     let mut out = Vec::with_capacity(turns.len());
@@ -184,16 +188,20 @@ fn splice_items(
             out.extend(answer);
             continue;
         };
-        let Some(splice) = stored::<ResponsesSplice>(tx, &point.anchor())? else {
+        let Some(found) = stored::<ResponsesSplice>(tx, &point.anchor())? else {
             point.pass(&hash);
             out.extend(answer);
             continue;
         };
-        if splice.client_answer != hash.to_string() || splice.client_items != answer.len() {
+        if found.splice.client_answer != hash.to_string()
+            || found.splice.client_items != answer.len()
+        {
             point.pass(&hash);
             out.extend(answer);
             continue;
         }
+        used.note(&found);
+        let splice = found.splice;
         let before = splice.before;
         for run in model_runs(&before) {
             if let Some(hash) = items_hash(run) {

@@ -48,7 +48,10 @@ pub async fn answer_responses(
             }
             Settled::Again(body) => body,
         };
-        response = match call.next_round(&app, Provider::OpenAiResponses, body).await {
+        response = match call
+            .next_round(&app, Provider::OpenAiResponses, body, None)
+            .await
+        {
             Ok(response) => response,
             Err(failure) => return failure.into_response(),
         };
@@ -76,6 +79,11 @@ impl ResponsesRounds {
             live,
             shown: Vec::new(),
         }
+    }
+
+    /// How many rounds ran, this one included.
+    pub(super) fn count(&self) -> usize {
+        self.count
     }
 
     /// The items the client has been shown of the hidden rounds.

@@ -14,7 +14,7 @@ use mc_wire::sse::encode_event;
 use serde_json::{Value, json};
 
 use super::execute::{execute, keep};
-use super::live::is_stream;
+use super::live::{Sink, is_stream};
 use super::prepare::Prepared;
 use super::reply::{Buffered, read_whole};
 use super::splice::{Splice, message_hash};
@@ -70,7 +70,7 @@ pub async fn answer(
             Settled::Without(ours) => return buffered.without_blocks(message, &ours),
             Settled::Again(body) => body,
         };
-        response = match call.next_round(&app, Provider::Anthropic, body).await {
+        response = match call.next_round(&app, Provider::Anthropic, body, None).await {
             Ok(response) => response,
             Err(failure) => return failure.into_response(),
         };
@@ -211,6 +211,9 @@ pub(super) enum RoundFailure {
     Refused(ProxyError),
     /// The upstream answered with an error, read whole.
     Answered(Box<Buffered>),
+    /// The client of a live answer went away first: the round was not sent, or its call
+    /// was cancelled before the upstream answered.
+    ClientGone,
 }
 
 impl RoundFailure {
@@ -219,15 +222,24 @@ impl RoundFailure {
         match self {
             Self::Refused(error) => error.into_response(),
             Self::Answered(buffered) => (*buffered).verbatim(),
+            // Only a live answer watches its client; this response has no reader anyway.
+            Self::ClientGone => ProxyError::new(
+                Provider::Anthropic,
+                ErrorKind::Upstream { timed_out: false },
+                "the client went away before the answer".to_owned(),
+            )
+            .into_response(),
         }
     }
 
     /// The event that ends a stream the client already reads: the provider's own error
-    /// object when the upstream sent one, else the proxy's in the provider's shape.
+    /// object when the upstream sent one, else the proxy's in the provider's shape; nothing
+    /// for a client that is gone.
     pub(super) fn into_event(self, provider: Provider) -> String {
         let buffered = match self {
             Self::Refused(error) => return error.sse_event(),
             Self::Answered(buffered) => buffered,
+            Self::ClientGone => return String::new(),
         };
         let upstream_error = serde_json::from_slice::<Value>(&buffered.body)
             .ok()
@@ -253,26 +265,42 @@ impl RoundFailure {
 impl Call {
     /// Plans `body`, the conversation with the hidden rounds so far, as this call's next
     /// round and sends it. The error is what the client gets instead: the pass's refusal, a
-    /// failed send, or an upstream error as the provider sent it.
+    /// failed send, or an upstream error as the provider sent it. With the `live` client's
+    /// sink, a client that goes away before the upstream answers cancels the call: the round
+    /// is not sent when it is gone already, and a call in flight gets its ledger row.
     pub(super) async fn next_round(
         &mut self,
         app: &Arc<App>,
         provider: Provider,
         body: bytes::Bytes,
+        live: Option<&Sink>,
     ) -> Result<reqwest::Response, RoundFailure> {
         self.planned = plan(app, provider, &self.headers, &body, None)
             .await
             .map_err(RoundFailure::Refused)?;
         self.retried = false;
         self.started = Instant::now();
-        let sent = send_upstream(
+        let send = send_upstream(
             app,
             provider,
             &self.headers,
             &self.path,
             self.planned.upstream_body.clone(),
-        )
-        .await;
+        );
+        let sent = match live {
+            None => send.await,
+            Some(sink) if sink.is_gone() => return Err(RoundFailure::ClientGone),
+            Some(sink) => tokio::select! {
+                biased;
+                () = sink.gone() => {
+                    let mut row = call_row(provider, &self.planned, false, self.started);
+                    row.error = Some("client disconnected before the upstream answered".to_owned());
+                    record_call(app, row);
+                    return Err(RoundFailure::ClientGone);
+                }
+                sent = send => sent,
+            },
+        };
         match sent {
             Ok(response) if response.status().is_success() => Ok(response),
             Ok(response) => {

@@ -7,12 +7,59 @@
 //! sends. A splice applies only when the client's next message there is the answer the client
 //! was given (its content hash is stored too): a client that rewound and got another answer
 //! does not get this one's calls.
+//!
+//! Anchors belong to conversations, not sessions, so an exchange is kept by its use: each
+//! splice records when a request last put it back ([`Used`]), and storing a new exchange
+//! deletes those unused for longer than `tools.hidden_exchange_max_age_days`
+//! ([`super::execute::keep`]).
 
 use mc_core::{ContentHash, HashChain, ProjectId};
-use mc_store::{ReadTx, StoreError};
+use mc_store::{ReadTx, Store, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+/// How stale an exchange's recorded last use must be before a request records it again: a
+/// write per request would queue on the store's one writer for a date that only needs to be
+/// right to within the days of `tools.hidden_exchange_max_age_days`.
+const MARK_USED_EVERY_MS: i64 = 60 * 60 * 1000;
+
+/// The exchanges a request put back whose last use is to be recorded.
+#[derive(Debug)]
+pub struct Used {
+    now_ms: i64,
+    anchors: Vec<String>,
+}
+
+impl Used {
+    /// None yet, for a request made at `now_ms`.
+    pub fn at(now_ms: i64) -> Self {
+        Self {
+            now_ms,
+            anchors: Vec::new(),
+        }
+    }
+
+    /// Notes that `found` was put back.
+    pub fn note<T>(&mut self, found: &Found<T>) {
+        if found.last_used_ms < self.now_ms.saturating_sub(MARK_USED_EVERY_MS) {
+            self.anchors.push(found.anchor.clone());
+        }
+    }
+
+    /// Records the use in `store`. A failure is logged and costs nothing now: the request
+    /// still goes, and the exchange is only at risk of deletion once unused for the whole age.
+    pub fn record(self, store: &Store) {
+        if self.anchors.is_empty() {
+            return;
+        }
+        if let Err(error) =
+            store.write(|tx| tx.mark_hidden_exchanges_used(&self.anchors, self.now_ms))
+        {
+            tracing::warn!(%error, "could not record the use of hidden exchanges");
+        }
+    }
+}
 
 /// One stored exchange, put back when a later request passes its anchor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +136,7 @@ pub fn splice_in(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     messages: Vec<anthropic::Message>,
+    used: &mut Used,
 ) -> Result<(Vec<anthropic::Message>, Point), StoreError> {
     let mut point = Point::start("anthropic", project);
     let mut out = Vec::with_capacity(messages.len());
@@ -103,9 +151,11 @@ pub fn splice_in(
             }
         }
         if message.role == MessageRole::Assistant
-            && let Some(splice) = stored::<Splice>(tx, &point.anchor())?
-            && splice.client_answer == message_hash(&message).to_string()
+            && let Some(found) = stored::<Splice>(tx, &point.anchor())?
+            && found.splice.client_answer == message_hash(&message).to_string()
         {
+            used.note(&found);
+            let splice = found.splice;
             for hidden in splice.before {
                 point.pass(&message_hash(&hidden));
                 out.push(hidden);
@@ -126,13 +176,30 @@ pub fn splice_in(
     Ok((out, point))
 }
 
-/// The splice stored under `anchor`, when there is one this wire can read.
-pub fn stored<T: DeserializeOwned>(tx: &ReadTx<'_>, anchor: &str) -> Result<Option<T>, StoreError> {
-    let Some(text) = tx.hidden_exchange(anchor)? else {
+/// A stored splice and where it is kept.
+#[derive(Debug)]
+pub struct Found<T> {
+    /// The splice.
+    pub splice: T,
+    anchor: String,
+    last_used_ms: i64,
+}
+
+/// The splice stored under `anchor`, when there is one this wire can read. The caller
+/// notes it in [`Used`] when it puts it back.
+pub fn stored<T: DeserializeOwned>(
+    tx: &ReadTx<'_>,
+    anchor: &str,
+) -> Result<Option<Found<T>>, StoreError> {
+    let Some(exchange) = tx.hidden_exchange(anchor)? else {
         return Ok(None);
     };
-    match serde_json::from_str(&text) {
-        Ok(splice) => Ok(Some(splice)),
+    match serde_json::from_str(&exchange.splice) {
+        Ok(splice) => Ok(Some(Found {
+            splice,
+            anchor: anchor.to_owned(),
+            last_used_ms: exchange.last_used_ms,
+        })),
         Err(error) => {
             tracing::warn!(%error, anchor, "a stored hidden exchange is unreadable; not spliced");
             Ok(None)
@@ -200,20 +267,71 @@ mod tests {
         let next = message(json!({"role": "user", "content": "Thanks."}));
         let client = vec![question.clone(), answer.clone(), next.clone()];
         let spliced = |messages: Vec<anthropic::Message>| {
-            store
-                .read(|tx| splice_in(tx, project.clone(), messages))
-                .unwrap()
+            let mut used = Used::at(NOW_MS);
+            let spliced = store
+                .read(|tx| splice_in(tx, project.clone(), messages, &mut used))
+                .unwrap();
+            (spliced, used.anchors)
         };
-        let (first, end) = spliced(client.clone());
+        let ((first, end), used) = spliced(client.clone());
         assert_eq!(
             first,
             [question.clone(), call, result, answer, next.clone()]
         );
-        let (again, end_again) = spliced(client);
+        assert_eq!(used, [point.anchor()]);
+        let ((again, end_again), _) = spliced(client);
         assert_eq!((first, end.anchor()), (again, end_again.anchor()));
 
         let other = message(json!({"role": "assistant", "content": "Spaces."}));
-        let (rewound, _) = spliced(vec![question.clone(), other.clone(), next.clone()]);
+        let ((rewound, _), used) = spliced(vec![question.clone(), other.clone(), next.clone()]);
         assert_eq!(rewound, [question, other, next]);
+        assert_eq!(used, Vec::<String>::new(), "not put back, so not used");
+    }
+
+    const NOW_MS: i64 = 1_000 * 24 * 60 * 60 * 1000;
+
+    /// Putting an exchange back records its use, at most once per [`MARK_USED_EVERY_MS`].
+    #[test]
+    fn a_splice_records_when_it_was_last_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("context.db")).unwrap();
+        let (question, answer) = (
+            message(json!({"role": "user", "content": "Indent?"})),
+            message(json!({"role": "assistant", "content": "Tabs."})),
+        );
+        let mut point = Point::start("anthropic", None);
+        point.pass(&message_hash(&question));
+        let splice = Splice {
+            before: vec![],
+            full_answer: None,
+            client_answer: message_hash(&answer).to_string(),
+            results: None,
+        };
+        let text = serde_json::to_string(&splice).unwrap();
+        let ten_days_ago = NOW_MS - 10 * 24 * 60 * 60 * 1000;
+        store
+            .write(|tx| tx.put_hidden_exchange(&point.anchor(), &text, ten_days_ago))
+            .unwrap();
+        let last_used = || {
+            store
+                .read(|tx| tx.hidden_exchange(&point.anchor()))
+                .unwrap()
+                .unwrap()
+                .last_used_ms
+        };
+        let splice_at = |now_ms: i64| {
+            let mut used = Used::at(now_ms);
+            let messages = vec![question.clone(), answer.clone()];
+            store
+                .read(|tx| splice_in(tx, None, messages, &mut used))
+                .unwrap();
+            used.record(&store);
+        };
+        splice_at(NOW_MS);
+        assert_eq!(last_used(), NOW_MS);
+        splice_at(NOW_MS + MARK_USED_EVERY_MS);
+        assert_eq!(last_used(), NOW_MS, "recorded again only once it is older");
+        splice_at(NOW_MS + MARK_USED_EVERY_MS + 1);
+        assert_eq!(last_used(), NOW_MS + MARK_USED_EVERY_MS + 1);
     }
 }

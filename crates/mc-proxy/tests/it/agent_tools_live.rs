@@ -57,8 +57,8 @@ where
     (upstream, writer)
 }
 
-/// A streaming client's reply, read as it arrives.
-struct Live {
+/// A streaming client's reply, read as it arrives; dropping it closes the connection.
+pub struct Live {
     /// The request, until its response head arrived.
     pending: Option<BoxFuture<'static, reqwest::Result<reqwest::Response>>>,
     chunks: Option<BoxStream<'static, reqwest::Result<Bytes>>>,
@@ -67,7 +67,7 @@ struct Live {
 
 impl Live {
     /// Sends the request; its reply is read by [`Self::until`] and [`Self::rest`].
-    fn open(url: &str, headers: &[(&str, &str)], body: &Value) -> Self {
+    pub fn open(url: &str, headers: &[(&str, &str)], body: &Value) -> Self {
         let mut request = client()
             .post(url)
             .header("content-type", "application/json")
@@ -92,7 +92,7 @@ impl Live {
     }
 
     /// Reads until `needle` has arrived; fails when it does not come within [`LIVE_WAIT`].
-    async fn until(&mut self, needle: &str) {
+    pub async fn until(&mut self, needle: &str) {
         let read = async {
             while !contains(&self.body, needle) {
                 match self.chunks().await.next().await {
@@ -109,7 +109,7 @@ impl Live {
     }
 
     /// The whole reply, once it ended.
-    async fn rest(mut self) -> Vec<u8> {
+    pub async fn rest(mut self) -> Vec<u8> {
         while let Some(chunk) = self.chunks().await.next().await {
             self.body.extend_from_slice(&chunk.unwrap());
         }

@@ -17,7 +17,7 @@ async fn proxy(upstream: &Upstream) -> Proxy {
     Proxy::start_with_config(settings(&upstream.url()), config).await
 }
 
-fn request(turns: &[Value], stream: bool) -> Value {
+pub fn request(turns: &[Value], stream: bool) -> Value {
     let mut input = vec![json!({"type": "message", "role": "developer", "content": [
         {"type": "input_text", "text": "You are a careful coding agent."}]})];
     input.extend_from_slice(turns);
@@ -31,15 +31,15 @@ fn request(turns: &[Value], stream: bool) -> Value {
     })
 }
 
-fn user(text: &str) -> Value {
+pub fn user(text: &str) -> Value {
     json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
 }
 
-fn said(text: &str) -> Value {
+pub fn said(text: &str) -> Value {
     json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
 }
 
-fn call(id: &str, name: &str, arguments: Value) -> Value {
+pub fn call(id: &str, name: &str, arguments: Value) -> Value {
     json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments.to_string()})
 }
 
@@ -61,7 +61,7 @@ async fn post(proxy: &Proxy, body: &Value) -> Reply {
 }
 
 /// A completed response whose output is `items`.
-fn answer(items: Vec<Value>) -> Value {
+pub fn answer(items: Vec<Value>) -> Value {
     json!({"id": "resp_up", "object": "response", "status": "completed", "model": "gpt-5",
         "output": items,
         "usage": {"input_tokens": 30, "output_tokens": 7, "total_tokens": 37,
@@ -70,7 +70,7 @@ fn answer(items: Vec<Value>) -> Value {
 
 /// `answer` as the event stream a provider sends: each item added, grown and done, every
 /// event numbered.
-fn stream_of(answer: &Value) -> String {
+pub fn stream_of(answer: &Value) -> String {
     let mut events: Vec<Value> = Vec::new();
     let mut opening = answer.clone();
     opening["status"] = json!("in_progress");

@@ -8,8 +8,10 @@
 
 mod agent_tools;
 mod agent_tools_chat;
+mod agent_tools_disconnect;
 mod agent_tools_live;
 mod agent_tools_responses;
+mod agent_tools_retention;
 mod bad_input;
 mod cache_budget;
 mod embeddings;

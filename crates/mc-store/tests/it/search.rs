@@ -269,7 +269,8 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
     let path = temp.path();
     drop(temp.store);
     {
-        // What a version 12 store looks like: an index of each message and its predecessor.
+        // What a version 12 store looks like: an index of each message and its predecessor
+        // (and hidden exchanges without their last use, v14).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -277,7 +278,9 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
                  tokenize = 'porter unicode61 remove_diacritics 2');
              INSERT INTO message_search (rowid, body, context)
                  SELECT rowid, 'old words', '' FROM messages;
-             DELETE FROM schema_migrations WHERE version = 13;
+             DROP INDEX hidden_exchanges_by_last_use;
+             ALTER TABLE hidden_exchanges DROP COLUMN last_used_ms;
+             DELETE FROM schema_migrations WHERE version >= 13;
              PRAGMA user_version = 12;",
         )
         .unwrap();
