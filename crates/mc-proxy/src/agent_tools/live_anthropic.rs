@@ -18,9 +18,10 @@ use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
 use super::is_ours;
-use super::live::{ClientGone, RoundEvents, Sink, live_response, note_gone};
+use super::live::{RoundEvents, Sink, live_response};
+use super::live_round::{Ended, close_round, next_live_round};
 use super::prepare::Prepared;
-use super::rounds::{Call, RoundFailure, Rounds, Settled, record_round};
+use super::rounds::{Call, Rounds, Settled};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -82,32 +83,17 @@ async fn run(
             }
         }
         let end = events.finish();
-        let failed = if sent.is_err() {
-            Some("client disconnected".to_owned())
-        } else {
-            end.failed.clone().or(broken).or_else(|| {
-                (!accumulator.is_complete())
-                    .then(|| "the upstream stream ended before message_stop".to_owned())
-            })
+        let unfinished = broken.or_else(|| {
+            (!accumulator.is_complete())
+                .then(|| "the upstream stream ended before message_stop".to_owned())
+        });
+        let provider = Provider::Anthropic;
+        let ended = Ended {
+            end,
+            sent,
+            unfinished,
         };
-        record_round(
-            &app,
-            Provider::Anthropic,
-            &call,
-            end.status,
-            end.usage,
-            failed.clone(),
-            end.first_byte_ms,
-        );
-        if let Err(ClientGone) = sent {
-            note_gone(&call, rounds.count());
-            return;
-        }
-        if let Some(reason) = failed {
-            if !end.reported_upstream {
-                let message = format!("the upstream answer broke off ({reason})");
-                sink.fail(Provider::Anthropic, message).await;
-            }
+        if !close_round(&app, provider, &call, ended, &mut sink, rounds.count()).await {
             return;
         }
         let Some(message) = accumulator.finish() else {
@@ -127,25 +113,19 @@ async fn run(
             }
             Settled::Again(body) => body,
         };
-        // Running our tools took a while: a client gone meanwhile gets no next round.
-        if sink.is_gone() {
-            note_gone(&call, rounds.count() - 1);
+        let hidden = rounds.count() - 1;
+        let next = next_live_round(
+            &app,
+            Provider::Anthropic,
+            &mut call,
+            body,
+            &mut sink,
+            hidden,
+        );
+        let Some(next) = next.await else {
             return;
-        }
-        response = match call
-            .next_round(&app, Provider::Anthropic, body, Some(&sink))
-            .await
-        {
-            Ok(response) => response,
-            Err(RoundFailure::ClientGone) => {
-                note_gone(&call, rounds.count() - 1);
-                return;
-            }
-            Err(failure) => {
-                let _ = sink.send(failure.into_event(Provider::Anthropic)).await;
-                return;
-            }
         };
+        response = next;
         merge.next_round();
     }
 }

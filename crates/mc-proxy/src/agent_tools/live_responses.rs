@@ -20,10 +20,11 @@ use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
 use super::is_ours;
-use super::live::{ClientGone, RoundEvents, Sink, live_response, note_gone};
+use super::live::{RoundEvents, Sink, live_response};
+use super::live_round::{Ended, close_round, next_live_round};
 use super::responses::ResponsesPrepared;
 use super::responses_rounds::{ResponsesRounds, without};
-use super::rounds::{Call, RoundFailure, Settled, record_round};
+use super::rounds::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -82,31 +83,15 @@ async fn run(
         let end = events.finish();
         let finished = accumulator.is_finished();
         let answer = accumulator.finish();
-        let failed = if sent.is_err() {
-            Some("client disconnected".to_owned())
-        } else {
-            end.failed.clone().or_else(|| {
-                (!finished).then(|| "the upstream stream ended before its end event".to_owned())
-            })
+        let unfinished =
+            (!finished).then(|| "the upstream stream ended before its end event".to_owned());
+        let provider = Provider::OpenAiResponses;
+        let ended = Ended {
+            end,
+            sent,
+            unfinished,
         };
-        record_round(
-            &app,
-            Provider::OpenAiResponses,
-            &call,
-            end.status,
-            end.usage,
-            failed.clone(),
-            end.first_byte_ms,
-        );
-        if let Err(ClientGone) = sent {
-            note_gone(&call, rounds.count());
-            return;
-        }
-        if let Some(reason) = failed {
-            if !end.reported_upstream {
-                let message = format!("the upstream answer broke off ({reason})");
-                sink.fail(Provider::OpenAiResponses, message).await;
-            }
+        if !close_round(&app, provider, &call, ended, &mut sink, rounds.count()).await {
             return;
         }
         let output = answer
@@ -132,27 +117,12 @@ async fn run(
             }
             Settled::Again(body) => body,
         };
-        // Running our tools took a while: a client gone meanwhile gets no next round.
-        if sink.is_gone() {
-            note_gone(&call, rounds.count() - 1);
+        let hidden = rounds.count() - 1;
+        let next = next_live_round(&app, provider, &mut call, body, &mut sink, hidden);
+        let Some(next) = next.await else {
             return;
-        }
-        response = match call
-            .next_round(&app, Provider::OpenAiResponses, body, Some(&sink))
-            .await
-        {
-            Ok(response) => response,
-            Err(RoundFailure::ClientGone) => {
-                note_gone(&call, rounds.count() - 1);
-                return;
-            }
-            Err(failure) => {
-                let _ = sink
-                    .send(failure.into_event(Provider::OpenAiResponses))
-                    .await;
-                return;
-            }
         };
+        response = next;
         merge.next_round();
     }
 }

@@ -52,6 +52,7 @@ mod live;
 mod live_anthropic;
 mod live_chat;
 mod live_responses;
+mod live_round;
 mod prepare;
 mod reply;
 mod responses;
