@@ -7,7 +7,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use crate::support::{MODEL, Proxy, Upstream, json_response, send, sim, sse_events, tap};
+use crate::support::{MODEL, Proxy, Seen, Upstream, json_response, send, sim, sse_events, tap};
 
 /// A long tool-heavy session: `rounds` distinct file reads of `lines` lines (about 10
 /// tokens a line). Reads under 800 tokens are not stale yet, so only an emergency drops
@@ -142,6 +142,41 @@ async fn an_overflow_the_retry_cannot_fix_returns_the_providers_error() {
     assert_eq!(reply.headers["request-id"], "req_overflow_1");
 }
 
+/// A Chat conversation of `rounds` file reads of 100 lines each.
+fn chat_reads(rounds: usize) -> Vec<Value> {
+    let mut messages = vec![
+        json!({"role": "system", "content": "Be brief."}),
+        json!({"role": "user", "content": "Read every file."}),
+    ];
+    for round in 0..rounds {
+        let id = format!("call_{round}");
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "read", "arguments": format!("{{\"path\":\"f{round}\"}}")}}]}));
+        let content: String = (0..100)
+            .map(|line| format!("file {round} line {line}\n"))
+            .collect();
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+    }
+    messages
+}
+
+/// Posts `body` to the Chat path, checks the client got the answer that fits, and returns
+/// the two requests the upstream saw (the refused one and the retry).
+async fn post_fitting_chat(proxy: &Proxy, upstream: &Upstream, body: &Value) -> Vec<Seen> {
+    let reply = send(
+        Method::POST,
+        &proxy.url("/v1/chat/completions"),
+        &[("content-type", "application/json")],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["choices"][0]["message"]["content"], "fits now");
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2);
+    seen
+}
+
 #[tokio::test]
 async fn an_openai_context_length_error_is_retried_too() {
     let upstream = Upstream::replying(|_, index| {
@@ -156,31 +191,9 @@ async fn an_openai_context_length_error_is_retried_too() {
     })
     .await;
     let proxy = Proxy::start(&upstream.url()).await;
-    let mut messages = vec![
-        json!({"role": "system", "content": "Be brief."}),
-        json!({"role": "user", "content": "Read every file."}),
-    ];
-    for round in 0..40 {
-        let id = format!("call_{round}");
-        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
-            {"id": id, "type": "function", "function": {"name": "read", "arguments": format!("{{\"path\":\"f{round}\"}}")}}]}));
-        let content: String = (0..100)
-            .map(|line| format!("file {round} line {line}\n"))
-            .collect();
-        messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
-    }
+    let messages = chat_reads(40);
     let body = json!({"model": "gpt-4o", "messages": messages});
-    let reply = send(
-        Method::POST,
-        &proxy.url("/v1/chat/completions"),
-        &[("content-type", "application/json")],
-        body.to_string(),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    assert_eq!(reply.json()["choices"][0]["message"]["content"], "fits now");
-    let seen = upstream.seen();
-    assert_eq!(seen.len(), 2);
+    let seen = post_fitting_chat(&proxy, &upstream, &body).await;
     assert!(seen[1].body.len() < seen[0].body.len() * 3 / 4);
 }
 
@@ -200,31 +213,9 @@ async fn an_overflow_stated_without_figures_is_retried_smaller() {
     })
     .await;
     let proxy = Proxy::start(&upstream.url()).await;
-    let mut messages = vec![
-        json!({"role": "system", "content": "Be brief."}),
-        json!({"role": "user", "content": "Read every file."}),
-    ];
-    for round in 0..40 {
-        let id = format!("call_{round}");
-        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
-            {"id": id, "type": "function", "function": {"name": "read", "arguments": format!("{{\"path\":\"f{round}\"}}")}}]}));
-        let content: String = (0..100)
-            .map(|line| format!("file {round} line {line}\n"))
-            .collect();
-        messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
-    }
+    let messages = chat_reads(40);
     let body = json!({"model": "local-model", "messages": messages});
-    let reply = send(
-        Method::POST,
-        &proxy.url("/v1/chat/completions"),
-        &[("content-type", "application/json")],
-        body.to_string(),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    assert_eq!(reply.json()["choices"][0]["message"]["content"], "fits now");
-    let seen = upstream.seen();
-    assert_eq!(seen.len(), 2);
+    let seen = post_fitting_chat(&proxy, &upstream, &body).await;
     assert!(
         seen[1].body.len() < seen[0].body.len() * 9 / 10,
         "retry {} bytes after {}",
