@@ -9,8 +9,12 @@
 //! `MAGIC_CONTEXT_SESSION` names a stored session exactly (as the `x-magic-context-session`
 //! header does); else `CLAUDE_CODE_SESSION_ID` is the client's id, which the proxy splits
 //! into lanes `cc-<id>-<lane>`, and the main lane is taken to be the one with the most
-//! messages (title and summary side calls stay short). Without either, memory and search
-//! still work for the project; the other tools say what is missing.
+//! messages (title and summary side calls stay short). Without either (Codex and OpenCode
+//! pass their MCP servers no conversation id), a call acts for the project's one live
+//! conversation: the only session of the project the proxy served in the last
+//! [`LIVE_WINDOW_MS`] (a fork counts with the session it branched from), which is the one
+//! whose model is calling the tool; with none or several, memory and search still work for
+//! the project and the other tools say what is missing.
 //!
 //! Checked with the real binary (Claude Code 2.1.197, `-p` with `--mcp-config`), and
 //! recorded by the end-to-end test `tests/it/claude_code_mcp.rs`: the MCP server's
@@ -52,6 +56,11 @@ use crate::search_cmd::semantic_signal;
 pub const SESSION_ENV: &str = "MAGIC_CONTEXT_SESSION";
 /// The environment variable Claude Code sets for the MCP servers it starts.
 pub const CLAUDE_CODE_SESSION_ENV: &str = "CLAUDE_CODE_SESSION_ID";
+
+/// How recently the proxy must have served a session for an unbound server to take it as
+/// the project's live conversation: a tool call follows the model's answer to a request the
+/// proxy just served, so minutes are plenty, and a longer window would see finished ones.
+pub const LIVE_WINDOW_MS: i64 = 5 * 60 * 1000;
 
 /// Arguments of `mcp`.
 #[derive(Debug, Args)]
@@ -124,7 +133,7 @@ enum Binding {
     Explicit(SessionId),
     /// `CLAUDE_CODE_SESSION_ID`: the main lane of this client id.
     ClaudeCode(String),
-    /// Neither was set (or the value was unusable).
+    /// Neither was set (or the value was unusable): the project's live conversation.
     Unbound,
 }
 
@@ -154,10 +163,15 @@ impl Binding {
     /// The session a call acts for now: for a client id, its lane with the most messages
     /// (the newest on a tie), or the unlaned id when the proxy has stored none yet, so the
     /// tools say the session has no messages rather than that there is no session.
-    fn resolve(&self, store: &Store) -> Option<SessionId> {
+    fn resolve(
+        &self,
+        store: &Store,
+        project: Option<&ProjectId>,
+        now_ms: i64,
+    ) -> Option<SessionId> {
         match self {
             Self::Explicit(session) => Some(session.clone()),
-            Self::Unbound => None,
+            Self::Unbound => live_session(store, project?, now_ms),
             Self::ClaudeCode(id) => {
                 let prefix = format!("cc-{id}-");
                 let lanes = store.read(|tx| {
@@ -187,6 +201,37 @@ impl Binding {
     }
 }
 
+/// The project's one live conversation: the session the proxy served most recently within
+/// [`LIVE_WINDOW_MS`] of `now_ms`, when every other one it served then is a session it
+/// branched from (a rewind); `None` when there is none, or several conversations are live.
+fn live_session(store: &Store, project: &ProjectId, now_ms: i64) -> Option<SessionId> {
+    let since = now_ms.saturating_sub(LIVE_WINDOW_MS);
+    let live = store.read(|tx| {
+        let live = tx.project_sessions_seen_since(project, since)?;
+        let Some(newest) = live.first() else {
+            return Ok(None);
+        };
+        let mut lineage = vec![newest.id.clone()];
+        let mut fork = newest.fork.clone();
+        while let Some(point) = fork.take()
+            && lineage.len() < MAX_LINEAGE
+        {
+            fork = tx
+                .get_session(&point.parent)?
+                .and_then(|parent| parent.fork);
+            lineage.push(point.parent);
+        }
+        let one = live.iter().all(|session| lineage.contains(&session.id));
+        Ok(one.then(|| newest.id.clone()))
+    });
+    live.inspect_err(|error| tracing::warn!(%error, "cannot list the project's sessions"))
+        .ok()
+        .flatten()
+}
+
+/// How many forks back an unbound server looks for a live session's ancestors.
+const MAX_LINEAGE: usize = 64;
+
 /// What every call needs, behind one lock: calls run one at a time, as a model makes them.
 struct Shared {
     engine: Engine,
@@ -205,7 +250,9 @@ impl Shared {
         let ctx = ToolContext {
             engine: &self.engine,
             project: self.project.clone(),
-            session: self.binding.resolve(self.engine.store()),
+            session: self
+                .binding
+                .resolve(self.engine.store(), self.project.as_ref(), now_ms),
             semantic: self
                 .semantic
                 .as_ref()

@@ -210,6 +210,32 @@ impl ReadTx<'_> {
             .collect()
     }
 
+    /// The sessions of `project` a request used at or after `since_ms`, most recently seen
+    /// first: the conversations of the project that are live now.
+    pub fn project_sessions_seen_since(
+        &self,
+        project: &ProjectId,
+        since_ms: i64,
+    ) -> Result<Vec<SessionRecord>> {
+        const DOING: &str = "listing a project's live sessions";
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE project = ?1 AND last_seen_ms >= ?2
+             ORDER BY last_seen_ms DESC, id"
+        );
+        let mut statement = self
+            .conn()
+            .prepare_cached(&sql)
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map(
+                rusqlite::params![project.as_str(), since_ms],
+                SessionRow::from_row,
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.map(|row| row.map_err(StoreError::sqlite(DOING))?.decode())
+            .collect()
+    }
+
     pub(crate) fn require_session(&self, id: &SessionId) -> Result<SessionRecord> {
         self.get_session(id)?
             .ok_or_else(|| StoreError::UnknownSession {

@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::config::Config;
-use mc_core::{Host, Message, Part, Role, SessionId};
+use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
 use mc_engine::{Engine, PassRequest};
 use mc_store::Store;
 use serde_json::{Value, json};
@@ -20,6 +20,11 @@ const CLIENT_ID: &str = "5f1c-client";
 
 /// Stores `turns` tool-using turns as session `id`, through one engine pass.
 fn seed(data: &Path, id: &str, turns: usize) {
+    seed_in(data, id, turns, None, 1_795_952_640_000);
+}
+
+/// [`seed`] for `project`, as a request the proxy served at `now_ms`.
+fn seed_in(data: &Path, id: &str, turns: usize, project: Option<&ProjectId>, now_ms: u64) {
     let mut messages = vec![Message::new(Role::User, vec![Part::text("fix the build")])];
     for turn in 0..turns {
         let call = format!("toolu_{turn}");
@@ -47,13 +52,13 @@ fn seed(data: &Path, id: &str, turns: usize) {
         .pass(&PassRequest {
             session: &SessionId::new(id).unwrap(),
             host: Host::ClaudeCode,
-            project: None,
+            project,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",
             system_blocks: 1,
             messages: &messages,
             chain: None,
-            now_ms: 1_795_952_640_000,
+            now_ms,
             usable_window: Some(200_000),
             fixed_tokens: 0,
             last_usage_tokens: None,
@@ -265,5 +270,35 @@ fn without_a_session_memory_works_and_the_rest_say_why() {
     assert!(error && text.contains("MAGIC_CONTEXT_SESSION"), "{text}");
     let (text, error) = client.call("ctx_memory", json!({"action": "list"}));
     assert_eq!((text.as_str(), error), ("no memories yet", false));
+    client.close();
+}
+
+/// A host that passes its MCP server no conversation id (Codex, OpenCode): the server acts
+/// for the project's one conversation the proxy is serving now, and says so when there are
+/// several.
+#[test]
+fn without_a_session_id_the_projects_one_live_conversation_is_used() {
+    let (machine, data) = seeded();
+    let project = mc_proxy::identify_project(&machine.path("work")).unwrap();
+    let now_ms = u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    // Long finished, in the same project: not live.
+    seed_in(&data, "codex-old", 2, Some(&project), now_ms - 3_600_000);
+    seed_in(&data, "codex-live", 3, Some(&project), now_ms);
+    let mut client = Client::start(&machine, &data, &[]);
+    let (text, error) = client.call("ctx_expand", json!({"message": 1}));
+    // It found the session: the message is there, and still in the conversation's view.
+    assert!(!error && text.contains("still in your live context"), "{text}");
+    client.close();
+
+    seed_in(&data, "codex-other", 1, Some(&project), now_ms);
+    let mut client = Client::start(&machine, &data, &[]);
+    let (text, error) = client.call("ctx_expand", json!({"message": 1}));
+    assert!(error && text.contains("more than one"), "{text}");
     client.close();
 }

@@ -162,7 +162,9 @@ pub(crate) fn bound_session(
         return Ok(Err(ToolAnswer::error(format!(
             "{tool} needs a session, and this server was started without one: set \
              MAGIC_CONTEXT_SESSION (or run under Claude Code, which sets \
-             CLAUDE_CODE_SESSION_ID) for the MCP server"
+             CLAUDE_CODE_SESSION_ID) for the MCP server; without either it takes the \
+             project's one conversation the proxy served in the last five minutes, and \
+             there was none or more than one"
         ))));
     };
     let Some(record) = tx.get_session(session)? else {
