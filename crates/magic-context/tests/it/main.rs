@@ -22,6 +22,7 @@ mod memory;
 mod opencode;
 mod opencode_small_window;
 mod pi_agent;
+mod pi_proxy_tools;
 mod pi_sessions;
 mod pi_small_window;
 mod reduce;

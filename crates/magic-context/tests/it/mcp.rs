@@ -293,7 +293,10 @@ fn without_a_session_id_the_projects_one_live_conversation_is_used() {
     let mut client = Client::start(&machine, &data, &[]);
     let (text, error) = client.call("ctx_expand", json!({"message": 1}));
     // It found the session: the message is there, and still in the conversation's view.
-    assert!(!error && text.contains("still in your live context"), "{text}");
+    assert!(
+        !error && text.contains("still in your live context"),
+        "{text}"
+    );
     client.close();
 
     seed_in(&data, "codex-other", 1, Some(&project), now_ms);
