@@ -107,6 +107,12 @@ pub fn note_gone(call: &Call, rounds: usize) {
     );
 }
 
+/// An event as the upstream sent it: what the client gets of an event the proxy leaves
+/// unchanged.
+pub fn raw(event: &SseEvent) -> String {
+    mc_wire::sse::encode_event(event.event.as_deref(), &event.data)
+}
+
 /// Whether an upstream response is an SSE stream.
 pub fn is_stream(headers: &reqwest::header::HeaderMap) -> bool {
     headers

@@ -18,7 +18,7 @@ use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
 use super::is_ours;
-use super::live::{RoundEvents, Sink, live_response};
+use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::prepare::Prepared;
 use super::rounds::{Call, Rounds, Settled};
@@ -128,11 +128,6 @@ async fn run(
         response = next;
         merge.next_round();
     }
-}
-
-/// An event as the upstream sent it.
-fn raw(event: &SseEvent) -> String {
-    encode_event(event.event.as_deref(), &event.data)
 }
 
 /// The rounds of one answer merged into the one message the client reads.

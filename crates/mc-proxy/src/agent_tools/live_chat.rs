@@ -19,7 +19,7 @@ use mc_wire::sse::{SseEvent, encode_event};
 use super::chat::ChatPrepared;
 use super::chat_rounds::ChatRounds;
 use super::is_ours;
-use super::live::{RoundEvents, Sink, live_response};
+use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::rounds::{Call, Settled};
 use crate::app::App;
@@ -123,11 +123,6 @@ async fn run(
         response = next;
         merge.next_round();
     }
-}
-
-/// An event as the upstream sent it.
-fn raw(event: &SseEvent) -> String {
-    encode_event(event.event.as_deref(), &event.data)
 }
 
 fn encoded(event: &SseEvent, chunk: &ChatChunk) -> String {

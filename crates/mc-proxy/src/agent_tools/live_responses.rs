@@ -20,7 +20,7 @@ use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
 use super::is_ours;
-use super::live::{RoundEvents, Sink, live_response};
+use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::responses::ResponsesPrepared;
 use super::responses_rounds::{ResponsesRounds, without};
@@ -125,11 +125,6 @@ async fn run(
         response = next;
         merge.next_round();
     }
-}
-
-/// An event as the upstream sent it.
-fn raw(event: &SseEvent) -> String {
-    encode_event(event.event.as_deref(), &event.data)
 }
 
 fn encoded(event: &SseEvent, decoded: &StreamEvent) -> String {
