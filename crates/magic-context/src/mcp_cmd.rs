@@ -336,4 +336,39 @@ mod tests {
         );
         assert_eq!(Binding::from_values(None, None), Binding::Unbound);
     }
+
+    /// Without an id, the project's one live conversation is taken: a rewind's fork counts
+    /// with the session it branched from; a second conversation makes it ambiguous; another
+    /// project's and finished ones do not count.
+    #[test]
+    fn an_unbound_server_takes_the_projects_one_live_conversation() {
+        use mc_core::Host;
+        use mc_store::NewSession;
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("context.db")).unwrap();
+        let project = ProjectId::new("p1").unwrap();
+        let now = 1_800_000_000_000_i64;
+        let id = |name: &str| SessionId::new(name).unwrap();
+        let add = |name: &str, project: &str, at: i64| {
+            let session = NewSession {
+                id: id(name),
+                host: Host::Codex,
+                project: Some(ProjectId::new(project).unwrap()),
+            };
+            store.write(|tx| tx.upsert_session(&session, at)).unwrap();
+        };
+        let live = || live_session(&store, &project, now);
+        add("finished", "p1", now - 2 * LIVE_WINDOW_MS);
+        add("elsewhere", "p2", now);
+        assert_eq!(live(), None);
+        add("main", "p1", now - 1_000);
+        assert_eq!(live(), Some(id("main")));
+        store
+            .write(|tx| tx.fork_session(&id("main"), &id("rewound"), 0, now))
+            .unwrap();
+        assert_eq!(live(), Some(id("rewound")));
+        add("second", "p1", now - 500);
+        assert_eq!(live(), None);
+    }
 }
