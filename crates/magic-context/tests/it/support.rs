@@ -9,6 +9,7 @@ pub mod claude_session;
 pub mod client_run;
 pub mod codex_rollout;
 pub mod codex_session;
+pub mod git_repo;
 pub mod npm_client;
 pub mod opencode_session;
 pub mod pi_session;

@@ -9,8 +9,8 @@
 //! counts about 700 tokens.
 
 use std::path::Path;
-use std::process::Command;
 
+use crate::support::git_repo::commit_all;
 use serde_json::{Value, json};
 
 /// The script's last turn starts with this.
@@ -59,24 +59,7 @@ pub fn create(repo: &Path, steps: usize) {
         "# work journal\n\nOne log per step under work/.\n",
     )
     .unwrap();
-    let git = |args: &[&str]| {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    git(&["init", "-q"]);
-    git(&["config", "user.email", "journal@example.com"]);
-    git(&["config", "user.name", "Journal"]);
-    git(&["config", "commit.gpgsign", "false"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "initial import"]);
+    commit_all(repo);
 }
 
 /// The script's JSON: step 1 at once, step `n` once the last tool result ends with step

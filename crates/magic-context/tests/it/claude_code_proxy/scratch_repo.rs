@@ -6,8 +6,8 @@
 //! and its partial Reads aim at line numbers (the `pub fn` line of function `i` is line
 //! `6·i + 8`). Change the generator and the fixture together.
 
+use crate::support::git_repo::commit_all;
 use std::path::Path;
-use std::process::Command;
 
 /// One generated source file.
 struct SourceFile {
@@ -52,24 +52,7 @@ pub fn create(repo: &Path) {
         std::fs::write(repo.join(format!("src/{}.rs", file.name)), render(file)).unwrap();
     }
     std::fs::write(repo.join("README.md"), README).unwrap();
-    let git = |args: &[&str]| {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    git(&["init", "-q"]);
-    git(&["config", "user.email", "long-session@example.com"]);
-    git(&["config", "user.name", "Long Session"]);
-    git(&["config", "commit.gpgsign", "false"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "initial import"]);
+    commit_all(repo);
 }
 
 fn render(file: &SourceFile) -> String {

@@ -11,8 +11,8 @@
 //! scale, pinned by a test below.
 
 use std::path::Path;
-use std::process::Command;
 
+use crate::support::git_repo::commit_all;
 use serde_json::{Value, json};
 
 /// How many steps (Bash calls) the script makes.
@@ -55,24 +55,7 @@ pub fn create(repo: &Path) {
         "# small window demo\n\nOne generated log per step under logs/.\n",
     )
     .unwrap();
-    let git = |args: &[&str]| {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    git(&["init", "-q"]);
-    git(&["config", "user.email", "small-window@example.com"]);
-    git(&["config", "user.name", "Small Window"]);
-    git(&["config", "commit.gpgsign", "false"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "initial import"]);
+    commit_all(repo);
 }
 
 /// The script's JSON: step 1 at once, step `n` once the last tool result ends with step

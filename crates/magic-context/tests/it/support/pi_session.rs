@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::Machine;
 use super::claude_session::{Route, Script, run_bounded};
+use super::git_repo::commit_all;
 use super::recording_relay::{Relay, TURN_HEADER};
 use super::servers::Server;
 use super::transcript::ToolResult;
@@ -227,25 +228,7 @@ impl PiSession {
 pub fn create_repo(repo: &Path) {
     std::fs::create_dir_all(repo).unwrap();
     std::fs::write(repo.join("README.md"), "# step runner\n").unwrap();
-    for args in [
-        &["init", "-q"][..],
-        &["config", "user.email", "pi-steps@example.com"],
-        &["config", "user.name", "Pi Steps"],
-        &["config", "commit.gpgsign", "false"],
-        &["add", "."],
-        &["commit", "-qm", "initial import"],
-    ] {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
+    commit_all(repo);
 }
 
 /// Pi's config in `home`: one custom provider `mc` at the proxy with a dummy key

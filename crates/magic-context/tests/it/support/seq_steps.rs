@@ -7,8 +7,8 @@
 //! the caller says how its shell tool is named and takes a command.
 
 use std::path::Path;
-use std::process::Command;
 
+use super::git_repo::commit_all;
 use serde_json::{Value, json};
 
 /// The script's last turn starts with this.
@@ -67,22 +67,5 @@ impl SeqSteps {
 pub fn create_repo(repo: &Path) {
     std::fs::create_dir_all(repo).unwrap();
     std::fs::write(repo.join("README.md"), "# steps\n").unwrap();
-    let git = |args: &[&str]| {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    git(&["init", "-q"]);
-    git(&["config", "user.email", "steps@example.com"]);
-    git(&["config", "user.name", "Steps"]);
-    git(&["config", "commit.gpgsign", "false"]);
-    git(&["add", "."]);
-    git(&["commit", "-qm", "initial import"]);
+    commit_all(repo);
 }
