@@ -85,10 +85,8 @@ pub fn items_hash(items: &[Item]) -> Option<ContentHash> {
 }
 
 /// Whether the model wrote `item` (it belongs to an assistant turn).
-pub fn by_model(item: &Item) -> bool {
-    responses::to_conversation(std::slice::from_ref(item))
-        .first()
-        .is_some_and(|message| message.role == Role::Assistant)
+fn by_model(item: &Item) -> bool {
+    responses::item_role(item) == Role::Assistant
 }
 
 /// Prepares a Responses request for the proxy's tools, or `None` when this call does not get
@@ -174,9 +172,7 @@ fn splice_items(
     let mut rest = turns.into_iter().peekable();
     while let Some(item) = rest.next() {
         if !by_model(&item) {
-            if let Some(hash) = items_hash(std::slice::from_ref(&item)) {
-                point.pass(&hash);
-            }
+            pass(&mut point, std::slice::from_ref(&item));
             out.push(item);
             continue;
         }
@@ -184,49 +180,30 @@ fn splice_items(
         while let Some(next) = rest.next_if(by_model) {
             answer.push(next);
         }
-        let Some(hash) = items_hash(&answer) else {
+        let hash = items_hash(&answer).map(|hash| hash.to_string());
+        let found = stored::<ResponsesSplice>(tx, &point.anchor())?.filter(|found| {
+            Some(&found.splice.client_answer) == hash.as_ref()
+                && found.splice.client_items == answer.len()
+        });
+        let Some(found) = found else {
+            pass(&mut point, &answer);
             out.extend(answer);
             continue;
         };
-        let Some(found) = stored::<ResponsesSplice>(tx, &point.anchor())? else {
-            point.pass(&hash);
-            out.extend(answer);
-            continue;
-        };
-        if found.splice.client_answer != hash.to_string()
-            || found.splice.client_items != answer.len()
-        {
-            point.pass(&hash);
-            out.extend(answer);
-            continue;
-        }
         used.note(&found);
         let splice = found.splice;
-        let before = splice.before;
-        for run in model_runs(&before) {
-            if let Some(hash) = items_hash(run) {
-                point.pass(&hash);
-            }
-        }
-        out.extend(before);
         let answer = splice.full_answer.unwrap_or(answer);
-        if let Some(hash) = items_hash(&answer) {
-            point.pass(&hash);
+        for items in [splice.before, answer, splice.results] {
+            pass(&mut point, &items);
+            out.extend(items);
         }
-        out.extend(answer);
-        for result in &splice.results {
-            if let Some(hash) = items_hash(std::slice::from_ref(result)) {
-                point.pass(&hash);
-            }
-        }
-        out.extend(splice.results);
     }
     Ok((out, point))
 }
 
-/// `items` as the groups the neutral model reads: each run of model items, each other item.
-pub fn model_runs(items: &[Item]) -> Vec<&[Item]> {
-    let mut runs = Vec::new();
+/// Moves `point` past `items`, a run of the neutral model's messages at a time: each run of
+/// model items, each other item.
+fn pass(point: &mut Point, items: &[Item]) {
     let mut start = 0;
     while start < items.len() {
         let mut end = start + 1;
@@ -235,8 +212,9 @@ pub fn model_runs(items: &[Item]) -> Vec<&[Item]> {
                 end += 1;
             }
         }
-        runs.push(&items[start..end]);
+        if let Some(hash) = items_hash(&items[start..end]) {
+            point.pass(&hash);
+        }
         start = end;
     }
-    runs
 }

@@ -51,57 +51,54 @@ pub fn to_conversation(items: &[Item]) -> Vec<Message> {
     messages
 }
 
-/// The role an item belongs to and its parts.
-fn item_parts(item: &Item) -> (Role, Vec<Part>) {
+/// The role of the message an item belongs to in the model: what the model wrote is the
+/// assistant's (messages, tool calls, reasoning, server-side calls, `compaction`), a tool
+/// output the tool's, other unknown items the user's.
+pub fn item_role(item: &Item) -> Role {
     match item {
-        Item::Message(message) => {
-            let role = match message.role {
-                MessageRole::User => Role::User,
-                MessageRole::Assistant => Role::Assistant,
-                MessageRole::System | MessageRole::Developer => Role::System,
-            };
-            match content_parts(&message.content) {
-                Some(parts) => (role, parts),
-                None => (role, vec![opaque(item)]),
-            }
-        }
-        Item::FunctionCall(call) => (
-            Role::Assistant,
-            vec![Part::ToolCall {
-                id: call.call_id.clone(),
-                name: call.name.clone(),
-                input: serde_json::from_str(&call.arguments)
-                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-            }],
-        ),
-        Item::CustomToolCall(call) => (
-            Role::Assistant,
-            vec![Part::ToolCall {
-                id: call.call_id.clone(),
-                name: call.name.clone(),
-                input: Value::String(call.input.clone()),
-            }],
-        ),
-        Item::ToolOutput(output) => (
-            Role::Tool,
-            vec![Part::ToolResult {
-                call_id: output.call_id.clone(),
-                content: output_parts(&output.output),
-                is_error: false,
-            }],
-        ),
-        Item::Reasoning(_) => (Role::Assistant, vec![opaque(item)]),
+        Item::Message(message) => match message.role {
+            MessageRole::User => Role::User,
+            MessageRole::Assistant => Role::Assistant,
+            MessageRole::System | MessageRole::Developer => Role::System,
+        },
+        Item::FunctionCall(_) | Item::CustomToolCall(_) | Item::Reasoning(_) => Role::Assistant,
+        Item::ToolOutput(_) => Role::Tool,
         Item::Other(_) => {
             let kind = item.type_name();
-            let by_model = kind.ends_with("_call") || kind == "compaction";
-            let role = if by_model {
+            if kind.ends_with("_call") || kind == "compaction" {
                 Role::Assistant
             } else {
                 Role::User
-            };
-            (role, vec![opaque(item)])
+            }
         }
     }
+}
+
+/// The role an item belongs to ([`item_role`]) and its parts.
+fn item_parts(item: &Item) -> (Role, Vec<Part>) {
+    let parts = match item {
+        Item::Message(message) => {
+            content_parts(&message.content).unwrap_or_else(|| vec![opaque(item)])
+        }
+        Item::FunctionCall(call) => vec![Part::ToolCall {
+            id: call.call_id.clone(),
+            name: call.name.clone(),
+            input: serde_json::from_str(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+        }],
+        Item::CustomToolCall(call) => vec![Part::ToolCall {
+            id: call.call_id.clone(),
+            name: call.name.clone(),
+            input: Value::String(call.input.clone()),
+        }],
+        Item::ToolOutput(output) => vec![Part::ToolResult {
+            call_id: output.call_id.clone(),
+            content: output_parts(&output.output),
+            is_error: false,
+        }],
+        Item::Reasoning(_) | Item::Other(_) => vec![opaque(item)],
+    };
+    (item_role(item), parts)
 }
 
 fn opaque(item: &Item) -> Part {
