@@ -210,11 +210,11 @@ async fn replan_after_overflow(
         .as_ref()
         .map(|pass| pass.estimated_prompt_tokens);
     let unstated = overflow.limit_tokens.is_none() && overflow.prompt_tokens.is_none();
-    let limit = overflow.limit_tokens.or_else(|| {
-        unstated
-            .then(|| sent.map(|tokens| tokens * 9 / 10))
-            .flatten()
-    });
+    let limit = if unstated {
+        sent.map(|tokens| tokens * 9 / 10)
+    } else {
+        overflow.limit_tokens
+    };
     if let Some(limit) = limit {
         app.proven_windows.record(&planned.model, limit);
     }
@@ -228,13 +228,12 @@ async fn replan_after_overflow(
         }
     }
     let seq = planned.pass.as_ref().map(|pass| pass.seq);
-    let usage = match (overflow.prompt_tokens, limit) {
-        (Some(tokens), _) => Some(ReportedUsage { tokens, pass: seq }),
+    let usage = match overflow.prompt_tokens {
+        Some(tokens) => Some(ReportedUsage { tokens, pass: seq }),
         // Our own count of the refused request, paired with its pass so the retry is judged
         // over the limit; being the pass's own estimate, it teaches the correction nothing.
-        (None, Some(_)) if unstated => sent.map(|tokens| ReportedUsage { tokens, pass: seq }),
-        (None, Some(tokens)) => Some(ReportedUsage { tokens, pass: None }),
-        (None, None) => None,
+        None if unstated => sent.map(|tokens| ReportedUsage { tokens, pass: seq }),
+        None => limit.map(|tokens| ReportedUsage { tokens, pass: None }),
     };
     plan(app, provider, headers, client_body, usage).await
 }

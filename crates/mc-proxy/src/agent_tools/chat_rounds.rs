@@ -10,7 +10,7 @@ use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolC
 use serde_json::{Value, json};
 
 use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_hash};
-use super::execute::{execute, keep};
+use super::execute::{call_arguments, execute, flagged_text, keep};
 use super::live::is_stream;
 use super::reply::{Buffered, read_whole};
 use super::rounds::{Call, Settled, broke_off, record};
@@ -132,23 +132,16 @@ impl ChatRounds {
             .iter()
             .map(|&index| {
                 let function = &calls[index].function;
-                let arguments = serde_json::from_str(&function.arguments)
-                    .unwrap_or_else(|_| Value::String(function.arguments.clone()));
+                let arguments = call_arguments(&function.arguments);
                 (calls[index].id.clone(), function.name.clone(), arguments)
             })
             .collect();
         let answers = execute(app, &prepared.project, &call.planned.session, &runs).await;
-        // Chat has no error flag on a tool message: the text says it failed.
         let results: Vec<ChatMessage> = runs
             .into_iter()
             .zip(answers)
             .map(|((id, _, _), answer)| {
-                let text = if answer.is_error {
-                    format!("error: {}", answer.text)
-                } else {
-                    answer.text
-                };
-                ChatMessage::tool_result(id, ChatContent::Text(text))
+                ChatMessage::tool_result(id, ChatContent::Text(flagged_text(answer)))
             })
             .collect();
         let full = assistant_turn(message, calls.clone());

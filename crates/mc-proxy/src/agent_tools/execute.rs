@@ -62,6 +62,22 @@ fn run_blocking(
         .collect()
 }
 
+/// A call's JSON arguments as the wire carries them (a string), or the string itself when
+/// it is not JSON: the tool then answers what it expected.
+pub fn call_arguments(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+/// An answer as the text of a result on a wire with no error flag on tool results (Chat,
+/// Responses): the text says it failed.
+pub fn flagged_text(answer: ToolAnswer) -> String {
+    if answer.is_error {
+        format!("error: {}", answer.text)
+    } else {
+        answer.text
+    }
+}
+
 /// Stores a splice before the client gets the answer, so its next request finds it. A
 /// failure is logged: the client still gets its answer, and its next request, missing the
 /// exchange, forks from the stored history rather than sending calls without results.

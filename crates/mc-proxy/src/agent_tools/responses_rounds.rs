@@ -9,7 +9,7 @@ use bytes::Bytes;
 use mc_wire::responses::{Content, Input, Item, OutputKind, ResponsesResponse, ToolOutputItem};
 use serde_json::{Value, json};
 
-use super::execute::{execute, keep};
+use super::execute::{call_arguments, execute, flagged_text, keep};
 use super::live::is_stream;
 use super::reply::read_whole;
 use super::responses::{ResponsesPrepared, ResponsesSplice, items_hash};
@@ -123,30 +123,21 @@ impl ResponsesRounds {
         let runs: Vec<(String, String, Value)> = ours
             .iter()
             .filter_map(|&index| match &output[index] {
-                Item::FunctionCall(call) => {
-                    let arguments = serde_json::from_str(&call.arguments)
-                        .unwrap_or_else(|_| Value::String(call.arguments.clone()));
-                    Some((call.call_id.clone(), call.name.clone(), arguments))
-                }
+                Item::FunctionCall(call) => Some((
+                    call.call_id.clone(),
+                    call.name.clone(),
+                    call_arguments(&call.arguments),
+                )),
                 _ => None,
             })
             .collect();
         let answers = execute(app, &prepared.project, &call.planned.session, &runs).await;
-        // A function output has no error flag: the text says it failed.
         let results: Vec<Item> = runs
             .into_iter()
             .zip(answers)
             .map(|((id, _, _), answer)| {
-                let text = if answer.is_error {
-                    format!("error: {}", answer.text)
-                } else {
-                    answer.text
-                };
-                Item::ToolOutput(ToolOutputItem::new(
-                    OutputKind::Function,
-                    id,
-                    Content::Text(text),
-                ))
+                let output = Content::Text(flagged_text(answer));
+                Item::ToolOutput(ToolOutputItem::new(OutputKind::Function, id, output))
             })
             .collect();
         if client_calls(output) > 0 || self.count >= MAX_ROUNDS {
