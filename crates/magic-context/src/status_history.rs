@@ -18,6 +18,8 @@ const RUNS_TOTALLED: usize = 100_000;
 pub struct HistoryStatus {
     compartments: usize,
     summarised_until: u64,
+    /// Where the last compartment starts when it is provisional (read again by the next run).
+    provisional_from: Option<u64>,
     /// Estimated tokens of `m[0]` and `m[1]` as last rendered.
     head_tokens: Option<u64>,
     /// The history budget for the session's usable window.
@@ -38,6 +40,7 @@ impl HistoryStatus {
     ) -> mc_store::Result<Self> {
         let compartments = tx.compartments(session)?.len();
         let summarised_until = tx.summarised_until(session)?;
+        let provisional_from = tx.provisional_start(session)?;
         let head_tokens = tx
             .engine_state(session)?
             .and_then(|state| serde_json::from_str::<Value>(&state).ok())
@@ -55,6 +58,7 @@ impl HistoryStatus {
         Ok(Self {
             compartments,
             summarised_until,
+            provisional_from,
             head_tokens,
             budget_tokens,
             run_count: all.len(),
@@ -65,12 +69,14 @@ impl HistoryStatus {
         })
     }
 
-    /// The JSON shape: `{"compartments", "summarised_until", "head_tokens", "budget_tokens",
+    /// The JSON shape: `{"compartments", "summarised_until", "provisional_from", "head_tokens",
+    /// "budget_tokens",
     /// "historian": {"runs", "input_tokens", "output_tokens", "cost_usd", "recent": [RUN]}}`.
     pub fn json(&self) -> Value {
         json!({
             "compartments": self.compartments,
             "summarised_until": self.summarised_until,
+            "provisional_from": self.provisional_from,
             "head_tokens": self.head_tokens,
             "budget_tokens": self.budget_tokens,
             "historian": {
@@ -105,6 +111,9 @@ impl HistoryStatus {
                 self.compartments,
                 self.summarised_until.saturating_sub(1)
             ));
+            if let Some(from) = self.provisional_from {
+                out.push_str(&format!(" (from {from} provisional: read again next run)"));
+            }
         }
         if let Some(head) = self.head_tokens {
             out.push_str(&format!("; head {} tokens", thousands(head)));

@@ -5,7 +5,9 @@
 //! moves the boundary to the end of what they cover: a soft bust shows the new compartments
 //! at full detail in `m[1]` (`m[0]` and everything before it stay byte-identical); a hard
 //! fold re-renders `m[0]` with every compartment, re-tiered by decay within the history
-//! budget, and resets `m[1]`. The raw messages behind the boundary stay in the log.
+//! budget, and resets `m[1]` (to the provisional compartment, when the history ends with
+//! one: the run that replaces it must find it in `m[1]`). The raw messages behind the
+//! boundary stay in the log.
 //!
 //! The first message of the conversation (the task, and for Claude Code its CLAUDE.md and
 //! environment reminders) is pinned verbatim in `m[0]` once the boundary passes it, so the
@@ -99,7 +101,21 @@ impl Engine {
         let (session, messages, count) = (request.session, request.messages, request.count_text);
         match plan.kind {
             PassKind::HardFold => {
-                let compartments = delta_compartments(tx, session, 0, state.boundary)?;
+                let mut compartments = delta_compartments(tx, session, 0, state.boundary)?;
+                // A provisional compartment is about to be replaced: it goes to `m[1]`.
+                let provisional = tx
+                    .provisional_start(session)?
+                    .filter(|&start| start < state.boundary);
+                let m1 = match provisional {
+                    Some(start) => {
+                        let at = compartments
+                            .iter()
+                            .position(|compartment| compartment.start_ordinal >= start)
+                            .unwrap_or(compartments.len());
+                        compartments.split_off(at)
+                    }
+                    None => Vec::new(),
+                };
                 let landed = tx.drop_state(session)?.landed;
                 let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape, &landed);
                 let (memories, memory_log) = memories_for_fold(tx, memory.project.as_ref())?;
@@ -115,15 +131,19 @@ impl Engine {
                 state.m0_tokens = head.tokens.get();
                 state.m0 = head.text;
                 state.m0_boundary = state.boundary;
+                state.m1_from = provisional;
                 state.m0_memory_log = memory_log;
                 state.m0_memory_ids = head.memory_ids;
-                state.m1 = render_m1(&HeadDelta::default());
+                state.m1 = render_m1(&HeadDelta {
+                    compartments: &m1,
+                    ..HeadDelta::default()
+                });
                 state.m1_tokens = count(&state.m1);
                 state.head_rendered = true;
                 state.head_rebuild_requested = false;
             }
             PassKind::SoftBust => {
-                let delta = delta_compartments(tx, session, state.m0_boundary, state.boundary)?;
+                let delta = delta_compartments(tx, session, m1_from(state), state.boundary)?;
                 state.m1 = render_m1(&HeadDelta {
                     compartments: &delta,
                     memory_changes: &memory.changes,
@@ -147,7 +167,7 @@ pub(crate) fn m1_tokens_at(
     memory_changes: &[MemoryChange],
     count: CountText<'_>,
 ) -> Result<u64> {
-    let delta = delta_compartments(tx, session, state.m0_boundary, boundary)?;
+    let delta = delta_compartments(tx, session, m1_from(state), boundary)?;
     Ok(count(&render_m1(&HeadDelta {
         compartments: &delta,
         memory_changes,
@@ -155,7 +175,12 @@ pub(crate) fn m1_tokens_at(
     })))
 }
 
-/// The compartments starting at or after `from` and ending before `until`.
+/// Where `m[1]`'s compartments start.
+fn m1_from(state: &EngineState) -> u64 {
+    state.m1_from.unwrap_or(state.m0_boundary)
+}
+
+/// The compartments ending at or after `from` and before `until`.
 fn delta_compartments(
     tx: &WriteTx<'_>,
     session: &SessionId,

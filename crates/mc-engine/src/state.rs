@@ -38,6 +38,10 @@ pub struct EngineState {
     /// The boundary `m[0]` was rendered at: compartments before it are in `m[0]`, those
     /// from it to `boundary` in `m[1]`.
     pub m0_boundary: u64,
+    /// Where `m[1]`'s compartments start when that is before `m0_boundary`: the history's
+    /// provisional compartment at the last fold, which `m[0]` left out so that the run that
+    /// replaces it shows in `m[1]` in its place rather than beside a stale copy.
+    pub m1_from: Option<u64>,
     /// The project memory log entry `m[0]` was rendered at: later entries show in `m[1]`.
     pub m0_memory_log: u64,
     /// The memories `m[0]` shows.

@@ -13,28 +13,47 @@ use crate::job::Job;
 /// An answer that passed: the compartments as stored rows, with what else it found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Accepted {
-    /// Rows to append (none when the only compartment waits for more history).
+    /// Rows to append as final.
     pub compartments: Vec<Compartment>,
+    /// The last compartment, whose episode nothing yet shows ended: published to the history
+    /// provisionally (read again and replaced by the next run), or held back from a
+    /// rebuild's staging area.
+    pub provisional: Option<Compartment>,
     /// What validation kept of the answer (facts, observations, whether one was held back).
     pub validated: Validated,
 }
 
 /// Parses and validates `input` (the forced tool call's input) for `job`. The error is in
-/// words the model can act on: it is quoted back in the repair round. A closed job
-/// ([`Job::closed`]) holds nothing back, whatever the lookahead; nor does a job cut short by
-/// its size ([`Job::cut_short`]) whose answer is one compartment: holding that back would
-/// leave the boundary where it is, and the next run would read the same chunk again.
+/// words the model can act on: it is quoted back in the repair round.
+///
+/// A closed job ([`Job::closed`]) takes every compartment as final, whatever the lookahead;
+/// so does a job cut short by its size ([`Job::cut_short`]) whose answer is one compartment
+/// (holding that back would leave the boundary where it is, and the next run would read the
+/// same chunk again). Otherwise a last compartment within the lookahead of the chunk end is
+/// [`Accepted::provisional`], and the facts and observations of the whole answer are kept
+/// (a fact seen again when its range is read again merges by its hash).
 pub fn accept(job: &Job, input: &Value, lookahead: u32) -> Result<Accepted, String> {
     let output = parse_answer(input)?;
-    let mut validated = if job.closed {
-        validate_closed(&output, job.chunk)
+    let whole = validate_closed(&output, job.chunk).map_err(|error| error.to_string())?;
+    let validated = if job.closed {
+        whole
     } else {
-        validate(&output, job.chunk, lookahead)
-    }
-    .map_err(|error| error.to_string())?;
-    if validated.compartments.is_empty() && validated.held_back && job.cut_short {
-        validated = validate_closed(&output, job.chunk).map_err(|error| error.to_string())?;
-    }
+        let held = validate(&output, job.chunk, lookahead).map_err(|error| error.to_string())?;
+        if !held.held_back || (held.compartments.is_empty() && job.cut_short) {
+            whole
+        } else {
+            Validated {
+                compartments: held.compartments,
+                held_back: true,
+                ..whole
+            }
+        }
+    };
+    let provisional = validated
+        .held_back
+        .then(|| output.compartments.last())
+        .flatten()
+        .map(|draft| row_of(job, draft));
     let compartments = validated
         .compartments
         .iter()
@@ -42,6 +61,7 @@ pub fn accept(job: &Job, input: &Value, lookahead: u32) -> Result<Accepted, Stri
         .collect();
     Ok(Accepted {
         compartments,
+        provisional,
         validated,
     })
 }

@@ -9,15 +9,15 @@ use std::collections::BTreeSet;
 
 use mc_core::historian::{
     Chunk, HISTORIAN_SYSTEM, eligible_chunk, historian_user_message, history_tool, live_tail_start,
-    render_transcript, trigger_tokens,
+    render_transcript, starts_a_turn, trigger_tokens,
 };
 use mc_core::tags::{TagIndex, TagNo};
 use mc_core::{Message, ProjectId, Role, SessionId};
 use mc_llm::StructuredRequest;
-use mc_store::{Store, StoredMessage, history_scope};
+use mc_store::{HistorianRun, Store, StoredMessage, history_scope};
 
 use crate::error::Result;
-use crate::publish::Published;
+use crate::publish::{PROVISIONAL_OUTCOME, Published};
 use crate::settings::HistorianSettings;
 
 /// The output budget of one answer: four tiers for several compartments.
@@ -53,12 +53,22 @@ pub struct Job {
     pub request: StructuredRequest,
     /// Where its compartments go.
     pub destination: Destination,
-    /// The chunk ends where the range the job reads ends, and the settings close that range
-    /// ([`HistorianSettings::closes_range`]): the answer's last compartment is not held back.
+    /// The answer's last compartment is final, not left open: the chunk ends where the range
+    /// the job reads ends and the settings close that range
+    /// ([`HistorianSettings::closes_range`]), or the message right after the chunk is the
+    /// user typing again, which ends the episode whatever the model would have guessed from
+    /// inside the chunk.
     pub closed: bool,
     /// The token budget cut the chunk before the end of the history it may read: more
-    /// follows, so a held-back answer would be asked again for the same chunk forever.
+    /// follows, so an answer of one compartment left open would be asked again for the same
+    /// chunk forever.
     pub cut_short: bool,
+    /// The chunk starts with the provisional compartment's range, read again: publishing
+    /// replaces that compartment.
+    pub rereads_provisional: bool,
+    /// Where the destination's compartments ended when the job was read; a publish that
+    /// finds them ending elsewhere was overtaken by another run.
+    pub history_until: u64,
 }
 
 /// The next job of `session`, or `None` when its unsummarised history outside the live tail
@@ -119,33 +129,48 @@ fn find_job(
             return Ok(None);
         };
         let tags = TagIndex::new(tx.tags(session)?);
-        let (boundary, limit) = match want {
+        // A provisional compartment is read again with what followed it: the job starts
+        // where it starts.
+        let (history_until, provisional) = match want {
+            Want::Unsummarised { .. } => (
+                tx.summarised_until(session)?,
+                tx.provisional_start(session)?,
+            ),
+            Want::Rebuild => (tx.staged_until(session)?, None),
+        };
+        let boundary = provisional.unwrap_or(history_until);
+        let limit = match want {
             Want::Unsummarised { .. } => {
                 let Some(live_from) = live_tail_start(&tags, settings.live_tail_tags) else {
                     return Ok(None);
                 };
-                (tx.summarised_until(session)?, live_from)
+                live_from
             }
-            Want::Rebuild => (tx.staged_until(session)?, tx.summarised_until(session)?),
+            Want::Rebuild => tx.summarised_until(session)?,
         };
         if limit <= boundary {
             return Ok(None);
         }
-        // Where the latest run read to, when it was held at this boundary, and how many runs
-        // in a row were held there.
+        // Where the episode left open at this boundary (a provisional compartment, or a run
+        // that held its answer back) was read to, and how many runs in a row left it open.
         let held = match want {
             Want::Unsummarised { .. } => {
                 let runs = tx.historian_runs(session, MAX_HOLD_DOUBLINGS + 1)?;
-                let holds = runs
+                let again = runs
                     .iter()
-                    .take_while(|run| {
-                        run.outcome == Published::Held.as_str() && run.chunk_start == boundary
-                    })
+                    .take_while(|run| run.chunk_start == boundary && run_left_it_open(run))
                     .count();
-                runs.first().filter(|_| holds > 0).map(|run| Held {
-                    until: run.chunk_end,
-                    times: holds,
-                })
+                match provisional {
+                    // The run that published it may have started earlier: it counts once.
+                    Some(_) => Some(Held {
+                        until: history_until - 1,
+                        times: again.max(1),
+                    }),
+                    None => runs.first().filter(|_| again > 0).map(|run| Held {
+                        until: run.chunk_end,
+                        times: again,
+                    }),
+                }
             }
             Want::Rebuild => None,
         };
@@ -158,6 +183,8 @@ fn find_job(
             scope: history_scope(session, record.project.as_ref().map(|p| p.as_str())),
             project: record.project.clone(),
             boundary,
+            history_until,
+            rereads_provisional: provisional.is_some(),
             limit,
             held,
             // Past the limit too: a call just before it may be answered just after it, and
@@ -197,12 +224,13 @@ fn find_job(
         Want::Unsummarised { trigger } => (trigger, Destination::History),
         Want::Rebuild => (0, Destination::Staging),
     };
-    // A held run found its chunk one unfinished episode. Asked again as soon as a message or
-    // two arrive, the model would hold the same episode again. So the history that run did
+    // A run that left an episode open (held back or provisional) would be asked about the
+    // same episode again as soon as a message or two arrive. So the history that run did
     // not read must reach the trigger first, and the next chunk reads that much past it;
-    // after each further hold in a row twice as much (a long episode is asked about a few
-    // times, not once per trigger's worth of it).
+    // after each further such run in a row twice as much (a long episode is asked about a
+    // few times, not once per trigger's worth of it).
     let mut max_chunk_tokens = settings.max_chunk_tokens;
+    let mut reach = 0;
     if let Some(Held {
         until: held_end,
         times,
@@ -220,11 +248,17 @@ fn find_job(
         }
         let read_before = tokens_between(read.boundary, held_end + 1);
         max_chunk_tokens = max_chunk_tokens.max(read_before.saturating_add(trigger));
+        reach = (held_end + 1).saturating_sub(read.boundary);
     }
-    let chunk_in = |max_tokens| eligible_chunk(&owned, 0, span, trigger, max_tokens, &size);
+    let chunk_in = |max_tokens| eligible_chunk(&owned, 0, span, trigger, max_tokens, reach, &size);
     let Some(relative) = chunk_in(max_chunk_tokens) else {
         return Ok(None);
     };
+    // A re-read must reach past the provisional compartment, or its answer could cover less
+    // than the history already does.
+    if read.rereads_provisional && read.boundary + relative.end < read.history_until {
+        return Ok(None);
+    }
     // Whether no later clean end lies before the limit: only the token budget could have
     // cut the chunk shorter.
     let reaches_limit = chunk_in(u64::MAX).is_some_and(|whole| whole.end == relative.end);
@@ -232,6 +266,11 @@ fn find_job(
         start: read.boundary + relative.start,
         end: read.boundary + relative.end,
     };
+    let user_speaks_next = read
+        .stored
+        .iter()
+        .find(|row| row.ordinal == chunk.end + 1)
+        .is_some_and(|row| starts_a_turn(&row.message));
     let rows: Vec<(u64, Message, i64)> = read
         .stored
         .into_iter()
@@ -248,9 +287,17 @@ fn find_job(
         project: read.project,
         request,
         destination,
-        closed: settings.closes_range && reaches_limit,
+        closed: (settings.closes_range && reaches_limit) || user_speaks_next,
         cut_short: !reaches_limit,
+        rereads_provisional: read.rereads_provisional,
+        history_until: read.history_until,
     }))
+}
+
+/// Whether a recorded run left the last episode it read open: held back, or published
+/// provisionally.
+fn run_left_it_open(run: &HistorianRun) -> bool {
+    run.outcome == Published::Held.as_str() || run.outcome == PROVISIONAL_OUTCOME
 }
 
 /// How far into the log the first user message (the task) is looked for.
@@ -274,6 +321,10 @@ struct Gathered {
     scope: String,
     project: Option<ProjectId>,
     boundary: u64,
+    /// Where the destination's compartments end (past `boundary` when the last one is
+    /// provisional and read again).
+    history_until: u64,
+    rereads_provisional: bool,
     limit: u64,
     /// The latest runs held at the current boundary, if the latest was.
     held: Option<Held>,

@@ -166,7 +166,9 @@ impl OnDemand<'_> {
             runs.output_tokens += report.output_tokens;
             runs.model = report.model;
             match published {
-                Published::Compartments { count, covered_end }
+                Published::Compartments {
+                    count, covered_end, ..
+                }
                 | Published::Staged { count, covered_end } => {
                     runs.compartments += count;
                     let first = runs.covered.map_or(job.chunk.start, |(first, _)| first);

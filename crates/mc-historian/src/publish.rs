@@ -6,21 +6,29 @@
 //! observations: the history it reads was counted when it was first summarised, and
 //! counting it again would inflate how often each was seen.
 
+use mc_core::head::Compartment;
 use mc_store::{HistorianRun, Store, WriteTx};
 
+use crate::accept::Accepted;
 use crate::error::Result;
 use crate::job::{Destination, Job};
 use crate::run::RunReport;
+
+/// The run record's outcome when the run's last compartment was published provisionally.
+pub const PROVISIONAL_OUTCOME: &str = "provisional";
 
 /// What publishing did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Published {
     /// Compartments were appended; the history now ends after `covered_end`.
     Compartments {
-        /// How many.
+        /// How many the history gained (a provisional compartment read again and replaced
+        /// counts out).
         count: u32,
         /// The last ordinal they cover.
         covered_end: u64,
+        /// The last of them is provisional: the next run reads its range again.
+        provisional: bool,
     },
     /// Compartments were staged for a rebuild; the staged set now ends after
     /// `covered_end`.
@@ -30,7 +38,7 @@ pub enum Published {
         /// The last ordinal they cover.
         covered_end: u64,
     },
-    /// The answer passed but its only compartment waits for more history.
+    /// The answer passed but its only compartment waits for more history (a rebuild's).
     Held,
     /// Another run published this chunk first: nothing was appended.
     Stale,
@@ -42,6 +50,9 @@ impl Published {
     /// The run record's outcome word.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Compartments {
+                provisional: true, ..
+            } => PROVISIONAL_OUTCOME,
             Self::Compartments { .. } => "published",
             Self::Staged { .. } => "staged",
             Self::Held => "held",
@@ -62,63 +73,118 @@ pub fn publish(
     Ok(store.write(|tx| {
         let published = match &report.accepted {
             None => Published::Failed,
-            Some(_) if published_until(tx, job)? != job.chunk.start => Published::Stale,
-            Some(accepted) => {
-                let count = u32::try_from(accepted.compartments.len()).unwrap_or(u32::MAX);
-                let covered_end = accepted.compartments.last().map(|last| last.end_ordinal);
-                match (job.destination, covered_end) {
-                    (_, None) => Published::Held,
-                    (Destination::History, Some(covered_end)) => {
-                        tx.append_compartments(&job.session, &accepted.compartments, finished_ms)?;
-                        tx.store_facts(
-                            &job.scope,
-                            &job.session,
-                            &accepted.validated.facts,
-                            finished_ms,
-                        )?;
-                        tx.store_observations(
-                            &job.scope,
-                            &accepted.validated.observations,
-                            finished_ms,
-                        )?;
-                        if let Some(project) = &job.project {
-                            tx.promote_historian_facts(project, finished_ms)?;
+            Some(_) if published_until(tx, job)? != job.history_until => Published::Stale,
+            Some(accepted) => match job.destination {
+                Destination::History => {
+                    let replaced = if job.rereads_provisional {
+                        if tx.provisional_start(&job.session)? != Some(job.chunk.start) {
+                            return record(
+                                tx,
+                                job,
+                                report,
+                                Published::Stale,
+                                started_ms,
+                                finished_ms,
+                            );
                         }
-                        Published::Compartments { count, covered_end }
-                    }
-                    (Destination::Staging, Some(covered_end)) => {
-                        tx.stage_compartments(&job.session, &accepted.compartments, finished_ms)?;
-                        Published::Staged { count, covered_end }
-                    }
+                        tx.reopen_provisional(&job.session)?;
+                        1
+                    } else {
+                        0
+                    };
+                    append_to_history(tx, job, accepted, finished_ms, replaced)?
                 }
-            }
-        };
-        let compartments = match published {
-            Published::Compartments { count, .. } | Published::Staged { count, .. } => count,
-            Published::Held | Published::Stale | Published::Failed => 0,
-        };
-        tx.record_historian_run(
-            &job.session,
-            &HistorianRun {
-                started_ms,
-                finished_ms,
-                chunk_start: job.chunk.start,
-                chunk_end: job.chunk.end,
-                outcome: published.as_str().to_owned(),
-                model: report.model.clone(),
-                calls: report.calls,
-                input_tokens: report.input_tokens,
-                output_tokens: report.output_tokens,
-                compartments,
-                detail: report.failure.clone(),
+                Destination::Staging => match accepted.compartments.last() {
+                    None => Published::Held,
+                    Some(last) => {
+                        tx.stage_compartments(&job.session, &accepted.compartments, finished_ms)?;
+                        Published::Staged {
+                            count: u32::try_from(accepted.compartments.len()).unwrap_or(u32::MAX),
+                            covered_end: last.end_ordinal,
+                        }
+                    }
+                },
             },
-        )?;
-        Ok(published)
+        };
+        record(tx, job, report, published, started_ms, finished_ms)
     })?)
 }
 
-/// Where the job's destination ends now: a run whose chunk no longer starts there was
-/// overtaken by another.
+/// Appends the accepted compartments (the provisional one last, marked) with the run's facts
+/// and observations; `replaced` compartments were removed for them.
+fn append_to_history(
+    tx: &WriteTx<'_>,
+    job: &Job,
+    accepted: &Accepted,
+    finished_ms: i64,
+    replaced: u32,
+) -> mc_store::Result<Published> {
+    let rows: Vec<Compartment> = accepted
+        .compartments
+        .iter()
+        .chain(&accepted.provisional)
+        .cloned()
+        .collect();
+    let Some(last) = rows.last() else {
+        return Ok(Published::Held);
+    };
+    tx.append_compartments(&job.session, &rows, finished_ms)?;
+    if let Some(provisional) = &accepted.provisional {
+        tx.mark_provisional(&job.session, provisional.start_ordinal)?;
+    }
+    tx.store_facts(
+        &job.scope,
+        &job.session,
+        &accepted.validated.facts,
+        finished_ms,
+    )?;
+    tx.store_observations(&job.scope, &accepted.validated.observations, finished_ms)?;
+    if let Some(project) = &job.project {
+        tx.promote_historian_facts(project, finished_ms)?;
+    }
+    Ok(Published::Compartments {
+        count: u32::try_from(rows.len())
+            .unwrap_or(u32::MAX)
+            .saturating_sub(replaced),
+        covered_end: last.end_ordinal,
+        provisional: accepted.provisional.is_some(),
+    })
+}
+
+/// Records the run and returns what it published.
+fn record(
+    tx: &WriteTx<'_>,
+    job: &Job,
+    report: &RunReport,
+    published: Published,
+    started_ms: i64,
+    finished_ms: i64,
+) -> mc_store::Result<Published> {
+    let compartments = match published {
+        Published::Compartments { count, .. } | Published::Staged { count, .. } => count,
+        Published::Held | Published::Stale | Published::Failed => 0,
+    };
+    tx.record_historian_run(
+        &job.session,
+        &HistorianRun {
+            started_ms,
+            finished_ms,
+            chunk_start: job.chunk.start,
+            chunk_end: job.chunk.end,
+            outcome: published.as_str().to_owned(),
+            model: report.model.clone(),
+            calls: report.calls,
+            input_tokens: report.input_tokens,
+            output_tokens: report.output_tokens,
+            compartments,
+            detail: report.failure.clone(),
+        },
+    )?;
+    Ok(published)
+}
+
+/// Where the job's destination ends now: a run that found it elsewhere than when it read
+/// its chunk was overtaken by another.
 fn published_until(tx: &WriteTx<'_>, job: &Job) -> mc_store::Result<u64> {
     match job.destination {
         Destination::History => tx.summarised_until(&job.session),

@@ -19,7 +19,8 @@ pub struct HistorianSettings {
     pub trigger_tokens: u64,
     /// The most raw history one run reads, in tokens.
     pub max_chunk_tokens: u64,
-    /// The last compartment is held back when it ends within this many ordinals of the chunk.
+    /// The last compartment is left open (published provisionally, or held back from a
+    /// rebuild) when it ends within this many ordinals of the chunk.
     pub lookahead: u32,
     /// The newest tags that form the live tail, never summarised.
     pub live_tail_tags: u32,
@@ -30,7 +31,7 @@ pub struct HistorianSettings {
     /// trigger.
     pub execute_percent: u64,
     /// A chunk that reaches the end of what a job may read is taken as closed: its last
-    /// compartment is published rather than held back for the lookahead. Off for the
+    /// compartment is final rather than left open for the lookahead. Off for the
     /// background historian, whose next run reads on; on for [`Self::on_demand`] runs.
     pub closes_range: bool,
 }

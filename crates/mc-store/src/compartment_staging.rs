@@ -87,6 +87,8 @@ impl WriteTx<'_> {
             [session.as_str()],
         )
         .map_err(StoreError::sqlite(DOING))?;
+        // A rebuild reads its whole range to the end: none of its compartments is provisional.
+        self.settle_provisional(session)?;
         Ok(Swapped {
             replaced: replaced as u64,
             installed: installed as u64,

@@ -38,8 +38,9 @@ impl ReadTx<'_> {
         self.shelved(Shelf::History, session, 0)
     }
 
-    /// The compartments starting at or after `from`, in ordinal order (the delta `m[1]`
-    /// shows since `m[0]` was built).
+    /// The compartments that end at or after `from`, in ordinal order (the delta `m[1]`
+    /// shows since `m[0]` was built). A compartment that replaced a provisional one may start
+    /// before `from` while covering what follows it.
     pub fn compartments_from(&self, session: &SessionId, from: u64) -> Result<Vec<Compartment>> {
         self.shelved(Shelf::History, session, from)
     }
@@ -49,7 +50,7 @@ impl ReadTx<'_> {
         self.shelved_until(Shelf::History, session)
     }
 
-    /// The compartments on `shelf` starting at or after `from`, in ordinal order.
+    /// The compartments on `shelf` ending at or after `from`, in ordinal order.
     pub(crate) fn shelved(
         &self,
         shelf: Shelf,
@@ -60,7 +61,7 @@ impl ReadTx<'_> {
         let mut statement = self
             .conn()
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM {} WHERE session_id = ?1 AND start_ordinal >= ?2
+                "SELECT {COLUMNS} FROM {} WHERE session_id = ?1 AND end_ordinal >= ?2
                  ORDER BY start_ordinal",
                 shelf.table()
             ))

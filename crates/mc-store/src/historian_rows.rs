@@ -37,8 +37,10 @@ pub struct HistorianRun {
     pub chunk_start: u64,
     /// See `chunk_start`.
     pub chunk_end: u64,
-    /// `published`, `staged` (a rebuild's, see `stage_compartments`), `held` (the only
-    /// compartment waits for more history), `stale` (another run published first) or `failed`.
+    /// `published`, `provisional` (published, the last compartment provisional: see
+    /// `mark_provisional`), `staged` (a rebuild's, see `stage_compartments`), `held` (a
+    /// rebuild's only compartment waits for more history), `stale` (another run published
+    /// first) or `failed`.
     pub outcome: String,
     /// The model that answered (or was last tried).
     pub model: Option<String>,

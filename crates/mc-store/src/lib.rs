@@ -60,6 +60,7 @@ mod memory_rows;
 mod messages;
 mod migrations;
 mod notes;
+mod provisional;
 mod search;
 mod search_index;
 mod session_status;

@@ -96,10 +96,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "when each hidden exchange was last used",
         sql: include_str!("migrations/0014_hidden_exchange_use.sql"),
     },
+    Migration {
+        version: 15,
+        name: "provisional compartments",
+        sql: include_str!("migrations/0015_provisional_compartments.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -209,7 +214,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -238,7 +243,8 @@ mod tests {
                 (11, "agent notes".to_string()),
                 (12, "exchanges the proxy ran for its own tools".to_string()),
                 (13, "message search holds the next message".to_string()),
-                (14, "when each hidden exchange was last used".to_string())
+                (14, "when each hidden exchange was last used".to_string()),
+                (15, "provisional compartments".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
@@ -260,7 +266,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14, 15]);
         let last_used: i64 = conn
             .query_row(
                 "SELECT last_used_ms FROM hidden_exchanges WHERE anchor = 'a'",

@@ -241,7 +241,7 @@ impl Finished {
     /// Compartments were published, and every head the engine rendered shows their heading
     /// lines for exactly the messages before its raw tail, as the boundary moved along.
     fn assert_history_in_the_head(&self) {
-        let published = self.runs.iter().filter(|run| run.outcome == "published");
+        let published = self.runs.iter().filter(|run| published(run));
         assert!(
             published.count() >= 5 && self.compartments.len() >= 10,
             "{}",
@@ -279,7 +279,20 @@ impl Finished {
             .copied()
             .filter(|&(_, end)| end < last.boundary)
             .collect();
-        assert_eq!(last.headings, behind);
+        // The head may show a provisional compartment that a later run read again and
+        // replaced with one from the same start reaching further.
+        let (shown, replaced) = last
+            .headings
+            .split_at(behind.len().min(last.headings.len()));
+        assert_eq!(shown, behind);
+        assert!(
+            replaced.len() <= 1
+                && replaced.iter().all(|&(start, end)| self
+                    .compartments
+                    .iter()
+                    .any(|&(from, to)| from == start && to >= end)),
+            "the head shows {replaced:?} beyond the stored history {behind:?}"
+        );
         assert!(
             last.boundary * 2 > self.messages,
             "history replaced only {} of {} messages\n{}",
@@ -346,10 +359,7 @@ impl Finished {
             session.main_calls().count(),
             self.historian_calls().count(),
             self.runs.len(),
-            self.runs
-                .iter()
-                .filter(|run| run.outcome == "published")
-                .count(),
+            self.runs.iter().filter(|run| published(run)).count(),
             self.runs_overlapping_agent_calls(),
             self.compartments.len(),
             self.heads.len(),
@@ -363,4 +373,9 @@ impl Finished {
     fn diagnostics(&self) -> String {
         self.session.diagnostics(&self.summary())
     }
+}
+
+/// Whether a historian run published compartments (the last one possibly provisional).
+fn published(run: &HistorianRun) -> bool {
+    run.outcome == "published" || run.outcome == "provisional"
 }

@@ -66,8 +66,10 @@ pub struct HistorianConfig {
     /// replay: on the long generated session at 200K, 5% / 10% / 15% cost 0.93 / 1.01 /
     /// 1.09 times autocompact's input side; on the swe set at 64K, 5% was cheapest too.
     pub live_tail_percent: Percent,
-    /// The last compartment of a chunk is dropped (and read again next run) when it ends
-    /// within this many ordinals of the chunk end, since nothing yet confirms it ended.
+    /// The last compartment of a chunk is left open when it ends within this many ordinals
+    /// of the chunk end, since nothing yet confirms its episode ended (unless the user's next
+    /// message follows the chunk): published provisionally, and read again and replaced by
+    /// the next run.
     pub lookahead_ordinals: u32,
 }
 

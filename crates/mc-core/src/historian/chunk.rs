@@ -15,7 +15,9 @@ pub struct Chunk {
 /// protected live tail (messages from `live_from` on are never summarised), at most as many
 /// messages as fit `max_tokens` (`tokens` per message; always at least one clean stretch),
 /// ending where no tool call is separated from its result, and only once the eligible
-/// history reaches `trigger_tokens` (see [`super::trigger_tokens`]).
+/// history reaches `trigger_tokens` (see [`super::trigger_tokens`]). The budget never ends
+/// the chunk before `reach` (an ordinal a run already read to: reading it again must read
+/// past it), so the chunk then reaches the first clean end after it, if there is one.
 ///
 /// `messages` is the session's log from ordinal 0 (a call answered after the chunk may have
 /// been made before it).
@@ -25,6 +27,7 @@ pub fn eligible_chunk(
     live_from: u64,
     trigger_tokens: u64,
     max_tokens: u64,
+    reach: u64,
     tokens: &dyn Fn(u64) -> u64,
 ) -> Option<Chunk> {
     let end_excl = live_from.min(messages.len() as u64);
@@ -40,7 +43,7 @@ pub fn eligible_chunk(
     let mut last = None;
     for ordinal in boundary..end_excl {
         used = used.saturating_add(tokens(ordinal));
-        if used > budget_tokens && last.is_some() {
+        if used > budget_tokens && last.is_some_and(|last| last >= reach) {
             break;
         }
         if ends_cleanly(messages, ordinal) {
@@ -51,6 +54,20 @@ pub fn eligible_chunk(
         start: boundary,
         end,
     })
+}
+
+/// Whether `message` is the user typing: a user message with text and no tool result (a
+/// tool's result, even with text beside it, continues the turn the model is in).
+pub fn starts_a_turn(message: &Message) -> bool {
+    message.role == Role::User
+        && message
+            .parts
+            .iter()
+            .any(|part| matches!(part, Part::Text { .. }))
+        && !message
+            .parts
+            .iter()
+            .any(|part| matches!(part, Part::ToolResult { .. }))
 }
 
 /// Whether a chunk may end after the message at `ordinal`: no call in it or before it is
@@ -117,12 +134,12 @@ mod tests {
         let messages = session();
         let tokens = |_: u64| 100;
         // 21 messages, the live tail from 15: 1,500 tokens eligible.
-        let chunk = eligible_chunk(&messages, 0, 15, 1_000, 1_000, &tokens).unwrap();
+        let chunk = eligible_chunk(&messages, 0, 15, 1_000, 1_000, 0, &tokens).unwrap();
         // Ten messages fit the budget (0..=9); 9 is a call answered by 10, so the chunk ends
         // at the result before it.
         assert_eq!(chunk, Chunk { start: 0, end: 8 });
         // The next chunk starts where this one ended.
-        let next = eligible_chunk(&messages, 9, 21, 500, 500, &tokens).unwrap();
+        let next = eligible_chunk(&messages, 9, 21, 500, 500, 0, &tokens).unwrap();
         assert_eq!(next, Chunk { start: 9, end: 12 });
     }
 
@@ -130,10 +147,40 @@ mod tests {
     fn nothing_is_summarised_below_the_trigger_or_inside_the_live_tail() {
         let messages = session();
         let tokens = |_: u64| 100;
-        assert_eq!(eligible_chunk(&messages, 0, 5, 1_000, 1_000, &tokens), None);
-        assert_eq!(eligible_chunk(&messages, 15, 15, 10, 10, &tokens), None);
+        assert_eq!(
+            eligible_chunk(&messages, 0, 5, 1_000, 1_000, 0, &tokens),
+            None
+        );
+        assert_eq!(eligible_chunk(&messages, 15, 15, 10, 10, 0, &tokens), None);
         // Past the trigger, the chunk is bounded by the larger maximum.
-        let big = eligible_chunk(&messages, 0, 21, 500, 2_000, &tokens).unwrap();
+        let big = eligible_chunk(&messages, 0, 21, 500, 2_000, 0, &tokens).unwrap();
         assert_eq!(big, Chunk { start: 0, end: 18 });
+    }
+
+    #[test]
+    fn a_chunk_read_again_reaches_past_what_was_read_whatever_the_budget() {
+        let messages = session();
+        let tokens = |_: u64| 100;
+        // The budget alone stops at 8 (as above); a run already read to 10, so the chunk
+        // goes on to the first clean end after it.
+        let again = eligible_chunk(&messages, 0, 21, 1_000, 1_000, 10, &tokens).unwrap();
+        assert_eq!(again, Chunk { start: 0, end: 10 });
+        // With no clean end past it before the live tail, the chunk ends where it can.
+        let short = eligible_chunk(&messages, 0, 12, 100, 1_000, 11, &tokens).unwrap();
+        assert_eq!(short, Chunk { start: 0, end: 10 });
+    }
+
+    #[test]
+    fn the_user_typing_starts_a_turn_and_a_tool_result_does_not() {
+        let [call, result] = turn("c");
+        assert!(starts_a_turn(&Message::new(
+            Role::User,
+            vec![Part::text("now the docs")]
+        )));
+        assert!(!starts_a_turn(&result));
+        assert!(!starts_a_turn(&call));
+        let mut with_text = result;
+        with_text.parts.push(Part::text("[interrupted]"));
+        assert!(!starts_a_turn(&with_text));
     }
 }

@@ -15,7 +15,7 @@ mod transcript;
 mod trigger;
 mod validate;
 
-pub use chunk::{Chunk, eligible_chunk};
+pub use chunk::{Chunk, eligible_chunk, starts_a_turn};
 pub use fact_key::fact_key;
 pub use output::{CompartmentDraft, FactDraft, HistorianOutput};
 pub use prompt::{

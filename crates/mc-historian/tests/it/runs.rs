@@ -183,48 +183,85 @@ async fn a_good_answer_is_published_with_quotes_and_times_and_the_next_chunk_fol
     assert_eq!(report.calls, 1);
     assert_eq!((report.input_tokens, report.output_tokens), (1_000, 200));
     let published = publish(&store, &job, &report, NOW, NOW + 5).unwrap();
-    // The last compartment ends at the chunk end: held back with the run's facts.
+    // The last compartment ends at the chunk end: published provisionally, with the run's
+    // facts, and read again by the next run.
     assert_eq!(
         published,
         Published::Compartments {
-            count: 1,
-            covered_end: 4
+            count: 2,
+            covered_end: end,
+            provisional: true,
         }
     );
-    let (compartments, runs, facts) = store
+    let (compartments, runs, facts, provisional) = store
         .read(|tx| {
             Ok((
                 tx.compartments(&session)?,
                 tx.historian_runs(&session, 5)?,
                 tx.historian_facts(&history_scope(&session, None))?,
+                tx.provisional_start(&session)?,
             ))
         })
         .unwrap();
-    assert_eq!(compartments.len(), 1);
+    assert_eq!(compartments.len(), 2);
     assert_eq!(compartments[0].start_ms, NOW as u64);
-    // The task (ordinal 0) is pinned elsewhere; the correction at ordinal 6 is in the next.
+    // The task (ordinal 0) is pinned elsewhere; the correction at ordinal 6 is quoted.
     assert!(compartments[0].quotes.is_empty());
-    assert!(facts.is_empty(), "held back with the last compartment");
-    assert_eq!(runs[0].outcome, "published");
+    assert_eq!(compartments[1].quotes[0].ordinal, 6);
+    assert_eq!(facts.len(), 1);
+    assert_eq!(provisional, Some(5));
+    assert_eq!(runs[0].outcome, "provisional");
+    // Nothing new to read past it yet.
+    assert!(
+        next_job(&store, &session, &settings(), 0, &count)
+            .unwrap()
+            .is_none()
+    );
+    let longer = conversation(17, 2_000);
+    grow(&store, &session, &longer, messages.len());
     let next = next_job(&store, &session, &settings(), 0, &count)
         .unwrap()
         .unwrap();
     assert_eq!(next.chunk.start, 5);
+    assert!(next.rereads_provisional && next.chunk.end > end);
     let model = Scripted::new(
         1,
         vec![Ok(
-            json!({"compartments": [compartment(5, 8), compartment(9, next.chunk.end)],
+            json!({"compartments": [compartment(5, 8), compartment(9, next.chunk.end - 3)],
         "facts": [{"category": "CONSTRAINTS", "content": "Never edit the lockfile."}]}),
         )],
     );
     let report = run_job(&next, &model, 2).await;
-    publish(&store, &next, &report, NOW, NOW + 5).unwrap();
-    let compartments = store.read(|tx| tx.compartments(&session)).unwrap();
+    // Two compartments replace the provisional one; the last ends well before the chunk
+    // does, so it is final.
+    assert_eq!(
+        publish(&store, &next, &report, NOW, NOW + 5).unwrap(),
+        Published::Compartments {
+            count: 1,
+            covered_end: next.chunk.end - 3,
+            provisional: false,
+        }
+    );
+    let (compartments, facts, provisional) = store
+        .read(|tx| {
+            Ok((
+                tx.compartments(&session)?,
+                tx.historian_facts(&history_scope(&session, None))?,
+                tx.provisional_start(&session)?,
+            ))
+        })
+        .unwrap();
+    let ranges: Vec<(u64, u64)> = compartments
+        .iter()
+        .map(|c| (c.start_ordinal, c.end_ordinal))
+        .collect();
+    assert_eq!(ranges, [(0, 4), (5, 8), (9, next.chunk.end - 3)]);
     assert_eq!(
         compartments[1].quotes[0].text,
         "Stop: never edit the lockfile."
     );
-    assert_eq!(compartments[1].quotes[0].ordinal, 6);
+    assert_eq!(facts.len(), 1, "the fact found twice is one fact");
+    assert_eq!(provisional, None);
 }
 
 #[tokio::test]
@@ -357,23 +394,28 @@ fn a_single_compartment_for_a_chunk_cut_short_is_published_not_asked_again() {
     let whole = json!({"compartments": [compartment(job.chunk.start, job.chunk.end)]});
     let accepted = accept(&job, &whole, 2).unwrap();
     assert_eq!(accepted.compartments.len(), 1);
-    // Two compartments still hold the last one back: the next run starts after the first.
+    assert_eq!(accepted.provisional, None);
+    // Two compartments still leave the last one open: provisional, read again next run.
     let two = json!({"compartments": [compartment(job.chunk.start, job.chunk.start),
         compartment(job.chunk.start + 1, job.chunk.end)]});
     let accepted = accept(&job, &two, 2).unwrap();
     assert_eq!(accepted.compartments.len(), 1);
     assert!(accepted.validated.held_back);
+    assert_eq!(
+        accepted.provisional.map(|last| last.start_ordinal),
+        Some(job.chunk.start + 1)
+    );
 }
 
 #[tokio::test]
-async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger() {
+async fn a_provisional_episode_is_read_again_only_once_unread_history_reaches_the_trigger() {
     let messages = conversation(12, 2_000);
     let (_dir, store, session) = seeded(&messages);
     let job = next_job(&store, &session, &settings(), 0, &count)
         .unwrap()
         .unwrap();
     let held_end = job.chunk.end;
-    // One episode up to the chunk end: nothing confirms it ended, so nothing is published.
+    // One episode up to the chunk end: nothing confirms it ended, so it is provisional.
     let model = Scripted::new(
         1,
         vec![Ok(json!({"compartments": [compartment(0, held_end)]}))],
@@ -381,10 +423,14 @@ async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger(
     let report = run_job(&job, &model, 2).await;
     assert_eq!(
         publish(&store, &job, &report, NOW, NOW + 5).unwrap(),
-        Published::Held
+        Published::Compartments {
+            count: 1,
+            covered_end: held_end,
+            provisional: true,
+        }
     );
     // Two more turns (about 1,000 tokens) are under the 2,000-token trigger: asking now
-    // would only hold the same episode again.
+    // would only leave the same episode open again.
     let longer = conversation(14, 2_000);
     grow(&store, &session, &longer, messages.len());
     assert!(
@@ -393,7 +439,7 @@ async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger(
             .is_none()
     );
     // Three more (about 2,500 tokens unread in all) reach it: the chunk starts where the
-    // held run's did and reads past where it ended.
+    // provisional compartment does and reads past where it ended.
     let longest = conversation(17, 2_000);
     grow(&store, &session, &longest, longer.len());
     let again = next_job(&store, &session, &settings(), 0, &count)
@@ -405,8 +451,8 @@ async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger(
         "{:?} after {held_end}",
         again.chunk
     );
-    // Held a second time in a row (a chunk that reads to the live tail, so its one episode
-    // may still go on): now twice the trigger of unread history must arrive first.
+    // Left open a second time in a row (a chunk that reads to the live tail, so its one
+    // episode may still go on): now twice the trigger of unread history must arrive first.
     let roomy = HistorianSettings {
         max_chunk_tokens: 100_000,
         ..settings()
@@ -423,10 +469,14 @@ async fn a_held_run_is_asked_again_only_once_unread_history_reaches_the_trigger(
     let report = run_job(&whole, &model, 2).await;
     assert_eq!(
         publish(&store, &whole, &report, NOW + 10, NOW + 15).unwrap(),
-        Published::Held
+        Published::Compartments {
+            count: 0,
+            covered_end: whole.chunk.end,
+            provisional: true,
+        }
     );
-    // The first hold was asked about again after at most five more turns (about 2,500
-    // tokens); after the second, about 4,000 unread tokens take eight.
+    // The first was asked about again after at most five more turns (about 2,500 tokens);
+    // after the second, about 4,000 unread tokens take eight.
     let mut turns = 17;
     let asked_at = loop {
         let grown = conversation(turns + 1, 2_000);

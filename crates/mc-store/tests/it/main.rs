@@ -24,6 +24,8 @@ mod open;
 #[cfg(test)]
 mod permissions;
 #[cfg(test)]
+mod provisional;
+#[cfg(test)]
 mod search;
 #[cfg(test)]
 mod sessions;

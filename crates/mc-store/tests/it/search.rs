@@ -270,7 +270,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
     drop(temp.store);
     {
         // What a version 12 store looks like: an index of each message and its predecessor
-        // (and hidden exchanges without their last use, v14).
+        // (hidden exchanges without their last use, v14, no provisional compartments, v15).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -280,6 +280,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
                  SELECT rowid, 'old words', '' FROM messages;
              DROP INDEX hidden_exchanges_by_last_use;
              ALTER TABLE hidden_exchanges DROP COLUMN last_used_ms;
+             DROP TABLE provisional_compartments;
              DELETE FROM schema_migrations WHERE version >= 13;
              PRAGMA user_version = 12;",
         )

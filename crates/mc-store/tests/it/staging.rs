@@ -5,21 +5,7 @@
 use mc_core::head::Compartment;
 use mc_store::{Store, StoreError, Swapped};
 
-use crate::support::{NOW_MS, TempStore, seed, sid, turns};
-
-fn compartment(start: u64, end: u64, title: &str) -> Compartment {
-    Compartment {
-        start_ordinal: start,
-        end_ordinal: end,
-        start_ms: start,
-        end_ms: end,
-        title: title.to_owned(),
-        importance: 50,
-        episode: "feature".into(),
-        tiers: ["full".into(), "cond".into(), "para".into(), "line".into()],
-        quotes: Vec::new(),
-    }
-}
+use crate::support::{NOW_MS, TempStore, compartment, seed, sid, turns};
 
 /// A session of 30 messages whose history covers 0..=20 in two compartments.
 fn summarised() -> TempStore {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use mc_core::head::Compartment;
 use mc_core::{Host, MediaKind, Message, Part, ProjectId, Role, SessionId};
 use mc_store::{NewSession, Store};
 use serde_json::json;
@@ -155,4 +156,19 @@ pub fn permissions_are_enforced(dir: &std::path::Path) -> bool {
     let enforced = std::fs::read(&probe).is_err();
     std::fs::remove_file(&probe).unwrap();
     enforced
+}
+
+/// A compartment over `start..=end` with short placeholder tiers.
+pub fn compartment(start: u64, end: u64, title: &str) -> Compartment {
+    Compartment {
+        start_ordinal: start,
+        end_ordinal: end,
+        start_ms: start,
+        end_ms: end,
+        title: title.to_owned(),
+        importance: 50,
+        episode: "feature".into(),
+        tiers: ["full".into(), "cond".into(), "para".into(), "line".into()],
+        quotes: Vec::new(),
+    }
 }
