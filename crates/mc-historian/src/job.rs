@@ -14,10 +14,9 @@ use mc_core::historian::{
 use mc_core::tags::{TagIndex, TagNo};
 use mc_core::{Message, ProjectId, Role, SessionId};
 use mc_llm::StructuredRequest;
-use mc_store::{HistorianRun, Store, StoredMessage, history_scope};
+use mc_store::{Store, StoredMessage, history_scope};
 
 use crate::error::Result;
-use crate::publish::{PROVISIONAL_OUTCOME, Published};
 use crate::settings::HistorianSettings;
 
 /// The output budget of one answer: four tiers for several compartments.
@@ -151,29 +150,6 @@ fn find_job(
         if limit <= boundary {
             return Ok(None);
         }
-        // Where the episode left open at this boundary (a provisional compartment, or a run
-        // that held its answer back) was read to, and how many runs in a row left it open.
-        let held = match want {
-            Want::Unsummarised { .. } => {
-                let runs = tx.historian_runs(session, MAX_HOLD_DOUBLINGS + 1)?;
-                let again = runs
-                    .iter()
-                    .take_while(|run| run.chunk_start == boundary && run_left_it_open(run))
-                    .count();
-                match provisional {
-                    // The run that published it may have started earlier: it counts once.
-                    Some(_) => Some(Held {
-                        until: history_until - 1,
-                        times: again.max(1),
-                    }),
-                    None => runs.first().filter(|_| again > 0).map(|run| Held {
-                        until: run.chunk_end,
-                        times: again,
-                    }),
-                }
-            }
-            Want::Rebuild => None,
-        };
         let task_ordinal = tx
             .messages(session, 0..TASK_SEARCH)?
             .into_iter()
@@ -186,7 +162,6 @@ fn find_job(
             history_until,
             rereads_provisional: provisional.is_some(),
             limit,
-            held,
             // Past the limit too: a call just before it may be answered just after it, and
             // a chunk must not end between them.
             stored: tx.messages(session, boundary..)?,
@@ -224,31 +199,23 @@ fn find_job(
         Want::Unsummarised { trigger } => (trigger, Destination::History),
         Want::Rebuild => (0, Destination::Staging),
     };
-    // A run that left an episode open (held back or provisional) would be asked about the
-    // same episode again as soon as a message or two arrive. So the history that run did
-    // not read must reach the trigger first, and the next chunk reads that much past it;
-    // after each further such run in a row twice as much (a long episode is asked about a
-    // few times, not once per trigger's worth of it).
+    // A provisional compartment read again as soon as a message or two follow it would come
+    // back as the same open episode. So what follows it must reach the trigger first, and the
+    // chunk reads that much past it (always past its end, whatever the budget).
     let mut max_chunk_tokens = settings.max_chunk_tokens;
     let mut reach = 0;
-    if let Some(Held {
-        until: held_end,
-        times,
-    }) = read.held
-    {
-        let doublings = u32::try_from(times.saturating_sub(1).min(MAX_HOLD_DOUBLINGS)).unwrap_or(0);
-        let trigger = trigger.saturating_mul(1 << doublings);
+    if read.rereads_provisional {
         let tokens_between = |from: u64, to: u64| -> u64 {
             (from..to)
                 .map(|ordinal| size(ordinal.saturating_sub(read.boundary)))
                 .sum()
         };
-        if tokens_between(held_end + 1, limit) < trigger {
+        if tokens_between(read.history_until, limit) < trigger {
             return Ok(None);
         }
-        let read_before = tokens_between(read.boundary, held_end + 1);
+        let read_before = tokens_between(read.boundary, read.history_until);
         max_chunk_tokens = max_chunk_tokens.max(read_before.saturating_add(trigger));
-        reach = (held_end + 1).saturating_sub(read.boundary);
+        reach = read.history_until - read.boundary;
     }
     let chunk_in = |max_tokens| eligible_chunk(&owned, 0, span, trigger, max_tokens, reach, &size);
     let Some(relative) = chunk_in(max_chunk_tokens) else {
@@ -294,26 +261,8 @@ fn find_job(
     }))
 }
 
-/// Whether a recorded run left the last episode it read open: held back, or published
-/// provisionally.
-fn run_left_it_open(run: &HistorianRun) -> bool {
-    run.outcome == Published::Held.as_str() || run.outcome == PROVISIONAL_OUTCOME
-}
-
 /// How far into the log the first user message (the task) is looked for.
 const TASK_SEARCH: u64 = 8;
-
-/// How many times in a row a held run's wait for new history doubles, at most.
-const MAX_HOLD_DOUBLINGS: usize = 3;
-
-/// Runs held in a row at the current boundary.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    /// Where the latest one read to.
-    until: u64,
-    /// How many in a row.
-    times: usize,
-}
 
 /// What one read transaction gathers for a job: the log from `boundary` on, of which the
 /// messages before `limit` may be summarised.
@@ -326,8 +275,6 @@ struct Gathered {
     history_until: u64,
     rereads_provisional: bool,
     limit: u64,
-    /// The latest runs held at the current boundary, if the latest was.
-    held: Option<Held>,
     stored: Vec<StoredMessage>,
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,

@@ -1,7 +1,9 @@
 //! What the historian model is asked: a system prompt, the transcript of the chunk, and one
 //! tool it must call (`record_history`) whose input schema is [`HistorianOutput`]'s. Forcing
 //! the call holds the answer to the structure on the providers that support forced tool use;
-//! [`parse_answer`] reads the tool's input back, and `validate` checks it.
+//! the Responses wire asks instead for a response format of the same name and schema, so the
+//! instructions name both. [`parse_answer`] reads the tool's input back, and `validate`
+//! checks it.
 //!
 //! The bytes are pinned by snapshot tests: a change to them changes every historian run.
 
@@ -32,7 +34,9 @@ third of the words), `paragraph` (one paragraph) and `line` (one line).
 
 Also list durable facts about the project in the categories PROJECT_RULES, ARCHITECTURE, \
 CONSTRAINTS, CONFIG_VALUES and NAMING (only what will still be true next week), and \
-observations about how the user likes to work. Answer only by calling `record_history`.";
+observations about how the user likes to work. Answer only with the input of \
+`record_history`: as a call to that tool, or as your whole answer where it is the response \
+format.";
 
 /// The user message: the transcript of `chunk`.
 pub fn historian_user_message(chunk: Chunk, transcript: &str) -> String {
