@@ -71,6 +71,13 @@ fn fork_in(tx: &WriteTx<'_>, parent: &SessionId, at: u64, now_ms: i64) -> Result
         .filter(|compartment| compartment.end_ordinal < at)
         .collect();
     tx.append_compartments(&branch, &summarised, now_ms)?;
+    // A provisional compartment stays provisional on the branch: its own runs read it again.
+    let parent_open = tx.provisional_start(parent)?;
+    if let Some(last) = summarised.last()
+        && parent_open == Some(last.start_ordinal)
+    {
+        tx.mark_provisional(&branch, last.start_ordinal)?;
+    }
     if let Some(parent_state) = load_state(tx, parent)? {
         store_state(tx, &branch, &inherited_state(&parent_state, &tags, at))?;
     }

@@ -364,3 +364,55 @@ fn a_landed_drop_on_the_task_stays_dropped_in_the_pinned_copy() {
     );
     assert!(!m0.contains("never touch CI"), "{m0}");
 }
+
+/// A branch forked past a provisional compartment keeps it provisional (its own historian
+/// runs read it again); one forked inside it gets only the final history before it.
+#[test]
+fn a_branch_keeps_the_provisional_compartment_it_copies() {
+    let harness = Harness::new();
+    let messages = conversation(12, 400);
+    harness
+        .pass(&Call {
+            model: MODEL,
+            messages: &messages,
+            now_ms: START_MS,
+            usable_window: 1_000_000,
+            last_usage_tokens: None,
+            operator_flush: false,
+        })
+        .unwrap();
+    harness
+        .engine
+        .store()
+        .write(|tx| {
+            tx.append_compartments(
+                &harness.session,
+                &[compartment(0, 8, "Done"), compartment(9, 14, "Going on")],
+                0,
+            )?;
+            tx.mark_provisional(&harness.session, 9)
+        })
+        .unwrap();
+    let provisional = |session: &mc_core::SessionId| {
+        harness
+            .engine
+            .store()
+            .read(|tx| {
+                Ok((
+                    tx.summarised_until(session)?,
+                    tx.provisional_start(session)?,
+                ))
+            })
+            .unwrap()
+    };
+    let past = harness
+        .engine
+        .fork(&harness.session, 20, START_MS + 60_000)
+        .unwrap();
+    assert_eq!(provisional(&past), (15, Some(9)));
+    let inside = harness
+        .engine
+        .fork(&harness.session, 12, START_MS + 60_000)
+        .unwrap();
+    assert_eq!(provisional(&inside), (9, None));
+}
