@@ -31,12 +31,17 @@ use super::item::{
     ToolOutputItem,
 };
 
-/// The items as neutral messages (see the module docs for the grouping).
+/// The items as neutral messages (see the module docs for the grouping). An item with no
+/// content (a message whose content is an empty list) is no message: rendering would leave
+/// it out, and two assistant items on either side of it would then read back as one.
 pub fn to_conversation(items: &[Item]) -> Vec<Message> {
     let mut messages: Vec<Message> = Vec::new();
     let mut assistant_open = false;
     for item in items {
         let (role, parts) = item_parts(item);
+        if parts.is_empty() {
+            continue;
+        }
         if role == Role::Assistant {
             match messages.last_mut() {
                 Some(last) if assistant_open => last.parts.extend(parts),
