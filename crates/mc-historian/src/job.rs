@@ -62,12 +62,17 @@ pub struct Job {
     /// follows, so an answer of one compartment left open would be asked again for the same
     /// chunk forever.
     pub cut_short: bool,
-    /// The chunk starts with the provisional compartment's range, read again: publishing
-    /// replaces that compartment.
-    pub rereads_provisional: bool,
     /// Where the destination's compartments ended when the job was read; a publish that
     /// finds them ending elsewhere was overtaken by another run.
     pub history_until: u64,
+}
+
+impl Job {
+    /// The chunk starts with the provisional compartment's range, read again (it starts
+    /// before the history ends): publishing replaces that compartment.
+    pub fn rereads_provisional(&self) -> bool {
+        self.chunk.start < self.history_until
+    }
 }
 
 /// The next job of `session`, or `None` when its unsummarised history outside the live tail
@@ -160,7 +165,6 @@ fn find_job(
             project: record.project.clone(),
             boundary,
             history_until,
-            rereads_provisional: provisional.is_some(),
             limit,
             // Past the limit too: a call just before it may be answered just after it, and
             // a chunk must not end between them.
@@ -204,7 +208,8 @@ fn find_job(
     // chunk reads that much past it (always past its end, whatever the budget).
     let mut max_chunk_tokens = settings.max_chunk_tokens;
     let mut reach = 0;
-    if read.rereads_provisional {
+    let rereads_provisional = read.boundary < read.history_until;
+    if rereads_provisional {
         let tokens_between = |from: u64, to: u64| -> u64 {
             (from..to)
                 .map(|ordinal| size(ordinal.saturating_sub(read.boundary)))
@@ -223,7 +228,7 @@ fn find_job(
     };
     // A re-read must reach past the provisional compartment, or its answer could cover less
     // than the history already does.
-    if read.rereads_provisional && read.boundary + relative.end < read.history_until {
+    if rereads_provisional && read.boundary + relative.end < read.history_until {
         return Ok(None);
     }
     // Whether no later clean end lies before the limit: only the token budget could have
@@ -256,7 +261,6 @@ fn find_job(
         destination,
         closed: (settings.closes_range && reaches_limit) || user_speaks_next,
         cut_short: !reaches_limit,
-        rereads_provisional: read.rereads_provisional,
         history_until: read.history_until,
     }))
 }
@@ -273,7 +277,6 @@ struct Gathered {
     /// Where the destination's compartments end (past `boundary` when the last one is
     /// provisional and read again).
     history_until: u64,
-    rereads_provisional: bool,
     limit: u64,
     stored: Vec<StoredMessage>,
     task_ordinal: Option<u64>,

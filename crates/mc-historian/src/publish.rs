@@ -15,7 +15,7 @@ use crate::job::{Destination, Job};
 use crate::run::RunReport;
 
 /// The run record's outcome when the run's last compartment was published provisionally.
-pub const PROVISIONAL_OUTCOME: &str = "provisional";
+const PROVISIONAL_OUTCOME: &str = "provisional";
 
 /// What publishing did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +76,7 @@ pub fn publish(
             Some(_) if published_until(tx, job)? != job.history_until => Published::Stale,
             Some(accepted) => match job.destination {
                 Destination::History => {
-                    let replaced = if job.rereads_provisional {
+                    let replaced = if job.rereads_provisional() {
                         if tx.provisional_start(&job.session)? != Some(job.chunk.start) {
                             return record(
                                 tx,

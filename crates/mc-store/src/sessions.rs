@@ -172,42 +172,20 @@ impl ReadTx<'_> {
 
     /// Up to `limit` sessions, most recently seen first (ties by id, so the order is stable).
     pub fn list_sessions(&self, limit: usize) -> Result<Vec<SessionRecord>> {
-        let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY last_seen_ms DESC, id LIMIT ?1"
-        );
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut statement = self
-            .conn()
-            .prepare_cached(&sql)
-            .map_err(StoreError::sqlite("listing sessions"))?;
-        let rows = statement
-            .query_map([limit], SessionRow::from_row)
-            .map_err(StoreError::sqlite("listing sessions"))?;
-        rows.map(|row| {
-            row.map_err(StoreError::sqlite("listing sessions"))?
-                .decode()
-        })
-        .collect()
+        self.sessions_where("1", [], Some(limit), "listing sessions")
     }
 
     /// The sessions whose id starts with `prefix`, most recently seen first: every lane and
     /// branch the proxy made for one client session id (`cc-<id>-…`), so a tool server that
     /// knows only the client's id can find the conversation it serves.
     pub fn sessions_with_prefix(&self, prefix: &str) -> Result<Vec<SessionRecord>> {
-        const DOING: &str = "listing a client's sessions";
-        let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE substr(id, 1, length(?1)) = ?1
-             ORDER BY last_seen_ms DESC, id"
-        );
-        let mut statement = self
-            .conn()
-            .prepare_cached(&sql)
-            .map_err(StoreError::sqlite(DOING))?;
-        let rows = statement
-            .query_map([prefix], SessionRow::from_row)
-            .map_err(StoreError::sqlite(DOING))?;
-        rows.map(|row| row.map_err(StoreError::sqlite(DOING))?.decode())
-            .collect()
+        self.sessions_where(
+            "substr(id, 1, length(?1)) = ?1",
+            [prefix],
+            None,
+            "listing a client's sessions",
+        )
     }
 
     /// The sessions of `project` a request used at or after `since_ms`, most recently seen
@@ -217,22 +195,36 @@ impl ReadTx<'_> {
         project: &ProjectId,
         since_ms: i64,
     ) -> Result<Vec<SessionRecord>> {
-        const DOING: &str = "listing a project's live sessions";
+        self.sessions_where(
+            "project = ?1 AND last_seen_ms >= ?2",
+            rusqlite::params![project.as_str(), since_ms],
+            None,
+            "listing a project's live sessions",
+        )
+    }
+
+    /// The sessions matching `condition` (SQL on `sessions`, with `params`), most recently
+    /// seen first (ties by id, so the order is stable), at most `limit` of them.
+    fn sessions_where(
+        &self,
+        condition: &str,
+        params: impl rusqlite::Params,
+        limit: Option<i64>,
+        doing: &'static str,
+    ) -> Result<Vec<SessionRecord>> {
+        let limit = limit.map_or(String::new(), |limit| format!(" LIMIT {limit}"));
         let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE project = ?1 AND last_seen_ms >= ?2
-             ORDER BY last_seen_ms DESC, id"
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE {condition}
+             ORDER BY last_seen_ms DESC, id{limit}"
         );
         let mut statement = self
             .conn()
             .prepare_cached(&sql)
-            .map_err(StoreError::sqlite(DOING))?;
+            .map_err(StoreError::sqlite(doing))?;
         let rows = statement
-            .query_map(
-                rusqlite::params![project.as_str(), since_ms],
-                SessionRow::from_row,
-            )
-            .map_err(StoreError::sqlite(DOING))?;
-        rows.map(|row| row.map_err(StoreError::sqlite(DOING))?.decode())
+            .query_map(params, SessionRow::from_row)
+            .map_err(StoreError::sqlite(doing))?;
+        rows.map(|row| row.map_err(StoreError::sqlite(doing))?.decode())
             .collect()
     }
 

@@ -223,7 +223,7 @@ async fn a_good_answer_is_published_with_quotes_and_times_and_the_next_chunk_fol
         .unwrap()
         .unwrap();
     assert_eq!(next.chunk.start, 5);
-    assert!(next.rereads_provisional && next.chunk.end > end);
+    assert!(next.rereads_provisional() && next.chunk.end > end);
     let model = Scripted::new(
         1,
         vec![Ok(

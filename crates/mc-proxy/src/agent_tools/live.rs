@@ -202,13 +202,21 @@ impl RoundEvents {
         }
     }
 
-    /// Like [`Self::next`], unless the client of `sink` goes away first: the proxy then
-    /// stops reading this round, which the caller ends by dropping it ([`Self::finish`]).
-    pub async fn next_unless_gone(&mut self, sink: &Sink) -> Result<Option<SseEvent>, ClientGone> {
+    /// Like [`Self::next`], unless the client of `sink` goes away first: then `None`, with
+    /// `sent` set to the client's absence, and the proxy stops reading this round, which the
+    /// caller ends by dropping it ([`Self::finish`]).
+    pub async fn next_unless_gone(
+        &mut self,
+        sink: &Sink,
+        sent: &mut Result<(), ClientGone>,
+    ) -> Option<SseEvent> {
         tokio::select! {
             biased;
-            () = sink.gone() => Err(ClientGone),
-            event = self.next() => Ok(event),
+            () = sink.gone() => {
+                *sent = Err(ClientGone);
+                None
+            }
+            event = self.next() => event,
         }
     }
 

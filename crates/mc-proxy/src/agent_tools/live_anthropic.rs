@@ -56,15 +56,7 @@ async fn run(
         let mut accumulator = MessageAccumulator::new();
         let mut broken = None;
         let mut sent = Ok(());
-        loop {
-            let event = match events.next_unless_gone(&sink).await {
-                Ok(Some(event)) => event,
-                Ok(None) => break,
-                Err(gone) => {
-                    sent = Err(gone);
-                    break;
-                }
-            };
+        while let Some(event) = events.next_unless_gone(&sink, &mut sent).await {
             let Ok(decoded) = StreamEvent::decode(event.data.as_bytes(), usize::MAX) else {
                 sent = sink.send(raw(&event)).await;
                 if sent.is_err() {

@@ -57,15 +57,7 @@ async fn run(
         let mut events = RoundEvents::new(Provider::OpenAi, response, call.started);
         let mut accumulator = ChunkAccumulator::new();
         let mut sent = Ok(());
-        loop {
-            let event = match events.next_unless_gone(&sink).await {
-                Ok(Some(event)) => event,
-                Ok(None) => break,
-                Err(gone) => {
-                    sent = Err(gone);
-                    break;
-                }
-            };
+        while let Some(event) = events.next_unless_gone(&sink, &mut sent).await {
             if event.data == DONE {
                 merge.done = Some(event);
                 continue;
