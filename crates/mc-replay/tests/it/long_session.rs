@@ -112,9 +112,42 @@ fn describe(name: &str, totals: &StrategyTotals) -> String {
     )
 }
 
+/// The generated sessions the test replays: seed 7 unless `MC_LONG_SESSION_SEEDS` names
+/// others (comma-separated), so a change can be measured over several sessions at once
+/// (`MC_LONG_SESSION_SEEDS=1,2,3,4,5,6,7,8 cargo test --release -p mc-replay --test it
+/// long_session -- --nocapture`): one generated session is a noisy measure of a policy.
+fn seeds() -> Vec<u64> {
+    match std::env::var("MC_LONG_SESSION_SEEDS") {
+        Ok(list) => list
+            .split(',')
+            .map(|seed| {
+                seed.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("MC_LONG_SESSION_SEEDS: {seed:?} is not a seed"))
+            })
+            .collect(),
+        Err(_) => vec![7],
+    }
+}
+
 #[test]
 fn over_a_long_session_the_users_words_survive_where_compaction_loses_them() {
-    let sessions = vec![long_session(7, 320)];
+    let seeds = seeds();
+    let mut ratios = Vec::new();
+    for &seed in &seeds {
+        ratios.push(replay_and_check(seed));
+    }
+    eprintln!(
+        "controlled, magic / autocompact, mean over {} sessions: {:.3}",
+        seeds.len(),
+        ratios.iter().sum::<f64>() / ratios.len() as f64
+    );
+}
+
+/// Replays the session of `seed`, checks it, and returns its controlled-cost ratio of `magic`
+/// to `autocompact`.
+fn replay_and_check(seed: u64) -> f64 {
+    let sessions = vec![long_session(seed, 320)];
     let options = ReplayOptions {
         window_tokens: Some(200_000),
         strategies: vec![StrategyKind::Magic, StrategyKind::Autocompact],
@@ -123,12 +156,13 @@ fn over_a_long_session_the_users_words_survive_where_compaction_loses_them() {
     let report = replay(&sessions, &options).unwrap();
     let magic = &report.runs[0].totals;
     let autocompact = &report.runs[1].totals;
+    eprintln!("session {seed}");
     eprintln!("{}", describe("magic", magic));
     eprintln!("{}", describe("autocompact", autocompact));
+    let controlled = magic.controlled_cost_usd / autocompact.controlled_cost_usd;
     eprintln!(
-        "input side: magic / autocompact = {:.3}; controlled: {:.3}",
+        "input side: magic / autocompact = {:.3}; controlled: {controlled:.3}",
         magic.input_cost_usd / autocompact.input_cost_usd,
-        magic.controlled_cost_usd / autocompact.controlled_cost_usd
     );
     assert_eq!((magic.over_window, magic.failed_sessions), (0, 0));
     assert_eq!(magic.engine_failures, Some(0));
@@ -143,4 +177,5 @@ fn over_a_long_session_the_users_words_survive_where_compaction_loses_them() {
     let lost = autocompact.user_words_kept.unwrap();
     assert!(kept >= 0.95, "magic kept {kept} of the user's messages");
     assert!(lost <= 0.5, "compaction kept {lost} of the user's messages");
+    controlled
 }
