@@ -22,6 +22,8 @@ mod flush_cmd;
 mod host_config;
 mod locomo;
 mod logging;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod malloc_arenas;
 mod mcp_cmd;
 mod memory_cmd;
 mod memory_lines;

@@ -49,6 +49,8 @@ pub struct ServeArgs {
 
 /// Serves until Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    crate::malloc_arenas::use_one_arena();
     let loaded = load(&ConfigSources::discover(None));
     for diagnostic in &loaded.diagnostics {
         tracing::warn!("config: {diagnostic}");

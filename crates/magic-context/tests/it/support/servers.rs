@@ -147,6 +147,11 @@ impl Server {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything the server wrote to stderr so far, for failure messages.
     pub fn stderr(&self) -> String {
         format!(
