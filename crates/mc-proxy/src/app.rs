@@ -15,6 +15,7 @@ use crate::health::{self, HEALTH_PATH};
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
 use crate::ledger::ReportedUsage;
+use crate::pass_threads::PassThreads;
 use crate::project::ProjectResolver;
 use crate::settings::ProxySettings;
 use crate::store_slot::{Reopen, StoreSlot};
@@ -51,6 +52,8 @@ pub struct App {
     /// a bound, a burst of calls would hold a thread each while waiting for it, and every
     /// thread that counts tokens keeps its own tokenizer cache (about 1.2 MB).
     pub pass_permits: Semaphore,
+    /// The threads passes run on, no more than the passes that ran at once.
+    pub pass_threads: PassThreads,
     /// Per session, the prompt size its latest successful call reported: what the next pass
     /// plans with, ahead of the stored copy the ledger thread writes.
     pub recent_usage: SessionCache<ReportedUsage>,
@@ -87,6 +90,7 @@ impl App {
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Semaphore::new(concurrent_passes()),
+            pass_threads: PassThreads::default(),
             recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),
             store,

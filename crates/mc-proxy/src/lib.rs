@@ -50,6 +50,7 @@ mod ledger_writer;
 mod managed;
 mod overflow;
 mod pass_run;
+mod pass_threads;
 mod project;
 mod provider;
 mod render_anthropic;

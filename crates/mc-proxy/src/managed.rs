@@ -17,7 +17,6 @@ use axum::http::{HeaderMap, Response, StatusCode, header};
 use axum::response::IntoResponse;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use tokio::runtime::{Handle, RuntimeFlavor};
 
 use crate::agent_tools;
 use crate::app::App;
@@ -289,11 +288,8 @@ async fn prepare_tools(
         })
 }
 
-/// Runs the pass where blocking is allowed (SQLite and rendering are synchronous CPU work).
-/// On a multi-thread runtime (`serve`) it runs in place: `block_in_place` hands this worker's
-/// other tasks to another thread and the call goes on at once, where the blocking pool costs
-/// two thread hand-offs (about 0.1 ms a call in the latency bench). A current-thread runtime
-/// (some embedders' tests) cannot do that, and uses the blocking pool.
+/// Runs the pass on a pass thread ([`crate::pass_threads`]): SQLite and rendering are
+/// synchronous CPU work, and one thread per concurrent pass keeps one tokenizer cache each.
 pub async fn plan(
     app: &Arc<App>,
     provider: Provider,
@@ -303,18 +299,15 @@ pub async fn plan(
 ) -> Result<Planned, ProxyError> {
     // Closed only if the semaphore is closed, which nothing does; a pass then runs unbounded.
     let _permit = app.pass_permits.acquire().await.ok();
-    let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
-    let run = move || plan_with_retries(&app, provider, &headers, &body, last_usage);
-    if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
-        return tokio::task::block_in_place(run);
-    }
-    tokio::task::spawn_blocking(run)
+    let (for_pass, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
+    app.pass_threads
+        .run(move || plan_with_retries(&for_pass, provider, &headers, &body, last_usage))
         .await
-        .unwrap_or_else(|error| {
+        .unwrap_or_else(|lost| {
             Err(ProxyError::new(
                 provider,
                 crate::provider::ErrorKind::Unavailable,
-                format!("the pass failed unexpectedly ({error})"),
+                format!("the pass failed unexpectedly ({})", lost.0),
             ))
         })
 }

@@ -1,5 +1,6 @@
 //! One managed call's pass: decode, set a host's side call aside, resolve the session, run
-//! the engine (forking on a rewind), render the upstream body. Runs on the blocking pool.
+//! the engine (forking on a rewind), render the upstream body. Runs on a pass thread
+//! ([`crate::pass_threads`]).
 //!
 //! A busy store is retried briefly; if it stays busy, an identical client request already
 //! managed is answered with the same upstream bytes, else the call is refused (DESIGN §7).

@@ -249,8 +249,7 @@ fn is_tag(text: &str) -> bool {
 /// DESIGN §7: a client retrying an identical request (here after the provider was
 /// overloaded) gets an identical upstream request, so the retry hits the cache the first
 /// attempt would have written.
-/// On a multi-thread runtime, as `serve` runs, the pass runs in place rather than on the
-/// blocking pool; the other tests cover the pool.
+/// On a multi-thread runtime, as `serve` runs; the other tests run on a current-thread one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_identical_request_is_sent_up_byte_identical() {
     let upstream = crate::support::Upstream::replying(|_, index| {
