@@ -128,7 +128,7 @@ fn find_job(
     want: Want,
     count: &dyn Fn(&str) -> u64,
 ) -> Result<Option<Job>> {
-    let Some(read) = store.read(|tx| {
+    let Some(mut read) = store.read(|tx| {
         let Some(record) = tx.get_session(session)? else {
             return Ok(None);
         };
@@ -177,19 +177,25 @@ fn find_job(
     else {
         return Ok(None);
     };
-    let messages: Vec<&Message> = read.stored.iter().map(|row| &row.message).collect();
     // Sizes as a prompt pays for them, by offset from the boundary.
-    let mut sizes: Vec<u64> = messages
+    let mut sizes: Vec<u64> = read
+        .stored
         .iter()
-        .map(|message| message_tokens(message, count))
+        .map(|row| message_tokens(&row.message, count))
         .collect();
+    if matches!(want, Want::Unsummarised { .. }) {
+        settle_a_full_provisional(&mut read, &mut sizes, settings.max_chunk_tokens);
+    }
+    let messages: Vec<&Message> = read.stored.iter().map(|row| &row.message).collect();
     let limit = match want {
         Want::Unsummarised { .. } => read
             .limit
             .max(read.boundary + bounded_live_tail(&sizes, settings.live_tail_max_tokens)),
         Want::Rebuild => read.limit,
     };
-    let span = limit - read.boundary;
+    let Some(span) = limit.checked_sub(read.boundary).filter(|&span| span > 0) else {
+        return Ok(None);
+    };
     sizes.truncate(usize::try_from(span).unwrap_or(usize::MAX));
     let size = |offset: u64| {
         usize::try_from(offset)
@@ -263,6 +269,24 @@ fn find_job(
         cut_short: !reaches_limit,
         history_until: read.history_until,
     }))
+}
+
+/// Takes a provisional compartment that already spans `max_chunk_tokens` as final: the job
+/// reads on from its end instead of reading it again (publishing settles it). An episode
+/// that never ends (an agent working alone for hours) would otherwise be read again whole
+/// every trigger's worth: the historian's input growing with the square of its length, and
+/// its transcript outgrowing the model's window in the end. `sizes` are by offset from the
+/// boundary, and are shifted with it.
+fn settle_a_full_provisional(read: &mut Gathered, sizes: &mut Vec<u64>, max_chunk_tokens: u64) {
+    let Ok(skip) = usize::try_from(read.history_until.saturating_sub(read.boundary)) else {
+        return;
+    };
+    if skip == 0 || sizes.iter().take(skip).sum::<u64>() < max_chunk_tokens {
+        return;
+    }
+    read.boundary = read.history_until;
+    read.stored.retain(|row| row.ordinal >= read.history_until);
+    sizes.drain(..skip.min(sizes.len()));
 }
 
 /// How far into the log the first user message (the task) is looked for.

@@ -90,6 +90,9 @@ pub fn publish(
                         tx.reopen_provisional(&job.session)?;
                         1
                     } else {
+                        // A job that reads on past a provisional compartment took it as
+                        // final.
+                        tx.settle_provisional(&job.session)?;
                         0
                     };
                     append_to_history(tx, job, accepted, finished_ms, replaced)?

@@ -65,7 +65,7 @@ pub fn seeded(messages: &[Message]) -> (tempfile::TempDir, Store, SessionId) {
 }
 
 /// Stores `messages` from ordinal `from` on, with their tags, as a pass would.
-fn grow(store: &Store, session: &SessionId, messages: &[Message], from: usize) {
+pub fn grow(store: &Store, session: &SessionId, messages: &[Message], from: usize) {
     store
         .write(|tx| {
             tx.append_messages(session, from as u64, &messages[from..], NOW)?;
@@ -101,14 +101,14 @@ pub fn compartment(start: u64, end: u64) -> Value {
 }
 
 /// Answers from a script, one entry per call: `Ok(input)` or an error.
-struct Scripted {
+pub struct Scripted {
     endpoints: usize,
     script: Mutex<Vec<Result<Value, LlmError>>>,
     requests: Mutex<Vec<(usize, String)>>,
 }
 
 impl Scripted {
-    fn new(endpoints: usize, script: Vec<Result<Value, LlmError>>) -> Self {
+    pub fn new(endpoints: usize, script: Vec<Result<Value, LlmError>>) -> Self {
         Self {
             endpoints,
             script: Mutex::new(script.into_iter().rev().collect()),
