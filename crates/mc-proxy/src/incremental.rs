@@ -181,7 +181,11 @@ impl RecentRequests {
             head: None,
         };
         for index in shared..layout.ranges.len() {
-            let wire: anthropic::Message = serde_json::from_slice(layout.message(index)?).ok()?;
+            let bytes = layout.message(index)?;
+            if split::nests_too_deep(bytes) {
+                return None;
+            }
+            let wire: anthropic::Message = serde_json::from_slice(bytes).ok()?;
             one_hour.push(render_anthropic::uses_one_hour(&wire));
             let message = anthropic::into_message(wire);
             chain.push(message.content_hash());

@@ -94,6 +94,49 @@ impl Split {
     }
 }
 
+/// Arrays and objects serde_json enters before it refuses a value as nested too deeply.
+const JSON_NESTING_LIMIT: usize = 127;
+
+/// Whether a message (valid JSON, as located by a split) nests more arrays and objects than
+/// the full decode accepts at its place: decoded on its own, serde_json would count its
+/// nesting afresh, but in the body it sits inside the request object and its message list.
+/// Such a message is left to the full decode, which refuses the body with its position.
+pub(super) fn nests_too_deep(message: &[u8]) -> bool {
+    let limit = JSON_NESTING_LIMIT - 2;
+    // Counting openings is a loop the compiler vectorises; most messages stop here.
+    let openings = message
+        .iter()
+        .filter(|&&byte| byte == b'[' || byte == b'{')
+        .count();
+    if openings <= limit {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in message {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Where `part` (a slice of `body`) lies in `body`.
 fn range_in(body: &[u8], part: &[u8]) -> Option<Range<usize>> {
     let start = (part.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
@@ -150,5 +193,21 @@ mod tests {
         }
         assert_eq!(common_prefix_len(&a, &a[..10]), 10);
         assert_eq!(common_prefix_len(&a, &a), a.len());
+    }
+
+    #[test]
+    fn nesting_is_counted_outside_strings_only() {
+        let nested = |depth: usize, inner: &str| {
+            format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth))
+        };
+        assert!(!nests_too_deep(nested(125, "1").as_bytes()));
+        assert!(nests_too_deep(nested(126, "1").as_bytes()));
+        assert!(nests_too_deep(nested(63, &nested(63, "{}")).as_bytes()));
+        // Brackets in strings, after escaped quotes and backslashes, are text.
+        let text = format!(r#""\"\\{}""#, "[{".repeat(200));
+        assert!(!nests_too_deep(nested(120, &text).as_bytes()));
+        // Closings bring the depth back down.
+        let siblings = format!("[{}]", vec![nested(100, "1"); 3].join(","));
+        assert!(!nests_too_deep(siblings.as_bytes()));
     }
 }

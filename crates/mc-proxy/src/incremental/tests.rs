@@ -267,3 +267,23 @@ fn remembered_requests_stay_within_their_byte_budget() {
     assert!(kept.iter().all(|entry| entry.held_bytes <= budget));
     assert!(!kept.is_empty(), "smaller requests are still remembered");
 }
+
+/// A message decoded on its own starts serde_json's nesting count afresh; in the body it
+/// sits two levels down. Tool inputs nested up to and past the full decode's limit decode,
+/// or are refused, exactly as the full decode does them, on a first request and a follow-up.
+#[test]
+fn nesting_near_the_parsers_limit_is_judged_as_the_full_decode_does() {
+    for depth in 118..=126 {
+        let input = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let deep = |n: usize| {
+            let mut messages = conversation(n);
+            messages.extend(turn(n));
+            let text = body(&messages, false);
+            edited(&text, &format!("{{\"command\":\"ls {n}\"}}"), &input)
+        };
+        let recent = RecentRequests::default();
+        decode_and_remember(&recent, &deep(0));
+        decode_and_remember(&recent, &body(&conversation(1), false));
+        decode_and_remember(&recent, &deep(1));
+    }
+}
