@@ -30,7 +30,7 @@ fn deflate(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// An Anthropic-shaped error of `kind`, from the proxy itself.
-fn assert_anthropic_error(reply: &Reply, status: u16, kind: &str) {
+pub(crate) fn assert_anthropic_error(reply: &Reply, status: u16, kind: &str) {
     assert_eq!(reply.status, status, "{}", reply.text());
     assert_eq!(reply.headers["content-type"], "application/json");
     let body = reply.json();
@@ -42,7 +42,7 @@ fn assert_anthropic_error(reply: &Reply, status: u16, kind: &str) {
 }
 
 /// An OpenAI-shaped error of `kind`, from the proxy itself.
-fn assert_openai_error(reply: &Reply, status: u16, kind: &str) {
+pub(crate) fn assert_openai_error(reply: &Reply, status: u16, kind: &str) {
     assert_eq!(reply.status, status, "{}", reply.text());
     let body = reply.json();
     assert_eq!(body.as_object().unwrap().len(), 1, "{body}");

@@ -21,6 +21,8 @@ mod happy_path;
 mod headers;
 mod historian;
 mod historian_responses;
+mod hostile;
+mod hostile_chat;
 mod openai;
 mod overflow;
 mod overflow_responses;

@@ -1,0 +1,112 @@
+//! Hostile content on the OpenAI Chat route: model output that imitates the engine's tags,
+//! tool output with control characters, and escapes no text can hold. The same handling as
+//! on the Anthropic route (`hostile.rs`), in OpenAI's shapes.
+
+use axum::http::Method;
+use mc_core::tags::strip_tag_imitations;
+use mc_wire::openai::ChatRequest;
+use serde_json::{Value, json};
+
+use crate::bad_input::assert_openai_error;
+use crate::hostile::{IMITATION, control_output, split_tag, stored_log};
+use crate::support::{Proxy, Reply, Upstream, json_response, send};
+
+/// A non-streamed chat answer saying `text`.
+fn chat_answer(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-hostile", "object": "chat.completion", "created": 1_700_000_000, "model": "gpt-4o",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 2, "total_tokens": 42}
+    })
+}
+
+async fn post_chat(proxy: &Proxy, body: impl Into<reqwest::Body>) -> Reply {
+    send(
+        Method::POST,
+        &proxy.url("/v1/chat/completions"),
+        &[
+            ("content-type", "application/json"),
+            ("authorization", "Bearer sk-openai-test-hostile"),
+        ],
+        body,
+    )
+    .await
+}
+
+fn chat_request(messages: &[Value]) -> Value {
+    json!({"model": "gpt-4o", "messages": messages})
+}
+
+/// The conversation a chat body carries after its leading instructions, as stored.
+fn conversation(body: &[u8]) -> Vec<mc_core::Message> {
+    let request = ChatRequest::decode(body, usize::MAX).unwrap();
+    request.messages[1..]
+        .iter()
+        .map(|message| mc_wire::openai::to_message(message).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn chat_model_output_imitating_tags_and_tool_output_with_broken_escapes() {
+    let upstream = Upstream::replying(|_, index| {
+        json_response(200, &chat_answer(if index == 0 { IMITATION } else { "ok" }))
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "Tidy the repository."}),
+    ];
+    let reply = post_chat(&proxy, chat_request(&messages).to_string()).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["choices"][0]["message"]["content"], IMITATION);
+    messages.extend([
+        json!({"role": "assistant", "content": IMITATION}),
+        json!({"role": "user", "content": "Run the build."}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "bash", "arguments": "{\"command\":\"make\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "call_1", "content": control_output()}),
+    ]);
+    let body = chat_request(&messages)
+        .to_string()
+        .replace('\u{1F600}', "\\ud83d\\ude00")
+        .into_bytes();
+    let reply = post_chat(&proxy, body.clone()).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let (first, sent) = (upstream.seen()[0].json(), upstream.seen()[1].json());
+    // After the instructions, m[0] and m[1] as the first call had them, then every unit
+    // tagged in order: the model's text cleaned of tag imitations only, the tool output
+    // with every control character as it ran.
+    let head = |body: &Value| body["messages"].as_array().unwrap()[..3].to_vec();
+    assert_eq!(head(&sent), head(&first));
+    let shown: Vec<(u32, &str)> = sent["messages"].as_array().unwrap()[3..]
+        .iter()
+        .filter_map(|message| message["content"].as_str())
+        .map(split_tag)
+        .collect();
+    let cleaned = strip_tag_imitations(IMITATION);
+    let output = control_output();
+    assert_eq!(
+        shown,
+        [
+            (1, "Tidy the repository."),
+            (2, &*cleaned),
+            (3, "Run the build."),
+            (4, &*output)
+        ]
+    );
+    let stored = stored_log(&proxy);
+    assert_eq!(stored, conversation(&body));
+
+    // A lone surrogate in the next tool output: refused whole, in OpenAI's shape.
+    messages.push(json!({"role": "assistant", "content": "ok"}));
+    messages.push(json!({"role": "user", "content": "Now the log."}));
+    let body = chat_request(&messages)
+        .to_string()
+        .replace("Now the log.", "\\ud800");
+    let reply = post_chat(&proxy, body).await;
+    assert_openai_error(&reply, 400, "invalid_request_error");
+    assert_eq!(upstream.seen().len(), 2);
+    assert_eq!(stored_log(&proxy), stored);
+    proxy.shutdown().await;
+}
