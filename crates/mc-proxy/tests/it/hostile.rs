@@ -13,7 +13,10 @@ use mc_wire::anthropic::{MessagesRequest, to_conversation};
 use serde_json::{Value, json};
 
 use crate::bad_input::assert_anthropic_error;
-use crate::support::{MODEL, Proxy, Reply, Upstream, anthropic_message, json_response, send};
+use crate::support::{
+    MODEL, Proxy, Reply, Upstream, anthropic_message, anthropic_stream_head, json_response, send,
+    sse_event, sse_response,
+};
 
 const SESSION: &str = "5d0f6c1e-2b7a-4c33-9e1d-7a4b8c2f0e19";
 
@@ -440,25 +443,55 @@ async fn deeply_nested_tool_input_is_judged_as_the_full_decode_judges_it() {
     }
 }
 
+/// A whole streamed Anthropic answer saying "ok".
+fn streamed_ok() -> String {
+    let mut events = anthropic_stream_head("ok");
+    events.push(sse_event(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": 0}),
+    ));
+    events.push(sse_event(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                "usage": {"output_tokens": 2}}),
+    ));
+    events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
+    events.concat()
+}
+
 /// DESIGN §7 under a race: one request sent by a hundred clients at once is ingested once;
 /// every client gets the provider's answer to the same upstream bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_same_request_sent_a_hundred_times_at_once_is_stored_once() {
-    let upstream = ok_upstream().await;
+    let upstream = Upstream::replying(|seen, _| {
+        if seen.json()["stream"] == true {
+            sse_response(streamed_ok())
+        } else {
+            json_response(200, &anthropic_message("ok"))
+        }
+    })
+    .await;
     let proxy = Proxy::start(&upstream.url()).await;
     let mut messages = vec![user("Start.")];
-    // A new session raced, then a turn that extends it.
+    // A new session raced, then a streamed turn that extends it.
     for round in 0..2 {
+        let mut body = request(&messages);
         if round == 1 {
             messages.push(assistant("ok"));
             messages.push(tool_call("toolu_1", json!({"command": "ls"})));
             messages.push(tool_result("toolu_1", "Cargo.toml\ncrates\n"));
+            body = request(&messages);
+            body["stream"] = json!(true);
         }
-        let body = request(&messages).to_string();
+        let body = body.to_string();
         let clients = (0..100).map(|_| post_anthropic(&proxy, body.clone()));
         for reply in futures_util::future::join_all(clients).await {
             assert_eq!(reply.status, 200, "round {round}: {}", reply.text());
-            assert_eq!(reply.json(), anthropic_message("ok"));
+            if round == 0 {
+                assert_eq!(reply.json(), anthropic_message("ok"));
+            } else {
+                assert_eq!(reply.text(), streamed_ok());
+            }
         }
         let seen = upstream.seen();
         assert_eq!(seen.len(), 100 * (round + 1));
