@@ -76,7 +76,8 @@ pub enum Part {
         /// The tool's name.
         name: String,
         /// The arguments as JSON. OpenAI sends them as a string; a string that is not valid
-        /// JSON stays a JSON string here so nothing is lost.
+        /// JSON, or nests deeper than [`MAX_INPUT_NESTING`], stays a JSON string here so
+        /// nothing is lost.
         input: Value,
     },
     /// A tool's answer to the call named by `call_id`.
@@ -146,6 +147,30 @@ fn texts_of(parts: &[Part]) -> impl Iterator<Item = &str> {
         Part::Text { text } => Some(text.as_str()),
         _ => None,
     })
+}
+
+/// The most arrays and objects a tool call's input may nest. The store keeps a message's
+/// parts as a JSON array of objects, two levels above each input, and reads them back with
+/// serde_json's limit of 127 levels: an input nested deeper could be written but not read.
+/// An input decoded from a request body is always within it (the body's own levels count
+/// against the same limit); arguments that arrive as text are read as JSON only within it.
+pub const MAX_INPUT_NESTING: usize = 125;
+
+/// How many arrays and objects `value` nests, 0 for a scalar. Walked with a stack of its
+/// own, so no value is too deep to measure.
+pub fn value_nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0)];
+    while let Some((value, depth)) = pending.pop() {
+        let inner: Vec<&Value> = match value {
+            Value::Array(items) => items.iter().collect(),
+            Value::Object(map) => map.values().collect(),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        pending.extend(inner.into_iter().map(|item| (item, depth + 1)));
+    }
+    deepest
 }
 
 /// Those texts joined by newlines, as a reader would see them.
@@ -223,6 +248,15 @@ mod tests {
         );
         assert_eq!(result.tool_result_ids().collect::<Vec<_>>(), ["b"]);
         assert!(result.parts[0].is_tool_result());
+    }
+
+    #[test]
+    fn nesting_counts_arrays_and_objects() {
+        assert_eq!(value_nesting(&json!("text")), 0);
+        assert_eq!(value_nesting(&json!([])), 1);
+        assert_eq!(value_nesting(&json!({"a": [1, {"b": []}], "c": 2})), 4);
+        let deep = (0..300).fold(json!(1), |inner, _| json!([inner]));
+        assert_eq!(value_nesting(&deep), 300);
     }
 
     #[test]

@@ -35,7 +35,9 @@ pub mod window_fit;
 
 pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};
-pub use conversation::{MediaKind, Message, Part, Role, joined_texts};
+pub use conversation::{
+    MAX_INPUT_NESTING, MediaKind, Message, Part, Role, joined_texts, value_nesting,
+};
 pub use held_bytes::{HeldBytes, parts_bytes, value_bytes};
 pub use redact::redact_credentials;
 pub use session::{Host, InvalidId, ProjectId, SessionId};

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod anthropic;
+mod arguments;
 mod error;
 mod object;
 pub mod openai;

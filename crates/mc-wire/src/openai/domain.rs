@@ -18,6 +18,7 @@ use super::message::{ChatMessage, ChatRole};
 use super::part::{ChatContent, ContentPart};
 use super::request::ChatRequest;
 use super::tool_call::ToolCall;
+use crate::arguments::parse_arguments;
 use crate::error::{JsonPath, Result, WireError};
 
 /// The conversation of a request in the neutral model, system messages included.
@@ -109,11 +110,10 @@ fn authored_parts(message: &ChatMessage) -> Vec<Part> {
     parts
 }
 
-/// Arguments that are valid JSON become that JSON; anything else stays a JSON string, so a
-/// model's broken arguments are still recorded as it wrote them.
+/// Arguments that are valid JSON become that JSON; anything else (broken arguments, or JSON
+/// nested too deeply to store) stays a JSON string, so it is recorded as the model wrote it.
 fn tool_call(id: &str, name: &str, arguments: &str) -> Part {
-    let input =
-        serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()));
+    let input = parse_arguments(arguments).unwrap_or_else(|| Value::String(arguments.to_owned()));
     Part::ToolCall {
         id: id.to_owned(),
         name: name.to_owned(),

@@ -550,3 +550,39 @@ fn anthropic_style_user_turn_splits_into_tool_messages_then_user() {
         ]
     );
 }
+
+/// Arguments are JSON inside a string, parsed on their own: JSON nested past what a stored
+/// message can hold stays the text it is, and every depth goes back out as written.
+#[test]
+fn arguments_nested_too_deeply_to_store_stay_text_and_go_back_as_written() {
+    for depth in [
+        mc_core::MAX_INPUT_NESTING,
+        mc_core::MAX_INPUT_NESTING + 1,
+        127,
+    ] {
+        let arguments = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let request = decode(
+            &json!({"model": "m", "messages": [{"role": "assistant", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}]}]}),
+        );
+        let message = to_message(&request.messages[0]).unwrap();
+        let Part::ToolCall { input, .. } = &message.parts[0] else {
+            panic!("{message:?}");
+        };
+        assert_eq!(
+            input.is_string(),
+            depth > mc_core::MAX_INPUT_NESTING,
+            "{depth}"
+        );
+        let stored = serde_json::to_string(&message.parts).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Vec<Part>>(&stored).unwrap(),
+            message.parts
+        );
+        let back = from_message(&message);
+        assert_eq!(
+            back[0].tool_calls.as_ref().unwrap()[0].function.arguments,
+            arguments
+        );
+    }
+}

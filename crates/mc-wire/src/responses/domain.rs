@@ -23,6 +23,7 @@ use mc_core::{MediaKind, Message, Part, Role};
 use serde_json::{Map, Value};
 
 use super::content::{Content, ContentPart, TextKind};
+use crate::arguments::parse_arguments;
 use crate::error::JsonPath;
 use crate::object::FromJson;
 
@@ -88,8 +89,8 @@ fn item_parts(item: &Item) -> (Role, Vec<Part>) {
         Item::FunctionCall(call) => vec![Part::ToolCall {
             id: call.call_id.clone(),
             name: call.name.clone(),
-            input: serde_json::from_str(&call.arguments)
-                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+            input: parse_arguments(&call.arguments)
+                .unwrap_or_else(|| Value::String(call.arguments.clone())),
         }],
         Item::CustomToolCall(call) => vec![Part::ToolCall {
             id: call.call_id.clone(),
@@ -317,12 +318,13 @@ fn custom_input(input: &Value) -> String {
 }
 
 /// A function call's `arguments`, written so that reading them back gives `input` again:
-/// arguments that were not JSON were read as the string they are and go back as it; anything
+/// arguments that were not JSON (or nested too deeply to store) were read as the string they
+/// are and go back as it; anything
 /// else is written as JSON, a string that itself parses as JSON included (written bare, it
 /// would read back as what it parses to).
 fn function_arguments(input: &Value) -> String {
     match input {
-        Value::String(raw) if serde_json::from_str::<Value>(raw).is_err() => raw.clone(),
+        Value::String(raw) if parse_arguments(raw).is_none() => raw.clone(),
         other => other.to_string(),
     }
 }

@@ -422,3 +422,35 @@ fn a_non_streaming_response_round_trips() {
     assert_eq!(response.incomplete_reason(), Some("max_output_tokens"));
     assert_eq!(response.usage.unwrap().cached_tokens(), Some(0));
 }
+
+/// As on Chat: arguments nested past what a stored message can hold stay text, and every
+/// depth goes back out as written.
+#[test]
+fn arguments_nested_too_deeply_to_store_stay_text_and_go_back_as_written() {
+    for depth in [
+        mc_core::MAX_INPUT_NESTING,
+        mc_core::MAX_INPUT_NESTING + 1,
+        127,
+    ] {
+        let arguments = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let call =
+            json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": arguments});
+        let request = decode(&json!({"model": "m", "input": [call]}));
+        let conversation = to_conversation(items(&request));
+        let Part::ToolCall { input, .. } = &conversation[0].parts[0] else {
+            panic!("{conversation:?}");
+        };
+        assert_eq!(
+            input.is_string(),
+            depth > mc_core::MAX_INPUT_NESTING,
+            "{depth}"
+        );
+        let stored = serde_json::to_string(&conversation[0].parts).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Vec<Part>>(&stored).unwrap(),
+            conversation[0].parts
+        );
+        let rendered = from_conversation(&conversation, |_| false);
+        assert_eq!(serde_json::to_value(&rendered[0]).unwrap(), call);
+    }
+}

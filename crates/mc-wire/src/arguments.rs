@@ -1,0 +1,43 @@
+//! Function-call arguments: JSON written as text inside a JSON string (OpenAI Chat and
+//! Responses), read as the value it holds where a stored message can keep that value.
+
+use mc_core::{MAX_INPUT_NESTING, value_nesting};
+use serde_json::Value;
+
+/// The value `arguments` hold when they are JSON nested within [`MAX_INPUT_NESTING`]; `None`
+/// otherwise, and the caller keeps them as the text they are.
+pub(crate) fn parse_arguments(arguments: &str) -> Option<Value> {
+    let value: Value = serde_json::from_str(arguments).ok()?;
+    (value_nesting(&value) <= MAX_INPUT_NESTING).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn json_within_the_storable_nesting_is_read() {
+        assert_eq!(
+            parse_arguments(r#"{"command":"ls"}"#),
+            Some(serde_json::json!({"command": "ls"}))
+        );
+        let within = nested(MAX_INPUT_NESTING);
+        assert_eq!(parse_arguments(&within).unwrap().to_string(), within);
+    }
+
+    #[test]
+    fn text_that_is_not_storable_json_is_left_as_text() {
+        for arguments in [
+            nested(MAX_INPUT_NESTING + 1),
+            nested(127),
+            nested(10_000),
+            "{\"cut".into(),
+        ] {
+            assert_eq!(parse_arguments(&arguments), None, "{arguments:.40}");
+        }
+    }
+}
