@@ -3,6 +3,7 @@
 //! on the Anthropic route (`hostile.rs`), in OpenAI's shapes.
 
 use axum::http::Method;
+use mc_core::MAX_INPUT_NESTING;
 use mc_core::tags::strip_tag_imitations;
 use mc_wire::openai::ChatRequest;
 use serde_json::{Value, json};
@@ -109,4 +110,38 @@ async fn chat_model_output_imitating_tags_and_tool_output_with_broken_escapes() 
     assert_eq!(upstream.seen().len(), 2);
     assert_eq!(stored_log(&proxy), stored);
     proxy.shutdown().await;
+}
+
+/// Chat tool-call arguments are JSON text, parsed apart from the body and so not bounded by
+/// its nesting. Whatever their depth, the call is answered, its arguments go up as the
+/// client sent them, and the stored log reads back (a parsed input nested deeper than the
+/// store can read was once written into a row no read could decode).
+#[tokio::test]
+async fn chat_tool_arguments_nested_at_any_depth_are_sent_as_written_and_stored_readable() {
+    let upstream = Upstream::replying(|_, _| json_response(200, &chat_answer("ok"))).await;
+    for depth in [MAX_INPUT_NESTING, MAX_INPUT_NESTING + 1, 127, 128, 10_000] {
+        let proxy = Proxy::start(&upstream.url()).await;
+        let arguments = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let call = json!({"id": "call_1", "type": "function",
+            "function": {"name": "bash", "arguments": arguments}});
+        let messages = [
+            json!({"role": "system", "content": "You are a coding agent."}),
+            json!({"role": "user", "content": "Run the build."}),
+            json!({"role": "assistant", "tool_calls": [call]}),
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "done"}),
+        ];
+        let body = chat_request(&messages).to_string().into_bytes();
+        let reply = post_chat(&proxy, body.clone()).await;
+        assert_eq!(reply.status, 200, "{depth}: {}", reply.text());
+        let sent = upstream.seen().pop().unwrap().json();
+        let calls = sent["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|message| message.get("tool_calls"))
+            .unwrap();
+        assert_eq!(calls[0], call, "{depth}");
+        assert_eq!(stored_log(&proxy), conversation(&body), "{depth}");
+        proxy.shutdown().await;
+    }
 }
