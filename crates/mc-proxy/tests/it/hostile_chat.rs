@@ -145,3 +145,37 @@ async fn chat_tool_arguments_nested_at_any_depth_are_sent_as_written_and_stored_
         proxy.shutdown().await;
     }
 }
+
+/// The hundred-client race on Chat, where the client names no session and the session is
+/// found by the conversation's hash chain: a new conversation and its next turn, each sent
+/// by a hundred clients at once, are stored once in one session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_same_chat_request_sent_a_hundred_times_at_once_is_stored_once() {
+    let upstream = Upstream::replying(|_, _| json_response(200, &chat_answer("ok"))).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "Start."}),
+    ];
+    for round in 0..2 {
+        if round == 1 {
+            messages.push(json!({"role": "assistant", "content": "ok"}));
+            messages.push(json!({"role": "user", "content": "Next."}));
+        }
+        let body = chat_request(&messages).to_string();
+        let clients = (0..100).map(|_| post_chat(&proxy, body.clone()));
+        for reply in futures_util::future::join_all(clients).await {
+            assert_eq!(reply.status, 200, "round {round}: {}", reply.text());
+            assert_eq!(reply.json(), chat_answer("ok"));
+        }
+        let seen = upstream.seen();
+        assert_eq!(seen.len(), 100 * (round + 1));
+        let sent = &seen[100 * round..];
+        assert!(
+            sent.iter().all(|call| call.body == sent[0].body),
+            "round {round}"
+        );
+        assert_eq!(stored_log(&proxy), conversation(body.as_bytes()));
+    }
+    proxy.shutdown().await;
+}
