@@ -162,13 +162,12 @@ pub fn value_nesting(value: &Value) -> usize {
     let mut deepest = 0;
     let mut pending = vec![(value, 0)];
     while let Some((value, depth)) = pending.pop() {
-        let inner: Vec<&Value> = match value {
-            Value::Array(items) => items.iter().collect(),
-            Value::Object(map) => map.values().collect(),
+        match value {
+            Value::Array(items) => pending.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(map) => pending.extend(map.values().map(|item| (item, depth + 1))),
             _ => continue,
-        };
+        }
         deepest = deepest.max(depth + 1);
-        pending.extend(inner.into_iter().map(|item| (item, depth + 1)));
     }
     deepest
 }

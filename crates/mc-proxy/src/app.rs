@@ -51,7 +51,7 @@ pub struct App {
     /// Passes that may run at once. Passes queue on the store's one writer anyway; without
     /// a bound, a burst of calls would hold a thread each while waiting for it, and every
     /// thread that counts tokens keeps its own tokenizer cache (about 1.2 MB).
-    pub pass_permits: Semaphore,
+    pub pass_permits: Arc<Semaphore>,
     /// The threads passes run on, no more than the passes that ran at once.
     pub pass_threads: PassThreads,
     /// Per session, the prompt size its latest successful call reported: what the next pass
@@ -89,7 +89,7 @@ impl App {
             recent_requests: RecentRequests::new(budget.recent_requests()),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
-            pass_permits: Semaphore::new(concurrent_passes()),
+            pass_permits: Arc::new(Semaphore::new(concurrent_passes())),
             pass_threads: PassThreads::default(),
             recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),

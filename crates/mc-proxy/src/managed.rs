@@ -298,10 +298,11 @@ pub async fn plan(
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
     // Closed only if the semaphore is closed, which nothing does; a pass then runs unbounded.
-    let permit = app.pass_permits.acquire().await.ok().map(|permit| {
-        permit.forget();
-        PassPermit(Arc::clone(app))
-    });
+    // The pass holds its permit to its end, on its thread, and hands it over with its result
+    // (after the thread is idle again): a client that disconnects stops waiting for the pass,
+    // not the pass, so its permit is not free while the pass still runs. Passes running, and
+    // so pass threads, never outnumber the permits.
+    let permit = Arc::clone(&app.pass_permits).acquire_owned().await.ok();
     let (for_pass, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     app.pass_threads
         .run(move || {
@@ -319,18 +320,6 @@ pub async fn plan(
             },
             |(planned, _permit)| planned,
         )
-}
-
-/// A pass's permit, given back when dropped. The pass holds it to its end, on its thread,
-/// and hands it over with its result (after the thread is idle again): a client that
-/// disconnects stops waiting for the pass, not the pass, so its permit is not free while
-/// the pass still runs. Passes running, and so pass threads, never outnumber the permits.
-struct PassPermit(Arc<App>);
-
-impl Drop for PassPermit {
-    fn drop(&mut self) {
-        self.0.pass_permits.add_permits(1);
-    }
 }
 
 async fn read_limited(response: reqwest::Response) -> Bytes {
