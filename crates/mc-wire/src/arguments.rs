@@ -6,9 +6,13 @@ use serde_json::Value;
 
 /// The value `arguments` hold when they are JSON nested within [`MAX_INPUT_NESTING`]; `None`
 /// otherwise, and the caller keeps them as the text they are.
+///
+/// A JSON string literal (`"ls"`, quotes included) stays text too: a stored input that is a
+/// string means the arguments' raw text, so reading `"ls"` as the string `ls` would send
+/// `ls` back where the client wrote `"ls"`.
 pub(crate) fn parse_arguments(arguments: &str) -> Option<Value> {
     let value: Value = serde_json::from_str(arguments).ok()?;
-    (value_nesting(&value) <= MAX_INPUT_NESTING).then_some(value)
+    (!value.is_string() && value_nesting(&value) <= MAX_INPUT_NESTING).then_some(value)
 }
 
 #[cfg(test)]
@@ -36,6 +40,8 @@ mod tests {
             nested(127),
             nested(10_000),
             "{\"cut".into(),
+            r#""ls""#.into(),
+            r#" "{\"command\":\"ls\"}" "#.into(),
         ] {
             assert_eq!(parse_arguments(&arguments), None, "{arguments:.40}");
         }

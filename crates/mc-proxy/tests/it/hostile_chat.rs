@@ -146,6 +146,46 @@ async fn chat_tool_arguments_nested_at_any_depth_are_sent_as_written_and_stored_
     }
 }
 
+/// Arguments that are JSON of any kind but an object go up as the client wrote them: a JSON
+/// string literal (`"ls"`, quotes included) was once read as the string inside it and sent
+/// back without its quotes.
+#[tokio::test]
+async fn chat_tool_arguments_of_every_json_kind_are_sent_as_written() {
+    let upstream = Upstream::replying(|_, _| json_response(200, &chat_answer("ok"))).await;
+    for arguments in [
+        r#""ls""#,
+        r#""{\"cmd\":\"ls\"}""#,
+        "\"\"",
+        "42",
+        "null",
+        "[]",
+        "true",
+    ] {
+        let proxy = Proxy::start(&upstream.url()).await;
+        let call = json!({"id": "call_1", "type": "function",
+            "function": {"name": "bash", "arguments": arguments}});
+        let messages = [
+            json!({"role": "system", "content": "You are a coding agent."}),
+            json!({"role": "user", "content": "Run it."}),
+            json!({"role": "assistant", "tool_calls": [call]}),
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "done"}),
+        ];
+        let body = chat_request(&messages).to_string().into_bytes();
+        let reply = post_chat(&proxy, body.clone()).await;
+        assert_eq!(reply.status, 200, "{arguments}: {}", reply.text());
+        let sent = upstream.seen().pop().unwrap().json();
+        let calls = sent["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|message| message.get("tool_calls"))
+            .unwrap();
+        assert_eq!(calls[0]["function"]["arguments"], arguments);
+        assert_eq!(stored_log(&proxy), conversation(&body), "{arguments}");
+        proxy.shutdown().await;
+    }
+}
+
 /// The hundred-client race on Chat, where the client names no session and the session is
 /// found by the conversation's hash chain: a new conversation and its next turn, each sent
 /// by a hundred clients at once, are stored once in one session.

@@ -6,6 +6,7 @@ use axum::http::Method;
 use mc_wire::responses::{Input, ResponsesRequest, to_conversation};
 use serde_json::{Value, json};
 
+use crate::hostile::stored_log;
 use crate::support::{Proxy, Upstream, json_response, send, sim, sse_events, tap};
 
 const THREAD: &str = "0199a1b2-thread";
@@ -222,6 +223,44 @@ async fn reasoning_and_custom_calls_go_up_as_they_came() {
     let rows = proxy.calls(&ids[0], 1).await;
     assert_eq!(rows[0].cache_read_tokens, Some(1024));
     assert_eq!(rows[0].uncached_tokens, Some(476));
+}
+
+/// Function-call arguments go up as Codex wrote them whatever JSON they hold, a bare JSON
+/// string (`"ls"`, quotes included) too, and the stored conversation is what was sent.
+#[tokio::test]
+async fn function_call_arguments_of_every_json_kind_go_up_as_written() {
+    let answer = json!({"id": "resp_1", "object": "response", "status": "completed", "error": null,
+        "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}],
+        "usage": {"input_tokens": 1500, "output_tokens": 2, "total_tokens": 1502}});
+    let upstream = Upstream::replying(move |_, _| json_response(200, &answer)).await;
+    for arguments in [
+        r#""ls""#,
+        r#""{\"cmd\":\"ls\"}""#,
+        "7",
+        "null",
+        "{\"cmd\":\"ls\"}",
+    ] {
+        let proxy = Proxy::start(&upstream.url()).await;
+        let mut input = instructions();
+        input.extend([
+            user("List the files."),
+            json!({"type": "function_call", "id": "fc_1", "call_id": "call_x", "name": "exec_command", "arguments": arguments}),
+            json!({"type": "function_call_output", "call_id": "call_x", "output": "README.md"}),
+        ]);
+        let reply = post_responses(&proxy, request(&input, false).to_string()).await;
+        assert_eq!(reply.status, 200, "{arguments}: {}", reply.text());
+        let sent = upstream.seen().pop().unwrap().json();
+        let call = sent["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|item| item["type"] == "function_call")
+            .cloned()
+            .unwrap();
+        assert_eq!(call["arguments"], arguments);
+        assert_eq!(stored_log(&proxy), conversation(&input), "{arguments}");
+        proxy.shutdown().await;
+    }
 }
 
 #[tokio::test]

@@ -318,13 +318,12 @@ fn custom_input(input: &Value) -> String {
 }
 
 /// A function call's `arguments`, written so that reading them back gives `input` again:
-/// arguments that were not JSON (or nested too deeply to store) were read as the string they
-/// are and go back as it; anything
-/// else is written as JSON, a string that itself parses as JSON included (written bare, it
-/// would read back as what it parses to).
+/// arguments that were not a JSON object, array, number or literal (broken text, a JSON
+/// string, or nesting too deep to store) were read as the string they are and go back as
+/// it; anything else is written as JSON.
 fn function_arguments(input: &Value) -> String {
     match input {
-        Value::String(raw) if parse_arguments(raw).is_none() => raw.clone(),
+        Value::String(raw) => raw.clone(),
         other => other.to_string(),
     }
 }
