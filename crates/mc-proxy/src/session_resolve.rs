@@ -201,7 +201,10 @@ pub fn resolve(
                 Host::Pi => "pi",
                 Host::Other => "client",
             };
-            (format!("{prefix}-{id}-{}", lane()), ResolvedBy::ClientId)
+            (
+                format!("{prefix}-{}-{}", client_key(id), lane()),
+                ResolvedBy::ClientId,
+            )
         })
     };
     if let Some((base, by)) = keyed {
@@ -240,6 +243,32 @@ pub fn resolve(
 
 /// The branch of `base` that `chain` extends (its whole log is a prefix of the request),
 /// else the most recently used branch, else `None` (a new session).
+/// Client ids up to this many bytes key their session as they are: with the host prefix,
+/// the lane and a branch number the session id stays within [`SessionId::MAX_LEN`].
+const CLIENT_ID_AS_IS_BYTES: usize = 200;
+
+/// Bytes of a long client id kept readable in front of its digest.
+const CLIENT_ID_HEAD_BYTES: usize = 64;
+
+/// The part of a session id that stands for the client's own id. The client chose it and
+/// sends it on every request, so an id no session id can hold (too long, control
+/// characters) must not refuse every call: it is shortened to its head and a digest of the
+/// whole, the same for the same id on every request.
+fn client_key(id: &str) -> String {
+    if id.len() <= CLIENT_ID_AS_IS_BYTES && !id.chars().any(char::is_control) {
+        return id.to_owned();
+    }
+    let mut head = String::new();
+    for c in id.chars().filter(|c| !c.is_control()) {
+        if head.len() + c.len_utf8() > CLIENT_ID_HEAD_BYTES {
+            break;
+        }
+        head.push(c);
+    }
+    let digest = blake3::hash(id.as_bytes()).to_hex();
+    format!("{head}#{}", &digest[..32])
+}
+
 fn extended_branch(
     tx: &ReadTx<'_>,
     base: &SessionId,
@@ -278,6 +307,23 @@ mod capture_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_id_no_session_id_can_hold_keys_its_session_by_head_and_digest() {
+        let short = "5b3f0a2c-session";
+        assert_eq!(client_key(short), short);
+        let long = "x".repeat(1_000);
+        let key = client_key(&long);
+        assert_eq!(key, client_key(&long), "the same id keys the same session");
+        assert!(key.starts_with(&"x".repeat(CLIENT_ID_HEAD_BYTES)));
+        assert_ne!(key, client_key(&format!("{long}y")));
+        let controlled = client_key("tab\tin-id");
+        assert!(!controlled.chars().any(char::is_control), "{controlled}");
+        let wide = client_key(&"é".repeat(300));
+        assert!(wide.len() < CLIENT_ID_AS_IS_BYTES, "{wide}");
+        let id = format!("client-{key}-0123456789ab~999999");
+        assert!(SessionId::new(id).is_ok());
+    }
 
     /// The project decides the scope when known (the system prompt's date may change under
     /// it); without one, each system prompt is a scope of its own.

@@ -342,3 +342,19 @@ async fn without_an_id_the_project_outlives_the_date_in_the_prompt() {
         proxy.sessions()
     );
 }
+
+/// A client id longer than a session id can hold (a client bug, or an id made of a whole
+/// path) still names one session: its calls are answered and stored together, not refused.
+#[tokio::test]
+async fn a_client_id_too_long_for_a_session_id_still_names_one_session() {
+    let upstream = upstream().await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let id = format!("opencode-{}", "0123456789".repeat(60));
+    let headers = [("x-session-id", id.as_str())];
+    let (one, two) = turns("task with a long id");
+    call(&proxy, &headers, None, &one).await;
+    call(&proxy, &headers, None, &two).await;
+    let ids = ids_with(&proxy, "oc-opencode-0123456789");
+    assert_eq!(ids.len(), 1, "{:?}", proxy.session_ids());
+    assert_eq!(stored(&proxy, &ids[0]), conversation(&two));
+}
