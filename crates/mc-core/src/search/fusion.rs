@@ -78,6 +78,22 @@ pub struct Candidate<K> {
 /// (k = 60) in place of the score fusion gave 0.661, and min-max scaling of the cosines
 /// 0.699: both were left out. With the next message indexed beside each message for full
 /// text (weight 0.3), recall@10 rose to 0.742 (hybrid) and 0.729 (full text alone).
+///
+/// Measured against that 0.742 in one build and left out, none gaining 0.01 (recall@10,
+/// hybrid): a larger semantic pool, so every full-text candidate also has its cosine, 0.740
+/// at 400 and 0.743 at every vector in scope (then a single-signal factor of 0.6 / 0.7 / 0.9
+/// gave 0.743 / 0.744 / 0.728); a larger pool for both signals, 0.729 at 100 and 0.736 at
+/// 200; ranking every word's matches instead of rows holding all words first, 0.742 (full
+/// text alone 0.729 either way); the query embedded without its common words, 0.730, or both
+/// forms with the better cosine, 0.734, or their mean vector, 0.737; the relative BM25 score
+/// squared, 0.710, or its square root, 0.730; each window of two sentences of a long message
+/// embedded beside it (the message scored by its nearest vector), 0.741, and 0.747 with every
+/// vector in scope as candidates (recall@5 0.646 -> 0.666, but three times the vectors and a
+/// slower p95), single sentences 0.733 / 0.741; and diversity (maximal marginal relevance
+/// over word overlap among the first 30, weights 0.1 / 0.2 / 0.3), 0.739 / 0.739 / 0.737, no
+/// better for the questions with several evidence turns. Of the evidence turns missing from
+/// the first 10, about a third are not among the first 100 either (most of category 3, which
+/// asks for inferences the turns only imply): re-weighting what was found cannot reach them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionWeights {
     /// Weight of the semantic score when both signals found an item.
