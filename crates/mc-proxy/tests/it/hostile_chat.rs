@@ -112,6 +112,34 @@ async fn chat_model_output_imitating_tags_and_tool_output_with_broken_escapes() 
     proxy.shutdown().await;
 }
 
+/// Sends one Chat conversation whose assistant called a tool with `arguments` through a new
+/// proxy, and checks the call goes up as the client wrote it and the stored log is the
+/// conversation sent (every chain verifying).
+async fn tool_call_goes_up_as_written(upstream: &Upstream, arguments: &str) {
+    let proxy = Proxy::start(&upstream.url()).await;
+    let call = json!({"id": "call_1", "type": "function",
+        "function": {"name": "bash", "arguments": arguments}});
+    let messages = [
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "Run the build."}),
+        json!({"role": "assistant", "tool_calls": [call]}),
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "done"}),
+    ];
+    let body = chat_request(&messages).to_string().into_bytes();
+    let reply = post_chat(&proxy, body.clone()).await;
+    assert_eq!(reply.status, 200, "{arguments:.40}: {}", reply.text());
+    let sent = upstream.seen().pop().unwrap().json();
+    let calls = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|message| message.get("tool_calls"))
+        .unwrap();
+    assert_eq!(calls[0], call, "{arguments:.40}");
+    assert_eq!(stored_log(&proxy), conversation(&body), "{arguments:.40}");
+    proxy.shutdown().await;
+}
+
 /// Chat tool-call arguments are JSON text, parsed apart from the body and so not bounded by
 /// its nesting. Whatever their depth, the call is answered, its arguments go up as the
 /// client sent them, and the stored log reads back (a parsed input nested deeper than the
@@ -120,29 +148,8 @@ async fn chat_model_output_imitating_tags_and_tool_output_with_broken_escapes() 
 async fn chat_tool_arguments_nested_at_any_depth_are_sent_as_written_and_stored_readable() {
     let upstream = Upstream::replying(|_, _| json_response(200, &chat_answer("ok"))).await;
     for depth in [MAX_INPUT_NESTING, MAX_INPUT_NESTING + 1, 127, 128, 10_000] {
-        let proxy = Proxy::start(&upstream.url()).await;
         let arguments = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
-        let call = json!({"id": "call_1", "type": "function",
-            "function": {"name": "bash", "arguments": arguments}});
-        let messages = [
-            json!({"role": "system", "content": "You are a coding agent."}),
-            json!({"role": "user", "content": "Run the build."}),
-            json!({"role": "assistant", "tool_calls": [call]}),
-            json!({"role": "tool", "tool_call_id": "call_1", "content": "done"}),
-        ];
-        let body = chat_request(&messages).to_string().into_bytes();
-        let reply = post_chat(&proxy, body.clone()).await;
-        assert_eq!(reply.status, 200, "{depth}: {}", reply.text());
-        let sent = upstream.seen().pop().unwrap().json();
-        let calls = sent["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find_map(|message| message.get("tool_calls"))
-            .unwrap();
-        assert_eq!(calls[0], call, "{depth}");
-        assert_eq!(stored_log(&proxy), conversation(&body), "{depth}");
-        proxy.shutdown().await;
+        tool_call_goes_up_as_written(&upstream, &arguments).await;
     }
 }
 
@@ -161,28 +168,7 @@ async fn chat_tool_arguments_of_every_json_kind_are_sent_as_written() {
         "[]",
         "true",
     ] {
-        let proxy = Proxy::start(&upstream.url()).await;
-        let call = json!({"id": "call_1", "type": "function",
-            "function": {"name": "bash", "arguments": arguments}});
-        let messages = [
-            json!({"role": "system", "content": "You are a coding agent."}),
-            json!({"role": "user", "content": "Run it."}),
-            json!({"role": "assistant", "tool_calls": [call]}),
-            json!({"role": "tool", "tool_call_id": "call_1", "content": "done"}),
-        ];
-        let body = chat_request(&messages).to_string().into_bytes();
-        let reply = post_chat(&proxy, body.clone()).await;
-        assert_eq!(reply.status, 200, "{arguments}: {}", reply.text());
-        let sent = upstream.seen().pop().unwrap().json();
-        let calls = sent["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find_map(|message| message.get("tool_calls"))
-            .unwrap();
-        assert_eq!(calls[0]["function"]["arguments"], arguments);
-        assert_eq!(stored_log(&proxy), conversation(&body), "{arguments}");
-        proxy.shutdown().await;
+        tool_call_goes_up_as_written(&upstream, arguments).await;
     }
 }
 
