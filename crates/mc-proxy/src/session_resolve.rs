@@ -241,8 +241,6 @@ pub fn resolve(
     })
 }
 
-/// The branch of `base` that `chain` extends (its whole log is a prefix of the request),
-/// else the most recently used branch, else `None` (a new session).
 /// Client ids up to this many bytes key their session as they are: with the host prefix,
 /// the lane and a branch number the session id stays within [`SessionId::MAX_LEN`].
 const CLIENT_ID_AS_IS_BYTES: usize = 200;
@@ -269,6 +267,8 @@ fn client_key(id: &str) -> String {
     format!("{head}#{}", &digest[..32])
 }
 
+/// The branch of `base` that `chain` extends (its whole log is a prefix of the request),
+/// else the most recently used branch, else `None` (a new session).
 fn extended_branch(
     tx: &ReadTx<'_>,
     base: &SessionId,

@@ -15,6 +15,18 @@ pub(crate) fn parse_arguments(arguments: &str) -> Option<Value> {
     (!value.is_string() && value_nesting(&value) <= MAX_INPUT_NESTING).then_some(value)
 }
 
+/// The text a tool input goes back as where the wire carries it as text (function-call
+/// arguments, a custom tool's input): a string input is the raw text it was read as (broken
+/// JSON, a JSON string literal, nesting too deep to store, free text) and goes back as it;
+/// anything else was read from JSON and is written as JSON. [`parse_arguments`] reads it back
+/// as the same input.
+pub(crate) fn tool_input_text(input: &Value) -> String {
+    match input {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use super::message::{ChatMessage, ChatRole};
 use super::part::{ChatContent, ContentPart};
 use super::request::ChatRequest;
 use super::tool_call::ToolCall;
-use crate::arguments::parse_arguments;
+use crate::arguments::{parse_arguments, tool_input_text};
 use crate::error::{JsonPath, Result, WireError};
 
 /// The conversation of a request in the neutral model, system messages included.
@@ -177,7 +177,7 @@ pub fn from_message(message: &Message) -> Vec<ChatMessage> {
     for part in &message.parts {
         match part {
             Part::ToolCall { id, name, input } => {
-                calls.push(ToolCall::function(id, name, arguments_of(input)))
+                calls.push(ToolCall::function(id, name, tool_input_text(input)))
             }
             Part::ToolResult {
                 call_id,
@@ -253,14 +253,5 @@ fn chat_content(mut parts: Vec<ContentPart>) -> Option<ChatContent> {
             Some(ChatContent::Text(std::mem::take(&mut only.text)))
         }
         _ => Some(ChatContent::Parts(parts)),
-    }
-}
-
-/// Arguments in the model are JSON; a JSON string there is arguments that were not valid
-/// JSON, which go back out as they were written.
-fn arguments_of(input: &Value) -> String {
-    match input {
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
     }
 }

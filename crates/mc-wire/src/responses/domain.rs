@@ -23,7 +23,7 @@ use mc_core::{MediaKind, Message, Part, Role};
 use serde_json::{Map, Value};
 
 use super::content::{Content, ContentPart, TextKind};
-use crate::arguments::parse_arguments;
+use crate::arguments::{parse_arguments, tool_input_text};
 use crate::error::JsonPath;
 use crate::object::FromJson;
 
@@ -241,9 +241,9 @@ fn render_message(
             Part::ToolCall { id, name, input } => {
                 flush(&mut pending, items);
                 items.push(if is_custom_tool(name) {
-                    Item::CustomToolCall(CustomToolCallItem::new(id, name, custom_input(input)))
+                    Item::CustomToolCall(CustomToolCallItem::new(id, name, tool_input_text(input)))
                 } else {
-                    Item::FunctionCall(FunctionCallItem::new(id, name, function_arguments(input)))
+                    Item::FunctionCall(FunctionCallItem::new(id, name, tool_input_text(input)))
                 });
             }
             Part::ToolResult {
@@ -307,23 +307,4 @@ fn output_content(content: &[Part]) -> Content {
             })
             .collect(),
     )
-}
-
-/// A custom tool's free-text input: the text itself, or the JSON of anything else.
-fn custom_input(input: &Value) -> String {
-    match input {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// A function call's `arguments`, written so that reading them back gives `input` again:
-/// arguments that were not a JSON object, array, number or literal (broken text, a JSON
-/// string, or nesting too deep to store) were read as the string they are and go back as
-/// it; anything else is written as JSON.
-fn function_arguments(input: &Value) -> String {
-    match input {
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
-    }
 }
