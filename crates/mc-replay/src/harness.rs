@@ -12,8 +12,9 @@
 //!
 //! A call that names its own model (a background summariser on a small model) is rendered and
 //! priced as that model, with its prices and minimum cacheable length; its cache is its own,
-//! so it is kept out of the bust tracking of the main model's prefix. Once a recording is
-//! done, the last request the strategy sent is checked for the user's words
+//! so it is kept out of the bust tracking of the main model's prefix. Each step's main call
+//! is checked for the earlier context its recorded answer used ([`StepReferences`]); once a
+//! recording is done, the last request the strategy sent is checked for the user's words
 //! ([`UserMessages`]) and the strategy's own counters are added to its totals.
 
 use std::borrow::Cow;
@@ -37,6 +38,7 @@ use crate::estimate::Estimate;
 use crate::magic::Magic;
 use crate::memo::MemoCounter;
 use crate::progress::replay_bar;
+use crate::references_kept::StepReferences;
 use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
 use crate::user_words_kept::UserMessages;
@@ -154,6 +156,7 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
         options.stand_in_tokens.is_some(),
     );
     let user_messages: Vec<UserMessages> = recordings.iter().map(UserMessages::of).collect();
+    let references: Vec<StepReferences> = recordings.iter().map(StepReferences::of).collect();
     let first_model = options.model.clone().unwrap_or_else(|| first.model.clone());
     let same_model = options.model.is_some()
         || recordings
@@ -171,6 +174,7 @@ pub fn replay(recordings: &[Recording], options: &ReplayOptions) -> Result<Repla
                 let inputs = Inputs {
                     recordings,
                     user_messages: &user_messages,
+                    references: &references,
                     options,
                     counter: &counter,
                     bar: &bar,
@@ -213,11 +217,13 @@ fn has_degenerate_baseline(recordings: &[Recording], options: &ReplayOptions) ->
         })
 }
 
-/// What every strategy's run reads: the recordings, their user messages (one per
-/// recording), the options, the shared counter and the progress bar.
+/// What every strategy's run reads: the recordings, their user messages and their steps'
+/// references (one each per recording), the options, the shared counter and the progress
+/// bar.
 struct Inputs<'r> {
     recordings: &'r [Recording],
     user_messages: &'r [UserMessages],
+    references: &'r [StepReferences],
     options: &'r ReplayOptions,
     counter: &'r Arc<MemoCounter>,
     bar: &'r ProgressBar,
@@ -230,10 +236,11 @@ fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRu
         totals: StrategyTotals::default(),
         steps: Vec::new(),
     };
-    for (index, (recording, user_messages)) in inputs
+    for (index, ((recording, user_messages), references)) in inputs
         .recordings
         .iter()
         .zip(inputs.user_messages)
+        .zip(inputs.references)
         .enumerate()
     {
         let model = options.model.as_deref().unwrap_or(&recording.model);
@@ -242,6 +249,7 @@ fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRu
             index,
             recording,
             user_messages,
+            references,
             window_tokens: options.window_tokens.unwrap_or(spec.window_tokens),
             spec,
             counter: Arc::clone(inputs.counter),
@@ -258,6 +266,7 @@ struct Session<'r> {
     index: usize,
     recording: &'r Recording,
     user_messages: &'r UserMessages,
+    references: &'r StepReferences,
     spec: ModelSpec,
     window_tokens: u64,
     counter: Arc<MemoCounter>,
@@ -399,6 +408,10 @@ impl StrategyRun {
             last_prompt_tokens = Some(point.prompt_tokens);
             // Every call was accepted, the main one last.
             last_sent = prepared.calls.pop();
+            if let Some(sent) = &last_sent {
+                let (kept, used) = session.references.kept_in(step_index, sent);
+                totals.add_references(kept, used);
+            }
         }
         if let Some(failures) = driven.engine_failures() {
             totals.add_engine_failures(failures);

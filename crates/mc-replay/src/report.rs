@@ -66,6 +66,7 @@ impl Replay {
             "failed",
             "engine fail",
             "user kept",
+            "refs kept",
             "strategy ms",
             "busts",
         ];
@@ -217,6 +218,9 @@ fn row(name: &str, totals: &StrategyTotals) -> Vec<String> {
             .map_or_else(|| "-".to_owned(), thousands),
         totals
             .user_words_kept
+            .map_or_else(|| "-".to_owned(), |share| format!("{:.1}%", share * 100.0)),
+        totals
+            .references_kept
             .map_or_else(|| "-".to_owned(), |share| format!("{:.1}%", share * 100.0)),
         format!("{:.0}", totals.strategy_ms),
         busts,

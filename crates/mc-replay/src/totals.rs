@@ -51,6 +51,11 @@ pub struct StrategyTotals {
     /// the recordings hold no user words, where a share means nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_words_kept: Option<f64>,
+    /// The share of the identifiers each step's recorded answer used, shown earlier in the
+    /// conversation, that the strategy's request for that step still held (see
+    /// [`crate::StepReferences`]); absent when no step used earlier context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub references_kept: Option<f64>,
     /// Wall time spent inside the strategy's own code, in milliseconds.
     pub strategy_ms: f64,
     /// Prompt tokens of the calls the provider accepted; equals
@@ -76,6 +81,13 @@ pub struct StrategyTotals {
     /// Of those, the ones the last request kept.
     #[serde(skip)]
     user_messages_kept: u64,
+    /// References used by the steps of every recording, the denominator of
+    /// `references_kept`.
+    #[serde(skip)]
+    references: u64,
+    /// Of those, the ones the step's request held.
+    #[serde(skip)]
+    references_found: u64,
 }
 
 /// The accepted calls of one label.
@@ -161,6 +173,13 @@ impl StrategyTotals {
         self.refresh_ratios();
     }
 
+    /// Adds one step's references: `total` used, `kept` of them held by its request.
+    pub fn add_references(&mut self, kept: u64, total: u64) {
+        self.references += total;
+        self.references_found += kept;
+        self.refresh_ratios();
+    }
+
     /// Adds a strategy's own counts.
     pub fn add_counters<'k>(&mut self, counters: impl IntoIterator<Item = (&'k str, u64)>) {
         for (name, count) in counters {
@@ -229,6 +248,8 @@ impl StrategyTotals {
         );
         self.user_messages += other.user_messages;
         self.user_messages_kept += other.user_messages_kept;
+        self.references += other.references;
+        self.references_found += other.references_found;
         self.refresh_ratios();
     }
 
@@ -252,6 +273,12 @@ impl StrategyTotals {
             ratio(
                 u128::from(self.user_messages_kept),
                 u128::from(self.user_messages),
+            )
+        });
+        self.references_kept = (self.references > 0).then(|| {
+            ratio(
+                u128::from(self.references_found),
+                u128::from(self.references),
             )
         });
     }
@@ -329,7 +356,7 @@ mod tests {
     }
 
     #[test]
-    fn labels_counters_and_kept_words_sum_over_recordings() {
+    fn labels_counters_kept_words_and_references_sum_over_recordings() {
         let summary = CallUsage {
             prompt_tokens: 2_000,
             input_uncached: 2_000,
@@ -342,8 +369,11 @@ mod tests {
         recording.add_call(&summary, Some("summary"));
         recording.add_counters([("compartments", 3)]);
         recording.add_user_words(1, 4);
+        recording.add_references(2, 3);
+        recording.add_references(0, 0);
         let mut empty = StrategyTotals::default();
         empty.add_user_words(0, 0);
+        empty.add_references(0, 0);
         let mut merged = StrategyTotals::default();
         merged.merge(&recording);
         merged.merge(&recording);
@@ -363,11 +393,13 @@ mod tests {
             BTreeMap::from([("compartments".to_owned(), 6)])
         );
         assert_eq!(merged.user_words_kept, Some(0.25));
+        assert_eq!(merged.references_kept, Some(4.0 / 6.0));
         assert_eq!(merged.requests, 2);
         // Background calls are not the conversation's context.
         assert_eq!((merged.peak_context, merged.mean_context), (0, 0.0));
         // A background call's output is the strategy's own cost.
         assert!((merged.controlled_cost_usd - 0.02).abs() < 1e-12);
         assert_eq!(empty.user_words_kept, None);
+        assert_eq!(empty.references_kept, None);
     }
 }

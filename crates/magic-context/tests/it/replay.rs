@@ -92,7 +92,12 @@ fn json_report_has_every_strategy_and_field() {
         ]
         .into_iter()
         .chain(engine_failures)
-        .chain(["user_words_kept", "strategy_ms", "prompt_tokens"])
+        .chain([
+            "user_words_kept",
+            "references_kept",
+            "strategy_ms",
+            "prompt_tokens",
+        ])
         .chain(labelled)
         .chain(counters)
         .collect();

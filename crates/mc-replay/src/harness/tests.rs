@@ -92,6 +92,7 @@ fn recording() -> Recording {
 fn run_background(background_model: Option<&'static str>) -> StrategyRun {
     let recording = recording();
     let user_messages = UserMessages::of(&recording);
+    let references = StepReferences::of(&recording);
     let counter = Arc::new(MemoCounter::new(Arc::new(Bytes)));
     let mut run = StrategyRun {
         kind: StrategyKind::Passthrough,
@@ -104,6 +105,7 @@ fn run_background(background_model: Option<&'static str>) -> StrategyRun {
             index,
             recording: &recording,
             user_messages: &user_messages,
+            references: &references,
             window_tokens: spec.window_tokens,
             spec,
             counter: Arc::clone(&counter),

@@ -97,7 +97,7 @@ fn long_session(seed: u64, turns: usize) -> Recording {
 
 fn describe(name: &str, totals: &StrategyTotals) -> String {
     format!(
-        "{name}: cost ${:.2}, input ${:.2}, controlled ${:.2}, read share {:.3}, peak {}, over {}, failed {}, user kept {:?}, busts {:?}, labelled {:?}, counters {:?}",
+        "{name}: cost ${:.2}, input ${:.2}, controlled ${:.2}, read share {:.3}, peak {}, over {}, failed {}, user kept {:?}, refs kept {:?}, busts {:?}, labelled {:?}, counters {:?}",
         totals.cost_usd,
         totals.input_cost_usd,
         totals.controlled_cost_usd,
@@ -106,6 +106,7 @@ fn describe(name: &str, totals: &StrategyTotals) -> String {
         totals.over_window,
         totals.failed_sessions,
         totals.user_words_kept,
+        totals.references_kept,
         totals.busts,
         totals.labelled.keys().collect::<Vec<_>>(),
         totals.counters
