@@ -53,6 +53,8 @@ pub async fn run_agent(
 ) -> anyhow::Result<ExitCode> {
     let mut command = tokio::process::Command::new(program);
     command.args(args);
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    crate::malloc_arenas::give_back_environment(&mut command);
     for (name, value) in env {
         command.env(name, value);
     }

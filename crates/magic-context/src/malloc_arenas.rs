@@ -1,5 +1,5 @@
-//! One malloc arena for `serve`: the process re-executes itself once with
-//! `MALLOC_ARENA_MAX=1` before it does anything else.
+//! One malloc arena for the proxy (`serve`, and `run`, which hosts one): the process
+//! re-executes itself once with `MALLOC_ARENA_MAX=1` before it does anything else.
 //!
 //! glibc gives each thread that allocates an arena of its own (up to eight per core), and
 //! memory freed in an arena is reused by that arena's threads only. A proxied call moves
@@ -16,11 +16,17 @@
 //! (the variable itself, or `glibc.malloc.arena_max` in `GLIBC_TUNABLES`) is left as it is,
 //! and a re-execution that fails leaves the process running with the default arenas.
 //! Other platforms' allocators are left as they are (the module is built for glibc only).
+//!
+//! The setting is the proxy's, not the user's: `run` launches the agent with the
+//! environment it was started with, so the re-execution also sets a marker that says the
+//! limit is ours, and [`give_back_environment`] takes both away from a child's.
 
 use std::ffi::OsStr;
 
 /// The variable glibc reads the limit from.
 const ARENA_MAX_VAR: &str = "MALLOC_ARENA_MAX";
+/// Set beside [`ARENA_MAX_VAR`] by the re-execution: the limit was set here, not by the user.
+const SET_HERE_VAR: &str = "MAGIC_CONTEXT_SET_MALLOC_ARENA_MAX";
 
 /// Whether the process should re-execute itself to set the limit, given the values of
 /// `MALLOC_ARENA_MAX` and `GLIBC_TUNABLES` it started with.
@@ -58,8 +64,21 @@ pub fn use_one_arena() {
         command.arg0(arg0);
     }
     // `exec` returns only on failure (the program was replaced on disk, say).
-    let error = command.args(args).env(ARENA_MAX_VAR, "1").exec();
+    let error = command
+        .args(args)
+        .env(ARENA_MAX_VAR, "1")
+        .env(SET_HERE_VAR, "1")
+        .exec();
     tracing::debug!(%error, "cannot re-execute with one malloc arena; going on with glibc's default arenas");
+}
+
+/// Takes the limit this process set on itself out of `command`'s environment, so a program
+/// it launches (the agent `run` starts) allocates as it would have without magic-context. A
+/// limit the user set is left in.
+pub fn give_back_environment(command: &mut tokio::process::Command) {
+    if std::env::var_os(SET_HERE_VAR).is_some() {
+        command.env_remove(ARENA_MAX_VAR).env_remove(SET_HERE_VAR);
+    }
 }
 
 #[cfg(test)]

@@ -50,6 +50,10 @@ pub struct RunArgs {
 
 /// Runs the agent through a proxy and exits with the agent's code.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    // The proxy this may start holds long sessions' bodies as `serve` does (the agent gets
+    // its own allocator settings back).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    crate::malloc_arenas::use_one_arena();
     let Some((program, agent_args)) = args.agent.split_first() else {
         bail!("name the agent to run after `--`, e.g. `magic-context run -- claude`");
     };

@@ -349,3 +349,44 @@ fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// An agent that records the allocator settings it was given, then waits for `go`.
+const ALLOCATOR_AGENT: &str = r#"printf '%s %s\n' "${MALLOC_ARENA_MAX-unset}" "${MAGIC_CONTEXT_SET_MALLOC_ARENA_MAX-unset}" > arenas.txt
+while [ ! -f go ]; do sleep 0.05; done"#;
+
+/// The proxy `run` hosts runs with one malloc arena, as `serve` does; the agent allocates as
+/// it would without magic-context: no limit of ours, and the user's own limit kept.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn run_hosts_its_proxy_with_one_malloc_arena_and_gives_the_agent_its_own_settings() {
+    let four = OsStr::new("4");
+    for (user_limit, agent_sees, run_has) in [
+        (None, "unset unset\n", &b"MALLOC_ARENA_MAX=1"[..]),
+        (Some(four), "4 unset\n", b"MALLOC_ARENA_MAX=4"),
+    ] {
+        let machine = Machine::fresh();
+        let extra_env: Vec<(&str, &OsStr)> = user_limit
+            .map(|limit| ("MALLOC_ARENA_MAX", limit))
+            .into_iter()
+            .collect();
+        let mut child = spawn(
+            &machine,
+            &["run", "--", "sh", "-c", ALLOCATOR_AGENT],
+            &extra_env,
+        );
+        let seen = wait_for_file(&machine.path("work/arenas.txt"), &mut child);
+        assert_eq!(seen, agent_sees);
+        // Re-executed in place: the same process, now with the limit.
+        let environ = std::fs::read(format!("/proc/{}/environ", child.child().id())).unwrap();
+        assert!(
+            environ
+                .split(|&byte| byte == 0)
+                .any(|variable| variable == run_has),
+            "{}",
+            String::from_utf8_lossy(&environ)
+        );
+        std::fs::write(machine.path("work/go"), "").unwrap();
+        let (status, _, stderr) = finish(child);
+        assert!(status.success(), "{stderr}");
+    }
+}
