@@ -1,7 +1,8 @@
 //! A long generated coding session at a 200K window, where the host's own compaction runs
 //! several times: the historian keeps the user's words (every instruction the user typed stays
-//! verbatim in the last request) where compaction loses them, nothing goes over the window,
-//! and the input side is reported beside the baselines.
+//! verbatim in the last request) where compaction loses them, what the model goes on to use is
+//! kept more often than compaction keeps it, nothing goes over the window, and the input side
+//! is reported beside the baselines.
 
 use mc_core::{Message, Part, Role};
 use mc_replay::{ReplayOptions, StrategyTotals, replay};
@@ -178,5 +179,13 @@ fn replay_and_check(seed: u64) -> f64 {
     let lost = autocompact.user_words_kept.unwrap();
     assert!(kept >= 0.95, "magic kept {kept} of the user's messages");
     assert!(lost <= 0.5, "compaction kept {lost} of the user's messages");
+    // What the model went on to use (file names, values) is still in front of it far more
+    // often than after a compaction.
+    let magic_refs = magic.references_kept.unwrap();
+    let compaction_refs = autocompact.references_kept.unwrap();
+    assert!(
+        magic_refs >= compaction_refs + 0.1,
+        "magic kept {magic_refs} of the references the model used, compaction {compaction_refs}"
+    );
     controlled
 }
