@@ -116,6 +116,7 @@ pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<Proxy
         upstream_idle_timeout: Duration::from_secs(args.upstream_timeout.max(1)),
         historian_retry: RetryPolicy::default(),
         cache_budget: mc_proxy::CacheBudget::new(config.proxy.cache_budget_bytes()),
+        allowed_hosts: config.proxy.allowed_hosts.clone(),
     })
 }
 

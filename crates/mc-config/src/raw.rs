@@ -70,6 +70,10 @@ pub struct RawProxy {
     /// a miss: a smaller budget costs time, never data).
     #[schemars(range(min = ProxyConfig::CACHE_BUDGET_MB.min, max = ProxyConfig::CACHE_BUDGET_MB.max))]
     pub cache_budget_mb: Option<u64>,
+    /// Host names, besides `localhost` and IP addresses, that requests may be addressed to
+    /// (`Host`), and that browser pages may come from (`Origin`; otherwise only loopback
+    /// pages may): for a proxy behind your own gateway. Any other is refused with 403.
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// How the agent tools reach the model.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use mc_core::config::{
     Bounds, CacheConfig, CacheTtl, Config, ExecuteThreshold, ExpandConfig, HistoryConfig,
     M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProxyConfig, ReductionConfig, Tokens,
-    ToolsConfig, ToolsMode, listen_address_problem, upstream_url_problem,
+    ToolsConfig, ToolsMode, allowed_host_problem, listen_address_problem, upstream_url_problem,
 };
 
 mod background;
@@ -156,7 +156,23 @@ impl Checker {
                     ProxyConfig::CACHE_BUDGET_MB,
                 )
                 .unwrap_or(d.cache_budget_mb),
+            allowed_hosts: self.allowed_hosts(raw.allowed_hosts),
         }
+    }
+
+    /// The usable entries of `proxy.allowed_hosts`; each unusable one is reported and left out.
+    fn allowed_hosts(&mut self, raw: Option<Vec<String>>) -> Vec<String> {
+        let mut hosts = Vec::new();
+        for (index, host) in raw.unwrap_or_default().into_iter().enumerate() {
+            match allowed_host_problem(&host) {
+                None => hosts.push(host),
+                Some(reason) => self.reject(
+                    key(&["proxy", "allowed_hosts"]).child(index.to_string()),
+                    reason,
+                ),
+            }
+        }
+        hosts
     }
 
     fn cache(&mut self, raw: RawCache) -> CacheConfig {
@@ -428,6 +444,15 @@ mod tests {
             issues[0].reason,
             "must be between 20 and 90 percent, got 95"
         );
+    }
+
+    #[test]
+    fn allowed_hosts_keep_the_usable_entries_and_name_the_others() {
+        let (config, issues) = resolve(&raw(json!({"proxy": {"allowed_hosts":
+            ["gateway.internal", "https://gateway.internal", "*.corp"]}})));
+        assert_eq!(config.proxy.allowed_hosts, ["gateway.internal"]);
+        let keys: Vec<String> = issues.iter().map(|issue| issue.key.to_string()).collect();
+        assert_eq!(keys, ["proxy.allowed_hosts.1", "proxy.allowed_hosts.2"]);
     }
 
     #[test]

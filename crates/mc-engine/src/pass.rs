@@ -112,6 +112,9 @@ pub struct Engine {
     pub(crate) config: Config,
     pub(crate) reclaim: ReclaimConfig,
     caches: EngineCaches,
+    /// Whether the messages a pass stores wait for a provider's acceptance before search and
+    /// the historian see them ([`Self::gated_until_accepted`]).
+    gate_until_accepted: bool,
 }
 
 impl Engine {
@@ -133,6 +136,19 @@ impl Engine {
             config,
             reclaim,
             caches: EngineCaches::new(CacheBudget::default()),
+            gate_until_accepted: false,
+        }
+    }
+
+    /// The engine for a proxy, where a request's messages are stored before the provider
+    /// has seen them and anything that reaches the port can send one: the sessions its
+    /// passes write are gated, and their new messages are found by search and read by the
+    /// historian only once `WriteTx::accept_messages` records that a provider accepted a
+    /// call carrying them. Sessions written through the library are trusted as they are.
+    pub fn gated_until_accepted(self) -> Self {
+        Self {
+            gate_until_accepted: true,
+            ..self
         }
     }
 
@@ -253,6 +269,9 @@ impl Engine {
             request.chain,
             now_ms,
         )?;
+        if self.gate_until_accepted {
+            tx.gate_until_accepted(session, ingested.previous_count)?;
+        }
         let mut state = load_state(tx, session)?.unwrap_or_default();
         let report = match request.last_usage_tokens {
             Some(tokens) => Some(Report {

@@ -169,6 +169,7 @@ fn find_job(
             // Past the limit too: a call just before it may be answered just after it, and
             // a chunk must not end between them.
             stored: tx.messages(session, boundary..)?,
+            accepted: tx.accepted_messages(session)?,
             task_ordinal,
             landed: tx.drop_state(session)?.landed,
             tags,
@@ -193,6 +194,10 @@ fn find_job(
             .max(read.boundary + bounded_live_tail(&sizes, settings.live_tail_max_tokens)),
         Want::Rebuild => read.limit,
     };
+    // Messages no provider accepted yet (anything can reach the proxy's port) are not
+    // summarised into history and memories; they are read again once a call carrying them
+    // succeeds.
+    let limit = read.accepted.map_or(limit, |accepted| limit.min(accepted));
     let Some(span) = limit.checked_sub(read.boundary).filter(|&span| span > 0) else {
         return Ok(None);
     };
@@ -303,6 +308,8 @@ struct Gathered {
     history_until: u64,
     limit: u64,
     stored: Vec<StoredMessage>,
+    /// The leading messages a provider accepted (`None`: all of them).
+    accepted: Option<u64>,
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,
     tags: TagIndex,

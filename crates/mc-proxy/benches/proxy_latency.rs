@@ -226,6 +226,7 @@ async fn start_proxy(upstream: &str) -> Result<(RunningProxy, tempfile::TempDir)
         upstream_idle_timeout: Duration::from_secs(120),
         historian_retry: mc_proxy::RetryPolicy::default(),
         cache_budget: mc_proxy::CacheBudget::default(),
+        allowed_hosts: Vec::new(),
     };
     Ok((RunningProxy::start(settings, Ok(engine)).await?, store_dir))
 }

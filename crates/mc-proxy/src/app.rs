@@ -21,7 +21,7 @@ use crate::settings::ProxySettings;
 use crate::store_slot::{Reopen, StoreSlot};
 use crate::tokens::TokenEstimator;
 use crate::windows::ProvenWindows;
-use crate::{forward, managed};
+use crate::{browser_guard, forward, managed};
 
 /// What every request handler shares.
 pub struct App {
@@ -134,7 +134,8 @@ fn concurrent_passes() -> usize {
 
 /// The proxy's routes: the three managed model-call routes, our own health route, and
 /// verbatim forwarding for everything else, other methods on the managed paths included (a `405` from the proxy
-/// would hide what the upstream says, e.g. to a CORS preflight).
+/// would hide what the upstream says, e.g. to a CORS preflight). Every route is behind
+/// [`browser_guard`]: what a web page sends is refused before it is read.
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
         .route(
@@ -151,5 +152,9 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .route(HEALTH_PATH, get(health::health))
         .fallback(any(forward::forward))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&app),
+            browser_guard::guard,
+        ))
         .with_state(app)
 }

@@ -22,6 +22,7 @@
 //!     upstream_idle_timeout: std::time::Duration::from_secs(600),
 //!     historian_retry: mc_proxy::RetryPolicy::default(),
 //!     cache_budget: mc_proxy::CacheBudget::default(),
+//!     allowed_hosts: Vec::new(),
 //! };
 //! let proxy = RunningProxy::start(settings, Ok(engine)).await?;
 //! println!("ANTHROPIC_BASE_URL=http://{}", proxy.local_addr());
@@ -30,8 +31,10 @@
 //! # }
 //! ```
 
+mod acceptance;
 mod agent_tools;
 mod app;
+mod browser_guard;
 mod client_request;
 mod clock;
 mod embedding_start;

@@ -7,6 +7,9 @@
 //! upstream byte for byte ([`crate::side_call`]). A context overflow from the upstream (an
 //! HTTP error, or a Responses stream failed before any output) is retried once with an
 //! emergency plan before the client sees anything.
+//!
+//! What the request carried becomes searchable, and the historian may start for its
+//! session, only once the provider answered with a success ([`crate::acceptance`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,12 +21,12 @@ use axum::response::IntoResponse;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
+use crate::acceptance;
 use crate::agent_tools;
 use crate::app::App;
 use crate::embedding_start;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
-use crate::historian_start;
 use crate::ledger::{ReportedUsage, call_row, error_text, record_call, set_usage};
 use crate::overflow::{Overflow, parse_overflow};
 use crate::pass_run::{Planned, plan_with_retries};
@@ -89,7 +92,6 @@ async fn run(
         .as_ref()
         .map_or(client_body, agent_tools::Ready::body);
     let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
-    historian_start::start(&app, provider, &headers, &planned);
     embedding_start::start(&app);
     let mut retried = false;
     loop {
@@ -146,6 +148,9 @@ async fn run(
         } else {
             response
         };
+        if status.is_success() {
+            acceptance::accepted(&app, provider, &headers, &planned);
+        }
         if status.is_success()
             && let Some(prepared) = prepared
         {
@@ -273,7 +278,7 @@ async fn prepare_tools(
     headers: &Arc<HeaderMap>,
     client_body: &Bytes,
 ) -> Result<Option<agent_tools::Ready>, ProxyError> {
-    if !agent_tools::may_serve(app, headers) {
+    if !agent_tools::may_serve(app, provider, headers) {
         return Ok(None);
     }
     let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());

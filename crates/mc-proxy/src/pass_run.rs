@@ -64,6 +64,9 @@ pub struct PassFacts {
     pub cause: Option<String>,
     /// The estimated size of the prompt it rendered, in the provider's tokens.
     pub estimated_prompt_tokens: u64,
+    /// How many messages of the session the call carries (the client's conversation): what
+    /// a provider accepts when it answers with a success.
+    pub messages: u64,
 }
 
 enum Failure {
@@ -310,6 +313,7 @@ fn plan_once(
         kind: outcome.plan.kind.as_str().to_owned(),
         cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
         estimated_prompt_tokens: outcome.estimated_prompt_tokens,
+        messages: conversation.len() as u64,
     };
     let previous = app.encoded_messages.take(&session);
     let rendered = client.render(

@@ -41,6 +41,11 @@ pub enum ErrorKind {
     TooLarge,
     /// The body's content encoding is not one the proxy decodes (415).
     UnsupportedEncoding,
+    /// A model call whose body is not declared `application/json` (415): what a web page
+    /// can send without asking the browser first.
+    NotJson,
+    /// The request is not for this proxy, or comes from a web page (403).
+    Forbidden,
     /// The client asked to switch protocols (a WebSocket), which the proxy does not relay
     /// (426): clients that try a WebSocket first read this as "use HTTP" and fall back at
     /// once, where other statuses make them retry.
@@ -60,7 +65,8 @@ impl ErrorKind {
             Self::InvalidRequest => StatusCode::BAD_REQUEST,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::UnsupportedEncoding => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::UnsupportedEncoding | Self::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Forbidden => StatusCode::FORBIDDEN,
             Self::UpgradeRequired => StatusCode::UPGRADE_REQUIRED,
             Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Upstream { timed_out: true } => StatusCode::GATEWAY_TIMEOUT,
@@ -70,9 +76,11 @@ impl ErrorKind {
 
     fn anthropic_type(self) -> &'static str {
         match self {
-            Self::InvalidRequest | Self::UnsupportedEncoding | Self::UpgradeRequired => {
-                "invalid_request_error"
-            }
+            Self::InvalidRequest
+            | Self::UnsupportedEncoding
+            | Self::NotJson
+            | Self::UpgradeRequired => "invalid_request_error",
+            Self::Forbidden => "permission_error",
             Self::NotFound => "not_found_error",
             Self::TooLarge => "request_too_large",
             Self::Unavailable => "overloaded_error",
@@ -85,7 +93,9 @@ impl ErrorKind {
             Self::InvalidRequest
             | Self::UnsupportedEncoding
             | Self::TooLarge
+            | Self::NotJson
             | Self::UpgradeRequired => "invalid_request_error",
+            Self::Forbidden => "permission_error",
             Self::NotFound => "not_found_error",
             Self::Unavailable | Self::Upstream { .. } => "server_error",
         }

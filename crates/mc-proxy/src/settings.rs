@@ -29,6 +29,9 @@ pub struct ProxySettings {
     /// The memory the proxy's per-session caches may hold (the engine's has its own, from
     /// the same kind of budget).
     pub cache_budget: CacheBudget,
+    /// Host names, besides `localhost` and IP addresses, that requests may be addressed to
+    /// and browser pages may come from ([`crate::browser_guard`]).
+    pub allowed_hosts: Vec<String>,
 }
 
 impl ProxySettings {

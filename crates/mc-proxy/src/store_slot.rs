@@ -49,7 +49,10 @@ pub struct OpenStore {
 
 impl OpenStore {
     fn start(engine: Engine, historian_retry: RetryPolicy) -> Self {
-        let engine = Arc::new(engine);
+        // What reaches the proxy's port is stored before a provider has seen it: its
+        // sessions wait for a provider's acceptance before search and the historian see
+        // their new messages ([`crate::acceptance`]).
+        let engine = Arc::new(engine.gated_until_accepted());
         Self {
             historian: HistorianRuntime::new(&engine, historian_retry),
             embeddings: EmbeddingRuntime::new(&engine),

@@ -14,7 +14,8 @@ use crate::store::WriteTx;
 
 impl WriteTx<'_> {
     /// Creates session `new_id` from the first `at_ordinal` messages of `parent`, with the
-    /// parent's host and project, created and seen at `now_ms`.
+    /// parent's host and project, created and seen at `now_ms`; the fork is gated as its
+    /// parent is, and the copies accepted in the parent count as accepted in it.
     ///
     /// `at_ordinal` may equal the parent's message count (a fork of the whole conversation)
     /// but not exceed it ([`StoreError::ForkBeyondEnd`]); `new_id` must be unused
@@ -43,8 +44,10 @@ impl WriteTx<'_> {
         self.conn()
             .execute(
                 "INSERT INTO sessions
-                     (id, host, project, parent_id, fork_ordinal, created_ms, last_seen_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                     (id, host, project, parent_id, fork_ordinal, created_ms, last_seen_ms,
+                      accepted_messages)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6,
+                     min(?5, (SELECT accepted_messages FROM sessions WHERE id = ?4)))",
                 (
                     new_id.as_str(),
                     parent_record.host.as_str(),

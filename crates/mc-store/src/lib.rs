@@ -40,6 +40,7 @@
 //! # }
 //! ```
 
+mod accepted;
 mod branches;
 mod calls;
 mod chain_check;

@@ -101,10 +101,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "provisional compartments",
         sql: include_str!("migrations/0015_provisional_compartments.sql"),
     },
+    Migration {
+        version: 16,
+        name: "messages a provider accepted",
+        sql: include_str!("migrations/0016_accepted_messages.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 15;
+pub const SCHEMA_VERSION: u32 = 16;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -214,7 +219,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -244,7 +249,8 @@ mod tests {
                 (12, "exchanges the proxy ran for its own tools".to_string()),
                 (13, "message search holds the next message".to_string()),
                 (14, "when each hidden exchange was last used".to_string()),
-                (15, "provisional compartments".to_string())
+                (15, "provisional compartments".to_string()),
+                (16, "messages a provider accepted".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
@@ -266,7 +272,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14, 15]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14, 15, 16]);
         let last_used: i64 = conn
             .query_row(
                 "SELECT last_used_ms FROM hidden_exchanges WHERE anchor = 'a'",
@@ -275,6 +281,35 @@ mod tests {
             )
             .unwrap();
         assert_eq!(last_used, 5);
+    }
+
+    /// A v15 store's sessions were written by a working setup: after v16 they are not gated,
+    /// and every message stays searchable.
+    #[test]
+    fn v16_leaves_existing_sessions_ungated() {
+        let mut conn = memory();
+        let path = Path::new(":memory:");
+        for migration in MIGRATIONS
+            .iter()
+            .filter(|migration| migration.version <= 15)
+        {
+            assert!(apply(&mut conn, path, migration).unwrap());
+        }
+        conn.execute(
+            "INSERT INTO sessions (id, host, created_ms, last_seen_ms)
+             VALUES ('s', 'claude-code', 1, 1)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![16]);
+        let accepted: Option<i64> = conn
+            .query_row(
+                "SELECT accepted_messages FROM sessions WHERE id = 's'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(accepted, None);
     }
 
     #[test]

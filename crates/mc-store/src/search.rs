@@ -84,6 +84,9 @@ impl ReadTx<'_> {
     /// filtered by scope; when the scope leaves fewer than `limit` of those (a store shared
     /// by many projects), every match is ranked.
     ///
+    /// In a gated session only messages a provider accepted are found
+    /// (`WriteTx::gate_until_accepted`).
+    ///
     /// A message's own words weigh 1.0, the start of the message before it 0.4 and of the
     /// message after it 0.3. The successor's weight was measured on the shared LoCoMo file
     /// (`bench locomo --mode bm25`): recall@10 0.721 without the column, 0.727 / 0.727 /
@@ -127,7 +130,8 @@ impl ReadTx<'_> {
                        ORDER BY score DESC LIMIT ?7) AS ranked
                  JOIN messages m ON m.rowid = ranked.rowid
                  JOIN sessions s ON s.id = m.session_id
-                 WHERE (?2 IS NULL OR s.project = ?2)
+                 WHERE (s.accepted_messages IS NULL OR m.ordinal < s.accepted_messages)
+                   AND (?2 IS NULL OR s.project = ?2)
                    AND (?3 IS NULL OR m.session_id = ?3)
                    AND m.created_ms >= ?4 AND m.created_ms < ?5
                  ORDER BY ranked.score DESC, m.rowid

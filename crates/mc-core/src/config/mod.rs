@@ -38,7 +38,7 @@ pub use historian::{HistorianConfig, HistorianWire};
 pub use history::{HistoryConfig, M1RefoldConfig};
 pub use model_match::override_for;
 pub use pass::{ExecuteThreshold, PassConfig};
-pub use proxy::{ProxyConfig, listen_address_problem, upstream_url_problem};
+pub use proxy::{ProxyConfig, allowed_host_problem, listen_address_problem, upstream_url_problem};
 pub use recall::{ExpandConfig, MemoryConfig};
 pub use reduction::ReductionConfig;
 pub use secret::Secret;

@@ -22,6 +22,12 @@ pub struct ProxyConfig {
     /// rebuilt from the store when it misses, so this trades memory for the time of a
     /// rebuild, never for correctness. 256 MiB keeps 16 live sessions of 400K tokens warm.
     pub cache_budget_mb: u64,
+    /// Host names, besides `localhost` and IP addresses, that a request may name in its
+    /// `Host` header, and that a browser page may come from (`Origin`; otherwise only
+    /// loopback pages may): for a proxy behind the user's own gateway. Empty by default, because any web page the
+    /// user opens can send requests to a loopback port, and a DNS-rebinding page names its
+    /// own host.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl ProxyConfig {
@@ -46,6 +52,7 @@ impl Default for ProxyConfig {
             upstream_openai: "https://api.openai.com".to_owned(),
             max_request_bytes: 32 * 1024 * 1024,
             cache_budget_mb: 256,
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -96,6 +103,28 @@ pub fn upstream_url_problem(url: &str) -> Option<String> {
     }
 }
 
+/// Why an `allowed_hosts` entry is unusable, or `None` when it looks right: a bare host
+/// name or address (a port, if given, is ignored when matching), not a URL or a pattern.
+pub fn allowed_host_problem(host: &str) -> Option<String> {
+    if host.is_empty() {
+        return Some("an allowed host is empty".to_owned());
+    }
+    if host.contains("://") || host.contains('/') {
+        return Some(format!(
+            "`{host}` is a URL; name the host alone (e.g. \"gateway.internal\")"
+        ));
+    }
+    if host.contains('*') {
+        return Some(format!(
+            "`{host}`: patterns are not accepted; name each host"
+        ));
+    }
+    if host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some(format!("`{host}` contains whitespace"));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +145,16 @@ mod tests {
                 .check(config.cache_budget_mb)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn allowed_hosts_are_bare_names() {
+        assert_eq!(allowed_host_problem("gateway.internal"), None);
+        assert_eq!(allowed_host_problem("10.0.0.5:4141"), None);
+        assert!(allowed_host_problem("").is_some());
+        assert!(allowed_host_problem("https://gateway.internal").is_some());
+        assert!(allowed_host_problem("*.internal").is_some());
+        assert!(allowed_host_problem("a b").is_some());
     }
 
     #[test]

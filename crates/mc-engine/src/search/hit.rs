@@ -91,7 +91,7 @@ pub struct SearchHit {
 }
 
 /// Turns fused items into hits, best first: looks up what each is, leaves out what the
-/// viewer sees, and stops at the limit.
+/// viewer sees and messages no provider accepted, and stops at the limit.
 pub(super) fn materialise(
     tx: &ReadTx<'_>,
     request: &SearchRequest,
@@ -100,6 +100,7 @@ pub(super) fn materialise(
 ) -> mc_store::Result<Vec<SearchHit>> {
     let places = &found.places;
     let visible = Visible::of(tx, request.viewer.as_ref())?;
+    let mut accepted: HashMap<SessionId, Option<u64>> = HashMap::new();
     let terms = mc_core::search::fts_query(&request.query)
         .map(|query| query.terms)
         .unwrap_or_default();
@@ -114,6 +115,19 @@ pub(super) fn materialise(
                     continue;
                 };
                 if visible.shows(&place.session, place.ordinal) {
+                    continue;
+                }
+                // Full-text hits are accepted messages already; embeddings are made of every
+                // stored message, so a vector hit is checked here.
+                let accepted_count = match accepted.get(&place.session) {
+                    Some(&count) => count,
+                    None => {
+                        let count = tx.accepted_messages(&place.session)?;
+                        accepted.insert(place.session.clone(), count);
+                        count
+                    }
+                };
+                if accepted_count.is_some_and(|count| place.ordinal >= count) {
                     continue;
                 }
                 let Some(stored) = tx

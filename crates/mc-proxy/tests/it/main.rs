@@ -13,6 +13,7 @@ mod agent_tools_live;
 mod agent_tools_responses;
 mod agent_tools_retention;
 mod bad_input;
+mod browser_requests;
 mod cache_budget;
 mod embeddings;
 mod failures;

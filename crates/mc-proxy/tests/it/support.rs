@@ -37,6 +37,7 @@ pub fn settings(upstream: &str) -> ProxySettings {
         upstream_idle_timeout: Duration::from_secs(20),
         historian_retry: RetryPolicy::default(),
         cache_budget: mc_proxy::CacheBudget::default(),
+        allowed_hosts: Vec::new(),
     }
 }
 

@@ -270,7 +270,8 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
     drop(temp.store);
     {
         // What a version 12 store looks like: an index of each message and its predecessor
-        // (hidden exchanges without their last use, v14, no provisional compartments, v15).
+        // (hidden exchanges without their last use, v14, no provisional compartments, v15,
+        // sessions not gated, v16).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -281,6 +282,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              DROP INDEX hidden_exchanges_by_last_use;
              ALTER TABLE hidden_exchanges DROP COLUMN last_used_ms;
              DROP TABLE provisional_compartments;
+             ALTER TABLE sessions DROP COLUMN accepted_messages;
              DELETE FROM schema_migrations WHERE version >= 13;
              PRAGMA user_version = 12;",
         )

@@ -1,0 +1,26 @@
+//! What follows a provider's success: the call's messages may be found, and its session
+//! summarised.
+//!
+//! A request's messages are stored before it goes upstream, and anything that reaches the
+//! proxy's port can send one. Until a provider answers a call carrying them with a success
+//! status, they stay in the raw log, unsearchable, and no historian run starts for the call:
+//! a request refused for its credentials (a web page's, a stranger's) leaves nothing that
+//! search, the agent's tools or the project's memories would show.
+
+use axum::http::HeaderMap;
+
+use crate::app::App;
+use crate::historian_start;
+use crate::pass_run::Planned;
+use crate::provider::Provider;
+
+/// Records that a provider answered `planned` with a success status (its first byte is on
+/// its way), then starts the historian for its session when one may start.
+pub fn accepted(app: &App, provider: Provider, headers: &HeaderMap, planned: &Planned) {
+    if let (Some(session), Some(pass), Ok(store)) =
+        (&planned.session, &planned.pass, app.store.get())
+    {
+        store.ledger.accepted(session.clone(), pass.messages);
+    }
+    historian_start::start(app, provider, headers, planned);
+}

@@ -1,0 +1,13 @@
+-- Schema v16: how many of a session's leading messages a provider has accepted.
+--
+-- The proxy stores a request's messages before it goes upstream (the pass commits first), so
+-- what anything on the machine sends, a web page included, reached the raw log and from there
+-- the project's search, the agent's ctx_search and the historian. A session the proxy writes
+-- is now gated: a message is found, embedded into hits or summarised only once a provider has
+-- answered a call carrying it with a success. A call refused for its credentials leaves its
+-- messages in the raw log (nothing stored is deleted) but found by nothing.
+--
+-- NULL: the session is not gated (written through the library, or stored before this
+-- version by a working setup): every message counts as accepted. A gated pass on such a
+-- session sets the count to the messages it already held.
+ALTER TABLE sessions ADD COLUMN accepted_messages INTEGER CHECK (accepted_messages >= 0);
