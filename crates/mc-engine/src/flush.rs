@@ -15,9 +15,15 @@ use crate::state::{EngineState, load_state, store_state};
 
 impl Engine {
     /// Marks `session` so that its next pass busts and lands what may land; returns how many
-    /// queued drops will land then (protected ones keep waiting).
+    /// queued drops will land then (protected ones keep waiting). A window the provider
+    /// proved is forgotten: the operator flushes when something is stuck, and a wrong limit
+    /// is one way to be.
     pub fn request_flush(&self, session: &SessionId) -> Result<usize> {
-        self.mark(session, |state| state.flush_requested = true)
+        self.mark(session, |state| {
+            state.flush_requested = true;
+            state.proven_window = None;
+            state.proven_window_ms = None;
+        })
     }
 
     /// Like [`Self::request_flush`], and that bust re-renders `m[0]` (a hard fold): for when

@@ -34,4 +34,4 @@ pub use ingest::{Ingested, ingest};
 pub use nudges::Nudge;
 pub use pass::{CountText, Engine, PassOutcome, PassRequest};
 pub use session_cache::SessionCache;
-pub use state::EngineState;
+pub use state::{EngineState, PROVEN_WINDOW_TTL_MS};

@@ -213,11 +213,18 @@ impl Engine {
     }
 
     /// Records the context limit a provider proved with an overflow error ("prompt is too
-    /// long: N tokens > M maximum"), so later plans refuse or fold before sending over it.
-    pub fn record_proven_window(&self, session: &SessionId, limit_tokens: u64) -> Result<()> {
+    /// long: N tokens > M maximum") at `now_ms`, so later plans refuse or fold before sending
+    /// over it. It binds for a day ([`crate::PROVEN_WINDOW_TTL_MS`]) or until `flush`.
+    pub fn record_proven_window(
+        &self,
+        session: &SessionId,
+        limit_tokens: u64,
+        now_ms: u64,
+    ) -> Result<()> {
         self.store.write_with(|tx| {
             let mut state = load_state(tx, session)?.unwrap_or_default();
             state.proven_window = Some(limit_tokens);
+            state.proven_window_ms = Some(now_ms);
             store_state(tx, session, &state)
         })
     }
@@ -273,6 +280,7 @@ impl Engine {
             tx.gate_until_accepted(session, ingested.previous_count)?;
         }
         let mut state = load_state(tx, session)?.unwrap_or_default();
+        state.expire_proven_window(request.now_ms);
         let report = match request.last_usage_tokens {
             Some(tokens) => Some(Report {
                 tokens,

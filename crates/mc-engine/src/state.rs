@@ -15,6 +15,24 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EngineError, Result};
 use crate::nudges::Nudge;
 
+/// How long a proven window binds a session: a day.
+pub const PROVEN_WINDOW_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+impl EngineState {
+    /// Forgets a proven window older than [`PROVEN_WINDOW_TTL_MS`] at `now_ms`; dates one that
+    /// has no date yet.
+    pub(crate) fn expire_proven_window(&mut self, now_ms: u64) {
+        match (self.proven_window, self.proven_window_ms) {
+            (Some(_), None) => self.proven_window_ms = Some(now_ms),
+            (Some(_), Some(at)) if now_ms.saturating_sub(at) > PROVEN_WINDOW_TTL_MS => {
+                self.proven_window = None;
+                self.proven_window_ms = None;
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What the engine remembers between passes of one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -54,6 +72,11 @@ pub struct EngineState {
     pub last_usage_pass: Option<u64>,
     /// The context limit the provider proved with an overflow error.
     pub proven_window: Option<u64>,
+    /// When `proven_window` was proven (ms since the epoch): it expires after
+    /// [`PROVEN_WINDOW_TTL_MS`], so a limit that was wrong, or that the provider raised, does
+    /// not bind the session for good. A limit stored before this was kept counts from the
+    /// first pass that reads it.
+    pub proven_window_ms: Option<u64>,
     /// The usage report the last landing pass planned with. A later request that reports the
     /// same figure (an identical retry, no new response) reports usage from before the drops
     /// landed, so the plan uses its own estimate instead.

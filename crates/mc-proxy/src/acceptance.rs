@@ -7,6 +7,8 @@
 //! a request refused for its credentials (a web page's, a stranger's) leaves nothing that
 //! search, the agent's tools or the project's memories would show.
 
+use std::sync::Arc;
+
 use axum::http::HeaderMap;
 
 use crate::app::App;
@@ -15,12 +17,27 @@ use crate::pass_run::Planned;
 use crate::provider::Provider;
 
 /// Records that a provider answered `planned` with a success status (its first byte is on
-/// its way), then starts the historian for its session when one may start.
+/// its way), then starts the historian for its session when one may start: off the request
+/// path, in that order, so the run reads the messages this call carried.
 pub fn accepted(app: &App, provider: Provider, headers: &HeaderMap, planned: &Planned) {
-    if let (Some(session), Some(pass), Ok(store)) =
-        (&planned.session, &planned.pass, app.store.get())
-    {
-        store.ledger.accepted(session.clone(), pass.messages);
-    }
-    historian_start::start(app, provider, headers, planned);
+    let run = historian_start::ready(app, provider, headers, planned);
+    let (Some(session), Some(pass), Ok(store)) = (
+        planned.session.clone(),
+        planned.pass.as_ref(),
+        app.store.get(),
+    ) else {
+        return;
+    };
+    let (engine, messages) = (Arc::clone(&store.engine), pass.messages);
+    tokio::task::spawn_blocking(move || {
+        if let Err(error) = engine
+            .store()
+            .write(|tx| tx.accept_messages(&session, messages))
+        {
+            tracing::warn!(%session, %error, "could not record a call's messages as accepted; they stay unsearchable until a later call's are");
+        }
+        if let Some(run) = run {
+            run.start();
+        }
+    });
 }

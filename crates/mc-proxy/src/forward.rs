@@ -66,6 +66,9 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response<
         .path_and_query()
         .map_or("/", |pq| pq.as_str())
         .to_owned();
+    if !path_and_query.starts_with('/') {
+        return not_a_path(&parts.method, &path_and_query);
+    }
     let mut provider = provider_of_path(parts.uri.path());
     if parts.uri.path().starts_with("/v1/models")
         && parts.headers.contains_key("authorization")
@@ -101,6 +104,26 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response<
     }
 }
 
+/// The answer to a request whose target is not a path: `OPTIONS *` asks what the server
+/// supports and is answered here; anything else cannot be forwarded to an upstream URL.
+fn not_a_path(method: &axum::http::Method, target: &str) -> Response<Body> {
+    if method == axum::http::Method::OPTIONS && target == "*" {
+        let mut out = Response::new(Body::empty());
+        *out.status_mut() = StatusCode::NO_CONTENT;
+        out.headers_mut().insert(
+            axum::http::header::ALLOW,
+            axum::http::HeaderValue::from_static("GET, POST, OPTIONS"),
+        );
+        return out;
+    }
+    ProxyError::new(
+        Provider::OpenAi,
+        ErrorKind::InvalidRequest,
+        format!("the request target `{target}` is not a path; send requests to a path such as /v1/messages"),
+    )
+    .into_response()
+}
+
 /// The client-facing error for an upstream that could not be reached or timed out, with
 /// anything credential-shaped in the transport's message blanked.
 pub fn upstream_error(provider: Provider, error: &reqwest::Error) -> ProxyError {
@@ -113,8 +136,16 @@ pub fn upstream_error(provider: Provider, error: &reqwest::Error) -> ProxyError 
         "the upstream request failed"
     };
     // reqwest names the URL it was sending to, query and userinfo included, where some
-    // gateways take the key; the message reaches the client, the ledger and the log.
+    // gateways take the key. The client is told which provider, not where the proxy sends
+    // it (the log keeps the address, credentials blanked).
     let chain = mc_core::redact_credentials(&error_chain(error));
+    if let Some(url) = error.url() {
+        tracing::warn!(upstream = %mc_core::redact_credentials(url.as_str()), error = %chain, "{what}");
+    }
+    let chain = match error.url() {
+        Some(url) => chain.replace(url.as_str(), "the upstream"),
+        None => chain,
+    };
     ProxyError::new(
         provider,
         ErrorKind::Upstream { timed_out },

@@ -19,6 +19,10 @@ const HOP_BY_HOP: [HeaderName; 8] = [
     header::UPGRADE,
 ];
 
+/// The prefix of the headers a client addresses to the proxy itself (the session and
+/// project it names).
+const OWN_PREFIX: &str = "x-magic-context-";
+
 /// Headers that carry a credential: their values are marked sensitive on the way up (HTTP/2
 /// never puts them in its compression table, `Debug` prints `Sensitive`).
 const CREDENTIALS: [HeaderName; 5] = [
@@ -31,11 +35,23 @@ const CREDENTIALS: [HeaderName; 5] = [
 
 /// The headers to send upstream for a client request: hop-by-hop headers, the ones the
 /// `Connection` header names, `host` (the upstream's own) and `content-length` (the client
-/// library recomputes it) are left out, and credentials are marked sensitive.
+/// library recomputes it) are left out, and so are the proxy's own `x-magic-context-…`
+/// headers (addressed to it, not the provider) and `expect` (our server already answered
+/// the client's `100-continue`; the upstream gets the whole body at once). Credentials are
+/// marked sensitive.
 pub fn upstream_request_headers(client: &HeaderMap) -> HeaderMap {
     let mut out = without_hop_by_hop(client);
     out.remove(header::HOST);
     out.remove(header::CONTENT_LENGTH);
+    out.remove(header::EXPECT);
+    let ours: Vec<HeaderName> = out
+        .keys()
+        .filter(|name| name.as_str().starts_with(OWN_PREFIX))
+        .cloned()
+        .collect();
+    for name in ours {
+        out.remove(name);
+    }
     for name in &CREDENTIALS {
         if let header::Entry::Occupied(mut entry) = out.entry(name) {
             entry.iter_mut().for_each(|value| value.set_sensitive(true));
@@ -118,6 +134,18 @@ mod tests {
         assert!(out["x-api-key"].is_sensitive());
         assert!(!out["anthropic-version"].is_sensitive());
         assert!(!format!("{out:?}").contains("sk-test"), "{out:?}");
+    }
+
+    #[test]
+    fn the_proxy_s_own_headers_and_expect_stay_behind() {
+        let mut client = HeaderMap::new();
+        client.insert("x-magic-context-session", HeaderValue::from_static("s1"));
+        client.insert("x-magic-context-project", HeaderValue::from_static("p"));
+        client.insert(header::EXPECT, HeaderValue::from_static("100-continue"));
+        client.insert("x-context-kept", HeaderValue::from_static("yes"));
+        let out = upstream_request_headers(&client);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out["x-context-kept"], "yes");
     }
 
     #[test]

@@ -7,17 +7,12 @@
 //! latest in memory ([`crate::app::App::recent_usage`]) and the pass reads it from there, so
 //! planning is the same as when the row was written at once; the stored copy is what a
 //! restarted proxy plans with.
-//!
-//! The same queue carries each call's acceptance (a provider answered it with a success), so
-//! the messages it carried become searchable in the order calls were answered, without a
-//! write transaction of their own on the request path.
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use mc_core::SessionId;
 use mc_engine::Engine;
 use mc_store::CallRow;
 
@@ -29,19 +24,10 @@ const GATHER: Duration = Duration::from_millis(10);
 /// Most rows in one transaction.
 const BATCH_ROWS: usize = 64;
 
-/// What the writing thread writes.
-#[derive(Debug)]
-enum Entry {
-    /// A call's ledger row.
-    Call(Box<CallRow>),
-    /// A provider accepted a call carrying a session's first `messages` messages.
-    Accepted { session: SessionId, messages: u64 },
-}
-
 /// The queue and its writing thread. Dropping it writes what is queued and waits for that.
 #[derive(Debug)]
 pub struct LedgerWriter {
-    queue: Option<Sender<Entry>>,
+    queue: Option<Sender<CallRow>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -70,21 +56,9 @@ impl LedgerWriter {
     /// Queues a call's row.
     pub fn record(&self, row: CallRow) {
         if let Some(queue) = &self.queue
-            && queue.send(Entry::Call(Box::new(row))).is_err()
+            && queue.send(row).is_err()
         {
             tracing::warn!("the ledger thread has stopped; a call's row was not recorded");
-        }
-    }
-
-    /// Queues a provider's acceptance of a call carrying `session`'s first `messages`
-    /// messages (`mc_engine::Engine::accept_messages`).
-    pub fn accepted(&self, session: SessionId, messages: u64) {
-        if let Some(queue) = &self.queue
-            && queue.send(Entry::Accepted { session, messages }).is_err()
-        {
-            tracing::warn!(
-                "the ledger thread has stopped; a call's messages stay unsearchable until the next"
-            );
         }
     }
 }
@@ -100,7 +74,7 @@ impl Drop for LedgerWriter {
 
 /// Writes rows as they come, each batch gathered for up to [`GATHER`] after its first row,
 /// until the queue closes (then writes what is left).
-fn write_batches(engine: &Engine, rows: &Receiver<Entry>) {
+fn write_batches(engine: &Engine, rows: &Receiver<CallRow>) {
     while let Ok(first) = rows.recv() {
         let mut batch = vec![first];
         let until = Instant::now() + GATHER;
@@ -114,24 +88,19 @@ fn write_batches(engine: &Engine, rows: &Receiver<Entry>) {
     }
 }
 
-/// One transaction: every row, each successful call's prompt size as its session's
-/// reported usage, and every acceptance.
-fn write(engine: &Engine, batch: &[Entry]) {
+/// One transaction: every row, and each successful call's prompt size as its session's
+/// reported usage.
+fn write(engine: &Engine, batch: &[CallRow]) {
     let written = engine.store().write_with(|tx| {
-        for entry in batch {
-            match entry {
-                Entry::Call(row) => {
-                    tx.record_call(row)?;
-                    if let Some((session, usage)) = reported_usage(row) {
-                        engine.record_usage_in(tx, session, usage.tokens, usage.pass)?;
-                    }
-                }
-                Entry::Accepted { session, messages } => tx.accept_messages(session, *messages)?,
+        for row in batch {
+            tx.record_call(row)?;
+            if let Some((session, usage)) = reported_usage(row) {
+                engine.record_usage_in(tx, session, usage.tokens, usage.pass)?;
             }
         }
         Ok::<_, mc_engine::EngineError>(())
     });
     if let Err(error) = written {
-        tracing::warn!(%error, entries = batch.len(), "could not write calls' ledger rows, usage and acceptances");
+        tracing::warn!(%error, rows = batch.len(), "could not write calls' ledger rows and usage");
     }
 }

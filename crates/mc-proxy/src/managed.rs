@@ -41,6 +41,10 @@ use crate::usage_filter::UsageChunkFilter;
 /// Largest upstream error body read whole (error bodies are small JSON).
 const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
 
+/// The smallest context window an overflow error is believed to prove: no model a coding
+/// agent runs on has less.
+const MIN_PLAUSIBLE_WINDOW: u64 = 4_096;
+
 /// `POST /v1/messages`.
 pub async fn anthropic_messages(State(app): State<Arc<App>>, request: Request) -> Response<Body> {
     managed(app, Provider::Anthropic, request).await
@@ -219,14 +223,32 @@ async fn replan_after_overflow(
     } else {
         overflow.limit_tokens
     };
+    // A window smaller than the request's own system prompt and tools, or than any model
+    // serves, is not a window: kept, it refused every later request of the session. The
+    // retry then plans as before, and the provider's answer to it reaches the client.
+    let floor = planned.pass.as_ref().map_or(MIN_PLAUSIBLE_WINDOW, |pass| {
+        pass.fixed_tokens.max(MIN_PLAUSIBLE_WINDOW)
+    });
+    if let Some(claimed) = limit.filter(|&limit| limit < floor) {
+        tracing::warn!(
+            session = ?planned.session,
+            claimed,
+            floor,
+            "ignored an implausible context limit from the provider (smaller than the system prompt and tools, or than {MIN_PLAUSIBLE_WINDOW} tokens); it is not stored"
+        );
+        return plan(app, provider, headers, client_body, None).await;
+    }
     if let Some(limit) = limit {
         app.proven_windows.record(&planned.model, limit);
     }
     if let (Some(limit), Ok(engine), Some(session)) = (limit, app.engine(), planned.session.clone())
     {
         let engine = Arc::clone(engine);
-        let recorded =
-            tokio::task::spawn_blocking(move || engine.record_proven_window(&session, limit)).await;
+        let now_ms = crate::clock::unix_ms();
+        let recorded = tokio::task::spawn_blocking(move || {
+            engine.record_proven_window(&session, limit, now_ms)
+        })
+        .await;
         if !matches!(recorded, Ok(Ok(()))) {
             tracing::warn!("could not record the proven window; the retry plans without it");
         }

@@ -67,6 +67,9 @@ pub struct PassFacts {
     /// How many messages of the session the call carries (the client's conversation): what
     /// a provider accepts when it answers with a success.
     pub messages: u64,
+    /// The estimated size of the system prompt and tools, which every rendering carries: a
+    /// window claimed smaller than this cannot be true.
+    pub fixed_tokens: u64,
 }
 
 enum Failure {
@@ -314,6 +317,7 @@ fn plan_once(
         cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
         estimated_prompt_tokens: outcome.estimated_prompt_tokens,
         messages: conversation.len() as u64,
+        fixed_tokens,
     };
     let previous = app.encoded_messages.take(&session);
     let rendered = client.render(

@@ -36,7 +36,7 @@ fn prove_window(
     let limit = rendered_tokens(&previous.messages) * 100 / percent;
     harness
         .engine
-        .record_proven_window(&harness.session, limit.max(1))
+        .record_proven_window(&harness.session, limit.max(1), step.now_ms)
         .map_err(|error| TestCaseError::fail(format!("record_proven_window failed: {error}")))
 }
 

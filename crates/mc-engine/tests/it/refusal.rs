@@ -35,7 +35,7 @@ fn at_the_proven_limit_a_request_that_fits_is_sent_though_nothing_can_be_folded(
         .unwrap();
     harness
         .engine
-        .record_proven_window(&harness.session, PROVEN)
+        .record_proven_window(&harness.session, PROVEN, START_MS)
         .unwrap();
     let outcome = harness.pass(&call(&messages, START_MS + 10_000)).unwrap();
     assert_eq!(outcome.plan.kind, PassKind::CacheHit, "{:#?}", outcome.plan);
@@ -57,7 +57,7 @@ fn when_even_the_minimal_rendering_is_over_the_limit_the_request_is_refused_with
         .unwrap();
     harness
         .engine
-        .record_proven_window(&harness.session, PROVEN)
+        .record_proven_window(&harness.session, PROVEN, START_MS)
         .unwrap();
     let before = harness.snapshot();
     let refused = harness.pass(&call(&messages, START_MS + 10_000));
@@ -92,7 +92,7 @@ fn at_the_proven_limit_with_a_landable_drop_the_pass_folds_in_an_emergency() {
         .unwrap();
     harness
         .engine
-        .record_proven_window(&harness.session, PROVEN)
+        .record_proven_window(&harness.session, PROVEN, START_MS)
         .unwrap();
     let outcome = harness.pass(&call(&messages, START_MS + 10_000)).unwrap();
     assert_eq!(outcome.plan.kind, PassKind::SoftBust, "{:#?}", outcome.plan);
@@ -117,7 +117,7 @@ fn an_identical_retry_after_an_emergency_fold_is_sent_again() {
         .unwrap();
     harness
         .engine
-        .record_proven_window(&harness.session, PROVEN)
+        .record_proven_window(&harness.session, PROVEN, START_MS)
         .unwrap();
     let request = call(&messages, START_MS + 10_000);
     let first = harness.pass(&request).unwrap();
@@ -145,7 +145,7 @@ fn at_the_proven_limit_reclaimable_output_is_folded_not_refused() {
     // The provider proved a limit far below the configured window (a wrong model table).
     harness
         .engine
-        .record_proven_window(&harness.session, PROVEN)
+        .record_proven_window(&harness.session, PROVEN, START_MS)
         .unwrap();
     let outcome = harness.pass(&call(&messages, START_MS + 10_000));
     let outcome = outcome.unwrap_or_else(|error| panic!("refused with reclaimable work: {error}"));
@@ -156,4 +156,43 @@ fn at_the_proven_limit_reclaimable_output_is_folded_not_refused() {
         outcome.plan,
         outcome.estimated_prompt_tokens
     );
+}
+
+/// A proven limit binds for a day, then the session plans with its window again; a flush
+/// forgets it at once. (A wrong limit once refused every later request of its session.)
+#[test]
+fn a_proven_limit_expires_after_a_day_and_a_flush_forgets_it() {
+    let day_ms = mc_engine::PROVEN_WINDOW_TTL_MS;
+    for forget in ["expiry", "flush"] {
+        let harness = Harness::new();
+        harness.fixed_tokens.set(PROVEN + 2_000);
+        let messages = bash_session(3);
+        harness
+            .pass(&Call {
+                last_usage_tokens: None,
+                ..call(&messages[..5], START_MS)
+            })
+            .unwrap();
+        harness
+            .engine
+            .record_proven_window(&harness.session, PROVEN, START_MS)
+            .unwrap();
+        let refused = harness.pass(&call(&messages, START_MS + 10_000));
+        assert!(
+            matches!(refused, Err(EngineError::Refused { .. })),
+            "{forget}: {refused:?}"
+        );
+        let later = match forget {
+            "expiry" => START_MS + day_ms + 20_000,
+            _ => {
+                harness.engine.request_flush(&harness.session).unwrap();
+                START_MS + 20_000
+            }
+        };
+        let sent = harness.pass(&Call {
+            last_usage_tokens: None,
+            ..call(&messages, later)
+        });
+        assert!(sent.is_ok(), "{forget}: {sent:?}");
+    }
 }

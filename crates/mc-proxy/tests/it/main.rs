@@ -23,6 +23,7 @@ mod headers;
 mod historian;
 mod historian_responses;
 mod hostile;
+mod hostile_bounds;
 mod hostile_chat;
 mod openai;
 mod overflow;
