@@ -7,6 +7,17 @@
 //! exception when `run` is the terminal's foreground job: the terminal has already sent
 //! Ctrl-C to the agent (same process group), and a second copy would read as a double
 //! Ctrl-C, which interactive agents take as "quit".
+//!
+//! Which dispositions the agent starts with: SIGINT and SIGTERM are caught by `run` before
+//! the agent is started, so the agent starts with both at their defaults (a caught signal is
+//! reset by exec; an ignored one would be passed on) whatever `run` inherited. An ignored
+//! SIGINT is usually an accident of how `run` was started, not a choice: a shell starts every
+//! background job of a script with SIGINT ignored, and so do many job launchers, and passing
+//! it on would leave an agent that `run` cannot interrupt (its `trap … INT` does nothing). A
+//! signal caught before the start is also never lost: it is forwarded once the agent runs.
+//! SIGHUP is the exception, because ignoring it is what `nohup` asks: the agent inherits the
+//! disposition `run` started with (`nohup magic-context run -- agent` keeps the agent alive
+//! when the terminal goes), and `run` catches SIGHUP only once the agent has started.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -58,6 +69,8 @@ pub async fn run_agent(
     for (name, value) in env {
         command.env(name, value);
     }
+    // Caught before the start, so the agent gets SIGINT and SIGTERM at their defaults.
+    let before_start = SignalsBeforeStart::watch()?;
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
@@ -65,7 +78,7 @@ pub async fn run_agent(
             return Ok(ExitCode::from(CANNOT_START_EXIT));
         }
     };
-    let status = wait_forwarding_signals(&mut child).await?;
+    let status = before_start.wait_forwarding(&mut child).await?;
     Ok(exit_code_of(status))
 }
 
@@ -76,35 +89,67 @@ pub fn report(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "magic-context: {line}");
 }
 
+/// The signals `run` watches from before the agent starts (SIGINT, SIGTERM).
 #[cfg(unix)]
-async fn wait_forwarding_signals(child: &mut tokio::process::Child) -> anyhow::Result<ExitStatus> {
-    use rustix::process::{Pid, Signal, kill_process};
-    use tokio::signal::unix::{SignalKind, signal};
+struct SignalsBeforeStart {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
 
-    let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
-    let mut terminate = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-    let mut hangup = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
-    let pid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .and_then(Pid::from_raw);
-    loop {
-        let forwarded = tokio::select! {
-            status = child.wait() => return status.context("cannot wait for the agent"),
-            _ = interrupt.recv() => (!is_foreground_job()).then_some(Signal::INT),
-            _ = terminate.recv() => Some(Signal::TERM),
-            _ = hangup.recv() => Some(Signal::HUP),
-        };
-        if let (Some(signal), Some(pid)) = (forwarded, pid) {
-            // The child may have exited in between; its status comes on the next turn.
-            let _ = kill_process(pid, signal);
+#[cfg(unix)]
+impl SignalsBeforeStart {
+    fn watch() -> anyhow::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt()).context("cannot watch SIGINT")?,
+            terminate: signal(SignalKind::terminate()).context("cannot watch SIGTERM")?,
+        })
+    }
+
+    /// Waits for the agent, forwarding what `run` receives; SIGHUP is watched from here on,
+    /// after the agent inherited the disposition `run` started with.
+    async fn wait_forwarding(
+        mut self,
+        child: &mut tokio::process::Child,
+    ) -> anyhow::Result<ExitStatus> {
+        use rustix::process::{Pid, Signal, kill_process};
+        use tokio::signal::unix::{SignalKind, signal};
+
+        let mut hangup = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(Pid::from_raw);
+        loop {
+            let forwarded = tokio::select! {
+                status = child.wait() => return status.context("cannot wait for the agent"),
+                _ = self.interrupt.recv() => (!is_foreground_job()).then_some(Signal::INT),
+                _ = self.terminate.recv() => Some(Signal::TERM),
+                _ = hangup.recv() => Some(Signal::HUP),
+            };
+            if let (Some(signal), Some(pid)) = (forwarded, pid) {
+                // The child may have exited in between; its status comes on the next turn.
+                let _ = kill_process(pid, signal);
+            }
         }
     }
 }
 
 #[cfg(not(unix))]
-async fn wait_forwarding_signals(child: &mut tokio::process::Child) -> anyhow::Result<ExitStatus> {
-    child.wait().await.context("cannot wait for the agent")
+struct SignalsBeforeStart;
+
+#[cfg(not(unix))]
+impl SignalsBeforeStart {
+    fn watch() -> anyhow::Result<Self> {
+        Ok(Self)
+    }
+
+    async fn wait_forwarding(
+        self,
+        child: &mut tokio::process::Child,
+    ) -> anyhow::Result<ExitStatus> {
+        child.wait().await.context("cannot wait for the agent")
+    }
 }
 
 /// Whether this process is the foreground job of the terminal on stdin, so a Ctrl-C there

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::support::deadline::{Bounded, INSTALL};
+
 /// The version line tests pin: the 2.1 series the proxy is tested against.
 pub const PACKAGE: &str = "@anthropic-ai/claude-code@2.1";
 
@@ -27,22 +29,21 @@ fn locate_or_install() -> PathBuf {
     let binary = package.join("bin/claude.exe");
     if !binary.is_file() {
         std::fs::create_dir_all(&prefix).unwrap();
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        let mut npm = Command::new("npm");
+        npm.args(["install", "--no-audit", "--no-fund", "--prefix"])
             .arg(&prefix)
-            .arg(PACKAGE)
-            .status()
-            .unwrap_or_else(|error| {
-                panic!("cannot run npm ({error}); install Node.js and npm, or set MC_CLAUDE_BIN")
-            });
+            .arg(PACKAGE);
+        let status = Bounded::status(
+            &mut npm,
+            "npm (install Node.js and npm, or set MC_CLAUDE_BIN)",
+            INSTALL,
+        );
         assert!(status.success(), "npm install {PACKAGE} failed");
         // npm may skip the package's postinstall step, which links the native binary.
         if !binary.is_file() {
-            let status = Command::new("node")
-                .arg(package.join("install.cjs"))
-                .current_dir(&package)
-                .status()
-                .unwrap();
+            let mut node = Command::new("node");
+            node.arg(package.join("install.cjs")).current_dir(&package);
+            let status = Bounded::status(&mut node, "node install.cjs", INSTALL);
             assert!(status.success(), "{PACKAGE} install.cjs failed");
         }
     }

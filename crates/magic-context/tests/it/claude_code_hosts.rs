@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 
 use crate::claude_code;
 use crate::support::Machine;
+use crate::support::deadline::{Bounded, CLIENT};
 use crate::support::servers::Server;
 
 const SCRIPT: &str = r#"{"turns": [{"content": [{"type": "text", "text": "Hello through the proxy."}]}],
@@ -42,7 +43,8 @@ fn run_program(
     for (name, value) in extra {
         command.env(name, value);
     }
-    command.output().unwrap()
+    let name = format!("{} {}", program.display(), args.join(" "));
+    Bounded::output(&mut command, &name, CLIENT)
 }
 
 fn text(bytes: &[u8]) -> String {

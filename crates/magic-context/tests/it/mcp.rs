@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::config::Config;
@@ -14,6 +14,7 @@ use mc_store::Store;
 use serde_json::{Value, json};
 
 use crate::support::Machine;
+use crate::support::deadline::{Bounded, QUICK};
 
 /// Claude Code's id for the conversation; the proxy stores its lanes as `cc-<id>-<lane>`.
 const CLIENT_ID: &str = "5f1c-client";
@@ -72,7 +73,7 @@ fn seed_in(data: &Path, id: &str, turns: usize, project: Option<&ProjectId>, now
 
 /// The server as a child process, and a line-oriented JSON-RPC client of it.
 struct Client {
-    child: Child,
+    child: Bounded,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
@@ -94,9 +95,9 @@ impl Client {
         for (name, value) in env {
             command.env(name, value);
         }
-        let mut child = command.spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut child = Bounded::spawn(&mut command, "magic-context mcp", QUICK);
+        let stdin = child.child().stdin.take().unwrap();
+        let stdout = BufReader::new(child.child().stdout.take().unwrap());
         let mut client = Self {
             child,
             stdin,
@@ -137,10 +138,9 @@ impl Client {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
             let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "server closed stdout"
-            );
+            let read = self.stdout.read_line(&mut line).unwrap();
+            self.child.check_deadline();
+            assert!(read > 0, "server closed stdout");
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["id"] == json!(id) {
                 return message;
@@ -162,7 +162,7 @@ impl Client {
 
     fn close(mut self) {
         drop(self.stdin);
-        let status = self.child.wait().unwrap();
+        let status = self.child.wait();
         assert!(status.success(), "{status}");
     }
 }

@@ -251,8 +251,11 @@ fn import_reads_stdin_without_a_file() {
     use std::io::Write;
     use std::process::{Command, Stdio};
 
+    use crate::support::deadline::{Bounded, QUICK};
+
     let machine = Machine::fresh();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_magic-context"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+    command
         .args(["memory", "import", "--json"])
         .current_dir(machine.path("work"))
         .env_clear()
@@ -261,15 +264,16 @@ fn import_reads_stdin_without_a_file() {
         .env("MAGIC_CONTEXT_DATA_DIR", machine.path("data"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    let mut child = Bounded::spawn(&mut command, "magic-context memory import", QUICK);
     child
+        .child()
         .stdin
         .take()
         .unwrap()
         .write_all(b"{\"category\":\"project-rules\",\"content\":\"Run cargo fmt\"}\n")
         .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = child.wait_with_output();
     assert!(output.status.success());
     let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(

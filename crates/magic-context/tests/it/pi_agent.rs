@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::support::deadline::{Bounded, INSTALL};
+
 /// The package tests pin.
 pub const PACKAGE: &str = "@mariozechner/pi-coding-agent";
 /// The version the proxy is tested against (the one `CLIENTS.md` describes).
@@ -31,14 +33,15 @@ fn locate_or_install() -> PathBuf {
     if installed_version(&prefix).as_deref() != Some(VERSION) {
         std::fs::create_dir_all(&prefix).unwrap();
         let package = format!("{PACKAGE}@{VERSION}");
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        let mut npm = Command::new("npm");
+        npm.args(["install", "--no-audit", "--no-fund", "--prefix"])
             .arg(&prefix)
-            .arg(&package)
-            .status()
-            .unwrap_or_else(|error| {
-                panic!("cannot run npm ({error}); install Node.js and npm, or set MC_PI_BIN")
-            });
+            .arg(&package);
+        let status = Bounded::status(
+            &mut npm,
+            "npm (install Node.js and npm, or set MC_PI_BIN)",
+            INSTALL,
+        );
         assert!(status.success(), "npm install {package} failed");
     }
     assert_eq!(

@@ -6,56 +6,74 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::Machine;
+use crate::support::deadline::Bounded;
 use crate::support::servers::Server;
 
-/// A `magic-context run` child, stopped on drop with a SIGTERM (which `run` forwards) so a
-/// failing test leaves no agent behind.
-struct RunChild(Option<Child>);
+/// How long one `run` in these tests may take, agent included, before it is killed with its
+/// agent and the test fails.
+const RUN_DEADLINE: Duration = Duration::from_secs(120);
 
-impl RunChild {
-    fn child(&mut self) -> &mut Child {
-        self.0.as_mut().unwrap()
-    }
-}
+/// A `magic-context run` child, killed with its agent once the test is done or its deadline
+/// passed.
+type RunChild = Bounded;
 
-impl Drop for RunChild {
-    fn drop(&mut self) {
-        if let Some(child) = self.0.as_mut() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(child.id().to_string())
-                .status();
-            let _ = child.wait();
-        }
+/// The signal dispositions a test starts `run` with, given to `env` (GNU coreutils): the
+/// forwarded signals at their defaults unless one is named ignored. A test must not depend
+/// on what the suite inherited, which from a background job or `nohup` is SIGINT or SIGHUP
+/// ignored.
+fn dispositions(ignored: &[&str]) -> Vec<String> {
+    let defaults: Vec<&str> = ["INT", "TERM", "HUP"]
+        .into_iter()
+        .filter(|signal| !ignored.contains(signal))
+        .collect();
+    let mut args = vec![format!("--default-signal={}", defaults.join(","))];
+    if !ignored.is_empty() {
+        args.push(format!("--ignore-signal={}", ignored.join(",")));
     }
+    args
 }
 
 /// `magic-context ARGS` as a child in the machine's environment, PATH included so `sh`
-/// and `sleep` are found.
+/// and `sleep` are found, with the forwarded signals at their defaults.
 fn spawn(machine: &Machine, args: &[&str], extra_env: &[(&str, &OsStr)]) -> RunChild {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+    spawn_ignoring(&[], machine, args, extra_env)
+}
+
+/// [`spawn`] with the signals in `ignored` ignored when `run` starts, as `nohup` or a
+/// shell's background job would leave them.
+fn spawn_ignoring(
+    ignored: &[&str],
+    machine: &Machine,
+    args: &[&str],
+    extra_env: &[(&str, &OsStr)],
+) -> RunChild {
+    // `env` replaces itself with `run`, so the child's id is `run`'s.
+    let mut command = Command::new("env");
     command
+        .args(dispositions(ignored))
+        .arg(env!("CARGO_BIN_EXE_magic-context"))
         .args(args)
         .current_dir(machine.path("work"))
         .env_clear()
         .env("HOME", machine.path("home"))
         .env("XDG_CONFIG_HOME", machine.path("xdg"))
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (name, value) in extra_env {
         command.env(name, value);
     }
-    RunChild(Some(command.spawn().unwrap()))
+    let name = format!("magic-context {}", args.join(" "));
+    Bounded::spawn(&mut command, &name, RUN_DEADLINE)
 }
 
 /// Waits for `path` to appear (the agent writes it once started) and returns its text.
 fn wait_for_file(path: &Path, run: &mut RunChild) -> String {
-    let child = run.child();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(text) = std::fs::read_to_string(path)
@@ -63,9 +81,9 @@ fn wait_for_file(path: &Path, run: &mut RunChild) -> String {
         {
             return text;
         }
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = run.try_wait() {
             let mut stderr = String::new();
-            child
+            run.child()
                 .stderr
                 .take()
                 .unwrap()
@@ -98,8 +116,8 @@ fn health(base_url: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap()
 }
 
-fn finish(mut run: RunChild) -> (ExitStatus, String, String) {
-    let output = run.0.take().unwrap().wait_with_output().unwrap();
+fn finish(run: RunChild) -> (ExitStatus, String, String) {
+    let output = run.wait_with_output();
     (
         output.status,
         String::from_utf8(output.stdout).unwrap(),
@@ -237,6 +255,21 @@ fn exit_codes_and_signals_pass_through() {
 
 #[test]
 fn signals_sent_to_run_reach_the_agent() {
+    signals_reach_the_agent_when_run_starts_ignoring(&[]);
+}
+
+/// Started from a script's background job (or a job launcher that does the same), `run`
+/// inherits SIGINT ignored; the agent still starts with SIGINT at its default, so every
+/// forwarded signal reaches it, and the test ends within its deadline instead of waiting on
+/// an agent whose `trap … INT` does nothing.
+#[test]
+fn signals_reach_the_agent_when_run_starts_with_sigint_ignored() {
+    signals_reach_the_agent_when_run_starts_ignoring(&["INT"]);
+}
+
+/// Sends each forwarded signal to `run`, started with `ignored` ignored, and checks that the
+/// agent's trap for it ran.
+fn signals_reach_the_agent_when_run_starts_ignoring(ignored: &[&str]) {
     for (signal, number) in [("TERM", 15), ("HUP", 1), ("INT", 2)] {
         let machine = Machine::fresh();
         let agent = format!(
@@ -244,11 +277,11 @@ fn signals_sent_to_run_reach_the_agent() {
 echo ready > ready.txt
 while true; do sleep 0.05; done"#
         );
-        let mut child = spawn(&machine, &["run", "--", "sh", "-c", &agent], &[]);
+        let mut child = spawn_ignoring(ignored, &machine, &["run", "--", "sh", "-c", &agent], &[]);
         wait_for_file(&machine.path("work/ready.txt"), &mut child);
         let sent = Command::new("kill")
             .arg(format!("-{signal}"))
-            .arg(child.child().id().to_string())
+            .arg(child.id().to_string())
             .status()
             .unwrap();
         assert!(sent.success());
@@ -256,8 +289,40 @@ while true; do sleep 0.05; done"#
         assert_eq!(
             (status.code(), stdout.as_str()),
             (Some(40), format!("got {signal}\n").as_str()),
-            "signal {number}: {stderr}"
+            "signal {number} with {ignored:?} ignored at the start: {stderr}"
         );
+    }
+}
+
+/// The dispositions the agent starts with: SIGINT and SIGTERM at their defaults whatever
+/// `run` inherited; SIGHUP ignored exactly when `run` started with it ignored, as under
+/// `nohup`.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_agent_starts_with_default_dispositions_but_keeps_nohup() {
+    // The agent's own ignored set: `grep` inherits what the shell inherited from `run`.
+    const AGENT: &str = "grep '^SigIgn:' /proc/self/status > ignored.txt";
+    for (ignored, agent_ignores) in [
+        (&[][..], &[][..]),
+        (&["INT", "TERM"][..], &[][..]),
+        (&["INT", "TERM", "HUP"][..], &["HUP"][..]),
+    ] {
+        let machine = Machine::fresh();
+        let (status, _, stderr) = finish(spawn_ignoring(
+            ignored,
+            &machine,
+            &["run", "--", "sh", "-c", AGENT],
+            &[],
+        ));
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        let line = std::fs::read_to_string(machine.path("work/ignored.txt")).unwrap();
+        let mask = u64::from_str_radix(line.trim_start_matches("SigIgn:").trim(), 16).unwrap();
+        let seen: Vec<&str> = [("HUP", 1), ("INT", 2), ("TERM", 15)]
+            .into_iter()
+            .filter(|(_, number)| mask & (1 << (number - 1)) != 0)
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(seen, agent_ignores, "run started with {ignored:?} ignored");
     }
 }
 
@@ -377,7 +442,7 @@ fn run_hosts_its_proxy_with_one_malloc_arena_and_gives_the_agent_its_own_setting
         let seen = wait_for_file(&machine.path("work/arenas.txt"), &mut child);
         assert_eq!(seen, agent_sees);
         // Re-executed in place: the same process, now with the limit.
-        let environ = std::fs::read(format!("/proc/{}/environ", child.child().id())).unwrap();
+        let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
         assert!(
             environ
                 .split(|&byte| byte == 0)

@@ -260,13 +260,17 @@ fn the_projects_commits_are_searchable() {
     let machine = Machine::fresh();
     let work = machine.path("work");
     let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
+        let mut command = std::process::Command::new("git");
+        command
             .arg("-C")
             .arg(&work)
             .args(["-c", "user.name=Ann", "-c", "user.email=ann@example.com"])
-            .args(args)
-            .output()
-            .unwrap();
+            .args(args);
+        let status = crate::support::deadline::Bounded::output(
+            &mut command,
+            "git",
+            crate::support::deadline::QUICK,
+        );
         assert!(status.status.success(), "{status:?}");
     };
     git(&["init", "-q"]);

@@ -4,27 +4,29 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use crate::claude_code;
+use crate::support::deadline::{Bounded, CLIENT, QUICK, SERVER};
 use crate::support::{Machine, sim_ledger};
 
 /// A running `magic-context sim`, killed on drop.
 struct Sim {
-    child: Child,
+    _child: Bounded,
     base_url: String,
 }
 
 impl Sim {
     fn start(script: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_magic-context"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
+        command
             .args(["sim", "--listen", "127.0.0.1:0", "--script"])
             .arg(script)
+            .stdin(Stdio::null())
             .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
+            .stdout(Stdio::null());
+        let mut child = Bounded::spawn(&mut command, "magic-context sim", SERVER);
+        let stderr = child.child().stderr.take().unwrap();
         let mut line = String::new();
         BufReader::new(stderr).read_line(&mut line).unwrap();
         let base_url = line
@@ -32,19 +34,15 @@ impl Sim {
             .strip_prefix("mc-sim listening on ")
             .unwrap_or_else(|| panic!("unexpected first line from sim: {line:?}"))
             .to_owned();
-        Self { child, base_url }
+        Self {
+            _child: child,
+            base_url,
+        }
     }
 
     /// The simulator's ledger.
     fn ledger(&self) -> Vec<serde_json::Value> {
         serde_json::from_value(sim_ledger(&self.base_url)).unwrap()
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -64,11 +62,9 @@ fn claude_code_runs_tools_through_the_simulator_and_its_session_replays() {
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::write(repo.join("README.md"), "# demo repository\n").unwrap();
     let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .status()
-            .unwrap();
+        let mut git = Command::new("git");
+        git.args(args).current_dir(&repo);
+        let status = Bounded::status(&mut git, "git", QUICK);
         assert!(status.success(), "git {args:?}");
     };
     git(&["init", "-q"]);
@@ -92,7 +88,8 @@ fn claude_code_runs_tools_through_the_simulator_and_its_session_replays() {
     .unwrap();
     let sim = Sim::start(&script);
 
-    let output = Command::new(claude_code::binary())
+    let mut claude = Command::new(claude_code::binary());
+    claude
         .args([
             "-p",
             "describe this repository",
@@ -106,9 +103,8 @@ fn claude_code_runs_tools_through_the_simulator_and_its_session_replays() {
         .env("ANTHROPIC_API_KEY", "sk-ant-dummy-key-for-tests")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
-        .env("IS_SANDBOX", "1")
-        .output()
-        .unwrap();
+        .env("IS_SANDBOX", "1");
+    let output = Bounded::output(&mut claude, "claude -p", CLIENT);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

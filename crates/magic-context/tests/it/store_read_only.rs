@@ -16,6 +16,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::support::Machine;
+use crate::support::deadline::{Bounded, QUICK};
 use crate::support::recording_relay::Relay;
 use crate::support::servers::Server;
 use crate::support::store_check::assert_doctor_verifies_chains;
@@ -42,10 +43,11 @@ fn setpriv() -> PathBuf {
         .map(|dir| dir.join("setpriv"))
         .find(|path| path.is_file())
         .expect("tests run as root need `setpriv` (util-linux) to run serve without root's permission overrides");
-    let works = Command::new(&found)
-        .args(["--bounding-set", PERMISSION_OVERRIDES, "--", "true"])
-        .status()
-        .is_ok_and(|status| status.success());
+    let mut command = Command::new(&found);
+    command.args(["--bounding-set", PERMISSION_OVERRIDES, "--", "true"]);
+    let works = Bounded::output(&mut command, "setpriv", QUICK)
+        .status
+        .success();
     assert!(
         works,
         "`setpriv` cannot drop capabilities here (CAP_SETPCAP missing?)"

@@ -9,6 +9,7 @@ pub mod claude_session;
 pub mod client_run;
 pub mod codex_rollout;
 pub mod codex_session;
+pub mod deadline;
 pub mod git_repo;
 pub mod npm_client;
 pub mod opencode_session;
@@ -75,7 +76,9 @@ impl Machine {
         for (name, value) in extra_env {
             command.env(name, value);
         }
-        Run::from(command.output().unwrap(), self.root.path())
+        let name = format!("magic-context {}", args.join(" "));
+        let output = deadline::Bounded::output(&mut command, &name, deadline::QUICK);
+        Run::from(output, self.root.path())
     }
 }
 

@@ -9,12 +9,13 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use mc_sim::CallRecord;
 
 use super::Machine;
+use super::deadline::{Bounded, CLIENT};
 use super::servers::Server;
 use super::transcript::{self, ToolResult};
 use crate::claude_code;
@@ -22,8 +23,6 @@ use crate::claude_code;
 /// The model Claude Code is told to use; its calls are the session's main calls (side calls
 /// and background agents may use other models).
 pub const MAIN_MODEL: &str = "claude-opus-4-8";
-/// A run that takes longer than this is stuck (Claude Code retrying a failing call).
-const CLAUDE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How a client reaches the provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,7 +198,7 @@ impl ClaudeSession {
 
 /// Runs `claude -p` in `repo` against `base_url`, offline, with the machine's HOME; its
 /// output goes to `claude.stdout` and `claude.stderr` in the machine. Kills it after
-/// [`CLAUDE_TIMEOUT`].
+/// [`CLIENT`].
 fn run_claude(machine: &Machine, repo: &Path, base_url: &str) -> ExitStatus {
     let mut command = claude_command(machine, repo, base_url);
     command
@@ -227,26 +226,11 @@ pub fn claude_command(machine: &Machine, repo: &Path, base_url: &str) -> Command
 }
 
 /// Runs `command` to its end with no input, its output in `NAME.stdout` and `NAME.stderr` in
-/// the machine; kills it after [`CLAUDE_TIMEOUT`] (a client retrying a failing call forever).
+/// the machine; kills it, and what it started, after [`CLIENT`] (a client retrying a failing
+/// call forever).
 pub fn run_bounded(machine: &Machine, mut command: Command, name: &str) -> ExitStatus {
     let stdout = File::create(machine.path(&format!("{name}.stdout"))).unwrap();
     let stderr = File::create(machine.path(&format!("{name}.stderr"))).unwrap();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > CLAUDE_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{name} ran longer than {CLAUDE_TIMEOUT:?}; killed");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    command.stdout(stdout).stderr(stderr);
+    Bounded::status(&mut command, name, CLIENT)
 }

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use super::deadline::{Bounded, QUICK};
+
 /// Makes `repo` (its files already written) a git repository with them in one commit.
 pub fn commit_all(repo: &Path) {
     for args in [
@@ -14,11 +16,9 @@ pub fn commit_all(repo: &Path) {
         &["add", "."],
         &["commit", "-qm", "initial import"],
     ] {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()
-            .unwrap();
+        let mut command = Command::new("git");
+        command.args(args).current_dir(repo);
+        let output = Bounded::output(&mut command, "git", QUICK);
         assert!(
             output.status.success(),
             "git {args:?}: {}",

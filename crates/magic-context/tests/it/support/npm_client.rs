@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::deadline::{Bounded, INSTALL, QUICK};
+
 /// One pinned npm client.
 pub struct NpmClient {
     /// The npm package.
@@ -35,17 +37,12 @@ impl NpmClient {
         if !self.runs(&binary) {
             std::fs::create_dir_all(&prefix).unwrap();
             let package = format!("{}@{}", self.package, self.version);
-            let status = Command::new("npm")
-                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            let mut npm = Command::new("npm");
+            npm.args(["install", "--no-audit", "--no-fund", "--prefix"])
                 .arg(&prefix)
-                .arg(&package)
-                .status()
-                .unwrap_or_else(|error| {
-                    panic!(
-                        "cannot run npm ({error}); install Node.js and npm, or set {}",
-                        self.env_var
-                    )
-                });
+                .arg(&package);
+            let name = format!("npm (install Node.js and npm, or set {})", self.env_var);
+            let status = Bounded::status(&mut npm, &name, INSTALL);
             assert!(status.success(), "npm install {package} failed");
         }
         assert!(
@@ -60,12 +57,12 @@ impl NpmClient {
 
     /// Whether `BIN --version` at `binary` runs and names the pinned version.
     fn runs(&self, binary: &Path) -> bool {
-        Command::new(binary)
-            .arg("--version")
-            .output()
-            .is_ok_and(|output| {
-                output.status.success()
-                    && String::from_utf8_lossy(&output.stdout).contains(self.version)
-            })
+        if !binary.is_file() {
+            return false;
+        }
+        let mut command = Command::new(binary);
+        command.arg("--version");
+        let output = Bounded::output(&mut command, &format!("{} --version", self.bin), QUICK);
+        output.status.success() && String::from_utf8_lossy(&output.stdout).contains(self.version)
     }
 }

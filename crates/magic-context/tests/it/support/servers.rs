@@ -8,23 +8,24 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mc_sim::CallRecord;
 
+use super::deadline::{Bounded, SERVER};
 use super::{Machine, sim_ledger};
 
 /// How long a server may take to print its listening line (the debug build loads the
 /// tokenizer tables first).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A running child server, killed on drop.
+/// A running child server, killed on drop (or past [`SERVER`], which ends a test stuck on it).
 pub struct Server {
     name: &'static str,
-    child: Child,
+    child: Bounded,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
     stderr: Arc<Mutex<String>>,
@@ -113,14 +114,14 @@ impl Server {
     }
 
     fn start(name: &'static str, mut command: Command) -> Self {
-        let mut child = command
+        command
+            .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        let mut child = Bounded::spawn(&mut command, name, SERVER);
         let stderr = Arc::new(Mutex::new(String::new()));
         let (found, address) = mpsc::channel();
-        let pipe = child.stderr.take().unwrap();
+        let pipe = child.child().stderr.take().unwrap();
         let kept = Arc::clone(&stderr);
         std::thread::spawn(move || {
             for line in BufReader::new(pipe).lines().map_while(Result::ok) {
@@ -133,7 +134,7 @@ impl Server {
             }
         });
         let Ok(base_url) = address.recv_timeout(START_TIMEOUT) else {
-            let _ = child.kill();
+            drop(child);
             panic!(
                 "`magic-context {name}` printed no `listening on http://` line:\n{}",
                 stderr.lock().unwrap()
@@ -164,13 +165,6 @@ impl Server {
     /// The simulator's `GET /_sim/ledger`: one row per call, in arrival order.
     pub fn ledger(&self) -> Vec<CallRecord> {
         serde_json::from_value(sim_ledger(&self.base_url)).unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
