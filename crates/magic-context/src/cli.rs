@@ -30,8 +30,8 @@ use crate::wrapup_cmd::{self, WrapupArgs};
 #[derive(Debug, Parser)]
 #[command(name = "magic-context", version, about, arg_required_else_help = true)]
 pub struct Cli {
-    /// Log level for the logs written to stderr; overrides RUST_LOG [default: warn, or
-    /// RUST_LOG when set].
+    /// Log level for the logs written to stderr (by `run`, to its log file); overrides
+    /// RUST_LOG [default: warn (run: info), or RUST_LOG when set].
     #[arg(long, global = true, value_name = "LEVEL", value_enum)]
     pub log_level: Option<LogLevel>,
 
@@ -81,8 +81,15 @@ pub enum Command {
 }
 
 impl Command {
-    /// Runs the subcommand; the exit code is its verdict.
-    pub fn run(self) -> anyhow::Result<ExitCode> {
+    /// Whether the subcommand installs its own logging to a file (`run`), so `main` must not
+    /// send logs to stderr.
+    pub fn logs_to_a_file(&self) -> bool {
+        matches!(self, Self::Run(_))
+    }
+
+    /// Runs the subcommand; the exit code is its verdict. `log_level` is for a subcommand
+    /// that installs its own logging.
+    pub fn run(self, log_level: Option<LogLevel>) -> anyhow::Result<ExitCode> {
         match self {
             Self::Config(command) => config_cmd::run(command),
             Self::Doctor(args) => doctor::run(&args),
@@ -93,7 +100,7 @@ impl Command {
             Self::Recomp(args) => recomp_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
-            Self::Run(args) => run_cmd::run(&args),
+            Self::Run(args) => run_cmd::run(&args, log_level),
             Self::Search(args) => search_cmd::run(&args),
             Self::Serve(args) => serve_cmd::run(&args),
             Self::Setup(args) => setup_cmd::run(&args),

@@ -1,4 +1,5 @@
-//! Logs: `tracing` to stderr, filtered by `--log-level`, else `RUST_LOG`, else `warn`.
+//! Logs: `tracing` to stderr, filtered by `--log-level`, else `RUST_LOG`, else `warn`; for
+//! `run`, to its log file instead ([`crate::run_log`]), at `info` by default.
 //!
 //! stdout is reserved for command output and, under `magic-context mcp`, for the protocol
 //! itself, so logs never go there. Credentials never reach a log line: those the proxy
@@ -24,13 +25,38 @@ pub fn init(level: Option<LogLevel>) {
         tracing::subscriber::set_global_default(subscriber(filter(level), std::io::stderr, ansi));
 }
 
+/// Installs the global subscriber writing to `file` (`run`'s proxy log), at `info` unless
+/// `level` or `RUST_LOG` says otherwise: a file disturbs no one, and one line per call is
+/// what a user reading it after a problem wants.
+pub fn init_file(level: Option<LogLevel>, file: std::fs::File) {
+    let filter = filter_defaulting(level, LevelFilter::INFO);
+    let writer = std::sync::Mutex::new(file);
+    // Err means a subscriber is already installed, which is fine.
+    let _ = tracing::subscriber::set_global_default(subscriber(filter, writer, false));
+}
+
+/// Installs a subscriber that writes nothing: `run` when its log file cannot be opened, so
+/// no log line lands on the agent's terminal.
+pub fn init_off() {
+    let _ = tracing::subscriber::set_global_default(subscriber(
+        EnvFilter::new("off"),
+        std::io::sink,
+        false,
+    ));
+}
+
 /// The filter: an explicit level wins over `RUST_LOG`; an unparsable `RUST_LOG` directive
 /// is skipped rather than silencing everything.
 fn filter(level: Option<LogLevel>) -> EnvFilter {
+    filter_defaulting(level, LevelFilter::WARN)
+}
+
+/// [`filter`] with `default` when neither a level nor `RUST_LOG` is given.
+fn filter_defaulting(level: Option<LogLevel>, default: LevelFilter) -> EnvFilter {
     match level {
         Some(level) => EnvFilter::new(level.directive()),
         None => EnvFilter::builder()
-            .with_default_directive(LevelFilter::WARN.into())
+            .with_default_directive(default.into())
             .from_env_lossy(),
     }
 }

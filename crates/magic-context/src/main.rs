@@ -34,6 +34,7 @@ mod recomp_cmd;
 mod reduce_cmd;
 mod replay_cmd;
 mod run_cmd;
+mod run_log;
 mod search_cmd;
 mod serve_cmd;
 mod setup_cmd;
@@ -41,6 +42,7 @@ mod setup_record;
 mod sim_cmd;
 mod status_cmd;
 mod status_history;
+mod upstream_reach;
 mod wrapup_cmd;
 
 use std::io::{self, Write};
@@ -52,8 +54,11 @@ use crate::cli::Cli;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init(cli.log_level);
-    match cli.command.run() {
+    // `run` shares the terminal with the agent, so it logs to a file it opens itself.
+    if !cli.command.logs_to_a_file() {
+        logging::init(cli.log_level);
+    }
+    match cli.command.run(cli.log_level) {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS, // `magic-context ... | head`
         Err(err) => {

@@ -6,7 +6,13 @@
 //! configured address), with the user's config and store, and it stops when the agent exits. A proxy
 //! `run` did not start is never stopped. Whatever can be checked before the agent starts is
 //! (the agent on PATH, the port, the store), so a mistake shows as one clear line rather
-//! than as an agent failing its first model call.
+//! than as an agent failing its first model call; a provider that cannot be reached is said
+//! once too, but the agent starts anyway (it may be about to work offline, or the network may
+//! come back).
+//!
+//! Once the agent runs, the terminal is the agent's: the proxy logs to a file
+//! ([`crate::run_log`]) whose path is said before the start, and the only line of ours that
+//! can follow is a fatal error.
 
 use std::ffi::OsString;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -19,12 +25,15 @@ use mc_config::{ConfigSources, load};
 use mc_core::config::Config;
 use mc_proxy::{RunningProxy, ServeError};
 
-use crate::agent_launch::{Wire, launch_for, reads_url_from_own_config};
+use crate::agent_launch::{Launch, Wire, launch_for, reads_url_from_own_config};
 use crate::agent_process::{NOT_FOUND_EXIT, find_program, report, run_agent};
+use crate::cli::LogLevel;
 use crate::proxy_probe::{Listener, probe};
+use crate::run_log;
 use crate::serve_cmd::{
     DEFAULT_UPSTREAM_TIMEOUT_SECS, ServeArgs, configured_listen, open_engine, proxy_settings,
 };
+use crate::upstream_reach::{REACH_DEADLINE, Upstream, unreachable};
 
 /// How long a proxy `run` started may take to finish in-flight calls once the agent is gone.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -49,11 +58,12 @@ pub struct RunArgs {
 }
 
 /// Runs the agent through a proxy and exits with the agent's code.
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &RunArgs, log_level: Option<LogLevel>) -> anyhow::Result<ExitCode> {
     // The proxy this may start holds long sessions' bodies as `serve` does (the agent gets
     // its own allocator settings back).
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     crate::malloc_arenas::use_one_arena();
+    let log = run_log::install(log_level);
     let Some((program, agent_args)) = args.agent.split_first() else {
         bail!("name the agent to run after `--`, e.g. `magic-context run -- claude`");
     };
@@ -66,7 +76,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let loaded = load(&ConfigSources::discover(None));
     for diagnostic in &loaded.diagnostics {
-        tracing::warn!("config: {diagnostic}");
+        report(&format!("config: {diagnostic}"));
     }
     let wanted = match args.port {
         Some(port) => SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
@@ -74,6 +84,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     // Probed before the runtime starts: the probe blocks (briefly) on its socket.
     let found = probe(wanted);
+    if !matches!(found, Listener::MagicContext { .. }) {
+        // A proxy will be started here: its upstreams are the config's.
+        let upstreams = upstreams_of(&launch_for(&resolved, args.wire, ""), &loaded.config);
+        for warning in unreachable(&upstreams, REACH_DEADLINE) {
+            report(&warning);
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -100,9 +117,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let base_url = format!("http://{}", proxy.addr());
+        let log_note = match &log {
+            Ok(path) => format!("log in {}", path.display()),
+            Err(problem) => problem.clone(),
+        };
         match &proxy {
-            Proxy::Existing(_) => tracing::info!(%base_url, "using the proxy already listening"),
-            Proxy::Started(_) => tracing::info!(%base_url, "started a proxy for the agent"),
+            Proxy::Existing(_) => {
+                tracing::info!(%base_url, "using the proxy already listening");
+                report(&format!(
+                    "using the proxy already listening on {base_url}; {log_note}"
+                ));
+            }
+            Proxy::Started(_) => {
+                tracing::info!(%base_url, "started a proxy for the agent");
+                report(&format!("proxy on {base_url}, {log_note}"));
+            }
         }
         let launch = launch_for(&resolved, args.wire, &base_url);
         if let Some(note) = launch.note {
@@ -120,6 +149,26 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         code
     })
+}
+
+/// The upstreams the agent's calls go to through a proxy started with `config`: those of the
+/// base-URL variables the agent gets (both for an agent whose wire is unknown).
+fn upstreams_of(launch: &Launch, config: &Config) -> Vec<Upstream> {
+    let gets = |variable: &str| launch.env.iter().any(|(name, _)| *name == variable);
+    let mut upstreams = Vec::new();
+    if gets("ANTHROPIC_BASE_URL") {
+        upstreams.push(Upstream {
+            wire: "Anthropic",
+            url: config.proxy.upstream_anthropic.clone(),
+        });
+    }
+    if gets("OPENAI_BASE_URL") {
+        upstreams.push(Upstream {
+            wire: "OpenAI",
+            url: config.proxy.upstream_openai.clone(),
+        });
+    }
+    upstreams
 }
 
 /// The proxy the agent talks to.

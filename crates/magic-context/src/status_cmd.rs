@@ -10,7 +10,8 @@
 //!   "unmanaged_stateful_calls": STATEFUL}`, sessions most recently seen first; STATEFUL,
 //!   only present when there are any, is `{"count", "last_ms"}` over the newest calls tied
 //!   to no session: Responses calls that lean on history stored at the provider, forwarded
-//!   unmanaged;
+//!   unmanaged; `run_log`, only present once a `run` wrote it, is the path of the log of the
+//!   proxy `run` hosts;
 //! - with `--session ID`: `{"session": SESSION, "history": HISTORY, "recent_calls": [CALL, …]}`,
 //!   calls newest first; HISTORY is described at [`HistoryStatus::json`].
 //!
@@ -29,6 +30,7 @@
 //! the ledger row as stored, null where the provider reported nothing. Times are unix
 //! milliseconds, sizes tokens.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -45,6 +47,7 @@ use serde_json::{Value, json};
 
 use crate::clock::now_ms;
 use crate::output::{pretty, write_stdout};
+use crate::run_log;
 
 /// Calls listed under a single session: enough to see the last few turns and a retry.
 const CALLS_SHOWN: usize = 10;
@@ -87,7 +90,10 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let now_ms = now_ms()?;
     let text = match &args.session {
         Some(id) => one_session(&store, id, args.json, now_ms)?,
-        None => recent_sessions(&store, args.limit, args.json, now_ms)?,
+        None => {
+            let log = run_log::existing(&location);
+            recent_sessions(&store, args.limit, args.json, now_ms, log.as_deref())?
+        }
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
@@ -132,6 +138,7 @@ fn recent_sessions(
     limit: usize,
     as_json: bool,
     now_ms: i64,
+    run_log: Option<&Path>,
 ) -> anyhow::Result<String> {
     let (sessions, corrections, unattributed) = store
         .read(|tx| {
@@ -162,13 +169,18 @@ fn recent_sessions(
                 json!({"count": calls.count, "last_ms": calls.last_ms}),
             );
         }
+        if let (Some(path), Some(object)) = (run_log, out.as_object_mut()) {
+            object.insert("run_log".to_owned(), json!(path.display().to_string()));
+        }
         return pretty(&out);
     }
+    let log_line = run_log.map(|path| format!("\nrun's proxy log: {}\n", path.display()));
     if sessions.is_empty() {
         let mut text = NO_SESSIONS.to_owned();
         if let Some(calls) = stateful {
             text.push_str(&calls.text(now_ms));
         }
+        text.push_str(log_line.as_deref().unwrap_or_default());
         return Ok(text);
     }
     let mut blocks: Vec<String> = sessions
@@ -181,7 +193,7 @@ fn recent_sessions(
     if let Some(calls) = stateful {
         blocks.push(calls.text(now_ms));
     }
-    Ok(blocks.join("\n"))
+    Ok(blocks.join("\n") + log_line.as_deref().unwrap_or_default())
 }
 
 /// Responses calls forwarded unmanaged because their history lives at the provider: a

@@ -455,3 +455,124 @@ fn run_hosts_its_proxy_with_one_malloc_arena_and_gives_the_agent_its_own_setting
         assert!(status.success(), "{stderr}");
     }
 }
+
+/// An agent that prints its URLs, then a line to stderr every 20 ms until the test says `go`.
+const CHATTY_AGENT: &str = r#"printf '%s\n' "$ANTHROPIC_BASE_URL" > urls.txt
+i=0
+while [ ! -f go ]; do i=$((i+1)); echo "agent line $i" >&2; sleep 0.02; done
+echo "agent done" >&2"#;
+
+/// Once the agent runs, the terminal is the agent's: the proxy `run` hosts logs to `run.log`
+/// in the data directory (its path said once, before the agent's first line), so a call that
+/// fails upstream while the agent writes to stderr leaves no line of ours among the agent's;
+/// `status` then shows where the log is.
+#[test]
+fn the_proxy_logs_to_its_file_and_never_between_the_agents_lines() {
+    let machine = Machine::fresh();
+    // An upstream that refuses connections: the call below fails there and is logged.
+    let upstream = format!("http://127.0.0.1:{}", free_port());
+    std::fs::create_dir_all(machine.user_file().parent().unwrap()).unwrap();
+    std::fs::write(
+        machine.user_file(),
+        format!(
+            r#"{{ "proxy": {{ "upstream_anthropic": "{upstream}", "upstream_openai": "{upstream}" }} }}"#
+        ),
+    )
+    .unwrap();
+    let data = machine.path("data");
+    let mut child = spawn(
+        &machine,
+        &["run", "--log-level", "info", "--", "sh", "-c", CHATTY_AGENT],
+        &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
+    );
+    let base = wait_for_file(&machine.path("work/urls.txt"), &mut child);
+    let answer = post_message(base.trim());
+    assert!(!answer.starts_with("HTTP/1.1 200"), "{answer}");
+    std::fs::write(machine.path("work/go"), "").unwrap();
+    let (status, _, stderr) = finish(child);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+
+    let log_path = data.join("run.log");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let first_agent_line = lines
+        .iter()
+        .position(|line| line.starts_with("agent line"))
+        .unwrap_or_else(|| panic!("the agent wrote nothing: {stderr}"));
+    let (before, after) = lines.split_at(first_agent_line);
+    assert!(
+        after
+            .iter()
+            .all(|line| line.starts_with("agent line ") || *line == "agent done"),
+        "a line of ours among the agent's:\n{stderr}"
+    );
+    assert!(
+        before
+            .iter()
+            .all(|line| line.starts_with("magic-context: ")),
+        "{stderr}"
+    );
+    // Said once, before the start: where the log is, and that the provider cannot be reached.
+    let said_log = format!("log in {}", log_path.display());
+    assert_eq!(
+        before
+            .iter()
+            .filter(|line| line.contains(&said_log))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        before
+            .iter()
+            .filter(|line| line.contains(&format!(
+                "cannot reach the Anthropic provider at {upstream}"
+            )))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        log.contains("/v1/messages"),
+        "the failed call is in the log:\n{log}"
+    );
+
+    let status = machine.run(&["status"], &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())]);
+    assert!(
+        status
+            .stdout
+            .ends_with("\nrun's proxy log: [TMP]/data/run.log\n"),
+        "{}",
+        status.stdout
+    );
+    let json = machine
+        .run(
+            &["status", "--json"],
+            &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
+        )
+        .success()
+        .json();
+    assert_eq!(json["run_log"], "[TMP]/data/run.log");
+}
+
+/// POSTs a small Messages call to the proxy at `base_url` and returns the raw answer.
+fn post_message(base_url: &str) -> String {
+    let address = base_url.trim_start_matches("http://");
+    let body =
+        r#"{"model":"claude-test","max_tokens":8,"messages":[{"role":"user","content":"hello"}]}"#;
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/messages HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         x-api-key: sk-ant-test\r\nanthropic-version: 2023-06-01\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
