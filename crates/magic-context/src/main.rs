@@ -25,6 +25,7 @@ mod logging;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod malloc_arenas;
 mod mcp_cmd;
+mod mcp_command;
 mod memory_cmd;
 mod memory_lines;
 mod on_demand;

@@ -9,6 +9,7 @@
 //! (Claude Code rewrites `~/.claude.json` as it runs), `--undo` instead puts back only the
 //! keys `setup` wrote, so the host's own changes survive.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -20,6 +21,7 @@ use mc_store::{LocationEnv, Platform, resolve_data_dir};
 use crate::config_diff::unified_diff;
 use crate::config_doc::ConfigDoc;
 use crate::host_config::{FilePlan, Host, HostEnv, plan};
+use crate::mcp_command;
 use crate::output::write_stdout;
 use crate::setup_record::{self, FileRecord, KeyRecord, SetupRecord, backup_path, hash_of};
 
@@ -60,9 +62,14 @@ pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
                 load(&ConfigSources::discover(None)).config.proxy.listen
             ),
         };
-        let command = std::env::current_exe()
+        let exe = std::env::current_exe()
             .context("cannot find this program's path, which the host runs as its MCP server")?;
-        let plans = plan(args.host, &env, &proxy_url, &command);
+        let mcp = mcp_command::choose(&exe, std::env::var_os("PATH").as_deref());
+        if let Some(warning) = &mcp.warning {
+            // Ignoring a failed write: the setup itself still goes ahead.
+            let _ = writeln!(std::io::stderr().lock(), "warning: {warning}");
+        }
+        let plans = plan(args.host, &env, &proxy_url, &mcp.command);
         apply(args.host, &plans, &proxy_url, &data_dir, args.dry_run)?;
     }
     Ok(ExitCode::SUCCESS)

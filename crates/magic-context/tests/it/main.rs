@@ -31,6 +31,7 @@ mod run_agent;
 mod search;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod serve_allocator;
+mod setup_command;
 mod setup_hosts;
 mod setup_real_hosts;
 mod sim_with_claude_code;
