@@ -117,6 +117,7 @@ pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<Proxy
         historian_retry: RetryPolicy::default(),
         cache_budget: mc_proxy::CacheBudget::new(config.proxy.cache_budget_bytes()),
         allowed_hosts: config.proxy.allowed_hosts.clone(),
+        client_limits: mc_proxy::ClientLimits::default(),
     })
 }
 

@@ -196,7 +196,8 @@ fn find_job(
     };
     // Messages no provider accepted yet (anything can reach the proxy's port) are not
     // summarised into history and memories; they are read again once a call carrying them
-    // succeeds.
+    // succeeds. A run starts as its call goes upstream, so this is usually all but the
+    // call's own new messages, which the live tail keeps raw anyway.
     let limit = read.accepted.map_or(limit, |accepted| limit.min(accepted));
     let Some(span) = limit.checked_sub(read.boundary).filter(|&span| span > 0) else {
         return Ok(None);

@@ -227,6 +227,7 @@ async fn start_proxy(upstream: &str) -> Result<(RunningProxy, tempfile::TempDir)
         historian_retry: mc_proxy::RetryPolicy::default(),
         cache_budget: mc_proxy::CacheBudget::default(),
         allowed_hosts: Vec::new(),
+        client_limits: mc_proxy::ClientLimits::default(),
     };
     Ok((RunningProxy::start(settings, Ok(engine)).await?, store_dir))
 }

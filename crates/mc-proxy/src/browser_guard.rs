@@ -165,6 +165,7 @@ mod tests {
             historian_retry: mc_llm::RetryPolicy::default(),
             cache_budget: mc_engine::CacheBudget::default(),
             allowed_hosts: allowed.iter().map(|&host| host.to_owned()).collect(),
+            client_limits: crate::ClientLimits::default(),
         }
     }
 

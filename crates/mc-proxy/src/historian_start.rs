@@ -62,37 +62,17 @@ impl HistorianRuntime {
     }
 }
 
-/// A historian run made ready for a call's session (its endpoints and credentials taken
-/// from the call), to start once what the call carried may be summarised.
-pub struct ReadyRun {
-    historian: Arc<Historian<EngineStore>>,
-    request: RunRequest<LlmChain>,
-}
-
-impl ReadyRun {
-    /// Starts the run when one may start; never waits for it.
-    pub fn start(self) {
-        self.historian.start(self.request);
-    }
-}
-
-/// A historian run for `planned`'s session, or `None` when the historian is off or the call
-/// had no pass.
-pub fn ready(
-    app: &App,
-    provider: Provider,
-    headers: &HeaderMap,
-    planned: &Planned,
-) -> Option<ReadyRun> {
+/// Starts a historian run for `planned`'s session when one may start; never waits for it.
+pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Planned) {
     let (Ok(store), Some(session), Some(pass)) = (
         app.store.get(),
         planned.session.as_ref(),
         planned.pass.as_ref(),
     ) else {
-        return None;
+        return;
     };
     let (Some(runtime), engine) = (store.historian.as_ref(), &store.engine) else {
-        return None;
+        return;
     };
     let config = &engine.config().historian;
     let upstream = match provider {
@@ -109,17 +89,14 @@ pub fn ready(
         });
     let tokens = Arc::clone(&app.tokens);
     let model = planned.model.clone();
-    Some(ReadyRun {
-        historian: Arc::clone(&runtime.historian),
-        request: RunRequest {
-            session: session.clone(),
-            model: Arc::new(LlmChain::new(runtime.client.clone(), endpoints)),
-            settings,
-            usage_percent,
-            prompt_tokens: pass.estimated_prompt_tokens,
-            count: Arc::new(move |text: &str| tokens.count(&model, text)),
-        },
-    })
+    runtime.historian.start(RunRequest {
+        session: session.clone(),
+        model: Arc::new(LlmChain::new(runtime.client.clone(), endpoints)),
+        settings,
+        usage_percent,
+        prompt_tokens: pass.estimated_prompt_tokens,
+        count: Arc::new(move |text: &str| tokens.count(&model, text)),
+    });
 }
 
 /// The endpoints a run asks, in order (see the module docs).

@@ -23,6 +23,7 @@
 //!     historian_retry: mc_proxy::RetryPolicy::default(),
 //!     cache_budget: mc_proxy::CacheBudget::default(),
 //!     allowed_hosts: Vec::new(),
+//!     client_limits: mc_proxy::ClientLimits::default(),
 //! };
 //! let proxy = RunningProxy::start(settings, Ok(engine)).await?;
 //! println!("ANTHROPIC_BASE_URL=http://{}", proxy.local_addr());
@@ -35,6 +36,7 @@ mod acceptance;
 mod agent_tools;
 mod app;
 mod browser_guard;
+mod client_connections;
 mod client_request;
 mod clock;
 mod embedding_start;
@@ -75,12 +77,12 @@ mod windows;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::serve::ListenerExt;
 use mc_engine::Engine;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use app::{App, router};
+pub use client_connections::ClientLimits;
 pub use git_history::{MAX_COMMITS, read_commits};
 pub use health::{HEALTH_PATH, SERVICE_NAME};
 /// The incremental follow-up decoder checked against the full decoder, for the fuzz
@@ -151,23 +153,15 @@ impl RunningProxy {
             addr: settings.listen,
             source,
         })?;
+        let limits = settings.client_limits;
         let app = Arc::new(App::new(settings, engine, reopen)?);
-        // Without TCP_NODELAY, Nagle holds each streamed chunk after the first until the
-        // client ACKs the previous one, and a delayed ACK takes ~40 ms: every streamed
-        // response stalled that long mid-stream.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "could not set TCP_NODELAY on a client connection");
-            }
-        });
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router(app))
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let task = tokio::spawn(client_connections::serve(
+            listener,
+            router(app),
+            limits,
+            stopped,
+        ));
         Ok(Self {
             addr,
             stop: Some(stop),

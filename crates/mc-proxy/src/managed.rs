@@ -8,8 +8,8 @@
 //! HTTP error, or a Responses stream failed before any output) is retried once with an
 //! emergency plan before the client sees anything.
 //!
-//! What the request carried becomes searchable, and the historian may start for its
-//! session, only once the provider answered with a success ([`crate::acceptance`]).
+//! What the request carried becomes searchable, and the historian may summarise it, only
+//! once the provider answered with a success ([`crate::acceptance`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,6 +27,7 @@ use crate::app::App;
 use crate::embedding_start;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
+use crate::historian_start;
 use crate::ledger::{ReportedUsage, call_row, error_text, record_call, set_usage};
 use crate::overflow::{Overflow, parse_overflow};
 use crate::pass_run::{Planned, plan_with_retries};
@@ -81,6 +82,7 @@ async fn run(
         &parts.headers,
         body,
         app.settings.max_request_bytes,
+        app.settings.client_limits.idle_timeout,
     )
     .await?;
     let path_and_query = parts
@@ -96,6 +98,7 @@ async fn run(
         .as_ref()
         .map_or(client_body, agent_tools::Ready::body);
     let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
+    historian_start::start(&app, provider, &headers, &planned);
     embedding_start::start(&app);
     let mut retried = false;
     loop {
@@ -153,7 +156,7 @@ async fn run(
             response
         };
         if status.is_success() {
-            acceptance::accepted(&app, provider, &headers, &planned);
+            acceptance::accepted(&app, &planned);
         }
         if status.is_success()
             && let Some(prepared) = prepared

@@ -46,6 +46,8 @@ pub enum ErrorKind {
     NotJson,
     /// The request is not for this proxy, or comes from a web page (403).
     Forbidden,
+    /// The client did not send its whole request in time (408).
+    ClientTimeout,
     /// The client asked to switch protocols (a WebSocket), which the proxy does not relay
     /// (426): clients that try a WebSocket first read this as "use HTTP" and fall back at
     /// once, where other statuses make them retry.
@@ -67,6 +69,7 @@ impl ErrorKind {
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedEncoding | Self::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::ClientTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::UpgradeRequired => StatusCode::UPGRADE_REQUIRED,
             Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Upstream { timed_out: true } => StatusCode::GATEWAY_TIMEOUT,
@@ -79,6 +82,7 @@ impl ErrorKind {
             Self::InvalidRequest
             | Self::UnsupportedEncoding
             | Self::NotJson
+            | Self::ClientTimeout
             | Self::UpgradeRequired => "invalid_request_error",
             Self::Forbidden => "permission_error",
             Self::NotFound => "not_found_error",
@@ -94,6 +98,7 @@ impl ErrorKind {
             | Self::UnsupportedEncoding
             | Self::TooLarge
             | Self::NotJson
+            | Self::ClientTimeout
             | Self::UpgradeRequired => "invalid_request_error",
             Self::Forbidden => "permission_error",
             Self::NotFound => "not_found_error",

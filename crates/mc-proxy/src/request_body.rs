@@ -1,6 +1,7 @@
 //! Reading a managed request's body: bounded, and decompressed when the client compressed it.
 
 use std::io::Read;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, header};
@@ -9,12 +10,14 @@ use bytes::Bytes;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 
 /// Reads the whole body (a model call is parsed whole), refusing more than `limit` bytes
-/// before or after decompression.
+/// before or after decompression, and a body that has not arrived whole within `timeout`
+/// (a client that sends less than its `Content-Length` would hold the call forever).
 pub async fn read_body(
     provider: Provider,
     headers: &HeaderMap,
     body: Body,
     limit: usize,
+    timeout: Duration,
 ) -> Result<Bytes, ProxyError> {
     let too_large = || {
         ProxyError::new(
@@ -25,7 +28,19 @@ pub async fn read_body(
             ),
         )
     };
-    let raw = axum::body::to_bytes(body, limit).await.map_err(|error| {
+    let raw = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit))
+        .await
+        .map_err(|_| {
+            ProxyError::new(
+                provider,
+                ErrorKind::ClientTimeout,
+                format!(
+                    "the request body did not arrive within {} s; send the whole body at once",
+                    timeout.as_secs()
+                ),
+            )
+        })?;
+    let raw = raw.map_err(|error| {
         if std::error::Error::source(&error)
             .is_some_and(|source| source.to_string().contains("length limit"))
         {

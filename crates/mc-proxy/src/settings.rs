@@ -6,6 +6,8 @@ use std::time::Duration;
 use mc_engine::CacheBudget;
 use mc_llm::RetryPolicy;
 
+use crate::client_connections::ClientLimits;
+
 /// The proxy's settings, resolved from the command line and the config file.
 #[derive(Debug, Clone)]
 pub struct ProxySettings {
@@ -32,6 +34,8 @@ pub struct ProxySettings {
     /// Host names, besides `localhost` and IP addresses, that requests may be addressed to
     /// and browser pages may come from ([`crate::browser_guard`]).
     pub allowed_hosts: Vec<String>,
+    /// How long a client may stay silent, and how many connections one address may hold.
+    pub client_limits: ClientLimits,
 }
 
 impl ProxySettings {

@@ -188,3 +188,101 @@ async fn an_unreachable_upstream_is_not_named_to_the_client() {
     assert_eq!(forwarded.status.as_u16(), 502, "{}", forwarded.text());
     assert!(!forwarded.text().contains(address), "{}", forwarded.text());
 }
+
+/// A proxy whose clients may stay silent one second and open four connections each.
+async fn strict_proxy(upstream: &Upstream) -> Proxy {
+    let mut settings = crate::support::settings(&upstream.url());
+    settings.client_limits = mc_proxy::ClientLimits {
+        idle_timeout: Duration::from_secs(1),
+        max_per_address: 4,
+    };
+    Proxy::start_with(settings).await
+}
+
+/// Reads what the proxy sends until it closes the connection, or `None` if it keeps it
+/// open past `wait`.
+async fn read_until_closed(stream: &mut tokio::net::TcpStream, wait: Duration) -> Option<String> {
+    let mut answer = Vec::new();
+    match tokio::time::timeout(wait, stream.read_to_end(&mut answer)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&answer).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// Partial headers, no bytes at all, and a body shorter than its `Content-Length` each held
+/// a connection forever; each is now closed or answered when the client has been silent for
+/// the idle timeout, and the proxy serves others meanwhile.
+#[tokio::test]
+async fn silent_and_slow_clients_are_let_go() {
+    let upstream = Upstream::replying(|_, _| json_response(200, &anthropic_message("ok"))).await;
+    let proxy = strict_proxy(&upstream).await;
+    let addr = proxy.url("").trim_start_matches("http://").to_owned();
+
+    let mut partial = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    partial
+        .write_all(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
+        .await
+        .unwrap();
+    let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut short = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    short
+        .write_all(
+            format!(
+                "POST /v1/messages HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 x-api-key: sk-ant-test\r\nContent-Length: 5000\r\n\r\n{{\"model\":"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+
+    // Meanwhile a well-behaved client is served.
+    let reply = post(&proxy, &[], &body("You are a coding agent.", "hello")).await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
+
+    let wait = Duration::from_secs(10);
+    assert!(
+        read_until_closed(&mut partial, wait).await.is_some(),
+        "partial headers held"
+    );
+    assert!(
+        read_until_closed(&mut silent, wait).await.is_some(),
+        "a silent connection held"
+    );
+    let answer = read_until_closed(&mut short, wait)
+        .await
+        .expect("a short body held");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within"), "{answer}");
+    assert_eq!(
+        upstream.seen().len(),
+        1,
+        "only the whole request went upstream"
+    );
+}
+
+/// One address holds at most its share of connections; the next is closed at once, and a
+/// slot frees when a connection ends.
+#[tokio::test]
+async fn one_address_holds_at_most_its_share_of_connections() {
+    let upstream = Upstream::replying(|_, _| json_response(200, &anthropic_message("ok"))).await;
+    let proxy = strict_proxy(&upstream).await;
+    let addr = proxy.url("").trim_start_matches("http://").to_owned();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    // Let the proxy accept the four before the fifth arrives.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut extra = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let closed = read_until_closed(&mut extra, Duration::from_millis(800)).await;
+    assert_eq!(
+        closed.as_deref(),
+        Some(""),
+        "the fifth connection is closed unanswered"
+    );
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let reply = post(&proxy, &[], &body("You are a coding agent.", "hello")).await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
+}

@@ -38,6 +38,7 @@ pub fn settings(upstream: &str) -> ProxySettings {
         historian_retry: RetryPolicy::default(),
         cache_budget: mc_proxy::CacheBudget::default(),
         allowed_hosts: Vec::new(),
+        client_limits: mc_proxy::ClientLimits::default(),
     }
 }
 
