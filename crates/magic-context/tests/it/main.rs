@@ -25,6 +25,7 @@ mod pi_agent;
 mod pi_sessions;
 mod pi_small_window;
 mod proxy_tools_real_clients;
+mod readme_config;
 mod reduce;
 mod replay;
 mod run_agent;
