@@ -41,7 +41,10 @@ fn fork_in(tx: &WriteTx<'_>, parent: &SessionId, at: u64, now_ms: i64) -> Result
                     reason: error.to_string(),
                 }
             })?;
-        if taken.iter().all(|branch| branch.session.id != candidate) {
+        // A session a client named `BASE~N` itself is not a branch, but holds the name.
+        if taken.iter().all(|branch| branch.session.id != candidate)
+            && tx.get_session(&candidate)?.is_none()
+        {
             break candidate;
         }
         number += 1;

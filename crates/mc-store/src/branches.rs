@@ -30,7 +30,8 @@ pub struct BranchHead {
 }
 
 impl ReadTx<'_> {
-    /// Session `base` and every `base~N` branch of it, most recently seen first.
+    /// Session `base` and every `base~N` branch of it (a fork, numbered), most recently seen
+    /// first. A session a client named `base~…` itself is not a branch of `base`.
     ///
     /// One statement, run on every managed call: a range of the sessions' key (not a scan of
     /// every session) joined to each branch's last message.
@@ -67,6 +68,11 @@ impl ReadTx<'_> {
             if SessionId::new(session.id.as_str()).is_err() {
                 continue;
             }
+            // A client may name a session `base~` or `base~2` itself: only a fork (it has a
+            // parent) numbered after the separator is a branch of `base`.
+            if session.id != base.as_str() && !is_fork_name(&session, &prefix) {
+                continue;
+            }
             let session = session.decode()?;
             let (count, head) = match last {
                 Some((ordinal, chain)) => {
@@ -89,4 +95,12 @@ impl ReadTx<'_> {
         }
         Ok(branches)
     }
+}
+
+/// Whether the stored session `row` is a fork named `prefix` and a number.
+fn is_fork_name(row: &SessionRow, prefix: &str) -> bool {
+    row.parent_id.is_some()
+        && row.id.strip_prefix(prefix).is_some_and(|number| {
+            !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit())
+        })
 }

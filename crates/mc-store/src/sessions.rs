@@ -51,7 +51,7 @@ pub(crate) struct SessionRow {
     pub(crate) id: String,
     host: String,
     project: Option<String>,
-    parent_id: Option<String>,
+    pub(crate) parent_id: Option<String>,
     fork_ordinal: Option<u64>,
     created_ms: i64,
     last_seen_ms: i64,

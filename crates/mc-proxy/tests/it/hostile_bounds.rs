@@ -286,3 +286,59 @@ async fn one_address_holds_at_most_its_share_of_connections() {
     let reply = post(&proxy, &[], &body("You are a coding agent.", "hello")).await;
     assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
 }
+
+/// A client may name its session `x~` (or `x~1`): it is a session of its own, not a fork of
+/// `x`, and `x` is not filed under it; a fork of `x` skips a name a client already holds.
+#[tokio::test]
+async fn client_ids_with_the_branch_separator_are_their_own_sessions() {
+    let upstream = Upstream::replying(|_, _| json_response(200, &anthropic_message("ok"))).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    for id in ["x~", "x~1"] {
+        let reply = post(
+            &proxy,
+            &[("x-magic-context-session", id)],
+            &body("You are a coding agent.", &format!("I am {id}")),
+        )
+        .await;
+        assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
+    }
+    let reply = post(
+        &proxy,
+        &[("x-magic-context-session", "x")],
+        &body("You are a coding agent.", "I am x"),
+    )
+    .await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
+    let mut ids = proxy.session_ids();
+    ids.sort();
+    assert_eq!(ids, ["x", "x~", "x~1"]);
+    assert!(
+        proxy
+            .sessions()
+            .iter()
+            .all(|session| session.fork.is_none())
+    );
+    // An edit of x's first message forks x: not into the name x~1 holds.
+    let reply = post(
+        &proxy,
+        &[("x-magic-context-session", "x")],
+        &body("You are a coding agent.", "I am x, edited"),
+    )
+    .await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
+    let texts = |id: &str| -> Vec<String> {
+        proxy
+            .messages(id)
+            .iter()
+            .map(|row| format!("{:?}", row.message.parts))
+            .collect()
+    };
+    assert!(texts("x~1")[0].contains("I am x~1"), "{:?}", texts("x~1"));
+    let forks: Vec<_> = proxy
+        .sessions()
+        .into_iter()
+        .filter(|session| session.fork.is_some())
+        .map(|session| session.id.as_str().to_owned())
+        .collect();
+    assert_eq!(forks, ["x~2"]);
+}

@@ -13,15 +13,24 @@ fn branches_are_the_base_and_its_forks_only() {
     let fixture = TempStore::new();
     let store = &fixture.store;
     seed(store, "a", &turns(3), NOW_MS);
-    seed(store, "a~1", &turns(2), NOW_MS + 2);
-    seed(store, "a~2x", &turns(1), NOW_MS + 1);
+    store
+        .write(|tx| {
+            tx.fork_session(&sid("a"), &sid("a~1"), 2, NOW_MS + 2)?;
+            tx.fork_session(&sid("a"), &sid("a~3"), 0, NOW_MS + 3)?;
+            Ok(())
+        })
+        .unwrap();
     // Ids sharing the base as a plain prefix, or sorting right next to its range, are
-    // other conversations.
-    for other in ["ab", "a-b", "a}", "b", "A~1"] {
+    // other conversations; so are sessions a client named `a~…` itself (no parent), and a
+    // fork of another session that happens to share the prefix without a number.
+    for other in ["ab", "a-b", "a}", "b", "A~1", "a~", "a~2"] {
         seed(store, other, &turns(1), NOW_MS + 5);
     }
     store
-        .write(|tx| tx.upsert_session(&new_session("a~3"), NOW_MS + 3).map(drop))
+        .write(|tx| {
+            tx.fork_session(&sid("b"), &sid("a~2x"), 1, NOW_MS + 1)
+                .map(drop)
+        })
         .unwrap();
     let branches = store.read(|tx| tx.branches(&sid("a"))).unwrap();
     let seen: Vec<(&str, u64, Option<_>)> = branches
@@ -31,12 +40,7 @@ fn branches_are_the_base_and_its_forks_only() {
     let head = |count| HashChain::of(&turns(count)).head().copied();
     assert_eq!(
         seen,
-        vec![
-            ("a~3", 0, None),
-            ("a~1", 2, head(2)),
-            ("a~2x", 1, head(1)),
-            ("a", 3, head(3)),
-        ]
+        vec![("a~3", 0, None), ("a~1", 2, head(2)), ("a", 3, head(3)),]
     );
     // Each head is what the log's end says.
     for branch in &branches {
