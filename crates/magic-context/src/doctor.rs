@@ -89,6 +89,7 @@ fn check_store() -> (Value, Value) {
                 "messages": health.messages,
                 "dir_mode": mode_of(&location.dir),
                 "file_mode": mode_of(&path),
+                "warnings": exposure_warnings(&location.dir, &path),
             }),
             chains_json(&chains),
         ),
@@ -167,6 +168,35 @@ fn mode_of(_path: &Path) -> Value {
     Value::Null
 }
 
+/// What other users of the machine can read or enter: the store holds whole conversations
+/// (and whatever a user pasted into them), so anything beyond the owner is said, with the
+/// command that closes it. A directory the user chose keeps the mode they gave it; this is
+/// where they learn it is open.
+#[cfg(unix)]
+fn exposure_warnings(dir: &Path, file: &Path) -> Value {
+    use std::os::unix::fs::PermissionsExt;
+    let mut warnings = Vec::new();
+    for (what, path, private) in [("directory", dir, "700"), ("file", file, "600")] {
+        let Ok(metadata) = std::fs::metadata(path) else {
+            continue;
+        };
+        let mode = metadata.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            warnings.push(Value::from(format!(
+                "the data {what} {} is open to other users (mode {mode:04o}); it holds whole                  conversations: `chmod {private} {}`",
+                path.display(),
+                path.display()
+            )));
+        }
+    }
+    Value::Array(warnings)
+}
+
+#[cfg(not(unix))]
+fn exposure_warnings(_dir: &Path, _file: &Path) -> Value {
+    Value::Array(Vec::new())
+}
+
 fn render_text(report: &Value) -> String {
     let store = &report["store"];
     let config = &report["config"];
@@ -183,6 +213,9 @@ fn render_text(report: &Value) -> String {
             store["sessions"],
             store["messages"],
         ));
+        for warning in store["warnings"].as_array().into_iter().flatten() {
+            out.push_str(&format!("store   WARN  {}\n", text(warning)));
+        }
     } else {
         out.push_str(&format!("store   FAIL  {}\n", text(&store["error"])));
     }

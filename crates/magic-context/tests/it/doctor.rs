@@ -61,6 +61,35 @@ fn the_data_dir_variable_moves_the_store() {
     assert!(data.join("context.db").is_file());
 }
 
+/// A data directory the user chose keeps its mode, but one other users can read is said,
+/// with the command that closes it; a private one draws no warning.
+#[test]
+fn a_data_directory_open_to_others_is_warned_about() {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = [("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())];
+    let report = machine.run(&["doctor", "--json"], &env).success().json();
+    let warnings = report["store"]["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(
+        warning.contains("mode 0755") && warning.contains("`chmod 700 [TMP]/data`"),
+        "{warning}"
+    );
+    assert_eq!(mode(&data), 0o755, "the user's directory is left as it is");
+    let text = machine.run(&["doctor"], &env).success().stdout;
+    assert!(
+        text.contains("store   WARN  the data directory [TMP]/data is open"),
+        "{text}"
+    );
+
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let report = machine.run(&["doctor", "--json"], &env).success().json();
+    assert_eq!(report["store"]["warnings"], serde_json::json!([]));
+}
+
 #[test]
 fn a_corrupt_store_fails_with_what_to_do() {
     let machine = Machine::fresh();
