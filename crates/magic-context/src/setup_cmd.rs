@@ -152,6 +152,7 @@ fn apply(
                     backup,
                     written_blake3: String::new(),
                     keys: Vec::new(),
+                    created_dirs: Vec::new(),
                 });
                 record.files.len() - 1
             }
@@ -165,6 +166,11 @@ fn apply(
             }
         }
         file.written_blake3 = hash_of(change.after.as_bytes());
+        for dir in missing_dirs(path) {
+            if !file.created_dirs.contains(&dir) {
+                file.created_dirs.push(dir);
+            }
+        }
         report.push_str(&match &file.backup {
             Some(backup) => format!("wrote {} (backup: {})\n", path.display(), backup.display()),
             None => format!("created {}\n", path.display()),
@@ -185,6 +191,27 @@ fn apply(
         host.id()
     ));
     write_stdout(&report)
+}
+
+/// The folders above `file` that do not exist yet, outermost first: what writing it creates.
+fn missing_dirs(file: &Path) -> Vec<PathBuf> {
+    let mut missing: Vec<PathBuf> = file
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| !dir.as_os_str().is_empty() && !dir.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    missing.reverse();
+    missing
+}
+
+/// Removes the folders `setup` created, innermost first, each only while it is empty: a
+/// folder the host or the user has put something in since stays.
+fn remove_created_dirs(dirs: &[PathBuf]) {
+    for dir in dirs.iter().rev() {
+        // Not empty, or already gone: either way it is not ours to remove any more.
+        let _ = std::fs::remove_dir(dir);
+    }
 }
 
 /// What `file` needs, or `None` when every key already has its value.
@@ -263,6 +290,9 @@ fn undo(host: Host, data_dir: &Path, dry_run: bool) -> anyhow::Result<()> {
             None if restore.before.is_some() => std::fs::remove_file(&restore.path)
                 .with_context(|| format!("cannot remove {}", restore.path.display()))?,
             None => {}
+        }
+        if restore.after.is_none() {
+            remove_created_dirs(&file.created_dirs);
         }
         if let Some(backup) = &file.backup {
             match std::fs::remove_file(backup) {

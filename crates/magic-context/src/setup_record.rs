@@ -43,6 +43,10 @@ pub struct FileRecord {
     pub written_blake3: String,
     /// The keys written.
     pub keys: Vec<KeyRecord>,
+    /// The folders `setup` created to hold the file, outermost first: removed again by
+    /// `--undo` when it removes the file and they are empty, so undo leaves no trace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
 }
 
 /// One key `setup` wrote.

@@ -202,6 +202,33 @@ fn claude_config_dir_moves_both_files_and_undo_removes_what_setup_created() {
         PROXY
     );
     undo(&machine, "claude-code", &env, &before);
+    assert!(!dir.exists(), "undo removes the folder setup created");
+}
+
+/// `setup` creates `~/.claude/` to hold `settings.json` on a machine without it; `--undo`
+/// removes it again, but not once something else lives there.
+#[test]
+fn undo_removes_the_folders_setup_created_while_they_are_empty() {
+    let machine = Machine::fresh();
+    let claude_dir = machine.path("home/.claude");
+    machine.run(&["setup", "claude-code"], &[]).success();
+    assert!(claude_dir.join("settings.json").is_file());
+    machine
+        .run(&["setup", "claude-code", "--undo"], &[])
+        .success();
+    assert!(!claude_dir.exists(), "an empty ~/.claude/ is left behind");
+    assert!(machine.path("home").is_dir(), "HOME itself stays");
+
+    machine.run(&["setup", "claude-code"], &[]).success();
+    write(&machine, "home/.claude/history.jsonl", "{}\n");
+    machine
+        .run(&["setup", "claude-code", "--undo"], &[])
+        .success();
+    assert!(!claude_dir.join("settings.json").exists());
+    assert!(
+        claude_dir.join("history.jsonl").is_file(),
+        "the host's own file stays, and its folder with it"
+    );
 }
 
 #[test]
