@@ -65,7 +65,7 @@ pub enum Command {
     /// Run an agent through the proxy (started for it unless one listens) and exit with its
     /// code: `magic-context run -- claude`.
     Run(RunArgs),
-    /// Search a project's memories, raw message log and compartments.
+    /// Search a project's memories, notes, raw message log, compartments and git commits.
     Search(SearchArgs),
     /// Run the proxy agents point their base URL at, until Ctrl-C.
     Serve(ServeArgs),

@@ -49,9 +49,9 @@ pub struct MemoryArgs {
 pub enum MemoryAction {
     /// List the project's memories, oldest first.
     List {
-        /// Which memories: live (active and permanent), active, permanent, archived or all.
-        #[arg(long, value_name = "STATUS", default_value = "live")]
-        status: String,
+        /// Which memories, by the status each row shows.
+        #[arg(long, value_name = "STATUS", value_enum, default_value_t = StatusFilter::Live)]
+        status: StatusFilter,
     },
     /// Add a memory; the same words as a live memory count it as seen again.
     Add {
@@ -95,6 +95,47 @@ pub enum MemoryAction {
     },
 }
 
+/// The memories `list --status` selects. Rows show each memory's own status (`active`,
+/// `permanent`, `archived`); `live` is the two a session's head shows, so the default list
+/// is what the agent sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFilter {
+    /// Active and permanent: the memories the sessions' heads show.
+    Live,
+    /// Active only: shown, until superseded or archived.
+    Active,
+    /// Permanent only: shown first.
+    Permanent,
+    /// Archived only: kept for the record, no longer shown.
+    Archived,
+    /// Every memory.
+    All,
+}
+
+impl StatusFilter {
+    /// The stored statuses this filter selects.
+    fn statuses(self) -> &'static [MemoryStatus] {
+        match self {
+            Self::Live => &[MemoryStatus::Active, MemoryStatus::Permanent],
+            Self::Active => &[MemoryStatus::Active],
+            Self::Permanent => &[MemoryStatus::Permanent],
+            Self::Archived => &[MemoryStatus::Archived],
+            Self::All => MemoryStatus::ALL,
+        }
+    }
+
+    /// How an empty list names what it looked for.
+    fn described(self) -> &'static str {
+        match self {
+            Self::Live => "live memories (active or permanent)",
+            Self::Active => "active memories",
+            Self::Permanent => "permanent memories",
+            Self::Archived => "archived memories",
+            Self::All => "memories",
+        }
+    }
+}
+
 /// Opens the store, identifies the project and runs the action.
 pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
     let directory = match &args.project {
@@ -102,13 +143,15 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let project = project_of(&directory)?;
+    // Named in messages, as the user knows it: the folder, not the project's id.
+    let directory = std::fs::canonicalize(&directory).unwrap_or(directory);
     let location = resolve_data_dir(&LocationEnv::from_process(), Platform::current())
         .context("cannot find the data directory")?;
     let store = Store::open_location(&location, StoreOptions::default())
         .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
     let now_ms = now_ms()?;
     let text = match &args.action {
-        MemoryAction::List { status } => list(&store, &project, status, args.json)?,
+        MemoryAction::List { status } => list(&store, (&project, &directory), *status, args.json)?,
         MemoryAction::Add {
             category,
             permanent,
@@ -131,13 +174,23 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
             };
             let memory = store
                 .write(|tx| tx.edit_memory(&project, *id, edit, MemorySource::Operator, now_ms))
-                .with_context(|| format!("cannot edit memory {id}"))?;
+                .with_context(|| {
+                    format!(
+                        "cannot edit memory {id} of the project at {}",
+                        directory.display()
+                    )
+                })?;
             one(&memory, "edited", args.json)?
         }
         MemoryAction::Archive { id } => {
             let memory = store
                 .write(|tx| tx.archive_memory(&project, *id, MemorySource::Operator, now_ms))
-                .with_context(|| format!("cannot archive memory {id}"))?;
+                .with_context(|| {
+                    format!(
+                        "cannot archive memory {id} of the project at {}",
+                        directory.display()
+                    )
+                })?;
             one(&memory, "archived", args.json)?
         }
         MemoryAction::Export { out } => {
@@ -187,24 +240,14 @@ pub fn parse_category(name: &str) -> anyhow::Result<MemoryCategory> {
         })
 }
 
-/// The statuses a `list --status` name selects.
-fn statuses(name: &str) -> anyhow::Result<&'static [MemoryStatus]> {
-    Ok(match name {
-        "live" => &[MemoryStatus::Active, MemoryStatus::Permanent],
-        "active" => &[MemoryStatus::Active],
-        "permanent" => &[MemoryStatus::Permanent],
-        "archived" => &[MemoryStatus::Archived],
-        "all" => MemoryStatus::ALL,
-        other => {
-            return Err(anyhow!(
-                "unknown status `{other}`; use live, active, permanent, archived or all"
-            ));
-        }
-    })
-}
-
-fn list(store: &Store, project: &ProjectId, status: &str, as_json: bool) -> anyhow::Result<String> {
-    let wanted = statuses(status)?;
+/// The memories of `project` (found from `directory`) that `filter` selects, as a table.
+fn list(
+    store: &Store,
+    (project, directory): (&ProjectId, &Path),
+    filter: StatusFilter,
+    as_json: bool,
+) -> anyhow::Result<String> {
+    let wanted = filter.statuses();
     let memories = store
         .read(|tx| tx.memories(project, wanted))
         .context("cannot read the project's memories")?;
@@ -214,8 +257,10 @@ fn list(store: &Store, project: &ProjectId, status: &str, as_json: bool) -> anyh
     }
     if memories.is_empty() {
         return Ok(format!(
-            "no memories ({status}) in project {project}; add one with `magic-context memory \
-             add --category C \"text\"`\n"
+            "no {} for the project at {}; add one with `magic-context memory add --category C \
+             \"text\"`\n",
+            filter.described(),
+            directory.display()
         ));
     }
     let mut text = format!(

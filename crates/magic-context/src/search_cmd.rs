@@ -1,5 +1,6 @@
 //! `magic-context search`: the operator runs the agent's search over a project's memories,
-//! raw message log and compartments.
+//! notes, raw message log, compartments and git commits (the commits of the project's HEAD,
+//! read from git on each search).
 //!
 //! `--json` prints `{"query", "project", "results": [HIT, …]}` best first, where HIT is
 //! `source` (memory, message, compartment, note, commit), `place` (`{"kind": "messages",

@@ -218,6 +218,14 @@ fn bad_input_is_refused_with_what_to_do() {
         "{}",
         unknown.stderr
     );
+    // The project is named by its folder, as the user knows it.
+    assert!(
+        unknown
+            .stderr
+            .starts_with("error: cannot edit memory 7 of the project at [TMP]/work: "),
+        "{}",
+        unknown.stderr
+    );
     let missing = memory(&machine, "data", &["list", "--project", "/no/such/dir"]);
     assert_eq!(missing.code, Some(1));
     assert!(
@@ -287,5 +295,45 @@ fn import_reads_stdin_without_a_file() {
             json!({"id": 1, "category": "PROJECT_RULES", "content": "Run cargo fmt",
             "status": "active", "source": "operator", "seen_count": 1, "superseded_by": null})
         ]
+    );
+}
+
+/// `list` filters by the statuses its rows show: `--help` says what `live`, the default, is
+/// made of, and an empty list names what it looked for and the project's folder.
+#[test]
+fn list_statuses_are_the_ones_rows_show() {
+    let machine = Machine::fresh();
+    let help = memory(&machine, "data", &["list", "--help"]).success();
+    for line in [
+        "live:      Active and permanent: the memories the sessions' heads show",
+        "active:    Active only",
+        "permanent: Permanent only",
+        "archived:  Archived only",
+        "all:       Every memory",
+    ] {
+        assert!(help.stdout.contains(line), "{line}\n{}", help.stdout);
+    }
+    let empty = memory(&machine, "data", &["list"]).success();
+    assert_eq!(
+        empty.stdout,
+        "no live memories (active or permanent) for the project at [TMP]/work; add one with \
+         `magic-context memory add --category C \"text\"`\n"
+    );
+    let archived = memory(&machine, "data", &["list", "--status", "archived"]).success();
+    assert!(
+        archived
+            .stdout
+            .starts_with("no archived memories for the project at [TMP]/work;"),
+        "{}",
+        archived.stdout
+    );
+    let wrong = memory(&machine, "data", &["list", "--status", "gone"]);
+    assert_eq!(wrong.code, Some(2));
+    assert!(
+        wrong
+            .stderr
+            .contains("possible values: live, active, permanent, archived, all"),
+        "{}",
+        wrong.stderr
     );
 }

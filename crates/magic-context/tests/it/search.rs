@@ -302,3 +302,19 @@ fn the_projects_commits_are_searchable() {
     let again = search(&machine, &["retry policy", "--json"]).success();
     assert_eq!(again.json()["results"].as_array().unwrap().len(), 1);
 }
+
+/// `--help` names every source a search covers, commits included.
+#[test]
+fn help_names_every_source() {
+    let machine = Machine::fresh();
+    for args in [&["--help"][..], &["search", "--help"]] {
+        let help = machine.run(args, &[]).success();
+        assert!(
+            help.stdout.contains(
+                "Search a project's memories, notes, raw message log, compartments and git commits"
+            ),
+            "{}",
+            help.stdout
+        );
+    }
+}
