@@ -30,7 +30,7 @@
 //! the ledger row as stored, null where the provider reported nothing. Times are unix
 //! milliseconds, sizes tokens.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -87,20 +87,49 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let path = location.db_path();
     let store = Store::open_location(&location, StoreOptions::default())
         .with_context(|| format!("cannot open the store {}", path.display()))?;
-    let now_ms = now_ms()?;
+    let view = Viewpoint {
+        now_ms: now_ms()?,
+        here: Viewpoint::current_folder(),
+    };
     let text = match &args.session {
-        Some(id) => one_session(&store, id, args.json, now_ms)?,
+        Some(id) => one_session(&store, id, args.json, &view)?,
         None => {
             let log = run_log::existing(&location);
-            recent_sessions(&store, args.limit, args.json, now_ms, log.as_deref())?
+            recent_sessions(&store, args.limit, args.json, &view, log.as_deref())?
         }
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// What the text is read against: the time now, and the folder `status` runs in, whose
+/// project's sessions are named by that folder, as the user knows it, instead of by the
+/// project's id (`git:…`, `path:…`, which only the store needs).
+struct Viewpoint {
+    now_ms: i64,
+    here: Option<(ProjectId, PathBuf)>,
+}
+
+impl Viewpoint {
+    /// The current folder and its project, when it belongs to one.
+    fn current_folder() -> Option<(ProjectId, PathBuf)> {
+        let folder = std::env::current_dir().ok()?;
+        let project = mc_proxy::identify_project(&folder)?;
+        Some((project, std::fs::canonicalize(&folder).unwrap_or(folder)))
+    }
+
+    /// How a session's project is named.
+    fn project_name(&self, project: &ProjectId) -> String {
+        match &self.here {
+            Some((here, folder)) if here == project => folder.display().to_string(),
+            _ => project.as_str().to_owned(),
+        }
+    }
+}
+
 /// One session with its newest calls, read in one snapshot so the two agree.
-fn one_session(store: &Store, id: &str, as_json: bool, now_ms: i64) -> anyhow::Result<String> {
+fn one_session(store: &Store, id: &str, as_json: bool, view: &Viewpoint) -> anyhow::Result<String> {
+    let now_ms = view.now_ms;
     let session = SessionId::new(id)?;
     let found = store
         .read(|tx| {
@@ -126,7 +155,7 @@ fn one_session(store: &Store, id: &str, as_json: bool, now_ms: i64) -> anyhow::R
             "recent_calls": calls}),
         );
     }
-    let mut text = session_text(&status, now_ms);
+    let mut text = session_text(&status, view);
     text.push_str(&history.text(&|at_ms| age(now_ms, at_ms)));
     text.push_str(&calls_text(&calls, status.calls, now_ms));
     Ok(text)
@@ -137,9 +166,10 @@ fn recent_sessions(
     store: &Store,
     limit: usize,
     as_json: bool,
-    now_ms: i64,
+    view: &Viewpoint,
     run_log: Option<&Path>,
 ) -> anyhow::Result<String> {
+    let now_ms = view.now_ms;
     let (sessions, corrections, unattributed) = store
         .read(|tx| {
             Ok((
@@ -185,7 +215,7 @@ fn recent_sessions(
     }
     let mut blocks: Vec<String> = sessions
         .iter()
-        .map(|status| session_text(status, now_ms))
+        .map(|status| session_text(status, view))
         .collect();
     if !corrections.is_empty() {
         blocks.push(corrections_text(&corrections));
@@ -309,10 +339,11 @@ fn call_json(call: &CallRow) -> Value {
 
 /// A heading line, then one labelled line per figure, each saying plainly when there is
 /// nothing to show yet.
-fn session_text(status: &SessionStatus, now_ms: i64) -> String {
+fn session_text(status: &SessionStatus, view: &Viewpoint) -> String {
+    let now_ms = view.now_ms;
     let session = &status.session;
     let project = match &session.project {
-        Some(project) => format!("project {}", project.as_str()),
+        Some(project) => format!("project {}", view.project_name(project)),
         None => "no project".to_owned(),
     };
     let fork = match &session.fork {

@@ -432,3 +432,44 @@ fn learned_token_counts_are_listed_per_model() {
         json!([{"model": "claude-sonnet-4-5", "provider_tokens_per_estimated_token": 1.25, "reports": 1}])
     );
 }
+
+/// A session of the project `status` runs in is named by that folder, as the user knows it;
+/// one of another project keeps the project's id, the only name the store has for it.
+#[test]
+fn the_current_folders_project_is_named_by_its_folder() {
+    let (machine, data, _) = seeded();
+    let here = mc_proxy::identify_project(&machine.path("work")).unwrap();
+    let store = Store::open(data.join("context.db")).unwrap();
+    store
+        .write(|tx| {
+            tx.upsert_session(
+                &NewSession {
+                    id: sid("sess-here"),
+                    host: Host::ClaudeCode,
+                    project: Some(here.clone()),
+                },
+                seen_ms(),
+            )
+        })
+        .unwrap();
+    drop(store);
+    let run = machine.run(&["status"], &env(&data)).success();
+    assert!(
+        run.stdout
+            .contains("sess-here  claude-code, project [TMP]/work, seen "),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(", project proj-1,"), "{}", run.stdout);
+    let json = machine
+        .run(&["status", "--json"], &env(&data))
+        .success()
+        .json();
+    let ids: Vec<&str> = json["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|session| session["project"].as_str())
+        .collect();
+    assert!(ids.contains(&here.as_str()), "JSON keeps the id: {json}");
+}
