@@ -15,8 +15,10 @@ use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::config::{Config, upstream_url_problem};
 use mc_engine::Engine;
-use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy};
+use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy, ServeError};
 use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
+
+use crate::proxy_probe::{Listener, probe};
 
 /// How long an upstream may stay silent before a call is abandoned, in seconds: long
 /// enough for a slow model's first token on a large prompt.
@@ -151,7 +153,17 @@ async fn serve(
     } else {
         " (store unavailable: managed calls refused until it opens)"
     };
-    let proxy = RunningProxy::start_reopening(settings, engine, Some(reopen)).await?;
+    let proxy = match RunningProxy::start_reopening(settings, engine, Some(reopen)).await {
+        Ok(proxy) => proxy,
+        Err(ServeError::Bind { addr, source }) => {
+            // The probe blocks briefly on its socket.
+            let problem = tokio::task::spawn_blocking(move || listen_problem(addr, &source))
+                .await
+                .context("cannot check what holds the address")?;
+            bail!(problem)
+        }
+        Err(error) => return Err(error.into()),
+    };
     writeln!(
         io::stderr().lock(),
         "magic-context listening on http://{} with store {store_path}{managed}",
@@ -160,6 +172,24 @@ async fn serve(
     shutdown_signal().await;
     proxy.shutdown().await;
     Ok(())
+}
+
+/// Why `serve` cannot listen on `addr`, said once (the OS error is not repeated as a cause)
+/// with what to do: a proxy of ours already there is named as such, since starting a second
+/// one is the usual mistake.
+fn listen_problem(addr: SocketAddr, source: &io::Error) -> String {
+    let elsewhere = "choose another address with --listen ADDR (or proxy.listen in the config)";
+    match source.kind() {
+        io::ErrorKind::AddrInUse => match probe(addr) {
+            Listener::MagicContext { .. } => format!(
+                "a magic-context proxy already listens on {addr}; point agents at it, or {elsewhere}"
+            ),
+            Listener::Other | Listener::Nothing => format!(
+                "cannot listen on {addr}: another program holds the port ({source}); stop it, or {elsewhere}"
+            ),
+        },
+        _ => format!("cannot listen on {addr}: {source}; {elsewhere}"),
+    }
 }
 
 async fn shutdown_signal() {
