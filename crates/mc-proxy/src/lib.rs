@@ -68,6 +68,7 @@ mod side_call;
 mod sse_frame;
 mod store_slot;
 mod stream_overflow;
+mod success_error;
 mod tee;
 mod tokens;
 mod usage;

@@ -35,6 +35,7 @@ use crate::provider::{Provider, ProxyError};
 use crate::request_body::read_body;
 use crate::settings::ProxySettings;
 use crate::stream_overflow::{self, Peeked};
+use crate::success_error;
 use crate::tee::{BodyEnd, Teed, tee};
 use crate::usage::UsageObserver;
 use crate::usage_filter::UsageChunkFilter;
@@ -112,7 +113,7 @@ async fn run(
         )
         .await;
         let response = match sent {
-            Ok(response) => response,
+            Ok(response) => success_error::reclassify(response).await,
             Err(error) => {
                 let refusal = upstream_error(provider, &error);
                 let mut row = call_row(provider, &planned, retried, started);

@@ -146,6 +146,7 @@ impl ChatRounds {
             .collect();
         let full = assistant_turn(message, calls.clone());
         if ours.len() < calls.len() || self.count >= MAX_ROUNDS {
+            super::note_round_cap(self.count, "chat");
             let theirs: Vec<_> = (0..calls.len())
                 .filter(|index| !ours.contains(index))
                 .map(|index| calls[index].clone())

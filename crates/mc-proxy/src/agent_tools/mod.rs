@@ -170,6 +170,18 @@ pub async fn answer(
 /// keeps calling them (a search after a search) is stopped before it costs the user much.
 pub const MAX_ROUNDS: usize = 8;
 
+/// Says so in the log when a model still called our tools after `rounds` rounds, the most a
+/// client request may run: its answer then goes to the client without those calls.
+fn note_round_cap(rounds: usize, wire: &str) {
+    if rounds >= MAX_ROUNDS {
+        tracing::warn!(
+            rounds,
+            wire,
+            "the model kept calling the context tools past the round limit; its answer goes to the client without those calls"
+        );
+    }
+}
+
 /// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code and
 /// Codex, whose setup registers our MCP server, to it (recognised by their session headers,
 /// Claude Code's `metadata.user_id` or the user agent, as session resolution does), so the

@@ -141,6 +141,7 @@ impl ResponsesRounds {
             })
             .collect();
         if client_calls(output) > 0 || self.count >= MAX_ROUNDS {
+            super::note_round_cap(self.count, "responses");
             let seen = self.shown_with(output, &ours);
             if let Some(hash) = items_hash(&seen) {
                 let splice = ResponsesSplice {

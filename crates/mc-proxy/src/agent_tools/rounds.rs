@@ -158,6 +158,7 @@ impl Rounds {
         // Beside the client's calls, or past the bound (a model that calls our tools even
         // when told not to): the client gets the answer without our calls.
         if ours.len() < tool_calls(&message.content) || self.count >= MAX_ROUNDS {
+            super::note_round_cap(self.count, "anthropic");
             let seen = self.shown_with(
                 message
                     .content
@@ -300,6 +301,10 @@ impl Call {
                 }
                 sent = send => sent,
             },
+        };
+        let sent = match sent {
+            Ok(response) => Ok(crate::success_error::reclassify(response).await),
+            Err(error) => Err(error),
         };
         match sent {
             Ok(response) if response.status().is_success() => Ok(response),

@@ -342,3 +342,30 @@ async fn client_ids_with_the_branch_separator_are_their_own_sessions() {
         .collect();
     assert_eq!(forks, ["x~2"]);
 }
+
+/// An `overloaded_error` sent with HTTP 200 reached the client as a 502 "answer broke off":
+/// it now arrives as the provider's error, under the status its type means (529, which
+/// clients retry), whether or not the proxy serves its tools on the call.
+#[tokio::test]
+async fn a_provider_error_sent_with_200_reaches_the_client_as_that_error() {
+    let overloaded = json!({"type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let upstream = Upstream::replying({
+        let overloaded = overloaded.clone();
+        move |_, _| json_response(200, &overloaded)
+    })
+    .await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    for (session, extra) in [
+        ("with-tools", None),
+        ("claude-code", Some(("x-claude-code-session-id", SESSION))),
+    ] {
+        let mut headers = vec![("x-magic-context-session", session)];
+        headers.extend(extra);
+        let reply = post(&proxy, &headers, &body("You are a coding agent.", "hello")).await;
+        assert_eq!(reply.status.as_u16(), 529, "{session}: {}", reply.text());
+        assert_eq!(reply.json(), overloaded, "{session}");
+    }
+    let calls = proxy.calls("with-tools", 1).await;
+    assert_eq!(calls[0].status, 529);
+}
