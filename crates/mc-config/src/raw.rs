@@ -250,8 +250,9 @@ pub struct RawHistorian {
     /// Ollama); unset uses the session's own upstream and credentials.
     pub endpoint: Option<String>,
     /// The wire `endpoint` speaks: `anthropic`, `openai` (Chat Completions) or
-    /// `openai-responses` (the Responses API).
-    #[schemars(regex(pattern = "^(anthropic|openai)$"))]
+    /// `openai-responses` (the Responses API); unset, `openai` with an endpoint. Without an
+    /// endpoint it is not read: the session's own wire is used.
+    #[schemars(regex(pattern = "^(anthropic|openai|openai-responses)$"))]
     pub wire: Option<String>,
     /// Name of the environment variable holding the endpoint's API key (never the key).
     pub api_key_env: Option<String>,

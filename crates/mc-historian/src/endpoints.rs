@@ -35,7 +35,7 @@ pub fn configured_endpoints(
     env: EnvLookup<'_>,
 ) -> Option<Vec<ModelEndpoint>> {
     let base = config.endpoint.as_ref()?;
-    let wire = match config.wire {
+    let wire = match config.endpoint_wire() {
         HistorianWire::Anthropic => Wire::Anthropic,
         HistorianWire::OpenAi => Wire::OpenAiChat,
         HistorianWire::OpenAiResponses => Wire::OpenAiResponses,
@@ -165,7 +165,7 @@ mod tests {
     fn a_configured_responses_endpoint_is_asked_on_the_responses_wire() {
         let mut config = Config::default();
         config.historian.endpoint = Some("https://gw.example/v1".into());
-        config.historian.wire = HistorianWire::OpenAiResponses;
+        config.historian.wire = Some(HistorianWire::OpenAiResponses);
         config.historian.model = Some("gpt-5-mini".into());
         let endpoints = standalone_endpoints(&config, None, &env_with(&[])).unwrap();
         assert_eq!(
@@ -183,7 +183,7 @@ mod tests {
     fn an_endpoint_without_a_model_asks_the_session_model_or_says_what_to_set() {
         let mut config = Config::default();
         config.historian.endpoint = Some("http://sim".into());
-        config.historian.wire = HistorianWire::Anthropic;
+        config.historian.wire = Some(HistorianWire::Anthropic);
         let env = env_with(&[]);
         let endpoints = standalone_endpoints(&config, Some("claude-opus-4"), &env).unwrap();
         assert_eq!(

@@ -28,6 +28,15 @@ fn works_on_a_fresh_machine_with_no_files() {
             .iter()
             .any(|line| line.starts_with("pass.execute_threshold_percent = 65 "))
     );
+    // Without an endpoint the historian uses the session's own wire: no wire is the default,
+    // not one it would not use.
+    assert!(
+        settings
+            .iter()
+            .any(|line| line.starts_with("historian.wire = null ")),
+        "{}",
+        run.stdout
+    );
 
     let json = machine
         .run(&["config", "show", "--json"], &[])

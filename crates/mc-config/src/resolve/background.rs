@@ -29,7 +29,7 @@ impl Checker {
             }),
             wire: match raw.wire {
                 None => d.wire,
-                Some(name) => HistorianWire::parse(&name).unwrap_or_else(|| {
+                Some(name) => HistorianWire::parse(&name).or_else(|| {
                     self.reject(
                         key(&["historian", "wire"]),
                         format!("`{name}` is not a wire; use `anthropic`, `openai` or `openai-responses`"),

@@ -176,7 +176,7 @@ fn the_historian_wire_takes_the_responses_api_by_name() {
     let loaded = load_files(&files);
     assert_eq!(
         loaded.config.historian.wire,
-        mc_core::config::HistorianWire::OpenAiResponses,
+        Some(mc_core::config::HistorianWire::OpenAiResponses),
         "the user's value: the project's is not a wire"
     );
     assert_eq!(

@@ -46,8 +46,11 @@ pub struct HistorianConfig {
     /// llama.cpp, LM Studio) or another provider.
     pub endpoint: Option<String>,
     /// The wire `endpoint` speaks: `"anthropic"`, `"openai"` (Chat Completions) or
-    /// `"openai-responses"` (the Responses API).
-    pub wire: HistorianWire,
+    /// `"openai-responses"` (the Responses API). `None`: Chat Completions with an endpoint
+    /// (what local servers speak, see [`Self::endpoint_wire`]); without an endpoint the wire is
+    /// not read at all, since the historian then asks the session's upstream on the wire the
+    /// session arrived on, so the default is no wire rather than one that would mislead.
+    pub wire: Option<HistorianWire>,
     /// The environment variable holding `endpoint`'s API key (never the key itself: config
     /// files are not secret stores); unset sends no key, as local servers expect.
     pub api_key_env: Option<String>,
@@ -85,6 +88,11 @@ impl HistorianConfig {
     /// Accepted [`Self::lookahead_ordinals`].
     pub const LOOKAHEAD_ORDINALS: Bounds = Bounds::count(0, 100, "ordinals");
 
+    /// The wire a configured `endpoint` is asked on: `wire`, else Chat Completions.
+    pub fn endpoint_wire(&self) -> HistorianWire {
+        self.wire.unwrap_or(HistorianWire::OpenAi)
+    }
+
     /// The unsummarised-tail size that triggers a run for a usable window of
     /// `usable_window` tokens.
     pub fn trigger_budget_tokens(&self, usable_window: Tokens) -> Tokens {
@@ -102,7 +110,7 @@ impl Default for HistorianConfig {
             model: None,
             fallback_models: Vec::new(),
             endpoint: None,
-            wire: HistorianWire::OpenAi,
+            wire: None,
             api_key_env: None,
             trigger_budget_percent: Percent::saturating(5),
             live_tail_tags: 10,
