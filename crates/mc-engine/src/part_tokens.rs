@@ -4,6 +4,7 @@
 //! its count, once taken, holds for every later pass. Counts depend on the model's estimator,
 //! so a model change starts them over.
 
+use mc_core::media::inspect_media;
 use mc_core::{Message, Part};
 
 use crate::pass::CountText;
@@ -59,7 +60,8 @@ impl PartTokens {
 pub const BLOCK_FRAMING_TOKENS: u64 = 6;
 
 /// Estimated tokens of one part as the provider would see it: its text, the ids a call or a
-/// result carries, and [`BLOCK_FRAMING_TOKENS`].
+/// result carries, media by the provider's rule ([`mc_core::media`]), and
+/// [`BLOCK_FRAMING_TOKENS`].
 pub(crate) fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
     let content = match part {
         Part::Text { text } => count(text),
@@ -75,11 +77,14 @@ pub(crate) fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
         }
         Part::Thinking { text, .. } => count(text),
         Part::RedactedThinking { data } => count(data),
-        Part::Media { source, .. } => count(&source.to_string()),
+        // Billed by what it shows (pixels, pages), never by its base64 text: counted as text,
+        // one pasted screenshot was "two million tokens" and refused the call.
+        Part::Media { media, source } => inspect_media(*media, source).tokens(count),
         Part::Unknown { raw, .. } => count(&raw.to_string()),
     };
     BLOCK_FRAMING_TOKENS + content
 }
+
 impl mc_core::HeldBytes for PartTokens {
     fn held_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
@@ -89,5 +94,58 @@ impl mc_core::HeldBytes for PartTokens {
                 .iter()
                 .map(|parts| std::mem::size_of::<Vec<u64>>() + parts.capacity() * 8)
                 .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mc_core::MediaKind;
+    use serde_json::json;
+
+    use super::*;
+
+    fn bytes_over_four(text: &str) -> u64 {
+        text.len() as u64 / 4
+    }
+
+    #[test]
+    fn a_pasted_screenshot_is_counted_by_its_pixels() {
+        // A PNG header stating 2880×1800 followed by 2 MB of payload, as base64.
+        let mut png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR".to_vec();
+        png.extend_from_slice(&2_880_u32.to_be_bytes());
+        png.extend_from_slice(&1_800_u32.to_be_bytes());
+        let mut data = encode(&png);
+        data.push_str(&"QUFB".repeat(700_000));
+        let image = Part::Media {
+            media: MediaKind::Image,
+            source: json!({"type": "base64", "media_type": "image/png", "data": data}),
+        };
+        assert_eq!(
+            part_tokens(&image, &bytes_over_four),
+            BLOCK_FRAMING_TOKENS + 1_590
+        );
+        let in_result = Part::ToolResult {
+            call_id: "toolu_1".to_owned(),
+            content: vec![image],
+            is_error: false,
+        };
+        assert_eq!(
+            part_tokens(&in_result, &bytes_over_four),
+            2 * BLOCK_FRAMING_TOKENS + 1 + 1_590
+        );
+    }
+
+    /// Base64 of `bytes` whose length is a multiple of three (so no padding is needed).
+    fn encode(bytes: &[u8]) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut padded = bytes.to_vec();
+        padded.resize(bytes.len().div_ceil(3) * 3, 0);
+        padded
+            .chunks(3)
+            .flat_map(|c| {
+                let n = u32::from(c[0]) << 16 | u32::from(c[1]) << 8 | u32::from(c[2]);
+                (0..4).map(move |i| char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]))
+            })
+            .collect()
     }
 }

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::media::media_label;
 use crate::tags::{TagIndex, TagNo, UnitRef};
 use crate::{Message, Part, Role, thousands};
 
@@ -73,7 +74,8 @@ fn piece(part: &Part, dropped: bool) -> Option<String> {
             let text: String = content
                 .iter()
                 .filter_map(|inner| match inner {
-                    Part::Text { text } => Some(text.as_str()),
+                    Part::Text { text } => Some(text.clone()),
+                    Part::Media { media, source } => Some(media_label(*media, source)),
                     _ => None,
                 })
                 .collect::<Vec<_>>()
@@ -81,7 +83,7 @@ fn piece(part: &Part, dropped: bool) -> Option<String> {
             let mark = if *is_error { "← error: " } else { "← " };
             Some(format!("{mark}{}", cut(&text, RESULT_CHARS)))
         }
-        Part::Media { .. } => Some("[media]".to_owned()),
+        Part::Media { media, source } => Some(media_label(*media, source)),
         Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::Unknown { .. } => None,
     }
 }
@@ -157,5 +159,37 @@ mod tests {
         let tags = TagIndex::new(assigned);
         let dropped = BTreeSet::from([TagNo(4)]);
         insta::assert_snapshot!(render_transcript(&indexed, &tags, &dropped));
+    }
+
+    #[test]
+    fn media_shows_as_its_label_never_its_base64() {
+        // A PNG header stating 1280×720, as base64.
+        let data = "iVBORw0KGgoAAAANSUhEUgAABQAAAALQCAYAAAAAAAAA";
+        let image = Part::Media {
+            media: crate::MediaKind::Image,
+            source: json!({"type": "base64", "media_type": "image/png", "data": data}),
+        };
+        let messages = [
+            Message::new(
+                Role::User,
+                vec![Part::text("what is wrong here?"), image.clone()],
+            ),
+            Message::new(
+                Role::User,
+                vec![Part::ToolResult {
+                    call_id: "c1".into(),
+                    content: vec![Part::text("shot.png"), image],
+                    is_error: false,
+                }],
+            ),
+        ];
+        let indexed: Vec<(u64, &Message)> = (0..).zip(&messages).collect();
+        let transcript = render_transcript(&indexed, &TagIndex::new(Vec::new()), &BTreeSet::new());
+        assert!(transcript.contains("[image 1280×720 png]"), "{transcript}");
+        assert!(
+            transcript.contains("← shot.png [image 1280×720 png]"),
+            "{transcript}"
+        );
+        assert!(!transcript.contains(data), "{transcript}");
     }
 }

@@ -3,11 +3,14 @@
 //! For a coding agent the answer to "where did we see that error" usually sits in a tool
 //! result, and "which file did we change" in a tool call's arguments, so both are indexed
 //! beside the user's and the model's text. Reasoning is indexed too (it names files and
-//! decisions). What carries no words is left out: encrypted reasoning, media payloads, and the
-//! raw JSON of blocks we do not know (their keys would match every query about "type").
+//! decisions). Media is indexed by its label (`[image 1280×720 png]`), never its payload: base64
+//! would fill the index with noise that matches nothing. What carries no words is left out:
+//! encrypted reasoning and the raw JSON of blocks we do not know (their keys would match every
+//! query about "type").
 
 use serde_json::Value;
 
+use crate::media::media_label;
 use crate::{Message, Part};
 
 /// The searchable text of `message`: its texts, tool names, the string values of tool-call
@@ -32,7 +35,8 @@ fn push_part(part: &Part, out: &mut String) {
                 push_part(inner, out);
             }
         }
-        Part::RedactedThinking { .. } | Part::Media { .. } | Part::Unknown { .. } => {}
+        Part::Media { media, source } => push_line(&media_label(*media, source), out),
+        Part::RedactedThinking { .. } | Part::Unknown { .. } => {}
     }
 }
 
@@ -90,6 +94,32 @@ mod tests {
         assert_eq!(
             indexed_text(&message),
             "Let me look.\nBash\ngrep -rn flaky src\nsrc/lib.rs:3: flaky"
+        );
+    }
+
+    #[test]
+    fn media_is_indexed_by_its_label_never_its_base64() {
+        // A PNG header stating 1280×720, as base64.
+        let data = "iVBORw0KGgoAAAANSUhEUgAABQAAAALQCAYAAAAAAAAA";
+        let image = Part::Media {
+            media: crate::MediaKind::Image,
+            source: json!({"type": "base64", "media_type": "image/png", "data": data}),
+        };
+        let message = Message::new(
+            Role::User,
+            vec![
+                Part::text("see the screenshot"),
+                Part::ToolResult {
+                    call_id: "c1".into(),
+                    content: vec![image.clone()],
+                    is_error: false,
+                },
+                image,
+            ],
+        );
+        assert_eq!(
+            indexed_text(&message),
+            "see the screenshot\n[image 1280×720 png]\n[image 1280×720 png]"
         );
     }
 }

@@ -274,6 +274,9 @@ fn render_full(ordinal: u64, message: &Message) -> String {
                 for inner in content {
                     match inner {
                         Part::Text { text } => out.push_str(text),
+                        Part::Media { media, source } => {
+                            out.push_str(&mc_core::media::media_label(*media, source))
+                        }
                         _ => out.push_str("[non-text content]"),
                     }
                     out.push('\n');
@@ -281,7 +284,9 @@ fn render_full(ordinal: u64, message: &Message) -> String {
             }
             Part::Thinking { text, .. } => out.push_str(&format!("[thinking] {text}")),
             Part::RedactedThinking { .. } => out.push_str("[redacted thinking]"),
-            Part::Media { .. } => out.push_str("[media]"),
+            Part::Media { media, source } => {
+                out.push_str(&mc_core::media::media_label(*media, source))
+            }
             Part::Unknown { type_name, .. } => out.push_str(&format!("[{type_name} block]")),
         }
         out.push('\n');

@@ -39,7 +39,9 @@ pub fn part_tokens(part: &Part) -> u64 {
         } => count(call_id) + content.iter().map(part_tokens).sum::<u64>(),
         Part::Thinking { text, .. } => count(text),
         Part::RedactedThinking { data } => count(data),
-        Part::Media { source, .. } => count(&source.to_string()),
+        Part::Media { media, source } => {
+            mc_core::media::inspect_media(*media, source).tokens(&count)
+        }
         Part::Unknown { raw, .. } => count(&raw.to_string()),
     };
     6 + content
