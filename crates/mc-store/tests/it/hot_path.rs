@@ -6,7 +6,7 @@ use mc_core::tags::{TagAssignment, TagNo, UnitRef};
 use mc_core::{HashChain, Role};
 use mc_store::{LogEnd, SCHEMA_VERSION, Store};
 
-use crate::support::{NOW_MS, TempStore, new_session, seed, sid, text, turns};
+use crate::support::{NOW_MS, TempStore, seed, sid, text, turns};
 
 #[test]
 fn branches_are_the_base_and_its_forks_only() {

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::thread;
+use std::time::Duration;
 
 use mc_store::{SCHEMA_VERSION, Store, StoreError};
 
@@ -198,7 +199,7 @@ fn processes_opening_one_fresh_file_at_once_all_succeed() {
     // Spawned processes run concurrently with this one opening the same file.
     let store = Store::open(&path).unwrap();
     for child in children {
-        let child = child.wait_with_output().unwrap();
+        let child = wait_within(child, CHILD_DEADLINE);
         let stdout = String::from_utf8_lossy(&child.stdout);
         assert!(
             child.status.success(),
@@ -209,4 +210,24 @@ fn processes_opening_one_fresh_file_at_once_all_succeed() {
     }
     assert_eq!(store.read(|tx| tx.list_sessions(100)).unwrap().len(), 4);
     assert_eq!(applied_migrations(&path).len(), SCHEMA_VERSION as usize);
+}
+
+/// How long a child opening the store may take: it does one open and one write, so longer
+/// means it is stuck (on a lock, say).
+const CHILD_DEADLINE: Duration = Duration::from_secs(120);
+
+/// Waits for `child` to exit and returns its output; past `limit` kills it and fails, so a
+/// stuck child fails this test instead of hanging the suite. The children print a line or
+/// two, far below a pipe's capacity, so reading after the exit cannot block them.
+fn wait_within(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a child opening the store ran past {limit:?}; killed it");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
