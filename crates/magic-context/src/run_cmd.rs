@@ -84,13 +84,6 @@ pub fn run(args: &RunArgs, log_level: Option<LogLevel>) -> anyhow::Result<ExitCo
     };
     // Probed before the runtime starts: the probe blocks (briefly) on its socket.
     let found = probe(wanted);
-    if !matches!(found, Listener::MagicContext { .. }) {
-        // A proxy will be started here: its upstreams are the config's.
-        let upstreams = upstreams_of(&launch_for(&resolved, args.wire, ""), &loaded.config);
-        for warning in unreachable(&upstreams, REACH_DEADLINE) {
-            report(&warning);
-        }
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -134,6 +127,17 @@ pub fn run(args: &RunArgs, log_level: Option<LogLevel>) -> anyhow::Result<ExitCo
             }
         }
         let launch = launch_for(&resolved, args.wire, &base_url);
+        if let Proxy::Started(_) = proxy {
+            // Its upstreams are the config's; the check blocks (briefly) on its sockets.
+            let upstreams = upstreams_of(&launch, &loaded.config);
+            let warnings =
+                tokio::task::spawn_blocking(move || unreachable(&upstreams, REACH_DEADLINE))
+                    .await
+                    .unwrap_or_default();
+            for warning in warnings {
+                report(&warning);
+            }
+        }
         if let Some(note) = launch.note {
             report(note);
         }
