@@ -43,6 +43,7 @@ mod setup_record;
 mod sim_cmd;
 mod status_cmd;
 mod status_history;
+mod status_viewpoint;
 mod upstream_reach;
 mod wrapup_cmd;
 

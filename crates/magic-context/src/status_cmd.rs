@@ -30,7 +30,7 @@
 //! the ledger row as stored, null where the provider reported nothing. Times are unix
 //! milliseconds, sizes tokens.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -40,6 +40,7 @@ use mc_core::{ProjectId, SessionId};
 use mc_replay::thousands;
 
 use crate::status_history::HistoryStatus;
+use crate::status_viewpoint::Viewpoint;
 use mc_store::{
     CallRow, LocationEnv, Platform, SessionStatus, Store, StoreOptions, resolve_data_dir,
 };
@@ -100,31 +101,6 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// What the text is read against: the time now, and the folder `status` runs in, whose
-/// project's sessions are named by that folder, as the user knows it, instead of by the
-/// project's id (`git:…`, `path:…`, which only the store needs).
-struct Viewpoint {
-    now_ms: i64,
-    here: Option<(ProjectId, PathBuf)>,
-}
-
-impl Viewpoint {
-    /// The current folder and its project, when it belongs to one.
-    fn current_folder() -> Option<(ProjectId, PathBuf)> {
-        let folder = std::env::current_dir().ok()?;
-        let project = mc_proxy::identify_project(&folder)?;
-        Some((project, std::fs::canonicalize(&folder).unwrap_or(folder)))
-    }
-
-    /// How a session's project is named.
-    fn project_name(&self, project: &ProjectId) -> String {
-        match &self.here {
-            Some((here, folder)) if here == project => folder.display().to_string(),
-            _ => project.as_str().to_owned(),
-        }
-    }
 }
 
 /// One session with its newest calls, read in one snapshot so the two agree.
