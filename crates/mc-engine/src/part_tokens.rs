@@ -4,7 +4,7 @@
 //! its count, once taken, holds for every later pass. Counts depend on the model's estimator,
 //! so a model change starts them over.
 
-use mc_core::media::inspect_media;
+use mc_core::media::{inspect_media, without_media};
 use mc_core::{Message, Part};
 
 use crate::pass::CountText;
@@ -80,7 +80,11 @@ pub(crate) fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
         // Billed by what it shows (pixels, pages), never by its base64 text: counted as text,
         // one pasted screenshot was "two million tokens" and refused the call.
         Part::Media { media, source } => inspect_media(*media, source).tokens(count),
-        Part::Unknown { raw, .. } => count(&raw.to_string()),
+        // A block we do not know may still carry an image (a server tool's result).
+        Part::Unknown { raw, .. } => match without_media(raw, count) {
+            Some((stripped, media_tokens)) => count(&stripped.to_string()) + media_tokens,
+            None => count(&raw.to_string()),
+        },
     };
     BLOCK_FRAMING_TOKENS + content
 }

@@ -122,7 +122,7 @@ fn message_tokens(message: &ChatMessage, counter: &dyn CountTokens) -> u64 {
             .iter()
             .map(|part| match part {
                 ContentPart::Text(part) => counter.count_tokens(&part.text),
-                other => counter.count_tokens(&serde_json::to_string(other).unwrap_or_default()),
+                other => crate::tokens::json_tokens(other, counter),
             })
             .sum(),
     };

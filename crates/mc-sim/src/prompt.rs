@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use mc_core::media::without_media;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessageRole, MessagesRequest, Tool};
 use serde_json::Value;
 
@@ -209,7 +210,21 @@ impl<'a> Chain<'a> {
         let breakpoint = block.cache_control().map(Ttl::from_cache_control);
         let mut unmarked = block.clone();
         unmarked.set_cache_control(None);
-        self.push(section, path, breakpoint, &to_json(&unmarked));
+        let text = to_json(&unmarked);
+        // Media is billed by what it shows, not by its base64 (as the provider does): the
+        // block is counted with each image or document swapped for its label, plus the
+        // media's own tokens by the provider's rule.
+        let media = (text.contains("\"image\"") || text.contains("\"document\""))
+            .then(|| serde_json::to_value(&unmarked).ok())
+            .flatten()
+            .and_then(|value| without_media(&value, &|text: &str| self.counter.count_tokens(text)));
+        match media {
+            Some((stripped, media_tokens)) => {
+                let raw = self.counter.count_tokens(&to_json(&stripped));
+                self.push_counted(section, path, breakpoint, &text, raw, media_tokens);
+            }
+            None => self.push(section, path, breakpoint, &text),
+        }
     }
 
     fn push_text(&mut self, section: Section, path: BlockPath, text: &str) {
@@ -217,6 +232,21 @@ impl<'a> Chain<'a> {
     }
 
     fn push(&mut self, section: Section, path: BlockPath, breakpoint: Option<Ttl>, text: &str) {
+        let raw = self.counter.count_tokens(text);
+        self.push_counted(section, path, breakpoint, text, raw, 0);
+    }
+
+    /// Pushes a block whose `text` (hashed as is) counts `raw` o200k tokens plus
+    /// `media_tokens` already in the provider's tokens.
+    fn push_counted(
+        &mut self,
+        section: Section,
+        path: BlockPath,
+        breakpoint: Option<Ttl>,
+        text: &str,
+        raw: u64,
+        media_tokens: u64,
+    ) {
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.prev);
         hasher.update(&section.tag());
@@ -225,10 +255,10 @@ impl<'a> Chain<'a> {
         hasher.update(text.as_bytes());
         self.prev = *hasher.finalize().as_bytes();
         self.blocks.push(PromptBlock {
-            tokens: self.calibration.block_tokens(
-                self.counter.count_tokens(text),
-                matches!(section, Section::Tool),
-            ),
+            tokens: self
+                .calibration
+                .block_tokens(raw, matches!(section, Section::Tool))
+                .saturating_add(media_tokens),
             breakpoint,
             prefix: self.prev,
             path,
@@ -261,6 +291,33 @@ mod tests {
         let bytes = serde_json::to_vec(&body).unwrap();
         let request = MessagesRequest::decode(&bytes, 1 << 20).unwrap();
         linearise(&request, &Bytes)
+    }
+
+    #[test]
+    fn an_image_costs_its_pixels_not_its_base64() {
+        // A PNG header stating 1280×720, then 300 KB of payload.
+        let data = format!(
+            "iVBORw0KGgoAAAANSUhEUgAABQAAAALQCAYAAAAAAAAA{}",
+            "QUFB".repeat(100_000)
+        );
+        let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}});
+        let blocks = linearised(json!({
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": [image.clone(), {"type": "text", "text": "what is this?"}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [image]}]},
+            ],
+        }));
+        // 1280×720 / 750 = 1,229 tokens, plus the block's JSON around its label (one token
+        // a byte here): far from the 400,000 bytes of base64.
+        let label_block = r#""[image 1280×720 png]""#.len() as u64;
+        assert_eq!(blocks[0].tokens, 1_229 + label_block);
+        assert!(
+            (1_229..2_000).contains(&blocks[3].tokens),
+            "{}",
+            blocks[3].tokens
+        );
     }
 
     #[test]

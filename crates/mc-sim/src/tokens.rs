@@ -22,6 +22,23 @@ impl<T: CountTokens + ?Sized> CountTokens for std::sync::Arc<T> {
     }
 }
 
+/// Raw tokens of a wire value read as its JSON, with any media in it counted by the
+/// provider's rule (pixels, pages) instead of its base64 text ([`mc_core::media`]).
+pub(crate) fn json_tokens<T: serde::Serialize + ?Sized>(
+    value: &T,
+    counter: &dyn CountTokens,
+) -> u64 {
+    let Ok(value) = serde_json::to_value(value) else {
+        return 0;
+    };
+    match mc_core::media::without_media(&value, &|text: &str| counter.count_tokens(text)) {
+        Some((stripped, media_tokens)) => counter
+            .count_tokens(&stripped.to_string())
+            .saturating_add(media_tokens),
+        None => counter.count_tokens(&value.to_string()),
+    }
+}
+
 /// o200k_base: the closest public stand-in for Claude's tokenizer, which is not published
 /// (see the crate docs on the error this introduces).
 ///

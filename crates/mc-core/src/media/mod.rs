@@ -31,6 +31,7 @@
 mod base64_bytes;
 mod image_size;
 mod image_tokens;
+mod in_json;
 mod pdf_pages;
 mod source;
 
@@ -44,6 +45,7 @@ use serde_json::Value;
 pub use base64_bytes::{Base64Bytes, ByteSource};
 pub use image_size::{ImageFormat, ImageSize, image_size, sniff_format};
 pub use image_tokens::ImageRule;
+pub use in_json::without_media;
 pub use pdf_pages::{MAX_PDF_PAGES, is_pdf, pdf_pages};
 
 use crate::MediaKind;

@@ -96,9 +96,7 @@ fn content_tokens(content: &Content, counter: &dyn CountTokens) -> u64 {
             .map(|part| match part {
                 ContentPart::Text(part) => counter.count_tokens(&part.text),
                 ContentPart::Refusal(part) => counter.count_tokens(&part.refusal),
-                ContentPart::Other(raw) => {
-                    counter.count_tokens(&serde_json::to_string(raw).unwrap_or_default())
-                }
+                ContentPart::Other(raw) => crate::tokens::json_tokens(raw, counter),
             })
             .sum(),
     }
