@@ -25,6 +25,7 @@ mod historian_responses;
 mod hostile;
 mod hostile_bounds;
 mod hostile_chat;
+mod media;
 mod openai;
 mod overflow;
 mod overflow_responses;
