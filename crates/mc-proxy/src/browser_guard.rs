@@ -149,6 +149,73 @@ fn says_json(headers: &HeaderMap) -> bool {
         .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// The guard's answer for a `POST` to `path` with these headers, for the fuzz targets in
+/// `fuzz/`: `Some(status)` when refused. Headers whose value HTTP cannot carry are left out,
+/// as a server never receives them. Checks, and panics on a breach of, what must hold
+/// whatever the bytes: `localhost` and IP addresses are hosts of the proxy, and a request
+/// carrying an `Origin` is refused unless that origin is a loopback page.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub fn check_screening(path: &str, headers: &[(&str, &[u8])]) -> Option<u16> {
+    let settings = ProxySettings {
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 4141)),
+        upstream_anthropic: "https://api.anthropic.com".to_owned(),
+        upstream_openai: "https://api.openai.com".to_owned(),
+        max_request_bytes: 1 << 20,
+        context_window: None,
+        upstream_idle_timeout: std::time::Duration::from_secs(60),
+        historian_retry: mc_llm::RetryPolicy::default(),
+        cache_budget: mc_engine::CacheBudget::default(),
+        allowed_hosts: Vec::new(),
+        client_limits: crate::ClientLimits::default(),
+    };
+    let mut builder = axum::http::Request::builder().method(Method::POST);
+    builder = match path.parse::<axum::http::Uri>() {
+        Ok(uri) => builder.uri(uri),
+        Err(_) => builder.uri("/v1/messages"),
+    };
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            axum::http::HeaderValue::from_bytes(value),
+        ) {
+            builder = builder.header(name, value);
+        }
+    }
+    let Ok(request) = builder.body(axum::body::Body::empty()) else {
+        return None;
+    };
+    let refused = refusal(&settings, &request);
+    let host_named = requested_host(&request);
+    let names_proxy = host_named
+        .as_deref()
+        .is_none_or(|host| host == "localhost" || host.parse::<IpAddr>().is_ok());
+    let origin = request.headers().get(header::ORIGIN);
+    if refused
+        .as_ref()
+        .is_some_and(|error| error.kind == ErrorKind::Forbidden)
+    {
+        assert!(
+            !names_proxy
+                || origin.is_some_and(|origin| {
+                    !origin_is_local(&settings, &String::from_utf8_lossy(origin.as_bytes()))
+                }),
+            "refused a request to the proxy from no foreign page"
+        );
+    }
+    if refused.is_none() {
+        assert!(names_proxy, "let a foreign host through");
+        if let Some(origin) = origin {
+            let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+            assert!(
+                origin_is_local(&settings, &origin),
+                "let a page through: {origin}"
+            );
+        }
+    }
+    refused.map(|error| error.status().as_u16())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,6 +83,11 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use app::{App, router};
+/// The browser-request screening checked against its rules, for the fuzz targets in
+/// `fuzz/`; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use browser_guard::check_screening;
 pub use client_connections::ClientLimits;
 pub use git_history::{MAX_COMMITS, read_commits};
 pub use health::{HEALTH_PATH, SERVICE_NAME};
