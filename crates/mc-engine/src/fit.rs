@@ -135,6 +135,7 @@ pub(crate) fn reshape_oversized(
                 state.reshape.clipped_calls.insert(unit);
                 PartShown::Skeleton
             } else if is_taggable(part)
+                && !matches!(part, Part::Media { .. })
                 && let Some(tag) = tags.tag_of(unit)
             {
                 state.reshape.excerpts.insert(tag, keep);

@@ -36,7 +36,7 @@ mod pdf_pages;
 mod source;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::fmt;
 

@@ -19,8 +19,9 @@ pub(super) struct Unit<'a> {
     pub part: u32,
     /// The part itself.
     pub body: &'a Part,
-    /// Tool output: a tool result, text in a tool-role message, or user text that follows an
-    /// assistant message when `user_text_as_output` is on.
+    /// Tool output: a tool result, text in a tool-role message, user text that follows an
+    /// assistant message when `user_text_as_output` is on, or media outside the model's own
+    /// messages (a pasted screenshot goes stale like a tool's output does).
     pub is_output: bool,
     /// The model's own text (an assistant text part): narration the emergency lane may drop.
     pub is_model_text: bool,
@@ -67,6 +68,7 @@ pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) ->
     let first_assistant = messages
         .iter()
         .position(|(_, message)| message.role == Role::Assistant);
+    let newest_media = newest_media_tag(inputs);
     let mut all = Vec::new();
     for (index, (ordinal, message)) in messages.iter().enumerate() {
         let after_assistant = first_assistant.is_some_and(|first| index > first);
@@ -89,6 +91,7 @@ pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) ->
                 (Role::User, Part::Text { .. }) => {
                     config.user_text_as_output && after_assistant && Some(index) != task
                 }
+                (Role::User, Part::Media { .. }) => true,
                 _ => false,
             };
             let is_landed = inputs.drops.landed.contains(&tag);
@@ -96,7 +99,8 @@ pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) ->
             let is_eligible = is_visible
                 && !inputs.tags.is_protected(tag, config.protected_count)
                 && message.role != Role::System
-                && Some(index) != task;
+                && Some(index) != task
+                && Some(tag) != newest_media;
             let size_tokens = if is_visible {
                 (inputs.token_estimate)(part)
             } else {
@@ -125,6 +129,32 @@ pub(super) fn collect<'a>(inputs: &ReclaimInputs<'a>, config: &ReclaimConfig) ->
         }
     }
     all
+}
+
+/// The tag of the newest unit that shows media (an image, or a tool result holding one): never
+/// reclaimed, however old, since it is what the user or the agent last looked at.
+fn newest_media_tag(inputs: &ReclaimInputs<'_>) -> Option<TagNo> {
+    let holds_media = |part: &Part| match part {
+        Part::Media { .. } => true,
+        Part::ToolResult { content, .. } => content
+            .iter()
+            .any(|inner| matches!(inner, Part::Media { .. })),
+        _ => false,
+    };
+    inputs.messages.iter().rev().find_map(|(ordinal, message)| {
+        (0..message.parts.len()).rev().find_map(|index| {
+            let part = message.parts.get(index)?;
+            let unit = UnitRef {
+                ordinal: *ordinal,
+                part: u32::try_from(index).ok()?,
+            };
+            if holds_media(part) {
+                inputs.tags.tag_of(unit)
+            } else {
+                None
+            }
+        })
+    })
 }
 
 /// Per message, the number of assistant messages after it.

@@ -294,7 +294,12 @@ proptest! {
                         prop_assert_eq!(shown_id, call_id);
                         prop_assert_eq!(shown_error, is_error);
                         if dropped {
-                            prop_assert_eq!(shown_content, &vec![Part::text(dropped_placeholder(tag))]);
+                            // A result that held media names it: `[dropped §N§: image url]`.
+                            let labels: Vec<String> = content.iter().filter_map(|part| match part {
+                                Part::Media { media, source } => Some(crate::media::inspect_media(*media, source).to_string()),
+                                _ => None,
+                            }).collect();
+                            prop_assert_eq!(shown_content, &vec![Part::text(crate::tags::dropped_media_placeholder(tag, &labels))]);
                         } else {
                             prop_assert_eq!(&untag_content(tag, shown_content, content), content);
                         }
@@ -322,7 +327,13 @@ proptest! {
                 };
                 for text in texts {
                     if text.contains("[dropped") {
-                        prop_assert!(state.landed.iter().any(|&tag| *text == dropped_placeholder(tag)), "bad placeholder {:?}", text);
+                        // Exactly `[dropped §N§]`, or `[dropped §N§: <media labels>]` for a
+                        // unit that held media.
+                        let is_placeholder = |tag: TagNo| {
+                            *text == dropped_placeholder(tag)
+                                || text.strip_prefix(&format!("[dropped {tag}: ")).is_some_and(|rest| rest.ends_with(']'))
+                        };
+                        prop_assert!(state.landed.iter().any(|&tag| is_placeholder(tag)), "bad placeholder {:?}", text);
                     }
                 }
             }

@@ -8,7 +8,10 @@ use super::reshape::Reshape;
 use super::skeleton::skeleton_input;
 use super::tool_pairs::ToolPairs;
 use crate::conversation::{Message, Part};
-use crate::tags::{TagIndex, TagNo, UnitRef, dropped_placeholder, tag_prefix};
+use crate::media::inspect_media;
+use crate::tags::{
+    TagIndex, TagNo, UnitRef, dropped_media_placeholder, dropped_placeholder, tag_prefix,
+};
 
 /// Renders the raw tail: tags on every taggable part, landed drops replaced by the placeholder,
 /// tool pairs kept valid.
@@ -239,7 +242,9 @@ impl TailDrops {
     ) -> PartShown {
         let tag = tags.tag_of(unit);
         match (part, tag) {
-            (Part::Text { .. }, Some(tag)) if landed.contains(&tag) => PartShown::Placeholder(tag),
+            (Part::Text { .. } | Part::Media { .. }, Some(tag)) if landed.contains(&tag) => {
+                PartShown::Placeholder(tag)
+            }
             (Part::ToolResult { .. }, Some(tag)) if self.removed.contains(&unit) => {
                 PartShown::Removed(tag)
             }
@@ -296,17 +301,25 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
             (PartShown::Placeholder(tag), Part::Text { .. }) => {
                 Some(Part::text(dropped_placeholder(tag)))
             }
+            (PartShown::Placeholder(tag), Part::Media { .. }) => Some(Part::text(
+                dropped_media_placeholder(tag, &media_labels(std::slice::from_ref(part))),
+            )),
             (PartShown::Tagged(tag), Part::Text { text }) => {
                 Some(Part::text(format!("{}{text}", tag_prefix(tag))))
             }
             (
                 PartShown::Placeholder(tag),
                 Part::ToolResult {
-                    call_id, is_error, ..
+                    call_id,
+                    content,
+                    is_error,
                 },
             ) => Some(Part::ToolResult {
                 call_id: call_id.clone(),
-                content: vec![Part::text(dropped_placeholder(tag))],
+                content: vec![Part::text(dropped_media_placeholder(
+                    tag,
+                    &media_labels(content),
+                ))],
                 is_error: *is_error,
             }),
             (
@@ -353,6 +366,18 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
         parts.push(Part::text(dropped_placeholder(tag)));
     }
     Message::new(message.role, parts)
+}
+
+/// The labels of the media among `parts` (`image 1280×720 png`), for a placeholder that
+/// says what was dropped.
+fn media_labels(parts: &[Part]) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Media { media, source } => Some(inspect_media(*media, source).to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A tool result's content with each text cut to its share of `keep` characters.

@@ -145,7 +145,11 @@ fn older_result_drops_go_whole_with_their_calls() {
     let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 1, &Reshape::default());
     assert_eq!(rendered[1].parts.len(), 3);
     assert_eq!(rendered[1].parts[2], call("b", "ls"));
-    assert_eq!(rendered[2].parts, [placeholder_result("b", 4)]);
+    // The dropped result held an image: its placeholder says so.
+    assert_eq!(
+        rendered[2].parts,
+        [result("b", vec![Part::text("[dropped §4§: image url]")])]
+    );
     // No skeletons at all: both pairs go, the results message keeps one placeholder.
     let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 0, &Reshape::default());
     assert_eq!(rendered[1].parts[1..], [Part::text("§2§ running")]);
@@ -278,4 +282,37 @@ fn reshaped_units_keep_their_tags_pairs_and_places() {
     };
     assert!(text.starts_with("§2§ output line 0\n") && text.contains("[§2§ excerpt: "));
     assert_eq!(rendered[2].parts[1], result("b", vec![Part::text("§3§ ")]));
+}
+
+#[test]
+fn a_pasted_image_is_shown_untouched_never_excerpted_and_dropped_with_a_label() {
+    // A PNG header stating 1280×720, as base64.
+    let image = Part::Media {
+        media: MediaKind::Image,
+        source: json!({"type": "base64", "media_type": "image/png",
+            "data": "iVBORw0KGgoAAAANSUhEUgAABQAAAALQCAYAAAAAAAAA"}),
+    };
+    let messages = vec![
+        Message::new(Role::User, vec![Part::text("fix the layout")]),
+        Message::new(Role::Assistant, vec![Part::text("which page?")]),
+        Message::new(Role::User, vec![Part::text("this one"), image.clone()]),
+    ];
+    let (tail, tags) = ingest(&messages);
+    // §3§ is the text, §4§ the image: tagged, shown as sent.
+    let shown = render_tail(&tail, &tags, &BTreeSet::new(), 20, &Reshape::default());
+    assert_eq!(shown[2].parts, [Part::text("§3§ this one"), image.clone()]);
+    // An excerpt decision cannot cut it.
+    let mut reshape = Reshape::default();
+    reshape.excerpts.insert(TagNo(4), 400);
+    let excerpted = render_tail(&tail, &tags, &BTreeSet::new(), 20, &reshape);
+    assert_eq!(excerpted[2].parts[1], image);
+    // Dropped, it leaves a placeholder that says what it was.
+    let dropped = render_tail(&tail, &tags, &landed(&[4]), 20, &Reshape::default());
+    assert_eq!(
+        dropped[2].parts,
+        [
+            Part::text("§3§ this one"),
+            Part::text("[dropped §4§: image 1280×720 png]")
+        ]
+    );
 }

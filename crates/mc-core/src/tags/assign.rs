@@ -6,16 +6,17 @@ use super::number::{TagAssignment, TagNo, UnitRef};
 
 /// Whether a part carries a tag.
 ///
-/// Text and tool results are what the model may want to drop, so they carry numbers. Calls
-/// are dropped together with their results; thinking is signed by some providers and must
-/// stay byte-identical; media and unknown blocks are passed through untouched.
+/// Text and tool results are what the model may want to drop, so they carry numbers. So does
+/// media (a pasted screenshot is over a thousand tokens, and an old one is dropped like stale
+/// tool output), though it is shown untouched while visible: no prefix can go inside an
+/// image. Calls are dropped together with their results; thinking is signed by some
+/// providers and must stay byte-identical; unknown blocks are passed through untouched.
 pub fn is_taggable(part: &Part) -> bool {
     match part {
-        Part::Text { .. } | Part::ToolResult { .. } => true,
+        Part::Text { .. } | Part::ToolResult { .. } | Part::Media { .. } => true,
         Part::ToolCall { .. }
         | Part::Thinking { .. }
         | Part::RedactedThinking { .. }
-        | Part::Media { .. }
         | Part::Unknown { .. } => false,
     }
 }

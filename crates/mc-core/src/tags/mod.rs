@@ -25,4 +25,6 @@ mod number;
 pub use assign::{assign_tags, is_taggable};
 pub use imitation::strip_tag_imitations;
 pub use index::TagIndex;
-pub use number::{TagAssignment, TagNo, UnitRef, dropped_placeholder, tag_prefix};
+pub use number::{
+    TagAssignment, TagNo, UnitRef, dropped_media_placeholder, dropped_placeholder, tag_prefix,
+};

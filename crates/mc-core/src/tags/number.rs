@@ -59,6 +59,17 @@ pub fn dropped_placeholder(tag: TagNo) -> String {
     format!("[dropped {tag}]")
 }
 
+/// The text of a dropped part that held media: `[dropped §N§: image 1280×720 png]`. A bare
+/// `[dropped §N§]` would leave the model guessing which screenshot went; the label says what
+/// it was without its bytes. `labels` are the media's labels, in order; with none this is
+/// exactly [`dropped_placeholder`].
+pub fn dropped_media_placeholder(tag: TagNo, labels: &[String]) -> String {
+    if labels.is_empty() {
+        return dropped_placeholder(tag);
+    }
+    format!("[dropped {tag}: {}]", labels.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +79,12 @@ mod tests {
         assert_eq!(TagNo(7).to_string(), "§7§");
         assert_eq!(tag_prefix(TagNo(12)), "§12§ ");
         assert_eq!(dropped_placeholder(TagNo(3)), "[dropped §3§]");
+        assert_eq!(dropped_media_placeholder(TagNo(3), &[]), "[dropped §3§]");
+        let labels = ["image 1280×720 png".to_owned(), "document pdf".to_owned()];
+        assert_eq!(
+            dropped_media_placeholder(TagNo(9), &labels),
+            "[dropped §9§: image 1280×720 png, document pdf]"
+        );
         assert_eq!(TagNo(u32::MAX).next(), None);
         assert_eq!(serde_json::to_string(&TagNo(5)).unwrap(), "5");
     }

@@ -18,6 +18,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::media::inspect_media;
 use crate::reduction::Reshape;
 use crate::tags::{TagIndex, TagNo, UnitRef, is_taggable};
 use crate::{Message, Part, Role};
@@ -121,7 +122,9 @@ pub fn shrink_candidates(inputs: &ShrinkInputs<'_>) -> Vec<ShrinkCandidate> {
                 }
                 continue;
             }
-            if !is_taggable(part) {
+            // Media is never excerpted: an image cannot be cut like text (an old one is
+            // dropped whole by the reclaim lanes instead).
+            if !is_taggable(part) || matches!(part, Part::Media { .. }) {
                 continue;
             }
             let Some(tag) = inputs.tags.tag_of(unit) else {
@@ -139,11 +142,14 @@ pub fn shrink_candidates(inputs: &ShrinkInputs<'_>) -> Vec<ShrinkCandidate> {
             } else {
                 ShrinkStage::OlderUnits
             };
+            // An excerpt of a tool result cuts its texts; media inside stays whole.
+            let media = media_tokens_within(part);
+            let text_size = size.saturating_sub(media);
             let shown = match inputs.reshape.excerpts.get(&tag) {
-                Some(&keep) => excerpt_tokens(size, keep),
+                Some(&keep) => excerpt_tokens(text_size, keep) + media,
                 None => size,
             };
-            let saves = shown.saturating_sub(excerpt_tokens(size, inputs.keep_chars));
+            let saves = shown.saturating_sub(excerpt_tokens(text_size, inputs.keep_chars) + media);
             if saves >= MIN_EXCERPT_SAVING {
                 candidates.push(ShrinkCandidate {
                     stage,
@@ -159,6 +165,23 @@ pub fn shrink_candidates(inputs: &ShrinkInputs<'_>) -> Vec<ShrinkCandidate> {
     // Stable: within a stage, oldest first (the walk's order).
     candidates.sort_by_key(|candidate| candidate.stage);
     candidates
+}
+
+/// Tokens of the media inside a tool result (by the provider's rule; a text document's text
+/// at four characters a token), which an excerpt keeps whole.
+fn media_tokens_within(part: &Part) -> u64 {
+    let Part::ToolResult { content, .. } = part else {
+        return 0;
+    };
+    content
+        .iter()
+        .map(|inner| match inner {
+            Part::Media { media, source } => {
+                inspect_media(*media, source).tokens(&|text: &str| text.len() as u64 / 4)
+            }
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Estimated tokens of a unit of `size` tokens shown as an excerpt keeping `keep_chars`

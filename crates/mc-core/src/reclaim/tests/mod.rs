@@ -2,6 +2,7 @@
 
 mod duplicate;
 mod errored;
+mod media;
 mod plan;
 mod props;
 mod reasoning;
@@ -15,9 +16,15 @@ use crate::reduction::DropState;
 use crate::tags::{TagAssignment, TagIndex, TagNo, assign_tags};
 use crate::{Message, Part, Role};
 
-/// A rough estimate: a token per four characters of text, JSON size for anything else.
+/// A rough estimate: a token per four characters of text, media by the provider's rule, JSON
+/// size for anything else.
 pub(super) fn estimate(part: &Part) -> u64 {
     let chars = match part {
+        Part::Media { media, source } => {
+            let tokens =
+                crate::media::inspect_media(*media, source).tokens(&|t: &str| t.len() as u64 / 4);
+            return tokens;
+        }
         Part::Text { text } => text.len(),
         Part::ToolResult { content, .. } => {
             content.iter().map(|part| estimate(part) as usize * 4).sum()
