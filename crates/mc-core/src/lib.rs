@@ -22,6 +22,7 @@ mod conversation;
 pub mod head;
 mod held_bytes;
 pub mod historian;
+pub mod identifiers;
 pub mod media;
 pub mod pass_plan;
 pub mod reclaim;

@@ -4,7 +4,7 @@
 use mc_core::Message;
 use mc_core::head::Compartment;
 use mc_core::historian::{
-    CompartmentDraft, Validated, parse_answer, quotes_of, validate, validate_closed,
+    CompartmentDraft, Validated, parse_answer, quotes_of, range_index, validate, validate_closed,
 };
 use serde_json::Value;
 
@@ -96,5 +96,6 @@ fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
             draft.line.trim().to_owned(),
         ],
         quotes: quotes_of(&indexed, job.task_ordinal),
+        index: range_index(&indexed),
     }
 }

@@ -1,8 +1,9 @@
 //! The historian's compartments: summaries of contiguous ordinal ranges of a session's raw
-//! log, appended in order (schema v6), with the user's own messages of each range (v7).
+//! log, appended in order (schema v6), with the user's own messages of each range (v7) and
+//! the files, commands and names it used (v17).
 
 use mc_core::SessionId;
-use mc_core::head::{Compartment, Quote};
+use mc_core::head::{Compartment, Quote, RangeIndex};
 use serde_json::{Value, json};
 
 use crate::error::RowProblem;
@@ -11,7 +12,7 @@ use crate::error::{Result, StoreError};
 use crate::store::{ReadTx, WriteTx};
 
 pub(crate) const COLUMNS: &str = "start_ordinal, end_ordinal, start_ms, end_ms, title, importance, episode, \
-     tier_full, tier_condensed, tier_paragraph, tier_line, quotes";
+     tier_full, tier_condensed, tier_paragraph, tier_line, quotes, range_index";
 
 /// Where compartment rows live: the session's history, or a rebuild's staging area (v8),
 /// whose rows have the same columns so a swap copies them unchanged.
@@ -78,18 +79,31 @@ impl ReadTx<'_> {
                     episode: row.get(6)?,
                     tiers: [row.get(7)?, row.get(8)?, row.get(9)?, row.get(10)?],
                     quotes: Vec::new(),
+                    index: RangeIndex::default(),
                 })
-                .map(|compartment| (compartment, row.get::<_, String>(11)))
+                .map(|compartment| {
+                    (
+                        compartment,
+                        row.get::<_, String>(11),
+                        row.get::<_, String>(12),
+                    )
+                })
             })
             .map_err(StoreError::sqlite(DOING))?;
         rows.map(|row| {
-            let (mut compartment, quotes) = row.map_err(StoreError::sqlite(DOING))?;
-            let quotes = quotes.map_err(StoreError::sqlite(DOING))?;
-            compartment.quotes = decode_quotes(&quotes).ok_or_else(|| StoreError::CorruptRow {
+            let (mut compartment, quotes, index) = row.map_err(StoreError::sqlite(DOING))?;
+            let corrupt = |problem| StoreError::CorruptRow {
                 session: session.clone(),
                 ordinal: compartment.start_ordinal,
-                problem: RowProblem::Quotes,
-            })?;
+                problem,
+            };
+            let quotes = quotes.map_err(StoreError::sqlite(DOING))?;
+            let index = index.map_err(StoreError::sqlite(DOING))?;
+            let quotes = decode_quotes(&quotes).ok_or_else(|| corrupt(RowProblem::Quotes))?;
+            let index =
+                serde_json::from_str(&index).map_err(|_| corrupt(RowProblem::RangeIndex))?;
+            compartment.quotes = quotes;
+            compartment.index = index;
             Ok(compartment)
         })
         .collect()
@@ -157,7 +171,7 @@ impl WriteTx<'_> {
             .conn()
             .prepare_cached(&format!(
                 "INSERT INTO {} (session_id, {COLUMNS}, created_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 shelf.table()
             ))
             .map_err(StoreError::sqlite("storing compartments"))?;
@@ -178,6 +192,7 @@ impl WriteTx<'_> {
                     paragraph,
                     line,
                     encode_quotes(&compartment.quotes),
+                    serde_json::to_string(&compartment.index).unwrap_or_else(|_| "{}".to_owned()),
                     now_ms,
                 ])
                 .map_err(StoreError::sqlite("storing compartments"))?;
@@ -215,7 +230,7 @@ fn decode_quotes(text: &str) -> Option<Vec<Quote>> {
 
 #[cfg(test)]
 mod tests {
-    use mc_core::head::{Compartment, Quote};
+    use mc_core::head::{Compartment, Quote, RangeIndex};
     use mc_core::{Host, Message, Part, Role, SessionId};
 
     use crate::{NewSession, Store, StoreError};
@@ -239,6 +254,11 @@ mod tests {
                 ordinal: start,
                 text: format!("do \"{start}\"\nnow"),
             }],
+            index: RangeIndex {
+                files: vec![format!("src/part_{start}.rs")],
+                ran: vec!["cargo test -p \"x\"".into()],
+                names: vec![format!("name_{start}"), "MAX_RETRIES".into()],
+            },
         }
     }
 

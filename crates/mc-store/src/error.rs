@@ -379,6 +379,9 @@ pub enum RowProblem {
     /// A compartment's quotes column is not a JSON list of `{"ordinal", "text"}`.
     #[error("compartment quotes are not a list of {{ordinal, text}}")]
     Quotes,
+    /// A compartment's index column is not `{"files", "ran", "names"}` lists of text.
+    #[error("compartment index is not lists of files, commands and names")]
+    RangeIndex,
 }
 
 impl StoreError {

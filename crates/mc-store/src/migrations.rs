@@ -106,10 +106,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "messages a provider accepted",
         sql: include_str!("migrations/0016_accepted_messages.sql"),
     },
+    Migration {
+        version: 17,
+        name: "compartment indexes",
+        sql: include_str!("migrations/0017_compartment_index.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 16;
+pub const SCHEMA_VERSION: u32 = 17;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -219,7 +224,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -250,7 +255,8 @@ mod tests {
                 (13, "message search holds the next message".to_string()),
                 (14, "when each hidden exchange was last used".to_string()),
                 (15, "provisional compartments".to_string()),
-                (16, "messages a provider accepted".to_string())
+                (16, "messages a provider accepted".to_string()),
+                (17, "compartment indexes".to_string())
             ]
         );
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
@@ -272,7 +278,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14, 15, 16]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14, 15, 16, 17]);
         let last_used: i64 = conn
             .query_row(
                 "SELECT last_used_ms FROM hidden_exchanges WHERE anchor = 'a'",
@@ -301,7 +307,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![16]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![16, 17]);
         let accepted: Option<i64> = conn
             .query_row(
                 "SELECT accepted_messages FROM sessions WHERE id = 's'",

@@ -160,6 +160,7 @@ fn old(start: u64, end: u64, title: &str) -> Compartment {
             format!("{title}."),
         ],
         quotes: Vec::new(),
+        index: mc_core::head::RangeIndex::default(),
     }
 }
 

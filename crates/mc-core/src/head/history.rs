@@ -4,11 +4,16 @@
 //! history still overshoots the budget, compartments are demoted one tier at a time, most
 //! decayed first (largest `z = age / H`, so old and unimportant before new and important),
 //! round after round, until it fits or only headings are left. Headings are never
-//! dropped: the model always sees every range it could expand.
+//! dropped: the model always sees every range it could expand. Above the heading tier a
+//! compartment also shows its index (the files, commands and names of its range), each name
+//! once across the element; what the indexes cost is counted in full when tiers are chosen,
+//! so sharing names only ever makes the history smaller than planned.
+
+use std::collections::HashSet;
 
 use super::date::format_utc_minute;
 use super::decay::{DetailTier, decay_tier, decay_z, pressure};
-use super::rows::Compartment;
+use super::rows::{Compartment, RangeIndex};
 
 /// The heading line (no newline): `### 12-40 | 2026-11-28 14:05 to 2026-11-29 09:12 UTC | Title`.
 ///
@@ -25,13 +30,23 @@ pub(super) fn heading(compartment: &Compartment) -> String {
     )
 }
 
-/// One compartment at `tier`: the heading; then, above the heading tier, each quote of the
-/// user as `<user ordinal="N">text</user>` on its own lines and the tier's text (trimmed);
-/// always ends with a newline. An empty tier text adds nothing.
+/// One compartment at `tier`: the heading; then, above the heading tier, its index line
+/// ([`index_line`]), each quote of the user as `<user ordinal="N">text</user>` on its own
+/// lines, and the tier's text (trimmed); always ends with a newline. An empty index or tier
+/// text adds nothing.
 pub(super) fn render_compartment(compartment: &Compartment, tier: DetailTier) -> String {
+    render_with_index(compartment, tier, &compartment.index)
+}
+
+/// [`render_compartment`] showing `index` as the compartment's index.
+fn render_with_index(compartment: &Compartment, tier: DetailTier, index: &RangeIndex) -> String {
     let mut block = heading(compartment);
     block.push('\n');
     if tier != DetailTier::Heading {
+        if let Some(line) = index_line(index) {
+            block.push_str(&line);
+            block.push('\n');
+        }
         for quote in &compartment.quotes {
             block.push_str(&format!(
                 "<user ordinal=\"{}\">{}</user>\n",
@@ -50,6 +65,59 @@ pub(super) fn render_compartment(compartment: &Compartment, tier: DetailTier) ->
     block
 }
 
+/// The index as one line, its non-empty lists in a fixed order:
+/// `files: src/a.py, b.rs · ran: `pytest -k x`, `make` · names: parse_card, MAX_RETRIES`.
+fn index_line(index: &RangeIndex) -> Option<String> {
+    let mut lists = Vec::new();
+    if !index.files.is_empty() {
+        lists.push(format!("files: {}", index.files.join(", ")));
+    }
+    if !index.ran.is_empty() {
+        let commands: Vec<String> = index
+            .ran
+            .iter()
+            .map(|command| format!("`{command}`"))
+            .collect();
+        lists.push(format!("ran: {}", commands.join(", ")));
+    }
+    if !index.names.is_empty() {
+        lists.push(format!("names: {}", index.names.join(", ")));
+    }
+    (!lists.is_empty()).then(|| lists.join(" · "))
+}
+
+/// Compartments at their tiers, in the order given, each name of their indexes shown once:
+/// by the newest compartment that lists it and shows its index (above the heading tier), so
+/// an old compartment decaying away does not take a name the recent ones still use.
+pub(super) fn render_compartments(chosen: &[(&Compartment, DetailTier)]) -> String {
+    let mut shown: HashSet<&str> = HashSet::new();
+    let mut indexes: Vec<RangeIndex> = vec![RangeIndex::default(); chosen.len()];
+    for (slot, &(compartment, tier)) in chosen.iter().enumerate().rev() {
+        if tier == DetailTier::Heading {
+            continue;
+        }
+        let index = &compartment.index;
+        indexes[slot] = RangeIndex {
+            files: unseen(&index.files, &mut shown),
+            ran: unseen(&index.ran, &mut shown),
+            names: unseen(&index.names, &mut shown),
+        };
+    }
+    chosen
+        .iter()
+        .zip(&indexes)
+        .map(|(&(compartment, tier), index)| render_with_index(compartment, tier, index))
+        .collect()
+}
+
+/// The entries of `list` not in `shown`, which then holds them too.
+fn unseen<'a>(list: &'a [String], shown: &mut HashSet<&'a str>) -> Vec<String> {
+    list.iter()
+        .filter(|name| shown.insert(name.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// Collapses line breaks (and the whitespace around them) to single spaces.
 fn single_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -65,9 +133,7 @@ impl DecayedHistory<'_> {
     /// The `<history>` element; `<history>\n</history>` when there are no compartments.
     pub(super) fn render(&self) -> String {
         let mut out = String::from("<history>\n");
-        for &(compartment, tier) in &self.chosen {
-            out.push_str(&render_compartment(compartment, tier));
-        }
+        out.push_str(&render_compartments(&self.chosen));
         out.push_str("</history>");
         out
     }

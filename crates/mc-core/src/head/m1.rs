@@ -1,7 +1,7 @@
 //! `m[1]`: what changed since `m[0]` was built, re-rendered on soft busts.
 
 use super::decay::DetailTier;
-use super::history::render_compartment;
+use super::history::render_compartments;
 use super::m0::render_profile;
 use super::memory::render_grouped;
 use super::rows::{Compartment, Memory, MemoryChange};
@@ -38,10 +38,12 @@ pub fn render_m1(delta: &HeadDelta<'_>) -> String {
     if !delta.compartments.is_empty() {
         let mut ordered: Vec<&Compartment> = delta.compartments.iter().collect();
         ordered.sort_by_key(|c| (c.start_ordinal, c.end_ordinal));
+        let chosen: Vec<(&Compartment, DetailTier)> = ordered
+            .into_iter()
+            .map(|compartment| (compartment, DetailTier::Full))
+            .collect();
         let mut out = String::from("<new-history>\n");
-        for compartment in ordered {
-            out.push_str(&render_compartment(compartment, DetailTier::Full));
-        }
+        out.push_str(&render_compartments(&chosen));
         out.push_str("</new-history>");
         sections.push(out);
     }

@@ -58,6 +58,7 @@
 //!         "Retry test fixed.".into(),
 //!     ],
 //!     quotes: vec![Quote { ordinal: 1, text: "Don't add sleeps.".into() }],
+//!     index: Default::default(),
 //! }];
 //! let memories = [Memory { id: 3, category: MemoryCategory::Naming, content: "Ids are newtypes.".into(), permanent: false, seen_count: 1 }];
 //! let profile = ["Prefers short answers.".to_owned()];
@@ -116,7 +117,9 @@ mod rows;
 pub use decay::{DetailTier, PRESSURE_FLOOR, decay_tier};
 pub use m0::{HeadBudgets, HeadInputs, RenderedHead, render_m0};
 pub use m1::{HeadDelta, M1_PLACEHOLDER, render_m1};
-pub use rows::{Compartment, Memory, MemoryCategory, MemoryChange, PinnedBlock, ProjectDoc, Quote};
+pub use rows::{
+    Compartment, Memory, MemoryCategory, MemoryChange, PinnedBlock, ProjectDoc, Quote, RangeIndex,
+};
 
 #[cfg(test)]
 mod tests;

@@ -43,6 +43,29 @@ pub struct Compartment {
     /// render at every tier above the heading: what users lose first to compaction is their
     /// own stated intent, corrections and constraints.
     pub quotes: Vec<Quote>,
+    /// The files, commands and names the range used, taken from its raw messages when it was
+    /// published ([`crate::historian::range_index`]); rendered under the heading at every
+    /// tier above it.
+    pub index: RangeIndex,
+}
+
+/// A compartment's index: what its range read, ran and named.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RangeIndex {
+    /// Files its tool calls read or wrote (the last two components of each path).
+    pub files: Vec<String>,
+    /// Shell commands it ran, the last few, shortened.
+    pub ran: Vec<String>,
+    /// Other identifiers it leaned on, in the order they first appeared.
+    pub names: Vec<String>,
+}
+
+impl RangeIndex {
+    /// Whether it lists nothing.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.ran.is_empty() && self.names.is_empty()
+    }
 }
 
 /// One of the user's own messages, kept verbatim in its compartment.

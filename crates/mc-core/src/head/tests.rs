@@ -30,6 +30,7 @@ fn compartment(start: u64, end: u64, day: u64, importance: u8, title: &str) -> C
             format!("{title}: line."),
         ],
         quotes: Vec::new(),
+        index: RangeIndex::default(),
     }
 }
 
@@ -470,5 +471,102 @@ mod properties {
             }
             prop_assert_eq!(render_m0(&inputs, budgets(budget, 0), &count), head);
         }
+    }
+}
+
+/// Two compartments with indexes in `m[1]`: each shows its files, commands and names on one
+/// line under the heading, and a name both list is shown once, by the newer.
+#[test]
+fn index_lines_snapshot() {
+    let older = Compartment {
+        index: RangeIndex {
+            files: vec!["src/card_parser.py".into(), "tests/test_cards.py".into()],
+            ran: vec!["pytest -k rounding tests/test_cards.py".into()],
+            names: vec![
+                "parse_card".into(),
+                "round_half".into(),
+                "MAX_RETRIES".into(),
+            ],
+        },
+        ..compartment(10, 20, 1, 70, "Find the rounding bug")
+    };
+    let newer = Compartment {
+        index: RangeIndex {
+            files: vec!["src/card_parser.py".into()],
+            ran: Vec::new(),
+            names: vec!["round_half_even".into(), "round_half".into()],
+        },
+        ..compartment(21, 30, 2, 60, "Fix it")
+    };
+    let compartments = vec![older, newer];
+    let delta = HeadDelta {
+        compartments: &compartments,
+        ..HeadDelta::default()
+    };
+    insta::assert_snapshot!(render_m1(&delta));
+}
+
+/// An index never shows at the heading tier, and a compartment without one renders as
+/// before.
+#[test]
+fn the_heading_tier_shows_no_index() {
+    let with_index = Compartment {
+        index: RangeIndex {
+            files: vec!["a/b.rs".into()],
+            ran: vec!["make".into()],
+            names: vec!["some_name".into()],
+        },
+        ..compartment(1, 2, 0, 50, "Title")
+    };
+    let plain = compartment(1, 2, 0, 50, "Title");
+    assert_eq!(
+        history::render_compartment(&with_index, DetailTier::Heading),
+        history::render_compartment(&plain, DetailTier::Heading)
+    );
+    let full = history::render_compartment(&with_index, DetailTier::Full);
+    assert!(
+        full.contains("\nfiles: a/b.rs · ran: `make` · names: some_name\n"),
+        "{full}"
+    );
+}
+
+/// Five hundred compartments, each with a full index: the history still fits its budget
+/// (indexes are counted in every tier above the heading, and sharing names across them only
+/// shrinks the text), and a second render is the same bytes.
+#[test]
+fn a_head_of_500_indexed_compartments_fits_its_budget() {
+    let compartments: Vec<Compartment> = (0..500u64)
+        .map(|n| Compartment {
+            index: RangeIndex {
+                files: (0..8)
+                    .map(|f| format!("src/dir_{}/file_{f}.rs", n % 7))
+                    .collect(),
+                ran: (0..4)
+                    .map(|c| format!("cargo test -p crate_{} case_{c}", n % 5))
+                    .collect(),
+                names: (0..16).map(|k| format!("name_{}_{k}", n % 11)).collect(),
+            },
+            ..compartment(n * 10, n * 10 + 9, n / 20, 50, &format!("Episode {n}"))
+        })
+        .collect();
+    let heading_floor: u64 = compartments
+        .iter()
+        .map(|c| count(&history::render_compartment(c, DetailTier::Heading)))
+        .sum();
+    for budget in [heading_floor, heading_floor + 5_000, heading_floor * 3] {
+        let inputs = HeadInputs {
+            compartments: &compartments,
+            ..HeadInputs::default()
+        };
+        let head = render_m0(&inputs, budgets(budget, 1_000), &count);
+        assert!(
+            count(&head.text) <= budget + count("<history>\n</history>"),
+            "budget {budget}: {}",
+            count(&head.text)
+        );
+        assert_eq!(
+            head.text,
+            render_m0(&inputs, budgets(budget, 1_000), &count).text
+        );
     }
 }

@@ -11,6 +11,7 @@ mod fact_key;
 mod output;
 mod prompt;
 mod quotes;
+mod range_index;
 mod transcript;
 mod trigger;
 mod validate;
@@ -22,6 +23,7 @@ pub use prompt::{
     HISTORIAN_SYSTEM, HISTORY_TOOL, historian_user_message, history_tool, parse_answer,
 };
 pub use quotes::{QUOTE_MAX_CHARS, quotes_of};
+pub use range_index::range_index;
 pub use transcript::render_transcript;
 pub use trigger::{live_tail_start, trigger_tokens};
 pub use validate::{Validated, ValidationError, validate, validate_closed};

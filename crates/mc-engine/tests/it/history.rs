@@ -60,6 +60,7 @@ fn compartment(start: u64, end: u64, title: &str) -> Compartment {
             ordinal: start,
             text: format!("quote {start}"),
         }],
+        index: mc_core::head::RangeIndex::default(),
     }
 }
 

@@ -61,7 +61,8 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (13, "message search holds the next message".to_string()),
             (14, "when each hidden exchange was last used".to_string()),
             (15, "provisional compartments".to_string()),
-            (16, "messages a provider accepted".to_string())
+            (16, "messages a provider accepted".to_string()),
+            (17, "compartment indexes".to_string())
         ]
     );
 }

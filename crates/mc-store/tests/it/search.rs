@@ -371,6 +371,7 @@ fn compartments_are_searchable_and_follow_a_rebuild() {
         episode: "debugging".into(),
         tiers: [body.into(), "c".into(), "p".into(), "l".into()],
         quotes: Vec::new(),
+        index: mc_core::head::RangeIndex::default(),
     };
     temp.store
         .write(|tx| {

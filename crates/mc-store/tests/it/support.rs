@@ -170,5 +170,6 @@ pub fn compartment(start: u64, end: u64, title: &str) -> Compartment {
         episode: "feature".into(),
         tiers: ["full".into(), "cond".into(), "para".into(), "line".into()],
         quotes: Vec::new(),
+        index: mc_core::head::RangeIndex::default(),
     }
 }
