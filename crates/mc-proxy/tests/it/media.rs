@@ -241,3 +241,76 @@ async fn chat_screenshots_are_counted_by_tiles_and_sent() {
         "the images changed"
     );
 }
+
+/// Turn `turn` of a frontend session: a tool call and a few KB of distinct output.
+fn read_turn(turn: usize) -> [Value; 2] {
+    let id = format!("toolu_read_{turn}");
+    let output: String = (0..60)
+        .map(|line| format!("{turn}:{line} <div class=\"card-{turn}-{line}\">{line}</div>\n"))
+        .collect();
+    [
+        json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": "Read", "input": {"path": format!("src/c{turn}.tsx")}}]}),
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": output}]}),
+    ]
+}
+
+#[tokio::test]
+async fn a_stale_screenshot_is_dropped_whole_with_a_placeholder_and_the_newest_kept() {
+    let script = json!({"turns": [{"repeat": 200, "content": [{"type": "text", "text": "ok"}]}]});
+    let sim = sim(&script, Some(24_000)).await;
+    let (upstream, _) = tap(sim.local_addr()).await;
+    let mut settings = settings(&upstream.url());
+    settings.context_window = Some(24_000);
+    let proxy = Proxy::start_with(settings).await;
+    let old = image("image/png", base64(&png(2_880, 1_800, 2_000_000, 3)));
+    let mut messages = vec![
+        json!({"role": "user", "content": "Make the dashboard match the design."}),
+        json!({"role": "assistant", "content": "Share a screenshot of the current page?"}),
+        json!({"role": "user", "content": [{"type": "text", "text": "Here it is."}, old]}),
+    ];
+    let newest = image("image/png", base64(&png(1_280, 720, 500_000, 4)));
+    let mut dropped_at = None;
+    for turn in 0..30 {
+        if turn > 0 {
+            messages.extend(read_turn(turn));
+        }
+        if turn == 20 {
+            messages.push(json!({"role": "assistant", "content": "Better now?"}));
+            messages.push(json!({"role": "user", "content": [newest.clone()]}));
+        }
+        let body = json!({"model": MODEL, "max_tokens": 1024, "messages": messages});
+        let reply = post_messages(&proxy, &body).await;
+        assert_eq!(
+            reply.status,
+            200,
+            "turn {turn}: {}",
+            &reply.text()[..reply.text().len().min(400)]
+        );
+        let sent = upstream.seen().last().unwrap().json().to_string();
+        if dropped_at.is_none() && sent.contains("image 2880×1800 png]") {
+            dropped_at = Some(turn);
+        }
+    }
+    // The first call carried the screenshot at about its rule's 1,590 tokens.
+    let ledger = sim.ledger();
+    assert!(ledger.iter().all(|call| call.status == 200));
+    assert!(
+        (1_590..3_000).contains(&ledger[0].prompt_tokens),
+        "{}",
+        ledger[0].prompt_tokens
+    );
+    // Later it went whole: no image block of its size, a placeholder that says what it was.
+    let dropped_at = dropped_at.expect("the old screenshot was never dropped");
+    let last = upstream.seen().last().unwrap().json();
+    let text = last.to_string();
+    let placeholder = text
+        .split('"')
+        .find(|piece| piece.starts_with("[dropped §") && piece.ends_with(": image 2880×1800 png]"));
+    assert!(placeholder.is_some(), "turn {dropped_at}: no placeholder");
+    // The newest image is still there, byte for byte, and only it.
+    let shown = images(&last);
+    assert_eq!(shown.len(), 1);
+    assert!(shown[0] == newest, "the newest image changed");
+}
