@@ -286,6 +286,24 @@ mod tests {
         (dir, store, session)
     }
 
+    /// A name only the index lists finds its compartment (ctx_search, then ctx_expand).
+    #[test]
+    fn a_name_of_the_index_is_searchable() {
+        let (_dir, store, session) = store_with_log(30);
+        store
+            .write(|tx| tx.append_compartments(&session, &[compartment(0, 9)], 1))
+            .unwrap();
+        let hits = |query: &str| {
+            let query = mc_core::search::fts_query(query).unwrap();
+            store
+                .read(|tx| tx.search_compartments(&query, &crate::SearchScope::default(), 5))
+                .unwrap()
+        };
+        assert_eq!(hits("name_0").len(), 1);
+        assert_eq!(hits("part_0.rs").len(), 1);
+        assert!(hits("zebra_quokka").is_empty());
+    }
+
     #[test]
     fn compartments_continue_the_history_in_order_and_read_back() {
         let (_dir, store, session) = store_with_log(30);

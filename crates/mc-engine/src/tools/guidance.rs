@@ -17,7 +17,9 @@ a file read that is out of date), drop them by tag, e.g. drop=\"3-5,12\". Drops 
 a later turn; the newest pieces are protected for a while. Nothing is lost: the original stays \
 in the log.
 - ctx_expand: when a summary or a placeholder is not enough, read the original messages by \
-ordinal (start and end), or one message in full (message).
+ordinal (start and end), or one message in full (message). A summary's files/ran/names line \
+lists what its range used: expand that range (the ordinals in its heading) or ctx_search the \
+name when you need one of them again.
 - ctx_search: before asking the user about something that may have come up earlier, search \
 the project's memories, past messages, summaries and commits. Message results give ordinals \
 for ctx_expand.

@@ -271,7 +271,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
     {
         // What a version 12 store looks like: an index of each message and its predecessor
         // (hidden exchanges without their last use, v14, no provisional compartments, v15,
-        // sessions not gated, v16).
+        // sessions not gated, v16, compartments without an index, v17).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -283,6 +283,14 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              ALTER TABLE hidden_exchanges DROP COLUMN last_used_ms;
              DROP TABLE provisional_compartments;
              ALTER TABLE sessions DROP COLUMN accepted_messages;
+             DROP TRIGGER compartment_search_insert;
+             CREATE TRIGGER compartment_search_insert AFTER INSERT ON compartments
+             BEGIN
+                 INSERT INTO compartment_search (title, body, session_id, start_ordinal)
+                 VALUES (new.title, new.tier_full, new.session_id, new.start_ordinal);
+             END;
+             ALTER TABLE compartments DROP COLUMN range_index;
+             ALTER TABLE staged_compartments DROP COLUMN range_index;
              DELETE FROM schema_migrations WHERE version >= 13;
              PRAGMA user_version = 12;",
         )
