@@ -32,6 +32,30 @@ const NULL: u8 = 0x40;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct KeyOrder(Vec<u8>);
 
+impl KeyOrder {
+    /// Records that typed field `index` (of `field_count`) is sent as `null` while absent,
+    /// in its place: in canonical order for an object built in code, in the order it came
+    /// for a decoded one.
+    pub(crate) fn mark_null(&mut self, index: usize, field_count: usize) {
+        let Ok(slot) = u8::try_from(index) else {
+            return;
+        };
+        if self.0.is_empty() {
+            self.0 = (0..field_count)
+                .filter_map(|field| u8::try_from(field).ok())
+                .collect();
+        }
+        match self
+            .0
+            .iter_mut()
+            .find(|kept| **kept != REST && **kept & !NULL == slot)
+        {
+            Some(kept) => *kept |= NULL,
+            None => self.0.push(slot | NULL),
+        }
+    }
+}
+
 /// A wire type made of typed fields plus a rest map.
 pub(crate) trait WireObject {
     /// The typed keys, in canonical order. At most 63.

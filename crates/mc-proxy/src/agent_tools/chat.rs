@@ -16,6 +16,7 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::answer_key::{answer_key, is_answer};
 use super::prepare::{splice_failed, tool_project};
 use super::splice::{Point, Used, stored};
 use super::{SPECS, offers_ours, served_here};
@@ -38,7 +39,8 @@ pub struct ChatSplice {
     /// The answer as the model gave it, when the client got it otherwise (without our
     /// calls, or after the text of the hidden rounds, which a live stream showed).
     pub full_answer: Option<ChatMessage>,
-    /// The content hash (hex) of the answer as the client got it.
+    /// The key of the answer as the client got it ([`super::answer_key`]); a content hash
+    /// (hex) in exchanges stored before keys.
     pub client_answer: String,
     /// The `tool` messages answering our calls in the answer.
     pub results: Vec<ChatMessage>,
@@ -63,6 +65,14 @@ pub fn chat_hash(message: &ChatMessage) -> Option<ContentHash> {
     openai::to_message(message)
         .ok()
         .map(|message| message.content_hash())
+}
+
+/// The key of a Chat answer as the client got it ([`super::answer_key`]); `None` for a
+/// message the pass will refuse anyway.
+pub fn chat_answer_key(message: &ChatMessage) -> Option<String> {
+    openai::to_message(message)
+        .ok()
+        .map(|message| answer_key(&message))
 }
 
 /// Prepares a Chat request for the proxy's tools, or `None` when this call does not get
@@ -144,7 +154,8 @@ fn splice_chat(
         let mut hash = hash;
         if message.role == ChatRole::Assistant
             && let Some(found) = stored::<ChatSplice>(tx, &point.anchor())?
-            && found.splice.client_answer == hash.to_string()
+            && openai::to_message(&message)
+                .is_ok_and(|neutral| is_answer(&found.splice.client_answer, &neutral))
         {
             used.note(&found);
             let splice = found.splice;
@@ -179,7 +190,7 @@ fn pass(point: &mut Point, message: &ChatMessage) {
 pub fn assistant_turn(message: &ChatMessage, calls: Vec<openai::ToolCall>) -> ChatMessage {
     let mut turn = ChatMessage::new(ChatRole::Assistant, message.content.clone());
     if turn.content.is_none() {
-        turn.rest.insert("content".to_owned(), Value::Null);
+        turn.set_null_content();
     }
     turn.tool_calls = (!calls.is_empty()).then_some(calls);
     turn

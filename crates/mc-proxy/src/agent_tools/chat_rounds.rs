@@ -9,7 +9,7 @@ use bytes::Bytes;
 use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolCall};
 use serde_json::{Value, json};
 
-use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_hash};
+use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_answer_key};
 use super::execute::{call_arguments, execute, flagged_text, keep};
 use super::live::is_stream;
 use super::reply::{Buffered, read_whole};
@@ -113,7 +113,7 @@ impl ChatRounds {
         if ours.is_empty() {
             let seen = self.as_shown(message, calls);
             if !self.hidden.is_empty()
-                && let Some(hash) = chat_hash(&seen)
+                && let Some(key) = chat_answer_key(&seen)
             {
                 // A client that saw text of the hidden rounds sends it back in this answer;
                 // upstream, it stays in the rounds that wrote it.
@@ -121,7 +121,7 @@ impl ChatRounds {
                 let splice = ChatSplice {
                     before: std::mem::take(&mut self.hidden),
                     full_answer: full,
-                    client_answer: hash.to_string(),
+                    client_answer: key,
                     results: Vec::new(),
                 };
                 keep(app, prepared.point.anchor(), &splice).await;
@@ -152,11 +152,11 @@ impl ChatRounds {
                 .map(|index| calls[index].clone())
                 .collect();
             let seen = self.as_shown(message, theirs);
-            if let Some(hash) = chat_hash(&seen) {
+            if let Some(key) = chat_answer_key(&seen) {
                 let splice = ChatSplice {
                     before: std::mem::take(&mut self.hidden),
                     full_answer: Some(full),
-                    client_answer: hash.to_string(),
+                    client_answer: key,
                     results,
                 };
                 keep(app, prepared.point.anchor(), &splice).await;

@@ -45,6 +45,7 @@
 //! (one that calls our tools anyway gets its answer shown without them, as a turn that
 //! ended).
 
+mod answer_key;
 mod chat;
 mod chat_rounds;
 mod execute;

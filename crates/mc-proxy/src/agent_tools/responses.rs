@@ -21,6 +21,7 @@ use mc_wire::responses::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::answer_key::{answer_key, is_answer, is_key};
 use super::prepare::{splice_failed, tool_project};
 use super::splice::{Point, Used, stored};
 use super::{SPECS, offers_ours, served_here};
@@ -43,9 +44,11 @@ pub struct ResponsesSplice {
     /// The answer's items as the model gave them, when the client got it otherwise (without
     /// our calls, or after the items of the hidden rounds, which a live stream showed).
     pub full_answer: Option<Vec<Item>>,
-    /// The content hash (hex) of the answer as the client got it.
+    /// The key of the answer as the client got it ([`super::answer_key`]); a content hash
+    /// (hex) in exchanges stored before keys.
     pub client_answer: String,
-    /// How many items the client's answer has.
+    /// How many items the client's answer has: checked only beside a content hash, since a
+    /// key already ignores the items a client may drop (reasoning).
     pub client_items: usize,
     /// The output items answering our calls in the answer.
     pub results: Vec<Item>,
@@ -82,6 +85,25 @@ pub fn items_hash(items: &[Item]) -> Option<ContentHash> {
         [message] => Some(message.content_hash()),
         _ => None,
     }
+}
+
+/// The key of a run of items as the client got it ([`super::answer_key`]), when it reads
+/// as one message.
+pub fn items_answer_key(items: &[Item]) -> Option<String> {
+    match responses::to_conversation(items).as_slice() {
+        [message] => Some(answer_key(message)),
+        _ => None,
+    }
+}
+
+/// Whether `answer` (a run of model items) is the answer `splice` was stored for.
+fn is_client_answer(splice: &ResponsesSplice, answer: &[Item]) -> bool {
+    let conversation = responses::to_conversation(answer);
+    let [message] = conversation.as_slice() else {
+        return false;
+    };
+    let items_agree = is_key(&splice.client_answer) || splice.client_items == answer.len();
+    items_agree && is_answer(&splice.client_answer, message)
 }
 
 /// Whether the model wrote `item` (it belongs to an assistant turn).
@@ -180,11 +202,8 @@ fn splice_items(
         while let Some(next) = rest.next_if(by_model) {
             answer.push(next);
         }
-        let hash = items_hash(&answer).map(|hash| hash.to_string());
-        let found = stored::<ResponsesSplice>(tx, &point.anchor())?.filter(|found| {
-            Some(&found.splice.client_answer) == hash.as_ref()
-                && found.splice.client_items == answer.len()
-        });
+        let found = stored::<ResponsesSplice>(tx, &point.anchor())?
+            .filter(|found| is_client_answer(&found.splice, &answer));
         let Some(found) = found else {
             pass(&mut point, &answer);
             out.extend(answer);

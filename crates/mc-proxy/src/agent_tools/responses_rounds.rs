@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::execute::{call_arguments, execute, flagged_text, keep};
 use super::live::is_stream;
 use super::reply::read_whole;
-use super::responses::{ResponsesPrepared, ResponsesSplice, items_hash};
+use super::responses::{ResponsesPrepared, ResponsesSplice, items_answer_key};
 use super::rounds::{Call, Settled, broke_off, record};
 use super::{MAX_ROUNDS, is_ours};
 use crate::app::App;
@@ -104,7 +104,7 @@ impl ResponsesRounds {
         if ours.is_empty() {
             let seen = self.shown_with(output, &[]);
             if !self.hidden.is_empty()
-                && let Some(hash) = items_hash(&seen)
+                && let Some(key) = items_answer_key(&seen)
             {
                 // A client that saw items of the hidden rounds sends them back in this
                 // answer; upstream, they stay in the rounds that wrote them.
@@ -112,7 +112,7 @@ impl ResponsesRounds {
                 let splice = ResponsesSplice {
                     before: std::mem::take(&mut self.hidden),
                     full_answer: full,
-                    client_answer: hash.to_string(),
+                    client_answer: key,
                     client_items: seen.len(),
                     results: Vec::new(),
                 };
@@ -143,11 +143,11 @@ impl ResponsesRounds {
         if client_calls(output) > 0 || self.count >= MAX_ROUNDS {
             super::note_round_cap(self.count, "responses");
             let seen = self.shown_with(output, &ours);
-            if let Some(hash) = items_hash(&seen) {
+            if let Some(key) = items_answer_key(&seen) {
                 let splice = ResponsesSplice {
                     before: std::mem::take(&mut self.hidden),
                     full_answer: Some(output.to_vec()),
-                    client_answer: hash.to_string(),
+                    client_answer: key,
                     client_items: seen.len(),
                     results,
                 };

@@ -17,7 +17,7 @@ use super::execute::{execute, keep};
 use super::live::{Sink, is_stream};
 use super::prepare::Prepared;
 use super::reply::{Buffered, read_whole};
-use super::splice::{Splice, message_hash};
+use super::splice::{Splice, client_answer_key};
 use super::{MAX_ROUNDS, is_ours};
 use crate::app::App;
 use crate::clock::elapsed_ms;
@@ -139,7 +139,7 @@ impl Rounds {
                 let splice = Splice {
                     before: std::mem::take(&mut self.hidden),
                     full_answer: (!self.shown.is_empty()).then_some(answer),
-                    client_answer: message_hash(&assistant(seen)).to_string(),
+                    client_answer: client_answer_key(&assistant(seen)),
                     results: None,
                 };
                 keep(app, prepared.point.anchor(), &splice).await;
@@ -170,7 +170,7 @@ impl Rounds {
             let splice = Splice {
                 before: std::mem::take(&mut self.hidden),
                 full_answer: Some(full),
-                client_answer: message_hash(&assistant(seen)).to_string(),
+                client_answer: client_answer_key(&assistant(seen)),
                 results: Some(results),
             };
             keep(app, prepared.point.anchor(), &splice).await;

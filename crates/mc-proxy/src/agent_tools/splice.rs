@@ -19,6 +19,8 @@ use mc_wire::anthropic::{self, BlockContent, MessageRole};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::answer_key::{answer_key, is_answer};
+
 /// How stale an exchange's recorded last use must be before a request records it again: a
 /// write per request would queue on the store's one writer for a date that only needs to be
 /// right to within the days of `tools.hidden_exchange_max_age_days`.
@@ -71,7 +73,8 @@ pub struct Splice {
     /// calls, or after the text of the hidden rounds, which a live stream showed); it
     /// replaces the client's copy.
     pub full_answer: Option<anthropic::Message>,
-    /// The content hash (hex) of the answer as the client got it.
+    /// The key of the answer as the client got it ([`super::answer_key`]); a content hash
+    /// (hex) in exchanges stored before keys.
     pub client_answer: String,
     /// The results of our calls in the answer, a user turn whose blocks go before the
     /// client's own results in its next message.
@@ -124,6 +127,11 @@ impl Point {
     }
 }
 
+/// The key of an answer as the client got it ([`super::answer_key`]).
+pub fn client_answer_key(message: &anthropic::Message) -> String {
+    answer_key(&anthropic::to_message(message))
+}
+
 /// A message's content hash in the neutral model: blind to cache markers.
 pub fn message_hash(message: &anthropic::Message) -> ContentHash {
     anthropic::to_message(message).content_hash()
@@ -152,7 +160,10 @@ pub fn splice_in(
         }
         if message.role == MessageRole::Assistant
             && let Some(found) = stored::<Splice>(tx, &point.anchor())?
-            && found.splice.client_answer == message_hash(&message).to_string()
+            && is_answer(
+                &found.splice.client_answer,
+                &anthropic::to_message(&message),
+            )
         {
             used.note(&found);
             let splice = found.splice;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-async fn proxy(upstream: &Upstream) -> Proxy {
+pub async fn proxy(upstream: &Upstream) -> Proxy {
     let mut config = Config::default();
     config.historian.enabled = false;
     config.tools.mode = ToolsMode::Proxy;
@@ -43,11 +43,11 @@ pub fn call(id: &str, name: &str, arguments: Value) -> Value {
     json!({"type": "function_call", "call_id": id, "name": name, "arguments": arguments.to_string()})
 }
 
-fn output(id: &str, text: &str) -> Value {
+pub fn output(id: &str, text: &str) -> Value {
     json!({"type": "function_call_output", "call_id": id, "output": text})
 }
 
-async fn post(proxy: &Proxy, body: &Value) -> Reply {
+pub async fn post(proxy: &Proxy, body: &Value) -> Reply {
     send(
         Method::POST,
         &proxy.url("/v1/responses"),
@@ -111,7 +111,7 @@ pub fn stream_of(answer: &Value) -> String {
         .collect()
 }
 
-async fn scripted(answers: Vec<Value>) -> Upstream {
+pub async fn scripted(answers: Vec<Value>) -> Upstream {
     Upstream::replying(move |seen: &Seen, index| -> Response<Body> {
         let answer = &answers[index.min(answers.len() - 1)];
         if seen.json()["stream"] == json!(true) {

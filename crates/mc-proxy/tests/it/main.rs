@@ -7,6 +7,7 @@
 #![cfg(test)]
 
 mod agent_tools;
+mod agent_tools_answer_forms;
 mod agent_tools_chat;
 mod agent_tools_disconnect;
 mod agent_tools_live;

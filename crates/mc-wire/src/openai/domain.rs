@@ -166,7 +166,8 @@ fn to_part(part: &ContentPart) -> Part {
 ///
 /// Content is a bare string when it is a single text, else a part list; a message with no
 /// content has no `content` key, except a `tool` message, which OpenAI requires to have
-/// content and gets `""`. Dropped, because OpenAI has no place for them: redacted thinking
+/// content and gets `""`, and a message of calls only, which gets `"content": null`, the form
+/// OpenAI's own answers and the OpenAI SDKs' clients (Pi) give it. Dropped, because OpenAI has no place for them: redacted thinking
 /// (opaque to every provider but its author), `is_error` (the text says it), signatures, and
 /// unknown parts whose raw value is not an object (no codec produces those).
 pub fn from_message(message: &Message) -> Vec<ChatMessage> {
@@ -207,6 +208,9 @@ pub fn from_message(message: &Message) -> Vec<ChatMessage> {
         let mut rendered = ChatMessage::new(role, chat_content(content));
         if !calls.is_empty() {
             rendered.tool_calls = Some(calls);
+            if rendered.content.is_none() {
+                rendered.set_null_content();
+            }
         }
         if let Some(text) = reasoning {
             rendered

@@ -130,6 +130,12 @@ impl ChatMessage {
         }
     }
 
+    /// Sends an absent `content` as `"content": null`, in its place: how OpenAI writes a
+    /// message of tool calls only, and how the OpenAI SDKs' clients send it back.
+    pub fn set_null_content(&mut self) {
+        self.order.mark_null(1, Self::FIELDS.len());
+    }
+
     /// The visible reasoning an assistant message carries, with the key it came under:
     /// OpenRouter writes `reasoning`, DeepSeek and vLLM write `reasoning_content`.
     pub fn reasoning(&self) -> Option<(&'static str, &str)> {

@@ -586,3 +586,33 @@ fn arguments_nested_too_deeply_to_store_stay_text_and_go_back_as_written() {
         );
     }
 }
+
+/// A message of calls only goes up as `"content": null` in its place, whether it came with
+/// `null`, with no key or with `""` read away, and a decoded `null` stays where it came.
+#[test]
+fn a_calls_only_message_renders_null_content_in_place() {
+    let call = Part::ToolCall {
+        id: "call_1".into(),
+        name: "bash".into(),
+        input: json!({"cmd": "ls"}),
+    };
+    let rendered = from_message(&Message::new(Role::Assistant, vec![call]));
+    let text = String::from_utf8(serde_json::to_vec(&rendered).unwrap()).unwrap();
+    assert!(
+        text.starts_with(r#"[{"role":"assistant","content":null,"tool_calls":[{"id":"call_1""#),
+        "{text}"
+    );
+    let text_only = from_message(&Message::new(Role::Assistant, vec![Part::text("hi")]));
+    assert_eq!(
+        serde_json::to_value(&text_only).unwrap(),
+        json!([{"role": "assistant", "content": "hi"}])
+    );
+    let mut decoded = decode(&json!({"model": "m", "messages": [
+        {"tool_calls": [], "role": "assistant", "content": null, "name": "x"}
+    ]}));
+    decoded.messages[0].set_null_content();
+    assert_eq!(
+        String::from_utf8(decoded.encode()).unwrap(),
+        r#"{"model":"m","messages":[{"tool_calls":[],"role":"assistant","content":null,"name":"x"}]}"#
+    );
+}
