@@ -41,7 +41,7 @@ use crate::progress::replay_bar;
 use crate::references_kept::StepReferences;
 use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
-use crate::user_words_kept::UserMessages;
+use crate::user_words_kept::{LostWords, UserMessages};
 use mc_core::config::Config;
 
 /// The most output a rendered Anthropic request asks for: Claude Code's `max_tokens`.
@@ -115,6 +115,20 @@ pub struct StrategyRun {
     pub totals: StrategyTotals,
     /// One point per step (the step's main call), recordings one after another.
     pub steps: Vec<StepPoint>,
+    /// Its totals for each recording, in the order replayed: a regression on one kind of
+    /// session shows here where the sums hide it.
+    pub per_recording: Vec<RecordingRun>,
+}
+
+/// One strategy over one recording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordingRun {
+    /// The recording's name.
+    pub name: String,
+    /// Its totals.
+    pub totals: StrategyTotals,
+    /// The user's messages its last request no longer held.
+    pub lost_user_words: Vec<LostWords>,
 }
 
 /// What the main call of one step did.
@@ -235,6 +249,7 @@ fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRu
         kind,
         totals: StrategyTotals::default(),
         steps: Vec::new(),
+        per_recording: Vec::new(),
     };
     for (index, ((recording, user_messages), references)) in inputs
         .recordings
@@ -417,12 +432,18 @@ impl StrategyRun {
             totals.add_engine_failures(failures);
         }
         let user_messages = session.user_messages;
+        let lost_user_words = user_messages.lost_in(last_sent.as_ref());
         totals.add_user_words(
-            user_messages.kept_in(last_sent.as_ref()),
+            user_messages.len() - lost_user_words.len() as u64,
             user_messages.len(),
         );
         totals.add_counters(driven.strategy().counters());
         self.totals.merge(&totals);
+        self.per_recording.push(RecordingRun {
+            name: recording.name.clone(),
+            totals,
+            lost_user_words,
+        });
         Ok(())
     }
 }

@@ -44,7 +44,7 @@ mod user_words_kept;
 
 pub use busts::{BustTracker, CacheOutcome, PREFIX_CHANGED, TTL_EXPIRED};
 pub use error::ReplayError;
-pub use harness::{Replay, ReplayOptions, StepPoint, StrategyRun, replay};
+pub use harness::{RecordingRun, Replay, ReplayOptions, StepPoint, StrategyRun, replay};
 pub use magic::Magic;
 pub use mc_core::thousands;
 pub use memo::MemoCounter;
@@ -52,4 +52,4 @@ pub use plot::{PlotSeries, render_svg};
 pub use references_kept::StepReferences;
 pub use stand_in::StandIn;
 pub use totals::{CallUsage, LabelTotals, StrategyTotals};
-pub use user_words_kept::UserMessages;
+pub use user_words_kept::{LOST_PREVIEW_CHARS, LostWords, UserMessages};

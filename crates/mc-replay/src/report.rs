@@ -38,7 +38,35 @@ impl Replay {
             report.insert("stand_in_note".into(), json!(stand_in.note(self.files)));
         }
         report.insert("strategies".into(), Value::Object(strategies));
+        report.insert("per_recording".into(), self.per_recording_json());
         Value::Object(report)
+    }
+
+    /// `[{"file", "strategy", "cost_usd", "controlled_cost_usd", "references_kept",
+    /// "user_words_kept", "lost_user_words": [{"ordinal", "text"}]}]`, each recording's
+    /// strategies together, in the order they ran.
+    fn per_recording_json(&self) -> Value {
+        let recordings = self.runs.first().map_or(0, |run| run.per_recording.len());
+        let mut rows = Vec::new();
+        for index in 0..recordings {
+            for run in &self.runs {
+                let Some(recording) = run.per_recording.get(index) else {
+                    continue;
+                };
+                let totals = &recording.totals;
+                rows.push(json!({
+                    "file": recording.name,
+                    "strategy": run.kind.to_string(),
+                    "cost_usd": totals.cost_usd,
+                    "controlled_cost_usd": totals.controlled_cost_usd,
+                    "references_kept": totals.references_kept,
+                    "user_words_kept": totals.user_words_kept,
+                    "failed_sessions": totals.failed_sessions,
+                    "lost_user_words": recording.lost_user_words,
+                }));
+            }
+        }
+        Value::Array(rows)
     }
 
     /// The totals as an aligned text table, one row per strategy, with a heading line.

@@ -18,8 +18,21 @@ use mc_sim::{Recording, RecordingFormat};
 /// they first appear.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserMessages {
-    messages: Vec<Vec<String>>,
+    /// Each message's ordinal in the history it was first read from, and its texts.
+    messages: Vec<(u64, Vec<String>)>,
 }
+
+/// A user message a strategy's last request no longer held.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LostWords {
+    /// Its ordinal in the recording's history.
+    pub ordinal: u64,
+    /// Its first [`LOST_PREVIEW_CHARS`] characters.
+    pub text: String,
+}
+
+/// Characters of a lost message the report shows.
+pub const LOST_PREVIEW_CHARS: usize = 80;
 
 impl UserMessages {
     /// Every user message with words in `recording`'s conversation.
@@ -60,9 +73,13 @@ impl UserMessages {
         let mut seen = HashSet::new();
         let messages = histories
             .into_iter()
-            .flatten()
-            .map(user_words)
-            .filter(|words| !words.is_empty() && seen.insert(words.clone()))
+            .flat_map(|history| {
+                history
+                    .iter()
+                    .enumerate()
+                    .map(|(ordinal, message)| (ordinal as u64, user_words(message)))
+            })
+            .filter(|(_, words)| !words.is_empty() && seen.insert(words.clone()))
             .collect();
         Self { messages }
     }
@@ -81,16 +98,25 @@ impl UserMessages {
     /// be a substring of some text of the request. No request (the strategy sent nothing)
     /// keeps nothing.
     pub fn kept_in(&self, request: Option<&PreparedCall<'_>>) -> u64 {
-        let Some(request) = request else {
-            return 0;
-        };
-        let texts = request_texts(request);
-        let kept = self.messages.iter().filter(|words| {
-            words
-                .iter()
-                .all(|word| texts.iter().any(|text| text.contains(word.as_str())))
-        });
-        kept.count() as u64
+        self.len() - self.lost_in(request).len() as u64
+    }
+
+    /// The messages `request` no longer holds (all of them when there is no request), each
+    /// by its ordinal and the start of its words.
+    pub fn lost_in(&self, request: Option<&PreparedCall<'_>>) -> Vec<LostWords> {
+        let texts = request.map(request_texts).unwrap_or_default();
+        self.messages
+            .iter()
+            .filter(|(_, words)| {
+                !words
+                    .iter()
+                    .all(|word| texts.iter().any(|text| text.contains(word.as_str())))
+            })
+            .map(|(ordinal, words)| LostWords {
+                ordinal: *ordinal,
+                text: words.join(" ").chars().take(LOST_PREVIEW_CHARS).collect(),
+            })
+            .collect()
     }
 }
 
@@ -235,7 +261,11 @@ mod tests {
             user("do not touch the lexer"),
         ];
         let users = UserMessages::from_histories([before.as_slice(), after.as_slice()]);
-        let words: Vec<&[String]> = users.messages.iter().map(Vec::as_slice).collect();
+        let words: Vec<&[String]> = users
+            .messages
+            .iter()
+            .map(|(_, words)| words.as_slice())
+            .collect();
         assert_eq!(
             words,
             [
@@ -279,7 +309,7 @@ mod tests {
         let firsts: Vec<&str> = users
             .messages
             .iter()
-            .map(|words| words[0].as_str())
+            .map(|(_, words)| words[0].as_str())
             .collect();
         assert_eq!(
             firsts,
@@ -320,12 +350,30 @@ mod tests {
         let users = UserMessages::of(&recording);
         assert_eq!(
             users.messages,
-            [["<pr_description>make the parser strict</pr_description>".to_owned()]]
+            [(
+                0,
+                vec!["<pr_description>make the parser strict</pr_description>".to_owned()]
+            )]
         );
         let other = Recording {
             format: RecordingFormat::AnthropicCapture,
             ..recording
         };
         assert_eq!(UserMessages::of(&other).len(), 2);
+    }
+
+    #[test]
+    fn lost_messages_are_named_by_ordinal_and_their_start() {
+        let history = conversation();
+        let users = UserMessages::from_histories([history.as_slice()]);
+        let lost = users.lost_in(None);
+        assert_eq!(lost.len() as u64, users.len());
+        assert_eq!(lost[0].ordinal, 0);
+        assert_eq!(lost[0].text, "make the parser strict");
+        let long = UserMessages::from_histories([[user(&"x".repeat(200))].as_slice()]);
+        assert_eq!(
+            long.lost_in(None)[0].text.chars().count(),
+            LOST_PREVIEW_CHARS
+        );
     }
 }

@@ -39,9 +39,18 @@ fn json_report_has_every_strategy_and_field() {
             "files",
             "prices_as_of",
             "degenerate_baseline",
-            "strategies"
+            "strategies",
+            "per_recording"
         ]
     );
+    let per_recording = report["per_recording"].as_array().unwrap();
+    assert_eq!(per_recording.len(), report["strategies"].as_object().unwrap().len());
+    for row in per_recording {
+        for key in ["file", "strategy", "cost_usd", "references_kept", "user_words_kept"] {
+            assert!(row.get(key).is_some(), "{key} missing: {row}");
+        }
+        assert!(row["lost_user_words"].is_array(), "{row}");
+    }
     assert_eq!(report["token_scale"], 1.0);
     // Claude Code's trigger at 50K is 17K, a third of the window.
     assert_eq!(report["degenerate_baseline"], true);

@@ -98,6 +98,7 @@ fn run_background(background_model: Option<&'static str>) -> StrategyRun {
         kind: StrategyKind::Passthrough,
         totals: StrategyTotals::default(),
         steps: Vec::new(),
+        per_recording: Vec::new(),
     };
     for index in 0..2 {
         let spec = model_spec(&recording.model);
