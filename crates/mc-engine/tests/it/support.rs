@@ -42,7 +42,10 @@ pub fn part_tokens(part: &Part) -> u64 {
         Part::Media { media, source } => {
             mc_core::media::inspect_media(*media, source).tokens(&count)
         }
-        Part::Unknown { raw, .. } => count(&raw.to_string()),
+        Part::Unknown { raw, .. } => match mc_core::media::without_media(raw, &count) {
+            Some((stripped, media_tokens)) => count(&stripped.to_string()) + media_tokens,
+            None => count(&raw.to_string()),
+        },
     };
     6 + content
 }

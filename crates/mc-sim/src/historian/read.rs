@@ -173,9 +173,24 @@ fn piece(text: &str) -> Piece<'_> {
             },
         };
     }
+    // Placeholders and media labels (`[image 1280×720 png]`) carry no words of their own.
+    let mut in_label = false;
     let words = text
         .split_whitespace()
-        .filter(|word| !matches!(*word, "[dropped]" | "[media]"))
+        .filter(|word| {
+            if in_label {
+                in_label = !word.ends_with(']');
+                return false;
+            }
+            if ["[image", "[document", "[audio"]
+                .iter()
+                .any(|label| word.starts_with(label))
+            {
+                in_label = !word.ends_with(']');
+                return false;
+            }
+            !matches!(*word, "[dropped]" | "[media]")
+        })
         .count();
     if words == 0 {
         Piece::Placeholder
@@ -241,6 +256,10 @@ mod tests {
     fn placeholders_and_empty_text_are_not_words() {
         let line = read_line("#7 user: [dropped] [media]").unwrap();
         assert_eq!(line.pieces(), [Piece::Placeholder]);
+        let image = read_line("#7 user: [image 1280×720 png] [dropped] [document pdf]").unwrap();
+        assert_eq!(image.pieces(), [Piece::Placeholder]);
+        let said = read_line("#7 user: [image url] this one").unwrap();
+        assert_eq!(said.pieces(), [Piece::Text("[image url] this one")]);
         assert!(!line.is_user_text());
         let empty = read_line("#8 user: ").unwrap();
         assert!(empty.pieces().is_empty() && !empty.is_user_text());
