@@ -162,7 +162,7 @@ fn claude_code_reads_a_png_counted_by_its_pixels_and_later_dropped_whole() {
 
     // The proxy stored both results whole; once stale, the first one's drop landed, and the
     // newest image's never did.
-    let store = Store::open(&session.store_path()).unwrap();
+    let store = Store::open(session.store_path()).unwrap();
     let image_results_landed = store
         .read(|tx| {
             let mut landed_per_result = Vec::new();
