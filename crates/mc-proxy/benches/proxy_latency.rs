@@ -34,7 +34,12 @@
 //! without `message_stop`), and reads the process's RSS and its peak (VmHWM, reset before
 //! the run).
 //!
-//! Run: `cargo bench -p mc-proxy --bench proxy_latency`.
+//! First of all, a growing session compares the agent tools on (the default for clients
+//! other than Claude Code and Codex) with tools off, per quarter of the run
+//! ([`growing`]).
+//!
+//! Run: `cargo bench -p mc-proxy --bench proxy_latency`; with `PROXY_LATENCY_QUICK=1`, only
+//! a shorter growing session.
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its table")]
 
@@ -55,9 +60,13 @@ use tokio::task::JoinSet;
 mod corpus;
 #[path = "proxy_latency/flat_upstream.rs"]
 mod flat_upstream;
+#[path = "proxy_latency/growing.rs"]
+mod growing;
 
 use corpus::{Conversation, Corpus};
 use flat_upstream::FlatUpstream;
+use growing::{Growing, growing_table};
+use mc_core::config::ToolsMode;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 type Result<T> = std::result::Result<T, BoxError>;
@@ -113,6 +122,14 @@ const SESSIONS: usize = 100;
 const REQUESTS_PER_SESSION: usize = 10;
 const SESSION_TOKENS: usize = 20_000;
 
+/// Measured steps of the growing session ([`growing`]): 200 by default, 60 in a quick run.
+const GROWING_STEPS: usize = 200;
+const GROWING_STEPS_QUICK: usize = 60;
+
+/// Set to run only a shorter growing session (the tools on/off comparison), for a check
+/// after a change to the request path.
+const QUICK_ENV: &str = "PROXY_LATENCY_QUICK";
+
 fn main() -> std::result::Result<(), BoxError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -145,6 +162,23 @@ async fn run() -> Result<()> {
     let sim_url = format!("http://{}", sim.local_addr());
     let flat = FlatUpstream::start().await?;
 
+    let quick = std::env::var_os(QUICK_ENV).is_some_and(|value| !value.is_empty() && value != "0");
+    println!(
+        "growing session: one conversation from ~1 MB, one step per request, through a proxy with the agent tools off and one at the defaults (tools on, as a client without Claude Code's headers gets them); added = proxy time - direct time of the same body"
+    );
+    let run = Growing {
+        steps: if quick {
+            GROWING_STEPS_QUICK
+        } else {
+            GROWING_STEPS
+        },
+    };
+    growing_table(&client, &corpus, &flat.url(), &run).await?;
+    if quick {
+        sim.shutdown().await?;
+        return Ok(());
+    }
+    println!();
     println!("proxy_latency: added latency of a streamed Anthropic call through the proxy");
     println!(
         "(added = proxy time - direct time of the same body, paired per request; ratio = p50 added / p50 bare serde_json parse+serialise of the body; verbatim hop = the same for count_tokens, which the proxy forwards as it is)"
@@ -153,7 +187,7 @@ async fn run() -> Result<()> {
     println!(
         "upstream: a flat server that reads the body and streams a fixed answer, so a call costs it the same either way"
     );
-    let (proxy, _store) = start_proxy(&flat.url()).await?;
+    let (proxy, _store) = start_proxy(&flat.url(), ToolsMode::Off).await?;
     let verdicts = latency_table(&client, &corpus, &o200k, &flat.url(), &proxy).await?;
     proxy.shutdown().await;
     println!();
@@ -165,7 +199,7 @@ async fn run() -> Result<()> {
     println!(
         "upstream: the simulator (its cost per call depends on the body's cache markers, which the proxy moves: read with care)"
     );
-    let (proxy, _store) = start_proxy(&sim_url).await?;
+    let (proxy, _store) = start_proxy(&sim_url, ToolsMode::Off).await?;
     latency_table(&client, &corpus, &o200k, &sim_url, &proxy).await?;
     let proxied = format!("http://{}/v1/messages", proxy.local_addr());
 
@@ -208,14 +242,18 @@ async fn run() -> Result<()> {
 /// both wires to `upstream`. Every tag is protected: nothing is dropped, so the proxied body
 /// is the client's (plus tags) and the pairs compare like with like. With drops, the first
 /// pass of a long session lands reclaimed output and the upstream then handles a smaller
-/// body than the direct call's. The proxy's own tools are off for the same reason: they
-/// would add our tool definitions and guidance to every body.
-async fn start_proxy(upstream: &str) -> Result<(RunningProxy, tempfile::TempDir)> {
+/// body than the direct call's. The latency tables turn the proxy's own tools off for the
+/// same reason (they would add our tool definitions and guidance to every body); the
+/// growing session compares both `tools` modes.
+async fn start_proxy(
+    upstream: &str,
+    tools: ToolsMode,
+) -> Result<(RunningProxy, tempfile::TempDir)> {
     let store_dir = tempfile::tempdir()?;
     let store = mc_store::Store::open(store_dir.path().join("bench.db"))?;
     let mut config = mc_core::config::Config::default();
     config.reduction.protected_tags = u32::MAX;
-    config.tools.mode = mc_core::config::ToolsMode::Off;
+    config.tools.mode = tools;
     let engine = mc_engine::Engine::new(store, config);
     let settings = ProxySettings {
         listen: "127.0.0.1:0".parse()?,

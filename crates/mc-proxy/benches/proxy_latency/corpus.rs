@@ -179,6 +179,16 @@ impl Conversation {
     /// direct calls' conversation as it does the proxied ones' (without it, every direct call
     /// re-wrote the conversation, costing the simulator more than the proxied call).
     pub fn body(&self, corpus: &Corpus) -> Result<Bytes> {
+        self.body_with(corpus, true)
+    }
+
+    /// [`Self::body`] without the recorded `metadata` (whose `user_id` names a Claude Code
+    /// session): a request as a client that is not Claude Code sends it.
+    pub fn body_without_metadata(&self, corpus: &Corpus) -> Result<Bytes> {
+        self.body_with(corpus, false)
+    }
+
+    fn body_with(&self, corpus: &Corpus, metadata: bool) -> Result<Bytes> {
         let mut messages = self.messages.clone();
         if let Some(block) = messages
             .last_mut()
@@ -196,7 +206,7 @@ impl Conversation {
             body.insert(key.clone(), value.clone());
         }
         body.insert("messages".into(), Value::Array(messages));
-        for (key, value) in pairs {
+        for (key, value) in pairs.filter(|(key, _)| metadata || key.as_str() != "metadata") {
             body.insert(key.clone(), value.clone());
         }
         Ok(Bytes::from(serde_json::to_vec(&Value::Object(body))?))

@@ -1,0 +1,151 @@
+//! One long session growing step by step, sent through two proxies at once: one with the
+//! agent tools off, one at the default configuration, which serves the tools to a client
+//! without Claude Code's headers (as OpenCode and Pi get them). The added time is printed
+//! per quarter of the run, so a cost that grows with the conversation shows as a rising
+//! p50 rather than hiding in one median.
+//!
+//! The session opens at ~1 MB (the size where a growing per-call cost was first seen) and
+//! takes one agent step per request. Each body goes direct, through the tools-off proxy
+//! and through the tools-on proxy, in an order that rotates per request, and each proxy's
+//! added time is its time minus the direct time of the same body. The body carries no
+//! `metadata.user_id` and the session is named by OpenCode's `x-session-id`, so `auto`
+//! serves the tools.
+
+use std::time::Duration;
+
+use mc_core::config::ToolsMode;
+
+use super::corpus::{Conversation, Corpus};
+use super::{Result, call, ms, percentile_of, start_proxy};
+
+/// o200k tokens of the session's first measured body: about 1 MB of JSON.
+const START_TOKENS: usize = 260_000;
+
+/// Requests before measuring: the cold pass and the first follow-up of each proxy.
+const WARMUP: usize = 2;
+
+/// How long the run is: measured steps.
+pub struct Growing {
+    pub steps: usize,
+}
+
+/// The added times of one proxy, in seconds, in request order.
+#[derive(Default)]
+struct Added {
+    off: Vec<f64>,
+    on: Vec<f64>,
+}
+
+/// Runs the session against `upstream` (the flat one) and prints its table and verdicts.
+pub async fn growing_table(
+    client: &reqwest::Client,
+    corpus: &Corpus,
+    upstream: &str,
+    run: &Growing,
+) -> Result<()> {
+    let (off, _off_store) = start_proxy(upstream, ToolsMode::Off).await?;
+    let (on, _on_store) =
+        start_proxy(upstream, mc_core::config::ToolsConfig::default().mode).await?;
+    let urls = [
+        format!("{upstream}/v1/messages"),
+        format!("http://{}/v1/messages", off.local_addr()),
+        format!("http://{}/v1/messages", on.local_addr()),
+    ];
+    let headers = [("x-session-id", "bench-growing")];
+    let mut conversation = Conversation::sized(corpus, START_TOKENS, 11, WARMUP + 1);
+    let mut added = Added::default();
+    let mut body_bytes = Vec::with_capacity(run.steps);
+    for index in 0..WARMUP + run.steps {
+        conversation.grow(corpus);
+        let body = conversation.body_without_metadata(corpus)?;
+        let mut times = [Duration::ZERO; 3];
+        for turn in 0..3 {
+            let which = (index + turn) % 3;
+            times[which] = call(client, &urls[which], &body, &headers).await?;
+        }
+        if index < WARMUP {
+            continue;
+        }
+        let direct = times[0].as_secs_f64();
+        added.off.push(times[1].as_secs_f64() - direct);
+        added.on.push(times[2].as_secs_f64() - direct);
+        body_bytes.push(body.len());
+    }
+    off.shutdown().await;
+    on.shutdown().await;
+    print_table(&added, &body_bytes);
+    Ok(())
+}
+
+fn print_table(added: &Added, body_bytes: &[usize]) {
+    println!(
+        "| quarter | body MB | n | tools off added p50 ms | off p99 ms | tools on added p50 ms | on p99 ms | on - off p50 ms |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let quarters = quarters(added.on.len());
+    for (number, range) in quarters.iter().enumerate() {
+        let (off, on) = (&added.off[range.clone()], &added.on[range.clone()]);
+        let bytes = &body_bytes[range.clone()];
+        println!(
+            "| Q{} | {:.2}-{:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            number + 1,
+            mb(bytes.first()),
+            mb(bytes.last()),
+            on.len(),
+            ms(percentile_of(off, 0.50)),
+            ms(percentile_of(off, 0.99)),
+            ms(percentile_of(on, 0.50)),
+            ms(percentile_of(on, 0.99)),
+            ms(percentile_of(on, 0.50) - percentile_of(off, 0.50)),
+        );
+    }
+    let (on_p50, on_p99) = (
+        ms(percentile_of(&added.on, 0.50)),
+        ms(percentile_of(&added.on, 0.99)),
+    );
+    let off_p50 = ms(percentile_of(&added.off, 0.50));
+    let first = quarters.first().map(|range| &added.on[range.clone()]);
+    let last = quarters.last().map(|range| &added.on[range.clone()]);
+    let growth = match (first, last) {
+        (Some(first), Some(last)) => percentile_of(last, 0.50) / percentile_of(first, 0.50),
+        _ => f64::NAN,
+    };
+    println!(
+        "| all | {:.2}-{:.2} | {} | {off_p50:.2} | {:.2} | {on_p50:.2} | {on_p99:.2} | {:.2} |",
+        mb(body_bytes.first()),
+        mb(body_bytes.last()),
+        added.on.len(),
+        ms(percentile_of(&added.off, 0.99)),
+        on_p50 - off_p50,
+    );
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    println!(
+        "tools on: added p50 {on_p50:.2} ms (target <= 3: {}), p99 {on_p99:.2} ms (target <= 10: {}), last/first quarter p50 {growth:.2}x (target <= 1.3: {}); tools on/off p50 {:.2}x",
+        verdict(on_p50 <= 3.0),
+        verdict(on_p99 <= 10.0),
+        verdict(growth <= 1.3),
+        on_p50 / off_p50,
+    );
+}
+
+/// `len` samples cut into four runs of consecutive requests (the last takes the rest).
+fn quarters(len: usize) -> Vec<std::ops::Range<usize>> {
+    let quarter = len / 4;
+    if quarter == 0 {
+        return std::iter::once(0..len).collect();
+    }
+    (0..4)
+        .map(|number| {
+            let end = if number == 3 {
+                len
+            } else {
+                (number + 1) * quarter
+            };
+            number * quarter..end
+        })
+        .collect()
+}
+
+fn mb(bytes: Option<&usize>) -> f64 {
+    bytes.map_or(f64::NAN, |&bytes| bytes as f64 / 1e6)
+}
