@@ -39,7 +39,11 @@ async fn chat_round_trip(form: &Value, stream: bool) -> (Vec<Value>, Vec<Value>)
     .await;
     let proxy = chat::proxy(&upstream).await;
     let question = json!({"role": "user", "content": "What is in a.rs?"});
-    let reply = chat::post_chat(&proxy, &chat::request(&[question.clone()], stream)).await;
+    let reply = chat::post_chat(
+        &proxy,
+        &chat::request(std::slice::from_ref(&question), stream),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert!(!reply.text().contains("ctx_search"));
 
@@ -142,7 +146,7 @@ async fn an_anthropic_answer_without_its_empty_text_block_gets_the_hidden_exchan
             &proxy,
             "/v1/messages",
             &[],
-            &anthropic::request(&[question.clone()], false),
+            &anthropic::request(std::slice::from_ref(&question), false),
         )
         .await;
         let answer = if keep_empty_text {
@@ -205,7 +209,11 @@ async fn a_responses_answer_without_its_reasoning_or_ids_gets_the_hidden_exchang
         .await;
         let proxy = responses::proxy(&upstream).await;
         let question = responses::user("What is in a.rs?");
-        responses::post(&proxy, &responses::request(&[question.clone()], false)).await;
+        responses::post(
+            &proxy,
+            &responses::request(std::slice::from_ref(&question), false),
+        )
+        .await;
         let mut turns = vec![question];
         turns.extend(form.iter().cloned());
         turns.push(responses::output("call_r", ""));
