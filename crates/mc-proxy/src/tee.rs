@@ -3,7 +3,11 @@
 //!
 //! The body is never buffered whole. When the client goes away, axum drops the body
 //! stream, which drops the upstream response and so cancels the upstream call; the tee's
-//! guard still reports what it saw. When the upstream breaks mid-stream, or its body ends in
+//! guard still reports what it saw. Once the upstream has delivered its final event
+//! ([`UsageObserver::has_ended`]) the call is complete: a client that closes its stream
+//! then (Codex does at `response.completed`) has the whole answer, and the call's usage is
+//! recorded and learned from like any other; only a client that leaves before the final
+//! event cuts the call. When the upstream breaks mid-stream, or its body ends in
 //! the middle of an event, an SSE client gets a provider-shaped `error` event (what the
 //! provider itself sends on a failure mid-stream) after the last whole event
 //! ([`EventFramer`]), and any other client sees the connection reset, as it would without
@@ -105,6 +109,9 @@ where
                     }
                     if let Some(observer) = &mut guard.observer {
                         observer.push(&chunk);
+                        if observer.has_ended() {
+                            guard.end = BodyEnd::Complete;
+                        }
                     }
                     let whole = match &mut framer {
                         Some(framer) => framer.push(chunk),
@@ -115,6 +122,12 @@ where
                         None => whole,
                     };
                     Some((Ok(out), Some((upstream, guard, filter, framer))))
+                }
+                Some(Err(_)) if guard.end == BodyEnd::Complete => {
+                    // The answer was whole; a connection that breaks after its final event
+                    // loses the client nothing.
+                    tracing::debug!("the upstream connection broke after the final event");
+                    None
                 }
                 Some(Err(error)) => {
                     guard.end = BodyEnd::UpstreamFailed;

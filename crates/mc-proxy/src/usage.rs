@@ -4,6 +4,12 @@
 //! `message_delta` and `error`; OpenAI chunks that mention `usage` or a finish reason;
 //! Responses' terminal events and `error`), so the tee costs little more than the SSE
 //! framing.
+//!
+//! The observer also notes when the stream has delivered its final event (Anthropic
+//! `message_stop`; Chat's usage chunk or `[DONE]`; Responses `response.completed`,
+//! `response.incomplete` or `response.failed`): the call is then whole whatever the client
+//! does next. Codex closes its stream at `response.completed` without reading to the end of
+//! the body; such a call still reports its usage ([`UsageObserver::has_ended`]).
 
 use mc_wire::sse::SseDecoder;
 use serde_json::Value;
@@ -36,6 +42,7 @@ pub struct UsageObserver {
     provider: Provider,
     body: Body,
     usage: CallUsage,
+    ended: bool,
 }
 
 enum Body {
@@ -56,7 +63,14 @@ impl UsageObserver {
             provider,
             body,
             usage: CallUsage::default(),
+            ended: false,
         }
+    }
+
+    /// Whether the stream has delivered its final event, so the call is complete even if
+    /// the client goes away before the body's end.
+    pub fn has_ended(&self) -> bool {
+        self.ended
     }
 
     /// Takes in the next chunk of the body.
@@ -65,7 +79,7 @@ impl UsageObserver {
             Body::Stream(decoder) => match decoder.push(chunk) {
                 Ok(events) => {
                     for event in events {
-                        observe_event(
+                        self.ended |= observe_event(
                             self.provider,
                             event.event.as_deref(),
                             &event.data,
@@ -98,14 +112,23 @@ impl UsageObserver {
     }
 }
 
-fn observe_event(provider: Provider, name: Option<&str>, data: &str, usage: &mut CallUsage) {
+/// Reads one event into `usage`; says whether it is the stream's final event.
+fn observe_event(
+    provider: Provider,
+    name: Option<&str>,
+    data: &str,
+    usage: &mut CallUsage,
+) -> bool {
     match provider {
         Provider::Anthropic => {
+            if name == Some("message_stop") {
+                return true;
+            }
             if !matches!(name, Some("message_start" | "message_delta" | "error")) {
-                return;
+                return false;
             }
             let Ok(value) = serde_json::from_str::<Value>(data) else {
-                return;
+                return false;
             };
             match name {
                 Some("message_start") => {
@@ -125,36 +148,56 @@ fn observe_event(provider: Provider, name: Option<&str>, data: &str, usage: &mut
                 }
                 _ => usage.stream_error = error_message(&value),
             }
+            false
         }
         Provider::OpenAi => {
+            if data.trim() == "[DONE]" {
+                return true;
+            }
             if !(data.contains("\"usage\"")
                 || data.contains("finish_reason\":\"")
                 || data.contains("\"error\""))
             {
-                return;
+                return false;
             }
-            if let Ok(value) = serde_json::from_str::<Value>(data) {
-                observe_json(provider, &value, usage);
-            }
+            let Ok(value) = serde_json::from_str::<Value>(data) else {
+                return false;
+            };
+            observe_json(provider, &value, usage);
+            // The usage chunk comes last, with no choices; a provider that reports usage on
+            // every chunk sends its choices beside it.
+            let no_choices = value
+                .get("choices")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty);
+            no_choices && value.get("usage").is_some_and(Value::is_object)
         }
         Provider::OpenAiResponses => {
             // Lifecycle and item events carry no usage; only the terminal events and
             // `error` matter, and the event name says which one this is.
             let wanted = match name {
-                Some(name) => matches!(
-                    name,
-                    "response.completed" | "response.incomplete" | "response.failed" | "error"
-                ),
+                Some(name) => matches!(name, "error") || is_responses_end(name),
                 None => data.contains("\"usage\"") || data.contains("\"error\""),
             };
             if !wanted {
-                return;
+                return false;
             }
-            if let Ok(value) = serde_json::from_str::<Value>(data) {
-                observe_responses(&value, usage);
-            }
+            let Ok(value) = serde_json::from_str::<Value>(data) else {
+                return false;
+            };
+            observe_responses(&value, usage);
+            let kind = name.or_else(|| value.get("type").and_then(Value::as_str));
+            kind.is_some_and(is_responses_end)
         }
     }
+}
+
+/// Whether a Responses event of this type ends the response.
+fn is_responses_end(kind: &str) -> bool {
+    matches!(
+        kind,
+        "response.completed" | "response.incomplete" | "response.failed"
+    )
 }
 
 /// A Responses body, lifecycle event or `error` event: usage and status from the response
@@ -353,6 +396,73 @@ mod tests {
         let mut observer = UsageObserver::new(Provider::OpenAiResponses, Some("text/event-stream"));
         observer.push(b"event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"boom\"}\n\n");
         assert_eq!(observer.finish().stream_error.as_deref(), Some("boom"));
+    }
+
+    /// Each wire's final event, and only it, ends the stream: Anthropic `message_stop`,
+    /// Chat's usage chunk or `[DONE]`, a Responses terminal event.
+    #[test]
+    fn the_final_event_ends_the_stream() {
+        let ends = |provider: Provider, events: &[&str]| -> Vec<bool> {
+            let mut observer = UsageObserver::new(provider, Some("text/event-stream"));
+            events
+                .iter()
+                .map(|event| {
+                    observer.push(event.as_bytes());
+                    observer.has_ended()
+                })
+                .collect()
+        };
+        assert_eq!(
+            ends(
+                Provider::Anthropic,
+                &[
+                    "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n",
+                    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+                ]
+            ),
+            [false, true]
+        );
+        assert_eq!(
+            ends(
+                Provider::OpenAi,
+                &[
+                    "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1}}\n\n",
+                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2}}\n\n",
+                ]
+            ),
+            [false, true],
+            "usage beside choices is not the usage chunk"
+        );
+        assert_eq!(
+            ends(
+                Provider::OpenAi,
+                &[
+                    "data: {\"choices\":[],\"usage\":null}\n\n",
+                    "data: [DONE]\n\n"
+                ]
+            ),
+            [false, true]
+        );
+        assert_eq!(
+            ends(
+                Provider::OpenAiResponses,
+                &[
+                    "event: response.output_text.done\ndata: {\"type\":\"response.output_text.done\"}\n\n",
+                    "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"error\":null}}\n\n",
+                ]
+            ),
+            [false, true]
+        );
+        assert_eq!(
+            ends(
+                Provider::OpenAiResponses,
+                &[
+                    "data: {\"type\":\"response.incomplete\",\"response\":{\"status\":\"incomplete\",\"usage\":{\"input_tokens\":4}}}\n\n"
+                ]
+            ),
+            [true],
+            "an unnamed terminal event ends it too"
+        );
     }
 
     #[test]

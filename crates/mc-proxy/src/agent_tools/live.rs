@@ -150,6 +150,9 @@ pub struct RoundEnd {
     pub reported_upstream: bool,
     /// Milliseconds from the call's start to the first body byte.
     pub first_byte_ms: Option<u64>,
+    /// Whether the upstream delivered its final event: the round is whole even when its
+    /// client went away before reading it ([`UsageObserver::has_ended`]).
+    pub ended: bool,
 }
 
 impl RoundEvents {
@@ -223,6 +226,7 @@ impl RoundEvents {
     /// How the stream ended; call once [`Self::next`] returned `None`, or the client went
     /// away.
     pub fn finish(self) -> RoundEnd {
+        let ended = self.observer.has_ended();
         let usage = self.observer.finish();
         let mut failed = self.failed;
         if failed.is_none()
@@ -241,6 +245,7 @@ impl RoundEvents {
             failed,
             reported_upstream,
             first_byte_ms: self.first_byte_ms,
+            ended,
         }
     }
 }

@@ -39,6 +39,9 @@ pub(super) async fn close_round(
         unfinished,
     } = ended;
     let failed = match sent {
+        // The upstream delivered its final event: the round is whole, read to the end or
+        // not, and its usage counts.
+        Err(ClientGone) if end.ended => end.failed.clone(),
         Err(ClientGone) => Some("client disconnected".to_owned()),
         Ok(()) => end.failed.clone().or(unfinished),
     };

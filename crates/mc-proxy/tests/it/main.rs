@@ -38,3 +38,4 @@ mod side_calls;
 mod store_faults;
 mod support;
 mod upstream_faults;
+mod usage_to_the_end;
