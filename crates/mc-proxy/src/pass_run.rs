@@ -237,7 +237,7 @@ fn plan_once(
             .into_iter()
             .chain(first_message_texts(&conversation)),
     );
-    let scope = ChainScope::of(project.as_ref(), &client.system_texts());
+    let scope = ChainScope::of(project.as_ref(), &client.system_texts(), provider, &model);
     let betas = headers
         .get("anthropic-beta")
         .and_then(|value| value.to_str().ok());

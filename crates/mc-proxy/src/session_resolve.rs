@@ -22,12 +22,22 @@
 //! changed (the engine compares them to detect rewinds, and stores written before hold
 //! them), so the scope lives only in the id; sessions of such older stores, named
 //! `chain-<lane>`, are still found by their links when no scoped session matches.
+//!
+//! Nor does the same first message on another wire or with another model family make one
+//! conversation: a Chat run with no id whose system and first user message equal those of a
+//! Responses run was filed as a fork of it. The scope therefore also holds the wire and the
+//! model family, and a session found another way (named under the scope of stores written
+//! before the wire counted, or `chain-<lane>`) is taken only when its latest recorded call
+//! was on the same wire and family. Sessions named by a client id are never found by their
+//! links: their client names them on every request.
 
 use axum::http::HeaderMap;
 use mc_core::{HashChain, Host, ProjectId, SessionId};
 use mc_store::{ReadTx, StoreError};
 
 use crate::headers::header_str;
+use crate::provider::Provider;
+use crate::windows::model_family;
 
 /// The explicit session header.
 pub const SESSION_HEADER: &str = "x-magic-context-session";
@@ -119,14 +129,30 @@ fn claude_session_in_user_id(user_id: &str) -> Option<String> {
 
 /// What keeps the hash chains of unrelated runs apart when the client names no session: the
 /// project, else the system prompt (which states the host, its tools' wording, often the
-/// folder). The project comes first because it outlives the system prompt's changes
-/// within one conversation (OpenCode's and Pi's state the date).
+/// folder), with the wire and the model family. The project comes first because it outlives
+/// the system prompt's changes within one conversation (OpenCode's and Pi's state the date).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainScope(String);
+pub struct ChainScope {
+    /// The scope's part of a session id: project or system prompt, wire and model family.
+    id: String,
+    /// What stores written before the wire counted named the scope: project or system
+    /// prompt only.
+    unwired_id: String,
+    /// The ledger's name of the wire ([`Provider::as_str`]).
+    wire: &'static str,
+    /// The model family ([`model_family`]).
+    family: String,
+}
 
 impl ChainScope {
-    /// The scope of a request in `project` whose system prompt is `system_texts`.
-    pub fn of(project: Option<&ProjectId>, system_texts: &[&str]) -> Self {
+    /// The scope of a request in `project` whose system prompt is `system_texts`, sent on
+    /// `provider`'s wire for `model`.
+    pub fn of(
+        project: Option<&ProjectId>,
+        system_texts: &[&str],
+        provider: Provider,
+        model: &str,
+    ) -> Self {
         let mut hasher = blake3::Hasher::new();
         match project {
             Some(project) => {
@@ -141,17 +167,56 @@ impl ChainScope {
                 }
             }
         }
-        Self(hasher.finalize().to_hex()[..12].to_owned())
+        let unwired_id = hasher.finalize().to_hex()[..12].to_owned();
+        let wire = provider.as_str();
+        let family = model_family(model);
+        hasher.update(b"wire\0");
+        hasher.update(wire.as_bytes());
+        hasher.update(b"\0family\0");
+        hasher.update(family.as_bytes());
+        Self {
+            id: hasher.finalize().to_hex()[..12].to_owned(),
+            unwired_id,
+            wire,
+            family,
+        }
     }
 }
 
-/// Whether `id` is a scoped chain session (`chain-<scope>-<lane>`, or a fork of one), as
-/// opposed to one named before scopes (`chain-<lane>`) or by a client id.
-fn is_scoped_chain(id: &SessionId) -> bool {
+/// Whether a ledger route names one of the three wires; a row under another route (a
+/// stateful Responses call forwarded as sent) says nothing about the conversation's wire.
+fn is_wire(route: &str) -> bool {
+    [
+        Provider::Anthropic,
+        Provider::OpenAi,
+        Provider::OpenAiResponses,
+    ]
+    .into_iter()
+    .any(|provider| provider.as_str() == route)
+}
+
+/// Whether the stored session `id` ran on `scope`'s wire and model family, as its latest
+/// calls on a wire say. A session with no such call passes: nothing says it is another's,
+/// and a stored conversation must not be lost.
+fn same_wire_and_family(
+    tx: &ReadTx<'_>,
+    id: &SessionId,
+    scope: &ChainScope,
+) -> Result<bool, ResolveError> {
+    let calls = tx.calls(id, 8)?;
+    Ok(calls
+        .iter()
+        .find(|call| is_wire(&call.route))
+        .is_none_or(|call| call.route == scope.wire && model_family(&call.model) == scope.family))
+}
+
+/// Whether `id` is a chain session named before scopes (`chain-<lane>`, or a fork of one),
+/// as opposed to a scoped one (`chain-<scope>-<lane>`) or one named by a client id.
+fn is_unscoped_chain(id: &SessionId) -> bool {
     id.as_str()
         .strip_prefix("chain-")
         .and_then(|rest| rest.split('~').next())
-        .is_some_and(|base| base.contains('-'))
+        .is_some_and(|base| !base.contains('-'))
 }
 
 /// Where a request's session was found.
@@ -214,7 +279,7 @@ pub fn resolve(
         return Ok(Resolution { session, by });
     }
     // No id: the scoped lane's branch this conversation extends.
-    let base = SessionId::new(format!("chain-{}-{}", scope.0, lane()))
+    let base = SessionId::new(format!("chain-{}-{}", scope.id, lane()))
         .map_err(|error| ResolveError::InvalidId(error.to_string()))?;
     if let Some(session) = extended_branch(tx, &base, chain)? {
         return Ok(Resolution {
@@ -222,12 +287,26 @@ pub fn resolve(
             by: ResolvedBy::Chain,
         });
     }
-    // Else a session stored before scopes that this conversation extends, probing from the
-    // newest link (a follow-up request extends the stored log by a message or two). Another
-    // scope's session is never taken: that is the unrelated run the scope keeps apart.
+    // Else the lane as stores written before the wire counted named it, when it ran on
+    // this wire and family.
+    let unwired = SessionId::new(format!("chain-{}-{}", scope.unwired_id, lane()))
+        .map_err(|error| ResolveError::InvalidId(error.to_string()))?;
+    if let Some(session) = extended_branch(tx, &unwired, chain)?
+        && same_wire_and_family(tx, &session, scope)?
+    {
+        return Ok(Resolution {
+            session,
+            by: ResolvedBy::Chain,
+        });
+    }
+    // Else a session stored before scopes (`chain-<lane>`) that this conversation extends,
+    // probing from the newest link (a follow-up request extends the stored log by a message
+    // or two). Another scope's session is never taken (that is the unrelated run the scope
+    // keeps apart), nor one a client named by its id, nor one of another wire or family.
     for link in chain.links().iter().rev() {
         if let Some(found) = tx.find_by_chain(link)?
-            && !is_scoped_chain(&found.session)
+            && is_unscoped_chain(&found.session)
+            && same_wire_and_family(tx, &found.session, scope)?
         {
             return Ok(Resolution {
                 session: found.session,
@@ -332,20 +411,14 @@ mod tests {
         let project = ProjectId::new("git:abc123").unwrap();
         let monday = ["pi\nCurrent date: 2026-11-30"];
         let tuesday = ["pi\nCurrent date: 2026-12-01"];
-        assert_eq!(
-            ChainScope::of(Some(&project), &monday),
-            ChainScope::of(Some(&project), &tuesday)
-        );
-        assert_ne!(
-            ChainScope::of(None, &monday),
-            ChainScope::of(None, &tuesday)
-        );
-        assert_eq!(ChainScope::of(None, &monday), ChainScope::of(None, &monday));
+        let of = |project: Option<&ProjectId>, texts: &[&str]| {
+            ChainScope::of(project, texts, Provider::OpenAi, "fake-model")
+        };
+        assert_eq!(of(Some(&project), &monday), of(Some(&project), &tuesday));
+        assert_ne!(of(None, &monday), of(None, &tuesday));
+        assert_eq!(of(None, &monday), of(None, &monday));
         // Block boundaries count: two blocks are not their concatenation.
-        assert_ne!(
-            ChainScope::of(None, &["ab"]),
-            ChainScope::of(None, &["a", "b"])
-        );
+        assert_ne!(of(None, &["ab"]), of(None, &["a", "b"]));
     }
 
     #[test]
@@ -376,12 +449,29 @@ mod tests {
     }
 
     #[test]
-    fn scoped_chain_ids_are_told_from_older_ones() {
-        let is_scoped = |id: &str| is_scoped_chain(&SessionId::new(id).unwrap());
-        assert!(is_scoped("chain-0123456789ab-ba9876543210"));
-        assert!(is_scoped("chain-0123456789ab-ba9876543210~2"));
-        assert!(!is_scoped("chain-0123456789ab"));
-        assert!(!is_scoped("chain-0123456789ab~1"));
-        assert!(!is_scoped("oc-ses_1-0123456789ab"));
+    fn unscoped_chain_ids_are_told_from_scoped_and_client_ones() {
+        let is_unscoped = |id: &str| is_unscoped_chain(&SessionId::new(id).unwrap());
+        assert!(!is_unscoped("chain-0123456789ab-ba9876543210"));
+        assert!(!is_unscoped("chain-0123456789ab-ba9876543210~2"));
+        assert!(is_unscoped("chain-0123456789ab"));
+        assert!(is_unscoped("chain-0123456789ab~1"));
+        assert!(!is_unscoped("oc-ses_1-0123456789ab"));
+        assert!(!is_unscoped("pi-5b3f0a2c-0123456789ab"));
+    }
+
+    /// The wire and the model family part scopes; models of one family share one.
+    #[test]
+    fn the_wire_and_the_model_family_part_scopes() {
+        let project = ProjectId::new("git:abc123").unwrap();
+        let scope = |provider, model| ChainScope::of(Some(&project), &[], provider, model);
+        let chat = scope(Provider::OpenAi, "gpt-5");
+        assert_eq!(chat, scope(Provider::OpenAi, "gpt-5-codex"));
+        assert_ne!(chat.id, scope(Provider::OpenAiResponses, "gpt-5").id);
+        assert_ne!(chat.id, scope(Provider::OpenAi, "gpt-4o").id);
+        assert_eq!(
+            chat.unwired_id,
+            scope(Provider::Anthropic, "claude-sonnet-4-5").unwired_id,
+            "stores written before the wire counted named the scope by the project alone"
+        );
     }
 }

@@ -11,16 +11,42 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 /// Known families by name fragment; the first match wins, so more specific fragments come
-/// first. Claude's 1M-token window is a beta a request opts into, so 200K is assumed.
+/// first. Each figure is the most prompt the family takes, from the provider's model page:
+///
+/// - Claude: 200K (Anthropic's models overview); the 1M-token window is a beta a request
+///   opts into ([`CLAUDE_LONG_CONTEXT`]), so 200K is assumed.
+/// - gpt-4o: 128K (OpenAI's model page).
+/// - gpt-4.1: 1,047,576 (OpenAI's model page).
+/// - gpt-5 (gpt-5, gpt-5-codex, gpt-5.x): 272K. OpenAI lists a 400K context, but that counts
+///   the answer: at most 272K of it is input and 128K output, and Codex's own model
+///   catalogue (`codex debug models`) plans these models with a 272K window. Planning on
+///   400K let a prompt grow past what the provider accepts as input.
+/// - o3, o4-mini: 200K (OpenAI's model pages).
+/// - Gemini: 1,048,576 input tokens (Google's model pages for the 1.5, 2.x and 2.5 models).
 const WINDOWS: &[(&str, u64)] = &[
     ("claude", 200_000),
     ("gpt-4o", 128_000),
     ("gpt-4.1", 1_047_576),
-    ("gpt-5", 400_000),
+    ("gpt-5", 272_000),
     ("o3", 200_000),
     ("o4-mini", 200_000),
     ("gemini", 1_048_576),
 ];
+
+/// The family `model` belongs to: the first of [`WINDOWS`]' fragments its name contains,
+/// else its whole name, lowercased. A conversation that names no session keeps it across
+/// models of one family (Claude Sonnet to Opus, gpt-5 to gpt-5-codex), never across
+/// families ([`crate::session_resolve`]).
+pub fn model_family(model: &str) -> String {
+    let lower = model.to_ascii_lowercase();
+    match WINDOWS
+        .iter()
+        .find(|(fragment, _)| lower.contains(fragment))
+    {
+        Some((fragment, _)) => (*fragment).to_owned(),
+        None => lower,
+    }
+}
 
 /// The window a Claude request gets with the long-context beta.
 const CLAUDE_LONG_CONTEXT: u64 = 1_000_000;
@@ -93,6 +119,11 @@ mod tests {
         assert_eq!(context_window("claude-opus-4-8", None, None), Some(200_000));
         assert_eq!(context_window("gpt-4o-mini", None, None), Some(128_000));
         assert_eq!(context_window("my-local-model", None, None), None);
+        assert_eq!(context_window("gpt-5.5", None, None), Some(272_000));
+        assert_eq!(context_window("gpt-5-codex", None, None), Some(272_000));
+        assert_eq!(model_family("claude-opus-4-8"), "claude");
+        assert_eq!(model_family("GPT-5.5"), "gpt-5");
+        assert_eq!(model_family("fake-model"), "fake-model");
         assert_eq!(
             context_window("claude-opus-4-8", Some(60_000), None),
             Some(60_000)
@@ -110,7 +141,7 @@ mod tests {
             context_window("claude-opus-4-8", None, Some("claude-code-20250219")),
             Some(200_000)
         );
-        assert_eq!(context_window("gpt-5", None, Some(betas)), Some(400_000));
+        assert_eq!(context_window("gpt-5", None, Some(betas)), Some(272_000));
         assert_eq!(
             context_window("claude-opus-4-8", Some(60_000), Some(betas)),
             Some(60_000)

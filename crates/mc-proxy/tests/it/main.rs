@@ -34,6 +34,7 @@ mod responses;
 mod routing;
 mod secrets;
 mod sessions;
+mod sessions_wires;
 mod side_calls;
 mod store_faults;
 mod support;
