@@ -24,18 +24,34 @@ impl<T: CountTokens + ?Sized> CountTokens for std::sync::Arc<T> {
 
 /// Raw tokens of a wire value read as its JSON, with any media in it counted by the
 /// provider's rule (pixels, pages) instead of its base64 text ([`mc_core::media`]).
+///
+/// Most values hold no media: they are counted from their JSON text alone, and only a text
+/// that names a media part type is read back as a value to find it.
 pub(crate) fn json_tokens<T: serde::Serialize + ?Sized>(
     value: &T,
     counter: &dyn CountTokens,
 ) -> u64 {
-    let Ok(value) = serde_json::to_value(value) else {
-        return 0;
+    let text = serde_json::to_string(value).unwrap_or_default();
+    const MEDIA_TYPES: [&str; 7] = [
+        "\"image\"",
+        "\"document\"",
+        "\"image_url\"",
+        "\"file\"",
+        "\"input_image\"",
+        "\"input_file\"",
+        "\"input_audio\"",
+    ];
+    if !MEDIA_TYPES.iter().any(|name| text.contains(name)) {
+        return counter.count_tokens(&text);
+    }
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return counter.count_tokens(&text);
     };
     match mc_core::media::without_media(&value, &|text: &str| counter.count_tokens(text)) {
         Some((stripped, media_tokens)) => counter
             .count_tokens(&stripped.to_string())
             .saturating_add(media_tokens),
-        None => counter.count_tokens(&value.to_string()),
+        None => counter.count_tokens(&text),
     }
 }
 

@@ -80,10 +80,10 @@ pub(super) fn request_tokens(
             .sum::<u64>()
 }
 
-/// Serialising wire values cannot fail (string keys, finite numbers), so the empty fallback
-/// is never taken in practice.
+/// A wire value's JSON, media counted by the provider's rule as the simulated provider
+/// counts it (serialising wire values cannot fail: string keys, finite numbers).
 fn json_tokens<T: serde::Serialize>(counter: &dyn CountTokens, value: &T) -> u64 {
-    counter.count_tokens(&serde_json::to_string(value).unwrap_or_default())
+    crate::tokens::json_tokens(value, counter)
 }
 
 #[cfg(test)]
@@ -99,6 +99,26 @@ mod tests {
         let message = Message::new(Role::User, vec![Part::text("hi"), Part::text("yo")]);
         let block = r#"{"type":"text","text":"hi"}"#.len() as u64;
         assert_eq!(message_tokens(&Chars, Wire::Anthropic, &message), 2 * block);
+    }
+
+    #[test]
+    fn an_image_counts_its_pixels_not_its_base64() {
+        // A PNG header stating 1280×720, then 40 KB of payload.
+        let data = format!(
+            "iVBORw0KGgoAAAANSUhEUgAABQAAAALQCAYAAAAAAAAA{}",
+            "QUFB".repeat(10_000)
+        );
+        let image = Part::Media {
+            media: mc_core::MediaKind::Image,
+            source: json!({"type": "base64", "media_type": "image/png", "data": data}),
+        };
+        let message = Message::new(Role::User, vec![image]);
+        // The block is counted as its label, quoted, plus the rule.
+        let label = r#""[image 1280×720 png]""#.len() as u64;
+        assert_eq!(
+            message_tokens(&Chars, Wire::Anthropic, &message),
+            1_229 + label
+        );
     }
 
     #[test]
