@@ -23,7 +23,8 @@ pub struct CacheBudget {
 
 /// Shares of the total, in percent; they add up to 100.
 mod share {
-    pub const RECENT_REQUESTS: usize = 30;
+    pub const RECENT_REQUESTS: usize = 22;
+    pub const PREPARED_WALKS: usize = 8;
     pub const FINGERPRINTS: usize = 20;
     pub const RENDERED_TAILS: usize = 16;
     pub const ENCODED_MESSAGES: usize = 14;
@@ -57,6 +58,12 @@ impl CacheBudget {
     /// Remembered client requests (bodies and decoded messages), in the proxy.
     pub fn recent_requests(&self) -> usize {
         self.share(share::RECENT_REQUESTS)
+    }
+
+    /// Remembered walks of the agent tools' preparation (client bodies and the spliced
+    /// messages, encoded), in the proxy.
+    pub fn prepared_walks(&self) -> usize {
+        self.share(share::PREPARED_WALKS)
     }
 
     /// Fingerprints of tool outputs for the reclaim lanes.
@@ -135,6 +142,7 @@ mod tests {
         for total in [0, 1, 99, 1000, CacheBudget::DEFAULT_BYTES] {
             let budget = CacheBudget::new(total);
             let sum = budget.recent_requests()
+                + budget.prepared_walks()
                 + budget.fingerprints()
                 + budget.rendered_tails()
                 + budget.encoded_messages()

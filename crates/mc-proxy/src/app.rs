@@ -8,6 +8,7 @@ use axum::routing::{any, get, post};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
+use crate::agent_tools::RecentWalks;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
@@ -43,6 +44,9 @@ pub struct App {
     pub proven_windows: ProvenWindows,
     /// Recent Anthropic requests, so follow-ups decode only their new messages.
     pub recent_requests: RecentRequests,
+    /// Recent walks putting the agent tools' exchanges back, so follow-ups are prepared by
+    /// their new messages only.
+    pub recent_walks: RecentWalks,
     /// Per session, the encoded conversation of its last upstream Anthropic request, so the
     /// next encodes only what changed.
     pub encoded_messages: SessionCache<EncodedMessages>,
@@ -87,6 +91,7 @@ impl App {
             projects: ProjectResolver::default(),
             proven_windows: ProvenWindows::default(),
             recent_requests: RecentRequests::new(budget.recent_requests()),
+            recent_walks: RecentWalks::new(budget.prepared_walks()),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Arc::new(Semaphore::new(concurrent_passes())),

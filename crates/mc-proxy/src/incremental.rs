@@ -25,8 +25,8 @@ use mc_core::{ContentHash, HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::anthropic::{self, MessagesRequest};
 
-use self::head::Head;
-use self::split::{Split, common_prefix_len};
+pub(crate) use self::head::Head;
+pub(crate) use self::split::{Split, common_prefix_len, nests_too_deep};
 use crate::render_anthropic;
 
 /// Requests remembered at most; a proxy serves a handful of live conversations at a time,
@@ -67,6 +67,37 @@ impl Layout {
         self.head.as_deref().map(Head::prefix_identity)
     }
 
+    /// The layout of a body whose messages lie at `ranges` and whose head is `head`, for
+    /// another remembered walk over the same bodies (the agent tools' preparation).
+    pub(crate) fn new(body: Bytes, ranges: Vec<Range<usize>>, head: Arc<Head>) -> Self {
+        Self {
+            body,
+            ranges,
+            one_hour: Vec::new(),
+            head: Some(head),
+        }
+    }
+
+    /// The body.
+    pub(crate) fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// How many messages the body holds.
+    pub(crate) fn ranges_len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// How many leading messages lie wholly within the body's first `len` bytes.
+    pub(crate) fn whole_messages_within(&self, len: usize) -> usize {
+        self.ranges.partition_point(|range| range.end <= len)
+    }
+
+    /// How many leading messages this body and a scanned one share byte for byte.
+    pub(crate) fn shared_messages(&self, body: &[u8], ranges: &[Range<usize>]) -> usize {
+        shared_messages(self, body, ranges)
+    }
+
     fn message(&self, index: usize) -> Option<&[u8]> {
         self.body.get(self.ranges.get(index)?.clone())
     }
@@ -75,7 +106,8 @@ impl Layout {
         self.head.as_deref()?.open()
     }
 
-    fn head_matching(&self, body: &[u8], split: &Split) -> Option<Arc<Head>> {
+    /// The decoded head, when `body` split at `split` has its bytes.
+    pub(crate) fn head_matching(&self, body: &[u8], split: &Split) -> Option<Arc<Head>> {
         self.head
             .as_ref()
             .filter(|head| head.matches(body, split))

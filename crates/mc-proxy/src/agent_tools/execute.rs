@@ -97,6 +97,7 @@ pub async fn keep<T: serde::Serialize>(app: &App, anchor: String, splice: &T) {
         }
     };
     let engine = Arc::clone(engine);
+    let stored_at = anchor.clone();
     let now_ms = now_ms();
     let cutoff_ms = engine.config().tools.hidden_exchange_cutoff_ms(now_ms);
     let stored = tokio::task::spawn_blocking(move || {
@@ -106,6 +107,8 @@ pub async fn keep<T: serde::Serialize>(app: &App, anchor: String, splice: &T) {
         })
     })
     .await;
+    // A remembered walk that found nothing at this anchor would now find the exchange.
+    app.recent_walks.forget_anchor(&stored_at);
     match stored {
         Ok(Ok(0)) => {}
         Ok(Ok(deleted)) => {

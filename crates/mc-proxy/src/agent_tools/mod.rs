@@ -55,6 +55,7 @@ mod live_chat;
 mod live_responses;
 mod live_round;
 mod prepare;
+mod recent_walks;
 mod reply;
 mod responses;
 mod responses_rounds;
@@ -70,6 +71,7 @@ use mc_core::Host;
 use mc_core::config::ToolsMode;
 use mc_engine::tools::{ToolSpec, tool_specs};
 
+pub use recent_walks::RecentWalks;
 pub use rounds::Call;
 
 use crate::app::App;

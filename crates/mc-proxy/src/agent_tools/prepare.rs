@@ -6,15 +6,18 @@
 //! session carries the same tools and system bytes and the cached prefix holds; appending
 //! (rather than putting ours first) leaves the client's own prefix as it was.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
 use mc_core::{Message, ProjectId};
 use mc_engine::tools::TOOL_GUIDANCE;
+use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest, Tool};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
+use super::recent_walks::Start;
 use super::splice::{Point, Used, splice_in};
 use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
@@ -26,20 +29,106 @@ use crate::side_call;
 /// A client request made ready for the pass, and what later rounds need of it.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    /// The request with the hidden exchanges spliced in, our tools and the guidance.
-    pub request: MessagesRequest,
-    /// Its encoding: what the pass reads instead of the client's body.
+    /// The request with our tools and the guidance, its message list empty: the head later
+    /// rounds are sent with.
+    pub head: Arc<MessagesRequest>,
+    /// The request with the hidden exchanges spliced in, encoded: what the pass reads
+    /// instead of the client's body.
     pub body: Bytes,
+    /// Where the message list (`[` … `]`) lies in `body`.
+    pub list: Range<usize>,
     /// Where the conversation stands after its last message: the anchor of the answer.
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
 }
 
+impl Prepared {
+    /// The body of the next round: the prepared messages, then `hidden` (the rounds run
+    /// here so far), with tool calls forbidden on the `last` round allowed. The bytes are
+    /// the prepared request's encoding with `hidden` appended to its messages.
+    pub fn next_round(&self, hidden: &[anthropic::Message], last: bool) -> Bytes {
+        let mut next = MessagesRequest::clone(&self.head);
+        if last {
+            next.rest
+                .insert("tool_choice".to_owned(), json!({"type": "none"}));
+        }
+        let (before, after) = next.encode_around_messages();
+        next.messages = hidden.to_vec();
+        let appended = next.encode();
+        let appended = appended
+            .get(before.len()..appended.len().saturating_sub(after.len()))
+            .unwrap_or(b"[]");
+        let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
+        let mut list = Vec::with_capacity(prepared.len() + appended.len());
+        list.extend_from_slice(prepared.strip_suffix(b"]").unwrap_or(prepared));
+        let appended = appended.strip_prefix(b"[").unwrap_or(appended);
+        if prepared.len() > 2 && appended.len() > 1 {
+            list.push(b',');
+        }
+        list.extend_from_slice(appended);
+        Bytes::from(next.encode_with_messages(&list))
+    }
+}
+
 /// Prepares an Anthropic request for the proxy's tools, or `None` when this call does not
 /// get them: another tools mode, a host's side call, a client that already offers our
 /// tools ([`super::offers_ours`]), or a body the pass will refuse anyway (it says why).
+///
+/// A follow-up is prepared by its new messages ([`super::recent_walks`]); a body that does
+/// not split into messages, or whose client sends no tools (a host's side call is told by
+/// its whole conversation), is decoded whole.
 pub fn prepare(
+    app: &App,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Option<Prepared>, ProxyError> {
+    let Ok(engine) = app.engine() else {
+        return Ok(None);
+    };
+    let mode = engine.config().tools.mode;
+    if let Some(located) = app.recent_walks.locate(body) {
+        let request = located.request();
+        let theirs = request
+            .tools
+            .iter()
+            .flatten()
+            .map(|tool| tool.name.as_str());
+        if !served_here(mode, headers, request.metadata_user_id()) || offers_ours(theirs) {
+            return Ok(None);
+        }
+        let client = ClientRequest::Anthropic(request);
+        if client.has_tools()
+            && let Some(first) = located.first_message(body)
+        {
+            let project = tool_project(app, headers, &client, std::slice::from_ref(&*first));
+            let start = Start {
+                project: project.clone(),
+                first,
+                add_tools,
+            };
+            let mut used = Used::at(now_ms());
+            let walked = engine
+                .store()
+                .read(|tx| app.recent_walks.walk(tx, body, located, start, &mut used))
+                .map_err(|error| splice_failed(Provider::Anthropic, &error))?;
+            if let Some(walked) = walked {
+                used.record(engine.store());
+                return Ok(Some(Prepared {
+                    head: walked.head,
+                    body: walked.body,
+                    list: walked.list,
+                    point: walked.point,
+                    project,
+                }));
+            }
+        }
+    }
+    prepare_whole(app, headers, body)
+}
+
+/// [`prepare`] by a decode of the whole body and a walk from its start.
+fn prepare_whole(
     app: &App,
     headers: &HeaderMap,
     body: &Bytes,
@@ -68,23 +157,39 @@ pub fn prepare(
     let ClientRequest::Anthropic(request) = client else {
         return Ok(None);
     };
-    let mut request = Arc::unwrap_or_clone(request);
-    let messages = std::mem::take(&mut request.messages);
+    let request = Arc::unwrap_or_clone(request);
     let mut used = Used::at(now_ms());
-    let (messages, point) = engine
+    let spliced = engine
         .store()
-        .read(|tx| splice_in(tx, project.clone(), messages, &mut used))
+        .read(|tx| splice_whole(tx, project.clone(), request, &mut used))
         .map_err(|error| splice_failed(Provider::Anthropic, &error))?;
     used.record(engine.store());
+    Ok(Some(Prepared { project, ..spliced }))
+}
+
+/// A whole client request with its exchanges put back, our tools and the guidance added,
+/// encoded: the reference every incremental preparation must equal byte for byte.
+pub(super) fn splice_whole(
+    tx: &ReadTx<'_>,
+    project: Option<ProjectId>,
+    mut request: MessagesRequest,
+    used: &mut Used,
+) -> Result<Prepared, StoreError> {
+    let messages = std::mem::take(&mut request.messages);
+    let (messages, point) = splice_in(tx, project, messages, used)?;
     request.messages = messages;
     add_tools(&mut request);
     let body = Bytes::from(request.encode());
-    Ok(Some(Prepared {
-        request,
+    request.messages = Vec::new();
+    let (before, after) = request.encode_around_messages();
+    let list = before.len()..body.len().saturating_sub(after.len());
+    Ok(Prepared {
+        head: Arc::new(request),
         body,
+        list,
         point,
-        project,
-    }))
+        project: None,
+    })
 }
 
 /// The project our tools act in for `client`: the one the proxy resolves for the session.
@@ -116,7 +221,7 @@ pub(super) fn splice_failed(provider: Provider, error: &dyn std::fmt::Display) -
 }
 
 /// Appends our tools to the client's and the guidance to the system prompt.
-fn add_tools(request: &mut MessagesRequest) {
+pub(super) fn add_tools(request: &mut MessagesRequest) {
     let tools = request.tools.get_or_insert_with(Vec::new);
     for spec in SPECS.iter() {
         let mut rest = Map::new();

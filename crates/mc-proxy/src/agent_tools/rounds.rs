@@ -11,7 +11,7 @@ use mc_wire::anthropic::{
     self, BlockContent, ContentBlock, MessageRole, MessagesResponse, ToolResultBlock,
 };
 use mc_wire::sse::encode_event;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::execute::{execute, keep};
 use super::live::{Sink, is_stream};
@@ -188,14 +188,8 @@ impl Rounds {
         self.hidden.push(full);
         self.hidden.push(results);
         self.count += 1;
-        let mut next = prepared.request.clone();
-        next.messages.extend(self.hidden.iter().cloned());
-        if self.count >= MAX_ROUNDS {
-            // The last round allowed: the model must answer in text now.
-            next.rest
-                .insert("tool_choice".to_owned(), json!({"type": "none"}));
-        }
-        Settled::Again(bytes::Bytes::from(next.encode()))
+        // On the last round allowed, the model must answer in text.
+        Settled::Again(prepared.next_round(&self.hidden, self.count >= MAX_ROUNDS))
     }
 }
 

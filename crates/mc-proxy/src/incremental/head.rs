@@ -21,7 +21,7 @@ use crate::render_anthropic;
 
 /// A decoded head and the bytes it came from.
 #[derive(Debug)]
-pub(super) struct Head {
+pub(crate) struct Head {
     /// The body up to and including the `[` opening the message list.
     before: Bytes,
     /// The body from the `]` closing it.

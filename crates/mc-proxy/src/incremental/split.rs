@@ -28,7 +28,7 @@ struct Messages<'a> {
 
 /// Where a body's message list and each of its messages lie.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Split {
+pub(crate) struct Split {
     /// Each message's bytes.
     pub ranges: Vec<Range<usize>>,
     /// The `[` opening the list.
@@ -101,7 +101,7 @@ const JSON_NESTING_LIMIT: usize = 127;
 /// the full decode accepts at its place: decoded on its own, serde_json would count its
 /// nesting afresh, but in the body it sits inside the request object and its message list.
 /// Such a message is left to the full decode, which refuses the body with its position.
-pub(super) fn nests_too_deep(message: &[u8]) -> bool {
+pub(crate) fn nests_too_deep(message: &[u8]) -> bool {
     let limit = JSON_NESTING_LIMIT - 2;
     // A message with no more openings than the limit cannot nest past it; counting them is
     // a quick pass (about 2.5 GB/s, against 0.6 GB/s for the walk below), and most stop here.
@@ -156,7 +156,7 @@ fn skip_whitespace(body: &[u8], at: usize) -> usize {
 }
 
 /// How many leading bytes `a` and `b` share.
-pub(super) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+pub(crate) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
     let len = a.len().min(b.len());
     let mut at = 0;
     while at < len {
