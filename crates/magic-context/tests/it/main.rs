@@ -23,6 +23,7 @@ mod memory;
 mod opencode;
 mod opencode_small_window;
 mod pi_agent;
+mod pi_hidden_round_then_bash;
 mod pi_sessions;
 mod pi_small_window;
 mod proxy_tools_real_clients;
