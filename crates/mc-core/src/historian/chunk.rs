@@ -1,5 +1,7 @@
 //! Which raw history the historian summarises next.
 
+use std::collections::HashMap;
+
 use crate::{Message, Part, Role};
 
 /// An inclusive ordinal range of the raw log.
@@ -39,6 +41,7 @@ pub fn eligible_chunk(
         return None;
     }
     let budget_tokens = max_tokens.max(trigger_tokens);
+    let clean = clean_ends(messages);
     let mut used = 0_u64;
     let mut last = None;
     for ordinal in boundary..end_excl {
@@ -46,7 +49,11 @@ pub fn eligible_chunk(
         if used > budget_tokens && last.is_some_and(|last| last >= reach) {
             break;
         }
-        if ends_cleanly(messages, ordinal) {
+        if usize::try_from(ordinal)
+            .ok()
+            .and_then(|at| clean.get(at))
+            .is_some_and(|&clean| clean)
+        {
             last = Some(ordinal);
         }
     }
@@ -70,35 +77,106 @@ pub fn starts_a_turn(message: &Message) -> bool {
             .any(|part| matches!(part, Part::ToolResult { .. }))
 }
 
-/// Whether a chunk may end after the message at `ordinal`: no call in it or before it is
+/// For each message, whether a chunk may end after it: no call in it or before it is
 /// answered after it.
-fn ends_cleanly(messages: &[Message], ordinal: u64) -> bool {
-    let Ok(cut) = usize::try_from(ordinal + 1) else {
-        return false;
-    };
-    let Some((before, after)) = (cut <= messages.len()).then(|| messages.split_at(cut)) else {
-        return false;
-    };
-    let answered_later: Vec<&str> = after
+///
+/// One pass over the log: a call id is open from its first call (in an assistant message)
+/// until its last result, and an end is clean where no id is open. Asked message by message
+/// against the whole log, the same question cost the session's length squared on every
+/// historian check, and a long session checks after every request.
+fn clean_ends(messages: &[Message]) -> Vec<bool> {
+    let mut spans: HashMap<&str, (Option<usize>, Option<usize>)> = HashMap::new();
+    for (at, message) in messages.iter().enumerate() {
+        for part in &message.parts {
+            match part {
+                Part::ToolCall { id, .. } if message.role == Role::Assistant => {
+                    let span = spans.entry(id.as_str()).or_default();
+                    span.0 = Some(span.0.map_or(at, |first| first.min(at)));
+                }
+                Part::ToolResult { call_id, .. } => {
+                    let span = spans.entry(call_id.as_str()).or_default();
+                    span.1 = Some(span.1.map_or(at, |last| last.max(at)));
+                }
+                _ => {}
+            }
+        }
+    }
+    // +1 where a span opens, -1 where it closes; an end is clean where the sum is 0.
+    let mut opened = vec![0_i64; messages.len() + 1];
+    for (first_call, last_result) in spans.into_values() {
+        if let (Some(call), Some(result)) = (first_call, last_result)
+            && call < result
+        {
+            opened[call] += 1;
+            opened[result] -= 1;
+        }
+    }
+    let mut open = 0_i64;
+    opened[..messages.len()]
         .iter()
-        .flat_map(|message| &message.parts)
-        .filter_map(|part| match part {
-            Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
-            _ => None,
+        .map(|delta| {
+            open += delta;
+            open == 0
         })
-        .collect();
-    !before
-        .iter()
-        .filter(|message| message.role == Role::Assistant)
-        .flat_map(|message| &message.parts)
-        .any(|part| matches!(part, Part::ToolCall { id, .. } if answered_later.contains(&id.as_str())))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
+
+    /// The former per-message question, kept as the reference [`clean_ends`] must equal.
+    fn ends_cleanly(messages: &[Message], ordinal: usize) -> bool {
+        let (before, after) = messages.split_at(ordinal + 1);
+        let answered_later: Vec<&str> = after
+            .iter()
+            .flat_map(|message| &message.parts)
+            .filter_map(|part| match part {
+                Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        !before
+            .iter()
+            .filter(|message| message.role == Role::Assistant)
+            .flat_map(|message| &message.parts)
+            .any(|part| matches!(part, Part::ToolCall { id, .. } if answered_later.contains(&id.as_str())))
+    }
+
+    fn arb_message() -> impl Strategy<Value = Message> {
+        let part = prop_oneof![
+            (0..4_u8).prop_map(|id| Part::ToolCall {
+                id: format!("c{id}"),
+                name: "Bash".into(),
+                input: json!({}),
+            }),
+            (0..4_u8).prop_map(|id| Part::ToolResult {
+                call_id: format!("c{id}"),
+                content: vec![Part::text("out")],
+                is_error: false,
+            }),
+            Just(Part::text("words")),
+        ];
+        (any::<bool>(), proptest::collection::vec(part, 0..3)).prop_map(|(user, parts)| {
+            Message::new(if user { Role::User } else { Role::Assistant }, parts)
+        })
+    }
+
+    proptest! {
+        /// Calls and results in any order, repeated ids, results before their calls: one
+        /// pass answers what asking message by message answered.
+        #[test]
+        fn clean_ends_answer_as_each_end_asked_alone(
+            messages in proptest::collection::vec(arb_message(), 0..14)
+        ) {
+            let expected: Vec<bool> =
+                (0..messages.len()).map(|at| ends_cleanly(&messages, at)).collect();
+            prop_assert_eq!(clean_ends(&messages), expected);
+        }
+    }
 
     fn turn(id: &str) -> [Message; 2] {
         [
