@@ -66,10 +66,16 @@ fn build(turns: &[Turn]) -> (Vec<Message>, Vec<u64>) {
     let mut starts = Vec::new();
     for (turn_no, turn) in turns.iter().enumerate() {
         starts.push(messages.len() as u64);
-        messages.push(Message::new(
-            Role::User,
-            vec![Part::text(turn.user.clone())],
-        ));
+        // Some users paste a screenshot with their words (picked from the words, so the
+        // strategy and its stored seeds stay as they were).
+        let mut user = vec![Part::text(turn.user.clone())];
+        if turn.user.contains('m') {
+            user.push(Part::Media {
+                media: MediaKind::Image,
+                source: json!({"type": "url", "url": "https://example.com/shot.png"}),
+            });
+        }
+        messages.push(Message::new(Role::User, user));
         let mut assistant = Vec::new();
         if let Some(thinking) = &turn.thinking {
             assistant.push(Part::Thinking {
@@ -286,6 +292,15 @@ proptest! {
                             format!("{}{text}", tag_prefix(tag))
                         };
                         prop_assert_eq!(shown, &Part::text(expected));
+                    }
+                    (Part::Media { .. }, Some(tag)) => {
+                        // Shown as sent, or dropped whole to a placeholder that names it.
+                        let expected = if dropped {
+                            Part::text(crate::tags::dropped_media_placeholder(tag, &["image url".to_owned()]))
+                        } else {
+                            part.clone()
+                        };
+                        prop_assert_eq!(shown, &expected);
                     }
                     (Part::ToolResult { call_id, content, is_error }, Some(tag)) => {
                         let Part::ToolResult { call_id: shown_id, content: shown_content, is_error: shown_error } = shown else {
