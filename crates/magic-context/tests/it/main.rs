@@ -6,8 +6,8 @@
 
 mod claude_code;
 mod claude_code_historian;
-mod claude_code_image;
 mod claude_code_hosts;
+mod claude_code_image;
 mod claude_code_mcp;
 mod claude_code_proxy;
 mod claude_code_small_window;
