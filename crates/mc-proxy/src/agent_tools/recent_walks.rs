@@ -248,7 +248,7 @@ impl RecentWalks {
             Some(step) => (step.point.clone(), step.pending.clone()),
             None => (Point::start("anthropic", project), None),
         };
-        for range in &located.split.ranges[resumed..] {
+        for range in located.split.ranges.get(resumed..).unwrap_or_default() {
             let Some(message) = body.get(range.clone()).and_then(decode_message) else {
                 return Ok(None);
             };
@@ -354,7 +354,7 @@ fn resume(
     else {
         return Ok(false);
     };
-    for (anchor, splice) in &walk.found[..step.found_len] {
+    for (anchor, splice) in walk.found.get(..step.found_len).unwrap_or_default() {
         match stored::<Splice>(tx, anchor)? {
             Some(found) if &found.splice == splice => used.note(&found),
             Some(_) | None => return Ok(false),

@@ -273,3 +273,49 @@ fn a_next_round_appends_to_the_prepared_encoding() {
         );
     }
 }
+
+/// An exchange stored at an anchor a remembered walk already passed (another conversation
+/// with the same start got that answer through our tools) is put back on the next request,
+/// as a fresh walk puts it back: the walk that found nothing there is forgotten.
+#[test]
+fn an_exchange_stored_behind_a_remembered_walk_goes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("context.db")).unwrap();
+    let project = None;
+    let walks = RecentWalks::new(64 << 20);
+    let turns: Vec<Turn> = (0..4)
+        .map(|index| Turn {
+            user: format!("question {index}"),
+            user_as_text: false,
+            answer: format!("answer {index}"),
+            exchange: None,
+            retried: false,
+        })
+        .collect();
+    let opening = client_body(&turns, 0);
+    let anchor = from_scratch(&store, &project, &opening).point.anchor();
+    incremental(&walks, &store, &project, &client_body(&turns, 2));
+    let splice = splice_for(
+        0,
+        &turns[0],
+        Exchange {
+            full_answer: true,
+            results: false,
+        },
+    );
+    let text = serde_json::to_string(&splice).unwrap();
+    store
+        .write(|tx| tx.put_hidden_exchange(&anchor, &text, 0))
+        .unwrap();
+    walks.forget_anchor(&anchor);
+    let next = client_body(&turns, 3);
+    let walked = incremental(&walks, &store, &project, &next);
+    assert_eq!(walked.body, from_scratch(&store, &project, &next).body);
+    assert!(
+        walked
+            .body
+            .windows(b"answer 0 (in full)".len())
+            .any(|window| window == b"answer 0 (in full)"),
+        "the exchange went back"
+    );
+}
