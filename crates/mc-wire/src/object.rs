@@ -56,6 +56,24 @@ impl KeyOrder {
     }
 }
 
+/// Takes a client object's unmodelled fields and key order into a rendered object that
+/// stands for it, keeping the rendered object's own fields (a value it sets wins, a key it
+/// adds goes last): the rendered object goes up with every field the client sent, in its
+/// order.
+pub(crate) fn adopt_fields(
+    rest: &mut Map<String, Value>,
+    order: &mut KeyOrder,
+    client_rest: &Map<String, Value>,
+    client_order: &KeyOrder,
+) {
+    let mut merged = client_rest.clone();
+    for (key, value) in std::mem::take(rest) {
+        merged.insert(key, value);
+    }
+    *rest = merged;
+    *order = client_order.clone();
+}
+
 /// A wire type made of typed fields plus a rest map.
 pub(crate) trait WireObject {
     /// The typed keys, in canonical order. At most 63.

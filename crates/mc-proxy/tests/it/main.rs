@@ -31,6 +31,7 @@ mod openai;
 mod overflow;
 mod overflow_responses;
 mod responses;
+mod responses_fields;
 mod routing;
 mod secrets;
 mod sessions;

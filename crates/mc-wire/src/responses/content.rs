@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, serialize_object};
+use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, adopt_fields, serialize_object};
 use crate::wire_object::wire_object;
 
 /// Content as sent: a bare string or parts. The form is kept, because it is part of the
@@ -110,6 +110,19 @@ pub struct TextPart {
     /// Unmodelled fields (`annotations`, `logprobs`, …).
     pub rest: Map<String, Value>,
     order: KeyOrder,
+}
+
+impl ContentPart {
+    /// Gives this part, as the engine rendered it, the unmodelled fields (`annotations`,
+    /// `logprobs`, …) and key order of `client`, the same part as the client sent it, when
+    /// both are text of the same kind.
+    pub fn adopt_client_fields(&mut self, client: &ContentPart) {
+        if let (Self::Text(ours), Self::Text(theirs)) = (self, client)
+            && ours.kind == theirs.kind
+        {
+            adopt_fields(&mut ours.rest, &mut ours.order, &theirs.rest, &theirs.order);
+        }
+    }
 }
 
 /// A `refusal` part.

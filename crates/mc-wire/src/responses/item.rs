@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::content::Content;
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, serialize_object};
+use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, adopt_fields, serialize_object};
 use crate::wire_object::wire_object;
 
 /// One item of a conversation.
@@ -247,6 +247,59 @@ impl ToolOutputItem {
             output,
             rest: Map::new(),
             order: KeyOrder::default(),
+        }
+    }
+}
+
+impl Item {
+    /// Gives this item, as the engine rendered it, the unmodelled fields (`id`, `status`,
+    /// harness fields) and key order of `client`, the same item as the client sent it: a
+    /// call or output of the same kind and call id, or a message of the same role (the
+    /// caller knows it is the same message; its text parts keep their `annotations` and
+    /// other fields when the parts line up). Else nothing changes. Returns whether it did.
+    pub fn adopt_client_fields(&mut self, client: &Item) -> bool {
+        match (self, client) {
+            (Self::Message(ours), Self::Message(theirs)) if ours.role == theirs.role => {
+                adopt_fields(&mut ours.rest, &mut ours.order, &theirs.rest, &theirs.order);
+                if let (Content::Parts(our_parts), Content::Parts(their_parts)) =
+                    (&mut ours.content, &theirs.content)
+                    && our_parts.len() == their_parts.len()
+                {
+                    for (our_part, their_part) in our_parts.iter_mut().zip(their_parts) {
+                        our_part.adopt_client_fields(their_part);
+                    }
+                }
+                true
+            }
+            (Self::FunctionCall(ours), Self::FunctionCall(theirs))
+                if ours.call_id == theirs.call_id =>
+            {
+                adopt_fields(&mut ours.rest, &mut ours.order, &theirs.rest, &theirs.order);
+                true
+            }
+            (Self::CustomToolCall(ours), Self::CustomToolCall(theirs))
+                if ours.call_id == theirs.call_id =>
+            {
+                adopt_fields(&mut ours.rest, &mut ours.order, &theirs.rest, &theirs.order);
+                true
+            }
+            (Self::ToolOutput(ours), Self::ToolOutput(theirs))
+                if ours.call_id == theirs.call_id && ours.kind == theirs.kind =>
+            {
+                adopt_fields(&mut ours.rest, &mut ours.order, &theirs.rest, &theirs.order);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The call id of a call or output item.
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            Self::FunctionCall(item) => Some(&item.call_id),
+            Self::CustomToolCall(item) => Some(&item.call_id),
+            Self::ToolOutput(item) => Some(&item.call_id),
+            Self::Message(_) | Self::Reasoning(_) | Self::Other(_) => None,
         }
     }
 }
