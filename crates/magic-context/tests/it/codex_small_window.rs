@@ -16,8 +16,11 @@
 
 use serde_json::json;
 
+use mc_store::Store;
+
 use crate::support::Machine;
 use crate::support::claude_session::{Route, Script};
+use crate::support::client_run::ClientRun;
 use crate::support::codex_rollout;
 use crate::support::codex_session::{CodexSession, SHELL_TOOL};
 use crate::support::seq_steps::{SeqSteps, create_repo};
@@ -79,6 +82,42 @@ fn codex_session_through_the_proxy_stays_inside_64k() {
     assert!(
         compaction_requests == 0 && !run.proxy_log().contains(PROXY_CODEX_COMPACTION_LOG),
         "Codex asked for a compaction ({compaction_requests} upstream)\n{diagnostics}"
+    );
+    assert_usage_of_every_call(run, &diagnostics);
+}
+
+/// Every call of Codex's the provider answered is in the proxy's ledger with its usage, not
+/// as a `client disconnected` cut: Codex closes its stream at `response.completed` without
+/// reading to the end, and the call was whole by then.
+fn assert_usage_of_every_call(run: &ClientRun, diagnostics: &str) {
+    let served = run.main_calls().filter(|call| call.status == 200).count();
+    let store = Store::open(run.store_path()).unwrap();
+    let mut rows = Vec::new();
+    // The ledger is written off the request path: wait for the last call's row.
+    for _ in 0..250 {
+        rows = store
+            .read(|tx| {
+                let mut rows = Vec::new();
+                for session in tx.list_sessions(usize::MAX)? {
+                    rows.extend(tx.calls(&session.id, usize::MAX)?);
+                }
+                Ok(rows)
+            })
+            .unwrap();
+        rows.retain(|row| row.route == "openai_responses" && row.status == 200);
+        if rows.len() >= served {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(rows.len(), served, "one row per served call\n{diagnostics}");
+    let cut: Vec<_> = rows
+        .iter()
+        .filter(|row| row.error.is_some() || row.uncached_tokens.is_none())
+        .collect();
+    assert!(
+        cut.is_empty(),
+        "every served call's usage is recorded: {cut:?}\n{diagnostics}"
     );
 }
 
