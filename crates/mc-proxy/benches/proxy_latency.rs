@@ -39,7 +39,7 @@
 //! ([`growing`]).
 //!
 //! Run: `cargo bench -p mc-proxy --bench proxy_latency`; with `PROXY_LATENCY_QUICK=1`, only
-//! a shorter growing session.
+//! a shorter growing session; `PROXY_LATENCY_STEPS=N` sets its length.
 
 #![expect(clippy::print_stdout, reason = "a benchmark prints its table")]
 
@@ -130,6 +130,10 @@ const GROWING_STEPS_QUICK: usize = 60;
 /// after a change to the request path.
 const QUICK_ENV: &str = "PROXY_LATENCY_QUICK";
 
+/// Set to a number of measured steps for the growing session (400 take it from ~1 MB to
+/// ~1.7 MB).
+const STEPS_ENV: &str = "PROXY_LATENCY_STEPS";
+
 fn main() -> std::result::Result<(), BoxError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -167,11 +171,14 @@ async fn run() -> Result<()> {
         "growing session: one conversation from ~1 MB, one step per request, through a proxy with the agent tools off and one at the defaults (tools on, as a client without Claude Code's headers gets them); added = proxy time - direct time of the same body"
     );
     let run = Growing {
-        steps: if quick {
-            GROWING_STEPS_QUICK
-        } else {
-            GROWING_STEPS
-        },
+        steps: std::env::var(STEPS_ENV)
+            .ok()
+            .and_then(|steps| steps.parse().ok())
+            .unwrap_or(if quick {
+                GROWING_STEPS_QUICK
+            } else {
+                GROWING_STEPS
+            }),
     };
     growing_table(&client, &corpus, &flat.url(), &run).await?;
     if quick {
