@@ -56,6 +56,9 @@ pub struct Layout {
     body: Bytes,
     ranges: Vec<Range<usize>>,
     one_hour: Vec<bool>,
+    /// What each decoded message holds ([`HeldBytes`]), so remembering a request sums the
+    /// new messages' figures instead of walking the whole conversation again.
+    message_bytes: Vec<usize>,
     head: Option<Arc<Head>>,
 }
 
@@ -74,6 +77,7 @@ impl Layout {
             body,
             ranges,
             one_hour: Vec::new(),
+            message_bytes: Vec::new(),
             head: Some(head),
         }
     }
@@ -166,12 +170,17 @@ impl RecentRequests {
         {
             return;
         }
-        let held_bytes = layout.body.len()
-            + layout.ranges.capacity() * std::mem::size_of::<Range<usize>>()
-            + conversation
+        let messages_bytes = if layout.message_bytes.len() == conversation.len() {
+            layout.message_bytes.iter().sum::<usize>()
+        } else {
+            conversation
                 .iter()
                 .map(HeldBytes::held_bytes)
                 .sum::<usize>()
+        };
+        let held_bytes = layout.body.len()
+            + layout.ranges.capacity() * std::mem::size_of::<Range<usize>>()
+            + messages_bytes
             + chain.len() * std::mem::size_of::<ContentHash>();
         if held_bytes > self.budget_bytes {
             return;
@@ -197,19 +206,26 @@ impl RecentRequests {
             return None;
         }
         let (split, head, entry, shared) = self.locate(body, limit_bytes)?;
-        let (mut conversation, mut chain, mut one_hour) = match entry {
+        let (mut conversation, mut chain, mut one_hour, mut message_bytes) = match entry {
             Some(mut entry) => {
                 entry.conversation.truncate(shared);
                 entry.chain.truncate(shared);
                 entry.layout.one_hour.truncate(shared);
-                (entry.conversation, entry.chain, entry.layout.one_hour)
+                entry.layout.message_bytes.truncate(shared);
+                (
+                    entry.conversation,
+                    entry.chain,
+                    entry.layout.one_hour,
+                    entry.layout.message_bytes,
+                )
             }
-            None => (Vec::new(), HashChain::default(), Vec::new()),
+            None => (Vec::new(), HashChain::default(), Vec::new(), Vec::new()),
         };
         let mut layout = Layout {
             body: body.clone(),
             ranges: split.ranges,
             one_hour: Vec::new(),
+            message_bytes: Vec::new(),
             head: None,
         };
         for index in shared..layout.ranges.len() {
@@ -221,6 +237,7 @@ impl RecentRequests {
             one_hour.push(render_anthropic::uses_one_hour(&wire));
             let message = anthropic::into_message(wire);
             chain.push(message.content_hash());
+            message_bytes.push(message.held_bytes());
             conversation.push(message);
         }
         let client_ttl = if head.one_hour || one_hour.contains(&true) {
@@ -230,6 +247,7 @@ impl RecentRequests {
         };
         let request = head.request();
         layout.one_hour = one_hour;
+        layout.message_bytes = message_bytes;
         layout.head = Some(head);
         Some(Decoded {
             request,
