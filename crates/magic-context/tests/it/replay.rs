@@ -44,9 +44,18 @@ fn json_report_has_every_strategy_and_field() {
         ]
     );
     let per_recording = report["per_recording"].as_array().unwrap();
-    assert_eq!(per_recording.len(), report["strategies"].as_object().unwrap().len());
+    assert_eq!(
+        per_recording.len(),
+        report["strategies"].as_object().unwrap().len()
+    );
     for row in per_recording {
-        for key in ["file", "strategy", "cost_usd", "references_kept", "user_words_kept"] {
+        for key in [
+            "file",
+            "strategy",
+            "cost_usd",
+            "references_kept",
+            "user_words_kept",
+        ] {
             assert!(row.get(key).is_some(), "{key} missing: {row}");
         }
         assert!(row["lost_user_words"].is_array(), "{row}");
