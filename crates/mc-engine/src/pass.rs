@@ -35,7 +35,7 @@ use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
 use crate::pass_decide::{Decided, Decision};
 use crate::rendered_tail::{RenderedTail, TailInputs};
-use crate::state::{load_state, record_usage_in, store_state};
+use crate::state::{load_state, store_state};
 
 /// Counts the tokens of a text, as the provider would (an estimate).
 pub type CountText<'a> = &'a dyn Fn(&str) -> u64;
@@ -210,47 +210,6 @@ impl Engine {
         self.caches.part_tokens.put(request.session, counts);
         self.caches.rows.put(request.session, rows);
         Ok(outcome)
-    }
-
-    /// Records the context limit a provider proved with an overflow error ("prompt is too
-    /// long: N tokens > M maximum") at `now_ms`, so later plans refuse or fold before sending
-    /// over it. It binds for a day ([`crate::PROVEN_WINDOW_TTL_MS`]) or until `flush`.
-    pub fn record_proven_window(
-        &self,
-        session: &SessionId,
-        limit_tokens: u64,
-        now_ms: u64,
-    ) -> Result<()> {
-        self.store.write_with(|tx| {
-            let mut state = load_state(tx, session)?.unwrap_or_default();
-            state.proven_window = Some(limit_tokens);
-            state.proven_window_ms = Some(now_ms);
-            store_state(tx, session, &state)
-        })
-    }
-
-    /// Records what the provider reported for the call of pass `pass` (when known), for the
-    /// next plan.
-    pub fn record_usage(
-        &self,
-        session: &SessionId,
-        usage_tokens: u64,
-        pass: Option<u64>,
-    ) -> Result<()> {
-        self.store
-            .write_with(|tx| record_usage_in(tx, session, usage_tokens, pass))
-    }
-
-    /// [`Self::record_usage`] inside a caller's transaction, so the proxy writes a call's
-    /// ledger row and its usage in one commit.
-    pub fn record_usage_in(
-        &self,
-        tx: &WriteTx<'_>,
-        session: &SessionId,
-        usage_tokens: u64,
-        pass: Option<u64>,
-    ) -> Result<()> {
-        record_usage_in(tx, session, usage_tokens, pass)
     }
 
     fn pass_in(
