@@ -17,12 +17,13 @@ use crate::store::{ReadTx, WriteTx};
 impl WriteTx<'_> {
     /// Gates `session`: from now on only messages a provider accepted count. A session not
     /// gated yet counts its first `held` messages (those it held before the request being
-    /// stored, in the same transaction) as accepted; a gated one is left as it is.
+    /// stored, in the same transaction) as accepted; a gated one is left as it is (no row is
+    /// written: this runs on every pass).
     pub fn gate_until_accepted(&self, session: &SessionId, held: u64) -> Result<()> {
         self.conn()
             .prepare_cached(
-                "UPDATE sessions SET accepted_messages = coalesce(accepted_messages, ?2)
-                 WHERE id = ?1",
+                "UPDATE sessions SET accepted_messages = ?2
+                 WHERE id = ?1 AND accepted_messages IS NULL",
             )
             .and_then(|mut statement| statement.execute((session.as_str(), held)))
             .map_err(StoreError::sqlite(

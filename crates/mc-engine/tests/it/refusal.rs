@@ -23,10 +23,9 @@ fn call(messages: &[mc_core::Message], now_ms: u64) -> Call<'_> {
     }
 }
 
-#[test]
-fn at_the_proven_limit_a_request_that_fits_is_sent_though_nothing_can_be_folded() {
-    let harness = Harness::new();
-    let messages = bash_session(3); // 7 tags, all protected: nothing can be dropped
+/// The session's first five messages passed without a reported usage, then the provider
+/// proving [`PROVEN`] at the start time.
+fn start_then_prove(harness: &Harness, messages: &[mc_core::Message]) {
     harness
         .pass(&Call {
             last_usage_tokens: None,
@@ -37,6 +36,13 @@ fn at_the_proven_limit_a_request_that_fits_is_sent_though_nothing_can_be_folded(
         .engine
         .record_proven_window(&harness.session, PROVEN, START_MS)
         .unwrap();
+}
+
+#[test]
+fn at_the_proven_limit_a_request_that_fits_is_sent_though_nothing_can_be_folded() {
+    let harness = Harness::new();
+    let messages = bash_session(3); // 7 tags, all protected: nothing can be dropped
+    start_then_prove(&harness, &messages);
     let outcome = harness.pass(&call(&messages, START_MS + 10_000)).unwrap();
     assert_eq!(outcome.plan.kind, PassKind::CacheHit, "{:#?}", outcome.plan);
     assert!(outcome.estimated_prompt_tokens < PROVEN);
@@ -49,16 +55,7 @@ fn when_even_the_minimal_rendering_is_over_the_limit_the_request_is_refused_with
     // shrink makes the request fit.
     harness.fixed_tokens.set(PROVEN + 2_000);
     let messages = bash_session(3);
-    harness
-        .pass(&Call {
-            last_usage_tokens: None,
-            ..call(&messages[..5], START_MS)
-        })
-        .unwrap();
-    harness
-        .engine
-        .record_proven_window(&harness.session, PROVEN, START_MS)
-        .unwrap();
+    start_then_prove(&harness, &messages);
     let before = harness.snapshot();
     let refused = harness.pass(&call(&messages, START_MS + 10_000));
     let Err(EngineError::Refused { message }) = refused else {
@@ -167,16 +164,7 @@ fn a_proven_limit_expires_after_a_day_and_a_flush_forgets_it() {
         let harness = Harness::new();
         harness.fixed_tokens.set(PROVEN + 2_000);
         let messages = bash_session(3);
-        harness
-            .pass(&Call {
-                last_usage_tokens: None,
-                ..call(&messages[..5], START_MS)
-            })
-            .unwrap();
-        harness
-            .engine
-            .record_proven_window(&harness.session, PROVEN, START_MS)
-            .unwrap();
+        start_then_prove(&harness, &messages);
         let refused = harness.pass(&call(&messages, START_MS + 10_000));
         assert!(
             matches!(refused, Err(EngineError::Refused { .. })),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
+use mc_core::config::ToolsMode;
 use mc_core::{Message, ProjectId};
 use mc_engine::tools::TOOL_GUIDANCE;
 use mc_store::{ReadTx, StoreError};
@@ -89,12 +90,7 @@ pub fn prepare(
     let mode = engine.config().tools.mode;
     if let Some(located) = app.recent_walks.locate(body) {
         let request = located.request();
-        let theirs = request
-            .tools
-            .iter()
-            .flatten()
-            .map(|tool| tool.name.as_str());
-        if !served_here(mode, headers, request.metadata_user_id()) || offers_ours(theirs) {
+        if !gets_ours(mode, headers, &request) {
             return Ok(None);
         }
         let client = ClientRequest::Anthropic(request);
@@ -127,6 +123,17 @@ pub fn prepare(
     prepare_whole(app, headers, body)
 }
 
+/// Whether `request` gets the proxy's tools under `mode`: served here for its client, and
+/// not a client that already offers them.
+fn gets_ours(mode: ToolsMode, headers: &HeaderMap, request: &MessagesRequest) -> bool {
+    let theirs = request
+        .tools
+        .iter()
+        .flatten()
+        .map(|tool| tool.name.as_str());
+    served_here(mode, headers, request.metadata_user_id()) && !offers_ours(theirs)
+}
+
 /// [`prepare`] by a decode of the whole body and a walk from its start.
 fn prepare_whole(
     app: &App,
@@ -139,13 +146,7 @@ fn prepare_whole(
     let Ok(request) = MessagesRequest::decode(body, usize::MAX) else {
         return Ok(None);
     };
-    let mode = engine.config().tools.mode;
-    let theirs = request
-        .tools
-        .iter()
-        .flatten()
-        .map(|tool| tool.name.as_str());
-    if !served_here(mode, headers, request.metadata_user_id()) || offers_ours(theirs) {
+    if !gets_ours(engine.config().tools.mode, headers, &request) {
         return Ok(None);
     }
     let conversation = anthropic::to_conversation(&request);
