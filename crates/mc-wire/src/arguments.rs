@@ -4,15 +4,24 @@
 use mc_core::{MAX_INPUT_NESTING, value_nesting};
 use serde_json::Value;
 
-/// The value `arguments` hold when they are JSON nested within [`MAX_INPUT_NESTING`]; `None`
-/// otherwise, and the caller keeps them as the text they are.
+/// The value `arguments` hold when they are JSON nested within [`MAX_INPUT_NESTING`] that
+/// writes back as the very same text; `None` otherwise, and the caller keeps them as the text
+/// they are.
+///
+/// Arguments go back upstream as [`tool_input_text`] writes the value, and the provider's
+/// cache and the model both see those bytes: text with spaces, a repeated key or an escaped
+/// letter (`{"a": 1}`, `\u00e9`) parses fine but would go back compact, deduplicated and
+/// unescaped, so it stays text. Models write compact arguments, which are read as values.
 ///
 /// A JSON string literal (`"ls"`, quotes included) stays text too: a stored input that is a
 /// string means the arguments' raw text, so reading `"ls"` as the string `ls` would send
 /// `ls` back where the client wrote `"ls"`.
 pub(crate) fn parse_arguments(arguments: &str) -> Option<Value> {
     let value: Value = serde_json::from_str(arguments).ok()?;
-    (!value.is_string() && value_nesting(&value) <= MAX_INPUT_NESTING).then_some(value)
+    (!value.is_string()
+        && value_nesting(&value) <= MAX_INPUT_NESTING
+        && serde_json::to_string(&value).is_ok_and(|text| text == arguments))
+    .then_some(value)
 }
 
 /// The text a tool input goes back as where the wire carries it as text (function-call
@@ -57,5 +66,69 @@ mod tests {
         ] {
             assert_eq!(parse_arguments(&arguments), None, "{arguments:.40}");
         }
+    }
+
+    #[test]
+    fn json_that_would_not_write_back_the_same_is_left_as_text() {
+        for arguments in [
+            r#"{"path": "a.rs"}"#,
+            r#"{"path":"a.rs","path":"b.rs"}"#,
+            r#"{"path":"caf\u00e9.rs"}"#,
+            r#"{"ratio":1E3}"#,
+            "{\"path\":\"a.rs\"}\n",
+        ] {
+            assert_eq!(parse_arguments(arguments), None, "{arguments}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_read_with_every_digit() {
+        for arguments in [
+            r#"{"offset":18446744073709551617}"#,
+            r#"{"ratio":0.10000000000000000555}"#,
+            r#"{"exp":-2.5e-3,"small":1.0}"#,
+        ] {
+            let value = parse_arguments(arguments)
+                .unwrap_or_else(|| panic!("compact JSON is read: {arguments}"));
+            assert_eq!(tool_input_text(&value), arguments);
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the client wrote, the text the stored input goes back as is that text.
+        #[test]
+        fn arguments_go_back_byte_for_byte(arguments in arguments_text()) {
+            let input = parse_arguments(&arguments).unwrap_or_else(|| Value::String(arguments.clone()));
+            proptest::prop_assert_eq!(tool_input_text(&input), arguments);
+        }
+    }
+
+    /// Argument texts as clients write them: compact and spaced JSON, escapes, numbers of
+    /// every shape, repeated keys, and text that is not JSON at all.
+    fn arguments_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let key = prop::sample::select(vec!["path", "a", "caf\\u00e9", "n"]);
+        let scalar = prop::sample::select(vec![
+            "1",
+            "-0",
+            "1.0",
+            "1e3",
+            "18446744073709551617",
+            "0.10000000000000000555",
+            "\"x\"",
+            "\"\\u00e9\"",
+            "true",
+            "null",
+            "[]",
+            "[1, 2]",
+        ]);
+        let space = prop::sample::select(vec!["", " ", "\n  "]);
+        let pair = (key, space.clone(), scalar)
+            .prop_map(|(key, space, value)| format!("\"{key}\":{space}{value}"));
+        prop_oneof![
+            (prop::collection::vec(pair, 0..4), space)
+                .prop_map(|(pairs, space)| format!("{{{space}{}}}", pairs.join(","))),
+            ".{0,24}",
+        ]
     }
 }

@@ -178,7 +178,8 @@ fn items_become_grouped_neutral_messages() {
             Role::Assistant
         ]
     );
-    // Reasoning stays a whole item; the call's arguments become JSON.
+    // Reasoning stays a whole item; the call's arguments, spaced as the client wrote them,
+    // stay their text (read as JSON they would go back compact).
     let thinking_and_call = &conversation[2].parts;
     assert!(
         matches!(&thinking_and_call[0], Part::Unknown { type_name, raw } if type_name == "reasoning" && raw["encrypted_content"] == "gAAAAB-opaque")
@@ -188,7 +189,7 @@ fn items_become_grouped_neutral_messages() {
         Part::ToolCall {
             id: "call_1".into(),
             name: "exec_command".into(),
-            input: json!({"cmd": "echo hi"})
+            input: json!("{\"cmd\": \"echo hi\"}")
         }
     );
     assert!(
@@ -233,7 +234,7 @@ fn rendering_keeps_opaque_items_and_tells_custom_calls_apart() {
     );
     assert_eq!(
         serde_json::to_value(&rendered[3]).unwrap(),
-        json!({"type": "function_call", "call_id": "call_1", "name": "exec_command", "arguments": "{\"cmd\":\"echo hi\"}"})
+        json!({"type": "function_call", "call_id": "call_1", "name": "exec_command", "arguments": "{\"cmd\": \"echo hi\"}"})
     );
     assert_eq!(
         serde_json::to_value(&rendered[7]).unwrap(),

@@ -1,33 +1,41 @@
-//! The same logical request always encodes to the same bytes, whatever spelling of numbers,
-//! escapes and whitespace the client used.
+//! The same logical request always encodes to the same bytes, whatever escapes and
+//! whitespace the client used; its numbers keep every digit it wrote.
 
 use mc_wire::anthropic::MessagesRequest;
 
+fn encode(body: &str) -> String {
+    String::from_utf8(
+        MessagesRequest::decode(body.as_bytes(), 1 << 20)
+            .unwrap()
+            .encode(),
+    )
+    .unwrap()
+}
+
 #[test]
-fn spellings_of_the_same_values_encode_identically() {
+fn spellings_of_the_same_text_encode_identically() {
     let spellings = [
-        r#"{"model":"m","messages":[],"temperature":1e0,"top_k":10,"note":"\u00e9\/\t"}"#,
-        "{ \"model\" : \"m\" ,\n \"messages\" : [ ] , \"temperature\" : 1.0 , \"top_k\" : 1e1 , \"note\" : \"é/\\t\" }",
-        r#"{"model":"m","messages":[],"temperature":10E-1,"top_k":10.0,"note":"\u00E9/\u0009"}"#,
+        r#"{"model":"m","messages":[],"temperature":1.0,"top_k":10,"note":"\u00e9\/\t"}"#,
+        "{ \"model\" : \"m\" ,\n \"messages\" : [ ] , \"temperature\" : 1.0 , \"top_k\" : 10 , \"note\" : \"é/\\t\" }",
+        r#"{"model":"m","messages":[],"temperature":1.0,"top_k":10,"note":"\u00E9/\u0009"}"#,
     ];
-    let encoded: Vec<Vec<u8>> = spellings
-        .iter()
-        .map(|body| {
-            MessagesRequest::decode(body.as_bytes(), 1 << 20)
-                .unwrap()
-                .encode()
-        })
-        .collect();
-    // Integers written as 1e1 or 10.0 are floats to JSON parsers, and stay floats here.
+    let encoded: Vec<String> = spellings.iter().map(|body| encode(body)).collect();
+    assert_eq!(encoded[0], encoded[1]);
     assert_eq!(encoded[1], encoded[2]);
     assert_eq!(
-        String::from_utf8(encoded[0].clone()).unwrap(),
+        encoded[0],
         r#"{"model":"m","messages":[],"temperature":1.0,"top_k":10,"note":"é/\t"}"#
     );
-    for bytes in &encoded {
-        let again = MessagesRequest::decode(bytes, 1 << 20).unwrap().encode();
-        assert_eq!(&again, bytes, "encoding is a fixed point after one pass");
-    }
+}
+
+#[test]
+fn numbers_keep_every_digit_the_client_wrote() {
+    // Past 2^64, more digits than a double holds, integers written as floats: each is the
+    // client's number, and a provider (or a tool) may read its every digit.
+    let body = r#"{"model":"m","messages":[],"temperature":0.10000000000000000555,"top_k":10.0,"metadata":{"seed":18446744073709551617,"tiny":-2.5e-3}}"#;
+    let encoded = encode(body);
+    assert_eq!(encoded, body);
+    assert_eq!(encode(&encoded), encoded, "encoding is a fixed point");
 }
 
 #[test]
