@@ -14,7 +14,7 @@ use super::execute::{call_arguments, execute, flagged_text, keep};
 use super::live::is_stream;
 use super::reply::{Buffered, read_whole};
 use super::rounds::{Call, Settled, broke_off, record};
-use super::{MAX_ROUNDS, is_ours};
+use super::{MAX_ROUNDS, is_ours, round_cap};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -47,7 +47,10 @@ pub async fn answer_chat(
         };
         let body = match rounds.settle(&app, &prepared, &call, &message).await {
             Settled::Final => return buffered.verbatim(),
-            Settled::Without(ours) => return without_calls(buffered, answer, &ours),
+            Settled::Without { ours, capped } => {
+                let notice = capped.then(|| rounds.notice_after(&message));
+                return without_calls(buffered, answer, &ours, notice.as_deref());
+            }
             Settled::Again(body) => body,
         };
         response = match call.next_round(&app, Provider::OpenAi, body, None).await {
@@ -90,6 +93,12 @@ impl ChatRounds {
         }
         seen.tool_calls = (!calls.is_empty()).then_some(calls);
         seen
+    }
+
+    /// The round limit's line as it follows `message`'s content in the client's answer
+    /// (what the client saw of the hidden rounds, then `message`'s text).
+    pub(super) fn notice_after(&self, message: &ChatMessage) -> String {
+        round_cap::chat_suffix(&format!("{}{}", self.shown, text_of(message)))
     }
 
     /// How many rounds ran, this one included.
@@ -146,12 +155,18 @@ impl ChatRounds {
             .collect();
         let full = assistant_turn(message, calls.clone());
         if ours.len() < calls.len() || self.count >= MAX_ROUNDS {
-            super::note_round_cap(self.count, "chat");
+            let capped = ours.len() == calls.len();
+            if self.count >= MAX_ROUNDS {
+                round_cap::warn(self.count, "chat");
+            }
             let theirs: Vec<_> = (0..calls.len())
                 .filter(|index| !ours.contains(index))
                 .map(|index| calls[index].clone())
                 .collect();
-            let seen = self.as_shown(message, theirs);
+            let mut seen = self.as_shown(message, theirs);
+            if capped {
+                append_text(&mut seen, &self.notice_after(message));
+            }
             if let Some(key) = chat_answer_key(&seen) {
                 let splice = ChatSplice {
                     before: std::mem::take(&mut self.hidden),
@@ -161,7 +176,7 @@ impl ChatRounds {
                 };
                 keep(app, prepared.point.anchor(), &splice).await;
             }
-            return Settled::Without(ours);
+            return Settled::Without { ours, capped };
         }
         if self.live {
             self.shown.push_str(&text_of(message));
@@ -193,13 +208,31 @@ fn text_of(message: &ChatMessage) -> String {
     }
 }
 
+/// `message` with `suffix` after its content's text.
+fn append_text(message: &mut ChatMessage, suffix: &str) {
+    message.content = Some(match message.content.take() {
+        None => ChatContent::Text(suffix.to_owned()),
+        Some(ChatContent::Text(text)) => ChatContent::Text(text + suffix),
+        Some(ChatContent::Parts(mut parts)) => {
+            parts.push(ContentPart::text(suffix));
+            ChatContent::Parts(parts)
+        }
+    });
+}
+
 /// The answer the body describes, when it parses.
 fn chat_answer(buffered: &Buffered) -> Option<ChatResponse> {
     ChatResponse::decode(&buffered.body, usize::MAX).ok()
 }
 
-/// The answer without our calls (at `ours` in its calls).
-fn without_calls(buffered: Buffered, mut answer: ChatResponse, ours: &[usize]) -> Response<Body> {
+/// The answer without our calls (at `ours` in its calls), with the round limit's `notice`
+/// after its text when the limit ended it.
+fn without_calls(
+    buffered: Buffered,
+    mut answer: ChatResponse,
+    ours: &[usize],
+    notice: Option<&str>,
+) -> Response<Body> {
     let keep_call = |index: usize| !ours.contains(&index);
     // With no call left for the client (the bound stopped the rounds), the answer says it
     // stopped: a client told `tool_calls` with no call to run would wait on one.
@@ -219,6 +252,9 @@ fn without_calls(buffered: Buffered, mut answer: ChatResponse, ours: &[usize]) -
                 .map(|(_, call)| call)
                 .collect();
             choice.message.tool_calls = (!kept.is_empty()).then_some(kept);
+        }
+        if let Some(notice) = notice {
+            append_text(&mut choice.message, notice);
         }
     }
     buffered.respond(Bytes::from(answer.encode()))

@@ -98,9 +98,14 @@ async fn run(
                     .await;
                 return;
             }
-            Settled::Without(_) => {
+            Settled::Without { capped, .. } => {
                 let stop = (!merge.client_calls).then_some(END_TURN);
-                let _ = sink.send(merge.end(true, stop, message.usage)).await;
+                let mut end = String::new();
+                if capped {
+                    end.push_str(&super::round_cap::anthropic_events(merge.next_index));
+                }
+                end.push_str(&merge.end(true, stop, message.usage));
+                let _ = sink.send(end).await;
                 return;
             }
             Settled::Again(body) => body,

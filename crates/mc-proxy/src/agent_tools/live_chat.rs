@@ -100,9 +100,14 @@ async fn run(
                 let _ = sink.send(merge.end(rounds.count() > 1, None)).await;
                 return;
             }
-            Settled::Without(_) => {
+            Settled::Without { capped, .. } => {
                 let reason = (!merge.client_calls).then_some(STOP);
-                let _ = sink.send(merge.end(true, reason)).await;
+                let mut end = String::new();
+                if capped {
+                    end.push_str(&merge.content_chunk(&rounds.notice_after(message)));
+                }
+                end.push_str(&merge.end(true, reason));
+                let _ = sink.send(end).await;
                 return;
             }
             Settled::Again(body) => body,
@@ -240,6 +245,27 @@ impl ChatMerge {
         self.finish = None;
         self.usage = None;
         self.done = None;
+    }
+
+    /// A chunk of the completion carrying `content` alone, shaped as this round's held
+    /// finish chunk (its id, model and choices), for text the proxy adds at the end.
+    fn content_chunk(&self, content: &str) -> String {
+        let Some((event, chunk)) = &self.finish else {
+            return String::new();
+        };
+        let mut chunk = chunk.clone();
+        chunk.id.clone_from(&self.id);
+        chunk.usage = None;
+        let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&chunk.encode()) else {
+            return String::new();
+        };
+        if let Some(choices) = value.get_mut("choices").and_then(|c| c.as_array_mut()) {
+            for choice in choices {
+                choice["delta"] = serde_json::json!({"content": content});
+                choice["finish_reason"] = serde_json::Value::Null;
+            }
+        }
+        encode_event(event.event.as_deref(), &value.to_string())
     }
 
     /// The held end of the last round: as sent for an answer the proxy did not change,

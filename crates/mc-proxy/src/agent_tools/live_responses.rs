@@ -102,9 +102,17 @@ async fn run(
                 let _ = sink.send(merge.end(rounds.shown(), &output)).await;
                 return;
             }
-            Settled::Without(ours) => {
-                let kept = without(&output, &ours);
-                let _ = sink.send(merge.end(rounds.shown(), &kept)).await;
+            Settled::Without { ours, capped } => {
+                let mut kept = without(&output, &ours);
+                let mut end = String::new();
+                if capped {
+                    end.push_str(
+                        &merge.added(super::round_cap::responses_events(merge.next_index)),
+                    );
+                    kept.push(super::round_cap::responses_item());
+                }
+                end.push_str(&merge.end(rounds.shown(), &kept));
+                let _ = sink.send(end).await;
                 return;
             }
             Settled::Again(body) => body,
@@ -207,6 +215,25 @@ impl ResponsesMerge {
         }
         *number = Value::from(next);
         true
+    }
+
+    /// Events the proxy adds to the stream (each a JSON event with its `type`), numbered in
+    /// the client's sequence when the stream is numbered; the client's copy no longer
+    /// matches the upstream's.
+    fn added(&mut self, events: Vec<Value>) -> String {
+        self.altered = true;
+        let numbered = self.next_sequence > 0;
+        events
+            .into_iter()
+            .map(|mut event| {
+                if numbered {
+                    event["sequence_number"] = Value::from(self.next_sequence);
+                    self.next_sequence += 1;
+                }
+                let name = event["type"].as_str().map(str::to_owned);
+                encode_event(name.as_deref(), &event.to_string())
+            })
+            .collect()
     }
 
     /// The kind of the end event held back this round, if one came.

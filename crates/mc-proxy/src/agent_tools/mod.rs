@@ -43,7 +43,7 @@
 //! since no client will send their answer back ([`live`]). At most [`MAX_ROUNDS`] rounds run
 //! per client request; the last one forbids tool calls, so the model has to answer in text
 //! (one that calls our tools anyway gets its answer shown without them, as a turn that
-//! ended).
+//! ended, with a line saying the limit was reached: [`round_cap`]).
 
 mod answer_key;
 mod chat;
@@ -59,6 +59,7 @@ mod recent_walks;
 mod reply;
 mod responses;
 mod responses_rounds;
+mod round_cap;
 mod rounds;
 mod splice;
 
@@ -172,18 +173,6 @@ pub async fn answer(
 /// Most upstream calls the proxy makes for its own tools per client request. A model that
 /// keeps calling them (a search after a search) is stopped before it costs the user much.
 pub const MAX_ROUNDS: usize = 8;
-
-/// Says so in the log when a model still called our tools after `rounds` rounds, the most a
-/// client request may run: its answer then goes to the client without those calls.
-fn note_round_cap(rounds: usize, wire: &str) {
-    if rounds >= MAX_ROUNDS {
-        tracing::warn!(
-            rounds,
-            wire,
-            "the model kept calling the context tools past the round limit; its answer goes to the client without those calls"
-        );
-    }
-}
 
 /// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code and
 /// Codex, whose setup registers our MCP server, to it (recognised by their session headers,

@@ -108,7 +108,7 @@ impl Buffered {
     }
 
     /// The answer without the content blocks at `dropped` (indexes, ascending), whose
-    /// message is `message`.
+    /// message is `message`; with the round limit's line at its end when `capped`.
     ///
     /// When no call is left for the client (the bound stopped the rounds), the answer says
     /// it ended its turn: a client told `tool_use` with no call to run would wait on one.
@@ -116,12 +116,16 @@ impl Buffered {
         self,
         mut message: MessagesResponse,
         dropped: &[usize],
+        capped: bool,
     ) -> Response<Body> {
         let mut index = 0;
         message.content.retain(|_| {
             index += 1;
             !dropped.contains(&(index - 1))
         });
+        if capped {
+            message.content.push(super::round_cap::anthropic_block());
+        }
         let calls_left = message
             .content
             .iter()

@@ -14,7 +14,7 @@ use super::live::is_stream;
 use super::reply::read_whole;
 use super::responses::{ResponsesPrepared, ResponsesSplice, items_answer_key};
 use super::rounds::{Call, Settled, broke_off, record};
-use super::{MAX_ROUNDS, is_ours};
+use super::{MAX_ROUNDS, is_ours, round_cap};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -42,8 +42,12 @@ pub async fn answer_responses(
         let output = answer.output_items().to_vec();
         let body = match rounds.settle(&app, &prepared, &call, &output).await {
             Settled::Final => return buffered.verbatim(),
-            Settled::Without(ours) => {
-                answer.output = Some(without(&output, &ours));
+            Settled::Without { ours, capped } => {
+                let mut kept = without(&output, &ours);
+                if capped {
+                    kept.push(round_cap::responses_item());
+                }
+                answer.output = Some(kept);
                 return buffered.respond(Bytes::from(answer.encode()));
             }
             Settled::Again(body) => body,
@@ -141,8 +145,14 @@ impl ResponsesRounds {
             })
             .collect();
         if client_calls(output) > 0 || self.count >= MAX_ROUNDS {
-            super::note_round_cap(self.count, "responses");
-            let seen = self.shown_with(output, &ours);
+            let capped = client_calls(output) == 0;
+            if self.count >= MAX_ROUNDS {
+                round_cap::warn(self.count, "responses");
+            }
+            let mut seen = self.shown_with(output, &ours);
+            if capped {
+                seen.push(round_cap::responses_item());
+            }
             if let Some(key) = items_answer_key(&seen) {
                 let splice = ResponsesSplice {
                     before: std::mem::take(&mut self.hidden),
@@ -153,7 +163,7 @@ impl ResponsesRounds {
                 };
                 keep(app, prepared.point.anchor(), &splice).await;
             }
-            return Settled::Without(ours);
+            return Settled::Without { ours, capped };
         }
         if self.live {
             self.shown.extend(without(output, &ours));

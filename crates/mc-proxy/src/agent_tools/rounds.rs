@@ -18,7 +18,7 @@ use super::live::{Sink, is_stream};
 use super::prepare::Prepared;
 use super::reply::{Buffered, read_whole};
 use super::splice::{Splice, client_answer_key};
-use super::{MAX_ROUNDS, is_ours};
+use super::{MAX_ROUNDS, is_ours, round_cap};
 use crate::app::App;
 use crate::clock::elapsed_ms;
 use crate::forward::upstream_error;
@@ -67,7 +67,9 @@ pub async fn answer(
         };
         let body = match rounds.settle(&app, &prepared, &call, &message).await {
             Settled::Final => return buffered.verbatim(),
-            Settled::Without(ours) => return buffered.without_blocks(message, &ours),
+            Settled::Without { ours, capped } => {
+                return buffered.without_blocks(message, &ours, capped);
+            }
             Settled::Again(body) => body,
         };
         response = match call.next_round(&app, Provider::Anthropic, body, None).await {
@@ -81,9 +83,10 @@ pub async fn answer(
 pub(super) enum Settled {
     /// No call of ours: the client gets the answer as it is.
     Final,
-    /// The client gets the answer without the content blocks at these indexes (ours, run
-    /// here), as its turn's end.
-    Without(Vec<usize>),
+    /// The client gets the answer without the content blocks at `ours` (indexes of our
+    /// calls, run here), as its turn's end; `capped` when the round limit ended it, and the
+    /// answer ends with a line saying so ([`super::round_cap`]).
+    Without { ours: Vec<usize>, capped: bool },
     /// The model called only our tools: this conversation goes upstream next.
     Again(bytes::Bytes),
 }
@@ -158,8 +161,11 @@ impl Rounds {
         // Beside the client's calls, or past the bound (a model that calls our tools even
         // when told not to): the client gets the answer without our calls.
         if ours.len() < tool_calls(&message.content) || self.count >= MAX_ROUNDS {
-            super::note_round_cap(self.count, "anthropic");
-            let seen = self.shown_with(
+            let capped = ours.len() == tool_calls(&message.content);
+            if self.count >= MAX_ROUNDS {
+                round_cap::warn(self.count, "anthropic");
+            }
+            let mut seen = self.shown_with(
                 message
                     .content
                     .iter()
@@ -167,6 +173,9 @@ impl Rounds {
                     .filter(|(index, _)| !ours.contains(index))
                     .map(|(_, block)| block),
             );
+            if capped {
+                seen.push(round_cap::anthropic_block());
+            }
             let splice = Splice {
                 before: std::mem::take(&mut self.hidden),
                 full_answer: Some(full),
@@ -174,7 +183,7 @@ impl Rounds {
                 results: Some(results),
             };
             keep(app, prepared.point.anchor(), &splice).await;
-            return Settled::Without(ours);
+            return Settled::Without { ours, capped };
         }
         if self.live {
             self.shown.extend(

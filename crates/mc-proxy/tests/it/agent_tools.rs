@@ -467,10 +467,18 @@ async fn hidden_rounds_stop_at_the_bound_with_tools_refused() {
         &request(&[user("Search forever.")], false),
     )
     .await;
+    let content = reply.json()["content"].clone();
     assert_eq!(
-        reply.json()["content"],
-        json!([]),
-        "our calls are never shown"
+        content.as_array().map(Vec::len),
+        Some(1),
+        "our calls are never shown, the limit's line is: {content}"
+    );
+    assert_eq!(content[0]["type"], "text");
+    assert!(
+        content[0]["text"]
+            .as_str()
+            .is_some_and(|line| line.contains("after 8 rounds")),
+        "{content}"
     );
     assert_eq!(
         reply.json()["stop_reason"],
@@ -485,6 +493,18 @@ async fn hidden_rounds_stop_at_the_bound_with_tools_refused() {
             .iter()
             .all(|sent| sent.json().get("tool_choice").is_none())
     );
+    // The client carries on from the answer it read, the limit's line included: the same
+    // session, with the hidden rounds spliced back where they ran.
+    let said = json!({"role": "assistant", "content": content});
+    let next = request(&[user("Search forever."), said, user("Go on.")], false);
+    post(&proxy, "/v1/messages", HEADERS, &next).await;
+    let sent = upstream.seen().last().unwrap().json();
+    assert!(
+        sent["messages"].to_string().contains("toolu_again"),
+        "{sent}"
+    );
+    let sessions = proxy.session_ids();
+    assert!(sessions.iter().all(|id| !id.contains('~')), "{sessions:?}");
     proxy.shutdown().await;
 }
 

@@ -292,19 +292,52 @@ async fn chat_rounds_stop_at_the_bound_with_tools_refused() {
     )])
     .await;
     let proxy = proxy(&upstream).await;
-    let reply = post_chat(
-        &proxy,
-        &request(
-            &[json!({"role": "user", "content": "Search forever."})],
-            false,
-        ),
-    )
-    .await;
-    let choice = &reply.json()["choices"][0];
-    assert!(choice["message"].get("tool_calls").is_none(), "{choice}");
-    assert_eq!(choice["finish_reason"], "stop");
-    let seen = upstream.seen();
-    assert_eq!(seen.len(), 8);
-    assert_eq!(seen[7].json()["tool_choice"], "none");
+    for stream in [false, true] {
+        let asked = json!({"role": "user", "content": format!("Search forever ({stream}).")});
+        let reply = post_chat(&proxy, &request(std::slice::from_ref(&asked), stream)).await;
+        let message = received(&reply);
+        assert!(
+            message
+                .get("tool_calls")
+                .is_none_or(|calls| calls.is_null() || calls == &json!([])),
+            "{message}"
+        );
+        assert!(
+            message["content"]
+                .as_str()
+                .is_some_and(|text| text.contains("after 8 rounds")),
+            "the client reads why the answer stopped: {message}"
+        );
+        if !stream {
+            assert_eq!(reply.json()["choices"][0]["finish_reason"], "stop");
+        }
+        let seen = upstream.seen();
+        assert_eq!(seen.len() % 8, 0);
+        assert_eq!(seen[seen.len() - 1].json()["tool_choice"], "none");
+        // The client carries on with the answer it read: one session, the hidden rounds
+        // spliced back in where they ran.
+        let answer = json!({"role": "assistant", "content": message["content"]});
+        let next = request(
+            &[
+                asked.clone(),
+                answer,
+                json!({"role": "user", "content": "Go on."}),
+            ],
+            stream,
+        );
+        post_chat(&proxy, &next).await;
+        let sent = upstream.seen().last().unwrap().json();
+        assert!(
+            sent["messages"].to_string().contains("call_n"),
+            "the hidden exchange is spliced back: {sent}"
+        );
+    }
+    let sessions = proxy.session_ids();
+    assert_eq!(
+        sessions.len(),
+        2,
+        "one conversation each, no fork: {sessions:?}"
+    );
+    assert!(sessions.iter().all(|id| !id.contains('~')), "{sessions:?}");
     proxy.shutdown().await;
 }

@@ -434,8 +434,18 @@ async fn a_streamed_answer_stopped_at_the_bound_ends_as_one_turn() {
         1
     );
     let texts: Vec<&Value> = got["content"].as_array().unwrap().iter().collect();
-    assert_eq!(texts.len(), 8, "each round's text, in order: {texts:?}");
-    assert!(texts.iter().all(|block| **block == text("Searching.")));
+    assert_eq!(
+        texts.len(),
+        9,
+        "each round's text, in order, then the limit's line: {texts:?}"
+    );
+    assert!(texts[..8].iter().all(|block| **block == text("Searching.")));
+    assert!(
+        texts[8]["text"]
+            .as_str()
+            .is_some_and(|line| line.contains("after 8 rounds")),
+        "{texts:?}"
+    );
     assert_eq!(got["stop_reason"], "end_turn", "no call is left to run");
     assert_eq!(upstream.seen().len(), 8);
     proxy.shutdown().await;

@@ -337,12 +337,22 @@ async fn responses_rounds_stop_at_the_bound_with_tools_refused() {
     )])])
     .await;
     let proxy = proxy(&upstream).await;
-    let reply = post(&proxy, &request(&[user("Search forever.")], false)).await;
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    assert!(received(&reply).is_empty(), "{}", reply.text());
-    let seen = upstream.seen();
-    assert_eq!(seen.len(), 8);
-    assert_eq!(seen[7].json()["tool_choice"], "none");
+    for (round, stream) in [false, true].into_iter().enumerate() {
+        let reply = post(&proxy, &request(&[user("Search forever.")], stream)).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let items = received(&reply);
+        assert_eq!(items.len(), 1, "only the limit's line: {items:?}");
+        assert_eq!(items[0]["type"], "message");
+        assert!(
+            items[0]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|text| text.contains("after 8 rounds")),
+            "{items:?}"
+        );
+        let seen = upstream.seen();
+        assert_eq!(seen.len(), 8 * (round + 1));
+        assert_eq!(seen[seen.len() - 1].json()["tool_choice"], "none");
+    }
     proxy.shutdown().await;
 }
 
