@@ -6,9 +6,10 @@
 //! there are no breakpoints to place.
 
 use mc_core::Message;
+use mc_core::tags::untagged;
 use mc_engine::PassOutcome;
 use mc_wire::WireError;
-use mc_wire::openai::{self, ChatRequest, ChatRole};
+use mc_wire::openai::{self, ChatContent, ChatMessage, ChatRequest, ChatRole, ContentPart};
 
 /// How many leading messages are instructions.
 pub fn instruction_count(request: &ChatRequest) -> usize {
@@ -41,16 +42,65 @@ pub fn prefix_identity(request: &ChatRequest) -> String {
 /// no usage otherwise, and the engine plans on reported usage).
 pub fn render(mut request: ChatRequest, outcome: &PassOutcome) -> (ChatRequest, bool) {
     let keep = instruction_count(&request);
-    request.messages.truncate(keep);
+    let client = request.messages.split_off(keep);
     request.messages.extend(
         outcome
             .messages
             .iter()
             .flat_map(|message| openai::from_message(message)),
     );
+    keep_client_fields(&mut request.messages[keep..], &client);
     let added_usage = request.is_stream() && !request.includes_stream_usage();
     if added_usage {
         request.set_stream_usage(true);
     }
     (request, added_usage)
+}
+
+/// Gives each rendered message the fields the client sent on it (`name`, `refusal`,
+/// `annotations`, its reasoning key, its content's form, its parts' and calls' fields), in
+/// the client's key order: the neutral model keeps none of them, and what the engine did not
+/// change goes up as the client sent it. The rendered messages after the head are the
+/// client's last ones in order, so a message is paired with the client's message as far from
+/// the end, and takes its fields when the two have the same role, texts (less the engine's
+/// tag) and calls: a message the engine changed keeps none, and the pairing of the others
+/// never depends on which changed, so their bytes stay the same from pass to pass.
+fn keep_client_fields(rendered: &mut [ChatMessage], client: &[ChatMessage]) {
+    for (ours, theirs) in rendered.iter_mut().rev().zip(client.iter().rev()) {
+        if same_message(ours, theirs) {
+            ours.adopt_client_fields(theirs);
+        }
+    }
+}
+
+/// Whether a rendered message says what the client's did: role, untagged texts, the call it
+/// answers and the calls it makes.
+fn same_message(ours: &ChatMessage, theirs: &ChatMessage) -> bool {
+    let call_ids = |message: &ChatMessage| -> Vec<String> {
+        message
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|call| call.id.clone())
+            .collect()
+    };
+    ours.role == theirs.role
+        && ours.tool_call_id == theirs.tool_call_id
+        && call_ids(ours) == call_ids(theirs)
+        && texts(ours) == texts(theirs)
+}
+
+/// A message's texts, each without the tag the engine puts at its start.
+fn texts(message: &ChatMessage) -> Vec<&str> {
+    match &message.content {
+        None => Vec::new(),
+        Some(ChatContent::Text(text)) => vec![untagged(text)],
+        Some(ChatContent::Parts(parts)) => parts
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text(part) => Some(untagged(&part.text)),
+                _ => None,
+            })
+            .collect(),
+    }
 }

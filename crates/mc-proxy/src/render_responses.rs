@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use mc_core::tags::untagged;
 use mc_core::{Message, Part, Role};
 use mc_engine::PassOutcome;
 use mc_wire::responses::{
@@ -154,31 +155,5 @@ fn untagged_texts(content: &Content) -> Vec<&str> {
                 ContentPart::Refusal(_) | ContentPart::Other(_) => None,
             })
             .collect(),
-    }
-}
-
-/// `text` without a leading tag.
-fn untagged(text: &str) -> &str {
-    let Some(after) = text.strip_prefix('§') else {
-        return text;
-    };
-    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 {
-        return text;
-    }
-    after[digits..].strip_prefix("§ ").unwrap_or(text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::untagged;
-
-    #[test]
-    fn only_a_leading_tag_is_taken_off() {
-        assert_eq!(untagged("§12§ Reading it."), "Reading it.");
-        assert_eq!(untagged("Reading §12§ it."), "Reading §12§ it.");
-        assert_eq!(untagged("§§ x"), "§§ x");
-        assert_eq!(untagged("§12§x"), "§12§x");
-        assert_eq!(untagged("§"), "§");
     }
 }

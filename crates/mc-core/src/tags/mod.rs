@@ -27,4 +27,5 @@ pub use imitation::strip_tag_imitations;
 pub use index::TagIndex;
 pub use number::{
     TagAssignment, TagNo, UnitRef, dropped_media_placeholder, dropped_placeholder, tag_prefix,
+    untagged,
 };

@@ -53,6 +53,19 @@ pub fn tag_prefix(tag: TagNo) -> String {
     format!("{tag} ")
 }
 
+/// `text` without the [`tag_prefix`] at its start, if it has one: what the client wrote in
+/// a part the engine tagged.
+pub fn untagged(text: &str) -> &str {
+    let Some(after) = text.strip_prefix('§') else {
+        return text;
+    };
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return text;
+    }
+    after[digits..].strip_prefix("§ ").unwrap_or(text)
+}
+
 /// The whole text of a dropped part: exactly `[dropped §N§]`, nothing else, so the model can
 /// still see that the unit existed and which number it had.
 pub fn dropped_placeholder(tag: TagNo) -> String {
@@ -73,6 +86,15 @@ pub fn dropped_media_placeholder(tag: TagNo, labels: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_leading_tag_is_taken_off() {
+        assert_eq!(untagged("§12§ Reading it."), "Reading it.");
+        assert_eq!(untagged("Reading §12§ it."), "Reading §12§ it.");
+        assert_eq!(untagged("§§ x"), "§§ x");
+        assert_eq!(untagged("§12§x"), "§12§x");
+        assert_eq!(untagged("§"), "§");
+    }
 
     #[test]
     fn bytes_are_pinned() {

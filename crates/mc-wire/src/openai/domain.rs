@@ -144,7 +144,14 @@ fn to_part(part: &ContentPart) -> Part {
             media: MediaKind::Document,
             source: part.file.clone(),
         },
-        ContentPart::Refusal(part) => Part::text(part.refusal.clone()),
+        // A refusal stays the part it is (its type tells the model it declined), whole.
+        ContentPart::Refusal(refusal) => match serde_json::to_value(part) {
+            Ok(raw @ Value::Object(_)) => Part::Unknown {
+                type_name: "refusal".to_owned(),
+                raw,
+            },
+            _ => Part::text(refusal.refusal.clone()),
+        },
         ContentPart::Unknown(raw) => Part::Unknown {
             type_name: raw
                 .get("type")

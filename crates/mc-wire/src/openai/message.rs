@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::part::ChatContent;
 use super::tool_call::ToolCall;
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, wire_serde};
+use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, adopt_fields, wire_serde};
 use crate::wire_object::wire_object;
 
 /// Who wrote a message.
@@ -140,6 +140,32 @@ impl ChatMessage {
     /// OpenRouter writes `reasoning`, DeepSeek and vLLM write `reasoning_content`.
     pub fn reasoning(&self) -> Option<(&'static str, &str)> {
         reasoning_in(&self.rest)
+    }
+
+    /// Gives this message, as the engine rendered it, the fields the client sent on it
+    /// (`name`, `refusal`, `annotations`, harness fields), in the client's key order, its
+    /// content's form (a list of one text part stays a list) and its parts' and calls'
+    /// fields; visible reasoning goes back under the client's key. The caller knows `client`
+    /// is the same message. The engine's own values (a tag in the text) still win.
+    pub fn adopt_client_fields(&mut self, client: &ChatMessage) {
+        if let Some((key, _)) = reasoning_in(&client.rest)
+            && let Some(reasoning) = self.rest.remove(REASONING_KEYS[0])
+        {
+            self.rest.insert(key.to_owned(), reasoning);
+        }
+        adopt_fields(&mut self.rest, &mut self.order, &client.rest, &client.order);
+        if let Some(content) = &mut self.content
+            && let Some(theirs) = &client.content
+        {
+            content.adopt_client_form(theirs);
+        }
+        if let (Some(ours), Some(theirs)) = (&mut self.tool_calls, &client.tool_calls) {
+            for call in ours {
+                if let Some(their_call) = theirs.iter().find(|their| their.id == call.id) {
+                    call.adopt_client_fields(their_call);
+                }
+            }
+        }
     }
 
     /// The `name` field: the author's name, or the function a legacy `function` message

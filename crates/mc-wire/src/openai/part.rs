@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, serialize_object};
+use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, adopt_fields, serialize_object};
 use crate::wire_object::wire_object;
 
 /// A message's content: a bare string or a list of parts. The form is kept, because the
@@ -19,6 +19,33 @@ pub enum ChatContent {
     Text(String),
     /// A list of parts.
     Parts(Vec<ContentPart>),
+}
+
+impl ChatContent {
+    /// Takes the form `client` (the same content as the client sent it) has: a list of one
+    /// text part stays a list, and parts that line up keep their fields (`cache_control`,
+    /// fields of the harness). The texts stay the engine's.
+    pub(super) fn adopt_client_form(&mut self, client: &ChatContent) {
+        match (&mut *self, client) {
+            (Self::Text(text), Self::Parts(theirs)) => {
+                if let [ContentPart::Text(their_part)] = theirs.as_slice() {
+                    let mut part = their_part.clone();
+                    part.text = std::mem::take(text);
+                    *self = Self::Parts(vec![ContentPart::Text(part)]);
+                }
+            }
+            (Self::Parts(ours), Self::Parts(theirs)) if ours.len() == theirs.len() => {
+                for (our_part, their_part) in ours.iter_mut().zip(theirs) {
+                    if let (ContentPart::Text(ours), ContentPart::Text(theirs)) =
+                        (our_part, their_part)
+                    {
+                        adopt_fields(&mut ours.rest, &mut ours.order, &theirs.rest, &theirs.order);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl serde::Serialize for ChatContent {

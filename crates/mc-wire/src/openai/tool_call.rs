@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{JsonPath, Result};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, wire_serde};
+use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, adopt_fields, wire_serde};
 use crate::wire_object::wire_object;
 
 /// One entry of an assistant message's `tool_calls`.
@@ -23,6 +23,14 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
+    /// Takes the fields and key order `client` (the same call as the client sent it) has
+    /// beside the ones the engine renders: `type`, an `index`, fields of the harness.
+    pub fn adopt_client_fields(&mut self, client: &ToolCall) {
+        adopt_fields(&mut self.rest, &mut self.order, &client.rest, &client.order);
+        let (ours, theirs) = (&mut self.function, &client.function);
+        adopt_fields(&mut ours.rest, &mut ours.order, &theirs.rest, &theirs.order);
+    }
+
     /// A `function` call with no other fields.
     ///
     /// Written as `{"id", "function", "type": "function"}`: typed keys first, then `rest`.
