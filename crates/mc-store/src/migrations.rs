@@ -111,10 +111,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "compartment indexes",
         sql: include_str!("migrations/0017_compartment_index.sql"),
     },
+    Migration {
+        version: 18,
+        name: "the folder of each project",
+        sql: include_str!("migrations/0018_project_folders.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 17;
+pub const SCHEMA_VERSION: u32 = 18;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -224,7 +229,7 @@ mod tests {
         let path = Path::new(":memory:");
         assert_eq!(
             migrate(&mut conn, path).unwrap(),
-            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+            (1..=SCHEMA_VERSION).collect::<Vec<_>>()
         );
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
@@ -234,31 +239,11 @@ mod tests {
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        assert_eq!(
-            rows,
-            vec![
-                (1, "sessions and raw messages".to_string()),
-                (2, "engine state: tags, drops, passes".to_string()),
-                (3, "call ledger".to_string()),
-                (4, "raw log keyed by row id, content last".to_string()),
-                (5, "learned token corrections per model".to_string()),
-                (6, "historian compartments".to_string()),
-                (
-                    7,
-                    "historian facts, observations, runs and quotes".to_string()
-                ),
-                (8, "staging area of compartment rebuilds".to_string()),
-                (9, "project memories and their change log".to_string()),
-                (10, "full-text search indexes".to_string()),
-                (11, "agent notes".to_string()),
-                (12, "exchanges the proxy ran for its own tools".to_string()),
-                (13, "message search holds the next message".to_string()),
-                (14, "when each hidden exchange was last used".to_string()),
-                (15, "provisional compartments".to_string()),
-                (16, "messages a provider accepted".to_string()),
-                (17, "compartment indexes".to_string())
-            ]
-        );
+        let expected: Vec<(u32, String)> = MIGRATIONS
+            .iter()
+            .map(|migration| (migration.version, migration.name.to_owned()))
+            .collect();
+        assert_eq!(rows, expected);
         assert_eq!(check_fence(&conn, path).unwrap(), SCHEMA_VERSION);
     }
 
@@ -278,7 +263,10 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![14, 15, 16, 17]);
+        assert_eq!(
+            migrate(&mut conn, path).unwrap(),
+            (14..=SCHEMA_VERSION).collect::<Vec<_>>()
+        );
         let last_used: i64 = conn
             .query_row(
                 "SELECT last_used_ms FROM hidden_exchanges WHERE anchor = 'a'",
@@ -307,7 +295,10 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![16, 17]);
+        assert_eq!(
+            migrate(&mut conn, path).unwrap(),
+            (16..=SCHEMA_VERSION).collect::<Vec<_>>()
+        );
         let accepted: Option<i64> = conn
             .query_row(
                 "SELECT accepted_messages FROM sessions WHERE id = 's'",
