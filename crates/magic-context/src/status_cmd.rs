@@ -15,7 +15,8 @@
 //! - with `--session ID`: `{"session": SESSION, "history": HISTORY, "recent_calls": [CALL, …]}`,
 //!   calls newest first; HISTORY is described at [`HistoryStatus::json`].
 //!
-//! SESSION: `id`, `host`, `project` (or null), `fork` (`{"parent", "ordinal"}` or null),
+//! SESSION: `id`, `host`, `project` (or null), `project_folder` (the folder the project was
+//! last seen in, or null), `fork` (`{"parent", "ordinal"}` or null),
 //! `created_ms`, `last_seen_ms`, `calls` (count), `last_call_status` (or null), `tokens`
 //! (`{"uncached", "cache_write", "cache_read", "output"}` summed over all calls),
 //! `cache_read_share` (0–1 over the calls after the first that reported input, or null),
@@ -88,9 +89,13 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let path = location.db_path();
     let store = Store::open_location(&location, StoreOptions::default())
         .with_context(|| format!("cannot open the store {}", path.display()))?;
+    let folders = store
+        .read(|tx| tx.project_folders())
+        .context("cannot read the projects' folders")?;
     let view = Viewpoint {
         now_ms: now_ms()?,
         here: Viewpoint::current_folder(),
+        folders,
     };
     let text = match &args.session {
         Some(id) => one_session(&store, id, args.json, &view)?,
@@ -127,7 +132,7 @@ fn one_session(store: &Store, id: &str, as_json: bool, view: &Viewpoint) -> anyh
     if as_json {
         let calls: Vec<Value> = calls.iter().map(call_json).collect();
         return pretty(
-            &json!({"session": session_json(&status), "history": history.json(),
+            &json!({"session": session_json(&status, view), "history": history.json(),
             "recent_calls": calls}),
         );
     }
@@ -157,7 +162,10 @@ fn recent_sessions(
         .context("cannot read the sessions' status")?;
     let stateful = StatefulCalls::among(&unattributed);
     if as_json {
-        let sessions: Vec<Value> = sessions.iter().map(session_json).collect();
+        let sessions: Vec<Value> = sessions
+            .iter()
+            .map(|status| session_json(status, view))
+            .collect();
         let corrections: Vec<Value> = corrections
             .iter()
             .map(|(model, correction)| {
@@ -248,13 +256,14 @@ fn corrections_text(corrections: &[(String, TokenCorrection)]) -> String {
     text
 }
 
-fn session_json(status: &SessionStatus) -> Value {
+fn session_json(status: &SessionStatus, view: &Viewpoint) -> Value {
     let session = &status.session;
     let tokens = &status.tokens;
     json!({
         "id": session.id.as_str(),
         "host": session.host.as_str(),
         "project": session.project.as_ref().map(ProjectId::as_str),
+        "project_folder": session.project.as_ref().and_then(|project| view.folder(project)),
         "fork": session.fork.as_ref().map(|fork| json!({
             "parent": fork.parent.as_str(),
             "ordinal": fork.ordinal,

@@ -237,6 +237,7 @@ fn plan_once(
             .into_iter()
             .chain(first_message_texts(&conversation)),
     );
+    note_project_folders(app, engine);
     let scope = ChainScope::of(project.as_ref(), &client.system_texts(), provider, &model);
     let betas = headers
         .get("anthropic-beta")
@@ -342,6 +343,25 @@ fn plan_once(
         hide_usage_chunk: rendered.hide_usage_chunk,
         side_call: None,
     })
+}
+
+/// Writes the folders projects were newly identified from (for `status` to name them by);
+/// naming only, so a store that cannot take them now loses nothing the call needs.
+fn note_project_folders(app: &App, engine: &mc_engine::Engine) {
+    let new_folders = app.projects.take_new_folders();
+    if new_folders.is_empty() {
+        return;
+    }
+    let now_ms = crate::clock::now_ms();
+    let written = engine.store().write(|tx| {
+        for (project, folder) in &new_folders {
+            tx.note_project_folder(project, folder, now_ms)?;
+        }
+        Ok(())
+    });
+    if let Err(error) = written {
+        tracing::debug!(%error, "could not record the folders of newly seen projects");
+    }
 }
 
 fn store_failure(provider: Provider, error: &mc_store::StoreError) -> Failure {

@@ -56,6 +56,9 @@ const DIRECTORY_STATEMENTS: [(&str, &str); 4] = [
 #[derive(Default)]
 pub struct ProjectResolver {
     known: Mutex<HashMap<String, ProjectId>>,
+    /// Projects identified from a folder not yet written to the store
+    /// ([`Self::take_new_folders`]), at most [`MEMO_ENTRIES`].
+    new_folders: Mutex<Vec<(ProjectId, String)>>,
 }
 
 impl ProjectResolver {
@@ -80,6 +83,11 @@ impl ProjectResolver {
         // Not remembered when unknown: the directory may appear later, and a `git` that ran
         // out of time is asked again next call.
         let project = identify(Path::new(directory))?;
+        if let Ok(mut new_folders) = self.new_folders.lock()
+            && new_folders.len() < MEMO_ENTRIES
+        {
+            new_folders.push((project.clone(), directory.to_owned()));
+        }
         if let Ok(mut known) = self.known.lock() {
             if known.len() >= MEMO_ENTRIES
                 && let Some(evicted) = known.keys().next().cloned()
@@ -89,6 +97,18 @@ impl ProjectResolver {
             known.insert(directory.to_owned(), project.clone());
         }
         Some(project)
+    }
+}
+
+impl ProjectResolver {
+    /// The projects identified from a folder since the last call, with their folders, for
+    /// the store to keep (it names projects by folder in `status`): each folder once per
+    /// process, when it is first identified.
+    pub fn take_new_folders(&self) -> Vec<(ProjectId, String)> {
+        self.new_folders
+            .lock()
+            .map(|mut new_folders| std::mem::take(&mut *new_folders))
+            .unwrap_or_default()
     }
 }
 

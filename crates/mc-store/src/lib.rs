@@ -61,6 +61,7 @@ mod memory_rows;
 mod messages;
 mod migrations;
 mod notes;
+mod project_folders;
 mod provisional;
 mod search;
 mod search_index;

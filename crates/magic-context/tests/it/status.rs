@@ -434,7 +434,7 @@ fn learned_token_counts_are_listed_per_model() {
 }
 
 /// A session of the project `status` runs in is named by that folder, as the user knows it;
-/// one of another project keeps the project's id, the only name the store has for it.
+/// one of another project by the folder the proxy saw it in, or its id when none is known.
 #[test]
 fn the_current_folders_project_is_named_by_its_folder() {
     let (machine, data, _) = seeded();
@@ -461,6 +461,19 @@ fn the_current_folders_project_is_named_by_its_folder() {
         run.stdout
     );
     assert!(run.stdout.contains(", project proj-1,"), "{}", run.stdout);
+    // Another folder's project is named by the folder the proxy last saw it in.
+    let store = Store::open(data.join("context.db")).unwrap();
+    let other = ProjectId::new("proj-1").unwrap();
+    store
+        .write(|tx| tx.note_project_folder(&other, "/srv/checkouts/shop", seen_ms()))
+        .unwrap();
+    drop(store);
+    let run = machine.run(&["status"], &env(&data)).success();
+    assert!(
+        run.stdout.contains(", project /srv/checkouts/shop,"),
+        "{}",
+        run.stdout
+    );
     let json = machine
         .run(&["status", "--json"], &env(&data))
         .success()
@@ -472,4 +485,11 @@ fn the_current_folders_project_is_named_by_its_folder() {
         .filter_map(|session| session["project"].as_str())
         .collect();
     assert!(ids.contains(&here.as_str()), "JSON keeps the id: {json}");
+    let folders: Vec<&str> = json["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|session| session["project_folder"].as_str())
+        .collect();
+    assert!(folders.contains(&"/srv/checkouts/shop"), "{json}");
 }
