@@ -54,6 +54,7 @@ mod ledger;
 mod ledger_writer;
 mod managed;
 mod overflow;
+mod pass_decode;
 mod pass_run;
 mod pass_threads;
 mod project;

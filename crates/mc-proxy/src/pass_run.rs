@@ -1,6 +1,7 @@
-//! One managed call's pass: decode, set a host's side call aside, resolve the session, run
-//! the engine (forking on a rewind), render the upstream body. Runs on a pass thread
-//! ([`crate::pass_threads`]).
+//! One managed call's pass, as stages called in order from [`plan_once`]: decode the body
+//! ([`crate::pass_decode`]), set a host's side call aside, resolve the session and its
+//! window, run the engine (forking on a rewind), render the upstream body. Runs on a pass
+//! thread ([`crate::pass_threads`]).
 //!
 //! A busy store is retried briefly; if it stays busy, an identical client request already
 //! managed is answered with the same upstream bytes, else the call is refused (DESIGN §7).
@@ -9,23 +10,21 @@ use std::time::Duration;
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
-use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::pass_plan::usable_window;
-use mc_core::{HashChain, SessionId};
-use mc_engine::{EngineError, PassOutcome, PassRequest};
+use mc_core::{Host, ProjectId, SessionId};
+use mc_engine::{Engine, EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
-use mc_wire::responses::ResponsesRequest;
 
 use crate::app::App;
-use crate::client_request::{ClientRequest, first_message_texts};
+use crate::client_request::first_message_texts;
 use crate::clock::unix_ms;
 use crate::incremental::Layout;
 use crate::ledger::ReportedUsage;
+use crate::pass_decode::{DecodedCall, Decoding, decode};
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::session_resolve::{ChainScope, ResolveError, SessionHints, resolve};
 use crate::side_call::{self, SideCall};
 use crate::windows::context_window;
-use crate::{render_openai, render_responses};
 
 /// Attempts at a pass while the store reports busy (each already waited its busy timeout).
 const BUSY_ATTEMPTS: u32 = 3;
@@ -51,6 +50,22 @@ pub struct Planned {
     pub hide_usage_chunk: bool,
     /// The host's side call this is, forwarded as sent (then no session and no pass).
     pub side_call: Option<SideCall>,
+}
+
+impl Planned {
+    /// A call forwarded as the client sent it (a host's side call, a stateful Responses
+    /// call): no session, no pass.
+    fn as_sent(model: String, body: &Bytes, side_call: SideCall) -> Self {
+        Self {
+            session: None,
+            model,
+            pass: None,
+            usable_window: None,
+            upstream_body: body.clone(),
+            hide_usage_chunk: false,
+            side_call: Some(side_call),
+        }
+    }
 }
 
 /// The ledger's view of a pass.
@@ -133,6 +148,8 @@ pub fn plan_with_retries(
     }
 }
 
+/// One attempt at the pass, as its stages in order: decode the body, set a host's side call
+/// aside, resolve the session and its window, run the engine, render the upstream body.
 fn plan_once(
     app: &App,
     provider: Provider,
@@ -140,86 +157,21 @@ fn plan_once(
     body: &Bytes,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
-    let invalid = |error: mc_wire::WireError| {
-        Failure::Refuse(ProxyError::new(
-            provider,
-            ErrorKind::InvalidRequest,
-            error.to_string(),
-        ))
-    };
-    let (client, conversation, chain, client_ttl, layout) = match provider {
-        Provider::Anthropic => {
-            let decoded = app
-                .recent_requests
-                .decode(body, usize::MAX)
-                .map_err(invalid)?;
-            (
-                ClientRequest::Anthropic(decoded.request),
-                decoded.conversation,
-                decoded.chain,
-                decoded.client_ttl,
-                Some(decoded.layout),
-            )
-        }
-        Provider::OpenAi => {
-            let request = ChatRequest::decode(body, usize::MAX).map_err(invalid)?;
-            let conversation = render_openai::conversation(&request).map_err(invalid)?;
-            let chain = HashChain::of(&conversation);
-            // Chat requests carry no cache markers: OpenAI caches on its own.
-            (
-                ClientRequest::OpenAi(request),
-                conversation,
-                chain,
-                CacheTtlChoice::Default,
-                None,
-            )
-        }
-        Provider::OpenAiResponses => {
-            let request = ResponsesRequest::decode(body, usize::MAX).map_err(invalid)?;
-            let stateful = request
-                .stateful_reason()
-                .or_else(|| request.input.is_none().then_some("no input"));
-            if let Some(reason) = stateful {
-                app.note_stateful(reason);
-                return Ok(Planned {
-                    session: None,
-                    model: request.model,
-                    pass: None,
-                    usable_window: None,
-                    upstream_body: body.clone(),
-                    hide_usage_chunk: false,
-                    side_call: Some(SideCall::StatefulResponses),
-                });
-            }
-            let conversation = render_responses::conversation(&request);
-            let chain = HashChain::of(&conversation);
-            // OpenAI caches on its own; `prompt_cache_key` goes up as sent.
-            (
-                ClientRequest::Responses(request),
-                conversation,
-                chain,
-                CacheTtlChoice::Default,
-                None,
-            )
+    let decoded = match decode(app, provider, body).map_err(Failure::Refuse)? {
+        Decoding::Managed(decoded) => decoded,
+        Decoding::Stateful { model } => {
+            return Ok(Planned::as_sent(model, body, SideCall::StatefulResponses));
         }
     };
-    let model = client.model().to_owned();
+    let model = decoded.client.model().to_owned();
     // A host's side call goes up as the client sent it, needing no store (module docs of
     // `side_call`); everything else is managed or refused.
-    if let Some(side_call) = side_call::recognise(headers, &client, &conversation) {
+    if let Some(side_call) = side_call::recognise(headers, &decoded.client, &decoded.conversation) {
         tracing::debug!(
             side_call = side_call.as_str(),
             "a host's side call; forwarded as sent"
         );
-        return Ok(Planned {
-            session: None,
-            model,
-            pass: None,
-            usable_window: None,
-            upstream_body: body.clone(),
-            hide_usage_chunk: false,
-            side_call: Some(side_call),
-        });
+        return Ok(Planned::as_sent(model, body, side_call));
     }
     let engine = app.engine().map_err(|reason| {
         Failure::Refuse(ProxyError::new(
@@ -228,17 +180,44 @@ fn plan_once(
             format!("the context store is unavailable ({reason}); the request was not sent unmanaged. Retry once the cause is gone (no restart needed); `magic-context doctor` shows what is wrong."),
         ))
     })?;
+    let mut target = resolve_target(app, engine, provider, headers, &decoded, model)?;
+    let outcome = run_pass(app, engine, provider, &decoded, &mut target, last_usage)?;
+    Ok(render_pass(app, *decoded, target, &outcome, last_usage))
+}
+
+/// Where a call's pass runs and against what: the session it belongs to, its project, its
+/// model's window, and the fixed prefix every rendering carries.
+struct Target {
+    session: SessionId,
+    host: Host,
+    project: Option<ProjectId>,
+    model: String,
+    window: Option<u64>,
+    usable_window: Option<u64>,
+    prefix_identity: String,
+    fixed_tokens: u64,
+}
+
+/// Resolves the session a decoded call belongs to (its id, else its hash chain within its
+/// project, wire and model family), its project and its model's window.
+fn resolve_target(
+    app: &App,
+    engine: &Engine,
+    provider: Provider,
+    headers: &HeaderMap,
+    decoded: &DecodedCall,
+    model: String,
+) -> Result<Target, Failure> {
+    let client = &decoded.client;
     let hints = SessionHints::read(headers, client.metadata_user_id())
         .or_prompt_cache_key(client.prompt_cache_key());
-    let project = app.projects.resolve(
-        headers,
-        client
-            .system_texts()
-            .into_iter()
-            .chain(first_message_texts(&conversation)),
-    );
+    let texts = client.system_texts();
+    let first = first_message_texts(&decoded.conversation);
+    let project = app
+        .projects
+        .resolve(headers, texts.iter().copied().chain(first));
     note_project_folders(app, engine);
-    let scope = ChainScope::of(project.as_ref(), &client.system_texts(), provider, &model);
+    let scope = ChainScope::of(project.as_ref(), &texts, provider, &model);
     let betas = headers
         .get("anthropic-beta")
         .and_then(|value| value.to_str().ok());
@@ -246,11 +225,11 @@ fn plan_once(
         &model,
         context_window(&model, app.settings.context_window, betas),
     );
-    let usable = window
+    let usable_window = window
         .map(|window| usable_window(window, client.max_output_tokens(), client.thinking_budget()));
     let resolution = engine
         .store()
-        .read_warm(|tx| Ok(resolve(tx, &hints, &chain, &scope)))
+        .read_warm(|tx| Ok(resolve(tx, &hints, &decoded.chain, &scope)))
         .map_err(|error| store_failure(provider, &error))?
         .map_err(|error| match error {
             ResolveError::InvalidId(reason) => Failure::Refuse(ProxyError::new(
@@ -260,35 +239,61 @@ fn plan_once(
             )),
             ResolveError::Store(error) => store_failure(provider, &error),
         })?;
-    let prefix_identity = match layout.as_ref().and_then(Layout::prefix_identity) {
+    let prefix_identity = match decoded.layout.as_ref().and_then(Layout::prefix_identity) {
         Some(identity) => identity.to_owned(),
         None => client.prefix_identity(),
     };
+    let fixed_tokens = app
+        .fixed_tokens
+        .of(client, &prefix_identity, &|text: &str| {
+            app.tokens.count(&model, text)
+        });
+    Ok(Target {
+        session: resolution.session,
+        host: hints.host,
+        project,
+        model,
+        window,
+        usable_window,
+        prefix_identity,
+        fixed_tokens,
+    })
+}
+
+/// Runs the engine's pass for the call, forking a branch when the client rewound its
+/// history (the target then names the branch).
+fn run_pass(
+    app: &App,
+    engine: &Engine,
+    provider: Provider,
+    decoded: &DecodedCall,
+    target: &mut Target,
+    last_usage: Option<ReportedUsage>,
+) -> Result<PassOutcome, Failure> {
     let now_ms = unix_ms();
-    let count = |text: &str| app.tokens.count(&model, text);
-    let mut session = resolution.session;
+    let count = |text: &str| app.tokens.count(&target.model, text);
     // The overflow retry passes what the provider counted; otherwise the session's latest
     // reported usage, kept in memory as its call ended (the ledger writes it later).
-    let planning_usage = last_usage.or_else(|| app.recent_usage.get(&session));
-    let fixed_tokens = app.fixed_tokens.of(&client, &prefix_identity, &count);
+    let planning_usage = last_usage.or_else(|| app.recent_usage.get(&target.session));
+    let mut session = target.session.clone();
     let mut forks = 0;
-    let outcome: PassOutcome = loop {
+    let outcome = loop {
         let request = PassRequest {
             session: &session,
-            host: hints.host,
-            project: project.as_ref(),
-            model: &model,
-            prefix_identity: &prefix_identity,
-            system_blocks: client.system_blocks(),
-            messages: &conversation,
-            chain: Some(&chain),
+            host: target.host,
+            project: target.project.as_ref(),
+            model: &target.model,
+            prefix_identity: &target.prefix_identity,
+            system_blocks: decoded.client.system_blocks(),
+            messages: &decoded.conversation,
+            chain: Some(&decoded.chain),
             now_ms,
-            usable_window: usable,
-            fixed_tokens,
+            usable_window: target.usable_window,
+            fixed_tokens: target.fixed_tokens,
             last_usage_tokens: planning_usage.map(|usage| usage.tokens),
             last_usage_pass: planning_usage.and_then(|usage| usage.pass),
             operator_flush: false,
-            client_ttl,
+            client_ttl: decoded.client_ttl,
             count_text: &count,
         };
         match engine.pass(&request) {
@@ -304,26 +309,40 @@ fn plan_once(
             Err(error) => return Err(engine_failure(provider, error)),
         }
     };
+    target.session = session;
     tracing::debug!(
-        %session,
+        session = %target.session,
         seq = outcome.seq,
         kind = ?outcome.plan.kind,
         cause = ?outcome.plan.cause,
         tokens_removed = outcome.tokens_removed,
         "pass"
     );
+    Ok(outcome)
+}
+
+/// Renders the pass's upstream body, keeping what the session's next request reuses (the
+/// encoded messages, the decoded body's layout).
+fn render_pass(
+    app: &App,
+    decoded: DecodedCall,
+    target: Target,
+    outcome: &PassOutcome,
+    last_usage: Option<ReportedUsage>,
+) -> Planned {
     let pass = PassFacts {
         seq: outcome.seq,
         kind: outcome.plan.kind.as_str().to_owned(),
         cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
         estimated_prompt_tokens: outcome.estimated_prompt_tokens,
-        messages: conversation.len() as u64,
-        fixed_tokens,
+        messages: decoded.conversation.len() as u64,
+        fixed_tokens: target.fixed_tokens,
     };
+    let session = target.session;
     let previous = app.encoded_messages.take(&session);
-    let rendered = client.render(
-        &outcome,
-        window,
+    let rendered = decoded.client.render(
+        outcome,
+        target.window,
         last_usage.map(|usage| usage.tokens),
         previous.as_ref(),
         &app.encoded_heads,
@@ -331,23 +350,24 @@ fn plan_once(
     if let Some(encoded) = rendered.encoded {
         app.encoded_messages.put(&session, encoded);
     }
-    if let Some(layout) = layout {
-        app.recent_requests.remember(layout, conversation, chain);
+    if let Some(layout) = decoded.layout {
+        app.recent_requests
+            .remember(layout, decoded.conversation, decoded.chain);
     }
-    Ok(Planned {
+    Planned {
         session: Some(session),
-        model,
+        model: target.model,
         pass: Some(pass),
-        usable_window: usable,
+        usable_window: target.usable_window,
         upstream_body: rendered.body,
         hide_usage_chunk: rendered.hide_usage_chunk,
         side_call: None,
-    })
+    }
 }
 
 /// Writes the folders projects were newly identified from (for `status` to name them by);
 /// naming only, so a store that cannot take them now loses nothing the call needs.
-fn note_project_folders(app: &App, engine: &mc_engine::Engine) {
+fn note_project_folders(app: &App, engine: &Engine) {
     let new_folders = app.projects.take_new_folders();
     if new_folders.is_empty() {
         return;

@@ -1,0 +1,98 @@
+//! The pass's first stage: the client's body read as its wire's request, with the
+//! conversation in the neutral model and its hash chain.
+//!
+//! A Responses request that leans on history stored at the provider (or carries no input)
+//! has no conversation to manage; it is named here and forwarded as sent.
+
+use bytes::Bytes;
+use mc_core::breakpoints::CacheTtlChoice;
+use mc_core::{HashChain, Message};
+use mc_wire::openai::ChatRequest;
+use mc_wire::responses::ResponsesRequest;
+
+use crate::app::App;
+use crate::client_request::ClientRequest;
+use crate::incremental::Layout;
+use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::{render_openai, render_responses};
+
+/// A client body read whole.
+pub struct DecodedCall {
+    /// The request.
+    pub client: ClientRequest,
+    /// Its conversation in the neutral model.
+    pub conversation: Vec<Message>,
+    /// The conversation's hash chain.
+    pub chain: HashChain,
+    /// The client's cache TTL choice (Anthropic's markers; the default elsewhere).
+    pub client_ttl: CacheTtlChoice,
+    /// Where an Anthropic body's messages lie, to remember for the session's next request.
+    pub layout: Option<Layout>,
+}
+
+/// What the body is.
+pub enum Decoding {
+    /// A conversation to manage.
+    Managed(Box<DecodedCall>),
+    /// A Responses call on history stored at the provider, for `model`: nothing to manage.
+    Stateful {
+        /// The model it names.
+        model: String,
+    },
+}
+
+/// Reads `body` as `provider`'s request; a body that is not one is the client's error.
+pub fn decode(app: &App, provider: Provider, body: &Bytes) -> Result<Decoding, ProxyError> {
+    let invalid = |error: mc_wire::WireError| {
+        ProxyError::new(provider, ErrorKind::InvalidRequest, error.to_string())
+    };
+    let decoded = match provider {
+        Provider::Anthropic => {
+            let decoded = app
+                .recent_requests
+                .decode(body, usize::MAX)
+                .map_err(invalid)?;
+            DecodedCall {
+                client: ClientRequest::Anthropic(decoded.request),
+                conversation: decoded.conversation,
+                chain: decoded.chain,
+                client_ttl: decoded.client_ttl,
+                layout: Some(decoded.layout),
+            }
+        }
+        Provider::OpenAi => {
+            let request = ChatRequest::decode(body, usize::MAX).map_err(invalid)?;
+            let conversation = render_openai::conversation(&request).map_err(invalid)?;
+            // Chat requests carry no cache markers: OpenAI caches on its own.
+            managed(ClientRequest::OpenAi(request), conversation)
+        }
+        Provider::OpenAiResponses => {
+            let request = ResponsesRequest::decode(body, usize::MAX).map_err(invalid)?;
+            let stateful = request
+                .stateful_reason()
+                .or_else(|| request.input.is_none().then_some("no input"));
+            if let Some(reason) = stateful {
+                app.note_stateful(reason);
+                return Ok(Decoding::Stateful {
+                    model: request.model,
+                });
+            }
+            let conversation = render_responses::conversation(&request);
+            // OpenAI caches on its own; `prompt_cache_key` goes up as sent.
+            managed(ClientRequest::Responses(request), conversation)
+        }
+    };
+    Ok(Decoding::Managed(Box::new(decoded)))
+}
+
+/// An OpenAI call's decoding: no cache markers, no remembered layout.
+fn managed(client: ClientRequest, conversation: Vec<Message>) -> DecodedCall {
+    let chain = HashChain::of(&conversation);
+    DecodedCall {
+        client,
+        conversation,
+        chain,
+        client_ttl: CacheTtlChoice::Default,
+        layout: None,
+    }
+}
