@@ -1,5 +1,7 @@
-//! Managed model calls: resolve the session, run the engine's pass, send the rewritten
-//! request upstream, tee the response back (DESIGN §4).
+//! Managed model calls, as a pipeline of stages called in order from [`run`]: read the
+//! call, prepare the agent tools, plan the pass (the session is resolved there), send the
+//! rewritten request upstream, judge the answer, and tee it back to the client while the
+//! usage is observed and the ledger row written (DESIGN §4).
 //!
 //! The order of failure handling follows DESIGN §7: a request that cannot be managed is
 //! refused with a provider-shaped error, never forwarded unmanaged. The one exception is a
@@ -72,13 +74,45 @@ async fn managed(app: Arc<App>, provider: Provider, request: Request) -> Respons
     }
 }
 
+/// The managed path, as its stages in order: read the client's call, prepare the agent
+/// tools, plan the pass (resolving the session, with its retries), then send, and answer
+/// the client or retry once after an overflow ([`send_and_answer`]).
 async fn run(
     app: Arc<App>,
     provider: Provider,
     request: Request,
 ) -> Result<Response<Body>, ProxyError> {
+    let call = read_call(&app, provider, request).await?;
+    // A store that could not be opened may be usable now; the pass refuses the call if not.
+    app.store.open_if_closed().await;
+    let prepared = prepare_tools(&app, provider, &call.headers, &call.body).await?;
+    let body = prepared
+        .as_ref()
+        .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
+    let planned = plan(&app, provider, &call.headers, &body, None).await?;
+    historian_start::start(&app, provider, &call.headers, &planned);
+    embedding_start::start(&app);
+    let call = ClientCall { body, ..call };
+    send_and_answer(app, provider, call, prepared, planned).await
+}
+
+/// A client's model call as it arrived.
+struct ClientCall {
+    headers: Arc<HeaderMap>,
+    /// The path and query the client called.
+    path: String,
+    /// The body the pass reads (the client's, or with the proxy's tools added).
+    body: Bytes,
+}
+
+/// Reads the client's call: its headers, path and body (within the size and time limits).
+async fn read_call(
+    app: &App,
+    provider: Provider,
+    request: Request,
+) -> Result<ClientCall, ProxyError> {
     let (parts, body) = request.into_parts();
-    let client_body = read_body(
+    let body = read_body(
         provider,
         &parts.headers,
         body,
@@ -86,118 +120,150 @@ async fn run(
         app.settings.client_limits.idle_timeout,
     )
     .await?;
-    let path_and_query = parts
+    let path = parts
         .uri
         .path_and_query()
         .map_or("/", |pq| pq.as_str())
         .to_owned();
-    let headers = Arc::new(parts.headers);
-    // A store that could not be opened may be usable now; the pass refuses the call if not.
-    app.store.open_if_closed().await;
-    let prepared = prepare_tools(&app, provider, &headers, &client_body).await?;
-    let client_body = prepared
-        .as_ref()
-        .map_or(client_body, agent_tools::Ready::body);
-    let mut planned = plan(&app, provider, &headers, &client_body, None).await?;
-    historian_start::start(&app, provider, &headers, &planned);
-    embedding_start::start(&app);
+    Ok(ClientCall {
+        headers: Arc::new(parts.headers),
+        path,
+        body,
+    })
+}
+
+/// What an upstream answer means for the call.
+enum Upstream {
+    /// A success: the client gets it.
+    Success(reqwest::Response),
+    /// The provider refused the request as too long: retried once with an emergency plan.
+    Overflow(Overflow),
+    /// Any other refusal: the client gets the provider's answer as it is.
+    Refused(Response<Body>),
+}
+
+/// Sends the planned call and answers the client: a success streams back (through the
+/// agent tools' rounds when the call has them), an overflow is retried once with a new
+/// plan, any other refusal reaches the client as the provider sent it.
+async fn send_and_answer(
+    app: Arc<App>,
+    provider: Provider,
+    call: ClientCall,
+    prepared: Option<agent_tools::Ready>,
+    mut planned: Planned,
+) -> Result<Response<Body>, ProxyError> {
     let mut retried = false;
     loop {
         let started = Instant::now();
-        let sent = send_upstream(
+        let response = send(&app, provider, &call, &planned, retried, started).await?;
+        let overflow =
+            match judge(&app, provider, &call, &planned, retried, started, response).await {
+                Upstream::Success(response) => {
+                    acceptance::accepted(&app, &planned);
+                    let Some(prepared) = prepared else {
+                        return Ok(stream_back(
+                            app, provider, planned, retried, response, started,
+                        ));
+                    };
+                    let call = agent_tools::Call {
+                        headers: call.headers,
+                        path: call.path,
+                        planned,
+                        retried,
+                        started,
+                    };
+                    return Ok(agent_tools::answer(app, prepared, call, response).await);
+                }
+                Upstream::Refused(response) => return Ok(response),
+                Upstream::Overflow(overflow) => overflow,
+            };
+        planned = replan_after_overflow(
             &app,
             provider,
-            &headers,
-            &path_and_query,
-            planned.upstream_body.clone(),
+            &call.headers,
+            &call.body,
+            &planned,
+            overflow,
         )
-        .await;
-        let response = match sent {
-            Ok(response) => success_error::reclassify(response).await,
-            Err(error) => {
-                let refusal = upstream_error(provider, &error);
-                let mut row = call_row(provider, &planned, retried, started);
-                row.status = refusal.status().as_u16();
-                row.error = Some(refusal.message.clone());
-                record_call(&app, row);
-                return Err(refusal);
-            }
-        };
-        let status = response.status();
-        // A Responses backend may refuse an overflow inside a 200 stream; caught before any
-        // of it is forwarded, it is retried like the HTTP error ([`crate::stream_overflow`]).
-        let response = if status.is_success()
-            && provider == Provider::OpenAiResponses
-            && !retried
-            && planned.side_call.is_none()
-            && is_event_stream(response.headers())
-        {
-            match stream_overflow::peek(response).await {
-                Peeked::Stream(response) => response,
-                Peeked::Overflow { overflow, error } => {
-                    let mut row = call_row(provider, &planned, retried, started);
-                    row.status = status.as_u16();
-                    row.first_byte_ms = Some(row.total_ms);
-                    row.error = Some(error_text(&error, &headers));
-                    record_call(&app, row);
-                    planned = replan_after_overflow(
-                        &app,
-                        provider,
-                        &headers,
-                        &client_body,
-                        &planned,
-                        overflow,
-                    )
-                    .await?;
-                    retried = true;
-                    continue;
-                }
-            }
-        } else {
-            response
-        };
-        if status.is_success() {
-            acceptance::accepted(&app, &planned);
-        }
-        if status.is_success()
-            && let Some(prepared) = prepared
-        {
-            let call = agent_tools::Call {
-                headers,
-                path: path_and_query,
-                planned,
-                retried,
-                started,
-            };
-            return Ok(agent_tools::answer(app, prepared, call, response).await);
-        }
-        if status.is_success() {
-            return Ok(stream_back(
-                app, provider, planned, retried, response, started,
-            ));
-        }
-        let upstream_headers = client_response_headers(response.headers());
-        let error_body = read_limited(response).await;
-        let overflow = parse_overflow(status.as_u16(), &error_body);
-        let mut row = call_row(provider, &planned, retried, started);
-        row.status = status.as_u16();
-        row.first_byte_ms = Some(row.total_ms);
-        row.error = Some(error_text(&error_body, &headers));
-        record_call(&app, row);
-        // A side call's overflow is the host's to handle: it was not ours to shape.
-        if let (Some(overflow), false, None) = (overflow, retried, planned.side_call) {
-            planned =
-                replan_after_overflow(&app, provider, &headers, &client_body, &planned, overflow)
-                    .await?;
-            retried = true;
-            continue;
-        }
-        let mut out = Response::new(Body::from(error_body));
-        *out.status_mut() =
-            StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
-        *out.headers_mut() = upstream_headers;
-        return Ok(out);
+        .await?;
+        retried = true;
     }
+}
+
+/// Sends one attempt upstream; a call that could not be made is recorded and refused in
+/// the provider's shape.
+async fn send(
+    app: &App,
+    provider: Provider,
+    call: &ClientCall,
+    planned: &Planned,
+    retried: bool,
+    started: Instant,
+) -> Result<reqwest::Response, ProxyError> {
+    let body = planned.upstream_body.clone();
+    match send_upstream(app, provider, &call.headers, &call.path, body).await {
+        Ok(response) => Ok(success_error::reclassify(response).await),
+        Err(error) => {
+            let refusal = upstream_error(provider, &error);
+            let mut row = call_row(provider, planned, retried, started);
+            row.status = refusal.status().as_u16();
+            row.error = Some(refusal.message.clone());
+            record_call(app, row);
+            Err(refusal)
+        }
+    }
+}
+
+/// What an upstream answer means ([`Upstream`]). A refusal's ledger row is written here;
+/// a success's when its body ends. A Responses backend may refuse an overflow inside a 200
+/// stream: caught before any of it is forwarded, it is an overflow like the HTTP error
+/// ([`crate::stream_overflow`]). A side call's overflow is the host's to handle, and only
+/// the first attempt is retried.
+async fn judge(
+    app: &App,
+    provider: Provider,
+    call: &ClientCall,
+    planned: &Planned,
+    retried: bool,
+    started: Instant,
+    response: reqwest::Response,
+) -> Upstream {
+    let status = response.status();
+    let retriable = !retried && planned.side_call.is_none();
+    if status.is_success() {
+        if !(retriable
+            && provider == Provider::OpenAiResponses
+            && is_event_stream(response.headers()))
+        {
+            return Upstream::Success(response);
+        }
+        return match stream_overflow::peek(response).await {
+            Peeked::Stream(response) => Upstream::Success(response),
+            Peeked::Overflow { overflow, error } => {
+                let mut row = call_row(provider, planned, retried, started);
+                row.status = status.as_u16();
+                row.first_byte_ms = Some(row.total_ms);
+                row.error = Some(error_text(&error, &call.headers));
+                record_call(app, row);
+                Upstream::Overflow(overflow)
+            }
+        };
+    }
+    let upstream_headers = client_response_headers(response.headers());
+    let error_body = read_limited(response).await;
+    let overflow = parse_overflow(status.as_u16(), &error_body);
+    let mut row = call_row(provider, planned, retried, started);
+    row.status = status.as_u16();
+    row.first_byte_ms = Some(row.total_ms);
+    row.error = Some(error_text(&error_body, &call.headers));
+    record_call(app, row);
+    if let (Some(overflow), true) = (overflow, retriable) {
+        return Upstream::Overflow(overflow);
+    }
+    let mut out = Response::new(Body::from(error_body));
+    *out.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    *out.headers_mut() = upstream_headers;
+    Upstream::Refused(out)
 }
 
 /// The plan of the one retry after the provider refused `planned` as too long: the limit it
