@@ -13,8 +13,9 @@ use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_answer_key};
 use super::execute::{call_arguments, execute, flagged_text, keep};
 use super::live::is_stream;
 use super::reply::{Buffered, read_whole};
+use super::round_driver::{Next, RoundDriver};
 use super::rounds::{Call, Settled, broke_off, record};
-use super::{MAX_ROUNDS, is_ours, round_cap};
+use super::{is_ours, round_cap};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -63,7 +64,7 @@ pub async fn answer_chat(
 /// The hidden rounds of one client request on the Chat wire so far.
 pub(super) struct ChatRounds {
     hidden: Vec<ChatMessage>,
-    count: usize,
+    driver: RoundDriver,
     /// Whether the client sees each round as it streams, not only the last one.
     live: bool,
     /// The text of the hidden rounds the client saw (live only): it begins the content the
@@ -77,7 +78,7 @@ impl ChatRounds {
     pub(super) fn new(live: bool) -> Self {
         Self {
             hidden: Vec::new(),
-            count: 1,
+            driver: RoundDriver::first(),
             live,
             shown: String::new(),
         }
@@ -103,7 +104,7 @@ impl ChatRounds {
 
     /// How many rounds ran, this one included.
     pub(super) fn count(&self) -> usize {
-        self.count
+        self.driver.count()
     }
 
     /// Decides what follows the round that answered `message` ([`super::rounds::Rounds::settle`]
@@ -119,7 +120,8 @@ impl ChatRounds {
         let ours: Vec<usize> = (0..calls.len())
             .filter(|&index| is_ours(&calls[index].function.name))
             .collect();
-        if ours.is_empty() {
+        let next = self.driver.next(ours.len(), calls.len() - ours.len());
+        if next == Next::Final {
             let seen = self.as_shown(message, calls);
             if !self.hidden.is_empty()
                 && let Some(key) = chat_answer_key(&seen)
@@ -154,10 +156,9 @@ impl ChatRounds {
             })
             .collect();
         let full = assistant_turn(message, calls.clone());
-        if ours.len() < calls.len() || self.count >= MAX_ROUNDS {
-            let capped = ours.len() == calls.len();
-            if self.count >= MAX_ROUNDS {
-                round_cap::warn(self.count, "chat");
+        if let Next::HandBack { capped } = next {
+            if capped {
+                round_cap::warn(self.count(), "chat");
             }
             let theirs: Vec<_> = (0..calls.len())
                 .filter(|index| !ours.contains(index))
@@ -183,13 +184,13 @@ impl ChatRounds {
         }
         self.hidden.push(full);
         self.hidden.extend(results);
-        self.count += 1;
-        let mut next = prepared.request.clone();
-        next.messages.extend(self.hidden.iter().cloned());
-        if self.count >= MAX_ROUNDS {
-            next.rest.insert("tool_choice".to_owned(), json!("none"));
+        let mut request = prepared.request.clone();
+        request.messages.extend(self.hidden.iter().cloned());
+        // On the last round allowed, the model must answer in text.
+        if next == (Next::Continue { last: true }) {
+            request.rest.insert("tool_choice".to_owned(), json!("none"));
         }
-        Settled::Again(Bytes::from(next.encode()))
+        Settled::Again(Bytes::from(request.encode()))
     }
 }
 

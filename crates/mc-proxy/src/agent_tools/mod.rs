@@ -60,6 +60,7 @@ mod reply;
 mod responses;
 mod responses_rounds;
 mod round_cap;
+mod round_driver;
 mod rounds;
 mod splice;
 

@@ -13,8 +13,9 @@ use super::execute::{call_arguments, execute, flagged_text, keep};
 use super::live::is_stream;
 use super::reply::read_whole;
 use super::responses::{ResponsesPrepared, ResponsesSplice, items_answer_key};
+use super::round_driver::{Next, RoundDriver};
 use super::rounds::{Call, Settled, broke_off, record};
-use super::{MAX_ROUNDS, is_ours, round_cap};
+use super::{is_ours, round_cap};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -65,7 +66,7 @@ pub async fn answer_responses(
 /// The hidden rounds of one client request on the Responses wire so far.
 pub(super) struct ResponsesRounds {
     hidden: Vec<Item>,
-    count: usize,
+    driver: RoundDriver,
     /// Whether the client sees each round as it streams, not only the last one.
     live: bool,
     /// The items of the hidden rounds the client saw (live only): they begin the answer the
@@ -79,7 +80,7 @@ impl ResponsesRounds {
     pub(super) fn new(live: bool) -> Self {
         Self {
             hidden: Vec::new(),
-            count: 1,
+            driver: RoundDriver::first(),
             live,
             shown: Vec::new(),
         }
@@ -87,7 +88,7 @@ impl ResponsesRounds {
 
     /// How many rounds ran, this one included.
     pub(super) fn count(&self) -> usize {
-        self.count
+        self.driver.count()
     }
 
     /// The items the client has been shown of the hidden rounds.
@@ -105,7 +106,8 @@ impl ResponsesRounds {
         output: &[Item],
     ) -> Settled {
         let ours = our_calls(output);
-        if ours.is_empty() {
+        let next = self.driver.next(ours.len(), client_calls(output));
+        if next == Next::Final {
             let seen = self.shown_with(output, &[]);
             if !self.hidden.is_empty()
                 && let Some(key) = items_answer_key(&seen)
@@ -144,10 +146,9 @@ impl ResponsesRounds {
                 Item::ToolOutput(ToolOutputItem::new(OutputKind::Function, id, output))
             })
             .collect();
-        if client_calls(output) > 0 || self.count >= MAX_ROUNDS {
-            let capped = client_calls(output) == 0;
-            if self.count >= MAX_ROUNDS {
-                round_cap::warn(self.count, "responses");
+        if let Next::HandBack { capped } = next {
+            if capped {
+                round_cap::warn(self.count(), "responses");
             }
             let mut seen = self.shown_with(output, &ours);
             if capped {
@@ -170,15 +171,15 @@ impl ResponsesRounds {
         }
         self.hidden.extend(output.iter().cloned());
         self.hidden.extend(results);
-        self.count += 1;
-        let mut next = prepared.request.clone();
-        if let Some(Input::Items(items)) = &mut next.input {
+        let mut request = prepared.request.clone();
+        if let Some(Input::Items(items)) = &mut request.input {
             items.extend(self.hidden.iter().cloned());
         }
-        if self.count >= MAX_ROUNDS {
-            next.rest.insert("tool_choice".to_owned(), json!("none"));
+        // On the last round allowed, the model must answer in text.
+        if next == (Next::Continue { last: true }) {
+            request.rest.insert("tool_choice".to_owned(), json!("none"));
         }
-        Settled::Again(Bytes::from(next.encode()))
+        Settled::Again(Bytes::from(request.encode()))
     }
 
     /// The answer as the client gets it: what it saw of the hidden rounds, then `output`

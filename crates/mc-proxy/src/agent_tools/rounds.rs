@@ -17,8 +17,9 @@ use super::execute::{execute, keep};
 use super::live::{Sink, is_stream};
 use super::prepare::Prepared;
 use super::reply::{Buffered, read_whole};
+use super::round_driver::{Next, RoundDriver};
 use super::splice::{Splice, client_answer_key};
-use super::{MAX_ROUNDS, is_ours, round_cap};
+use super::{is_ours, round_cap};
 use crate::app::App;
 use crate::clock::elapsed_ms;
 use crate::forward::upstream_error;
@@ -94,7 +95,7 @@ pub(super) enum Settled {
 /// The hidden rounds of one client request on the Anthropic wire so far.
 pub(super) struct Rounds {
     hidden: Vec<anthropic::Message>,
-    count: usize,
+    driver: RoundDriver,
     /// Whether the client sees each round as it streams, not only the last one.
     live: bool,
     /// The blocks of the hidden rounds the client saw (live only): they begin the answer
@@ -108,7 +109,7 @@ impl Rounds {
     pub(super) fn new(live: bool) -> Self {
         Self {
             hidden: Vec::new(),
-            count: 1,
+            driver: RoundDriver::first(),
             live,
             shown: Vec::new(),
         }
@@ -116,7 +117,7 @@ impl Rounds {
 
     /// How many rounds ran, this one included.
     pub(super) fn count(&self) -> usize {
-        self.count
+        self.driver.count()
     }
 
     /// Decides what follows the round that answered `message`: runs our calls in it, and
@@ -133,7 +134,10 @@ impl Rounds {
                 matches!(&message.content[index], ContentBlock::ToolUse(block) if is_ours(&block.name))
             })
             .collect();
-        if ours.is_empty() {
+        let next = self
+            .driver
+            .next(ours.len(), tool_calls(&message.content) - ours.len());
+        if next == Next::Final {
             if !self.hidden.is_empty() {
                 let answer = assistant(message.content.clone());
                 // A client that saw blocks of the hidden rounds sends them back in this
@@ -160,10 +164,9 @@ impl Rounds {
         let full = assistant(message.content.clone());
         // Beside the client's calls, or past the bound (a model that calls our tools even
         // when told not to): the client gets the answer without our calls.
-        if ours.len() < tool_calls(&message.content) || self.count >= MAX_ROUNDS {
-            let capped = ours.len() == tool_calls(&message.content);
-            if self.count >= MAX_ROUNDS {
-                round_cap::warn(self.count, "anthropic");
+        if let Next::HandBack { capped } = next {
+            if capped {
+                round_cap::warn(self.count(), "anthropic");
             }
             let mut seen = self.shown_with(
                 message
@@ -196,9 +199,9 @@ impl Rounds {
         }
         self.hidden.push(full);
         self.hidden.push(results);
-        self.count += 1;
         // On the last round allowed, the model must answer in text.
-        Settled::Again(prepared.next_round(&self.hidden, self.count >= MAX_ROUNDS))
+        let last = next == Next::Continue { last: true };
+        Settled::Again(prepared.next_round(&self.hidden, last))
     }
 }
 
