@@ -1,10 +1,9 @@
-//! The proxy's shared state and its routes.
+//! The proxy's shared state: what every stage of a call reads (settings, the store, the
+//! caches a request reuses). Its routes are in [`crate::router`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use axum::Router;
-use axum::routing::{any, get, post};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
@@ -12,7 +11,6 @@ use crate::agent_tools::RecentWalks;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
-use crate::health::{self, HEALTH_PATH};
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
 use crate::ledger::ReportedUsage;
@@ -22,7 +20,6 @@ use crate::settings::ProxySettings;
 use crate::store_slot::{Reopen, StoreSlot};
 use crate::tokens::TokenEstimator;
 use crate::windows::ProvenWindows;
-use crate::{browser_guard, forward, managed};
 
 /// What every request handler shares.
 pub struct App {
@@ -135,31 +132,4 @@ impl App {
 /// Two passes per core: one can decode, count and render while another holds the store.
 fn concurrent_passes() -> usize {
     std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2)
-}
-
-/// The proxy's routes: the three managed model-call routes, our own health route, and
-/// verbatim forwarding for everything else, other methods on the managed paths included (a `405` from the proxy
-/// would hide what the upstream says, e.g. to a CORS preflight). Every route is behind
-/// [`browser_guard`]: what a web page sends is refused before it is read.
-pub fn router(app: Arc<App>) -> Router {
-    Router::new()
-        .route(
-            "/v1/messages",
-            post(managed::anthropic_messages).fallback(forward::forward),
-        )
-        .route(
-            "/v1/chat/completions",
-            post(managed::openai_chat).fallback(forward::forward),
-        )
-        .route(
-            "/v1/responses",
-            post(managed::openai_responses).fallback(forward::forward),
-        )
-        .route(HEALTH_PATH, get(health::health))
-        .fallback(any(forward::forward))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&app),
-            browser_guard::guard,
-        ))
-        .with_state(app)
 }

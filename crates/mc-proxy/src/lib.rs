@@ -63,6 +63,7 @@ mod render_anthropic;
 mod render_openai;
 mod render_responses;
 mod request_body;
+mod router;
 mod session_resolve;
 mod settings;
 mod side_call;
@@ -83,7 +84,7 @@ use mc_engine::Engine;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-pub use app::{App, router};
+pub use app::App;
 /// The browser-request screening checked against its rules, for the fuzz targets in
 /// `fuzz/`; not an API.
 #[cfg(feature = "fuzzing")]
@@ -102,6 +103,7 @@ pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::{PROJECT_HEADER, identify as identify_project};
 pub use provider::{ErrorKind, Provider, ProxyError};
+pub use router::router;
 pub use session_resolve::SESSION_HEADER;
 pub use settings::ProxySettings;
 pub use side_call::STATEFUL_RESPONSES_ROUTE;
