@@ -38,6 +38,7 @@ mod run_cmd;
 mod run_log;
 mod search_cmd;
 mod serve_cmd;
+mod session_choice;
 mod setup_cmd;
 mod setup_record;
 mod sim_cmd;

@@ -24,6 +24,7 @@ use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
 use serde_json::{Value, json};
 
 use crate::clock::now_ms;
+use crate::session_choice::choose;
 
 /// A session ready for on-demand historian runs.
 pub struct Operation {
@@ -40,10 +41,10 @@ pub struct Operation {
 }
 
 impl Operation {
-    /// Opens the store and the configuration for `session` and picks the models; fails with
-    /// what to do when the session is unknown or no model can be asked.
-    pub fn open(session: &str, project: Option<&PathBuf>) -> anyhow::Result<Self> {
-        let session = SessionId::new(session)?;
+    /// Opens the store and the configuration for `session` (by default the most recently
+    /// seen of the project's sessions, [`choose`]) and picks the models; fails with what to
+    /// do when the session is unknown or no model can be asked.
+    pub fn open(session: Option<&str>, project: Option<&PathBuf>) -> anyhow::Result<Self> {
         let root = match project {
             Some(dir) => dir.clone(),
             None => find_project_root(
@@ -59,6 +60,7 @@ impl Operation {
             .context("cannot find the data directory")?;
         let store = Store::open_location(&location, StoreOptions::default())
             .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
+        let session = choose(&store, session, &root)?;
         let found = store
             .read(|tx| {
                 let Some(status) = tx.session_status(&session)? else {

@@ -1,4 +1,4 @@
-//! `magic-context recomp --session ID`: rebuild a session's compartments from its raw log
+//! `magic-context recomp [--session ID]`: rebuild a session's compartments from its raw log
 //! (after a better historian model, or a bad run), without the session ever rendering half
 //! a rebuild.
 //!
@@ -29,9 +29,9 @@ use crate::output::{pretty, write_stdout};
 #[derive(Debug, Args)]
 pub struct RecompArgs {
     /// The session whose compartments are rebuilt (its id as the client or the proxy named
-    /// it).
+    /// it) [default: the most recently seen session of the current folder's project].
     #[arg(long, value_name = "ID")]
-    pub session: String,
+    pub session: Option<String>,
 
     /// Print one JSON object: {"session", "resumed_from", "runs", "calls", "compartments",
     /// "covered", "input_tokens", "output_tokens", "model", "ending", "failure",
@@ -47,7 +47,7 @@ pub struct RecompArgs {
 
 /// Rebuilds (or resumes), swaps when complete, requests the head rebuild, reports.
 pub fn run(args: &RecompArgs) -> anyhow::Result<ExitCode> {
-    let operation = Operation::open(&args.session, args.project.as_ref())?;
+    let operation = Operation::open(args.session.as_deref(), args.project.as_ref())?;
     let session = &operation.session;
     let rebuilt = operation
         .with_historian(|historian, ask| historian.recomp(ask))

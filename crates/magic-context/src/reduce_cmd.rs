@@ -1,4 +1,4 @@
-//! `magic-context reduce --session ID "3-5,12"`: the operator's way to queue drops.
+//! `magic-context reduce [--session ID] "3-5,12"`: the operator's way to queue drops.
 //!
 //! The command only queues: the drops land on the session's next pass that may change the
 //! cached prefix (DESIGN §5), so running it never costs a cache write by itself. It opens the
@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::clock::now_ms;
 use crate::output::{pretty, write_stdout};
+use crate::session_choice::choose;
 
 /// Who queued the drops, as recorded in the store.
 const SOURCE: &str = "operator";
@@ -26,9 +27,10 @@ const SOURCE: &str = "operator";
 /// Arguments of `reduce`.
 #[derive(Debug, Args)]
 pub struct ReduceArgs {
-    /// The session whose tags are dropped (its id as the client or the proxy named it).
+    /// The session whose tags are dropped (its id as the client or the proxy named it)
+    /// [default: the most recently seen session of the current folder's project].
     #[arg(long, value_name = "ID")]
-    pub session: String,
+    pub session: Option<String>,
 
     /// Tags to drop: numbers and ranges, e.g. "3-5,12" (a `§` around numbers is accepted).
     #[arg(value_name = "TAGS")]
@@ -46,12 +48,10 @@ pub struct ReduceArgs {
 
 /// Queues the drops and reports what became of each tag.
 pub fn run(args: &ReduceArgs) -> anyhow::Result<ExitCode> {
-    let session = SessionId::new(args.session.as_str())?;
+    let here = std::env::current_dir().context("cannot read the current directory")?;
     let root = match &args.project {
         Some(dir) => dir.clone(),
-        None => find_project_root(
-            &std::env::current_dir().context("cannot read the current directory")?,
-        ),
+        None => find_project_root(&here),
     };
     let loaded = load(&ConfigSources::discover(Some(&root)));
     for diagnostic in &loaded.diagnostics {
@@ -62,6 +62,7 @@ pub fn run(args: &ReduceArgs) -> anyhow::Result<ExitCode> {
         .context("cannot find the data directory")?;
     let store = Store::open_location(&location, StoreOptions::default())
         .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
+    let session = choose(&store, args.session.as_deref(), &root)?;
     let engine = Engine::new(store, loaded.config);
     let outcome = engine
         .queue_drops(&session, &args.spec, SOURCE, now_ms()?)

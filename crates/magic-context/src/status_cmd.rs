@@ -509,7 +509,7 @@ fn percent(ratio: f64) -> String {
 
 /// How long ago `at_ms` was, in the largest whole unit; a time ahead of the clock (another
 /// machine's skew) reads as now.
-fn age(now_ms: i64, at_ms: i64) -> String {
+pub fn age(now_ms: i64, at_ms: i64) -> String {
     let seconds = now_ms.saturating_sub(at_ms).max(0) / 1_000;
     match seconds {
         0..60 => format!("{seconds}s ago"),

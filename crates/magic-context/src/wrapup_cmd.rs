@@ -1,4 +1,4 @@
-//! `magic-context wrapup --session ID [--keep N]`: summarise a session's older history now,
+//! `magic-context wrapup [--session ID] [--keep N]`: summarise a session's older history now,
 //! rather than when the background historian's trigger is reached.
 //!
 //! Runs the historian chunk after chunk over everything unsummarised except the newest `N`
@@ -24,9 +24,10 @@ use crate::output::{pretty, write_stdout};
 /// Arguments of `wrapup`.
 #[derive(Debug, Args)]
 pub struct WrapupArgs {
-    /// The session to compact (its id as the client or the proxy named it).
+    /// The session to compact (its id as the client or the proxy named it)
+    /// [default: the most recently seen session of the current folder's project].
     #[arg(long, value_name = "ID")]
-    pub session: String,
+    pub session: Option<String>,
 
     /// How many of the newest tags stay raw [default: historian.live_tail_tags].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -46,7 +47,7 @@ pub struct WrapupArgs {
 
 /// Summarises, requests the flush, reports.
 pub fn run(args: &WrapupArgs) -> anyhow::Result<ExitCode> {
-    let operation = Operation::open(&args.session, args.project.as_ref())?;
+    let operation = Operation::open(args.session.as_deref(), args.project.as_ref())?;
     let session = &operation.session;
     let keep = args
         .keep

@@ -188,3 +188,44 @@ fn flush_marks_the_session_and_says_what_will_land() {
         unknown.stderr
     );
 }
+
+/// Without `--session`, an operator command acts on the most recently seen session of the
+/// project it runs in, and says which on stderr; in a folder of no known project it asks
+/// for `--session`.
+#[test]
+fn without_a_session_the_current_projects_latest_is_taken() {
+    let (machine, data) = seeded();
+    let here = mc_proxy::identify_project(&machine.path("work")).unwrap();
+    let store = Store::open(data.join("context.db")).unwrap();
+    store
+        .write(|tx| {
+            for (id, seen_ms) in [(SESSION, 2_000), ("sess-older", 1_000)] {
+                tx.upsert_session(
+                    &mc_store::NewSession {
+                        id: SessionId::new(id).unwrap(),
+                        host: Host::ClaudeCode,
+                        project: Some(here.clone()),
+                    },
+                    seen_ms,
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    drop(store);
+    let run = machine
+        .run(&["reduce", "3", "--json"], &env(&data))
+        .success();
+    assert_eq!(run.json()["session"], SESSION, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!("acting on session {SESSION}")),
+        "{}",
+        run.stderr
+    );
+    let flushed = machine.run(&["flush", "--json"], &env(&data)).success();
+    assert_eq!(flushed.json()["session"], SESSION);
+    std::fs::create_dir_all(machine.path("elsewhere")).unwrap();
+    let lost = machine.run_in(&machine.path("elsewhere"), &["flush"], &env(&data));
+    assert_ne!(lost.code, Some(0));
+    assert!(lost.stderr.contains("pass --session ID"), "{}", lost.stderr);
+}
