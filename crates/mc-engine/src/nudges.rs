@@ -6,7 +6,8 @@
 //! so a cache hit re-sends the bytes the provider cached, and a restart or a retried request
 //! renders them again without deciding anything.
 
-use mc_core::reclaim::{ReclaimConfig, nudge};
+use mc_core::reclaim::{NudgeAudience, ReclaimConfig, nudge};
+use mc_core::tags::TagNo;
 use mc_core::{Message, Role};
 use serde::{Deserialize, Serialize};
 
@@ -33,16 +34,18 @@ pub(crate) struct NudgeInputs<'a> {
     pub given: &'a [Nudge],
 }
 
-/// The reminder this pass gives, if any: the last message is a rendered user message that
-/// has none yet, no reduction or reminder came within the quiet turns, and [`nudge`] finds
-/// enough unreduced output (asked last, as it walks the session).
+/// The reminder this pass gives, if any, worded for `audience`: the last message is a
+/// rendered user message that has none yet, no reduction or reminder came within the quiet
+/// turns, and [`nudge`] finds enough reducible output among `outputs` (asked last, as it
+/// walks the session).
 ///
 /// Turns are counted in stored assistant messages, not passes: a retried request (a second
 /// pass over the same messages) must decide exactly what the first pass decided.
 pub(crate) fn decide_nudge(
     inputs: &NudgeInputs<'_>,
-    unreduced_tokens: impl FnOnce() -> u64,
+    outputs: impl FnOnce() -> Vec<(TagNo, u64)>,
     config: &ReclaimConfig,
+    audience: NudgeAudience,
 ) -> Option<Nudge> {
     let (last, message) = inputs.messages.iter().enumerate().next_back()?;
     let ordinal = u64::try_from(last).ok()?;
@@ -62,7 +65,7 @@ pub(crate) fn decide_nudge(
     if turns_since.is_some_and(|turns| turns < config.nudge_quiet_turns) {
         return None;
     }
-    let text = nudge(unreduced_tokens(), turns_since, config)?;
+    let text = nudge(&outputs(), turns_since, config, audience)?;
     Some(Nudge { ordinal, text })
 }
 

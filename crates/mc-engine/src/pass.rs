@@ -14,7 +14,8 @@ use mc_core::breakpoints::{
 use mc_core::config::{Config, Tokens};
 use mc_core::pass_plan::{PassInputs, PassPlan, refusal};
 use mc_core::reclaim::{
-    FingerprintIndex, ReclaimConfig, ReclaimInputs, plan_reasoning_drops, unreduced_output_tokens,
+    FingerprintIndex, NudgeAudience, ReclaimConfig, ReclaimInputs, plan_reasoning_drops,
+    reducible_outputs,
 };
 use mc_core::reduction::{DropState, PartShown, land_drops};
 use mc_core::tags::{TagAssignment, TagIndex, TagNo};
@@ -78,6 +79,9 @@ pub struct PassRequest<'a> {
     pub last_usage_pass: Option<u64>,
     /// The operator asked queued work to land now.
     pub operator_flush: bool,
+    /// The model can call `ctx_reduce` (the proxy adds it, or the client's tool list has
+    /// it from our MCP server): a reminder about old output then names the tool and the tags.
+    pub reduce_tool: bool,
     /// The client's cache TTL choice (`"1h"` anywhere keeps 1 hour).
     pub client_ttl: CacheTtlChoice,
     /// Token estimates.
@@ -409,14 +413,25 @@ impl Engine {
                 last_reduction_ordinal: state.last_reduction_ordinal,
                 given: &state.nudges,
             };
-            let unreduced = || {
+            let outputs = || {
                 let inputs = ReclaimInputs {
                     drops: &state_now,
                     ..reclaim_inputs(false)
                 };
-                unreduced_output_tokens(&inputs, &self.reclaim)
+                reducible_outputs(&inputs, &self.reclaim)
             };
-            if let Some(nudge) = decide_nudge(&nudge_inputs, unreduced, &self.reclaim) {
+            let audience = if request.reduce_tool {
+                NudgeAudience::ReduceTool
+            } else {
+                NudgeAudience::NoTool
+            };
+            let nudge = self
+                .config
+                .reduction
+                .nudges
+                .then(|| decide_nudge(&nudge_inputs, outputs, &self.reclaim, audience))
+                .flatten();
+            if let Some(nudge) = nudge {
                 state.nudges.push(nudge);
             }
             self.refresh_head(tx, &mut state, &plan, request, &tags, &memory)?;

@@ -7,8 +7,8 @@ use bytes::Bytes;
 use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
-use mc_wire::openai::{ChatContent, ChatRequest};
-use mc_wire::responses::ResponsesRequest;
+use mc_wire::openai::{ChatContent, ChatRequest, ChatTool};
+use mc_wire::responses::{ResponsesRequest, ResponsesTool};
 use serde_json::Value;
 
 use crate::encoded_head::EncodedHeads;
@@ -115,6 +115,39 @@ impl ClientRequest {
                 .as_ref()
                 .is_some_and(|tools| !tools.is_empty()),
         }
+    }
+
+    /// The names of the tools the call offers the model, those inside a Responses
+    /// `namespace` tool (as Codex offers MCP tools) included.
+    pub fn tool_names(&self) -> Vec<&str> {
+        match self {
+            Self::Anthropic(request) => request
+                .tools
+                .iter()
+                .flatten()
+                .map(|tool| tool.name.as_str())
+                .collect(),
+            Self::OpenAi(request) => request
+                .tools
+                .iter()
+                .flatten()
+                .filter_map(ChatTool::name)
+                .collect(),
+            Self::Responses(request) => request
+                .tools
+                .iter()
+                .flatten()
+                .flat_map(responses_tool_names)
+                .collect(),
+        }
+    }
+
+    /// Whether the call offers the model `tool`, under its own name or the name a host gives
+    /// an MCP server's tool ([`names_tool`]).
+    pub fn offers_tool(&self, tool: &str) -> bool {
+        self.tool_names()
+            .into_iter()
+            .any(|listed| names_tool(listed, tool))
     }
 
     /// Each tool definition as the JSON the provider renders into the prompt.
@@ -228,4 +261,24 @@ pub struct Rendered {
 /// Texts of the first message of a conversation (Claude Code puts its environment there).
 pub fn first_message_texts(conversation: &[Message]) -> impl Iterator<Item = &str> {
     conversation.first().into_iter().flat_map(Message::texts)
+}
+
+/// The names a Responses tool offers: its own, and those of the tools inside a `namespace`.
+pub fn responses_tool_names(tool: &ResponsesTool) -> impl Iterator<Item = &str> {
+    let inner = tool.raw.get("tools").and_then(Value::as_array);
+    tool.name().into_iter().chain(
+        inner
+            .into_iter()
+            .flatten()
+            .filter_map(|inner| inner.get("name").and_then(Value::as_str)),
+    )
+}
+
+/// Whether a tool `listed` in a request is `tool`: under its own name, or under the name a
+/// host gives an MCP server's tool (`mcp__magic-context__ctx_search` in Claude Code and
+/// Codex, `magic-context_ctx_search` in OpenCode).
+pub fn names_tool(listed: &str, tool: &str) -> bool {
+    listed.strip_suffix(tool).is_some_and(|prefix| {
+        prefix.is_empty() || prefix.ends_with(|c: char| !c.is_ascii_alphanumeric())
+    })
 }

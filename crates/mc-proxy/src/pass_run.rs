@@ -275,6 +275,7 @@ fn run_pass(
     // The overflow retry passes what the provider counted; otherwise the session's latest
     // reported usage, kept in memory as its call ended (the ledger writes it later).
     let planning_usage = last_usage.or_else(|| app.recent_usage.get(&target.session));
+    let reduce_tool = decoded.client.offers_tool("ctx_reduce");
     let mut session = target.session.clone();
     let mut forks = 0;
     let outcome = loop {
@@ -293,6 +294,7 @@ fn run_pass(
             last_usage_tokens: planning_usage.map(|usage| usage.tokens),
             last_usage_pass: planning_usage.and_then(|usage| usage.pass),
             operator_flush: false,
+            reduce_tool,
             client_ttl: decoded.client_ttl,
             count_text: &count,
         };

@@ -61,6 +61,7 @@ fn seed(data_dir: &Path) {
             last_usage_tokens: None,
             last_usage_pass: None,
             operator_flush: false,
+            reduce_tool: false,
             client_ttl: CacheTtlChoice::Default,
             count_text: &count,
         })

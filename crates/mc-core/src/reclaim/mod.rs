@@ -78,7 +78,7 @@ use serde::{Deserialize, Serialize};
 pub use config::ReclaimConfig;
 pub use index::FingerprintIndex;
 pub use inputs::{InputReclaim, MIN_INPUT_TOKENS, plan_input_reclaim};
-pub use nudge::nudge;
+pub use nudge::{NudgeAudience, nudge};
 pub use reasoning::{ReasoningDrop, plan_reasoning_drops};
 
 use crate::reduction::DropState;
@@ -209,9 +209,9 @@ pub fn plan_reclaim_with(
     decisions
 }
 
-/// Tokens of tool output still shown and not protected: what a reduction could free, and the
-/// figure [`nudge`] compares with its threshold.
-pub fn unreduced_output_tokens(inputs: &ReclaimInputs<'_>, config: &ReclaimConfig) -> u64 {
+/// Tool output still shown and not protected, each unit's tag with its estimate: what a
+/// reduction could free, and what [`nudge`] weighs and names.
+pub fn reducible_outputs(inputs: &ReclaimInputs<'_>, config: &ReclaimConfig) -> Vec<(TagNo, u64)> {
     let in_range = up_to_newest(inputs);
     let bounded = ReclaimInputs {
         messages: &in_range,
@@ -220,7 +220,15 @@ pub fn unreduced_output_tokens(inputs: &ReclaimInputs<'_>, config: &ReclaimConfi
     units::collect(&bounded, config)
         .iter()
         .filter(|unit| unit.is_reclaimable_output())
-        .map(|unit| unit.size_tokens)
+        .map(|unit| (unit.tag, unit.size_tokens))
+        .collect()
+}
+
+/// Tokens of tool output still shown and not protected ([`reducible_outputs`], summed).
+pub fn unreduced_output_tokens(inputs: &ReclaimInputs<'_>, config: &ReclaimConfig) -> u64 {
+    reducible_outputs(inputs, config)
+        .iter()
+        .map(|(_, tokens)| tokens)
         .sum()
 }
 

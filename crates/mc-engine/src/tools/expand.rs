@@ -3,8 +3,9 @@
 //! Reads the raw log, which keeps every message exactly as the client sent it, whatever the
 //! engine later dropped or summarised. A range is one compact line per message (the
 //! historian's transcript format, so the model sees one shape of transcript everywhere); one
-//! message comes in full. Both are capped at [`EXPAND_BUDGET_TOKENS`] so one call cannot
-//! flood the window, and a cut range says where to continue. Messages still in the live
+//! message comes in full. Both are capped at `expand.cap_tokens` (default
+//! [`EXPAND_BUDGET_TOKENS`]) so one call cannot flood the window, and a cut range says where
+//! to continue. Messages still in the live
 //! context (from the head's boundary on) are not repeated: the model already sees them.
 
 use std::collections::BTreeSet;
@@ -26,7 +27,7 @@ transcript, one line per message; or pass message for one message in full, inclu
 output that was dropped. Long ranges are cut and tell you where to continue. Pass session to \
 read another session of this project that ctx_search found.";
 
-/// The most an answer carries, in estimated tokens.
+/// The most an answer carries by default, in estimated tokens (`expand.cap_tokens`).
 pub const EXPAND_BUDGET_TOKENS: usize = 15_000;
 
 /// Characters per estimated token: the same coarse estimate everywhere a budget is checked
@@ -78,14 +79,15 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &ExpandArgs) -> ToolAnswer {
             );
         }
     };
+    let cap = usize::try_from(ctx.engine.config().expand.cap_tokens.get()).unwrap_or(usize::MAX);
     let answer = ctx.engine.store().read(|tx| {
         let (session, live) = match target(tx, ctx, args.session.as_deref())? {
             Ok(target) => target,
             Err(answer) => return Ok(answer),
         };
         match wanted {
-            Wanted::Range { start, end } => expand_range(tx, &session, start, end, live),
-            Wanted::One(ordinal) => expand_one(tx, &session, ordinal, live),
+            Wanted::Range { start, end } => expand_range(tx, &session, (start, end), live, cap),
+            Wanted::One(ordinal) => expand_one(tx, &session, ordinal, live, cap),
         }
     });
     answer.unwrap_or_else(|error| ToolAnswer::store(&error))
@@ -152,12 +154,14 @@ fn out_of_range(ordinal: u64, count: u64) -> ToolAnswer {
     }
 }
 
+/// Messages `start..=end` (to the last when `end` is `None`) as transcript lines, within
+/// `cap` estimated tokens.
 fn expand_range(
     tx: &ReadTx<'_>,
     session: &SessionId,
-    start: u64,
-    end: Option<u64>,
+    (start, end): (u64, Option<u64>),
     live: u64,
+    cap: usize,
 ) -> Result<ToolAnswer, StoreError> {
     let count = tx.message_count(session)?;
     if start >= count {
@@ -171,7 +175,7 @@ fn expand_range(
         )));
     }
     let shown_end = last.min(live.saturating_sub(1));
-    let budget = EXPAND_BUDGET_TOKENS * CHARS_PER_TOKEN;
+    let budget = cap.saturating_mul(CHARS_PER_TOKEN);
     let tags = TagIndex::new(Vec::new());
     let dropped = BTreeSet::new();
     let mut body = String::new();
@@ -191,7 +195,7 @@ fn expand_range(
     if let Some(next) = cut_at {
         out.push_str(&format!(
             "[cut at about {} tokens: continue with start={next}, end={last}]\n",
-            thousands(EXPAND_BUDGET_TOKENS as u64)
+            thousands(cap as u64)
         ));
     }
     if last >= live {
@@ -202,11 +206,13 @@ fn expand_range(
     Ok(ToolAnswer::ok(out))
 }
 
+/// Message `ordinal` in full, within `cap` estimated tokens.
 fn expand_one(
     tx: &ReadTx<'_>,
     session: &SessionId,
     ordinal: u64,
     live: u64,
+    cap: usize,
 ) -> Result<ToolAnswer, StoreError> {
     let count = tx.message_count(session)?;
     if ordinal >= count {
@@ -221,14 +227,14 @@ fn expand_one(
         return Ok(out_of_range(ordinal, count));
     };
     let full = render_full(ordinal, &stored.message);
-    let budget = EXPAND_BUDGET_TOKENS * CHARS_PER_TOKEN;
+    let budget = cap.saturating_mul(CHARS_PER_TOKEN);
     match full.char_indices().nth(budget) {
         Some((at, _)) => {
             let rest = full[at..].chars().count() as u64;
             Ok(ToolAnswer::ok(format!(
                 "{}\n[cut at about {} tokens; {} more characters not shown]\n",
                 &full[..at],
-                thousands(EXPAND_BUDGET_TOKENS as u64),
+                thousands(cap as u64),
                 thousands(rest)
             )))
         }

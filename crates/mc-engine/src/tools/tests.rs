@@ -22,10 +22,16 @@ struct Fixture {
 impl Fixture {
     /// A session of `turns` user/assistant exchanges with tool calls, after one pass.
     fn new(turns: usize) -> Self {
+        Self::with_config(turns, |_| {})
+    }
+
+    /// [`Self::new`] with the configuration `adjust` made.
+    fn with_config(turns: usize, adjust: impl FnOnce(&mut Config)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("context.db")).unwrap();
         let mut config = Config::default();
         config.reduction.protected_tags = 2;
+        adjust(&mut config);
         let engine = Engine::new(store, config);
         let session = SessionId::new("cc-tools-test").unwrap();
         let project = ProjectId::new("project-a").unwrap();
@@ -57,6 +63,7 @@ impl Fixture {
                 last_usage_tokens: None,
                 last_usage_pass: None,
                 operator_flush: false,
+                reduce_tool: false,
                 client_ttl: CacheTtlChoice::Default,
                 count_text: &count,
             })
@@ -274,6 +281,25 @@ fn expand_cuts_long_ranges_and_says_where_to_continue() {
     assert!(answer.text.len() <= EXPAND_BUDGET_TOKENS * 4 + 500);
     assert!(
         answer.text.contains("continue with start="),
+        "{}",
+        answer.text
+    );
+}
+
+#[test]
+fn expand_keeps_within_the_configured_cap() {
+    let fixture = Fixture::with_config(200, |config| {
+        config.expand.cap_tokens = mc_core::config::Tokens(1_000);
+    });
+    fixture.set_boundary(600);
+    let answer = fixture.call("ctx_expand", json!({"start": 0, "end": 599}));
+    assert!(
+        answer.text.len() <= 1_000 * 4 + 500,
+        "{}",
+        answer.text.len()
+    );
+    assert!(
+        answer.text.contains("[cut at about 1,000 tokens"),
         "{}",
         answer.text
     );

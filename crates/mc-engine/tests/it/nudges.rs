@@ -171,3 +171,43 @@ fn the_nudge_is_given_on_a_bust_and_replayed_on_the_next_cache_hit() {
     });
     insta::assert_snapshot!(serde_json::to_string_pretty(&rendered).unwrap());
 }
+
+/// The first pass of `session(4)` less its last turn, under a low threshold, with `config`
+/// and the model able to call `ctx_reduce` or not: its nudge, if it got one.
+fn first_nudge(config: Config, reduce_tool: bool) -> Option<String> {
+    let reclaim = ReclaimConfig {
+        nudge_threshold_tokens: 1_000,
+        ..ReclaimConfig::default()
+    };
+    let harness = Harness::with_reclaim(config, reclaim);
+    harness.reduce_tool.set(reduce_tool);
+    let messages = session(4);
+    let call = Call {
+        model: MODEL,
+        messages: &messages[..messages.len() - 2],
+        now_ms: START_MS,
+        usable_window: ROOMY_WINDOW,
+        last_usage_tokens: None,
+        operator_flush: false,
+    };
+    let outcome = harness.pass(&call).unwrap();
+    nudges(&outcome).into_iter().next().map(|(_, text)| text)
+}
+
+#[test]
+fn a_model_with_ctx_reduce_is_told_which_tags_to_drop() {
+    let mut config = Config::default();
+    config.reduction.protected_tags = 2;
+    let text = first_nudge(config, true).expect("a nudge past the threshold");
+    assert!(text.contains("call ctx_reduce with its tags"), "{text}");
+    assert!(text.contains("the largest are §"), "{text}");
+}
+
+#[test]
+fn nudges_off_means_no_nudge() {
+    let mut config = Config::default();
+    config.reduction.protected_tags = 2;
+    config.reduction.nudges = false;
+    assert_eq!(first_nudge(config.clone(), true), None);
+    assert_eq!(first_nudge(config, false), None);
+}

@@ -76,6 +76,8 @@ pub struct Harness {
     pub session: SessionId,
     /// Estimated tokens of the system prompt and tools every call carries (0 unless set).
     pub fixed_tokens: std::cell::Cell<u64>,
+    /// Whether the model can call `ctx_reduce` (false unless set).
+    pub reduce_tool: std::cell::Cell<bool>,
     /// Per session, the latest passes and their rendered sizes: a call that reports one of
     /// those sizes as its usage reports that pass's request, as the proxy's ledger would say
     /// (a retry reports the pass before the one it repeats).
@@ -110,6 +112,7 @@ impl Harness {
             engine: Engine::with_reclaim(store, config, reclaim),
             session: SessionId::new("session-under-test").unwrap(),
             fixed_tokens: std::cell::Cell::new(0),
+            reduce_tool: std::cell::Cell::new(false),
             sent: std::cell::RefCell::default(),
             pairs_usage: true,
             dir,
@@ -177,6 +180,7 @@ impl Harness {
             last_usage_tokens: call.last_usage_tokens,
             last_usage_pass: usage_pass,
             operator_flush: call.operator_flush,
+            reduce_tool: self.reduce_tool.get(),
             client_ttl: CacheTtlChoice::Default,
             count_text: &counter,
         });

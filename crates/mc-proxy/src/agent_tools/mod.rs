@@ -77,6 +77,7 @@ pub use recent_walks::RecentWalks;
 pub use rounds::Call;
 
 use crate::app::App;
+use crate::client_request::names_tool;
 use crate::provider::{Provider, ProxyError};
 use crate::session_resolve::SessionHints;
 
@@ -207,13 +208,7 @@ pub fn is_ours(name: &str) -> bool {
 /// server, so the proxy adds nothing: the model would see every tool twice, and a tool of
 /// the same name twice is an error upstream.
 pub fn offers_ours<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
-    names.any(|name| {
-        SPECS.iter().any(|spec| {
-            name.strip_suffix(spec.name).is_some_and(|prefix| {
-                prefix.is_empty() || prefix.ends_with(|c: char| !c.is_ascii_alphanumeric())
-            })
-        })
-    })
+    names.any(|name| SPECS.iter().any(|spec| names_tool(name, spec.name)))
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use super::prepare::{splice_failed, tool_project};
 use super::splice::{Point, Used, stored};
 use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
-use crate::client_request::ClientRequest;
+use crate::client_request::{ClientRequest, responses_tool_names};
 use crate::clock::now_ms;
 use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
@@ -65,18 +65,6 @@ pub struct ResponsesPrepared {
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
-}
-
-/// The names a tool offers: its own, and those of the tools a `namespace` tool holds (how
-/// Codex offers an MCP server's tools: `mcp__magic_context` holding `ctx_search`, …).
-fn tool_names(tool: &ResponsesTool) -> impl Iterator<Item = &str> {
-    let inner = tool.raw.get("tools").and_then(Value::as_array);
-    tool.name().into_iter().chain(
-        inner
-            .into_iter()
-            .flatten()
-            .filter_map(|inner| inner.get("name").and_then(Value::as_str)),
-    )
 }
 
 /// The content hash of a run of items in the neutral model, when it reads as one message.
@@ -125,7 +113,11 @@ pub fn prepare_responses(
     let Ok(mut request) = ResponsesRequest::decode(body, usize::MAX) else {
         return Ok(None);
     };
-    let theirs = request.tools.iter().flatten().flat_map(tool_names);
+    let theirs = request
+        .tools
+        .iter()
+        .flatten()
+        .flat_map(responses_tool_names);
     if !served_here(engine.config().tools.mode, headers, None)
         || offers_ours(theirs)
         || request.stateful_reason().is_some()

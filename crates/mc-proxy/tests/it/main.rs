@@ -27,6 +27,7 @@ mod hostile;
 mod hostile_bounds;
 mod hostile_chat;
 mod media;
+mod nudges;
 mod numbers_as_sent;
 mod openai;
 mod overflow;

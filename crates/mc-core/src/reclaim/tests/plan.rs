@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use super::super::{nudge, unreduced_output_tokens};
+use super::super::{NudgeAudience, nudge, unreduced_output_tokens};
 use super::*;
 
 fn mixed() -> Vec<Message> {
@@ -72,13 +72,34 @@ fn unreduced_tokens_count_visible_unprotected_output() {
 #[test]
 fn nudge_waits_for_the_threshold_and_stays_quiet_after_a_reduction() {
     let config = ReclaimConfig::default();
-    assert_eq!(nudge(19_999, None, &config), None);
-    assert_eq!(nudge(25_000, Some(4), &config), None);
-    let text = nudge(25_400, Some(5), &config);
-    assert_eq!(text, nudge(25_400, None, &config));
+    let outputs = |total: u64| vec![(TagNo(3), total - 400), (TagNo(7), 400)];
+    let generic = NudgeAudience::NoTool;
+    assert_eq!(nudge(&outputs(19_999), None, &config, generic), None);
+    assert_eq!(nudge(&outputs(25_000), Some(4), &config, generic), None);
+    let text = nudge(&outputs(25_400), Some(5), &config, generic);
+    assert_eq!(text, nudge(&outputs(25_400), None, &config, generic));
     let text = text.unwrap_or_default();
     assert!(
         text.contains("25K") && text.contains("[dropped §N§]"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_nudge_to_a_model_with_ctx_reduce_names_the_tool_and_the_largest_outputs() {
+    let config = ReclaimConfig::default();
+    let outputs = [
+        (TagNo(3), 4_200),
+        (TagNo(12), 9_000),
+        (TagNo(15), 7_100),
+        (TagNo(20), 900),
+    ];
+    let text = nudge(&outputs, None, &config, NudgeAudience::ReduceTool).unwrap_or_default();
+    assert_eq!(
+        text,
+        "[context note] About 21K tokens of earlier tool output are still in context; the \
+         largest are §12§ (~9K), §15§ (~8K), §3§ (~5K). Once you have what you need from an \
+         output, call ctx_reduce with its tags (e.g. \"12,15,3\") to drop it; ctx_expand reads \
+         it again if you need it later."
     );
 }
