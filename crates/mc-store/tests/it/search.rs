@@ -271,7 +271,8 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
     {
         // What a version 12 store looks like: an index of each message and its predecessor
         // (hidden exchanges without their last use, v14, no provisional compartments, v15,
-        // sessions not gated, v16, compartments without an index, v17).
+        // sessions not gated, v16, compartments without an index, v17, no project folders,
+        // v18).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -291,6 +292,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              END;
              ALTER TABLE compartments DROP COLUMN range_index;
              ALTER TABLE staged_compartments DROP COLUMN range_index;
+             DROP TABLE project_folders;
              DELETE FROM schema_migrations WHERE version >= 13;
              PRAGMA user_version = 12;",
         )
