@@ -164,7 +164,7 @@ pub fn run(
 fn marked(message: &Message, copy: usize) -> Message {
     let mut message = message.clone();
     if copy > 0
-        && let Some(Part::Text { text }) = message
+        && let Some(Part::Text { text, .. }) = message
             .parts
             .iter_mut()
             .find(|part| matches!(part, Part::Text { .. }))

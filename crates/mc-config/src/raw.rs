@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use mc_core::config::{
     DreamerConfig, EmbeddingsConfig, ExpandConfig, HistorianConfig, HistoryConfig, M1RefoldConfig,
-    MemoryConfig, PassConfig, ProxyConfig, ReductionConfig, ToolsConfig,
+    MemoryConfig, PassConfig, ProjectDocsConfig, ProxyConfig, ReductionConfig, ToolsConfig,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -41,6 +41,8 @@ pub struct RawConfig {
     pub memory: Option<RawMemory>,
     /// Recalling original transcript with `ctx_expand`.
     pub expand: Option<RawExpand>,
+    /// The project's own docs (ARCHITECTURE.md, STRUCTURE.md) in the prompt's head.
+    pub project_docs: Option<RawProjectDocs>,
     /// The background historian that summarises old history into compartments.
     pub historian: Option<RawHistorian>,
     /// Embedding similarity in search.
@@ -225,6 +227,22 @@ pub struct RawMemory {
     /// Most tokens of project memories rendered into the prompt (0 turns injection off).
     #[schemars(range(min = MemoryConfig::INJECTION_BUDGET_TOKENS.min, max = MemoryConfig::INJECTION_BUDGET_TOKENS.max))]
     pub injection_budget_tokens: Option<u64>,
+}
+
+/// The project's own docs in the prompt's head (`m[0]`), read from its root folder. An
+/// edit reaches the prompt at the next natural rebuild of the head, never busting the cache
+/// by itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawProjectDocs {
+    /// Whether the head carries the docs.
+    pub enabled: Option<bool>,
+    /// File names relative to the project's root folder, shown in name order.
+    #[schemars(length(max = ProjectDocsConfig::MAX_FILES))]
+    pub files: Option<Vec<String>>,
+    /// Share of the usable window the docs may take; a longer doc is cut at a heading.
+    #[schemars(range(min = ProjectDocsConfig::BUDGET_PERCENT.min, max = ProjectDocsConfig::BUDGET_PERCENT.max))]
+    pub budget_percent: Option<u64>,
 }
 
 /// Recalling original transcript with `ctx_expand`.

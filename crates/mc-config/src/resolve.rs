@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use mc_core::config::{
     Bounds, CacheConfig, CacheTtl, Config, ExecuteThreshold, ExpandConfig, HistoryConfig,
-    M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProxyConfig, ReductionConfig, Tokens,
-    ToolsConfig, ToolsMode, allowed_host_problem, listen_address_problem, upstream_url_problem,
+    M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProjectDocsConfig, ProxyConfig,
+    ReductionConfig, Tokens, ToolsConfig, ToolsMode, allowed_host_problem, doc_file_problem,
+    listen_address_problem, upstream_url_problem,
 };
 
 mod background;
@@ -18,7 +19,7 @@ mod background;
 use crate::key_path::KeyPath;
 use crate::raw::{
     RawCache, RawCacheTtl, RawConfig, RawExpand, RawHistory, RawM1Refold, RawMemory, RawPass,
-    RawProxy, RawReduction, RawTools, RawToolsMode,
+    RawProjectDocs, RawProxy, RawReduction, RawTools, RawToolsMode,
 };
 
 /// A key whose value was rejected, and why.
@@ -41,6 +42,7 @@ pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
         history: checker.history(raw.history.clone().unwrap_or_default()),
         memory: checker.memory(raw.memory.clone().unwrap_or_default()),
         expand: checker.expand(raw.expand.clone().unwrap_or_default()),
+        project_docs: checker.project_docs(raw.project_docs.clone().unwrap_or_default()),
         historian: checker.historian(raw.historian.clone().unwrap_or_default()),
         embeddings: checker.embeddings(raw.embeddings.clone().unwrap_or_default()),
         dreamer: checker.dreamer(raw.dreamer.clone().unwrap_or_default()),
@@ -343,6 +345,41 @@ impl Checker {
 }
 
 impl Checker {
+    fn project_docs(&mut self, raw: RawProjectDocs) -> ProjectDocsConfig {
+        let d = ProjectDocsConfig::default();
+        let files = match raw.files {
+            None => d.files.clone(),
+            Some(files) if files.len() > ProjectDocsConfig::MAX_FILES => {
+                self.reject(
+                    key(&["project_docs", "files"]),
+                    format!(
+                        "at most {} doc files; {} are listed",
+                        ProjectDocsConfig::MAX_FILES,
+                        files.len()
+                    ),
+                );
+                d.files.clone()
+            }
+            Some(files) => match files.iter().find_map(|name| doc_file_problem(name)) {
+                Some(reason) => {
+                    self.reject(key(&["project_docs", "files"]), reason);
+                    d.files.clone()
+                }
+                None => files,
+            },
+        };
+        ProjectDocsConfig {
+            enabled: raw.enabled.unwrap_or(d.enabled),
+            files,
+            budget_percent: self.percent(
+                key(&["project_docs", "budget_percent"]),
+                raw.budget_percent,
+                ProjectDocsConfig::BUDGET_PERCENT,
+                d.budget_percent,
+            ),
+        }
+    }
+
     fn tools(&mut self, raw: RawTools) -> ToolsConfig {
         let d = ToolsConfig::default();
         ToolsConfig {
@@ -412,6 +449,25 @@ mod tests {
         assert_eq!(config.tools.hidden_exchange_max_age_days, 30);
         let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
         assert_eq!(keys, ["tools.hidden_exchange_max_age_days"]);
+    }
+
+    #[test]
+    fn doc_files_must_stay_in_the_project() {
+        let (config, issues) = resolve(&raw(json!({
+            "project_docs": {"files": ["docs/ARCHITECTURE.md"], "budget_percent": 5}
+        })));
+        assert_eq!(config.project_docs.files, ["docs/ARCHITECTURE.md"]);
+        assert_eq!(config.project_docs.budget_percent.get(), 5);
+        assert_eq!(issues, vec![]);
+        let (config, issues) = resolve(&raw(json!({
+            "project_docs": {"files": ["../secrets.md"], "budget_percent": 50}
+        })));
+        assert_eq!(
+            config.project_docs,
+            mc_core::config::ProjectDocsConfig::default()
+        );
+        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
+        assert_eq!(keys, ["project_docs.files", "project_docs.budget_percent"]);
     }
 
     #[test]

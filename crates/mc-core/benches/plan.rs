@@ -25,7 +25,7 @@ fn main() {
 /// Tokens are estimated as bytes / 4 throughout.
 fn estimate(part: &Part) -> u64 {
     match part {
-        Part::Text { text } => text.len() as u64 / 4,
+        Part::Text { text, .. } => text.len() as u64 / 4,
         Part::ToolResult { content, .. } => content.iter().map(estimate).sum(),
         other => serde_json::to_string(other).map_or(0, |text| text.len() as u64 / 4),
     }

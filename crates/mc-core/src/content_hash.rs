@@ -107,9 +107,14 @@ impl Encoder<'_> {
 
     fn part(&mut self, part: &Part) {
         match part {
-            Part::Text { text } => {
+            Part::Text { text, fields } => {
                 self.tag(1);
                 self.str(text);
+                // Plain text hashes as it always has; a text's own fields follow it.
+                if let Some(fields) = fields {
+                    self.tag(9);
+                    self.json(&serde_json::Value::Object((**fields).clone()));
+                }
             }
             Part::ToolCall { id, name, input } => {
                 self.tag(2);
@@ -281,6 +286,29 @@ impl HashChain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A text part's own fields count for its hash; plain text hashes as before they were
+    /// kept, so stores written earlier still match their clients' messages.
+    #[test]
+    fn a_texts_fields_count_and_plain_text_is_unchanged() {
+        let plain = Message::new(Role::Assistant, vec![Part::text("Found it.")]);
+        let mut fields = serde_json::Map::new();
+        fields.insert("citations".to_owned(), serde_json::json!([]));
+        let cited = Message::new(
+            Role::Assistant,
+            vec![Part::Text {
+                text: "Found it.".to_owned(),
+                fields: Some(Box::new(fields)),
+            }],
+        );
+        assert_ne!(plain.content_hash(), cited.content_hash());
+        let stored: Part = serde_json::from_str(r#"{"kind":"text","text":"Found it."}"#).unwrap();
+        assert_eq!(stored, Part::text("Found it."));
+        assert_eq!(
+            serde_json::to_string(&Part::text("x")).unwrap(),
+            r#"{"kind":"text","text":"x"}"#
+        );
+    }
     use proptest::prelude::*;
     use serde_json::json;
 

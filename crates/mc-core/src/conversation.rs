@@ -68,6 +68,11 @@ pub enum Part {
     Text {
         /// The text exactly as sent.
         text: String,
+        /// Fields the client sent on the text beside it (Anthropic's `citations` on an
+        /// answer that quoted a web search, fields of a harness), kept so the part goes back
+        /// as it came; `None` for plain text, which is nearly all of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fields: Option<Box<serde_json::Map<String, Value>>>,
     },
     /// The model asking for a tool to run.
     ToolCall {
@@ -122,7 +127,10 @@ pub enum Part {
 impl Part {
     /// A text part.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text { text: text.into() }
+        Self::Text {
+            text: text.into(),
+            fields: None,
+        }
     }
 
     /// Whether this part carries the output of a tool.
@@ -144,7 +152,7 @@ pub struct Message {
 /// order.
 fn texts_of(parts: &[Part]) -> impl Iterator<Item = &str> {
     parts.iter().filter_map(|part| match part {
-        Part::Text { text } => Some(text.as_str()),
+        Part::Text { text, .. } => Some(text.as_str()),
         _ => None,
     })
 }

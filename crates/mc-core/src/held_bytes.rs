@@ -31,7 +31,7 @@ pub fn parts_bytes(parts: &[Part]) -> usize {
 /// The bytes held by one part, its slot in a list included.
 fn part_bytes(part: &Part) -> usize {
     let owned = match part {
-        Part::Text { text } => text.capacity(),
+        Part::Text { text, .. } => text.capacity(),
         Part::ToolCall { id, name, input } => id.capacity() + name.capacity() + value_bytes(input),
         Part::ToolResult {
             call_id, content, ..

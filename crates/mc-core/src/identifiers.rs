@@ -52,7 +52,7 @@ pub fn message_identifiers(message: &Message, each: &mut impl FnMut(&str)) {
 pub fn parts_identifiers(parts: &[Part], each: &mut impl FnMut(&str)) {
     for part in parts {
         match part {
-            Part::Text { text } => identifiers(text, each),
+            Part::Text { text, .. } => identifiers(text, each),
             Part::ToolCall { input, .. } => value_identifiers(input, each),
             Part::ToolResult { content, .. } => parts_identifiers(content, each),
             Part::Thinking { .. }

@@ -23,7 +23,7 @@ pub fn user_words(message: &Message) -> Vec<String> {
         .parts
         .iter()
         .filter_map(|part| match part {
-            Part::Text { text } => {
+            Part::Text { text, .. } => {
                 let words = without_reminders(text);
                 let words = words.trim();
                 (!words.is_empty()).then(|| words.to_owned())

@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 
 use mc_core::config::Tokens;
 use mc_core::head::{
-    Compartment, HeadBudgets, HeadDelta, HeadInputs, MemoryChange, PinnedBlock, render_m0,
-    render_m1,
+    Compartment, HeadBudgets, HeadDelta, HeadInputs, MemoryChange, PinnedBlock, ProjectDoc,
+    fit_docs, render_m0, render_m1,
 };
 use mc_core::pass_plan::{PassKind, PassPlan};
 use mc_core::reduction::{Reshape, excerpt_text};
@@ -85,6 +85,19 @@ pub(crate) fn plan_advance(
 }
 
 impl Engine {
+    /// The project docs the fold's `m[0]` shows: the request's, within the docs budget;
+    /// none when the docs are turned off.
+    fn docs_for_fold(&self, request: &PassRequest<'_>) -> Vec<ProjectDoc> {
+        let settings = &self.config.project_docs;
+        if !settings.enabled {
+            return Vec::new();
+        }
+        let budget = settings.budget_tokens(request.usable_window.map(Tokens));
+        fit_docs(request.project_docs, budget, &|text| {
+            (request.count_text)(text)
+        })
+    }
+
     /// Re-renders what the plan's kind allows, from the compartments before
     /// `state.boundary`: a hard fold rebuilds `m[0]` (pinned first message, decayed history)
     /// and resets `m[1]`; a soft bust re-renders `m[1]` with the compartments since `m[0]`.
@@ -119,8 +132,10 @@ impl Engine {
                 let landed = tx.drop_state(session)?.landed;
                 let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape, &landed);
                 let (memories, memory_log) = memories_for_fold(tx, memory.project.as_ref())?;
+                let docs = self.docs_for_fold(request);
                 let inputs = HeadInputs {
                     pinned: &pinned,
+                    project_docs: &docs,
                     compartments: &compartments,
                     memories: &memories,
                     ..HeadInputs::default()
@@ -134,6 +149,7 @@ impl Engine {
                 state.m1_from = provisional;
                 state.m0_memory_log = memory_log;
                 state.m0_memory_ids = head.memory_ids;
+                state.m0_docs_hash = docs_hash(&docs);
                 state.m1 = render_m1(&HeadDelta {
                     compartments: &m1,
                     ..HeadDelta::default()
@@ -231,7 +247,7 @@ fn pinned_blocks(
                 .iter()
                 .enumerate()
                 .filter_map(|(part, content)| match content {
-                    Part::Text { text } => {
+                    Part::Text { text, .. } => {
                         let unit = UnitRef {
                             ordinal: index as u64,
                             part: u32::try_from(part).unwrap_or(u32::MAX),
@@ -256,4 +272,19 @@ fn pinned_blocks(
             })
         })
         .collect()
+}
+
+/// A hash of the docs as `m[0]` shows them; empty when it shows none.
+fn docs_hash(docs: &[ProjectDoc]) -> String {
+    if docs.is_empty() {
+        return String::new();
+    }
+    let mut hasher = blake3::Hasher::new();
+    for doc in docs {
+        hasher.update(doc.name.as_bytes());
+        hasher.update(&[0]);
+        hasher.update(doc.text.as_bytes());
+        hasher.update(&[0]);
+    }
+    hasher.finalize().to_hex()[..16].to_owned()
 }

@@ -64,7 +64,7 @@ pub const BLOCK_FRAMING_TOKENS: u64 = 6;
 /// [`BLOCK_FRAMING_TOKENS`].
 pub(crate) fn part_tokens(part: &Part, count: CountText<'_>) -> u64 {
     let content = match part {
-        Part::Text { text } => count(text),
+        Part::Text { text, .. } => count(text),
         Part::ToolCall { id, name, input } => count(id) + count(name) + count(&input.to_string()),
         Part::ToolResult {
             call_id, content, ..

@@ -12,6 +12,7 @@ use mc_core::breakpoints::{
     BlockSlot, BreakpointPlan, CacheTtlChoice, PromptLayout, plan_breakpoints,
 };
 use mc_core::config::{Config, Tokens};
+use mc_core::head::ProjectDoc;
 use mc_core::pass_plan::{PassInputs, PassPlan, refusal};
 use mc_core::reclaim::{
     FingerprintIndex, NudgeAudience, ReclaimConfig, ReclaimInputs, plan_reasoning_drops,
@@ -79,6 +80,9 @@ pub struct PassRequest<'a> {
     pub last_usage_pass: Option<u64>,
     /// The operator asked queued work to land now.
     pub operator_flush: bool,
+    /// The project's docs as read from its folder now (ARCHITECTURE.md, …); `m[0]` takes
+    /// them in at its next hard fold, within the docs budget.
+    pub project_docs: &'a [ProjectDoc],
     /// The model can call `ctx_reduce` (the proxy adds it, or the client's tool list has
     /// it from our MCP server): a reminder about old output then names the tool and the tags.
     pub reduce_tool: bool,

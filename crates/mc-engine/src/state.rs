@@ -64,6 +64,9 @@ pub struct EngineState {
     pub m0_memory_log: u64,
     /// The memories `m[0]` shows.
     pub m0_memory_ids: Vec<u64>,
+    /// A hash of the project docs `m[0]` shows as rendered (empty when none): an edit to a
+    /// doc is told from it, and reaches `m[0]` at the next hard fold, never busting alone.
+    pub m0_docs_hash: String,
     /// When the last upstream call was made.
     pub last_call_ms: Option<u64>,
     /// Input + cache read + cache write of the last response, when reported.

@@ -27,7 +27,7 @@ pub(crate) fn render_tail_message(
 /// before the engine adds its own (the raw log keeps what the model wrote). A message with
 /// nothing to clean is borrowed, not copied.
 fn clean_model_output(message: &Message) -> Cow<'_, Message> {
-    let imitates = |part: &Part| matches!(part, Part::Text { text } if matches!(strip_tag_imitations(text), Cow::Owned(_)));
+    let imitates = |part: &Part| matches!(part, Part::Text { text, .. } if matches!(strip_tag_imitations(text), Cow::Owned(_)));
     if message.role != Role::Assistant || !message.parts.iter().any(imitates) {
         return Cow::Borrowed(message);
     }
@@ -35,7 +35,7 @@ fn clean_model_output(message: &Message) -> Cow<'_, Message> {
         .parts
         .iter()
         .map(|part| match part {
-            Part::Text { text } => Part::text(strip_tag_imitations(text).into_owned()),
+            Part::Text { text, .. } => Part::text(strip_tag_imitations(text).into_owned()),
             other => other.clone(),
         })
         .collect();

@@ -16,6 +16,7 @@ use crate::last_good::LastGood;
 use crate::ledger::ReportedUsage;
 use crate::pass_threads::PassThreads;
 use crate::project::ProjectResolver;
+use crate::project_docs::DocsReader;
 use crate::settings::ProxySettings;
 use crate::store_slot::{Reopen, StoreSlot};
 use crate::tokens::TokenEstimator;
@@ -60,6 +61,8 @@ pub struct App {
     pub recent_usage: SessionCache<ReportedUsage>,
     /// Estimated tokens of each distinct system prompt and tools.
     pub fixed_tokens: FixedTokens,
+    /// The projects' docs as last read, for `m[0]`.
+    pub project_docs: DocsReader,
     /// Whether a stateful Responses call was seen (and said so in the log) yet.
     stateful_noted: AtomicBool,
 }
@@ -95,6 +98,7 @@ impl App {
             pass_threads: PassThreads::default(),
             recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),
+            project_docs: DocsReader::default(),
             store,
             stateful_noted: AtomicBool::new(false),
         })

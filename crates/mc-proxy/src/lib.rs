@@ -58,6 +58,7 @@ mod pass_decode;
 mod pass_run;
 mod pass_threads;
 mod project;
+mod project_docs;
 mod provider;
 mod render_anthropic;
 mod render_openai;

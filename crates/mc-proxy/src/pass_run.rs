@@ -6,6 +6,7 @@
 //! A busy store is retried briefly; if it stays busy, an identical client request already
 //! managed is answered with the same upstream bytes, else the call is refused (DESIGN §7).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
@@ -196,6 +197,8 @@ struct Target {
     usable_window: Option<u64>,
     prefix_identity: String,
     fixed_tokens: u64,
+    /// The working directory the prompt states, when the project was identified from it.
+    folder: Option<PathBuf>,
 }
 
 /// Resolves the session a decoded call belongs to (its id, else its hash chain within its
@@ -213,9 +216,10 @@ fn resolve_target(
         .or_prompt_cache_key(client.prompt_cache_key());
     let texts = client.system_texts();
     let first = first_message_texts(&decoded.conversation);
-    let project = app
+    let (project, folder) = app
         .projects
-        .resolve(headers, texts.iter().copied().chain(first));
+        .resolve_with_folder(headers, texts.iter().copied().chain(first));
+    let folder = folder.map(PathBuf::from);
     note_project_folders(app, engine);
     let scope = ChainScope::of(project.as_ref(), &texts, provider, &model);
     let betas = headers
@@ -257,6 +261,7 @@ fn resolve_target(
         usable_window,
         prefix_identity,
         fixed_tokens,
+        folder,
     })
 }
 
@@ -276,6 +281,11 @@ fn run_pass(
     // reported usage, kept in memory as its call ended (the ledger writes it later).
     let planning_usage = last_usage.or_else(|| app.recent_usage.get(&target.session));
     let reduce_tool = decoded.client.offers_tool("ctx_reduce");
+    let docs_config = &engine.config().project_docs;
+    let project_docs = match &target.folder {
+        Some(folder) if docs_config.enabled => app.project_docs.read(folder, &docs_config.files),
+        _ => Vec::new(),
+    };
     let mut session = target.session.clone();
     let mut forks = 0;
     let outcome = loop {
@@ -295,6 +305,7 @@ fn run_pass(
             last_usage_pass: planning_usage.and_then(|usage| usage.pass),
             operator_flush: false,
             reduce_tool,
+            project_docs: &project_docs,
             client_ttl: decoded.client_ttl,
             count_text: &count,
         };

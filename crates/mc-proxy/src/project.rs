@@ -68,13 +68,31 @@ impl ProjectResolver {
         headers: &HeaderMap,
         texts: impl IntoIterator<Item = &'a str>,
     ) -> Option<ProjectId> {
+        self.resolve_with_folder(headers, texts).0
+    }
+
+    /// [`Self::resolve`], with the working directory the prompt states when the project
+    /// was identified from it (not from the explicit header).
+    pub fn resolve_with_folder<'t>(
+        &self,
+        headers: &HeaderMap,
+        texts: impl IntoIterator<Item = &'t str>,
+    ) -> (Option<ProjectId>, Option<&'t str>) {
         if let Some(explicit) = header_str(headers, PROJECT_HEADER) {
-            return ProjectId::new(explicit).ok();
+            return (ProjectId::new(explicit).ok(), None);
         }
-        let directory = texts
+        let Some(directory) = texts
             .into_iter()
             .find_map(stated_directory)
-            .filter(|directory| directory.len() <= MAX_PATH_BYTES)?;
+            .filter(|directory| directory.len() <= MAX_PATH_BYTES)
+        else {
+            return (None, None);
+        };
+        (self.identify_memoised(directory), Some(directory))
+    }
+
+    /// The identity of the project `directory` belongs to, remembered.
+    fn identify_memoised(&self, directory: &str) -> Option<ProjectId> {
         if let Ok(known) = self.known.lock()
             && let Some(project) = known.get(directory)
         {

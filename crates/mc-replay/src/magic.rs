@@ -122,6 +122,7 @@ impl Strategy for Magic {
                 last_usage_pass: self.last_pass.filter(|_| step.last_prompt_tokens.is_some()),
                 operator_flush: false,
                 reduce_tool: false,
+                project_docs: &[],
                 client_ttl: CacheTtlChoice::Default,
                 count_text: &count,
             };

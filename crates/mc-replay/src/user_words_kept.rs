@@ -142,7 +142,7 @@ fn request_texts<'c>(request: &'c PreparedCall<'_>) -> Vec<&'c str> {
 fn push_texts<'c>(parts: &'c [Part], texts: &mut Vec<&'c str>) {
     for part in parts {
         match part {
-            Part::Text { text } => texts.push(text),
+            Part::Text { text, .. } => texts.push(text),
             Part::ToolResult { content, .. } => push_texts(content, texts),
             Part::ToolCall { .. }
             | Part::Thinking { .. }

@@ -66,6 +66,7 @@ fn seed_in(data: &Path, id: &str, turns: usize, project: Option<&ProjectId>, now
             last_usage_pass: None,
             operator_flush: false,
             reduce_tool: false,
+            project_docs: &[],
             client_ttl: CacheTtlChoice::Default,
             count_text: &count,
         })

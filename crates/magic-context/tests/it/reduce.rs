@@ -62,6 +62,7 @@ fn seed(data_dir: &Path) {
             last_usage_pass: None,
             operator_flush: false,
             reduce_tool: false,
+            project_docs: &[],
             client_ttl: CacheTtlChoice::Default,
             count_text: &count,
         })

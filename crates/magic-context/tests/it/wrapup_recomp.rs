@@ -86,6 +86,7 @@ fn pass(data: &Path, messages: &[Message], at_ms: u64) -> PassOutcome {
             last_usage_pass: None,
             operator_flush: false,
             reduce_tool: false,
+            project_docs: &[],
             client_ttl: CacheTtlChoice::Default,
             count_text: &count,
         })

@@ -22,6 +22,7 @@ mod historian;
 mod history;
 mod model_match;
 mod pass;
+mod project_docs;
 mod proxy;
 mod recall;
 mod reduction;
@@ -38,6 +39,7 @@ pub use historian::{HistorianConfig, HistorianWire};
 pub use history::{HistoryConfig, M1RefoldConfig};
 pub use model_match::override_for;
 pub use pass::{ExecuteThreshold, PassConfig};
+pub use project_docs::{ProjectDocsConfig, doc_file_problem};
 pub use proxy::{ProxyConfig, allowed_host_problem, listen_address_problem, upstream_url_problem};
 pub use recall::{ExpandConfig, MemoryConfig};
 pub use reduction::ReductionConfig;
@@ -62,6 +64,8 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// Transcript expansion.
     pub expand: ExpandConfig,
+    /// The project's docs in `m[0]`.
+    pub project_docs: ProjectDocsConfig,
     /// The background historian.
     pub historian: HistorianConfig,
     /// Embeddings for search.

@@ -13,7 +13,8 @@
 //! `<history>\n</history>`) so the message has a stable shape from the first render.
 //! - `<pinned-context>`: one `<pinned ordinal="N">` element per [`PinnedBlock`], text
 //!   verbatim, by source ordinal.
-//! - `<project-docs>`: one `<doc name="…">` element per non-empty [`ProjectDoc`], by name.
+//! - `<project-docs>`: one `<doc name="…">` element per non-empty [`ProjectDoc`], by name,
+//!   within the docs budget ([`fit_docs`]: a long doc is cut at a heading, with a note).
 //! - `<user-profile>`: one `- line` per profile line.
 //! - `<history>`: one heading line per [`Compartment`] by start ordinal,
 //!   `### START-END | YYYY-MM-DD HH:MM to YYYY-MM-DD HH:MM UTC | Title`, then (above the
@@ -108,6 +109,7 @@
 
 mod date;
 mod decay;
+mod docs_fit;
 mod history;
 mod m0;
 mod m1;
@@ -115,6 +117,7 @@ mod memory;
 mod rows;
 
 pub use decay::{DetailTier, PRESSURE_FLOOR, decay_tier};
+pub use docs_fit::fit_docs;
 pub use m0::{HeadBudgets, HeadInputs, RenderedHead, render_m0};
 pub use m1::{HeadDelta, M1_PLACEHOLDER, render_m1};
 pub use rows::{

@@ -78,7 +78,7 @@ pub fn range_index(messages: &[(u64, &Message)]) -> RangeIndex {
                         value_identifiers(input, &mut |id| names.add(id, WRITTEN_BY_MODEL));
                     }
                 }
-                Part::Text { text } => {
+                Part::Text { text, .. } => {
                     let weight = match message.role {
                         Role::Assistant => WRITTEN_BY_MODEL,
                         Role::User | Role::System => WRITTEN_BY_USER,

@@ -64,7 +64,7 @@ fn role_name(role: Role) -> &'static str {
 fn piece(part: &Part, dropped: bool) -> Option<String> {
     match part {
         Part::Text { .. } | Part::ToolResult { .. } if dropped => Some("[dropped]".to_owned()),
-        Part::Text { text } => Some(cut(text, TEXT_CHARS)),
+        Part::Text { text, .. } => Some(cut(text, TEXT_CHARS)),
         Part::ToolCall { name, input, .. } => {
             Some(format!("→ {name}({})", cut(&input.to_string(), CALL_CHARS)))
         }
@@ -74,7 +74,7 @@ fn piece(part: &Part, dropped: bool) -> Option<String> {
             let text: String = content
                 .iter()
                 .filter_map(|inner| match inner {
-                    Part::Text { text } => Some(text.clone()),
+                    Part::Text { text, .. } => Some(text.clone()),
                     Part::Media { media, source } => Some(media_label(*media, source)),
                     _ => None,
                 })

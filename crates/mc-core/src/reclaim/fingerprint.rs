@@ -81,12 +81,12 @@ pub(super) fn matching_sizes(count: usize, percent: u8) -> (usize, usize) {
 /// The unit's whole text, or `None` when it carries media or other non-text content.
 fn text_of(part: &Part) -> Option<String> {
     match part {
-        Part::Text { text } => Some(text.clone()),
+        Part::Text { text, .. } => Some(text.clone()),
         Part::ToolResult { content, .. } => {
             let mut texts = Vec::with_capacity(content.len());
             for part in content {
                 match part {
-                    Part::Text { text } => texts.push(text.as_str()),
+                    Part::Text { text, .. } => texts.push(text.as_str()),
                     _ => return None,
                 }
             }

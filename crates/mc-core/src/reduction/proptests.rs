@@ -162,7 +162,7 @@ fn untag_content(tag: TagNo, rendered: &[Part], original: &[Part]) -> Vec<Part> 
         }
         return content;
     }
-    if let Some(Part::Text { text }) = content
+    if let Some(Part::Text { text, .. }) = content
         .iter_mut()
         .find(|part| matches!(part, Part::Text { .. }))
         && let Some(rest) = text.strip_prefix(&prefix)
@@ -274,7 +274,7 @@ proptest! {
             }).collect();
             if kept.is_empty() && !original.parts.is_empty() {
                 prop_assert_eq!(out.parts.len(), 1);
-                let Part::Text { text } = &out.parts[0] else {
+                let Part::Text { text, .. } = &out.parts[0] else {
                     return Err(TestCaseError::fail("emptied message must keep a text part"));
                 };
                 prop_assert!(state.landed.iter().any(|&tag| *text == dropped_placeholder(tag)));
@@ -285,7 +285,7 @@ proptest! {
                 let tag = index.tag_of(UnitRef { ordinal: *ordinal, part: part_no });
                 let dropped = tag.is_some_and(|tag| state.landed.contains(&tag));
                 match (part, tag) {
-                    (Part::Text { text }, Some(tag)) => {
+                    (Part::Text { text, .. }, Some(tag)) => {
                         let expected = if dropped {
                             dropped_placeholder(tag)
                         } else {
@@ -333,9 +333,9 @@ proptest! {
         for message in &rendered {
             for part in &message.parts {
                 let texts: Vec<&String> = match part {
-                    Part::Text { text } => vec![text],
+                    Part::Text { text, .. } => vec![text],
                     Part::ToolResult { content, .. } => content.iter().filter_map(|p| match p {
-                        Part::Text { text } => Some(text),
+                        Part::Text { text, .. } => Some(text),
                         _ => None,
                     }).collect(),
                     _ => vec![],

@@ -293,71 +293,71 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
     let mut parts = Vec::with_capacity(message.parts.len());
     let mut first_removed: Option<TagNo> = None;
     for (part, shown) in message.parts.iter().zip(shown) {
-        let rendered = match (*shown, part) {
-            (PartShown::Removed(tag), _) => {
-                first_removed.get_or_insert(tag);
-                None
-            }
-            (PartShown::Placeholder(tag), Part::Text { .. }) => {
-                Some(Part::text(dropped_placeholder(tag)))
-            }
-            (PartShown::Placeholder(tag), Part::Media { .. }) => Some(Part::text(
-                dropped_media_placeholder(tag, &media_labels(std::slice::from_ref(part))),
-            )),
-            (PartShown::Tagged(tag), Part::Text { text }) => {
-                Some(Part::text(format!("{}{text}", tag_prefix(tag))))
-            }
-            (
-                PartShown::Placeholder(tag),
-                Part::ToolResult {
-                    call_id,
-                    content,
-                    is_error,
-                },
-            ) => Some(Part::ToolResult {
-                call_id: call_id.clone(),
-                content: vec![Part::text(dropped_media_placeholder(
-                    tag,
-                    &media_labels(content),
-                ))],
-                is_error: *is_error,
-            }),
-            (
-                PartShown::Tagged(tag),
-                Part::ToolResult {
-                    call_id,
-                    content,
-                    is_error,
-                },
-            ) => Some(Part::ToolResult {
-                call_id: call_id.clone(),
-                content: tagged_content(tag, content),
-                is_error: *is_error,
-            }),
-            (PartShown::Excerpt(tag, keep), Part::Text { text }) => Some(Part::text(format!(
-                "{}{}",
-                tag_prefix(tag),
-                excerpt_text(text, tag, keep)
-            ))),
-            (
-                PartShown::Excerpt(tag, keep),
-                Part::ToolResult {
-                    call_id,
-                    content,
-                    is_error,
-                },
-            ) => Some(Part::ToolResult {
-                call_id: call_id.clone(),
-                content: tagged_content(tag, &excerpted_content(tag, keep, content)),
-                is_error: *is_error,
-            }),
-            (PartShown::Skeleton, Part::ToolCall { id, name, input }) => Some(Part::ToolCall {
-                id: id.clone(),
-                name: name.clone(),
-                input: skeleton_input(input),
-            }),
-            _ => Some(part.clone()),
-        };
+        let rendered =
+            match (*shown, part) {
+                (PartShown::Removed(tag), _) => {
+                    first_removed.get_or_insert(tag);
+                    None
+                }
+                (PartShown::Placeholder(tag), Part::Text { .. }) => {
+                    Some(Part::text(dropped_placeholder(tag)))
+                }
+                (PartShown::Placeholder(tag), Part::Media { .. }) => Some(Part::text(
+                    dropped_media_placeholder(tag, &media_labels(std::slice::from_ref(part))),
+                )),
+                (PartShown::Tagged(tag), Part::Text { text, fields }) => Some(Part::Text {
+                    text: format!("{}{text}", tag_prefix(tag)),
+                    fields: fields.clone(),
+                }),
+                (
+                    PartShown::Placeholder(tag),
+                    Part::ToolResult {
+                        call_id,
+                        content,
+                        is_error,
+                    },
+                ) => Some(Part::ToolResult {
+                    call_id: call_id.clone(),
+                    content: vec![Part::text(dropped_media_placeholder(
+                        tag,
+                        &media_labels(content),
+                    ))],
+                    is_error: *is_error,
+                }),
+                (
+                    PartShown::Tagged(tag),
+                    Part::ToolResult {
+                        call_id,
+                        content,
+                        is_error,
+                    },
+                ) => Some(Part::ToolResult {
+                    call_id: call_id.clone(),
+                    content: tagged_content(tag, content),
+                    is_error: *is_error,
+                }),
+                (PartShown::Excerpt(tag, keep), Part::Text { text, .. }) => Some(Part::text(
+                    format!("{}{}", tag_prefix(tag), excerpt_text(text, tag, keep)),
+                )),
+                (
+                    PartShown::Excerpt(tag, keep),
+                    Part::ToolResult {
+                        call_id,
+                        content,
+                        is_error,
+                    },
+                ) => Some(Part::ToolResult {
+                    call_id: call_id.clone(),
+                    content: tagged_content(tag, &excerpted_content(tag, keep, content)),
+                    is_error: *is_error,
+                }),
+                (PartShown::Skeleton, Part::ToolCall { id, name, input }) => Some(Part::ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: skeleton_input(input),
+                }),
+                _ => Some(part.clone()),
+            };
         parts.extend(rendered);
     }
     if parts.is_empty()
@@ -390,7 +390,7 @@ fn excerpted_content(tag: TagNo, keep: u32, content: &[Part]) -> Vec<Part> {
     content
         .iter()
         .map(|part| match part {
-            Part::Text { text } => Part::text(excerpt_text(text, tag, share)),
+            Part::Text { text, .. } => Part::text(excerpt_text(text, tag, share)),
             other => other.clone(),
         })
         .collect()
@@ -401,7 +401,7 @@ fn excerpted_content(tag: TagNo, keep: u32, content: &[Part]) -> Vec<Part> {
 fn tagged_content(tag: TagNo, content: &[Part]) -> Vec<Part> {
     let mut tagged = content.to_vec();
     let first_text = tagged.iter_mut().find_map(|part| match part {
-        Part::Text { text } => Some(text),
+        Part::Text { text, .. } => Some(text),
         Part::ToolCall { .. }
         | Part::ToolResult { .. }
         | Part::Thinking { .. }

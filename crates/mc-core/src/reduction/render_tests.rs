@@ -249,7 +249,7 @@ fn reshaped_units_keep_their_tags_pairs_and_places() {
         part: 0,
     });
     let rendered = render_tail(&tail, &tags, &BTreeSet::new(), 20, &reshape);
-    let Part::Text { text } = &rendered[0].parts[0] else {
+    let Part::Text { text, .. } = &rendered[0].parts[0] else {
         panic!("a text stays a text");
     };
     assert!(text.starts_with("§1§ output line 0\n"));
@@ -277,7 +277,7 @@ fn reshaped_units_keep_their_tags_pairs_and_places() {
         panic!("a result stays a result");
     };
     assert_eq!(call_id, "a");
-    let Part::Text { text } = &content[0] else {
+    let Part::Text { text, .. } = &content[0] else {
         panic!("its text stays text");
     };
     assert!(text.starts_with("§2§ output line 0\n") && text.contains("[§2§ excerpt: "));

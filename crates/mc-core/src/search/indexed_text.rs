@@ -25,7 +25,7 @@ pub fn indexed_text(message: &Message) -> String {
 
 fn push_part(part: &Part, out: &mut String) {
     match part {
-        Part::Text { text } | Part::Thinking { text, .. } => push_line(text, out),
+        Part::Text { text, .. } | Part::Thinking { text, .. } => push_line(text, out),
         Part::ToolCall { name, input, .. } => {
             push_line(name, out);
             push_strings(input, out);

@@ -266,7 +266,7 @@ fn render_full(ordinal: u64, message: &Message) -> String {
     let mut out = format!("#{ordinal} {}\n", message.role.as_str());
     for part in &message.parts {
         match part {
-            Part::Text { text } => out.push_str(text),
+            Part::Text { text, .. } => out.push_str(text),
             Part::ToolCall { id, name, input } => {
                 out.push_str(&format!("→ tool call {name} (id {id}): {input}"));
             }
@@ -279,7 +279,7 @@ fn render_full(ordinal: u64, message: &Message) -> String {
                 out.push_str(&format!("← tool result for {call_id}{mark}:\n"));
                 for inner in content {
                     match inner {
-                        Part::Text { text } => out.push_str(text),
+                        Part::Text { text, .. } => out.push_str(text),
                         Part::Media { media, source } => {
                             out.push_str(&mc_core::media::media_label(*media, source))
                         }

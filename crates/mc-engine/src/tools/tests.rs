@@ -64,6 +64,7 @@ impl Fixture {
                 last_usage_pass: None,
                 operator_flush: false,
                 reduce_tool: false,
+                project_docs: &[],
                 client_ttl: CacheTtlChoice::Default,
                 count_text: &count,
             })

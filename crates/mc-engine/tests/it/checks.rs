@@ -106,7 +106,7 @@ fn check_kind_and_permission(
     prop_assert!(
         m[1].parts
             .iter()
-            .any(|part| matches!(part, Part::Text { text } if !text.is_empty())),
+            .any(|part| matches!(part, Part::Text { text, .. } if !text.is_empty())),
         "m[1] is never empty: {:?}",
         m[1]
     );
@@ -379,9 +379,9 @@ fn leading_tag(text: &str) -> Option<(TagNo, &str)> {
 /// The first text of a rendered part: its own text, or a tool result's first text block.
 fn first_text(part: &Part) -> Option<&str> {
     match part {
-        Part::Text { text } => Some(text),
+        Part::Text { text, .. } => Some(text),
         Part::ToolResult { content, .. } => content.iter().find_map(|inner| match inner {
-            Part::Text { text } => Some(text.as_str()),
+            Part::Text { text, .. } => Some(text.as_str()),
             _ => None,
         }),
         _ => None,

@@ -46,7 +46,7 @@ fn generated_sessions_reach_every_pass_kind_and_land_drops() {
             seen.forced += usize::from(outcome.plan.force);
             for part in outcome.messages.iter().flat_map(|m| &m.parts) {
                 match part {
-                    Part::Text { text } if text.starts_with("[dropped §") => {
+                    Part::Text { text, .. } if text.starts_with("[dropped §") => {
                         seen.placeholders += 1;
                     }
                     Part::ToolCall { input, .. } if input.to_string().contains('…') => {

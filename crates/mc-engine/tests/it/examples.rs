@@ -62,7 +62,7 @@ fn call(messages: &[Message], now_ms: u64) -> Call<'_> {
 
 fn text_of(part: &Part) -> &str {
     match part {
-        Part::Text { text } => text,
+        Part::Text { text, .. } => text,
         Part::ToolResult { content, .. } => content.first().map_or("", text_of),
         _ => "",
     }

@@ -17,6 +17,8 @@ mod memory_head;
 #[cfg(test)]
 mod nudges;
 #[cfg(test)]
+mod project_docs;
+#[cfg(test)]
 mod props;
 #[cfg(test)]
 mod reasoning;

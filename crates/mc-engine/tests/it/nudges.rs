@@ -25,7 +25,7 @@ fn nudges(outcome: &PassOutcome) -> Vec<(usize, String)> {
         .enumerate()
         .flat_map(|(index, message)| {
             message.parts.iter().filter_map(move |part| match part {
-                Part::Text { text } if text.starts_with(NUDGE_OPENING) => {
+                Part::Text { text, .. } if text.starts_with(NUDGE_OPENING) => {
                     Some((index, text.clone()))
                 }
                 _ => None,

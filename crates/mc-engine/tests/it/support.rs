@@ -32,7 +32,7 @@ pub fn count(text: &str) -> u64 {
 /// The estimate of one part, the same way the engine counts it (with its block framing).
 pub fn part_tokens(part: &Part) -> u64 {
     let content = match part {
-        Part::Text { text } => count(text),
+        Part::Text { text, .. } => count(text),
         Part::ToolCall { id, name, input } => count(id) + count(name) + count(&input.to_string()),
         Part::ToolResult {
             call_id, content, ..
@@ -78,6 +78,13 @@ pub struct Harness {
     pub fixed_tokens: std::cell::Cell<u64>,
     /// Whether the model can call `ctx_reduce` (false unless set).
     pub reduce_tool: std::cell::Cell<bool>,
+    /// The project docs each call reads from the project's folder (none unless set).
+    pub project_docs: std::cell::RefCell<Vec<mc_core::head::ProjectDoc>>,
+    /// Docs that replace [`Self::project_docs`] from the pass with this index on (counting
+    /// every pass of the harness from 0): a doc edited mid-session.
+    pub docs_edit: std::cell::RefCell<Option<(usize, Vec<mc_core::head::ProjectDoc>)>>,
+    /// Passes run so far.
+    pub passes_run: std::cell::Cell<usize>,
     /// Per session, the latest passes and their rendered sizes: a call that reports one of
     /// those sizes as its usage reports that pass's request, as the proxy's ledger would say
     /// (a retry reports the pass before the one it repeats).
@@ -113,6 +120,9 @@ impl Harness {
             session: SessionId::new("session-under-test").unwrap(),
             fixed_tokens: std::cell::Cell::new(0),
             reduce_tool: std::cell::Cell::new(false),
+            project_docs: std::cell::RefCell::new(Vec::new()),
+            docs_edit: std::cell::RefCell::new(None),
+            passes_run: std::cell::Cell::new(0),
             sent: std::cell::RefCell::default(),
             pairs_usage: true,
             dir,
@@ -165,6 +175,11 @@ impl Harness {
         usage_pass: Option<u64>,
     ) -> mc_engine::Result<PassOutcome> {
         let counter = count;
+        let run = self.passes_run.replace(self.passes_run.get() + 1);
+        let docs = match &*self.docs_edit.borrow() {
+            Some((from, edited)) if run >= *from => edited.clone(),
+            _ => self.project_docs.borrow().clone(),
+        };
         let outcome = self.engine.pass(&PassRequest {
             session,
             host: Host::ClaudeCode,
@@ -181,6 +196,7 @@ impl Harness {
             last_usage_pass: usage_pass,
             operator_flush: call.operator_flush,
             reduce_tool: self.reduce_tool.get(),
+            project_docs: &docs,
             client_ttl: CacheTtlChoice::Default,
             count_text: &counter,
         });

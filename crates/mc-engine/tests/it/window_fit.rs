@@ -111,7 +111,7 @@ fn twenty_large_protected_outputs_fit_a_small_window_as_excerpts() {
         .flat_map(|message| &message.parts)
         .filter_map(|part| match part {
             Part::ToolResult { content, .. } => content.iter().find_map(|inner| match inner {
-                Part::Text { text } => Some(text.clone()),
+                Part::Text { text, .. } => Some(text.clone()),
                 _ => None,
             }),
             _ => None,
@@ -154,7 +154,7 @@ fn a_part_larger_than_the_window_is_an_excerpt_from_its_first_appearance() {
             operator_flush: false,
         })
         .unwrap();
-    let Part::Text { text } = &outcome.messages[2].parts[0] else {
+    let Part::Text { text, .. } = &outcome.messages[2].parts[0] else {
         panic!("the task is text");
     };
     assert!(text.starts_with("§1§ Why does this fail?\nlog line      0\n"));

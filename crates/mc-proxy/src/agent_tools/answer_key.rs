@@ -28,7 +28,7 @@ pub fn answer_key(message: &Message) -> String {
     hasher.update(b"\0");
     let mut char_buf = [0_u8; 4];
     for part in &message.parts {
-        if let Part::Text { text } = part {
+        if let Part::Text { text, .. } = part {
             for word_char in text.chars().filter(|c| !c.is_whitespace()) {
                 hasher.update(word_char.encode_utf8(&mut char_buf).as_bytes());
             }

@@ -15,7 +15,7 @@ use crate::support::{
 
 const SESSION: &str = "0c6b2c7e-5d8a-4a51-9a43-2f7d3e1b9c60";
 
-fn body(system: &str, text: &str) -> Value {
+pub fn body(system: &str, text: &str) -> Value {
     json!({
         "model": MODEL,
         "max_tokens": 256,
@@ -24,7 +24,7 @@ fn body(system: &str, text: &str) -> Value {
     })
 }
 
-async fn post(proxy: &Proxy, extra: &[(&str, &str)], body: &Value) -> Reply {
+pub async fn post(proxy: &Proxy, extra: &[(&str, &str)], body: &Value) -> Reply {
     let mut headers = vec![
         ("content-type", "application/json"),
         ("x-api-key", "sk-ant-test-bounds"),
@@ -368,26 +368,4 @@ async fn a_provider_error_sent_with_200_reaches_the_client_as_that_error() {
     }
     let calls = proxy.calls("with-tools", 1).await;
     assert_eq!(calls[0].status, 529);
-}
-
-/// The folder a project was identified from is kept with the project, once per folder, so
-/// `status` run anywhere names the project by it.
-#[tokio::test]
-async fn the_folder_a_project_was_seen_in_is_kept() {
-    let upstream = Upstream::replying(|_, _| json_response(200, &anthropic_message("ok"))).await;
-    let proxy = Proxy::start(&upstream.url()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().canonicalize().unwrap();
-    let system = format!(
-        "You are Claude Code.\nPrimary working directory: {}\n",
-        folder.display()
-    );
-    for turn in 0..2 {
-        let reply = post(&proxy, &[], &body(&system, &format!("turn {turn}"))).await;
-        assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
-    }
-    let project = proxy.sessions()[0].project.clone().expect("a project");
-    let folders = proxy.store().read(|tx| tx.project_folders()).unwrap();
-    assert_eq!(folders.len(), 1, "{folders:?}");
-    assert_eq!(folders[&project], folder.display().to_string());
 }

@@ -32,6 +32,7 @@ mod numbers_as_sent;
 mod openai;
 mod overflow;
 mod overflow_responses;
+mod projects;
 mod responses;
 mod responses_fields;
 mod round_trip;

@@ -156,17 +156,20 @@ fn chat_conversation() -> impl Strategy<Value = Vec<Value>> {
         })
 }
 
-/// An Anthropic conversation: user text as a string or blocks, thinking with its signature,
-/// calls whose inputs carry numbers of every spelling, results as text or blocks, unknown
-/// blocks (a server tool's) kept whole. Fields of the client's own on text blocks (web
-/// search's `citations`) are not in it: the neutral text part has no place for them yet.
+/// An Anthropic conversation: user text as a string or blocks, text blocks with fields of
+/// their own (web search's `citations`, a harness's), thinking with its signature, calls
+/// whose inputs carry numbers of every spelling, results as text or blocks, unknown blocks
+/// (a server tool's) kept whole.
 fn anthropic_conversation() -> impl Strategy<Value = Vec<Value>> {
     let user = || {
-        (text(), any::<bool>()).prop_map(|(said, bare)| {
+        (text(), any::<bool>(), arb_extra()).prop_map(|(said, bare, extra)| {
             let content = if bare {
                 json!(said)
             } else {
-                json!([{"type": "text", "text": said}])
+                json!([object(
+                    vec![("type", json!("text")), ("text", json!(said))],
+                    extra
+                )])
             };
             json!({"role": "user", "content": content})
         })
@@ -177,7 +180,9 @@ fn anthropic_conversation() -> impl Strategy<Value = Vec<Value>> {
             if thinks {
                 blocks.push(json!({"type": "thinking", "thinking": "Let me see.", "signature": "c2lnbmF0dXJl"}));
             }
-            blocks.push(json!({"type": "text", "text": said}));
+            blocks.push(json!({"type": "text", "text": said, "citations": [
+                {"type": "web_search_result_location", "url": "https://example.com/a",
+                 "title": "A", "encrypted_index": "Eo8BCi", "cited_text": "quoted"}]}));
             blocks.push(object(
                 vec![
                     ("type", json!("server_tool_use")),

@@ -188,7 +188,7 @@ fn response_body(
 /// One generated block in full, as the non-streaming response carries it.
 fn block_json(part: &Part) -> Option<Value> {
     match part {
-        Part::Text { text } => Some(json!({ "type": "text", "text": text })),
+        Part::Text { text, .. } => Some(json!({ "type": "text", "text": text })),
         Part::ToolCall { id, name, input } => Some(json!({
             "type": "tool_use", "id": id, "name": name, "input": tool_input(input),
         })),

@@ -80,7 +80,7 @@ fn block_events(index: usize, part: &Part, out: &mut Vec<Value>) {
     };
     out.push(json!({ "type": "content_block_start", "index": index, "content_block": start }));
     match part {
-        Part::Text { text } => {
+        Part::Text { text, .. } => {
             for piece in pieces(text, DELTA_CHARS) {
                 out.push(delta(json!({ "type": "text_delta", "text": piece })));
             }

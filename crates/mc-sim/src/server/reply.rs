@@ -113,7 +113,7 @@ impl Reply {
         let mut out = String::new();
         for part in &self.parts {
             match part {
-                Part::Text { text } | Part::Thinking { text, .. } => out.push_str(text),
+                Part::Text { text, .. } | Part::Thinking { text, .. } => out.push_str(text),
                 Part::ToolCall { name, input, .. } => {
                     out.push_str(name);
                     out.push_str(&input.to_string());
@@ -134,7 +134,7 @@ impl Reply {
             .parts
             .iter()
             .filter_map(|part| match part {
-                Part::Text { text } => Some(text.as_str()),
+                Part::Text { text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect();

@@ -104,7 +104,7 @@ pub(super) fn summary_text(
 
 fn push_part(text: &mut String, part: &Part) {
     match part {
-        Part::Text { text: body } => {
+        Part::Text { text: body, .. } => {
             text.push_str(body);
             text.push('\n');
         }

@@ -102,7 +102,7 @@ fn first_trajectory_reads_what_its_first_response_recorded() {
             input: Some(2_320),
         })
     );
-    let Part::Text { text } = &first.response.parts[0] else {
+    let Part::Text { text, .. } = &first.response.parts[0] else {
         panic!("{:?}", first.response);
     };
     assert!(text.ends_with("```bash\nls -la\n```"));

@@ -88,6 +88,16 @@ impl ContentBlock {
         }
     }
 
+    /// A text block with `fields` (those of a client's block the engine kept) after its
+    /// text, or none.
+    pub fn text_with_fields(text: impl Into<String>, fields: Option<Map<String, Value>>) -> Self {
+        Self::Text(TextBlock {
+            text: text.into(),
+            rest: fields.unwrap_or_default(),
+            order: KeyOrder::default(),
+        })
+    }
+
     /// A text block with no extra fields.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text(TextBlock {

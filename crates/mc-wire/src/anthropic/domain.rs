@@ -52,7 +52,15 @@ fn content_parts(content: BlockContent) -> Vec<Part> {
 
 fn to_part(block: ContentBlock) -> Part {
     match block {
-        ContentBlock::Text(block) => Part::text(block.text),
+        ContentBlock::Text(block) => {
+            // The client's markers are the engine's to place; every other field stays.
+            let mut fields = block.rest;
+            fields.shift_remove("cache_control");
+            Part::Text {
+                text: block.text,
+                fields: (!fields.is_empty()).then(|| Box::new(fields)),
+            }
+        }
         ContentBlock::Media(block) => Part::Media {
             media: match block.kind {
                 MediaBlockKind::Image => MediaKind::Image,
@@ -108,7 +116,7 @@ pub fn into_wire_message(message: CoreMessage) -> Message {
 
 fn from_part(part: Part) -> ContentBlock {
     match part {
-        Part::Text { text } => ContentBlock::text(text),
+        Part::Text { text, fields } => ContentBlock::text_with_fields(text, fields.map(|f| *f)),
         Part::ToolCall { id, name, input } => {
             ContentBlock::ToolUse(ToolUseBlock::new(id, name, input))
         }

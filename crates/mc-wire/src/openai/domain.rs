@@ -231,7 +231,7 @@ pub fn from_message(message: &Message) -> Vec<ChatMessage> {
 
 fn from_part(part: &Part) -> Option<ContentPart> {
     match part {
-        Part::Text { text } => Some(ContentPart::text(text.clone())),
+        Part::Text { text, .. } => Some(ContentPart::text(text.clone())),
         Part::Media {
             media: MediaKind::Image,
             source,

@@ -224,7 +224,7 @@ fn render_message(
             continue;
         }
         match part {
-            Part::Text { text } => pending.push(ContentPart::text(text_kind, text.clone())),
+            Part::Text { text, .. } => pending.push(ContentPart::text(text_kind, text.clone())),
             Part::Media {
                 source: Value::Object(raw),
                 ..
@@ -282,14 +282,14 @@ fn is_reasoning(part: &Part) -> bool {
 fn output_content(content: &[Part]) -> Content {
     match content {
         [] => return Content::Text(String::new()),
-        [Part::Text { text }] => return Content::Text(text.clone()),
+        [Part::Text { text, .. }] => return Content::Text(text.clone()),
         _ => {}
     }
     Content::Parts(
         content
             .iter()
             .filter_map(|part| match part {
-                Part::Text { text } => Some(ContentPart::text(TextKind::Input, text.clone())),
+                Part::Text { text, .. } => Some(ContentPart::text(TextKind::Input, text.clone())),
                 Part::Media {
                     source: Value::Object(raw),
                     ..

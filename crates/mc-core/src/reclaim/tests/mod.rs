@@ -25,7 +25,7 @@ pub(super) fn estimate(part: &Part) -> u64 {
                 crate::media::inspect_media(*media, source).tokens(&|t: &str| t.len() as u64 / 4);
             return tokens;
         }
-        Part::Text { text } => text.len(),
+        Part::Text { text, .. } => text.len(),
         Part::ToolResult { content, .. } => {
             content.iter().map(|part| estimate(part) as usize * 4).sum()
         }
