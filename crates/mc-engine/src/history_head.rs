@@ -17,14 +17,14 @@ use std::collections::BTreeSet;
 
 use mc_core::config::Tokens;
 use mc_core::head::{
-    Compartment, HeadBudgets, HeadDelta, HeadInputs, MemoryChange, PinnedBlock, ProjectDoc,
-    fit_docs, render_m0, render_m1,
+    Compartment, HeadBudgets, HeadDelta, HeadInputs, MemoryChange, OpenNote, PinnedBlock,
+    ProjectDoc, fit_docs, render_m0, render_m1,
 };
 use mc_core::pass_plan::{PassKind, PassPlan};
 use mc_core::reduction::{Reshape, excerpt_text};
 use mc_core::tags::{TagIndex, TagNo, UnitRef, dropped_placeholder};
-use mc_core::{Message, Part, Role, SessionId};
-use mc_store::WriteTx;
+use mc_core::{Message, Part, ProjectId, Role, SessionId};
+use mc_store::{NoteOwner, NoteStatus, WriteTx};
 
 use crate::error::Result;
 use crate::head_memory::{MemoryDelta, memories_for_fold};
@@ -150,8 +150,10 @@ impl Engine {
                 state.m0_memory_log = memory_log;
                 state.m0_memory_ids = head.memory_ids;
                 state.m0_docs_hash = docs_hash(&docs);
+                let notes = open_notes(tx, session, memory.project.as_ref())?;
                 state.m1 = render_m1(&HeadDelta {
                     compartments: &m1,
+                    notes: &notes,
                     ..HeadDelta::default()
                 });
                 state.m1_tokens = count(&state.m1);
@@ -160,9 +162,11 @@ impl Engine {
             }
             PassKind::SoftBust => {
                 let delta = delta_compartments(tx, session, m1_from(state), state.boundary)?;
+                let notes = open_notes(tx, session, memory.project.as_ref())?;
                 state.m1 = render_m1(&HeadDelta {
                     compartments: &delta,
                     memory_changes: &memory.changes,
+                    notes: &notes,
                     ..HeadDelta::default()
                 });
                 state.m1_tokens = count(&state.m1);
@@ -189,6 +193,29 @@ pub(crate) fn m1_tokens_at(
         memory_changes,
         ..HeadDelta::default()
     })))
+}
+
+/// The notes `m[1]` lists: the session's open notes and the project's smart notes whose
+/// condition came true (both stored `active`), so they come back on the next rebuild
+/// without the agent asking.
+fn open_notes(
+    tx: &WriteTx<'_>,
+    session: &SessionId,
+    project: Option<&ProjectId>,
+) -> Result<Vec<OpenNote>> {
+    let owner = NoteOwner {
+        session: Some(session),
+        project,
+    };
+    Ok(tx
+        .notes(owner)?
+        .into_iter()
+        .filter(|note| note.status == NoteStatus::Active)
+        .map(|note| OpenNote {
+            id: note.id,
+            content: note.content,
+        })
+        .collect())
 }
 
 /// Where `m[1]`'s compartments start.

@@ -4,7 +4,13 @@ use super::decay::DetailTier;
 use super::history::render_compartments;
 use super::m0::render_profile;
 use super::memory::render_grouped;
-use super::rows::{Compartment, Memory, MemoryChange};
+use super::rows::{Compartment, Memory, MemoryChange, OpenNote};
+
+/// Most open notes `m[1]` lists (the newest); `ctx_note read` shows them all.
+const MAX_NOTES: usize = 20;
+
+/// Most characters of one note shown; a longer one ends with `…`.
+const NOTE_CHARS: usize = 300;
 
 /// `m[1]` when nothing changed since `m[0]`. Never empty, because an empty user message is
 /// rejected by providers and a fixed text keeps the prefix after it stable.
@@ -19,6 +25,8 @@ pub struct HeadDelta<'a> {
     pub memory_changes: &'a [MemoryChange],
     /// Profile lines added since the fold.
     pub profile: &'a [String],
+    /// The session's open notes (any order; listed by id, the newest [`MAX_NOTES`]).
+    pub notes: &'a [OpenNote],
 }
 
 impl HeadDelta<'_> {
@@ -27,6 +35,7 @@ impl HeadDelta<'_> {
         self.compartments.is_empty()
             && self.memory_changes.is_empty()
             && self.profile.iter().all(|line| line.trim().is_empty())
+            && self.notes.is_empty()
     }
 }
 
@@ -78,6 +87,7 @@ pub fn render_m1(delta: &HeadDelta<'_>) -> String {
     }
 
     sections.extend(render_profile("new-user-profile", delta.profile));
+    sections.extend(render_notes(delta.notes));
 
     if sections.is_empty() {
         return M1_PLACEHOLDER.to_owned();
@@ -86,6 +96,30 @@ pub fn render_m1(delta: &HeadDelta<'_>) -> String {
         "<context-updates>\n{}\n</context-updates>",
         sections.join("\n\n")
     )
+}
+
+/// `<open-notes>`: one `- #ID text` line per note (the newest [`MAX_NOTES`], by id), each
+/// on one line and at most [`NOTE_CHARS`] characters.
+fn render_notes(notes: &[OpenNote]) -> Option<String> {
+    if notes.is_empty() {
+        return None;
+    }
+    let mut ordered: Vec<&OpenNote> = notes.iter().collect();
+    ordered.sort_by_key(|note| note.id);
+    let skip = ordered.len().saturating_sub(MAX_NOTES);
+    let mut out = String::from("<open-notes>\n");
+    for note in &ordered[skip..] {
+        let line: String = note
+            .content
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let shown: String = line.chars().take(NOTE_CHARS).collect();
+        let more = if shown.len() < line.len() { "…" } else { "" };
+        out.push_str(&format!("- #{} {shown}{more}\n", note.id));
+    }
+    out.push_str("</open-notes>");
+    Some(out)
 }
 
 /// One line of `<project-memory-updates>`; additions are listed as new memories instead.

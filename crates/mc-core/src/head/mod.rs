@@ -32,7 +32,8 @@
 //! separated by blank lines and each only when non-empty: `<new-history>` (compartments at full
 //! detail, same heading lines), `<new-project-memory>` (grouped like `m[0]`),
 //! `<project-memory-updates>` (`- #ID changed [CATEGORY]: content`, `- #ID superseded by #ID`,
-//! `- #ID removed`, in log order) and `<new-user-profile>`.
+//! `- #ID removed`, in log order), `<new-user-profile>` and `<open-notes>` (`- #ID text`, the
+//! session's open notes and the project's smart notes whose condition came true, by id).
 //!
 //! # Worked example
 //! (In the source, expected lines that start with `#` carry one more `#`: rustdoc's escape.)
@@ -121,7 +122,8 @@ pub use docs_fit::fit_docs;
 pub use m0::{HeadBudgets, HeadInputs, RenderedHead, render_m0};
 pub use m1::{HeadDelta, M1_PLACEHOLDER, render_m1};
 pub use rows::{
-    Compartment, Memory, MemoryCategory, MemoryChange, PinnedBlock, ProjectDoc, Quote, RangeIndex,
+    Compartment, Memory, MemoryCategory, MemoryChange, OpenNote, PinnedBlock, ProjectDoc, Quote,
+    RangeIndex,
 };
 
 #[cfg(test)]

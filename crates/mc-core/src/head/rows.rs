@@ -174,3 +174,13 @@ pub struct ProjectDoc {
     /// The file's text.
     pub text: String,
 }
+
+/// A note the agent left open for its session (or a project's smart note whose condition
+/// came true), shown in `m[1]` so it comes back without a `ctx_note read`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenNote {
+    /// The note's id, as `ctx_note` names it.
+    pub id: u64,
+    /// What it says.
+    pub content: String,
+}

@@ -197,9 +197,37 @@ fn m1_delta_snapshot() {
         compartments: &compartments,
         memory_changes: &changes,
         profile: &profile,
+        notes: &[],
     };
     assert!(!delta.is_empty());
     insta::assert_snapshot!(render_m1(&delta));
+}
+
+#[test]
+fn m1_lists_open_notes_on_one_line_each() {
+    let notes = vec![
+        OpenNote {
+            id: 7,
+            content: "Re-run the flaky retry test\nafter the clock change.".to_owned(),
+        },
+        OpenNote {
+            id: 3,
+            content: "Ask before touching the schema.".to_owned(),
+        },
+    ];
+    let delta = HeadDelta {
+        notes: &notes,
+        ..HeadDelta::default()
+    };
+    assert!(!delta.is_empty());
+    insta::assert_snapshot!(render_m1(&delta), @r"
+    <context-updates>
+    <open-notes>
+    - #3 Ask before touching the schema.
+    - #7 Re-run the flaky retry test after the clock change.
+    </open-notes>
+    </context-updates>
+    ");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use mc_store::Store;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::{EngineState, PassRequest};
+use crate::{EngineState, PassOutcome, PassRequest};
 
 const NOW: i64 = 1_795_952_640_000;
 
@@ -45,7 +45,7 @@ impl Fixture {
         fixture
     }
 
-    fn pass(&self, messages: &[Message]) {
+    fn pass(&self, messages: &[Message]) -> PassOutcome {
         let count = |text: &str| text.len() as u64 / 4;
         self.engine
             .pass(&PassRequest {
@@ -68,7 +68,7 @@ impl Fixture {
                 client_ttl: CacheTtlChoice::Default,
                 count_text: &count,
             })
-            .unwrap();
+            .unwrap()
     }
 
     fn ctx(&self) -> ToolContext<'_> {
@@ -387,6 +387,30 @@ fn memory_is_per_project_and_validates() {
         let answer = fixture.call("ctx_memory", args.clone());
         assert!(answer.is_error, "{args}: {}", answer.text);
     }
+}
+
+/// An open note comes back in `m[1]` at the next pass that may change bytes, without the
+/// agent asking; a dismissed one goes at the next.
+#[test]
+fn open_notes_come_back_in_m1() {
+    let fixture = Fixture::new(3);
+    fixture.call(
+        "ctx_note",
+        json!({"action": "write", "content": "rerun the bench after the refactor"}),
+    );
+    let messages = conversation(3);
+    fixture.engine.request_flush(&fixture.session).unwrap();
+    let outcome = fixture.pass(&messages);
+    let m1 = mc_core::joined_texts(&outcome.messages[1].parts);
+    assert!(
+        m1.contains("<open-notes>\n- #1 rerun the bench after the refactor\n</open-notes>"),
+        "{m1}"
+    );
+    fixture.call("ctx_note", json!({"action": "dismiss", "note_id": 1}));
+    fixture.engine.request_flush(&fixture.session).unwrap();
+    let outcome = fixture.pass(&messages);
+    let m1 = mc_core::joined_texts(&outcome.messages[1].parts);
+    assert!(!m1.contains("open-notes"), "{m1}");
 }
 
 #[test]
