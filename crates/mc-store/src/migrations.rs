@@ -116,10 +116,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "the folder of each project",
         sql: include_str!("migrations/0018_project_folders.sql"),
     },
+    Migration {
+        version: 19,
+        name: "the user's profile",
+        sql: include_str!("migrations/0019_user_profile.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 18;
+pub const SCHEMA_VERSION: u32 = 19;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
