@@ -14,6 +14,7 @@ use crate::doctor::{self, DoctorArgs};
 use crate::flush_cmd::{self, FlushArgs};
 use crate::mcp_cmd::{self, McpArgs};
 use crate::memory_cmd::{self, MemoryArgs};
+use crate::profile_cmd::{self, ProfileArgs};
 use crate::recomp_cmd::{self, RecompArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
@@ -56,6 +57,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// List, add, edit, archive, export and import a project's memories.
     Memory(MemoryArgs),
+    /// List, edit and remove the lines of your profile that the head shows.
+    Profile(ProfileArgs),
     /// Rebuild a session's compartments from its raw log (resumable); swapped in when complete.
     Recomp(RecompArgs),
     /// Queue drops of a session's tags ("3-5,12"); they land on its next cache-busting pass.
@@ -97,6 +100,7 @@ impl Command {
             Self::Mcp(args) => mcp_cmd::run(&args),
             Self::Memory(args) => memory_cmd::run(&args),
             Self::Bench(args) => bench_cmd::run(&args),
+            Self::Profile(args) => profile_cmd::run(&args),
             Self::Recomp(args) => recomp_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),

@@ -30,6 +30,7 @@ mod memory_cmd;
 mod memory_lines;
 mod on_demand;
 mod output;
+mod profile_cmd;
 mod proxy_probe;
 mod recomp_cmd;
 mod reduce_cmd;

@@ -24,7 +24,7 @@ use mc_core::pass_plan::{PassKind, PassPlan};
 use mc_core::reduction::{Reshape, excerpt_text};
 use mc_core::tags::{TagIndex, TagNo, UnitRef, dropped_placeholder};
 use mc_core::{Message, Part, ProjectId, Role, SessionId};
-use mc_store::{NoteOwner, NoteStatus, WriteTx};
+use mc_store::{NoteOwner, NoteStatus, ProfileLine, WriteTx};
 
 use crate::error::Result;
 use crate::head_memory::{MemoryDelta, memories_for_fold};
@@ -98,6 +98,20 @@ impl Engine {
         })
     }
 
+    /// The user's profile as a fold shows it, after promoting the observations the historian
+    /// saw `dreamer.user_profile_promotion_sightings` times (a write in the pass's own
+    /// transaction, on a pass that may change bytes anyway).
+    fn profile_lines(
+        &self,
+        tx: &WriteTx<'_>,
+        request: &PassRequest<'_>,
+    ) -> Result<Vec<ProfileLine>> {
+        let sightings = u64::from(self.config.dreamer.user_profile_promotion_sightings);
+        let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
+        tx.promote_observations(sightings, now_ms)?;
+        Ok(tx.profile_lines(false)?)
+    }
+
     /// Re-renders what the plan's kind allows, from the compartments before
     /// `state.boundary`: a hard fold rebuilds `m[0]` (pinned first message, decayed history)
     /// and resets `m[1]`; a soft bust re-renders `m[1]` with the compartments since `m[0]`.
@@ -133,12 +147,15 @@ impl Engine {
                 let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape, &landed);
                 let (memories, memory_log) = memories_for_fold(tx, memory.project.as_ref())?;
                 let docs = self.docs_for_fold(request);
+                let profile = self.profile_lines(tx, request)?;
+                let profile_texts: Vec<String> =
+                    profile.iter().map(|line| line.text.clone()).collect();
                 let inputs = HeadInputs {
                     pinned: &pinned,
                     project_docs: &docs,
+                    profile: &profile_texts,
                     compartments: &compartments,
                     memories: &memories,
-                    ..HeadInputs::default()
                 };
                 let budgets =
                     HeadBudgets::from_config(&self.config, request.usable_window.map(Tokens));
@@ -150,6 +167,7 @@ impl Engine {
                 state.m0_memory_log = memory_log;
                 state.m0_memory_ids = head.memory_ids;
                 state.m0_docs_hash = docs_hash(&docs);
+                state.m0_profile_ids = profile.iter().map(|line| line.id).collect();
                 let notes = open_notes(tx, session, memory.project.as_ref())?;
                 state.m1 = render_m1(&HeadDelta {
                     compartments: &m1,
@@ -163,11 +181,17 @@ impl Engine {
             PassKind::SoftBust => {
                 let delta = delta_compartments(tx, session, m1_from(state), state.boundary)?;
                 let notes = open_notes(tx, session, memory.project.as_ref())?;
+                let new_profile: Vec<String> = self
+                    .profile_lines(tx, request)?
+                    .into_iter()
+                    .filter(|line| !state.m0_profile_ids.contains(&line.id))
+                    .map(|line| line.text)
+                    .collect();
                 state.m1 = render_m1(&HeadDelta {
                     compartments: &delta,
                     memory_changes: &memory.changes,
+                    profile: &new_profile,
                     notes: &notes,
-                    ..HeadDelta::default()
                 });
                 state.m1_tokens = count(&state.m1);
             }

@@ -67,6 +67,8 @@ pub struct EngineState {
     /// A hash of the project docs `m[0]` shows as rendered (empty when none): an edit to a
     /// doc is told from it, and reaches `m[0]` at the next hard fold, never busting alone.
     pub m0_docs_hash: String,
+    /// The profile lines `m[0]` shows; lines added since show in `m[1]`.
+    pub m0_profile_ids: Vec<u64>,
     /// When the last upstream call was made.
     pub last_call_ms: Option<u64>,
     /// Input + cache read + cache write of the last response, when reported.

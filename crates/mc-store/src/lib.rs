@@ -69,6 +69,7 @@ mod session_status;
 mod sessions;
 mod store;
 mod token_corrections;
+mod user_profile;
 mod vectors;
 
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
@@ -97,4 +98,5 @@ pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
 pub use store::{DropsVersion, ReadTx, Store, WriteTx};
+pub use user_profile::ProfileLine;
 pub use vectors::{EmbedBatch, EmbedItem, StoredVector, VectorPlace, VectorSource};

@@ -26,6 +26,7 @@ mod pi_agent;
 mod pi_hidden_round_then_bash;
 mod pi_sessions;
 mod pi_small_window;
+mod profile;
 mod proxy_tools_real_clients;
 mod readme_config;
 mod reduce;

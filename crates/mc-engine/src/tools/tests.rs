@@ -413,6 +413,52 @@ fn open_notes_come_back_in_m1() {
     assert!(!m1.contains("open-notes"), "{m1}");
 }
 
+/// Observations the historian saw often enough become the user's profile: in `m[0]` at a
+/// fold, and a line added later in `m[1]` until the next.
+#[test]
+fn the_users_profile_is_in_the_head() {
+    let fixture = Fixture::new(3);
+    let observe = |text: &str| {
+        let text = text.to_owned();
+        fixture
+            .engine
+            .store()
+            .write(|tx| {
+                for at in 0..3 {
+                    tx.store_observations("project:project-a", std::slice::from_ref(&text), at)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+    };
+    observe("Prefers short answers.");
+    let messages = conversation(3);
+    fixture
+        .engine
+        .request_head_rebuild(&fixture.session)
+        .unwrap();
+    let folded = fixture.pass(&messages);
+    let m0 = mc_core::joined_texts(&folded.messages[0].parts);
+    assert!(
+        m0.contains("<user-profile>\n- Prefers short answers.\n</user-profile>"),
+        "{m0}"
+    );
+    observe("Wants a failing test before a fix.");
+    fixture.engine.request_flush(&fixture.session).unwrap();
+    let later = fixture.pass(&messages);
+    assert_eq!(
+        later.messages[0], folded.messages[0],
+        "m[0] waits for the next fold"
+    );
+    let m1 = mc_core::joined_texts(&later.messages[1].parts);
+    assert!(
+        m1.contains(
+            "<new-user-profile>\n- Wants a failing test before a fix.\n</new-user-profile>"
+        ),
+        "{m1}"
+    );
+}
+
 #[test]
 fn notes_session_and_smart() {
     let fixture = Fixture::new(1);
