@@ -8,13 +8,13 @@
 use std::collections::BTreeSet;
 
 use mc_core::historian::{
-    Chunk, HISTORIAN_SYSTEM, eligible_chunk, historian_user_message, history_tool, live_tail_start,
-    render_transcript, starts_a_turn, trigger_tokens,
+    Chunk, HISTORIAN_SYSTEM, StorySoFar, eligible_chunk, historian_user_message, history_tool,
+    live_tail_start, render_transcript, starts_a_turn, trigger_tokens,
 };
 use mc_core::tags::{TagIndex, TagNo};
 use mc_core::{Message, ProjectId, Role, SessionId};
 use mc_llm::StructuredRequest;
-use mc_store::{Store, StoredMessage, history_scope};
+use mc_store::{MemoryStatus, Store, StoredMessage, history_scope};
 
 use crate::error::Result;
 use crate::settings::HistorianSettings;
@@ -173,6 +173,25 @@ fn find_job(
             task_ordinal,
             landed: tx.drop_state(session)?.landed,
             tags,
+            episodes: tx
+                .compartments(session)?
+                .into_iter()
+                .map(|c| {
+                    let line = format!("{}-{} {}", c.start_ordinal, c.end_ordinal, c.title);
+                    (c.end_ordinal, line)
+                })
+                .collect(),
+            memories: match &record.project {
+                Some(project) => tx
+                    .memories(project, &[MemoryStatus::Active, MemoryStatus::Permanent])?
+                    .into_iter()
+                    .map(|memory| {
+                        let record = memory.record;
+                        format!("[{}] {}", record.category.as_str(), record.content)
+                    })
+                    .collect(),
+                None => Vec::new(),
+            },
         }))
     })?
     else {
@@ -261,7 +280,18 @@ fn find_job(
         .filter(|row| row.ordinal <= chunk.end)
         .map(|row| (row.ordinal, row.message, row.created_ms))
         .collect();
-    let request = request_for(chunk, &rows, &read.tags, &read.landed);
+    // The episodes before the chunk: a provisional one read again is part of it.
+    let episodes: Vec<String> = read
+        .episodes
+        .iter()
+        .filter(|(end, _)| *end < chunk.start)
+        .map(|(_, line)| line.clone())
+        .collect();
+    let story = StorySoFar {
+        episodes: &episodes,
+        memories: &read.memories,
+    };
+    let request = request_for(chunk, &rows, &read.tags, &read.landed, story);
     Ok(Some(Job {
         session: session.clone(),
         chunk,
@@ -314,6 +344,10 @@ struct Gathered {
     task_ordinal: Option<u64>,
     landed: BTreeSet<TagNo>,
     tags: TagIndex,
+    /// The session's episodes (their last ordinal, and `START-END title`), oldest first.
+    episodes: Vec<(u64, String)>,
+    /// The project's live memories, as `[CATEGORY] content`.
+    memories: Vec<String>,
 }
 
 /// Messages at the log's end that always stay raw, whatever their size: the turn in flight.
@@ -346,6 +380,7 @@ fn request_for(
     rows: &[(u64, Message, i64)],
     tags: &TagIndex,
     landed: &BTreeSet<TagNo>,
+    story: StorySoFar<'_>,
 ) -> StructuredRequest {
     let indexed: Vec<(u64, &Message)> = rows
         .iter()
@@ -354,7 +389,7 @@ fn request_for(
     let transcript = render_transcript(&indexed, tags, landed);
     StructuredRequest {
         system: HISTORIAN_SYSTEM.to_owned(),
-        user: historian_user_message(chunk, &transcript),
+        user: historian_user_message(chunk, &transcript, story),
         tool: history_tool(),
         max_tokens: ANSWER_MAX_TOKENS,
     }

@@ -20,7 +20,7 @@ pub use chunk::{Chunk, eligible_chunk, starts_a_turn};
 pub use fact_key::fact_key;
 pub use output::{CompartmentDraft, FactDraft, HistorianOutput};
 pub use prompt::{
-    HISTORIAN_SYSTEM, HISTORY_TOOL, historian_user_message, history_tool, parse_answer,
+    HISTORIAN_SYSTEM, HISTORY_TOOL, StorySoFar, historian_user_message, history_tool, parse_answer,
 };
 pub use quotes::{QUOTE_MAX_CHARS, quotes_of};
 pub use range_index::range_index;

@@ -38,12 +38,57 @@ observations about how the user likes to work. Answer only with the input of \
 `record_history`: as a call to that tool, or as your whole answer where it is the response \
 format.";
 
-/// The user message: the transcript of `chunk`.
-pub fn historian_user_message(chunk: Chunk, transcript: &str) -> String {
-    format!(
+/// Most earlier episodes named before the transcript: enough to say where the story is.
+pub const STORY_EPISODES: usize = 8;
+
+/// Most characters of project memory shown before the transcript.
+pub const MEMORY_CHARS: usize = 6_000;
+
+/// What the historian is told before the transcript, so a run continues the story instead
+/// of restarting it: the titles of the session's last episodes (`ordinals | title`) and the
+/// project memory already recorded (`[CATEGORY] content`), so facts are not recorded twice.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StorySoFar<'a> {
+    /// The last episodes before the chunk, oldest first, as `START-END title`.
+    pub episodes: &'a [String],
+    /// The project's live memories, as `[CATEGORY] content`.
+    pub memories: &'a [String],
+}
+
+/// The user message: what came before (when anything did), then the transcript of `chunk`.
+pub fn historian_user_message(chunk: Chunk, transcript: &str, story: StorySoFar<'_>) -> String {
+    let mut out = String::new();
+    let skip = story.episodes.len().saturating_sub(STORY_EPISODES);
+    if !story.episodes[skip..].is_empty() {
+        out.push_str("The session so far, as earlier runs recorded it (continue from here; do not summarise these again):\n");
+        for episode in &story.episodes[skip..] {
+            out.push_str(&format!("- {}\n", one_line(episode)));
+        }
+        out.push('\n');
+    }
+    if !story.memories.is_empty() {
+        out.push_str("Project memory already recorded (do not list these as new facts):\n");
+        let mut used = 0;
+        for memory in story.memories {
+            let line = format!("- {}\n", one_line(memory));
+            used += line.len();
+            if used > MEMORY_CHARS {
+                break;
+            }
+            out.push_str(&line);
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
         "Transcript of ordinals {} to {}:\n\n{transcript}",
         chunk.start, chunk.end
-    )
+    ));
+    out
+}
+
+/// `text` on one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The `record_history` tool: name, description and the input schema of
@@ -110,9 +155,44 @@ mod tests {
         let transcript = "#3 user: add a flag\n#4 assistant: → Edit({\"file_path\":\"cli.rs\"})\n#5 user: ← ok\n";
         insta::assert_snapshot!(format!(
             "{HISTORIAN_SYSTEM}\n---\n{}\n---\n{}",
-            historian_user_message(chunk, transcript),
+            historian_user_message(chunk, transcript, StorySoFar::default()),
             serde_json::to_string_pretty(&history_tool()).unwrap_or_default()
         ));
+    }
+
+    #[test]
+    fn the_story_so_far_comes_before_the_transcript() {
+        let episodes: Vec<String> = (0..10)
+            .map(|n| format!("{}-{} Episode {n}\nwith a second line", n * 10, n * 10 + 9))
+            .collect();
+        let memories = vec!["[NAMING] Crates start with mc-.".to_owned()];
+        let story = StorySoFar {
+            episodes: &episodes,
+            memories: &memories,
+        };
+        let chunk = Chunk {
+            start: 100,
+            end: 101,
+        };
+        insta::assert_snapshot!(historian_user_message(chunk, "#100 user: go on\n#101 assistant: ok\n", story), @r"
+        The session so far, as earlier runs recorded it (continue from here; do not summarise these again):
+        - 20-29 Episode 2 with a second line
+        - 30-39 Episode 3 with a second line
+        - 40-49 Episode 4 with a second line
+        - 50-59 Episode 5 with a second line
+        - 60-69 Episode 6 with a second line
+        - 70-79 Episode 7 with a second line
+        - 80-89 Episode 8 with a second line
+        - 90-99 Episode 9 with a second line
+
+        Project memory already recorded (do not list these as new facts):
+        - [NAMING] Crates start with mc-.
+
+        Transcript of ordinals 100 to 101:
+
+        #100 user: go on
+        #101 assistant: ok
+        ");
     }
 
     #[test]

@@ -78,6 +78,17 @@ async fn an_episode_a_chunk_long_is_final_and_the_next_run_reads_on_from_its_end
         .unwrap();
     assert_eq!(job.chunk.start, end + 1);
     assert!(!job.rereads_provisional());
+    // The run reading on is told where the story stands: the episode before its chunk.
+    let before = job
+        .request
+        .user
+        .split("Transcript of ordinals")
+        .next()
+        .unwrap_or_default();
+    assert!(
+        before.contains("The session so far") && before.contains(&format!("- {start}-{end} ")),
+        "{before}"
+    );
     answer_one_episode(&store, &job).await;
     let (compartments, open) = store
         .read(|tx| Ok((tx.compartments(&session)?, tx.provisional_start(&session)?)))

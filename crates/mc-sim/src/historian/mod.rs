@@ -14,7 +14,7 @@
 //!
 //! let chunk = Chunk { start: 3, end: 5 };
 //! let transcript = "#3 user: add a --json flag\n#4 assistant: → Edit({\"file_path\":\"cli.rs\"})\n#5 user: ← ok\n";
-//! let answer = historian_answer(&historian_user_message(chunk, transcript)).unwrap();
+//! let answer = historian_answer(&historian_user_message(chunk, transcript, Default::default())).unwrap();
 //! let output = parse_answer(&answer).unwrap();
 //! assert!(validate(&output, chunk, 0).is_ok());
 //! assert_eq!(output.compartments[0].title, "add a --json flag");

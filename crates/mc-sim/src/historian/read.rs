@@ -57,8 +57,15 @@ pub(crate) enum Piece<'a> {
 }
 
 /// The transcript in `message`, or `None` when it has no `Transcript of ordinals A to B:`
-/// header with `A <= B`.
+/// header line with `A <= B`. What comes before the header (the story so far, the project
+/// memory) is context, not transcript.
 pub(crate) fn read_transcript(message: &str) -> Option<Transcript> {
+    let from = if message.starts_with(HEADER) {
+        0
+    } else {
+        message.find(&format!("\n{HEADER}"))? + 1
+    };
+    let message = &message[from..];
     let (header, body) = message.split_once('\n').unwrap_or((message, ""));
     let chunk = read_header(header.trim())?;
     let mut lines: Vec<Line> = Vec::new();

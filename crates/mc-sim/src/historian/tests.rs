@@ -1,7 +1,7 @@
 use std::collections::BTreeSet;
 
 use mc_core::historian::{
-    Chunk, historian_user_message, parse_answer, render_transcript, validate,
+    Chunk, StorySoFar, historian_user_message, parse_answer, render_transcript, validate,
 };
 use mc_core::tags::{TagIndex, TagNo, assign_tags};
 use mc_core::{MediaKind, Message, Part, Role};
@@ -30,7 +30,15 @@ fn historian_message(
         start,
         end: start + messages.len() as u64 - 1,
     };
-    (chunk, historian_user_message(chunk, &transcript))
+    // Earlier episodes and memories come first, as the historian sends them; the reader
+    // takes the transcript from its header on.
+    let episodes = vec!["0-9 Set the project up".to_owned()];
+    let memories = vec!["[NAMING] Transcript of ordinals 1 to 2: is a header".to_owned()];
+    let story = StorySoFar {
+        episodes: &episodes,
+        memories: &memories,
+    };
+    (chunk, historian_user_message(chunk, &transcript, story))
 }
 
 fn call(id: &str, name: &str, input: serde_json::Value) -> Message {

@@ -44,7 +44,7 @@ fn transcript() -> String {
 fn historian_request() -> StructuredRequest {
     StructuredRequest {
         system: HISTORIAN_SYSTEM.to_owned(),
-        user: historian_user_message(CHUNK, &transcript()),
+        user: historian_user_message(CHUNK, &transcript(), Default::default()),
         tool: history_tool(),
         max_tokens: 4_096,
     }
@@ -134,7 +134,7 @@ async fn a_streamed_historian_call_carries_the_same_answer() {
         "system": HISTORIAN_SYSTEM,
         "tools": [history_tool()],
         "tool_choice": { "type": "tool", "name": HISTORY_TOOL },
-        "messages": [{ "role": "user", "content": historian_user_message(CHUNK, &transcript()) }],
+        "messages": [{ "role": "user", "content": historian_user_message(CHUNK, &transcript(), Default::default()) }],
     });
     let (status, bytes) = post(&server, "/v1/messages", &request).await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
