@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use crate::app::App;
-use crate::pass_run::Planned;
+use crate::planned::Planned;
 
 /// Records, off the request path, that a provider answered `planned` with a success status
 /// (its first byte is on its way).

@@ -22,7 +22,7 @@ use mc_store::Store;
 
 use crate::app::App;
 use crate::clock::unix_ms;
-use crate::pass_run::Planned;
+use crate::planned::Planned;
 use crate::provider::Provider;
 
 /// The engine's store, for the historian.

@@ -13,13 +13,11 @@ use mc_store::CallRow;
 use crate::app::App;
 use crate::clock::{elapsed_ms, unix_ms};
 use crate::headers::header_str;
-use crate::pass_run::Planned;
+use crate::planned::Planned;
 use crate::provider::Provider;
+use crate::reported_usage::reported_usage;
 use crate::side_call::{STATEFUL_RESPONSES_ROUTE, SideCall};
-use crate::usage::CallUsage;
-
-/// The longest error text a ledger row (and its log line) keeps, in characters.
-pub const MAX_ERROR_CHARS: usize = 300;
+use crate::usage::{CallUsage, MAX_ERROR_CHARS};
 
 /// What a row keeps of an upstream error body: the provider's error type and message, with
 /// the client's key and anything else shaped like a credential blanked (OpenAI's 401 quotes
@@ -115,39 +113,6 @@ pub fn record_call(app: &App, row: CallRow) {
     // No store, no ledger: the call was a side call forwarded while the store was closed.
     if let Ok(store) = app.store.get() {
         store.ledger.record(row);
-    }
-}
-
-/// The session and usage a successful call reported: what the next pass plans with.
-///
-/// A call that failed, even after its headers said 200 (a stream cut or ended by an error
-/// event), reports nothing: the client will resend, and its next request must be planned
-/// as if the failed call had never happened (DESIGN §7).
-pub fn reported_usage(row: &CallRow) -> Option<(&SessionId, ReportedUsage)> {
-    let tokens = row
-        .prompt_tokens()
-        .filter(|_| (200..300).contains(&row.status) && row.error.is_none())?;
-    Some((
-        row.session.as_ref()?,
-        ReportedUsage {
-            tokens,
-            pass: row.pass_seq,
-        },
-    ))
-}
-
-/// What the provider counted for one call's prompt, and the pass that call sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReportedUsage {
-    /// Input + cache read + cache write.
-    pub tokens: u64,
-    /// The pass whose request was counted, when known.
-    pub pass: Option<u64>,
-}
-
-impl mc_core::HeldBytes for ReportedUsage {
-    fn held_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use mc_engine::Engine;
 use mc_store::CallRow;
 
-use crate::ledger::reported_usage;
+use crate::reported_usage::reported_usage;
 
 /// How long the first queued row waits for others to join its batch.
 const GATHER: Duration = Duration::from_millis(10);

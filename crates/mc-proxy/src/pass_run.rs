@@ -20,9 +20,10 @@ use crate::app::App;
 use crate::client_request::first_message_texts;
 use crate::clock::unix_ms;
 use crate::incremental::Layout;
-use crate::ledger::ReportedUsage;
 use crate::pass_decode::{DecodedCall, Decoding, decode};
+use crate::planned::{PassFacts, Planned};
 use crate::provider::{ErrorKind, Provider, ProxyError};
+use crate::reported_usage::ReportedUsage;
 use crate::session_resolve::{ChainScope, ResolveError, SessionHints, resolve};
 use crate::side_call::{self, SideCall};
 use crate::windows::context_window;
@@ -32,61 +33,6 @@ const BUSY_ATTEMPTS: u32 = 3;
 
 /// Forks tried in one call: a rewind needs one; more means the resolution is confused.
 const MAX_FORKS: u32 = 3;
-
-/// What the pass produced for the upstream call.
-#[derive(Debug, Clone)]
-pub struct Planned {
-    /// The session the call belongs to (`None` for a busy-store replay, which resolves
-    /// nothing).
-    pub session: Option<SessionId>,
-    /// The model the call names.
-    pub model: String,
-    /// The pass, when one ran (not for a busy-store replay).
-    pub pass: Option<PassFacts>,
-    /// The usable window the pass planned against.
-    pub usable_window: Option<u64>,
-    /// The upstream request body.
-    pub upstream_body: Bytes,
-    /// Remove the usage chunk the proxy asked for from the client's stream.
-    pub hide_usage_chunk: bool,
-    /// The host's side call this is, forwarded as sent (then no session and no pass).
-    pub side_call: Option<SideCall>,
-}
-
-impl Planned {
-    /// A call forwarded as the client sent it (a host's side call, a stateful Responses
-    /// call): no session, no pass.
-    fn as_sent(model: String, body: &Bytes, side_call: SideCall) -> Self {
-        Self {
-            session: None,
-            model,
-            pass: None,
-            usable_window: None,
-            upstream_body: body.clone(),
-            hide_usage_chunk: false,
-            side_call: Some(side_call),
-        }
-    }
-}
-
-/// The ledger's view of a pass.
-#[derive(Debug, Clone)]
-pub struct PassFacts {
-    /// The pass's number within the session.
-    pub seq: u64,
-    /// `cache_hit`, `soft_bust` or `hard_fold`.
-    pub kind: String,
-    /// Why it busted.
-    pub cause: Option<String>,
-    /// The estimated size of the prompt it rendered, in the provider's tokens.
-    pub estimated_prompt_tokens: u64,
-    /// How many messages of the session the call carries (the client's conversation): what
-    /// a provider accepts when it answers with a success.
-    pub messages: u64,
-    /// The estimated size of the system prompt and tools, which every rendering carries: a
-    /// window claimed smaller than this cannot be true.
-    pub fixed_tokens: u64,
-}
 
 enum Failure {
     Busy(String),

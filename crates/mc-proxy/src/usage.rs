@@ -14,8 +14,10 @@
 use mc_wire::sse::SseDecoder;
 use serde_json::Value;
 
-use crate::ledger::MAX_ERROR_CHARS;
 use crate::provider::Provider;
+
+/// The longest error text a ledger row (and its log line) keeps, in characters.
+pub const MAX_ERROR_CHARS: usize = 300;
 
 /// Largest non-streamed response body kept for parsing; bigger ones pass through unread.
 const MAX_JSON_BODY_BYTES: usize = 8 * 1024 * 1024;

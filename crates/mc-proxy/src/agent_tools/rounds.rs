@@ -25,7 +25,7 @@ use crate::clock::elapsed_ms;
 use crate::forward::upstream_error;
 use crate::ledger::{call_row, record_call, set_usage};
 use crate::managed::{plan, send_upstream};
-use crate::pass_run::Planned;
+use crate::planned::Planned;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::usage::CallUsage;
 
