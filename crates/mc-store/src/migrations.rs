@@ -121,10 +121,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "the user's profile",
         sql: include_str!("migrations/0019_user_profile.sql"),
     },
+    Migration {
+        version: 20,
+        name: "dreamer lease and runs; the task behind a memory change",
+        sql: include_str!("migrations/0020_dreamer.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 19;
+pub const SCHEMA_VERSION: u32 = 20;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -312,6 +317,47 @@ mod tests {
             )
             .unwrap();
         assert_eq!(accepted, None);
+    }
+
+    /// A v19 store's memory log keeps its rows, ids and actors through v20, and takes the
+    /// dreamer as an actor with the task that made the change.
+    #[test]
+    fn v20_keeps_the_memory_log_and_takes_dreamer_changes() {
+        let mut conn = memory();
+        let path = Path::new(":memory:");
+        for migration in MIGRATIONS
+            .iter()
+            .filter(|migration| migration.version <= 19)
+        {
+            assert!(apply(&mut conn, path, migration).unwrap());
+        }
+        conn.execute_batch(
+            "INSERT INTO memories (id, project_id, category, content, content_key, status,
+               seen_count, source, created_ms, updated_ms)
+             VALUES (1, 'p', 'NAMING', 'x', 'x', 'active', 1, 'agent', 1, 1);
+             INSERT INTO memory_log (id, project_id, memory_id, action, at_ms, detail, actor)
+             VALUES (7, 'p', 1, 'added', 1, 'agent', 'agent');",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20]);
+        let kept: (u64, String, Option<String>) = conn
+            .query_row("SELECT id, actor, task FROM memory_log", [], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .unwrap();
+        assert_eq!(kept, (7, "agent".to_owned(), None));
+        conn.execute(
+            "INSERT INTO memory_log (project_id, memory_id, action, at_ms, actor, task)
+             VALUES ('p', 1, 'archived', 2, 'dreamer', 'verify_memories')",
+            [],
+        )
+        .unwrap();
+        let unknown = conn.execute(
+            "INSERT INTO memory_log (project_id, memory_id, action, at_ms, actor)
+             VALUES ('p', 1, 'archived', 2, 'somebody')",
+            [],
+        );
+        assert!(unknown.is_err());
     }
 
     #[test]
