@@ -64,7 +64,11 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (16, "messages a provider accepted".to_string()),
             (17, "compartment indexes".to_string()),
             (18, "the folder of each project".to_string()),
-            (19, "the user's profile".to_string())
+            (19, "the user's profile".to_string()),
+            (
+                20,
+                "dreamer lease and runs; the task behind a memory change".to_string()
+            )
         ]
     );
 }
