@@ -6,7 +6,7 @@
 //! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
 //! sessions and their append-only raw message log, chained by content hash; the engine's
 //! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
-//! and runs; project memories and their change log; the exchanges the proxy ran for its own
+//! and runs; project memories and their change log; the dreamer's lease and runs; the exchanges the proxy ran for its own
 //! tools; and the call ledger with the per-session status built on it.
 //!
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
@@ -49,6 +49,7 @@ mod commits;
 mod compartment_staging;
 mod compartments;
 mod connection;
+mod dreamer_rows;
 mod engine_state;
 mod error;
 mod fork;
@@ -78,6 +79,7 @@ pub use chain_check::{BrokenChain, ChainReport};
 pub use commits::{Commit, CommitHit};
 pub use compartment_staging::Swapped;
 pub use connection::{DEFAULT_BUSY_TIMEOUT, StoreOptions};
+pub use dreamer_rows::{DreamerRun, Lease, RunOutcome};
 pub use engine_state::{DropRow, PassRow};
 pub use error::{Result, RowProblem, StoreError, StoreFailure};
 pub use health::StoreHealth;

@@ -69,7 +69,7 @@ impl ReadTx<'_> {
         let mut statement = self
             .conn()
             .prepare_cached(
-                "SELECT id, memory_id, action, at_ms, detail, actor FROM memory_log
+                "SELECT id, memory_id, action, at_ms, detail, actor, task FROM memory_log
                  WHERE project_id = ?1 AND id > ?2 ORDER BY id",
             )
             .map_err(StoreError::sqlite(DOING))?;
@@ -85,6 +85,7 @@ impl ReadTx<'_> {
                         Some(name) => MemorySource::parse(&name),
                         None => None,
                     },
+                    task: row.get(6)?,
                 })
             })
             .map_err(StoreError::sqlite(DOING))?;
@@ -102,7 +103,11 @@ impl ReadTx<'_> {
     }
 
     /// The id of the project's live (not archived) memory with this key.
-    fn live_memory_with_key(&self, project: &ProjectId, key: &str) -> Result<Option<u64>> {
+    pub(crate) fn live_memory_with_key(
+        &self,
+        project: &ProjectId,
+        key: &str,
+    ) -> Result<Option<u64>> {
         self.conn()
             .prepare_cached(
                 "SELECT id FROM memories
@@ -130,7 +135,7 @@ impl ReadTx<'_> {
     }
 
     /// The project's memory `id`, or [`StoreError::UnknownMemory`].
-    fn require_memory(&self, project: &ProjectId, id: u64) -> Result<StoredMemory> {
+    pub(crate) fn require_memory(&self, project: &ProjectId, id: u64) -> Result<StoredMemory> {
         self.memory(project, id)?
             .ok_or_else(|| StoreError::UnknownMemory {
                 project: project.to_string(),
@@ -444,7 +449,7 @@ impl WriteTx<'_> {
             .map_err(StoreError::sqlite("adding a memory"))
     }
 
-    fn retire(&self, id: u64, by: Option<u64>, now_ms: i64) -> Result<()> {
+    pub(crate) fn retire(&self, id: u64, by: Option<u64>, now_ms: i64) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "UPDATE memories SET status = 'archived', superseded_by = ?2, updated_ms = ?3
@@ -464,10 +469,22 @@ impl WriteTx<'_> {
         at_ms: i64,
         detail: Option<&str>,
     ) -> Result<()> {
+        self.log_memory_change(project, memory_id, (action, actor, None), at_ms, detail)
+    }
+
+    /// Logs one change: what happened, who did it and, for the dreamer, which task.
+    pub(crate) fn log_memory_change(
+        &self,
+        project: &ProjectId,
+        memory_id: u64,
+        (action, actor, task): (MemoryAction, MemorySource, Option<&str>),
+        at_ms: i64,
+        detail: Option<&str>,
+    ) -> Result<()> {
         self.conn()
             .prepare_cached(
-                "INSERT INTO memory_log (project_id, memory_id, action, at_ms, detail, actor)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO memory_log (project_id, memory_id, action, at_ms, detail, actor, task)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
             .and_then(|mut statement| {
                 statement.execute(rusqlite::params![
@@ -476,7 +493,8 @@ impl WriteTx<'_> {
                     action.as_str(),
                     at_ms,
                     detail,
-                    actor.as_str()
+                    actor.as_str(),
+                    task
                 ])
             })
             .map(|_| ())

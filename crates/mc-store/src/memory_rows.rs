@@ -27,6 +27,10 @@ pub enum MemorySource {
     Agent,
     /// Promoted from the facts the historian found in the project's sessions.
     Historian,
+    /// The dreamer's maintenance. Only ever a log actor: the dreamer changes, merges and
+    /// retires memories but never writes one of its own, and the schema refuses it as a
+    /// memory's source.
+    Dreamer,
 }
 
 /// What a log row records.
@@ -65,7 +69,12 @@ macro_rules! stored_names {
 }
 
 stored_names!(MemoryStatus { Active => "active", Permanent => "permanent", Archived => "archived" });
-stored_names!(MemorySource { Operator => "operator", Agent => "agent", Historian => "historian" });
+stored_names!(MemorySource {
+    Operator => "operator",
+    Agent => "agent",
+    Historian => "historian",
+    Dreamer => "dreamer",
+});
 stored_names!(MemoryAction {
     Added => "added",
     Changed => "changed",
@@ -160,6 +169,9 @@ pub struct MemoryLogEntry {
     /// Who made the change (`None` in rows logged before this was recorded). An operator's
     /// change made outside any session is the one memory change that rebuilds `m[0]`.
     pub actor: Option<MemorySource>,
+    /// The dreamer task that made the change (`verify_memories`, ...); `None` for every
+    /// other actor.
+    pub task: Option<String>,
 }
 
 pub(crate) const COLUMNS: &str =
