@@ -65,7 +65,7 @@ mod growing;
 
 use corpus::{Conversation, Corpus};
 use flat_upstream::FlatUpstream;
-use growing::{Growing, growing_table};
+use growing::{Growing, Wire, growing_table};
 use mc_core::config::ToolsMode;
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -180,7 +180,9 @@ async fn run() -> Result<()> {
                 GROWING_STEPS
             }),
     };
-    growing_table(&client, &corpus, &flat.url(), &run).await?;
+    for wire in [Wire::Anthropic, Wire::Chat] {
+        growing_table(&client, &corpus, &flat.url(), &run, wire).await?;
+    }
     if quick {
         sim.shutdown().await?;
         return Ok(());
@@ -449,8 +451,9 @@ async fn call(
         )
         .into());
     }
-    if !tail.windows(12).any(|window| window == b"message_stop") {
-        return Err(format!("{url} ended its stream without message_stop").into());
+    let ended = |marker: &[u8]| tail.windows(marker.len()).any(|window| window == marker);
+    if !ended(b"message_stop") && !ended(b"data: [DONE]") {
+        return Err(format!("{url} ended its stream without its closing event").into());
     }
     Ok(elapsed)
 }

@@ -32,6 +32,7 @@ use crate::headers::{client_response_headers, managed_request_headers};
 use crate::historian_start;
 use crate::ledger::{call_row, error_text, record_call, set_usage};
 use crate::overflow::{Overflow, parse_overflow};
+use crate::pass_decode::DecodedCall;
 use crate::pass_run::plan_with_retries;
 use crate::planned::Planned;
 use crate::provider::{Provider, ProxyError};
@@ -87,11 +88,12 @@ async fn run(
     let call = read_call(&app, provider, request).await?;
     // A store that could not be opened may be usable now; the pass refuses the call if not.
     app.store.open_if_closed().await;
-    let prepared = prepare_tools(&app, provider, &call.headers, &call.body).await?;
+    let mut prepared = prepare_tools(&app, provider, &call.headers, &call.body).await?;
     let body = prepared
         .as_ref()
         .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
-    let planned = plan(&app, provider, &call.headers, &body, None).await?;
+    let decoded = prepared.as_mut().and_then(agent_tools::Ready::take_decoded);
+    let planned = plan_decoded(&app, provider, &call.headers, &body, decoded, None).await?;
     historian_start::start(&app, provider, &call.headers, &planned);
     embedding_start::start(&app);
     let call = ClientCall { body, ..call };
@@ -396,6 +398,19 @@ pub async fn plan(
     client_body: &Bytes,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
+    plan_decoded(app, provider, headers, client_body, None, last_usage).await
+}
+
+/// [`plan`] with `client_body` already `decoded` as the pass reads it (the agent tools'
+/// preparation made it), so the pass does not decode it again.
+async fn plan_decoded(
+    app: &Arc<App>,
+    provider: Provider,
+    headers: &Arc<HeaderMap>,
+    client_body: &Bytes,
+    decoded: Option<Box<DecodedCall>>,
+    last_usage: Option<ReportedUsage>,
+) -> Result<Planned, ProxyError> {
     // Closed only if the semaphore is closed, which nothing does; a pass then runs unbounded.
     // The pass holds its permit to its end, on its thread, and hands it over with its result
     // (after the thread is idle again): a client that disconnects stops waiting for the pass,
@@ -405,7 +420,8 @@ pub async fn plan(
     let (for_pass, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     app.pass_threads
         .run(move || {
-            let planned = plan_with_retries(&for_pass, provider, &headers, &body, last_usage);
+            let planned =
+                plan_with_retries(&for_pass, provider, &headers, &body, decoded, last_usage);
             (planned, permit)
         })
         .await

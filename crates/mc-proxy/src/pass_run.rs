@@ -45,11 +45,12 @@ pub fn plan_with_retries(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
+    mut decoded: Option<Box<DecodedCall>>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
     let mut attempt = 0;
     loop {
-        match plan_once(app, provider, headers, body, last_usage) {
+        match plan_once(app, provider, headers, body, decoded.take(), last_usage) {
             Ok(planned) => {
                 // A side call needs no store, so a busy store never has to replay one.
                 if let (Some(session), None) = (&planned.session, planned.side_call) {
@@ -102,13 +103,17 @@ fn plan_once(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
+    decoded: Option<Box<DecodedCall>>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
-    let decoded = match decode(app, provider, body).map_err(Failure::Refuse)? {
-        Decoding::Managed(decoded) => decoded,
-        Decoding::Stateful { model } => {
-            return Ok(Planned::as_sent(model, body, SideCall::StatefulResponses));
-        }
+    let decoded = match decoded {
+        Some(decoded) => decoded,
+        None => match decode(app, provider, body).map_err(Failure::Refuse)? {
+            Decoding::Managed(decoded) => decoded,
+            Decoding::Stateful { model } => {
+                return Ok(Planned::as_sent(model, body, SideCall::StatefulResponses));
+            }
+        },
     };
     let model = decoded.client.model().to_owned();
     // A host's side call goes up as the client sent it, needing no store (module docs of

@@ -129,6 +129,19 @@ impl Corpus {
         json!({"role": "user", "content": [{"type": "text", "text": self.task}]})
     }
 
+    /// The recorded system prompt's text, its blocks joined.
+    fn system_text(&self) -> String {
+        match self.skeleton.get("system") {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            _ => String::new(),
+        }
+    }
+
     fn step(&self, index: usize) -> &Step {
         &self.steps[index % self.steps.len()]
     }
@@ -188,6 +201,39 @@ impl Conversation {
         self.body_with(corpus, false)
     }
 
+    /// The same conversation as a Chat Completions request, as OpenCode or Pi send it over
+    /// that wire: the recorded system prompt as the leading `system` message, each tool call
+    /// in the assistant message's `tool_calls`, each result a `tool` message, the recorded
+    /// tools as functions, streamed with the usage chunk.
+    pub fn chat_body(&self, corpus: &Corpus) -> Result<Bytes> {
+        let mut messages = vec![json!({"role": "system", "content": corpus.system_text()})];
+        for message in &self.messages {
+            messages.extend(chat_messages(message));
+        }
+        let tools: Vec<Value> = corpus
+            .skeleton
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|tool| {
+                json!({"type": "function", "function": {
+                    "name": tool.get("name"),
+                    "description": tool.get("description"),
+                    "parameters": tool.get("input_schema"),
+                }})
+            })
+            .collect();
+        let body = json!({
+            "model": "gpt-4.1",
+            "messages": messages,
+            "tools": tools,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        Ok(Bytes::from(serde_json::to_vec(&body)?))
+    }
+
     fn body_with(&self, corpus: &Corpus, metadata: bool) -> Result<Bytes> {
         let mut messages = self.messages.clone();
         if let Some(block) = messages
@@ -211,6 +257,49 @@ impl Conversation {
         }
         Ok(Bytes::from(serde_json::to_vec(&Value::Object(body))?))
     }
+}
+
+/// One Anthropic-form message of the conversation as Chat messages: a user text as a user
+/// message, an assistant's text and tool call as one assistant message with `tool_calls`,
+/// a user's tool results as `tool` messages.
+fn chat_messages(message: &Value) -> Vec<Value> {
+    let role = message
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("user");
+    let blocks = message
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let text: String = blocks
+        .iter()
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    let calls: Vec<Value> = blocks
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .map(|block| {
+            let arguments = block.get("input").map(Value::to_string).unwrap_or_default();
+            json!({"id": block.get("id"), "type": "function",
+                   "function": {"name": block.get("name"), "arguments": arguments}})
+        })
+        .collect();
+    let results: Vec<Value> = blocks
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .map(|block| {
+            json!({"role": "tool", "tool_call_id": block.get("tool_use_id"),
+                   "content": block.get("content")})
+        })
+        .collect();
+    if !results.is_empty() {
+        return results;
+    }
+    if role == "assistant" && !calls.is_empty() {
+        return vec![json!({"role": "assistant", "content": text, "tool_calls": calls})];
+    }
+    vec![json!({"role": role, "content": text})]
 }
 
 /// `text` cut to its first `max_chars` characters.

@@ -1,5 +1,6 @@
 //! An upstream whose cost does not depend on what it is sent: it reads the whole body and
-//! answers every POST with the same short streamed Anthropic message.
+//! answers every POST with the same short streamed message (Anthropic's, or Chat's on a
+//! Chat Completions path).
 //!
 //! The simulator's cost per call depends on the request's shape (its cache breakpoints, how
 //! much of the prompt its cache already holds), and the proxy changes that shape: it moves
@@ -13,7 +14,7 @@ use std::net::SocketAddr;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::DefaultBodyLimit;
-use axum::http::{Response, StatusCode, header};
+use axum::http::{Response, StatusCode, Uri, header};
 use axum::routing::post;
 use tokio::task::JoinHandle;
 
@@ -31,6 +32,14 @@ const STREAM: &str = concat!(
     "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":3}}\n\n",
     "event: message_stop\n",
     "data: {\"type\":\"message_stop\"}\n\n",
+);
+
+/// The same short answer on the Chat Completions wire, with its usage chunk.
+const CHAT_STREAM: &str = concat!(
+    "data: {\"id\":\"chatcmpl-flat\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4.1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Done.\"},\"finish_reason\":null}]}\n\n",
+    "data: {\"id\":\"chatcmpl-flat\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4.1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    "data: {\"id\":\"chatcmpl-flat\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4.1\",\"choices\":[],\"usage\":{\"prompt_tokens\":1010,\"completion_tokens\":3,\"total_tokens\":1013,\"prompt_tokens_details\":{\"cached_tokens\":1000}}}\n\n",
+    "data: [DONE]\n\n",
 );
 
 /// A running flat upstream.
@@ -66,9 +75,15 @@ impl Drop for FlatUpstream {
     }
 }
 
-/// Reads the whole body (extracting it does), then streams the canned message.
-async fn answer(body: Bytes) -> Response<Body> {
-    let mut response = Response::new(Body::from(STREAM));
+/// Reads the whole body (extracting it does), then streams the canned message of the wire
+/// the path names.
+async fn answer(uri: Uri, body: Bytes) -> Response<Body> {
+    let stream = if uri.path().ends_with("/chat/completions") {
+        CHAT_STREAM
+    } else {
+        STREAM
+    };
+    let mut response = Response::new(Body::from(stream));
     *response.status_mut() = if body.is_empty() {
         StatusCode::BAD_REQUEST
     } else {

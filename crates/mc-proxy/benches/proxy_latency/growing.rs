@@ -9,7 +9,7 @@
 //! and through the tools-on proxy, in an order that rotates per request, and each proxy's
 //! added time is its time minus the direct time of the same body. The body carries no
 //! `metadata.user_id` and the session is named by OpenCode's `x-session-id`, so `auto`
-//! serves the tools.
+//! serves the tools. The run is made on the Anthropic wire and again on Chat Completions.
 
 use std::time::Duration;
 
@@ -23,6 +23,31 @@ const START_TOKENS: usize = 260_000;
 
 /// Requests before measuring: the cold pass and the first follow-up of each proxy.
 const WARMUP: usize = 2;
+
+/// The wire a run speaks: Anthropic Messages (OpenCode with an Anthropic model) or Chat
+/// Completions (Pi, OpenCode with an OpenAI-compatible model), each prepared for the
+/// tools its own way.
+#[derive(Debug, Clone, Copy)]
+pub enum Wire {
+    Anthropic,
+    Chat,
+}
+
+impl Wire {
+    fn path(self) -> &'static str {
+        match self {
+            Self::Anthropic => "/v1/messages",
+            Self::Chat => "/v1/chat/completions",
+        }
+    }
+
+    fn body(self, conversation: &Conversation, corpus: &Corpus) -> Result<bytes::Bytes> {
+        match self {
+            Self::Anthropic => conversation.body_without_metadata(corpus),
+            Self::Chat => conversation.chat_body(corpus),
+        }
+    }
+}
 
 /// How long the run is: measured steps.
 pub struct Growing {
@@ -42,14 +67,16 @@ pub async fn growing_table(
     corpus: &Corpus,
     upstream: &str,
     run: &Growing,
+    wire: Wire,
 ) -> Result<()> {
     let (off, _off_store) = start_proxy(upstream, ToolsMode::Off).await?;
     let (on, _on_store) =
         start_proxy(upstream, mc_core::config::ToolsConfig::default().mode).await?;
+    let path = wire.path();
     let urls = [
-        format!("{upstream}/v1/messages"),
-        format!("http://{}/v1/messages", off.local_addr()),
-        format!("http://{}/v1/messages", on.local_addr()),
+        format!("{upstream}{path}"),
+        format!("http://{}{path}", off.local_addr()),
+        format!("http://{}{path}", on.local_addr()),
     ];
     let headers = [("x-session-id", "bench-growing")];
     let mut conversation = Conversation::sized(corpus, START_TOKENS, 11, WARMUP + 1);
@@ -57,7 +84,7 @@ pub async fn growing_table(
     let mut body_bytes = Vec::with_capacity(run.steps);
     for index in 0..WARMUP + run.steps {
         conversation.grow(corpus);
-        let body = conversation.body_without_metadata(corpus)?;
+        let body = wire.body(&conversation, corpus)?;
         let mut times = [Duration::ZERO; 3];
         for turn in 0..3 {
             let which = (index + turn) % 3;
@@ -73,6 +100,7 @@ pub async fn growing_table(
     }
     off.shutdown().await;
     on.shutdown().await;
+    println!("{wire:?} wire ({path}):");
     print_table(&added, &body_bytes);
     Ok(())
 }

@@ -9,7 +9,8 @@
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
-use mc_core::{ContentHash, ProjectId};
+use mc_core::breakpoints::CacheTtlChoice;
+use mc_core::{HashChain, Message, ProjectId};
 use mc_engine::tools::TOOL_GUIDANCE;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
@@ -23,6 +24,7 @@ use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
+use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
 use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
@@ -47,7 +49,6 @@ pub struct ChatSplice {
 }
 
 /// A Chat request made ready for the pass.
-#[derive(Debug, Clone)]
 pub struct ChatPrepared {
     /// The request with the hidden exchanges spliced in, our tools and the guidance.
     pub request: ChatRequest,
@@ -57,14 +58,10 @@ pub struct ChatPrepared {
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
-}
-
-/// A Chat message's content hash in the neutral model; `None` for a message the pass will
-/// refuse anyway.
-pub fn chat_hash(message: &ChatMessage) -> Option<ContentHash> {
-    openai::to_message(message)
-        .ok()
-        .map(|message| message.content_hash())
+    /// The request as the pass reads it (a copy, with its conversation in the neutral model
+    /// and its chain), made from what the preparation decoded, converted and hashed, so the
+    /// pass does not decode `body` again; taken by the pass.
+    pub decoded: Option<Box<DecodedCall>>,
 }
 
 /// The key of a Chat answer as the client got it ([`super::answer_key`]); `None` for a
@@ -92,29 +89,29 @@ pub fn prepare_chat(
     if !served_here(engine.config().tools.mode, headers, None) || offers_ours(theirs) {
         return Ok(None);
     }
-    let Ok(turns) = conversation(&request) else {
+    let Ok(neutral) = conversation(&request) else {
         return Ok(None);
     };
     let client = ClientRequest::OpenAi(request);
-    if side_call::recognise(headers, &client, &turns).is_some() {
+    if side_call::recognise(headers, &client, &neutral).is_some() {
         return Ok(None);
     }
-    let project = tool_project(app, headers, &client, &turns);
+    let project = tool_project(app, headers, &client, &neutral);
     let ClientRequest::OpenAi(mut request) = client else {
         return Ok(None);
     };
     let instructions = instruction_count(&request);
     let turns = request.messages.split_off(instructions);
     let mut used = Used::at(now_ms());
-    let (turns, point) = engine
+    let spliced = engine
         .store()
-        .read(|tx| splice_chat(tx, project.clone(), turns, &mut used))
+        .read(|tx| splice_chat(tx, project.clone(), turns, neutral, &mut used))
         .map_err(|error| splice_failed(Provider::OpenAi, &error))?;
     used.record(engine.store());
     request
         .messages
         .push(ChatMessage::text(ChatRole::System, TOOL_GUIDANCE));
-    request.messages.extend(turns);
+    request.messages.extend(spliced.turns);
     let tools = request.tools.get_or_insert_with(Vec::new);
     for spec in SPECS.iter() {
         let definition = json!({"type": "function", "function": {
@@ -127,61 +124,98 @@ pub fn prepare_chat(
         }
     }
     let body = Bytes::from(request.encode());
+    let decoded = spliced.conversation.map(|conversation| {
+        Box::new(DecodedCall {
+            client: ClientRequest::OpenAi(request.clone()),
+            conversation,
+            chain: spliced.chain,
+            client_ttl: CacheTtlChoice::Default,
+            layout: None,
+        })
+    });
     Ok(Some(ChatPrepared {
         request,
         body,
-        point,
+        point: spliced.point,
         project,
+        decoded,
     }))
 }
 
-/// `turns` (the messages after the instructions) with every stored exchange put back.
+/// The messages after the instructions with every stored exchange put back, and what the
+/// pass would read of them.
+struct Spliced {
+    turns: Vec<ChatMessage>,
+    /// Where the conversation stands after them.
+    point: Point,
+    /// Their neutral forms; `None` when one does not convert (the pass then decodes the
+    /// body itself and says why it refuses it).
+    conversation: Option<Vec<Message>>,
+    /// Their hash chain (the links `point` passed).
+    chain: HashChain,
+}
+
+/// `turns` (the messages after the instructions, `neutral` their neutral forms) with every
+/// stored exchange put back.
 fn splice_chat(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     turns: Vec<ChatMessage>,
+    neutral: Vec<Message>,
     used: &mut Used,
-) -> Result<(Vec<ChatMessage>, Point), StoreError> {
-    let mut point = Point::start(WIRE, project);
-    let mut out = Vec::with_capacity(turns.len());
-    for mut message in turns {
-        let Some(hash) = chat_hash(&message) else {
-            // The pass refuses this request and says why; nothing to splice.
-            out.push(message);
-            continue;
-        };
+) -> Result<Spliced, StoreError> {
+    let mut spliced = Spliced {
+        turns: Vec::with_capacity(turns.len()),
+        point: Point::start(WIRE, project),
+        conversation: Some(Vec::with_capacity(turns.len())),
+        chain: HashChain::default(),
+    };
+    for (mut message, mut converted) in turns.into_iter().zip(neutral) {
         let mut after = Vec::new();
-        let mut hash = hash;
         if message.role == ChatRole::Assistant
-            && let Some(found) = stored::<ChatSplice>(tx, &point.anchor())?
-            && openai::to_message(&message)
-                .is_ok_and(|neutral| is_answer(&found.splice.client_answer, &neutral))
+            && let Some(found) = stored::<ChatSplice>(tx, &spliced.point.anchor())?
+            && is_answer(&found.splice.client_answer, &converted)
         {
             used.note(&found);
             let splice = found.splice;
             for hidden in splice.before {
-                pass(&mut point, &hidden);
-                out.push(hidden);
+                spliced.push(hidden, None);
             }
             if let Some(full) = splice.full_answer {
-                hash = chat_hash(&full).unwrap_or(hash);
+                match openai::to_message(&full) {
+                    Ok(full_converted) => converted = full_converted,
+                    // The pass reads the body itself, and refuses it.
+                    Err(_) => spliced.conversation = None,
+                }
                 message = full;
             }
             after = splice.results;
         }
-        point.pass(&hash);
-        out.push(message);
+        spliced.push(message, Some(converted));
         for result in after {
-            pass(&mut point, &result);
-            out.push(result);
+            spliced.push(result, None);
         }
     }
-    Ok((out, point))
+    Ok(spliced)
 }
 
-fn pass(point: &mut Point, message: &ChatMessage) {
-    if let Some(hash) = chat_hash(message) {
-        point.pass(&hash);
+impl Spliced {
+    /// Appends `message` (`converted`, its neutral form, when already known) and moves the
+    /// point and the chain past it.
+    fn push(&mut self, message: ChatMessage, converted: Option<Message>) {
+        let converted = converted.or_else(|| openai::to_message(&message).ok());
+        match converted {
+            Some(converted) => {
+                let hash = converted.content_hash();
+                self.point.pass(&hash);
+                self.chain.push(hash);
+                if let Some(conversation) = &mut self.conversation {
+                    conversation.push(converted);
+                }
+            }
+            None => self.conversation = None,
+        }
+        self.turns.push(message);
     }
 }
 
@@ -195,3 +229,6 @@ pub fn assistant_turn(message: &ChatMessage, calls: Vec<openai::ToolCall>) -> Ch
     turn.tool_calls = (!calls.is_empty()).then_some(calls);
     turn
 }
+
+#[cfg(test)]
+mod tests;

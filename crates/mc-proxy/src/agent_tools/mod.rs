@@ -78,6 +78,7 @@ pub use rounds::Call;
 
 use crate::app::App;
 use crate::client_request::names_tool;
+use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
 use crate::session_resolve::SessionHints;
 
@@ -98,6 +99,16 @@ impl Ready {
             Self::Anthropic(prepared) => prepared.body.clone(),
             Self::Chat(prepared) => prepared.body.clone(),
             Self::Responses(prepared) => prepared.body.clone(),
+        }
+    }
+
+    /// [`Self::body`] as the pass reads it, when the preparation already has it decoded
+    /// (an Anthropic body's is the pass's own incremental decode's to make); once.
+    pub fn take_decoded(&mut self) -> Option<Box<DecodedCall>> {
+        match self {
+            Self::Anthropic(_) => None,
+            Self::Chat(prepared) => prepared.decoded.take(),
+            Self::Responses(prepared) => prepared.decoded.take(),
         }
     }
 }

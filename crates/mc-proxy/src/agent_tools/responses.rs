@@ -12,7 +12,8 @@
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
-use mc_core::{ContentHash, ProjectId, Role};
+use mc_core::breakpoints::CacheTtlChoice;
+use mc_core::{ContentHash, HashChain, ProjectId, Role};
 use mc_engine::tools::TOOL_GUIDANCE;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::responses::{
@@ -28,6 +29,7 @@ use super::{SPECS, offers_ours, served_here};
 use crate::app::App;
 use crate::client_request::{ClientRequest, responses_tool_names};
 use crate::clock::now_ms;
+use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
 use crate::side_call;
@@ -55,7 +57,6 @@ pub struct ResponsesSplice {
 }
 
 /// A Responses request made ready for the pass.
-#[derive(Debug, Clone)]
 pub struct ResponsesPrepared {
     /// The request with the hidden exchanges spliced in, our tools and the guidance.
     pub request: ResponsesRequest,
@@ -65,6 +66,9 @@ pub struct ResponsesPrepared {
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
+    /// The request as the pass reads it (a copy, with its conversation and chain), so the
+    /// pass does not decode `body` again; taken by the pass.
+    pub decoded: Option<Box<DecodedCall>>,
 }
 
 /// The content hash of a run of items in the neutral model, when it reads as one message.
@@ -166,11 +170,20 @@ pub fn prepare_responses(
         }
     }
     let body = Bytes::from(request.encode());
+    let conversation = conversation(&request);
+    let decoded = Box::new(DecodedCall {
+        client: ClientRequest::Responses(request.clone()),
+        chain: HashChain::of(&conversation),
+        conversation,
+        client_ttl: CacheTtlChoice::Default,
+        layout: None,
+    });
     Ok(Some(ResponsesPrepared {
         request,
         body,
         point,
         project,
+        decoded: Some(decoded),
     }))
 }
 
