@@ -126,6 +126,8 @@ pub fn routes<S>(app: Arc<App>) -> Router<S> {
         ))
         // Any other path under the prefix is ours too: forwarded, it would carry the
         // dashboard's cookie to the provider.
+        .route("/_magic-context", any(unknown_path))
+        .route("/_magic-context/", any(unknown_path))
         .route("/_magic-context/{*rest}", any(unknown_path))
         .with_state(dashboard)
 }

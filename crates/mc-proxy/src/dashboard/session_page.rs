@@ -168,3 +168,134 @@ fn tier_name(tier: DetailTier) -> &'static str {
         DetailTier::Heading => "Heading only",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dashboard::page_layout::{Page, Section, render};
+    use crate::dashboard::session_detail::{PendingDrop, RunView, TimelineCall};
+    use crate::dashboard::session_list::{BustSummary, SessionSummary};
+
+    const NOW_MS: i64 = 1_800_000_000_000;
+
+    fn call(
+        minutes_ago: i64,
+        read: u64,
+        write: u64,
+        kind: &str,
+        cause: Option<&str>,
+    ) -> TimelineCall {
+        TimelineCall {
+            started_ms: NOW_MS - minutes_ago * 60_000,
+            model: "claude-sonnet-4-5".to_owned(),
+            pass_kind: Some(kind.to_owned()),
+            bust_cause: cause.map(str::to_owned),
+            status: 200,
+            uncached_tokens: 40,
+            cache_write_tokens: write,
+            cache_read_tokens: read,
+            output_tokens: 300,
+            usable_window: Some(180_000),
+            cost_usd: 0.01,
+        }
+    }
+
+    fn detail() -> SessionDetail {
+        SessionDetail {
+            summary: SessionSummary {
+                id: "s-1".to_owned(),
+                host: "claude-code".to_owned(),
+                project: Some("p-1".to_owned()),
+                wire: Some("anthropic".to_owned()),
+                last_pass: Some("cache_hit".to_owned()),
+                model: Some("claude-sonnet-4-5".to_owned()),
+                context_used_tokens: Some(92_040),
+                usable_window: Some(180_000),
+                context_used_share: Some(92_040.0 / 180_000.0),
+                cache_read_share: Some(0.91),
+                busts: vec![
+                    BustSummary {
+                        cause: "first_render".to_owned(),
+                        passes: 1,
+                    },
+                    BustSummary {
+                        cause: "threshold".to_owned(),
+                        passes: 1,
+                    },
+                ],
+                bust_total: 2,
+                calls: 4,
+                cost_usd: 0.8312,
+                pending_drops: 1,
+                last_seen_ms: NOW_MS - 90_000,
+            },
+            execute_threshold_percent: 65,
+            timeline: vec![
+                call(40, 0, 30_000, "hard_fold", Some("first_render")),
+                call(30, 30_000, 20_000, "cache_hit", None),
+                call(20, 50_000, 70_000, "soft_bust", Some("threshold")),
+                call(10, 120_000, 2_000, "cache_hit", None),
+            ],
+            compartments: vec![
+                CompartmentView {
+                    start_ordinal: 0,
+                    end_ordinal: 41,
+                    title: "Set up the parser".to_owned(),
+                    importance: 40,
+                    tier: DetailTier::Line,
+                    line: "Parser skeleton with <tokens> & errors".to_owned(),
+                },
+                CompartmentView {
+                    start_ordinal: 42,
+                    end_ordinal: 90,
+                    title: "Fixed the lexer".to_owned(),
+                    importance: 80,
+                    tier: DetailTier::Full,
+                    line: String::new(),
+                },
+            ],
+            pending_drops: vec![PendingDrop {
+                tag: 17,
+                source: "ctx_reduce".to_owned(),
+                queued_ms: NOW_MS - 300_000,
+            }],
+            historian_runs: vec![RunView {
+                started_ms: NOW_MS - 3_600_000,
+                took_ms: 9_000,
+                chunk: (0, 41),
+                outcome: "published".to_owned(),
+                model: Some("claude-haiku-4-5".to_owned()),
+                calls: 1,
+                input_tokens: 20_000,
+                output_tokens: 900,
+                cost_usd: 0.0245,
+                compartments: 1,
+                detail: None,
+            }],
+            message_count: 91,
+        }
+    }
+
+    /// The whole page, framed, pinned byte for byte: a change to what the page shows or how
+    /// the timeline is drawn shows up here for review.
+    #[test]
+    fn a_session_page_is_pinned() {
+        let log = LogWindow {
+            start: 80,
+            end: Some(82),
+            lines: vec![
+                "#80 user: run the tests".to_owned(),
+                "#81 assistant: §12§ 3 failed".to_owned(),
+                "#82 user: fix <them>".to_owned(),
+            ],
+        };
+        let html = render(Page {
+            title: "Session s-1",
+            section: Section::Sessions,
+            token: "test-token",
+            refresh_from: Some("/_magic-context/api/sessions/s-1".to_owned()),
+            body: body(&detail(), &log, 90, NOW_MS),
+        });
+        insta::assert_snapshot!(html.0);
+    }
+}
