@@ -41,8 +41,18 @@ impl DashboardError {
         }
     }
 
+    /// Logs a failure that is the proxy's, not the request's (the store or the token file).
+    /// Called once, by whichever of the two answers ([`Self::into_page`], the JSON one) is
+    /// given.
+    fn log(&self) {
+        if let Self::Unavailable(reason) = self {
+            tracing::warn!(%reason, "a dashboard request failed on the proxy's side");
+        }
+    }
+
     /// The failure as a page, for the HTML routes.
     pub fn into_page(self) -> Response {
+        self.log();
         let status = self.status();
         let markup = html! {
             (maud::DOCTYPE)
@@ -72,13 +82,35 @@ impl From<mc_store::StoreError> for DashboardError {
             Store::DuplicateMemory { .. } | Store::EmptyMemory | Store::MemoryRefused { .. } => {
                 Self::BadRequest(error.to_string())
             }
-            other => Self::Unavailable(other.to_string()),
+            Store::NoDataDir
+            | Store::DataDir { .. }
+            | Store::Unreadable { .. }
+            | Store::Inaccessible { .. }
+            | Store::Corrupt { .. }
+            | Store::ForeignDatabase { .. }
+            | Store::SchemaTooNew { .. }
+            | Store::Migration { .. }
+            | Store::NotWal { .. }
+            | Store::FtsUnavailable
+            | Store::Busy { .. }
+            | Store::ReadOnly { .. }
+            | Store::DiskFull { .. }
+            | Store::Sqlite { .. }
+            | Store::SessionExists { .. }
+            | Store::OrdinalGap { .. }
+            | Store::CompartmentGap { .. }
+            | Store::RebuildIncomplete { .. }
+            | Store::ForkBeyondEnd { .. }
+            | Store::Encode { .. }
+            | Store::CorruptRow { .. }
+            | Store::CorruptSession { .. } => Self::Unavailable(error.to_string()),
         }
     }
 }
 
 impl IntoResponse for DashboardError {
     fn into_response(self) -> Response {
+        self.log();
         let body = json!({"error": self.to_string()});
         (self.status(), axum::Json(body)).into_response()
     }
