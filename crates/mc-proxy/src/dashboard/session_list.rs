@@ -192,3 +192,53 @@ fn sort(rows: &mut [SessionSummary], key: SortKey) {
             .then(a.id.cmp(&b.id))
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(
+        id: &str,
+        project: &str,
+        cost_usd: f64,
+        busts: u64,
+        last_seen_ms: i64,
+    ) -> SessionSummary {
+        SessionSummary {
+            id: id.to_owned(),
+            host: "claude-code".to_owned(),
+            project: Some(project.to_owned()),
+            wire: None,
+            last_pass: None,
+            model: None,
+            context_used_tokens: None,
+            usable_window: None,
+            context_used_share: None,
+            cache_read_share: None,
+            busts: Vec::new(),
+            bust_total: busts,
+            calls: 0,
+            cost_usd,
+            pending_drops: 0,
+            last_seen_ms,
+        }
+    }
+
+    fn sorted(key: SortKey) -> Vec<String> {
+        let mut rows = vec![
+            row("a", "zeta", 0.5, 1, 100),
+            row("b", "alpha", 2.0, 0, 300),
+            row("c", "alpha", 0.5, 3, 200),
+        ];
+        sort(&mut rows, key);
+        rows.into_iter().map(|row| row.id).collect()
+    }
+
+    #[test]
+    fn each_key_orders_largest_first_and_ties_by_recency() {
+        assert_eq!(sorted(SortKey::LastActivity), ["b", "c", "a"]);
+        assert_eq!(sorted(SortKey::Cost), ["b", "c", "a"]);
+        assert_eq!(sorted(SortKey::Busts), ["c", "a", "b"]);
+        assert_eq!(sorted(SortKey::Project), ["b", "c", "a"]);
+    }
+}

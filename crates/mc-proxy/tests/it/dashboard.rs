@@ -204,6 +204,12 @@ async fn the_sessions_page_lists_the_session_with_its_figures() {
         assert!(html.contains(expected), "no `{expected}` in {html}");
     }
 
+    let chosen = browse(
+        &proxy,
+        &format!("/_magic-context/ui/?project={PROJECT}&sort=cost"),
+    )
+    .await;
+    assert!(chosen.text().contains("data-id=\"dash-session-1\""));
     let other = browse(&proxy, "/_magic-context/ui/?project=another&sort=cost").await;
     assert_eq!(other.status, StatusCode::OK);
     assert!(!other.text().contains("data-id=\"dash-session-1\""));
