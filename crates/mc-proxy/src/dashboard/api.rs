@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use mc_core::SessionId;
 use serde::Deserialize;
@@ -31,8 +31,9 @@ use crate::clock::now_ms;
 /// `GET /api/sessions`.
 pub async fn sessions(
     State(dashboard): State<Arc<Dashboard>>,
-    Query(query): Query<ListQuery>,
+    query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Value>, DashboardError> {
+    let Query(query) = query?;
     let rows = store_work::read(&dashboard.app, move |tx| {
         session_list::list_sessions(tx, &query)
     })
@@ -79,8 +80,9 @@ pub struct Around {
 pub async fn messages(
     State(dashboard): State<Arc<Dashboard>>,
     Path(id): Path<String>,
-    Query(around): Query<Around>,
+    around: Result<Query<Around>, QueryRejection>,
 ) -> Result<Json<LogWindow>, DashboardError> {
+    let Query(around) = around?;
     Ok(Json(read_log(&dashboard, &id, around.around).await?))
 }
 
@@ -104,8 +106,9 @@ fn session_id(raw: &str) -> Result<SessionId, DashboardError> {
 /// `GET /api/memories?project=`.
 pub async fn memories(
     State(dashboard): State<Arc<Dashboard>>,
-    Query(query): Query<MemoriesQuery>,
+    query: Result<Query<MemoriesQuery>, QueryRejection>,
 ) -> Result<Json<memories::ProjectMemories>, DashboardError> {
+    let Query(query) = query?;
     let project = memories::project_id(query.project.as_deref())?;
     let found = store_work::read(&dashboard.app, move |tx| {
         memories::project_memories(tx, &project, &query)
@@ -119,7 +122,7 @@ pub async fn add_memory(
     State(dashboard): State<Arc<Dashboard>>,
     body: Result<Json<AddMemory>, JsonRejection>,
 ) -> Result<Json<MemoryView>, DashboardError> {
-    let Json(add) = body.map_err(bad_body)?;
+    let Json(add) = body?;
     let project = memories::project_id(Some(&add.project))?;
     let category = memories::category(&add.category)?;
     let now = now_ms();
@@ -137,7 +140,7 @@ pub async fn edit_memory(
     Path(id): Path<u64>,
     body: Result<Json<EditMemory>, JsonRejection>,
 ) -> Result<Json<MemoryView>, DashboardError> {
-    let Json(edit) = body.map_err(bad_body)?;
+    let Json(edit) = body?;
     let project = memories::project_id(Some(&edit.project))?;
     let category = edit
         .category
@@ -163,7 +166,7 @@ pub async fn archive_memory(
     Path(id): Path<u64>,
     body: Result<Json<ArchiveMemory>, JsonRejection>,
 ) -> Result<Json<MemoryView>, DashboardError> {
-    let Json(archive) = body.map_err(bad_body)?;
+    let Json(archive) = body?;
     let project = memories::project_id(Some(&archive.project))?;
     let now = now_ms();
     let archived = store_work::write(&dashboard.app, move |tx| {
@@ -171,10 +174,4 @@ pub async fn archive_memory(
     })
     .await?;
     Ok(Json(archived))
-}
-
-fn bad_body(rejection: JsonRejection) -> DashboardError {
-    DashboardError::BadRequest(format!(
-        "the request body is not what this route takes: {rejection}"
-    ))
 }

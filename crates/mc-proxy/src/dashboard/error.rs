@@ -3,6 +3,7 @@
 //! API answers are JSON (`{"error": "..."}`); page answers are a short HTML page saying the
 //! same. Neither ever carries a header or a body of a proxied call.
 
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::html;
@@ -108,6 +109,24 @@ impl From<mc_store::StoreError> for DashboardError {
     }
 }
 
+impl From<QueryRejection> for DashboardError {
+    fn from(rejection: QueryRejection) -> Self {
+        Self::BadRequest(format!(
+            "the query string is not what this route takes: {}",
+            rejection.body_text()
+        ))
+    }
+}
+
+impl From<JsonRejection> for DashboardError {
+    fn from(rejection: JsonRejection) -> Self {
+        Self::BadRequest(format!(
+            "the request body is not what this route takes: {}",
+            rejection.body_text()
+        ))
+    }
+}
+
 impl IntoResponse for DashboardError {
     fn into_response(self) -> Response {
         self.log();
@@ -122,6 +141,12 @@ pub struct PageError(pub DashboardError);
 impl From<DashboardError> for PageError {
     fn from(error: DashboardError) -> Self {
         Self(error)
+    }
+}
+
+impl From<QueryRejection> for PageError {
+    fn from(rejection: QueryRejection) -> Self {
+        Self(rejection.into())
     }
 }
 

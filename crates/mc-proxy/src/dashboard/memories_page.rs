@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Html;
 use maud::{Markup, html};
@@ -26,8 +27,9 @@ use crate::clock::now_ms;
 /// the store knows.
 pub async fn page(
     State(dashboard): State<Arc<Dashboard>>,
-    Query(query): Query<MemoriesQuery>,
+    query: Result<Query<MemoriesQuery>, QueryRejection>,
 ) -> Result<Html<String>, PageError> {
+    let Query(query) = query?;
     let token = dashboard.token().await?.as_str().to_owned();
     let asked = query.clone();
     let (projects, shown) = store_work::read(&dashboard.app, move |tx| {

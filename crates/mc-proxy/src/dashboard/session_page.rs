@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::Html;
 use maud::{Markup, html};
@@ -33,8 +34,9 @@ const TIERS: [DetailTier; 5] = [
 pub async fn page(
     State(dashboard): State<Arc<Dashboard>>,
     Path(id): Path<String>,
-    Query(around): Query<Around>,
+    around: Result<Query<Around>, QueryRejection>,
 ) -> Result<Html<String>, PageError> {
+    let Query(around) = around?;
     let token = dashboard.token().await?.as_str().to_owned();
     let detail = read_session(&dashboard, &id).await?;
     let log = read_log(&dashboard, &id, around.around).await?;

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Html;
 use maud::{Markup, html};
@@ -19,8 +20,9 @@ use crate::clock::now_ms;
 /// `GET /_magic-context/ui/`.
 pub async fn page(
     State(dashboard): State<Arc<Dashboard>>,
-    Query(query): Query<ListQuery>,
+    query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Html<String>, PageError> {
+    let Query(query) = query?;
     let token = dashboard.token().await?.as_str().to_owned();
     let listed = query.clone();
     let (rows, projects) = store_work::read(&dashboard.app, move |tx| {

@@ -215,6 +215,24 @@ async fn the_sessions_page_lists_the_session_with_its_figures() {
     assert!(!other.text().contains("data-id=\"dash-session-1\""));
     let bad_sort = browse(&proxy, "/_magic-context/ui/?sort=nonsense").await;
     assert_eq!(bad_sort.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad_sort.text().contains("unknown variant `nonsense`"),
+        "{}",
+        bad_sort.text()
+    );
+    let bad_api = get(
+        &proxy,
+        "/_magic-context/api/sessions?sort=nonsense",
+        &[(TOKEN_HEADER, &token)],
+    )
+    .await;
+    assert_eq!(bad_api.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad_api.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("query string")
+    );
 }
 
 #[tokio::test]
