@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::bench_cmd::{self, BenchArgs};
 use crate::config_cmd::{self, ConfigCommand};
+use crate::dashboard_cmd::{self, DashboardArgs};
 use crate::doctor::{self, DoctorArgs};
 use crate::flush_cmd::{self, FlushArgs};
 use crate::mcp_cmd::{self, McpArgs};
@@ -49,6 +50,9 @@ pub enum Command {
     /// Inspect configuration: the file schema, and the effective values with their sources.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Print the URL that opens the proxy's dashboard (sessions, cache timelines, memories)
+    /// in a browser on this machine.
+    Dashboard(DashboardArgs),
     /// Create the store on first use and check that it and the configuration are healthy.
     Doctor(DoctorArgs),
     /// Make a session's next pass bust the cache and land its queued drops.
@@ -95,6 +99,7 @@ impl Command {
     pub fn run(self, log_level: Option<LogLevel>) -> anyhow::Result<ExitCode> {
         match self {
             Self::Config(command) => config_cmd::run(command),
+            Self::Dashboard(args) => dashboard_cmd::run(&args),
             Self::Doctor(args) => doctor::run(&args),
             Self::Flush(args) => flush_cmd::run(&args),
             Self::Mcp(args) => mcp_cmd::run(&args),

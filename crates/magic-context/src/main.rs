@@ -16,6 +16,7 @@ mod clock;
 mod config_cmd;
 mod config_diff;
 mod config_doc;
+mod dashboard_cmd;
 mod doctor;
 mod doctor_hosts;
 mod flush_cmd;

@@ -17,7 +17,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
+use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -120,13 +123,17 @@ pub async fn serve(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY on a client connection");
         }
+        // Each request learns its peer, so routes that answer only this machine (the
+        // dashboard) can tell where it came from whatever address the proxy listens on.
+        let service = TowerToHyperService::new(router.clone());
+        let with_peer = service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            hyper::service::Service::call(&service, request)
+        });
         let connection = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(limits.idle_timeout)
-            .serve_connection(
-                TokioIo::new(stream),
-                TowerToHyperService::new(router.clone()),
-            );
+            .serve_connection(TokioIo::new(stream), with_peer);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             let _slot = slot;

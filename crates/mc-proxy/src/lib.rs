@@ -7,8 +7,10 @@
 //! reason. A Responses call that leans on history stored at the provider
 //! (`previous_response_id`) cannot be rewritten and goes up as sent. `GET
 //! /_magic-context/health` names the service, so tools can tell this proxy from another
-//! server on the port. Everything else (`count_tokens`, `/v1/models`, unknown paths) is
-//! forwarded verbatim.
+//! server on the port. The dashboard ([`dashboard`]) answers under `/_magic-context/ui/` and
+//! `/_magic-context/api/`, to this machine only and with its access token; no other path
+//! under `/_magic-context/` is ever forwarded. Everything else (`count_tokens`,
+//! `/v1/models`, unknown paths) is forwarded verbatim.
 //!
 //! ```no_run
 //! # async fn run(engine: mc_engine::Engine) -> Result<(), Box<dyn std::error::Error>> {
@@ -39,6 +41,7 @@ mod browser_guard;
 mod client_connections;
 mod client_request;
 mod clock;
+mod dashboard;
 mod embedding_start;
 mod encoded_head;
 mod encoded_messages;
@@ -94,6 +97,8 @@ pub use app::App;
 #[doc(hidden)]
 pub use browser_guard::check_screening;
 pub use client_connections::ClientLimits;
+pub use dashboard::access_token::{AccessToken, TOKEN_FILE, TokenError, load_or_create};
+pub use dashboard::{TOKEN_HEADER, login_url};
 pub use git_history::{MAX_COMMITS, read_commits};
 pub use health::{HEALTH_PATH, SERVICE_NAME};
 /// The incremental follow-up decoder checked against the full decoder, for the fuzz

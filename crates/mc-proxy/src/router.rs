@@ -7,12 +7,13 @@ use axum::routing::{any, get, post};
 
 use crate::app::App;
 use crate::health::{self, HEALTH_PATH};
-use crate::{browser_guard, forward, managed};
+use crate::{browser_guard, dashboard, forward, managed};
 
 /// The proxy's routes: the three managed model-call routes, our own health route, and
 /// verbatim forwarding for everything else, other methods on the managed paths included (a `405` from the proxy
 /// would hide what the upstream says, e.g. to a CORS preflight). Every route is behind
-/// [`browser_guard`]: what a web page sends is refused before it is read.
+/// [`browser_guard`]: what a web page sends is refused before it is read. The dashboard's
+/// routes ([`dashboard::routes`]) add their own, stricter guard behind it.
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
         .route(
@@ -28,6 +29,7 @@ pub fn router(app: Arc<App>) -> Router {
             post(managed::openai_responses).fallback(forward::forward),
         )
         .route(HEALTH_PATH, get(health::health))
+        .merge(dashboard::routes(Arc::clone(&app)))
         .fallback(any(forward::forward))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&app),

@@ -29,8 +29,25 @@ fn help_lists_only_working_subcommands() {
     assert_eq!(
         commands,
         [
-            "bench", "config", "doctor", "flush", "mcp", "memory", "profile", "recomp", "reduce",
-            "replay", "run", "search", "serve", "setup", "sim", "status", "wrapup", "help"
+            "bench",
+            "config",
+            "dashboard",
+            "doctor",
+            "flush",
+            "mcp",
+            "memory",
+            "profile",
+            "recomp",
+            "reduce",
+            "replay",
+            "run",
+            "search",
+            "serve",
+            "setup",
+            "sim",
+            "status",
+            "wrapup",
+            "help"
         ]
     );
     assert!(run.stdout.contains("--log-level <LEVEL>"), "{}", run.stdout);

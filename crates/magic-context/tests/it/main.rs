@@ -17,6 +17,7 @@ mod codex_small_window;
 mod config_schema;
 mod config_show;
 mod crash;
+mod dashboard;
 mod doctor;
 mod mcp;
 mod memory;

@@ -141,6 +141,11 @@ impl Proxy {
         format!("http://{}{path}", self.addr)
     }
 
+    /// The directory of the store file (the data directory).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
     /// Whether the store file exists.
     pub fn has_store_file(&self) -> bool {
         self.db.exists()

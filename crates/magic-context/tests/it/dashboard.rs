@@ -1,0 +1,104 @@
+//! `dashboard` prints the login URL with the token from the data directory, and the proxy
+//! `serve` starts over the same directory accepts it.
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+
+use crate::support::Machine;
+use crate::support::servers::Server;
+
+fn dashboard(machine: &Machine, data: &Path, port: u16) -> serde_json::Value {
+    let port = port.to_string();
+    machine
+        .run(
+            &["dashboard", "--port", &port, "--json"],
+            &[("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())],
+        )
+        .success()
+        .json()
+}
+
+/// One HTTP/1.1 GET of `path` at `port` with `headers`; the whole answer as text.
+fn http_get(port: u16, path: &str, headers: &str) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn the_url_carries_a_private_token_that_stays() {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let first = dashboard(&machine, &data, 1);
+    assert_eq!(first["proxy"], "not_listening");
+    let url = first["url"].as_str().unwrap();
+    let token = url
+        .strip_prefix("http://127.0.0.1:1/_magic-context/ui/login?token=")
+        .unwrap_or_else(|| panic!("{url}"));
+    assert_eq!(token.len(), 64);
+    assert!(
+        token.bytes().all(|byte| byte.is_ascii_hexdigit()),
+        "{token}"
+    );
+    let file = data.join("dashboard-token");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert_eq!(
+        dashboard(&machine, &data, 1)["url"],
+        url,
+        "the same token again"
+    );
+
+    let plain = machine.run(
+        &["dashboard", "--port", "1"],
+        &[("MAGIC_CONTEXT_DATA_DIR", OsStr::new(&data))],
+    );
+    assert_eq!(plain.stdout, format!("{url}\n"));
+    assert!(
+        plain.stderr.contains("no proxy listens"),
+        "{}",
+        plain.stderr
+    );
+}
+
+#[test]
+fn the_proxy_serve_starts_accepts_the_printed_url() {
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let server = Server::serve(&machine, "http://127.0.0.1:9", &data, 200_000);
+    let port: u16 = server.base_url.rsplit(':').next().unwrap().parse().unwrap();
+    let printed = dashboard(&machine, &data, port);
+    assert_eq!(printed["proxy"], "listening");
+    let url = printed["url"].as_str().unwrap();
+    let path = &url[url.find("/_magic-context/").unwrap()..];
+
+    let login = http_get(port, path, "");
+    assert!(login.starts_with("HTTP/1.1 303"), "{login}");
+    let cookie = login
+        .lines()
+        .find_map(|line| line.strip_prefix("set-cookie: "))
+        .and_then(|cookie| cookie.split(';').next())
+        .unwrap_or_else(|| panic!("no cookie: {login}"));
+    let page = http_get(
+        port,
+        "/_magic-context/ui/",
+        &format!("Cookie: {cookie}\r\n"),
+    );
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("<h1>Sessions</h1>"), "{page}");
+    let refused = http_get(port, "/_magic-context/ui/", "");
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+}

@@ -1,0 +1,437 @@
+//! The dashboard over HTTP, on a real store with a session run through the proxy: who may
+//! see it (the token, the `Host`), what the pages show, memories changed through the API
+//! as the operator, and paths under `/_magic-context/` that are never forwarded.
+
+use axum::http::{Method, StatusCode, header};
+use mc_proxy::{PROJECT_HEADER, SESSION_HEADER, TOKEN_HEADER, load_or_create};
+use serde_json::{Value, json};
+
+use crate::support::{
+    MODEL, Proxy, Reply, Upstream, anthropic_request, assistant, json_response, send, user,
+};
+
+const SESSION: &str = "dash-session-1";
+const PROJECT: &str = "dash-project";
+
+/// Tokens every call reports: uncached, written, read, output.
+const USAGE: (u64, u64, u64, u64) = (100, 1_000, 5_000, 50);
+
+/// Calls the seeded session makes.
+const CALLS: usize = 3;
+
+/// An upstream answering every call with [`USAGE`].
+async fn upstream() -> Upstream {
+    let (uncached, written, read, output) = USAGE;
+    Upstream::replying(move |_, _| {
+        json_response(
+            200,
+            &json!({
+                "id": "msg_dash", "type": "message", "role": "assistant", "model": MODEL,
+                "content": [{"type": "text", "text": "done"}],
+                "stop_reason": "end_turn", "stop_sequence": null,
+                "usage": {"input_tokens": uncached, "cache_creation_input_tokens": written,
+                          "cache_read_input_tokens": read, "output_tokens": output}
+            }),
+        )
+    })
+    .await
+}
+
+/// A proxy with [`SESSION`] of [`CALLS`] calls in [`PROJECT`], its ledger written.
+async fn seeded() -> (Upstream, Proxy) {
+    let upstream = upstream().await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let mut messages = vec![user("write the parser")];
+    for turn in 0..CALLS {
+        let body = anthropic_request(&messages);
+        let headers = [
+            ("content-type", "application/json"),
+            (SESSION_HEADER, SESSION),
+            (PROJECT_HEADER, PROJECT),
+        ];
+        let reply = send(
+            Method::POST,
+            &proxy.url("/v1/messages"),
+            &headers,
+            body.to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        messages.push(assistant("done"));
+        messages.push(user(&format!("and step {turn}")));
+    }
+    proxy.calls(SESSION, CALLS).await;
+    (upstream, proxy)
+}
+
+/// The access token the proxy reads from its data directory.
+fn token(proxy: &Proxy) -> String {
+    load_or_create(proxy.data_dir())
+        .unwrap()
+        .as_str()
+        .to_owned()
+}
+
+async fn get(proxy: &Proxy, path: &str, headers: &[(&str, &str)]) -> Reply {
+    send(Method::GET, &proxy.url(path), headers, "").await
+}
+
+/// GET with the token in the cookie, as a browser sends it after logging in.
+async fn browse(proxy: &Proxy, path: &str) -> Reply {
+    let cookie = format!("mc_dashboard={}", token(proxy));
+    get(proxy, path, &[("cookie", &cookie)]).await
+}
+
+/// POSTs JSON to the API with the token header.
+async fn change(proxy: &Proxy, path: &str, body: &Value) -> Reply {
+    let token = token(proxy);
+    let headers = [
+        ("content-type", "application/json"),
+        (TOKEN_HEADER, token.as_str()),
+    ];
+    send(Method::POST, &proxy.url(path), &headers, body.to_string()).await
+}
+
+#[tokio::test]
+async fn without_the_token_nothing_is_shown() {
+    let (_upstream, proxy) = seeded().await;
+    for path in [
+        "/_magic-context/ui/",
+        "/_magic-context/api/sessions",
+        &format!("/_magic-context/ui/sessions/{SESSION}"),
+        &format!("/_magic-context/api/sessions/{SESSION}"),
+        &format!("/_magic-context/api/memories?project={PROJECT}"),
+    ] {
+        for headers in [
+            vec![],
+            vec![("cookie", "mc_dashboard=0000")],
+            vec![(TOKEN_HEADER, "not-the-token")],
+        ] {
+            let reply = get(&proxy, path, &headers).await;
+            assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{path} {headers:?}");
+            assert!(!reply.text().contains(SESSION), "{path}: {}", reply.text());
+            assert!(!reply.text().contains(PROJECT), "{path}: {}", reply.text());
+            assert_eq!(reply.headers[header::CACHE_CONTROL], "no-store");
+            assert!(reply.headers.get("access-control-allow-origin").is_none());
+        }
+    }
+    let wrong = get(&proxy, "/_magic-context/ui/login?token=guess", &[]).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(wrong.headers.get(header::SET_COOKIE).is_none());
+}
+
+#[tokio::test]
+async fn the_token_file_is_private() {
+    let (_upstream, proxy) = seeded().await;
+    // The proxy creates the token when the dashboard is first asked for.
+    assert_eq!(
+        get(&proxy, "/_magic-context/ui/", &[]).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let path = proxy.data_dir().join(mc_proxy::TOKEN_FILE);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap().trim(),
+        token(&proxy)
+    );
+}
+
+#[tokio::test]
+async fn the_login_url_sets_a_cookie_that_opens_the_pages() {
+    let (_upstream, proxy) = seeded().await;
+    let login = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(proxy.url(&format!("/_magic-context/ui/login?token={}", token(&proxy))))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), StatusCode::SEE_OTHER);
+    assert_eq!(login.headers()[header::LOCATION], "/_magic-context/ui/");
+    let cookie = login.headers()[header::SET_COOKIE].to_str().unwrap();
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Strict"), "{cookie}");
+    let pair = cookie.split(';').next().unwrap();
+    let page = get(&proxy, "/_magic-context/ui/", &[("cookie", pair)]).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text());
+}
+
+#[tokio::test]
+async fn the_sessions_page_lists_the_session_with_its_figures() {
+    let (_upstream, proxy) = seeded().await;
+    let (uncached, written, read, output) = USAGE;
+    let price = mc_sim::model_spec(MODEL).price;
+    let cost = CALLS as f64 * price.cost_usd(uncached, written, 0, read, output);
+
+    let token = token(&proxy);
+    let api = get(
+        &proxy,
+        "/_magic-context/api/sessions",
+        &[(TOKEN_HEADER, &token)],
+    )
+    .await;
+    assert_eq!(api.status, StatusCode::OK, "{}", api.text());
+    let sessions = api.json()["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let row = &sessions[0];
+    assert_eq!(row["id"], SESSION);
+    assert_eq!(row["project"], PROJECT);
+    assert_eq!(row["model"], MODEL);
+    assert_eq!(row["calls"], CALLS);
+    assert_eq!(row["context_used_tokens"], uncached + written + read);
+    assert!(
+        (row["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-9,
+        "{row}"
+    );
+
+    let page = browse(&proxy, "/_magic-context/ui/").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.headers[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = page.text();
+    for expected in [SESSION, PROJECT, MODEL, "6,100 / ", &format!("${cost:.2}")] {
+        assert!(html.contains(expected), "no `{expected}` in {html}");
+    }
+
+    let chosen = browse(
+        &proxy,
+        &format!("/_magic-context/ui/?project={PROJECT}&sort=cost"),
+    )
+    .await;
+    assert!(chosen.text().contains("data-id=\"dash-session-1\""));
+    let other = browse(&proxy, "/_magic-context/ui/?project=another&sort=cost").await;
+    assert_eq!(other.status, StatusCode::OK);
+    assert!(!other.text().contains("data-id=\"dash-session-1\""));
+    let bad_sort = browse(&proxy, "/_magic-context/ui/?sort=nonsense").await;
+    assert_eq!(bad_sort.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad_sort.text().contains("unknown variant `nonsense`"),
+        "{}",
+        bad_sort.text()
+    );
+    let bad_api = get(
+        &proxy,
+        "/_magic-context/api/sessions?sort=nonsense",
+        &[(TOKEN_HEADER, &token)],
+    )
+    .await;
+    assert_eq!(bad_api.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad_api.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("query string")
+    );
+}
+
+#[tokio::test]
+async fn the_session_page_draws_one_bar_per_call() {
+    let (_upstream, proxy) = seeded().await;
+    let page = browse(&proxy, &format!("/_magic-context/ui/sessions/{SESSION}")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text());
+    let html = page.text();
+    assert_eq!(html.matches("<g class=\"call\"").count(), CALLS, "{html}");
+    let busts = html.matches("<path class=\"bust\"").count();
+    assert!(
+        (1..CALLS).contains(&busts),
+        "the first pass busts, the next hit: {html}"
+    );
+    assert!(html.contains("write the parser"), "the raw log: {html}");
+
+    let missing = browse(&proxy, "/_magic-context/ui/sessions/no-such-session").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    let log = get(
+        &proxy,
+        &format!("/_magic-context/api/sessions/{SESSION}/messages?around=1"),
+        &[(TOKEN_HEADER, &token(&proxy))],
+    )
+    .await;
+    assert_eq!(log.status, StatusCode::OK, "{}", log.text());
+    assert_eq!(log.json()["start"], 0);
+}
+
+#[tokio::test]
+async fn a_memory_added_through_the_api_is_listed_as_an_operator_edit() {
+    let (_upstream, proxy) = seeded().await;
+    let added = change(
+        &proxy,
+        "/_magic-context/api/memories",
+        &json!({"project": PROJECT, "category": "PROJECT_RULES",
+                "content": "Run the tests with --no-fail-fast"}),
+    )
+    .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.text());
+    let id = added.json()["id"].as_u64().unwrap();
+    assert_eq!(added.json()["source"], "operator");
+
+    let edited = change(
+        &proxy,
+        &format!("/_magic-context/api/memories/{id}"),
+        &json!({"project": PROJECT, "content": "Run the tests with --no-fail-fast, always"}),
+    )
+    .await;
+    assert_eq!(edited.status, StatusCode::OK, "{}", edited.text());
+
+    let listed = get(
+        &proxy,
+        &format!("/_magic-context/api/memories?project={PROJECT}&q=always"),
+        &[(TOKEN_HEADER, &token(&proxy))],
+    )
+    .await;
+    let listed = listed.json();
+    assert_eq!(
+        listed["memories"][0]["content"],
+        "Run the tests with --no-fail-fast, always"
+    );
+    let log: Vec<(String, String)> = listed["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["memory_id"] == id)
+        .map(|entry| {
+            let field = |name: &str| entry[name].as_str().unwrap_or_default().to_owned();
+            (field("action"), field("actor"))
+        })
+        .collect();
+    assert_eq!(
+        log,
+        [
+            ("changed".to_owned(), "operator".to_owned()),
+            ("added".to_owned(), "operator".to_owned())
+        ]
+    );
+
+    let page = browse(
+        &proxy,
+        &format!("/_magic-context/ui/memories?project={PROJECT}"),
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.text().contains("--no-fail-fast, always"),
+        "{}",
+        page.text()
+    );
+
+    let archived = change(
+        &proxy,
+        &format!("/_magic-context/api/memories/{id}/archive"),
+        &json!({"project": PROJECT}),
+    )
+    .await;
+    assert_eq!(archived.json()["status"], "archived");
+    let unknown = change(
+        &proxy,
+        "/_magic-context/api/memories",
+        &json!({"project": PROJECT, "category": "GOSSIP", "content": "x"}),
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
+    assert!(
+        unknown.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("PROJECT_RULES")
+    );
+}
+
+#[tokio::test]
+async fn a_change_needs_the_token_header_not_only_the_cookie() {
+    let (_upstream, proxy) = seeded().await;
+    let cookie = format!("mc_dashboard={}", token(&proxy));
+    let body = json!({"project": PROJECT, "category": "PROJECT_RULES", "content": "forged"});
+    let reply = send(
+        Method::POST,
+        &proxy.url("/_magic-context/api/memories"),
+        &[("content-type", "application/json"), ("cookie", &cookie)],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.text());
+    let stored = proxy
+        .store()
+        .read(|tx| {
+            tx.memories(
+                &mc_core::ProjectId::new(PROJECT).unwrap(),
+                mc_store::MemoryStatus::ALL,
+            )
+        })
+        .unwrap();
+    assert!(stored.is_empty(), "{stored:?}");
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused() {
+    let (_upstream, proxy) = seeded().await;
+    let token = token(&proxy);
+    let port = proxy.url("").rsplit(':').next().unwrap().to_owned();
+    for host in [
+        format!("rebind.attacker.example:{port}"),
+        format!("192.168.1.7:{port}"),
+    ] {
+        let reply = get(
+            &proxy,
+            "/_magic-context/api/sessions",
+            &[("host", &host), (TOKEN_HEADER, &token)],
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{host}");
+        assert!(!reply.text().contains(SESSION), "{host}: {}", reply.text());
+    }
+    let page = get(
+        &proxy,
+        "/_magic-context/ui/",
+        &[
+            ("origin", "http://attacker.example"),
+            (TOKEN_HEADER, &token),
+        ],
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn unknown_paths_under_the_prefix_are_never_forwarded() {
+    let (upstream, proxy) = seeded().await;
+    let before = upstream.seen().len();
+    for (method, path) in [
+        (Method::GET, "/_magic-context/"),
+        (Method::GET, "/_magic-context/secrets"),
+        (Method::POST, "/_magic-context/v1/messages"),
+        (Method::GET, "/_magic-context/ui/no-such-page"),
+        (Method::GET, "/_magic-context/api/no-such-route"),
+    ] {
+        let reply = send(method.clone(), &proxy.url(path), &[], "").await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{method} {path}");
+        assert!(
+            reply.json()["error"]
+                .as_str()
+                .unwrap()
+                .contains("/_magic-context/ui/"),
+            "{}",
+            reply.text()
+        );
+    }
+    assert_eq!(
+        upstream.seen().len(),
+        before,
+        "nothing reached the upstream"
+    );
+    let health = get(&proxy, mc_proxy::HEALTH_PATH, &[]).await;
+    assert_eq!(
+        health.status,
+        StatusCode::OK,
+        "the health route still answers"
+    );
+}
