@@ -154,6 +154,6 @@ impl HistoryStatus {
 /// A run at its model's list price (input at the uncached rate: historian prompts are
 /// one-off transcripts).
 fn run_cost(run: &HistorianRun) -> f64 {
-    let price = mc_sim::model_spec(run.model.as_deref().unwrap_or("")).price;
+    let price = mc_core::models::model_spec(run.model.as_deref().unwrap_or("")).price;
     price.cost_usd(run.input_tokens, 0, 0, 0, run.output_tokens)
 }

@@ -24,6 +24,7 @@ mod held_bytes;
 pub mod historian;
 pub mod identifiers;
 pub mod media;
+pub mod models;
 pub mod pass_plan;
 pub mod reclaim;
 mod redact;

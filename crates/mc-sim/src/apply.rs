@@ -2,10 +2,10 @@
 //! provider would report for it.
 
 use crate::error::CacheError;
-use crate::model::min_cacheable_tokens;
 use crate::prompt::PromptBlock;
 use crate::state::CacheState;
 use crate::ttl::Ttl;
+use mc_core::models::min_cacheable_tokens;
 
 /// The provider's limit on `cache_control` blocks per request.
 pub const MAX_BREAKPOINTS: usize = 4;

@@ -40,7 +40,7 @@
 //! template's 3 tokens per message and 3 for the reply's priming, as OpenAI's cookbook counts
 //! them (`num_tokens_from_messages`).
 
-use crate::models::{Wire, normalise};
+use mc_core::models::{Wire, normalise};
 
 /// A linear correction from o200k counts to a provider's count.
 #[derive(Debug, Clone, Copy, PartialEq)]

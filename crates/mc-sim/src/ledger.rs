@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::models::Wire;
+use mc_core::models::Wire;
 
 /// One call, as the provider would have billed it.
 ///

@@ -29,7 +29,7 @@ use crate::calibration::Calibration;
 use crate::tokens::CountTokens;
 
 /// The shortest reusable prefix.
-pub const MIN_CACHED_TOKENS: u64 = 1_024;
+pub const MIN_CACHED_TOKENS: u64 = mc_core::models::OPENAI_MIN_CACHED_TOKENS;
 
 /// Cached prefixes grow in steps of this many tokens.
 pub const CACHE_STEP_TOKENS: u64 = 128;

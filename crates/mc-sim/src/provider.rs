@@ -16,12 +16,12 @@ use crate::apply::{apply, validate};
 use crate::calibration::Calibration;
 use crate::error::CacheError;
 use crate::ledger::{CallRecord, Ledger};
-use crate::models::{ModelSpec, Wire, model_spec};
 use crate::openai_cache::{ChatPrompt, OpenAiCache, linearise_chat, linearise_responses};
 use crate::prompt::{PromptBlock, linearise_with};
 use crate::state::CacheState;
 use crate::token_scale::TokenScale;
 use crate::tokens::CountTokens;
+use mc_core::models::{ModelSpec, Wire, model_spec};
 
 /// A request the simulated provider refuses, worded as the provider words it.
 #[derive(Debug, Clone, PartialEq, Eq)]

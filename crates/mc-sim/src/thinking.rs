@@ -15,7 +15,7 @@
 
 use mc_wire::anthropic::{BlockContent, ContentBlock, Message, MessageRole};
 
-use crate::models::normalise;
+use mc_core::models::normalise;
 
 /// Name fragments of the families that keep every earlier turn's thinking, checked before
 /// [`DROPS`] so that `opus-4-5` is not taken for `opus-4`.

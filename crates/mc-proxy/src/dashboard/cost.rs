@@ -1,5 +1,5 @@
 //! What calls cost at list price: the same table and arithmetic `replay` prices with
-//! (`mc_sim::Price`), so the dashboard and the replay reports agree on every dollar.
+//! (`mc_core::models::Price`), so the dashboard and the replay reports agree on every dollar.
 //!
 //! The ledger does not record a write's TTL, so every cache write is priced as a 5-minute
 //! one (1.25x on Anthropic), the TTL the engine uses unless the client asked for an hour:
@@ -9,7 +9,7 @@ use mc_store::CallRow;
 
 /// The list price of one call, in USD; a figure the provider did not report counts as 0.
 pub fn call_cost_usd(call: &CallRow) -> f64 {
-    mc_sim::model_spec(&call.model).price.cost_usd(
+    mc_core::models::model_spec(&call.model).price.cost_usd(
         call.uncached_tokens.unwrap_or(0),
         call.cache_write_tokens.unwrap_or(0),
         0,

@@ -200,7 +200,7 @@ pub fn session_detail(
         .historian_runs(id, RUNS_SHOWN)?
         .into_iter()
         .map(|run| {
-            let price = mc_sim::model_spec(run.model.as_deref().unwrap_or_default()).price;
+            let price = mc_core::models::model_spec(run.model.as_deref().unwrap_or_default()).price;
             RunView {
                 started_ms: run.started_ms,
                 took_ms: run.finished_ms - run.started_ms,

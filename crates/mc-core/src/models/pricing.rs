@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The date of the list prices in [`crate::model_spec`]'s table.
+/// The date of the list prices in [`super::model_spec`]'s table.
 ///
 /// Sources: Anthropic's pricing page (docs.claude.com, "Pricing": base input/output per model,
 /// prompt-caching multipliers 1.25x for 5-minute writes, 2x for 1-hour writes, 0.1x for reads),

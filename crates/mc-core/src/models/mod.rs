@@ -1,11 +1,18 @@
-//! What the simulator knows about each model: its wire, window, output limit, minimum
-//! cacheable prefix and list price.
+//! What is known of each model: its wire, window, output limit, minimum cacheable prefix
+//! and list price. Pure data, shared by the simulator (which prices and limits calls by it)
+//! and by the views that price what a session cost (`status`, the dashboard), so both agree
+//! on every dollar.
+
+mod min_cacheable;
+mod pricing;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::min_cacheable_tokens;
-use crate::openai_cache::MIN_CACHED_TOKENS;
-use crate::pricing::Price;
+pub use self::min_cacheable::min_cacheable_tokens;
+pub use self::pricing::{PRICES_AS_OF, Price};
+
+/// The shortest prefix OpenAI's automatic caching reuses, in tokens.
+pub const OPENAI_MIN_CACHED_TOKENS: u64 = 1_024;
 
 /// The API a model is called through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -31,7 +38,7 @@ pub struct ModelSpec {
     pub max_output_tokens: u64,
     /// The shortest prefix the provider caches.
     pub min_cacheable_tokens: u64,
-    /// The list price as of [`crate::PRICES_AS_OF`].
+    /// The list price as of [`PRICES_AS_OF`].
     pub price: Price,
 }
 
@@ -160,7 +167,7 @@ pub fn model_spec(model: &str) -> ModelSpec {
         .unwrap_or(&DEFAULT);
     let min_cacheable_tokens = match row.wire {
         Wire::Anthropic => min_cacheable_tokens(&normalised),
-        Wire::OpenAi => MIN_CACHED_TOKENS,
+        Wire::OpenAi => OPENAI_MIN_CACHED_TOKENS,
     };
     ModelSpec {
         name: model.to_owned(),
@@ -173,7 +180,7 @@ pub fn model_spec(model: &str) -> ModelSpec {
 }
 
 /// Lower case; Claude names with `.` read as `-` (OpenAI's own names keep their dots).
-pub(crate) fn normalise(model: &str) -> String {
+pub fn normalise(model: &str) -> String {
     let lower = model.to_ascii_lowercase();
     if lower.contains("claude") {
         lower.replace('.', "-")
