@@ -83,7 +83,7 @@ impl ClientRequest {
         match self {
             Self::Anthropic(request) => {
                 let mut request = MessagesRequest::clone(request);
-                render_anthropic::strip_client_markers(&mut request);
+                crate::head_edits::strip_client_markers(&mut request);
                 render_anthropic::prefix_identity(&request)
             }
             Self::OpenAi(request) => render_openai::prefix_identity(request),

@@ -9,12 +9,10 @@
 //! starts. A build with the local model whose files are missing fetches them from the
 //! public hub in the background, once, and embeds from then on.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use mc_embed::{EmbedError, Embedder, EmbeddingSettings, HUB_URL, fetch_model};
-use mc_engine::Engine;
-use mc_engine::search::{embed_pending, embedding_settings};
+use mc_engine::search::embed_pending;
 
 use crate::app::App;
 
@@ -23,76 +21,6 @@ const BATCHES_PER_ROUND: usize = 1;
 
 /// How long the task waits while a request is being planned before it looks again.
 const YIELD_TO_PASSES: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// The embedding model (once there is one) and whether a task is using it.
-pub struct EmbeddingRuntime {
-    embedder: Arc<OnceLock<Embedder>>,
-    running: Arc<AtomicBool>,
-}
-
-impl EmbeddingRuntime {
-    /// The configured model over `engine`'s store (a local model directory is taken inside
-    /// the store's data directory), or `None`, said once, when there is none to use.
-    pub fn new(engine: &Engine) -> Option<Self> {
-        let data_dir = engine.store().path().parent()?;
-        let Some(settings) = embedding_settings(&engine.config().embeddings, data_dir) else {
-            tracing::info!("embeddings are off: search uses full text alone");
-            return None;
-        };
-        let runtime = Self {
-            embedder: Arc::new(OnceLock::new()),
-            running: Arc::new(AtomicBool::new(false)),
-        };
-        match Embedder::from_settings(&settings) {
-            Ok(Some(embedder)) => {
-                tracing::info!(model = embedder.model_id(), "semantic search is on");
-                let _ = runtime.embedder.set(embedder);
-                Some(runtime)
-            }
-            Ok(None) => None,
-            Err(EmbedError::MissingModelFile { dir, file }) if mc_embed::LOCAL_MODEL_BUILT => {
-                tracing::info!(
-                    dir = %dir.display(),
-                    file,
-                    "the local embedding model is missing: fetching it in the background; search uses full text until then"
-                );
-                runtime.fetch(settings, dir);
-                Some(runtime)
-            }
-            Err(error) => {
-                tracing::info!(%error, "no embedding model: search uses full text alone");
-                None
-            }
-        }
-    }
-}
-
-impl EmbeddingRuntime {
-    /// Downloads the model files into `dir`, then loads the model (on a blocking thread);
-    /// a failure is said once and leaves search on full text.
-    fn fetch(&self, settings: EmbeddingSettings, dir: std::path::PathBuf) {
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let slot = Arc::clone(&self.embedder);
-        handle.spawn(async move {
-            if let Err(error) = fetch_model(&dir, HUB_URL).await {
-                tracing::warn!(%error, "cannot fetch the embedding model; search uses full text alone");
-                return;
-            }
-            let loaded = tokio::task::spawn_blocking(move || Embedder::from_settings(&settings)).await;
-            match loaded {
-                Ok(Ok(Some(embedder))) => {
-                    tracing::info!(model = embedder.model_id(), "semantic search is on");
-                    let _ = slot.set(embedder);
-                }
-                Ok(Ok(None)) => {}
-                Ok(Err(error)) => tracing::warn!(%error, "the fetched embedding model does not load"),
-                Err(error) => tracing::warn!(%error, "loading the embedding model failed"),
-            }
-        });
-    }
-}
 
 /// Starts embedding what is new, unless a task already is. Between batches the task waits
 /// while any request is being planned: the local model takes every core for a batch, and a

@@ -11,23 +11,13 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use mc_core::breakpoints::Ttl;
 use mc_wire::anthropic::MessagesRequest;
 
-use crate::render_anthropic;
+use crate::head_edits::{HeadEdits, edit_head};
 
 /// Encodings kept: a proxy serves a few distinct heads at a time (a main agent, its
 /// subagents, side calls).
 const KEPT: usize = 8;
-
-/// What a pass changes in the request outside its messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeadEdits {
-    /// A cache marker on the last system block, with its TTL.
-    pub system_marker: Option<Ttl>,
-    /// `max_tokens` lowered to fit the window.
-    pub max_tokens: Option<u64>,
-}
 
 /// A request's bytes before and after its message list.
 #[derive(Debug)]
@@ -55,7 +45,7 @@ impl EncodedHeads {
             return Arc::clone(&found.2);
         }
         let mut request = MessagesRequest::clone(head);
-        render_anthropic::edit_head(&mut request, edits);
+        edit_head(&mut request, edits);
         let (before, after) = request.encode_around_messages();
         let encoded = Arc::new(EncodedHead { before, after });
         let mut kept = self.lock();
@@ -74,6 +64,8 @@ impl EncodedHeads {
 
 #[cfg(test)]
 mod tests {
+    use mc_core::breakpoints::Ttl;
+
     use super::*;
 
     fn head(system_marker: bool) -> Arc<MessagesRequest> {
@@ -103,7 +95,7 @@ mod tests {
             },
         ] {
             let mut edited = MessagesRequest::clone(&client);
-            render_anthropic::edit_head(&mut edited, edits);
+            edit_head(&mut edited, edits);
             let list = br#"[{"role":"user","content":"hi"}]"#;
             let first = heads.encode(&client, edits);
             assert_eq!(

@@ -12,55 +12,15 @@ use std::sync::Arc;
 use axum::http::HeaderMap;
 use mc_core::Secret;
 use mc_core::config::HistorianConfig;
-use mc_engine::Engine;
 use mc_historian::{
-    ANTHROPIC_SMALL_MODEL, Historian, HistorianSettings, LlmChain, OPENAI_SMALL_MODEL, RunRequest,
-    StoreAccess, configured_endpoints, distinct,
+    ANTHROPIC_SMALL_MODEL, HistorianSettings, LlmChain, OPENAI_SMALL_MODEL, RunRequest,
+    configured_endpoints, distinct,
 };
-use mc_llm::{LlmClient, ModelEndpoint, RetryPolicy, Wire};
-use mc_store::Store;
+use mc_llm::{ModelEndpoint, Wire};
 
 use crate::app::App;
-use crate::clock::unix_ms;
 use crate::planned::Planned;
 use crate::provider::Provider;
-
-/// The engine's store, for the historian.
-pub struct EngineStore(pub Arc<Engine>);
-
-impl StoreAccess for EngineStore {
-    fn store(&self) -> &Store {
-        self.0.store()
-    }
-}
-
-/// The historian service and the client its runs ask models with.
-pub struct HistorianRuntime {
-    historian: Arc<Historian<EngineStore>>,
-    client: LlmClient,
-}
-
-impl HistorianRuntime {
-    /// The runtime over `engine`'s store, its model calls timed and retried by `retry`;
-    /// `None` when the historian is off or its HTTP client cannot be built (then sessions go
-    /// on with drops alone, as with it off).
-    pub fn new(engine: &Arc<Engine>, retry: RetryPolicy) -> Option<Self> {
-        if !engine.config().historian.enabled {
-            return None;
-        }
-        let client = match LlmClient::new(retry) {
-            Ok(client) => client,
-            Err(error) => {
-                tracing::error!(%error, "the historian's HTTP client cannot be built; history will not be summarised");
-                return None;
-            }
-        };
-        Some(Self {
-            historian: Historian::new(Arc::new(EngineStore(Arc::clone(engine))), Arc::new(unix_ms)),
-            client,
-        })
-    }
-}
 
 /// Starts a historian run for `planned`'s session when one may start; never waits for it.
 pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Planned) {

@@ -13,17 +13,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use mc_core::breakpoints::{BreakpointPlan, CacheTtlChoice, Ttl};
+use mc_core::breakpoints::{BreakpointPlan, CacheTtlChoice};
 use mc_engine::PassOutcome;
-use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest};
-use serde_json::{Value, json};
+use mc_wire::anthropic::{self, BlockContent, MessagesRequest};
+use serde_json::Value;
 
-use crate::encoded_head::{EncodedHeads, HeadEdits};
+use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
-
-/// `context_management` edits that clear tool results server-side: they would rewrite the
-/// prompt behind the engine's back and break the cached prefix it keeps stable.
-const SERVER_CLEARING_PREFIX: &str = "clear_tool_uses";
+use crate::head_edits::{HeadEdits, marker};
 
 /// The client's TTL choice, read from every marker it sent.
 pub fn client_ttl(request: &MessagesRequest) -> CacheTtlChoice {
@@ -173,62 +170,6 @@ pub fn render(
     )
 }
 
-/// Applies a pass's edits to a client request outside its messages: the client's markers
-/// and server-side clearing removed, the plan's system marker placed, `max_tokens` lowered.
-pub fn edit_head(request: &mut MessagesRequest, edits: HeadEdits) {
-    request.messages.clear();
-    strip_client_markers(request);
-    drop_server_clearing(request);
-    if let Some(ttl) = edits.system_marker {
-        if let Some(BlockContent::Text(text)) = &request.system {
-            request.system = Some(BlockContent::Blocks(vec![ContentBlock::text(text.clone())]));
-        }
-        request.mark_last_system_block(marker(ttl));
-    }
-    if let Some(max_tokens) = edits.max_tokens {
-        request
-            .rest
-            .insert("max_tokens".to_owned(), Value::from(max_tokens));
-    }
-}
-
-/// Removes the client's `cache_control` markers from the system prompt and tools (the
-/// messages are replaced by the engine's anyway); the breakpoint plan places its own.
-pub fn strip_client_markers(request: &mut MessagesRequest) {
-    if let Some(BlockContent::Blocks(blocks)) = &mut request.system {
-        blocks
-            .iter_mut()
-            .for_each(|block| block.set_cache_control(None));
-    }
-    for tool in request.tools.iter_mut().flatten() {
-        tool.rest.remove("cache_control");
-    }
-}
-
-fn drop_server_clearing(request: &mut MessagesRequest) {
-    let Some(Value::Object(management)) = request.rest.get_mut("context_management") else {
-        return;
-    };
-    if let Some(Value::Array(edits)) = management.get_mut("edits") {
-        edits.retain(|edit| {
-            !edit
-                .get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|kind| kind.starts_with(SERVER_CLEARING_PREFIX))
-        });
-        if edits.is_empty() {
-            request.rest.remove("context_management");
-        }
-    }
-}
-
-fn marker(ttl: Ttl) -> Value {
-    match ttl {
-        Ttl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
-        Ttl::FiveMinutes => json!({"type": "ephemeral"}),
-    }
-}
-
 /// The plan's message markers: per message index, its marked blocks.
 fn message_marks(plan: &BreakpointPlan) -> BTreeMap<usize, Vec<(usize, Value)>> {
     let mut marks: BTreeMap<usize, Vec<(usize, Value)>> = BTreeMap::new();
@@ -244,6 +185,7 @@ fn message_marks(plan: &BreakpointPlan) -> BTreeMap<usize, Vec<(usize, Value)>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::head_edits::edit_head;
 
     fn request(max_tokens: u64, thinking: Option<u64>) -> MessagesRequest {
         let mut body = serde_json::json!({"model": "claude-opus-4-8", "max_tokens": max_tokens, "messages": []});

@@ -20,8 +20,8 @@ use mc_engine::Engine;
 use mc_llm::RetryPolicy;
 use tokio::sync::watch;
 
-use crate::embedding_start::EmbeddingRuntime;
-use crate::historian_start::HistorianRuntime;
+use crate::embedding_runtime::EmbeddingRuntime;
+use crate::historian_runtime::HistorianRuntime;
 use crate::ledger_writer::LedgerWriter;
 
 /// The longest a call waits for an attempt to open the store before it is refused.

@@ -79,7 +79,7 @@ impl Head {
     pub fn prefix_identity(&self) -> &str {
         self.identity.get_or_init(|| {
             let mut request = MessagesRequest::clone(&self.request);
-            render_anthropic::strip_client_markers(&mut request);
+            crate::head_edits::strip_client_markers(&mut request);
             render_anthropic::prefix_identity(&request)
         })
     }

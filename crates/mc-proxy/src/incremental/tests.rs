@@ -38,7 +38,7 @@ pub(super) fn assert_same_as_full(decoded: &Decoded, body: &Bytes) {
 /// The prefix identity as the pass takes it from a fully decoded request.
 pub(super) fn full_prefix_identity(request: &MessagesRequest) -> String {
     let mut request = request.clone();
-    render_anthropic::strip_client_markers(&mut request);
+    crate::head_edits::strip_client_markers(&mut request);
     render_anthropic::prefix_identity(&request)
 }
 
