@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
-use crate::agent_tools::RecentWalks;
+use crate::agent_tools::recent_walks::RecentWalks;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use mc_agent_tools::names_tool;
 use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
@@ -272,13 +273,4 @@ pub fn responses_tool_names(tool: &ResponsesTool) -> impl Iterator<Item = &str> 
             .flatten()
             .filter_map(|inner| inner.get("name").and_then(Value::as_str)),
     )
-}
-
-/// Whether a tool `listed` in a request is `tool`: under its own name, or under the name a
-/// host gives an MCP server's tool (`mcp__magic-context__ctx_search` in Claude Code and
-/// Codex, `magic-context_ctx_search` in OpenCode).
-pub fn names_tool(listed: &str, tool: &str) -> bool {
-    listed.strip_suffix(tool).is_some_and(|prefix| {
-        prefix.is_empty() || prefix.ends_with(|c: char| !c.is_ascii_alphanumeric())
-    })
 }

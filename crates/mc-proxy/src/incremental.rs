@@ -106,8 +106,10 @@ impl Layout {
         self.body.get(self.ranges.get(index)?.clone())
     }
 
-    fn open(&self) -> Option<usize> {
-        self.head.as_deref()?.open()
+    /// [`Split::extend`] from this body over `body`; `None` without a decoded head.
+    pub(crate) fn extend_split(&self, body: &[u8]) -> Option<(Split, usize)> {
+        let open = self.head.as_deref()?.open()?;
+        Split::extend(&self.body, &self.ranges, open, body)
     }
 
     /// The decoded head, when `body` split at `split` has its bytes.
@@ -269,7 +271,7 @@ impl RecentRequests {
     ) -> Option<(Split, Arc<Head>, Option<Entry>, usize)> {
         let entry = self.take_longest_prefix(body);
         if let Some(extended) = &entry
-            && let Some((split, shared)) = Split::extend(&extended.layout, body)
+            && let Some((split, shared)) = extended.layout.extend_split(body)
             && let Some(head) = self.remembered_head(body, &split, Some(extended))
         {
             return Some((split, head, entry, shared));

@@ -17,10 +17,8 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::answer_key::{answer_key, is_answer};
 use super::prepare::{splice_failed, tool_project};
-use super::splice::{Point, Used, stored};
-use super::{SPECS, offers_ours, served_here};
+use super::serve_choice::served_here;
 use crate::app::App;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
@@ -28,6 +26,9 @@ use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
 use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
+use mc_agent_tools::answer_key::{answer_key, is_answer};
+use mc_agent_tools::splice::{Point, Used, stored};
+use mc_agent_tools::{SPECS, offers_ours};
 
 /// The wire's name in anchors: a Chat splice is never read as an Anthropic one.
 const WIRE: &str = "openai-chat";

@@ -1,5 +1,5 @@
 //! The rounds the proxy runs for its own tools on the Chat Completions wire (the same rules
-//! as [`super::rounds`] for Anthropic).
+//! as [`super::anthropic_rounds`] for Anthropic).
 
 use std::sync::Arc;
 
@@ -10,29 +10,26 @@ use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolC
 use serde_json::{Value, json};
 
 use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_answer_key};
-use super::execute::{call_arguments, execute, flagged_text, keep};
-use super::live::is_stream;
+use super::execute::{execute, keep};
 use super::reply::{Buffered, read_whole};
-use super::round_driver::{Next, RoundDriver};
-use super::rounds::{Call, Settled, broke_off, record};
-use super::{is_ours, round_cap};
+use super::round_call::{Call, Settled, broke_off, record};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::round_driver::{Next, RoundDriver};
+use mc_agent_tools::run::{call_arguments, flagged_text};
+use mc_agent_tools::{is_ours, round_cap};
 
 /// The finish reason of an answer that ends the model's turn.
 const STOP: &str = "stop";
 
 /// Answers a Chat client from the successful upstream `response` to `call`
-/// ([`super::rounds::answer`] on the other wire).
+/// ([`super::round_call::answer`] on the other wire).
 pub async fn answer_chat(
     app: Arc<App>,
     prepared: ChatPrepared,
     mut call: Call,
     mut response: reqwest::Response,
 ) -> Response<Body> {
-    if is_stream(response.headers()) {
-        return super::live_chat::answer_live(app, prepared, call, response);
-    }
     let mut rounds = ChatRounds::new(false);
     loop {
         let buffered = read_whole(Provider::OpenAi, response, call.started).await;
@@ -107,7 +104,7 @@ impl ChatRounds {
         self.driver.count()
     }
 
-    /// Decides what follows the round that answered `message` ([`super::rounds::Rounds::settle`]
+    /// Decides what follows the round that answered `message` ([`super::round_call::Rounds::settle`]
     /// on this wire); [`Settled::Without`] holds the indexes of our calls among its calls.
     pub(super) async fn settle(
         &mut self,
@@ -135,7 +132,7 @@ impl ChatRounds {
                     client_answer: key,
                     results: Vec::new(),
                 };
-                keep(app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), splice).await;
             }
             return Settled::Final;
         }
@@ -175,7 +172,7 @@ impl ChatRounds {
                     client_answer: key,
                     results,
                 };
-                keep(app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), splice).await;
             }
             return Settled::Without { ours, capped };
         }

@@ -1,10 +1,12 @@
-//! Running our tools for the model, and keeping what the client will not see.
+//! Running our tools for the model, and keeping what the client will not see: the store
+//! work of [`mc_agent_tools`] moved off the async threads.
 
 use std::sync::Arc;
 
+use mc_agent_tools::keep::keep_exchange;
+use mc_agent_tools::run::run_calls;
 use mc_core::{ProjectId, SessionId};
-use mc_engine::Engine;
-use mc_engine::tools::{ToolAnswer, ToolContext, call_tool};
+use mc_engine::tools::ToolAnswer;
 use serde_json::Value;
 
 use crate::app::App;
@@ -32,81 +34,26 @@ pub async fn execute(
         .iter()
         .map(|(_, name, input)| (name.clone(), input.clone()))
         .collect();
-    tokio::task::spawn_blocking(move || run_blocking(&engine, project, session, calls))
+    tokio::task::spawn_blocking(move || run_calls(&engine, project, session, calls, now_ms()))
         .await
         .unwrap_or_else(|error| {
             vec![ToolAnswer::error(format!("the tool stopped unexpectedly: {error}")); count]
         })
 }
 
-fn run_blocking(
-    engine: &Engine,
-    project: Option<ProjectId>,
-    session: Option<SessionId>,
-    calls: Vec<(String, Value)>,
-) -> Vec<ToolAnswer> {
-    let ctx = ToolContext {
-        engine,
-        project,
-        session,
-        semantic: None,
-        now_ms: now_ms(),
-    };
-    calls
-        .into_iter()
-        .map(|(name, input)| {
-            let answer = call_tool(&ctx, &name, input);
-            tracing::debug!(tool = %name, is_error = answer.is_error, "ran an agent tool for the model");
-            answer
-        })
-        .collect()
-}
-
-/// A call's JSON arguments as the wire carries them (a string), or the string itself when
-/// it is not JSON: the tool then answers what it expected.
-pub fn call_arguments(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
-}
-
-/// An answer as the text of a result on a wire with no error flag on tool results (Chat,
-/// Responses): the text says it failed.
-pub fn flagged_text(answer: ToolAnswer) -> String {
-    if answer.is_error {
-        format!("error: {}", answer.text)
-    } else {
-        answer.text
-    }
-}
-
-/// Stores a splice before the client gets the answer, so its next request finds it. A
-/// failure is logged: the client still gets its answer, and its next request, missing the
-/// exchange, forks from the stored history rather than sending calls without results.
-///
-/// The same transaction deletes the exchanges no request has put back for
-/// `tools.hidden_exchange_max_age_days`: storing one is the only thing that grows the
-/// table, so the table stays bounded by use without a task of its own.
-pub async fn keep<T: serde::Serialize>(app: &App, anchor: String, splice: &T) {
+/// Stores a splice before the client gets the answer, so its next request finds it
+/// ([`keep_exchange`]). A failure is logged: the client still gets its answer, and its next
+/// request, missing the exchange, forks from the stored history rather than sending calls
+/// without results.
+pub async fn keep<T: serde::Serialize + Send + 'static>(app: &App, anchor: String, splice: T) {
     let Ok(engine) = app.engine() else {
         return;
     };
-    let text = match serde_json::to_string(splice) {
-        Ok(text) => text,
-        Err(error) => {
-            tracing::warn!(%error, "could not encode a hidden exchange");
-            return;
-        }
-    };
     let engine = Arc::clone(engine);
     let stored_at = anchor.clone();
-    let now_ms = now_ms();
-    let cutoff_ms = engine.config().tools.hidden_exchange_cutoff_ms(now_ms);
-    let stored = tokio::task::spawn_blocking(move || {
-        engine.store().write(|tx| {
-            tx.put_hidden_exchange(&anchor, &text, now_ms)?;
-            tx.delete_hidden_exchanges_unused_since(cutoff_ms)
-        })
-    })
-    .await;
+    let stored =
+        tokio::task::spawn_blocking(move || keep_exchange(&engine, &anchor, &splice, now_ms()))
+            .await;
     // A remembered walk that found nothing at this anchor would now find the exchange.
     app.recent_walks.forget_anchor(&stored_at);
     match stored {
@@ -117,7 +64,10 @@ pub async fn keep<T: serde::Serialize>(app: &App, anchor: String, splice: &T) {
                 "deleted hidden exchanges no request used for their age"
             );
         }
-        Ok(Err(_)) | Err(_) => {
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "could not store a hidden exchange; the next request will fork");
+        }
+        Err(_) => {
             tracing::warn!("could not store a hidden exchange; the next request will fork");
         }
     }

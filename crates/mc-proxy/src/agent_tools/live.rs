@@ -21,11 +21,9 @@ use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, stream};
-use mc_core::SessionId;
 use mc_wire::sse::{SseDecoder, SseEvent};
 use tokio::sync::mpsc;
 
-use super::rounds::Call;
 use crate::clock::elapsed_ms;
 use crate::headers::client_response_headers;
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -94,17 +92,6 @@ pub fn live_response(
     *out.headers_mut() = client_response_headers(headers);
     let filter = hide_usage.then(UsageChunkFilter::default);
     (Sink { sender, filter }, out)
-}
-
-/// Says, once per answer, that its client went away after `rounds` upstream rounds and that
-/// no further round starts.
-pub fn note_gone(call: &Call, rounds: usize) {
-    let session = call.planned.session.as_ref().map_or("", SessionId::as_str);
-    tracing::info!(
-        session,
-        rounds,
-        "the client went away during an answer with the proxy's tools; no further round is started"
-    );
 }
 
 /// An event as the upstream sent it: what the client gets of an event the proxy leaves

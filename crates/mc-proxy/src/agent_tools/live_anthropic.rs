@@ -17,13 +17,14 @@ use mc_wire::anthropic::{ContentBlock, EventKind, MessageAccumulator, StreamEven
 use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
-use super::is_ours;
+use super::anthropic_rounds::Rounds;
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::prepare::Prepared;
-use super::rounds::{Call, Rounds, Settled};
+use super::round_call::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::is_ours;
 
 /// The stop reason of an answer that ends the model's turn.
 const END_TURN: &str = "end_turn";
@@ -102,7 +103,9 @@ async fn run(
                 let stop = (!merge.client_calls).then_some(END_TURN);
                 let mut end = String::new();
                 if capped {
-                    end.push_str(&super::round_cap::anthropic_events(merge.next_index));
+                    end.push_str(&mc_agent_tools::round_cap::anthropic_events(
+                        merge.next_index,
+                    ));
                 }
                 end.push_str(&merge.end(true, stop, message.usage));
                 let _ = sink.send(end).await;

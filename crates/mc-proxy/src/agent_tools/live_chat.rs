@@ -18,12 +18,12 @@ use mc_wire::sse::{SseEvent, encode_event};
 
 use super::chat::ChatPrepared;
 use super::chat_rounds::ChatRounds;
-use super::is_ours;
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
-use super::rounds::{Call, Settled};
+use super::round_call::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::is_ours;
 
 const DONE: &str = "[DONE]";
 

@@ -19,14 +19,14 @@ use mc_wire::responses::{EventAccumulator, Item, StreamEvent};
 use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
-use super::is_ours;
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::responses::ResponsesPrepared;
 use super::responses_rounds::{ResponsesRounds, without};
-use super::rounds::{Call, Settled};
+use super::round_call::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::is_ours;
 
 /// The end event of a round that ended well.
 const COMPLETED: &str = "response.completed";
@@ -106,10 +106,10 @@ async fn run(
                 let mut kept = without(&output, &ours);
                 let mut end = String::new();
                 if capped {
-                    end.push_str(
-                        &merge.added(super::round_cap::responses_events(merge.next_index)),
-                    );
-                    kept.push(super::round_cap::responses_item());
+                    end.push_str(&merge.added(mc_agent_tools::round_cap::responses_events(
+                        merge.next_index,
+                    )));
+                    kept.push(mc_agent_tools::round_cap::responses_item());
                 }
                 end.push_str(&merge.end(rounds.shown(), &kept));
                 let _ = sink.send(end).await;

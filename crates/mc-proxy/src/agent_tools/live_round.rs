@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::live::{ClientGone, RoundEnd, Sink, note_gone};
-use super::rounds::{Call, RoundFailure, record_round};
+use mc_core::SessionId;
+
+use super::live::{ClientGone, RoundEnd, Sink};
+use super::round_call::{Call, RoundFailure, record_round};
 use crate::app::App;
 use crate::provider::Provider;
 
@@ -96,4 +98,15 @@ pub(super) async fn next_live_round(
             None
         }
     }
+}
+
+/// Says, once per answer, that its client went away after `rounds` upstream rounds and that
+/// no further round starts.
+fn note_gone(call: &Call, rounds: usize) {
+    let session = call.planned.session.as_ref().map_or("", SessionId::as_str);
+    tracing::info!(
+        session,
+        rounds,
+        "the client went away during an answer with the proxy's tools; no further round is started"
+    );
 }

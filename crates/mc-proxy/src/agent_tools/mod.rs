@@ -14,7 +14,7 @@
 //! our tools, which the client never sees, and the round's end (Anthropic
 //! `message_delta`/`message_stop`; Chat's finish reason, usage chunk and `[DONE]`; Responses
 //! `response.completed`), held until the proxy knows whether another round follows. A JSON
-//! answer is read whole ([`rounds`], [`chat_rounds`], [`responses_rounds`]). Either way, once
+//! answer is read whole ([`anthropic_rounds`], [`chat_rounds`], [`responses_rounds`]). Either way, once
 //! a round has ended:
 //!
 //! - no call to our tools: the answer ends as the provider sent it;
@@ -40,12 +40,12 @@
 //! provider's kind of error event; what was stored stays. A streaming client that goes away
 //! stops the answer where it is: the round in flight is cancelled, no further round starts
 //! (each would be a model call nobody reads), and the hidden rounds so far are not stored,
-//! since no client will send their answer back ([`live`]). At most [`MAX_ROUNDS`] rounds run
+//! since no client will send their answer back ([`live`]). At most [`mc_agent_tools::MAX_ROUNDS`] rounds run
 //! per client request; the last one forbids tool calls, so the model has to answer in text
 //! (one that calls our tools anyway gets its answer shown without them, as a turn that
-//! ended, with a line saying the limit was reached: [`round_cap`]).
+//! ended, with a line saying the limit was reached: [`mc_agent_tools::round_cap`]).
 
-mod answer_key;
+mod anthropic_rounds;
 mod chat;
 mod chat_rounds;
 mod execute;
@@ -55,32 +55,25 @@ mod live_chat;
 mod live_responses;
 mod live_round;
 mod prepare;
-mod recent_walks;
+pub mod recent_walks;
 mod reply;
 mod responses;
 mod responses_rounds;
-mod round_cap;
-mod round_driver;
-mod rounds;
-mod splice;
+mod round_call;
+mod serve_choice;
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Response};
 use bytes::Bytes;
-use mc_core::Host;
-use mc_core::config::ToolsMode;
-use mc_engine::tools::{ToolSpec, tool_specs};
 
-pub use recent_walks::RecentWalks;
-pub use rounds::Call;
+pub use round_call::Call;
+use serve_choice::may_serve;
 
 use crate::app::App;
-use crate::client_request::names_tool;
 use crate::pass_decode::DecodedCall;
-use crate::provider::{Provider, ProxyError};
-use crate::session_resolve::SessionHints;
+use crate::provider::{ErrorKind, Provider, ProxyError};
 
 /// A client request made ready for the proxy's tools, on its wire.
 pub enum Ready {
@@ -113,46 +106,31 @@ impl Ready {
     }
 }
 
-/// Whether a call may get our tools, from the mode and its headers alone: the cheap test
-/// every managed call takes, so that a call which cannot get them (`off`, `mcp`, Claude
-/// Code's headers under `auto`) is not decoded a second time.
-///
-/// A call with no credentials to a provider that needs them never gets them: the tools read
-/// the project's history, and a caller without a key is not the user's agent.
-pub fn may_serve(app: &App, provider: Provider, headers: &HeaderMap) -> bool {
-    let upstream = match provider {
-        Provider::Anthropic => &app.settings.upstream_anthropic,
-        Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
-    };
-    (carries_credentials(headers) || is_local_upstream(upstream))
-        && app
-            .engine()
-            .is_ok_and(|engine| served_here(engine.config().tools.mode, headers, None))
-}
-
-/// Whether a request carries a provider credential (an API key or a login's token).
-fn carries_credentials(headers: &HeaderMap) -> bool {
-    ["x-api-key", "authorization", "api-key"]
-        .iter()
-        .any(|name| headers.get(*name).is_some_and(|value| !value.is_empty()))
-}
-
-/// Whether an upstream base URL is a server on this machine (a local model server, which
-/// may need no key; a remote provider always does).
-fn is_local_upstream(base: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(base) else {
-        return false;
-    };
-    let host = url.host_str().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|address| address.is_loopback())
+/// The request with the proxy's tools, when this call gets them; it reads the store, so it
+/// runs where blocking is allowed, as the pass does.
+pub async fn prepare(
+    app: &Arc<App>,
+    provider: Provider,
+    headers: &Arc<HeaderMap>,
+    client_body: &Bytes,
+) -> Result<Option<Ready>, ProxyError> {
+    if !may_serve(app, provider, headers) {
+        return Ok(None);
+    }
+    let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
+    tokio::task::spawn_blocking(move || ready(&app, provider, &headers, &body))
+        .await
+        .unwrap_or_else(|error| {
+            Err(ProxyError::new(
+                provider,
+                ErrorKind::Unavailable,
+                format!("preparing the agent tools failed unexpectedly ({error})"),
+            ))
+        })
 }
 
 /// Makes a request ready for the proxy's tools, or `None` when it does not get them.
-pub fn ready(
+fn ready(
     app: &App,
     provider: Provider,
     headers: &HeaderMap,
@@ -167,105 +145,27 @@ pub fn ready(
     })
 }
 
-/// Answers the client from the first successful upstream response of a ready request.
+/// Answers the client from the first successful upstream response of a ready request: a
+/// stream goes to the client live, round after round; a JSON answer is read whole.
 pub async fn answer(
     app: Arc<App>,
     ready: Ready,
     call: Call,
     response: reqwest::Response,
 ) -> Response<Body> {
+    let live = live::is_stream(response.headers());
     match ready {
-        Ready::Anthropic(prepared) => rounds::answer(app, prepared, call, response).await,
+        Ready::Anthropic(prepared) if live => {
+            live_anthropic::answer_live(app, prepared, call, response)
+        }
+        Ready::Anthropic(prepared) => anthropic_rounds::answer(app, prepared, call, response).await,
+        Ready::Chat(prepared) if live => live_chat::answer_live(app, prepared, call, response),
         Ready::Chat(prepared) => chat_rounds::answer_chat(app, prepared, call, response).await,
+        Ready::Responses(prepared) if live => {
+            live_responses::answer_live(app, prepared, call, response)
+        }
         Ready::Responses(prepared) => {
             responses_rounds::answer_responses(app, prepared, call, response).await
-        }
-    }
-}
-
-/// Most upstream calls the proxy makes for its own tools per client request. A model that
-/// keeps calling them (a search after a search) is stopped before it costs the user much.
-pub const MAX_ROUNDS: usize = 8;
-
-/// Whether calls of this client get our tools from the proxy: `auto` leaves Claude Code and
-/// Codex, whose setup registers our MCP server, to it (recognised by their session headers,
-/// Claude Code's `metadata.user_id` or the user agent, as session resolution does), so the
-/// model never sees the tools twice (Codex can hide MCP tools behind its tool search, where
-/// no tool list shows them); other clients with our MCP server are recognised by their tool
-/// list ([`offers_ours`]).
-pub fn served_here(mode: ToolsMode, headers: &HeaderMap, metadata_user_id: Option<&str>) -> bool {
-    match mode {
-        ToolsMode::Proxy => true,
-        ToolsMode::Mcp | ToolsMode::Off => false,
-        ToolsMode::Auto => !matches!(
-            SessionHints::read(headers, metadata_user_id).host,
-            Host::ClaudeCode | Host::Codex
-        ),
-    }
-}
-
-/// The tools' definitions, built once: their schemas are generated, and the bytes must be
-/// the same on every request.
-static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(tool_specs);
-
-/// Whether `name` is one of our tools.
-pub fn is_ours(name: &str) -> bool {
-    SPECS.iter().any(|spec| spec.name == name)
-}
-
-/// Whether a client's tool list already offers our tools: under their own names, or under
-/// the names hosts give an MCP server's tools (`mcp__magic-context__ctx_search` in Claude
-/// Code and Codex, `magic-context_ctx_search` in OpenCode). Such a client has our MCP
-/// server, so the proxy adds nothing: the model would see every tool twice, and a tool of
-/// the same name twice is an error upstream.
-pub fn offers_ours<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
-    names.any(|name| SPECS.iter().any(|spec| names_tool(name, spec.name)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn our_tools_are_recognised_under_the_names_hosts_give_mcp_tools() {
-        for names in [
-            ["read_file", "ctx_search"],
-            ["read_file", "mcp__magic-context__ctx_memory"],
-            ["magic-context_ctx_note", "bash"],
-        ] {
-            assert!(offers_ours(names.into_iter()), "{names:?}");
-        }
-        assert!(!offers_ours(
-            ["read_file", "my_ctx_searcher", "xctx_search"].into_iter()
-        ));
-    }
-
-    #[test]
-    fn only_a_caller_with_a_key_gets_tools_from_a_remote_provider() {
-        let mut headers = HeaderMap::new();
-        assert!(!carries_credentials(&headers));
-        headers.insert("x-api-key", "".parse().unwrap());
-        assert!(!carries_credentials(&headers), "an empty key is none");
-        for name in ["x-api-key", "authorization", "api-key"] {
-            let mut headers = HeaderMap::new();
-            headers.insert(name, "secret".parse().unwrap());
-            assert!(carries_credentials(&headers), "{name}");
-        }
-        for local in [
-            "http://127.0.0.1:11434",
-            "http://localhost:8080/v1",
-            "http://[::1]:9000",
-        ] {
-            assert!(is_local_upstream(local), "{local}");
-        }
-        for remote in [
-            "https://api.anthropic.com",
-            "https://api.openai.com",
-            "http://10.0.0.5:8080",
-            "http://localhost.example",
-            "not a url",
-        ] {
-            assert!(!is_local_upstream(remote), "{remote}");
         }
     }
 }

@@ -19,13 +19,14 @@ use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest, Tool
 use serde_json::{Map, Value, json};
 
 use super::recent_walks::Start;
-use super::splice::{Point, Used, splice_in};
-use super::{SPECS, offers_ours, served_here};
+use super::serve_choice::served_here;
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::now_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::side_call;
+use mc_agent_tools::splice::{Point, Used, splice_in};
+use mc_agent_tools::{SPECS, offers_ours};
 
 /// A client request made ready for the pass, and what later rounds need of it.
 #[derive(Debug, Clone)]

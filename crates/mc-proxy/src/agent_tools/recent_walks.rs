@@ -28,9 +28,9 @@ use mc_core::{Message, ProjectId};
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
 
-use super::answer_key::is_answer;
-use super::splice::{Point, Splice, Used, message_hash, stored};
 use crate::incremental::{Head, Layout, Split, common_prefix_len, nests_too_deep};
+use mc_agent_tools::answer_key::is_answer;
+use mc_agent_tools::splice::{Point, Splice, Used, message_hash, stored};
 
 /// Walks remembered at most: a proxy serves a handful of live conversations at a time.
 const REMEMBERED: usize = 16;
@@ -169,7 +169,7 @@ impl RecentWalks {
         let generation = self.generation.load(Ordering::Acquire);
         let walk = self.take_longest_prefix(body);
         if let Some(found) = &walk
-            && let Some((split, shared)) = Split::extend(&found.layout, body)
+            && let Some((split, shared)) = found.layout.extend_split(body)
             && let Some(head) = found.layout.head_matching(body, &split)
         {
             return Some(Located {

@@ -124,7 +124,9 @@ impl Buffered {
             !dropped.contains(&(index - 1))
         });
         if capped {
-            message.content.push(super::round_cap::anthropic_block());
+            message
+                .content
+                .push(mc_agent_tools::round_cap::anthropic_block());
         }
         let calls_left = message
             .content

@@ -22,10 +22,8 @@ use mc_wire::responses::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::answer_key::{answer_key, is_answer, is_key};
 use super::prepare::{splice_failed, tool_project};
-use super::splice::{Point, Used, stored};
-use super::{SPECS, offers_ours, served_here};
+use super::serve_choice::served_here;
 use crate::app::App;
 use crate::client_request::{ClientRequest, responses_tool_names};
 use crate::clock::now_ms;
@@ -33,6 +31,9 @@ use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
 use crate::side_call;
+use mc_agent_tools::answer_key::{answer_key, is_answer, is_key};
+use mc_agent_tools::splice::{Point, Used, stored};
+use mc_agent_tools::{SPECS, offers_ours};
 
 /// The wire's name in anchors: a Responses splice is never read as another wire's.
 const WIRE: &str = "openai-responses";

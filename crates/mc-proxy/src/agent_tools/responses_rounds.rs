@@ -1,5 +1,5 @@
 //! The rounds the proxy runs for its own tools on the Responses wire (the same rules as
-//! [`super::rounds`] for Anthropic).
+//! [`super::anthropic_rounds`] for Anthropic).
 
 use std::sync::Arc;
 
@@ -9,27 +9,24 @@ use bytes::Bytes;
 use mc_wire::responses::{Content, Input, Item, OutputKind, ResponsesResponse, ToolOutputItem};
 use serde_json::{Value, json};
 
-use super::execute::{call_arguments, execute, flagged_text, keep};
-use super::live::is_stream;
+use super::execute::{execute, keep};
 use super::reply::read_whole;
 use super::responses::{ResponsesPrepared, ResponsesSplice, items_answer_key};
-use super::round_driver::{Next, RoundDriver};
-use super::rounds::{Call, Settled, broke_off, record};
-use super::{is_ours, round_cap};
+use super::round_call::{Call, Settled, broke_off, record};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::round_driver::{Next, RoundDriver};
+use mc_agent_tools::run::{call_arguments, flagged_text};
+use mc_agent_tools::{is_ours, round_cap};
 
 /// Answers a Responses client from the successful upstream `response` to `call`
-/// ([`super::rounds::answer`] on the other wire).
+/// ([`super::round_call::answer`] on the other wire).
 pub async fn answer_responses(
     app: Arc<App>,
     prepared: ResponsesPrepared,
     mut call: Call,
     mut response: reqwest::Response,
 ) -> Response<Body> {
-    if is_stream(response.headers()) {
-        return super::live_responses::answer_live(app, prepared, call, response);
-    }
     let mut rounds = ResponsesRounds::new(false);
     loop {
         let buffered = read_whole(Provider::OpenAiResponses, response, call.started).await;
@@ -96,7 +93,7 @@ impl ResponsesRounds {
         &self.shown
     }
 
-    /// Decides what follows the round whose output is `output` ([`super::rounds::Rounds::settle`]
+    /// Decides what follows the round whose output is `output` ([`super::round_call::Rounds::settle`]
     /// on this wire); [`Settled::Without`] holds the indexes of our calls among the items.
     pub(super) async fn settle(
         &mut self,
@@ -122,7 +119,7 @@ impl ResponsesRounds {
                     client_items: seen.len(),
                     results: Vec::new(),
                 };
-                keep(app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), splice).await;
             }
             return Settled::Final;
         }
@@ -162,7 +159,7 @@ impl ResponsesRounds {
                     client_items: seen.len(),
                     results,
                 };
-                keep(app, prepared.point.anchor(), &splice).await;
+                keep(app, prepared.point.anchor(), splice).await;
             }
             return Settled::Without { ours, capped };
         }

@@ -25,9 +25,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
-use super::Dashboard;
 use super::access_token::AccessToken;
 use super::error::DashboardError;
+use super::state::Dashboard;
 
 /// The header a script (or `curl`) sends the token in.
 pub const TOKEN_HEADER: &str = "x-magic-context-token";
@@ -44,7 +44,7 @@ pub async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
-    let is_api = request.uri().path().starts_with(super::API_PREFIX);
+    let is_api = request.uri().path().starts_with(super::state::API_PREFIX);
     let checked = match place_refusal(&request) {
         Some(error) => Err(error),
         None => {
@@ -176,7 +176,7 @@ pub async fn login(
     {
         return DashboardError::Unauthorized.into_page();
     }
-    let mut response = Redirect::to(super::UI_HOME).into_response();
+    let mut response = Redirect::to(super::state::UI_HOME).into_response();
     if let Ok(cookie) = HeaderValue::from_str(&session_cookie(token)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }

@@ -20,11 +20,11 @@ use mc_core::SessionId;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Dashboard;
 use super::error::DashboardError;
 use super::memories::{self, AddMemory, ArchiveMemory, EditMemory, MemoriesQuery, MemoryView};
 use super::session_detail::{self, LogWindow, SessionDetail};
 use super::session_list::{self, ListQuery};
+use super::state::Dashboard;
 use super::store_work;
 use crate::clock::now_ms;
 

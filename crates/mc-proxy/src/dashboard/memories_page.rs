@@ -12,7 +12,6 @@ use axum::response::Html;
 use maud::{Markup, html};
 use mc_core::head::MemoryCategory;
 
-use super::Dashboard;
 use super::error::PageError;
 use super::figures::age;
 use super::memories::{
@@ -20,6 +19,7 @@ use super::memories::{
 };
 use super::page_layout::{Page, Section, render};
 use super::sessions_page::url_component;
+use super::state::Dashboard;
 use super::store_work;
 use crate::clock::now_ms;
 

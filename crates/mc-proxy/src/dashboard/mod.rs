@@ -24,67 +24,22 @@ mod session_detail;
 mod session_list;
 mod session_page;
 mod sessions_page;
+mod state;
 mod store_work;
 mod timeline_svg;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::response::Redirect;
 use axum::routing::{any, get, post};
-use tokio::sync::OnceCell;
 
 use crate::app::App;
 pub use access::{LOGIN_PATH, TOKEN_HEADER};
 use access_token::AccessToken;
 use error::DashboardError;
-
-/// Where the pages live.
-pub const UI_PREFIX: &str = "/_magic-context/ui";
-
-/// Where the JSON API lives.
-pub const API_PREFIX: &str = "/_magic-context/api";
-
-/// The sessions page, where the login URL sends the browser.
-pub const UI_HOME: &str = "/_magic-context/ui/";
-
-/// What the dashboard's handlers share: the proxy's state and the access token, read from
-/// the data directory the first time a request needs it.
-pub struct Dashboard {
-    app: Arc<App>,
-    token: OnceCell<AccessToken>,
-}
-
-impl Dashboard {
-    /// The access token of the store's data directory, read (or created) once.
-    async fn token(&self) -> Result<&AccessToken, DashboardError> {
-        self.token
-            .get_or_try_init(|| async {
-                let dir = self.data_dir().await?;
-                tokio::task::spawn_blocking(move || access_token::load_or_create(&dir))
-                    .await
-                    .map_err(|error| DashboardError::Unavailable(error.to_string()))?
-                    .map_err(|error| DashboardError::Unavailable(error.to_string()))
-            })
-            .await
-    }
-
-    /// The data directory: the folder of the open store (the token lives beside it).
-    async fn data_dir(&self) -> Result<PathBuf, DashboardError> {
-        self.app.store.open_if_closed().await;
-        let engine = self.app.engine().map_err(DashboardError::Unavailable)?;
-        engine
-            .store()
-            .path()
-            .parent()
-            .map(std::path::Path::to_path_buf)
-            .ok_or_else(|| {
-                DashboardError::Unavailable("the store has no data directory".to_owned())
-            })
-    }
-}
+use state::{Dashboard, UI_HOME, UI_PREFIX};
 
 /// The URL that logs a browser in to the dashboard of the proxy listening at `addr` (a
 /// loopback address: the dashboard answers no other).
@@ -94,10 +49,7 @@ pub fn login_url(addr: SocketAddr, token: &AccessToken) -> String {
 
 /// The dashboard's routes, to be merged into the proxy's router.
 pub fn routes<S>(app: Arc<App>) -> Router<S> {
-    let dashboard = Arc::new(Dashboard {
-        app,
-        token: OnceCell::new(),
-    });
+    let dashboard = Arc::new(Dashboard::new(app));
     Router::new()
         .route(UI_PREFIX, get(|| async { Redirect::to(UI_HOME) }))
         .route(UI_HOME, get(sessions_page::page))

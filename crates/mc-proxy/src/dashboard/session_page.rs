@@ -10,7 +10,6 @@ use axum::response::Html;
 use maud::{Markup, html};
 use mc_core::head::DetailTier;
 
-use super::Dashboard;
 use super::api::{Around, read_log, read_session};
 use super::error::PageError;
 use super::figures::{age, share, tokens, usd};
@@ -18,6 +17,7 @@ use super::memories_page::memories_url;
 use super::page_layout::{Page, Section, render};
 use super::session_detail::{CompartmentView, LogWindow, SessionDetail};
 use super::sessions_page::url_component;
+use super::state::Dashboard;
 use super::timeline_svg::{Limits, timeline};
 use crate::clock::now_ms;
 

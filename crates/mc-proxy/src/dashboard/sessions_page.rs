@@ -8,12 +8,12 @@ use axum::extract::{Query, State};
 use axum::response::Html;
 use maud::{Markup, html};
 
-use super::Dashboard;
 use super::error::PageError;
 use super::figures::{age, share, tokens, usd};
 use super::memories::known_projects;
 use super::page_layout::{Page, Section, render};
 use super::session_list::{ListQuery, SessionSummary, SortKey, list_sessions};
+use super::state::Dashboard;
 use super::store_work;
 use crate::clock::now_ms;
 

@@ -13,8 +13,6 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::Layout;
-
 /// Bytes compared at once while looking for the first difference: large enough for memcmp's
 /// speed, small enough that the difference is then found in a short byte loop.
 const COMPARE_CHUNK: usize = 4096;
@@ -57,16 +55,20 @@ impl Split {
         })
     }
 
-    /// Extends a remembered body's split over `body`, which must repeat at least its first
-    /// message byte for byte; returns the split and how many leading messages the two bodies
-    /// share. The bytes after `close` are not read: they are the caller's to prove.
-    pub fn extend(remembered: &Layout, body: &[u8]) -> Option<(Self, usize)> {
-        let equal = common_prefix_len(&remembered.body, body);
-        let shared = remembered
-            .ranges
-            .partition_point(|range| range.end <= equal);
-        let mut at = remembered.ranges.get(shared.checked_sub(1)?)?.end;
-        let mut ranges = remembered.ranges[..shared].to_vec();
+    /// Extends a remembered body's split (its bytes, its messages' `remembered_ranges`, and
+    /// the `open` of its list) over `body`, which must repeat at least its first message
+    /// byte for byte; returns the split and how many leading messages the two bodies share.
+    /// The bytes after `close` are not read: they are the caller's to prove.
+    pub fn extend(
+        remembered: &[u8],
+        remembered_ranges: &[Range<usize>],
+        open: usize,
+        body: &[u8],
+    ) -> Option<(Self, usize)> {
+        let equal = common_prefix_len(remembered, body);
+        let shared = remembered_ranges.partition_point(|range| range.end <= equal);
+        let mut at = remembered_ranges.get(shared.checked_sub(1)?)?.end;
+        let mut ranges = remembered_ranges[..shared].to_vec();
         let close = loop {
             at = skip_whitespace(body, at);
             match body.get(at)? {
@@ -82,7 +84,6 @@ impl Split {
                 _ => return None,
             }
         };
-        let open = remembered.open()?;
         Some((
             Self {
                 ranges,

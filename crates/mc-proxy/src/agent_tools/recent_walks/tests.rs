@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::agent_tools::prepare::{Prepared, add_tools, splice_whole};
-use crate::agent_tools::splice::{Splice, Used, message_hash};
+use mc_agent_tools::splice::{Splice, Used, message_hash};
 
 /// One turn of a generated conversation: the user's message, the answer the client got,
 /// and whether a hidden exchange was stored before that answer.

@@ -1,20 +1,22 @@
 //! The rounds of one client request, as a state machine of its own, the same on every
 //! wire: what follows a round the model finished depends only on how many calls it made to
-//! our tools and to the client's, and how many rounds ran. The wires' adapters
-//! ([`super::rounds`], [`super::chat_rounds`], [`super::responses_rounds`]) parse the calls,
-//! run ours and splice the exchanges; this decides.
+//! our tools and to the client's, and how many rounds ran. The proxy's adapter for each
+//! wire parses the calls, runs ours ([`crate::run`]) and splices the exchanges
+//! ([`crate::splice`]); this decides.
 
-use super::MAX_ROUNDS;
+/// Most upstream calls the proxy makes for its own tools per client request. A model that
+/// keeps calling them (a search after a search) is stopped before it costs the user much.
+pub const MAX_ROUNDS: usize = 8;
 
 /// What follows a finished round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Next {
+pub enum Next {
     /// No call of ours: the answer is the client's as it is.
     Final,
     /// Ours run here, and the answer goes to the client without them: it has calls of its
     /// own, or (`capped`) the round limit stopped a model that called only ours.
     HandBack {
-        /// The limit ended the answer: it says so ([`super::round_cap`]).
+        /// The limit ended the answer: it says so ([`crate::round_cap`]).
         capped: bool,
     },
     /// The model called only ours: they run and the model is asked again; on the `last`
@@ -27,25 +29,25 @@ pub(super) enum Next {
 
 /// Counts the rounds of one client request.
 #[derive(Debug)]
-pub(super) struct RoundDriver {
+pub struct RoundDriver {
     /// The rounds asked so far, the one in flight included.
     count: usize,
 }
 
 impl RoundDriver {
     /// A request's first round is in flight.
-    pub(super) fn first() -> Self {
+    pub fn first() -> Self {
         Self { count: 1 }
     }
 
     /// How many rounds ran, the one in flight included.
-    pub(super) fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.count
     }
 
     /// What follows the round in flight, whose model made `ours` calls to our tools and
     /// `theirs` to the client's; a round that continues starts the next.
-    pub(super) fn next(&mut self, ours: usize, theirs: usize) -> Next {
+    pub fn next(&mut self, ours: usize, theirs: usize) -> Next {
         if ours == 0 {
             return Next::Final;
         }

@@ -11,7 +11,7 @@
 //! Anchors belong to conversations, not sessions, so an exchange is kept by its use: each
 //! splice records when a request last put it back ([`Used`]), and storing a new exchange
 //! deletes those unused for longer than `tools.hidden_exchange_max_age_days`
-//! ([`super::execute::keep`]).
+//! ([`crate::keep`]).
 
 use mc_core::{ContentHash, HashChain, ProjectId};
 use mc_store::{ReadTx, Store, StoreError};
@@ -19,7 +19,7 @@ use mc_wire::anthropic::{self, BlockContent, MessageRole};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::answer_key::{answer_key, is_answer};
+use crate::answer_key::{answer_key, is_answer};
 
 /// How stale an exchange's recorded last use must be before a request records it again: a
 /// write per request would queue on the store's one writer for a date that only needs to be
@@ -73,7 +73,7 @@ pub struct Splice {
     /// calls, or after the text of the hidden rounds, which a live stream showed); it
     /// replaces the client's copy.
     pub full_answer: Option<anthropic::Message>,
-    /// The key of the answer as the client got it ([`super::answer_key`]); a content hash
+    /// The key of the answer as the client got it ([`crate::answer_key`]); a content hash
     /// (hex) in exchanges stored before keys.
     pub client_answer: String,
     /// The results of our calls in the answer, a user turn whose blocks go before the
@@ -127,7 +127,7 @@ impl Point {
     }
 }
 
-/// The key of an answer as the client got it ([`super::answer_key`]).
+/// The key of an answer as the client got it ([`crate::answer_key`]).
 pub fn client_answer_key(message: &anthropic::Message) -> String {
     answer_key(&anthropic::to_message(message))
 }

@@ -1,7 +1,7 @@
 //! What identifies the answer a client was given, whatever form it sends the answer back in.
 //!
 //! A splice applies only when the client's message at its anchor is the answer the client
-//! got ([`super::splice`]). Comparing whole content hashes made that depend on details the
+//! got ([`crate::splice`]). Comparing whole content hashes made that depend on details the
 //! client is free to change when it stores and resends a message: a Chat tool-call message
 //! comes back with `"content": null`, `""`, no `content` key or a list of parts (OpenAI's own
 //! streams produce `null`; Pi sends it), an Anthropic text may come back as a string or as a

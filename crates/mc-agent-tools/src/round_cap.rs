@@ -9,10 +9,10 @@ use mc_wire::responses::{Content, ContentPart, Item, MessageItem, MessageRole, T
 use mc_wire::sse::encode_event;
 use serde_json::{Value, json};
 
-use super::MAX_ROUNDS;
+use crate::round_driver::MAX_ROUNDS;
 
 /// The line itself.
-pub(super) fn notice() -> String {
+pub fn notice() -> String {
     format!(
         "[Magic Context stopped this answer: the model was still calling its context tools \
          after {MAX_ROUNDS} rounds, the most one answer may run. Ask again to go on.]"
@@ -20,7 +20,7 @@ pub(super) fn notice() -> String {
 }
 
 /// Logs the cut (the client reads [`notice`]); `wire` names the API for the log.
-pub(super) fn warn(rounds: usize, wire: &str) {
+pub fn warn(rounds: usize, wire: &str) {
     tracing::warn!(
         rounds,
         wire,
@@ -29,13 +29,13 @@ pub(super) fn warn(rounds: usize, wire: &str) {
 }
 
 /// The notice as an Anthropic content block.
-pub(super) fn anthropic_block() -> ContentBlock {
+pub fn anthropic_block() -> ContentBlock {
     ContentBlock::text(notice())
 }
 
 /// The notice as a live Anthropic block at the client's block `index`: its start, its text
 /// and its stop.
-pub(super) fn anthropic_events(index: u64) -> String {
+pub fn anthropic_events(index: u64) -> String {
     let start = json!({"type": "content_block_start", "index": index,
         "content_block": {"type": "text", "text": ""}});
     let delta = json!({"type": "content_block_delta", "index": index,
@@ -53,7 +53,7 @@ pub(super) fn anthropic_events(index: u64) -> String {
 
 /// What a Chat answer whose content so far is `before` gains: the notice, on a paragraph of
 /// its own after any text.
-pub(super) fn chat_suffix(before: &str) -> String {
+pub fn chat_suffix(before: &str) -> String {
     if before.is_empty() {
         notice()
     } else {
@@ -66,7 +66,7 @@ pub(super) fn chat_suffix(before: &str) -> String {
 const ITEM_ID: &str = "msg_magic_context_round_limit";
 
 /// The notice as a completed Responses message item.
-pub(super) fn responses_item() -> Item {
+pub fn responses_item() -> Item {
     let mut part = ContentPart::text(TextKind::Output, notice());
     if let ContentPart::Text(text) = &mut part {
         text.rest.insert("annotations".to_owned(), json!([]));
@@ -80,7 +80,7 @@ pub(super) fn responses_item() -> Item {
 
 /// The events of the notice item streamed at the client's `output_index`, each without its
 /// sequence number: the caller numbers them in the stream's sequence.
-pub(super) fn responses_events(output_index: u64) -> Vec<Value> {
+pub fn responses_events(output_index: u64) -> Vec<Value> {
     let text = notice();
     let opened = json!({"type": "message", "role": "assistant", "content": [],
         "id": ITEM_ID, "status": "in_progress"});

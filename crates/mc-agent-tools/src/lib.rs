@@ -1,0 +1,30 @@
+//! The agent tools the proxy serves itself, for clients with no MCP server of ours
+//! (DESIGN §6, "by the proxy itself"): what is the same on every wire.
+//!
+//! A client request that gets our tools may take several upstream rounds: while the model
+//! calls only our tools, the proxy runs them and asks again; once it calls the client's, or
+//! none, the client gets the answer. This crate holds the parts of that which know no wire
+//! and no HTTP:
+//!
+//! - [`round_driver`]: the state machine that decides what follows a round, with the round
+//!   limit ([`MAX_ROUNDS`]), and [`round_cap`], what the client reads when the limit ends an
+//!   answer;
+//! - [`ours`]: which tools are ours, and how a client's tool list shows it has them already;
+//! - [`run`]: running the model's calls to our tools against the engine;
+//! - [`splice`], [`answer_key`] and [`keep`]: the exchanges the client never saw, stored
+//!   under an anchor of the conversation before them and put back into every later request
+//!   at the same place, so the upstream bytes repeat the first sending.
+//!
+//! The proxy's adapter for each wire (parsing calls, writing the live stream, sending the
+//! rounds) calls these; nothing here calls back.
+
+pub mod answer_key;
+pub mod keep;
+pub mod ours;
+pub mod round_cap;
+pub mod round_driver;
+pub mod run;
+pub mod splice;
+
+pub use ours::{SPECS, is_ours, names_tool, offers_ours};
+pub use round_driver::{MAX_ROUNDS, Next, RoundDriver};
