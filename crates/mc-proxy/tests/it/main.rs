@@ -28,6 +28,7 @@ mod hostile;
 mod hostile_bounds;
 mod hostile_chat;
 mod media;
+mod module_graph;
 mod nudges;
 mod numbers_as_sent;
 mod openai;
