@@ -8,6 +8,7 @@ use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
 use crate::agent_tools::recent_walks::RecentWalks;
+use crate::chat_incremental::RecentChats;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
@@ -42,6 +43,8 @@ pub struct App {
     pub proven_windows: ProvenWindows,
     /// Recent Anthropic requests, so follow-ups decode only their new messages.
     pub recent_requests: RecentRequests,
+    /// Recent Chat requests, so follow-ups decode only their new messages.
+    pub recent_chats: RecentChats,
     /// Recent walks putting the agent tools' exchanges back, so follow-ups are prepared by
     /// their new messages only.
     pub recent_walks: RecentWalks,
@@ -91,6 +94,7 @@ impl App {
             projects: ProjectResolver::default(),
             proven_windows: ProvenWindows::default(),
             recent_requests: RecentRequests::new(budget.recent_requests()),
+            recent_chats: RecentChats::new(budget.recent_requests()),
             recent_walks: RecentWalks::new(budget.prepared_walks()),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),

@@ -8,7 +8,7 @@ use mc_agent_tools::names_tool;
 use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
-use mc_wire::openai::{ChatContent, ChatRequest, ChatTool};
+use mc_wire::openai::{ChatContent, ChatMessage, ChatRequest, ChatTool};
 use mc_wire::responses::{ResponsesRequest, ResponsesTool};
 use serde_json::Value;
 
@@ -228,14 +228,16 @@ impl ClientRequest {
                     body,
                     hide_usage_chunk: false,
                     encoded: Some(encoded),
+                    client_messages: None,
                 }
             }
             Self::OpenAi(request) => {
-                let (upstream, added_usage) = render_openai::render(request, outcome);
+                let (upstream, added_usage, messages) = render_openai::render(request, outcome);
                 Rendered {
                     body: Bytes::from(upstream.encode()),
                     hide_usage_chunk: added_usage,
                     encoded: None,
+                    client_messages: Some(messages),
                 }
             }
             // Responses streams always end with their usage: nothing to ask for or hide.
@@ -243,6 +245,7 @@ impl ClientRequest {
                 body: Bytes::from(render_responses::render(request, outcome).encode()),
                 hide_usage_chunk: false,
                 encoded: None,
+                client_messages: None,
             },
         }
     }
@@ -257,6 +260,8 @@ pub struct Rendered {
     pub hide_usage_chunk: bool,
     /// The encoded conversation, for the session's next request (Anthropic only).
     pub encoded: Option<EncodedMessages>,
+    /// The client's messages, as it sent them, for its next request (Chat only).
+    pub client_messages: Option<Vec<ChatMessage>>,
 }
 
 /// Texts of the first message of a conversation (Claude Code puts its environment there).

@@ -38,6 +38,7 @@ mod acceptance;
 mod agent_tools;
 mod app;
 mod browser_guard;
+mod chat_incremental;
 mod client_call;
 mod client_connections;
 mod client_request;

@@ -7,14 +7,14 @@
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{HashChain, Message};
-use mc_wire::openai::ChatRequest;
 use mc_wire::responses::ResponsesRequest;
 
 use crate::app::App;
+use crate::chat_incremental::ChatLayout;
 use crate::client_request::ClientRequest;
 use crate::incremental::Layout;
 use crate::provider::{ErrorKind, Provider, ProxyError};
-use crate::{render_openai, render_responses};
+use crate::render_responses;
 
 /// A client body read whole.
 pub struct DecodedCall {
@@ -26,8 +26,26 @@ pub struct DecodedCall {
     pub chain: HashChain,
     /// The client's cache TTL choice (Anthropic's markers; the default elsewhere).
     pub client_ttl: CacheTtlChoice,
-    /// Where an Anthropic body's messages lie, to remember for the session's next request.
-    pub layout: Option<Layout>,
+    /// Where the body's messages lie, to remember for the session's next request.
+    pub layout: Option<BodyLayout>,
+}
+
+/// Where a body's messages lie, on its wire.
+pub enum BodyLayout {
+    /// An Anthropic body's ([`crate::incremental`]).
+    Anthropic(Layout),
+    /// A Chat body's ([`crate::chat_incremental`]).
+    Chat(ChatLayout),
+}
+
+impl BodyLayout {
+    /// The prefix identity the decode already knows (an Anthropic head's).
+    pub fn prefix_identity(&self) -> Option<&str> {
+        match self {
+            Self::Anthropic(layout) => layout.prefix_identity(),
+            Self::Chat(_) => None,
+        }
+    }
 }
 
 /// What the body is.
@@ -57,14 +75,19 @@ pub fn decode(app: &App, provider: Provider, body: &Bytes) -> Result<Decoding, P
                 conversation: decoded.conversation,
                 chain: decoded.chain,
                 client_ttl: decoded.client_ttl,
-                layout: Some(decoded.layout),
+                layout: Some(BodyLayout::Anthropic(decoded.layout)),
             }
         }
         Provider::OpenAi => {
-            let request = ChatRequest::decode(body, usize::MAX).map_err(invalid)?;
-            let conversation = render_openai::conversation(&request).map_err(invalid)?;
+            let decoded = app.recent_chats.decode(body).map_err(invalid)?;
             // Chat requests carry no cache markers: OpenAI caches on its own.
-            managed(ClientRequest::OpenAi(request), conversation)
+            DecodedCall {
+                client: ClientRequest::OpenAi(decoded.request),
+                conversation: decoded.conversation,
+                chain: decoded.chain,
+                client_ttl: CacheTtlChoice::Default,
+                layout: decoded.layout.map(BodyLayout::Chat),
+            }
         }
         Provider::OpenAiResponses => {
             let request = ResponsesRequest::decode(body, usize::MAX).map_err(invalid)?;

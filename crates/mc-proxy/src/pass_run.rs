@@ -19,8 +19,7 @@ use mc_wire::openai::ChatRequest;
 use crate::app::App;
 use crate::client_request::first_message_texts;
 use crate::clock::unix_ms;
-use crate::incremental::Layout;
-use crate::pass_decode::{DecodedCall, Decoding, decode};
+use crate::pass_decode::{BodyLayout, DecodedCall, Decoding, decode};
 use crate::planned::{PassFacts, Planned};
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::reported_usage::ReportedUsage;
@@ -194,7 +193,11 @@ fn resolve_target(
             )),
             ResolveError::Store(error) => store_failure(provider, &error),
         })?;
-    let prefix_identity = match decoded.layout.as_ref().and_then(Layout::prefix_identity) {
+    let prefix_identity = match decoded
+        .layout
+        .as_ref()
+        .and_then(BodyLayout::prefix_identity)
+    {
         Some(identity) => identity.to_owned(),
         None => client.prefix_identity(),
     };
@@ -314,9 +317,16 @@ fn render_pass(
     if let Some(encoded) = rendered.encoded {
         app.encoded_messages.put(&session, encoded);
     }
-    if let Some(layout) = decoded.layout {
-        app.recent_requests
-            .remember(layout, decoded.conversation, decoded.chain);
+    match (decoded.layout, rendered.client_messages) {
+        (Some(BodyLayout::Anthropic(layout)), _) => {
+            app.recent_requests
+                .remember(layout, decoded.conversation, decoded.chain);
+        }
+        (Some(BodyLayout::Chat(layout)), Some(messages)) => {
+            app.recent_chats
+                .remember(layout, messages, decoded.conversation, decoded.chain);
+        }
+        _ => {}
     }
     Planned {
         session: Some(session),

@@ -16,8 +16,13 @@ pub fn instruction_count(request: &ChatRequest) -> usize {
     request
         .messages
         .iter()
-        .take_while(|message| matches!(message.role, ChatRole::System | ChatRole::Developer))
+        .take_while(|message| is_instruction(message))
         .count()
+}
+
+/// Whether a message is written as an instruction (a `system` or `developer` message).
+pub fn is_instruction(message: &ChatMessage) -> bool {
+    matches!(message.role, ChatRole::System | ChatRole::Developer)
 }
 
 /// The conversation after the instructions, in the neutral model.
@@ -39,8 +44,12 @@ pub fn prefix_identity(request: &ChatRequest) -> String {
 
 /// The upstream request: the instructions, then the pass's conversation; and whether it
 /// now asks for the stream's usage chunk where the client did not (OpenAI streams report
-/// no usage otherwise, and the engine plans on reported usage).
-pub fn render(mut request: ChatRequest, outcome: &PassOutcome) -> (ChatRequest, bool) {
+/// no usage otherwise, and the engine plans on reported usage). The client's messages come
+/// back too, for the session's next request to reuse ([`crate::chat_incremental`]).
+pub fn render(
+    mut request: ChatRequest,
+    outcome: &PassOutcome,
+) -> (ChatRequest, bool, Vec<ChatMessage>) {
     let keep = instruction_count(&request);
     let client = request.messages.split_off(keep);
     request.messages.extend(
@@ -54,7 +63,9 @@ pub fn render(mut request: ChatRequest, outcome: &PassOutcome) -> (ChatRequest, 
     if added_usage {
         request.set_stream_usage(true);
     }
-    (request, added_usage)
+    let mut messages = request.messages[..keep].to_vec();
+    messages.extend(client);
+    (request, added_usage, messages)
 }
 
 /// Gives each rendered message the fields the client sent on it (`name`, `refusal`,

@@ -20,11 +20,12 @@ use serde_json::{Value, json};
 use super::prepare::{splice_failed, tool_project};
 use super::serve_choice::served_here;
 use crate::app::App;
+use crate::chat_incremental::ChatDecoded;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
 use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
-use crate::render_openai::{conversation, instruction_count};
+use crate::render_openai::instruction_count;
 use crate::side_call;
 use mc_agent_tools::answer_key::{answer_key, is_answer};
 use mc_agent_tools::splice::{Point, Used, stored};
@@ -83,16 +84,29 @@ pub fn prepare_chat(
     let Ok(engine) = app.engine() else {
         return Ok(None);
     };
-    let Ok(request) = ChatRequest::decode(body, usize::MAX) else {
-        return Ok(None);
-    };
-    let theirs = request.tools.iter().flatten().filter_map(ChatTool::name);
-    if !served_here(engine.config().tools.mode, headers, None) || offers_ours(theirs) {
+    if !served_here(engine.config().tools.mode, headers, None) {
         return Ok(None);
     }
-    let Ok(neutral) = conversation(&request) else {
+    // Decoded by its new messages when it extends a remembered request; a body that does
+    // not decode is the pass's to refuse.
+    let Ok(decoded) = app.recent_chats.decode(body) else {
         return Ok(None);
     };
+    let ChatDecoded {
+        request,
+        conversation: neutral,
+        chain,
+        layout,
+    } = decoded;
+    let theirs = request.tools.iter().flatten().filter_map(ChatTool::name);
+    if offers_ours(theirs) {
+        return Ok(None);
+    }
+    // The client's request, as it sent it, for its next one; what follows changes it.
+    if let Some(layout) = layout {
+        app.recent_chats
+            .remember(layout, request.messages.clone(), neutral.clone(), chain);
+    }
     let client = ClientRequest::OpenAi(request);
     if side_call::recognise(headers, &client, &neutral).is_some() {
         return Ok(None);

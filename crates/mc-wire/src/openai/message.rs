@@ -14,7 +14,9 @@ use serde_json::{Map, Value};
 use super::part::ChatContent;
 use super::tool_call::ToolCall;
 use crate::error::{JsonPath, Result, WireError, type_name};
-use crate::object::{FromJson, KeyOrder, ObjectReader, WireObject, adopt_fields, wire_serde};
+use crate::object::{
+    FromJson, KeyOrder, ObjectReader, WireObject, adopt_fields, parse_body, wire_serde,
+};
 use crate::wire_object::wire_object;
 
 /// Who wrote a message.
@@ -115,6 +117,12 @@ impl ChatMessage {
             rest: Map::new(),
             order: KeyOrder::default(),
         }
+    }
+
+    /// Decodes one message on its own, as a request's message list holds it (a follow-up
+    /// request is decoded by its new messages only); an error names the message's own paths.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        Self::from_json(parse_body(bytes, usize::MAX)?, &JsonPath::Root)
     }
 
     /// A message whose content is a bare string.

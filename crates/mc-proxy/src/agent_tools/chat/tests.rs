@@ -4,6 +4,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::render_openai::conversation;
 
 fn chat(value: Value) -> ChatMessage {
     serde_json::from_value(value).unwrap()

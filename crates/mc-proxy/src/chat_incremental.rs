@@ -1,0 +1,239 @@
+//! Decoding a follow-up Chat Completions request by its new messages only, as
+//! [`crate::incremental`] does for Anthropic.
+//!
+//! A Chat client resends the whole conversation on every call, and decoding it (the wire's
+//! lossless decode reads every value in order), converting it to the neutral model and
+//! hashing it was most of a Chat call's cost on a long session. A follow-up repeats the
+//! previous request's bytes up to its first new or changed message, and its bytes outside
+//! the message list when its model, tools and parameters did not change. So the body is
+//! compared with the remembered requests': with the same bytes outside the list and at
+//! least one leading message the same, only the messages after the shared bytes are
+//! located, decoded, converted and hashed, and the request is the remembered one's fields
+//! with the new list. Equal bytes decode to equal values, so the result is a full decode's.
+//! Anything else (another head, instructions that changed, a message that does not decode
+//! or convert on its own) takes the full decode, whose errors name the exact place.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use mc_core::{ContentHash, HashChain, HeldBytes, Message};
+use mc_wire::WireError;
+use mc_wire::openai::{self, ChatMessage, ChatRequest};
+
+use crate::incremental::{Split, common_prefix_len, nests_too_deep};
+use crate::render_openai::{conversation, instruction_count, is_instruction};
+
+/// Requests remembered at most (see [`crate::incremental`]).
+const REMEMBERED: usize = 16;
+
+/// A decoded Chat request, and what the next request of its conversation can reuse.
+#[derive(Debug)]
+pub struct ChatDecoded {
+    /// The request.
+    pub request: ChatRequest,
+    /// The messages after its instructions, in the neutral model.
+    pub conversation: Vec<Message>,
+    /// Their hash chain.
+    pub chain: HashChain,
+    /// Where the body's messages lie, for [`RecentChats::remember`]; `None` for a body that
+    /// did not split into messages.
+    pub layout: Option<ChatLayout>,
+}
+
+/// Where a Chat body's messages lie, and its fields outside the message list.
+#[derive(Debug, Clone)]
+pub struct ChatLayout {
+    body: Bytes,
+    split: Split,
+    /// The request with its message list empty.
+    head: Arc<ChatRequest>,
+    /// How many leading messages are instructions (system and developer).
+    instructions: usize,
+}
+
+impl ChatLayout {
+    /// Whether `body`, split at `split`, has this layout's bytes outside its message list.
+    fn same_head(&self, body: &[u8], split: &Split) -> bool {
+        body.get(..split.open) == self.body.get(..self.split.open)
+            && body.get(split.close..) == self.body.get(self.split.close..)
+    }
+}
+
+/// A remembered request.
+#[derive(Debug)]
+struct Entry {
+    layout: ChatLayout,
+    messages: Vec<ChatMessage>,
+    conversation: Vec<Message>,
+    chain: HashChain,
+    held_bytes: usize,
+}
+
+/// Recently managed Chat requests, most recent last, within a byte budget.
+#[derive(Debug)]
+pub struct RecentChats {
+    recent: Mutex<VecDeque<Entry>>,
+    budget_bytes: usize,
+}
+
+impl Default for RecentChats {
+    fn default() -> Self {
+        Self::new(mc_engine::CacheBudget::default().recent_requests())
+    }
+}
+
+impl RecentChats {
+    /// Remembers requests holding at most `budget_bytes` in all.
+    pub fn new(budget_bytes: usize) -> Self {
+        Self {
+            recent: Mutex::new(VecDeque::new()),
+            budget_bytes,
+        }
+    }
+
+    /// Decodes `body`, reusing what it shares with a remembered request of its
+    /// conversation.
+    pub fn decode(&self, body: &Bytes) -> Result<ChatDecoded, WireError> {
+        match self.decode_incrementally(body) {
+            Some(decoded) => Ok(decoded),
+            None => full_decode(body),
+        }
+    }
+
+    /// Remembers a managed request (its layout, its `messages` with the instructions, their
+    /// neutral forms and chain after the instructions) for the next one of its
+    /// conversation.
+    pub fn remember(
+        &self,
+        layout: ChatLayout,
+        messages: Vec<ChatMessage>,
+        conversation: Vec<Message>,
+        chain: HashChain,
+    ) {
+        if layout.split.ranges.len() != messages.len()
+            || messages.len() != layout.instructions + conversation.len()
+            || chain.len() != conversation.len()
+        {
+            return;
+        }
+        // The decoded messages hold about what their neutral forms hold.
+        let held_bytes = layout.body.len()
+            + 2 * conversation
+                .iter()
+                .map(HeldBytes::held_bytes)
+                .sum::<usize>()
+            + chain.len() * std::mem::size_of::<ContentHash>();
+        if held_bytes > self.budget_bytes {
+            return;
+        }
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.push_back(Entry {
+            layout,
+            messages,
+            conversation,
+            chain,
+            held_bytes,
+        });
+        let mut bytes: usize = recent.iter().map(|entry| entry.held_bytes).sum();
+        while recent.len() > REMEMBERED || bytes > self.budget_bytes {
+            match recent.pop_front() {
+                Some(evicted) => bytes -= evicted.held_bytes,
+                None => break,
+            }
+        }
+    }
+
+    fn decode_incrementally(&self, body: &Bytes) -> Option<ChatDecoded> {
+        let mut entry = self.take_longest_prefix(body)?;
+        let open = entry.layout.split.open;
+        let (split, shared) =
+            Split::extend(&entry.layout.body, &entry.layout.split.ranges, open, body)?;
+        let instructions = entry.layout.instructions;
+        if !entry.layout.same_head(body, &split) || shared < instructions {
+            return None;
+        }
+        entry.messages.truncate(shared);
+        entry.conversation.truncate(shared - instructions);
+        entry.chain.truncate(shared - instructions);
+        for range in &split.ranges[shared..] {
+            let bytes = body.get(range.clone())?;
+            if nests_too_deep(bytes) {
+                return None;
+            }
+            let message = ChatMessage::decode(bytes).ok()?;
+            entry.messages.push(message);
+        }
+        // A new leading instruction (all shared messages were instructions) moves where the
+        // conversation starts: decoded whole.
+        if entry.messages.get(instructions).is_some_and(is_instruction) {
+            return None;
+        }
+        for message in &entry.messages[shared..] {
+            let converted = openai::to_message(message).ok()?;
+            entry.chain.push(converted.content_hash());
+            entry.conversation.push(converted);
+        }
+        let mut request = ChatRequest::clone(&entry.layout.head);
+        request.messages = entry.messages;
+        Some(ChatDecoded {
+            request,
+            conversation: entry.conversation,
+            chain: entry.chain,
+            layout: Some(ChatLayout {
+                body: body.clone(),
+                split,
+                head: entry.layout.head,
+                instructions,
+            }),
+        })
+    }
+
+    /// Takes out the remembered request whose bytes `body` repeats through the most whole
+    /// messages (at least one), the latest on a tie.
+    fn take_longest_prefix(&self, body: &[u8]) -> Option<Entry> {
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        let best = recent
+            .iter()
+            .enumerate()
+            .map(|(position, entry)| {
+                let equal = common_prefix_len(&entry.layout.body, body);
+                let ranges: &[Range<usize>] = &entry.layout.split.ranges;
+                (ranges.partition_point(|range| range.end <= equal), position)
+            })
+            .filter(|&(whole, _)| whole > 0)
+            .max()?;
+        recent.remove(best.1)
+    }
+}
+
+/// A full decode, with the layout when the body splits into its messages.
+fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
+    let mut request = ChatRequest::decode(body, usize::MAX)?;
+    let conversation = conversation(&request)?;
+    let chain = HashChain::of(&conversation);
+    let layout = Split::scan(body)
+        .filter(|split| split.ranges.len() == request.messages.len())
+        .map(|split| {
+            let messages = std::mem::take(&mut request.messages);
+            let head = Arc::new(request.clone());
+            request.messages = messages;
+            ChatLayout {
+                body: body.clone(),
+                split,
+                head,
+                instructions: instruction_count(&request),
+            }
+        });
+    Ok(ChatDecoded {
+        request,
+        conversation,
+        chain,
+        layout,
+    })
+}
+
+#[cfg(test)]
+#[path = "chat_incremental_tests.rs"]
+mod tests;
