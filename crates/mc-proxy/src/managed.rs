@@ -70,14 +70,16 @@ async fn run(
     // A store that could not be opened may be usable now; the pass refuses the call if not.
     app.store.open_if_closed().await;
     let mut prepared = agent_tools::prepare(&app, provider, &call.headers, &call.body).await?;
-    let body = prepared
-        .as_ref()
-        .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
     let decoded = prepared.as_mut().and_then(agent_tools::Ready::take_decoded);
+    // The pass reads the prepared request: as the preparation decoded it when it did (the
+    // client's body then keys the busy store's replay of an identical call), else its body.
+    let body = match (&prepared, &decoded) {
+        (Some(ready), None) => ready.body(),
+        _ => call.body.clone(),
+    };
     let planned = plan_decoded(&app, provider, &call.headers, &body, decoded, None).await?;
     historian_start::start(&app, provider, &call.headers, &planned);
     embedding_start::start(&app);
-    let call = ClientCall { body, ..call };
     send_and_answer(app, provider, call, prepared, planned).await
 }
 
@@ -116,15 +118,12 @@ async fn send_and_answer(
                 Upstream::Refused(response) => return Ok(response),
                 Upstream::Overflow(overflow) => overflow,
             };
-        planned = replan_after_overflow(
-            &app,
-            provider,
-            &call.headers,
-            &call.body,
-            &planned,
-            overflow,
-        )
-        .await?;
+        // The retry plans the request the pass read: with the proxy's tools when it had them.
+        let body = prepared
+            .as_ref()
+            .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
+        planned =
+            replan_after_overflow(&app, provider, &call.headers, &body, &planned, overflow).await?;
         retried = true;
     }
 }

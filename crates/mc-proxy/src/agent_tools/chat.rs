@@ -54,15 +54,13 @@ pub struct ChatSplice {
 pub struct ChatPrepared {
     /// The request with the hidden exchanges spliced in, our tools and the guidance.
     pub request: ChatRequest,
-    /// Its encoding.
-    pub body: Bytes,
     /// Where the conversation stands after its last message.
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
     /// The request as the pass reads it (a copy, with its conversation in the neutral model
     /// and its chain), made from what the preparation decoded, converted and hashed, so the
-    /// pass does not decode `body` again; taken by the pass.
+    /// pass needs no encoding of `request` to decode again; taken by the pass.
     pub decoded: Option<Box<DecodedCall>>,
 }
 
@@ -138,7 +136,6 @@ pub fn prepare_chat(
             tools.push(ChatTool { raw });
         }
     }
-    let body = Bytes::from(request.encode());
     let decoded = spliced.conversation.map(|conversation| {
         Box::new(DecodedCall {
             client: ClientRequest::OpenAi(request.clone()),
@@ -150,7 +147,6 @@ pub fn prepare_chat(
     });
     Ok(Some(ChatPrepared {
         request,
-        body,
         point: spliced.point,
         project,
         decoded,

@@ -86,12 +86,15 @@ pub enum Ready {
 }
 
 impl Ready {
-    /// The body the pass reads instead of the client's.
+    /// The body the pass reads instead of the client's: the Anthropic preparation's, or
+    /// the prepared Chat and Responses request encoded now (their pass is handed what the
+    /// preparation decoded, [`Self::take_decoded`], so only a pass without it, or the
+    /// overflow retry's, needs their bytes).
     pub fn body(&self) -> Bytes {
         match self {
             Self::Anthropic(prepared) => prepared.body.clone(),
-            Self::Chat(prepared) => prepared.body.clone(),
-            Self::Responses(prepared) => prepared.body.clone(),
+            Self::Chat(prepared) => Bytes::from(prepared.request.encode()),
+            Self::Responses(prepared) => Bytes::from(prepared.request.encode()),
         }
     }
 

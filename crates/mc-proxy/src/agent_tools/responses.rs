@@ -61,14 +61,12 @@ pub struct ResponsesSplice {
 pub struct ResponsesPrepared {
     /// The request with the hidden exchanges spliced in, our tools and the guidance.
     pub request: ResponsesRequest,
-    /// Its encoding.
-    pub body: Bytes,
     /// Where the conversation stands after its last item.
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
     /// The request as the pass reads it (a copy, with its conversation and chain), so the
-    /// pass does not decode `body` again; taken by the pass.
+    /// pass needs no encoding of `request` to decode again; taken by the pass.
     pub decoded: Option<Box<DecodedCall>>,
 }
 
@@ -170,7 +168,6 @@ pub fn prepare_responses(
             tools.push(ResponsesTool { raw });
         }
     }
-    let body = Bytes::from(request.encode());
     let conversation = conversation(&request);
     let decoded = Box::new(DecodedCall {
         client: ClientRequest::Responses(request.clone()),
@@ -181,7 +178,6 @@ pub fn prepare_responses(
     });
     Ok(Some(ResponsesPrepared {
         request,
-        body,
         point,
         project,
         decoded: Some(decoded),
