@@ -34,9 +34,75 @@ pub fn error_text(body: &[u8], client: &HeaderMap) -> String {
     text.chars().take(MAX_ERROR_CHARS).collect()
 }
 
+/// The ledger row of one upstream call: started as the call is sent, from what the pass
+/// planned, and written once, when the call's outcome is known. Each way a call ends is one
+/// method, which takes the record, so a call cannot be written twice or left unwritten by
+/// a path that forgot it.
+#[derive(Debug)]
+pub struct CallRecord {
+    row: CallRow,
+    started: Instant,
+}
+
+impl CallRecord {
+    /// The record of the call `planned` makes, sent at `started`; `overflow_retry` when it is
+    /// the retry after an overflow.
+    pub fn start(
+        provider: Provider,
+        planned: &Planned,
+        overflow_retry: bool,
+        started: Instant,
+    ) -> Self {
+        Self {
+            row: call_row(provider, planned, overflow_retry, started),
+            started,
+        }
+    }
+
+    /// No answer came: the call could not be made (`status` is the client's refusal), or
+    /// the client went away first (no status).
+    pub fn unanswered(self, app: &App, status: Option<u16>, error: String) {
+        let mut row = self.row;
+        row.status = status.unwrap_or(0);
+        row.error = Some(error);
+        row.total_ms = elapsed_ms(self.started);
+        record_call(app, row);
+    }
+
+    /// The upstream refused with `status`; `error` is what the row keeps of its error
+    /// ([`error_text`]), read whole, so its first byte is its end.
+    pub fn refused(self, app: &App, status: u16, error: String) {
+        let mut row = self.row;
+        row.status = status;
+        row.total_ms = elapsed_ms(self.started);
+        row.first_byte_ms = Some(row.total_ms);
+        row.error = Some(error);
+        record_call(app, row);
+    }
+
+    /// The answer ended: its `status`, the `usage` it reported, why it did not end whole if
+    /// it did not, and when its first byte came.
+    pub fn ended(
+        self,
+        app: &App,
+        status: u16,
+        usage: CallUsage,
+        error: Option<String>,
+        first_byte_ms: Option<u64>,
+    ) {
+        let mut row = self.row;
+        row.status = status;
+        set_usage(&mut row, usage);
+        row.error = error;
+        row.first_byte_ms = first_byte_ms;
+        row.total_ms = elapsed_ms(self.started);
+        record_call(app, row);
+    }
+}
+
 /// The row of the call `planned` is about to make, started at `started`; the caller sets
 /// the status, and the usage, timings and error as the call ends.
-pub fn call_row(
+fn call_row(
     provider: Provider,
     planned: &Planned,
     overflow_retry: bool,
@@ -76,7 +142,7 @@ pub fn call_row(
 }
 
 /// Copies what the response reported into `row`.
-pub fn set_usage(row: &mut CallRow, usage: CallUsage) {
+fn set_usage(row: &mut CallRow, usage: CallUsage) {
     row.uncached_tokens = usage.uncached;
     row.cache_write_tokens = usage.cache_write;
     row.cache_read_tokens = usage.cache_read;
@@ -86,7 +152,7 @@ pub fn set_usage(row: &mut CallRow, usage: CallUsage) {
 
 /// Logs a call, keeps a successful call's prompt size as its session's reported usage for
 /// the next pass, and queues its ledger row ([`crate::ledger_writer`]).
-pub fn record_call(app: &App, row: CallRow) {
+fn record_call(app: &App, row: CallRow) {
     tracing::info!(
         session = row.session.as_ref().map(SessionId::as_str),
         route = %row.route,

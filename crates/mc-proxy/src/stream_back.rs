@@ -10,7 +10,7 @@ use axum::http::{Response, StatusCode, header};
 
 use crate::app::App;
 use crate::headers::client_response_headers;
-use crate::ledger::{call_row, record_call, set_usage};
+use crate::ledger::CallRecord;
 use crate::planned::Planned;
 use crate::provider::Provider;
 use crate::tee::{BodyEnd, Teed, tee};
@@ -37,19 +37,15 @@ pub fn stream_back(
         .is_some_and(|kind| kind.starts_with("text/event-stream"));
     let observer = UsageObserver::new(provider, content_type.as_deref());
     let filter = (sse && planned.hide_usage_chunk).then(UsageChunkFilter::default);
-    let mut row = call_row(provider, &planned, retried, started);
-    row.status = status.as_u16();
+    let record = CallRecord::start(provider, &planned, retried, started);
     let on_end = move |teed: Teed| {
-        row.error = match teed.end {
+        let error = match teed.end {
             BodyEnd::Complete => teed.usage.stream_error.clone(),
             BodyEnd::UpstreamFailed => Some("upstream failed mid-body".to_owned()),
             BodyEnd::EndedMidEvent => Some("upstream stream ended mid-event".to_owned()),
             BodyEnd::ClientGone => Some("client disconnected".to_owned()),
         };
-        set_usage(&mut row, teed.usage);
-        row.first_byte_ms = teed.first_byte_ms;
-        row.total_ms = teed.total_ms;
-        record_call(&app, row);
+        record.ended(&app, status.as_u16(), teed.usage, error, teed.first_byte_ms);
     };
     let body = tee(
         provider,

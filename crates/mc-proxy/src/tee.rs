@@ -46,8 +46,6 @@ pub struct Teed {
     pub usage: CallUsage,
     /// Milliseconds from the tee's start to the first body byte.
     pub first_byte_ms: Option<u64>,
-    /// Milliseconds from the tee's start to its end.
-    pub total_ms: u64,
 }
 
 /// Reports when dropped, so a client disconnect is reported too.
@@ -68,7 +66,6 @@ impl<F: FnOnce(Teed)> Drop for Guard<F> {
             end: self.end,
             usage: observer.finish(),
             first_byte_ms: self.first_byte_ms,
-            total_ms: elapsed_ms(self.started),
         });
     }
 }

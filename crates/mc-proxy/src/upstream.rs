@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::client_call::ClientCall;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
-use crate::ledger::{call_row, error_text, record_call};
+use crate::ledger::{CallRecord, error_text};
 use crate::overflow::{Overflow, parse_overflow};
 use crate::planned::Planned;
 use crate::provider::{Provider, ProxyError};
@@ -48,10 +48,11 @@ pub async fn send(
         Ok(response) => Ok(success_error::reclassify(response).await),
         Err(error) => {
             let refusal = upstream_error(provider, &error);
-            let mut row = call_row(provider, planned, retried, started);
-            row.status = refusal.status().as_u16();
-            row.error = Some(refusal.message.clone());
-            record_call(app, row);
+            CallRecord::start(provider, planned, retried, started).unanswered(
+                app,
+                Some(refusal.status().as_u16()),
+                refusal.message.clone(),
+            );
             Err(refusal)
         }
     }
@@ -83,11 +84,11 @@ pub async fn judge(
         return match stream_overflow::peek(response).await {
             Peeked::Stream(response) => Upstream::Success(response),
             Peeked::Overflow { overflow, error } => {
-                let mut row = call_row(provider, planned, retried, started);
-                row.status = status.as_u16();
-                row.first_byte_ms = Some(row.total_ms);
-                row.error = Some(error_text(&error, &call.headers));
-                record_call(app, row);
+                CallRecord::start(provider, planned, retried, started).refused(
+                    app,
+                    status.as_u16(),
+                    error_text(&error, &call.headers),
+                );
                 Upstream::Overflow(overflow)
             }
         };
@@ -95,11 +96,11 @@ pub async fn judge(
     let upstream_headers = client_response_headers(response.headers());
     let error_body = read_limited(response).await;
     let overflow = parse_overflow(status.as_u16(), &error_body);
-    let mut row = call_row(provider, planned, retried, started);
-    row.status = status.as_u16();
-    row.first_byte_ms = Some(row.total_ms);
-    row.error = Some(error_text(&error_body, &call.headers));
-    record_call(app, row);
+    CallRecord::start(provider, planned, retried, started).refused(
+        app,
+        status.as_u16(),
+        error_text(&error_body, &call.headers),
+    );
     if let (Some(overflow), true) = (overflow, retriable) {
         return Upstream::Overflow(overflow);
     }

@@ -13,9 +13,8 @@ use serde_json::Value;
 use super::live::Sink;
 use super::reply::{Buffered, read_whole};
 use crate::app::App;
-use crate::clock::elapsed_ms;
 use crate::forward::upstream_error;
-use crate::ledger::{call_row, record_call, set_usage};
+use crate::ledger::CallRecord;
 use crate::plan::plan;
 use crate::planned::Planned;
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -136,9 +135,11 @@ impl Call {
             Some(sink) => tokio::select! {
                 biased;
                 () = sink.gone() => {
-                    let mut row = call_row(provider, &self.planned, false, self.started);
-                    row.error = Some("client disconnected before the upstream answered".to_owned());
-                    record_call(app, row);
+                    CallRecord::start(provider, &self.planned, false, self.started).unanswered(
+                        app,
+                        None,
+                        "client disconnected before the upstream answered".to_owned(),
+                    );
                     return Err(RoundFailure::ClientGone);
                 }
                 sent = send => sent,
@@ -157,10 +158,11 @@ impl Call {
             }
             Err(error) => {
                 let refusal = upstream_error(provider, &error);
-                let mut row = call_row(provider, &self.planned, false, self.started);
-                row.status = refusal.status().as_u16();
-                row.error = Some(refusal.message.clone());
-                record_call(app, row);
+                CallRecord::start(provider, &self.planned, false, self.started).unanswered(
+                    app,
+                    Some(refusal.status().as_u16()),
+                    refusal.message.clone(),
+                );
                 Err(RoundFailure::Refused(refusal))
             }
         }
@@ -202,11 +204,11 @@ pub(super) fn record_round(
     failed: Option<String>,
     first_byte_ms: Option<u64>,
 ) {
-    let mut row = call_row(provider, &call.planned, call.retried, call.started);
-    row.status = status.as_u16();
-    set_usage(&mut row, usage);
-    row.error = failed;
-    row.first_byte_ms = first_byte_ms;
-    row.total_ms = elapsed_ms(call.started);
-    record_call(app, row);
+    CallRecord::start(provider, &call.planned, call.retried, call.started).ended(
+        app,
+        status.as_u16(),
+        usage,
+        failed,
+        first_byte_ms,
+    );
 }
