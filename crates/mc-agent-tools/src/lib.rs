@@ -9,6 +9,9 @@
 //! - [`round_driver`]: the state machine that decides what follows a round, with the round
 //!   limit ([`MAX_ROUNDS`]), and [`round_cap`], what the client reads when the limit ends an
 //!   answer;
+//! - [`hidden_rounds`]: the rounds the client does not see, over one adapter per wire
+//!   ([`hidden_rounds::RoundWire`]): which calls run, what goes upstream next, what the
+//!   client was shown, and the exchange stored for its next request;
 //! - [`ours`]: which tools are ours, and how a client's tool list shows it has them already;
 //! - [`run`]: running the model's calls to our tools against the engine;
 //! - [`splice`], [`answer_key`] and [`keep`]: the exchanges the client never saw, stored
@@ -19,6 +22,7 @@
 //! rounds) calls these; nothing here calls back.
 
 pub mod answer_key;
+pub mod hidden_rounds;
 pub mod keep;
 pub mod ours;
 pub mod round_cap;

@@ -5,21 +5,18 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::Response;
-use mc_core::{ProjectId, SessionId};
-use mc_wire::anthropic::{
-    self, BlockContent, ContentBlock, MessageRole, MessagesResponse, ToolResultBlock,
-};
-use serde_json::Value;
+use mc_agent_tools::hidden_rounds::{ClientAnswer, HiddenRounds, OurCall, RoundWire};
+use mc_agent_tools::splice::{Splice, client_answer_key};
+use mc_agent_tools::{is_ours, round_cap};
+use mc_engine::tools::ToolAnswer;
+use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessageRole, ToolResultBlock};
 
-use super::execute::{execute, keep};
 use super::prepare::Prepared;
 use super::reply::read_whole;
 use super::round_call::{Call, Settled, broke_off, record};
+use super::settle::{RoundPlace, settle};
 use crate::app::App;
 use crate::provider::Provider;
-use mc_agent_tools::round_driver::{Next, RoundDriver};
-use mc_agent_tools::splice::{Splice, client_answer_key};
-use mc_agent_tools::{is_ours, round_cap};
 
 /// Answers the client from the successful upstream `response` to `call`: runs our tools
 /// while the model calls only them, stores what the client will not see, and returns the
@@ -42,7 +39,7 @@ pub async fn answer(
         let Some(message) = buffered.message() else {
             return buffered.verbatim();
         };
-        let body = match rounds.settle(&app, &prepared, &call, &message).await {
+        let body = match settle_round(&mut rounds, &app, &prepared, &call, &message.content).await {
             Settled::Final => return buffered.verbatim(),
             Settled::Without { ours, capped } => {
                 return buffered.without_blocks(message, &ours, capped);
@@ -56,166 +53,127 @@ pub async fn answer(
     }
 }
 
-/// The hidden rounds of one client request on the Anthropic wire so far.
-pub(super) struct Rounds {
-    hidden: Vec<anthropic::Message>,
-    driver: RoundDriver,
-    /// Whether the client sees each round as it streams, not only the last one.
-    live: bool,
-    /// The blocks of the hidden rounds the client saw (live only): they begin the answer
-    /// the client gets, and so the message it sends back.
-    shown: Vec<ContentBlock>,
+/// Settles a round on this wire ([`settle`]): the next round is the prepared request with
+/// the hidden rounds appended.
+pub(super) async fn settle_round(
+    rounds: &mut Rounds,
+    app: &App,
+    prepared: &Prepared,
+    call: &Call,
+    content: &[ContentBlock],
+) -> Settled {
+    let place = RoundPlace {
+        point: &prepared.point,
+        project: &prepared.project,
+        session: &call.planned.session,
+        wire: "anthropic",
+    };
+    let next = |hidden: &[anthropic::Message], last| prepared.next_round(hidden, last);
+    settle(rounds, app, &place, content, next).await
 }
 
-impl Rounds {
-    /// The first round of an answer; `live` when the client sees each round as it
-    /// streams.
-    pub(super) fn new(live: bool) -> Self {
-        Self {
-            hidden: Vec::new(),
-            driver: RoundDriver::first(),
-            live,
-            shown: Vec::new(),
-        }
-    }
+/// The Anthropic wire's part in the rounds: an answer is a message's content blocks.
+pub(super) struct AnthropicWire;
 
-    /// How many rounds ran, this one included.
-    pub(super) fn count(&self) -> usize {
-        self.driver.count()
-    }
+/// The hidden rounds of one client request on the Anthropic wire.
+pub(super) type Rounds = HiddenRounds<AnthropicWire>;
 
-    /// Decides what follows the round that answered `message`: runs our calls in it, and
-    /// stores the exchange the client will not see when the client's answer is settled.
-    pub(super) async fn settle(
-        &mut self,
-        app: &App,
-        prepared: &Prepared,
-        call: &Call,
-        message: &MessagesResponse,
-    ) -> Settled {
-        let ours: Vec<usize> = (0..message.content.len())
+impl RoundWire for AnthropicWire {
+    type Answer = [ContentBlock];
+    type Turn = anthropic::Message;
+    type Shown = Vec<ContentBlock>;
+    type Splice = Splice;
+
+    fn calls(content: &[ContentBlock]) -> (Vec<usize>, usize) {
+        let ours: Vec<usize> = (0..content.len())
             .filter(|&index| {
-                matches!(&message.content[index], ContentBlock::ToolUse(block) if is_ours(&block.name))
+                matches!(&content[index], ContentBlock::ToolUse(block) if is_ours(&block.name))
             })
             .collect();
-        let next = self
-            .driver
-            .next(ours.len(), tool_calls(&message.content) - ours.len());
-        if next == Next::Final {
-            if !self.hidden.is_empty() {
-                let answer = assistant(message.content.clone());
-                // A client that saw blocks of the hidden rounds sends them back in this
-                // answer; upstream, they stay in the rounds that wrote them.
-                let seen = self.shown_with(message.content.iter());
-                let splice = Splice {
-                    before: std::mem::take(&mut self.hidden),
-                    full_answer: (!self.shown.is_empty()).then_some(answer),
-                    client_answer: client_answer_key(&assistant(seen)),
-                    results: None,
-                };
-                keep(app, prepared.point.anchor(), splice).await;
-            }
-            return Settled::Final;
+        let calls = content
+            .iter()
+            .filter(|block| matches!(block, ContentBlock::ToolUse(_)))
+            .count();
+        let theirs = calls - ours.len();
+        (ours, theirs)
+    }
+
+    fn our_calls(content: &[ContentBlock], ours: &[usize]) -> Vec<OurCall> {
+        ours.iter()
+            .filter_map(|&index| match &content[index] {
+                ContentBlock::ToolUse(block) => Some(OurCall {
+                    id: block.id.clone(),
+                    name: block.name.clone(),
+                    arguments: block.input.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// One user turn holding every result, in call order.
+    fn results(calls: Vec<OurCall>, answers: Vec<ToolAnswer>) -> Vec<anthropic::Message> {
+        let blocks = calls
+            .into_iter()
+            .zip(answers)
+            .map(|(call, answer)| {
+                ContentBlock::ToolResult(ToolResultBlock::new(
+                    call.id,
+                    Some(BlockContent::Text(answer.text)),
+                    answer.is_error,
+                ))
+            })
+            .collect();
+        vec![anthropic::Message::new(
+            MessageRole::User,
+            BlockContent::Blocks(blocks),
+        )]
+    }
+
+    fn answer_turns(content: &[ContentBlock]) -> Vec<anthropic::Message> {
+        vec![assistant(content.to_vec())]
+    }
+
+    fn show(shown: &mut Vec<ContentBlock>, content: &[ContentBlock], ours: &[usize]) {
+        shown.extend(without_blocks(content, ours));
+    }
+
+    fn shown_nothing(shown: &Vec<ContentBlock>) -> bool {
+        shown.is_empty()
+    }
+
+    fn splice(
+        before: Vec<anthropic::Message>,
+        full_answer: Option<Vec<anthropic::Message>>,
+        client: ClientAnswer<'_, Self>,
+        results: Vec<anthropic::Message>,
+    ) -> Option<Splice> {
+        let mut seen = client.shown.clone();
+        seen.extend(without_blocks(client.answer, client.ours));
+        if client.capped {
+            seen.push(round_cap::anthropic_block());
         }
-        let results = run_tools(
-            app,
-            &prepared.project,
-            &call.planned.session,
-            &message.content,
-            &ours,
-        )
-        .await;
-        let full = assistant(message.content.clone());
-        // Beside the client's calls, or past the bound (a model that calls our tools even
-        // when told not to): the client gets the answer without our calls.
-        if let Next::HandBack { capped } = next {
-            if capped {
-                round_cap::warn(self.count(), "anthropic");
-            }
-            let mut seen = self.shown_with(
-                message
-                    .content
-                    .iter()
-                    .enumerate()
-                    .filter(|(index, _)| !ours.contains(index))
-                    .map(|(_, block)| block),
-            );
-            if capped {
-                seen.push(round_cap::anthropic_block());
-            }
-            let splice = Splice {
-                before: std::mem::take(&mut self.hidden),
-                full_answer: Some(full),
-                client_answer: client_answer_key(&assistant(seen)),
-                results: Some(results),
-            };
-            keep(app, prepared.point.anchor(), splice).await;
-            return Settled::Without { ours, capped };
-        }
-        if self.live {
-            self.shown.extend(
-                message
-                    .content
-                    .iter()
-                    .filter(|block| !matches!(block, ContentBlock::ToolUse(_)))
-                    .cloned(),
-            );
-        }
-        self.hidden.push(full);
-        self.hidden.push(results);
-        // On the last round allowed, the model must answer in text.
-        let last = next == Next::Continue { last: true };
-        Settled::Again(prepared.next_round(&self.hidden, last))
+        Some(Splice {
+            before,
+            full_answer: full_answer.and_then(|turns| turns.into_iter().next()),
+            client_answer: client_answer_key(&assistant(seen)),
+            results: results.into_iter().next(),
+        })
     }
 }
 
-impl Rounds {
-    /// The answer as the client gets it: what it saw of the hidden rounds, then `blocks`.
-    fn shown_with<'a>(&self, blocks: impl Iterator<Item = &'a ContentBlock>) -> Vec<ContentBlock> {
-        self.shown.iter().cloned().chain(blocks.cloned()).collect()
-    }
+/// The blocks of `content` but those at `ours`.
+fn without_blocks<'a>(
+    content: &'a [ContentBlock],
+    ours: &'a [usize],
+) -> impl Iterator<Item = ContentBlock> + 'a {
+    content
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !ours.contains(index))
+        .map(|(_, block)| block.clone())
 }
 
 fn assistant(content: Vec<ContentBlock>) -> anthropic::Message {
     anthropic::Message::new(MessageRole::Assistant, BlockContent::Blocks(content))
-}
-
-fn tool_calls(content: &[ContentBlock]) -> usize {
-    content
-        .iter()
-        .filter(|block| matches!(block, ContentBlock::ToolUse(_)))
-        .count()
-}
-
-/// Runs our calls among `content` (at `ours`); the user turn of their results, in call
-/// order.
-async fn run_tools(
-    app: &App,
-    project: &Option<ProjectId>,
-    session: &Option<SessionId>,
-    content: &[ContentBlock],
-    ours: &[usize],
-) -> anthropic::Message {
-    let calls: Vec<(String, String, Value)> = ours
-        .iter()
-        .filter_map(|&index| match &content[index] {
-            ContentBlock::ToolUse(block) => {
-                Some((block.id.clone(), block.name.clone(), block.input.clone()))
-            }
-            _ => None,
-        })
-        .collect();
-    let answers = execute(app, project, session, &calls).await;
-    let blocks = calls
-        .into_iter()
-        .zip(answers)
-        .map(|((id, _, _), answer)| {
-            ContentBlock::ToolResult(ToolResultBlock::new(
-                id,
-                Some(BlockContent::Text(answer.text)),
-                answer.is_error,
-            ))
-        })
-        .collect();
-    anthropic::Message::new(MessageRole::User, BlockContent::Blocks(blocks))
 }

@@ -6,18 +6,19 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::Response;
 use bytes::Bytes;
-use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolCall};
-use serde_json::{Value, json};
-
-use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_answer_key};
-use super::execute::{execute, keep};
-use super::reply::{Buffered, read_whole};
-use super::round_call::{Call, Settled, broke_off, record};
-use crate::app::App;
-use crate::provider::Provider;
-use mc_agent_tools::round_driver::{Next, RoundDriver};
+use mc_agent_tools::hidden_rounds::{ClientAnswer, HiddenRounds, OurCall, RoundWire};
 use mc_agent_tools::run::{call_arguments, flagged_text};
 use mc_agent_tools::{is_ours, round_cap};
+use mc_engine::tools::ToolAnswer;
+use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolCall};
+use serde_json::json;
+
+use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_answer_key};
+use super::reply::{Buffered, read_whole};
+use super::round_call::{Call, Settled, broke_off, record};
+use super::settle::{RoundPlace, settle};
+use crate::app::App;
+use crate::provider::Provider;
 
 /// The finish reason of an answer that ends the model's turn.
 const STOP: &str = "stop";
@@ -43,10 +44,10 @@ pub async fn answer_chat(
         let Some(message) = answer.message().cloned() else {
             return buffered.verbatim();
         };
-        let body = match rounds.settle(&app, &prepared, &call, &message).await {
+        let body = match settle_round(&mut rounds, &app, &prepared, &call, &message).await {
             Settled::Final => return buffered.verbatim(),
             Settled::Without { ours, capped } => {
-                let notice = capped.then(|| rounds.notice_after(&message));
+                let notice = capped.then(|| notice_after(rounds.shown(), &message));
                 return without_calls(buffered, answer, &ours, notice.as_deref());
             }
             Settled::Again(body) => body,
@@ -58,137 +59,130 @@ pub async fn answer_chat(
     }
 }
 
-/// The hidden rounds of one client request on the Chat wire so far.
-pub(super) struct ChatRounds {
-    hidden: Vec<ChatMessage>,
-    driver: RoundDriver,
-    /// Whether the client sees each round as it streams, not only the last one.
-    live: bool,
-    /// The text of the hidden rounds the client saw (live only): it begins the content the
-    /// client gets, and so the message it sends back.
-    shown: String,
+/// Settles a round on this wire ([`settle`]): the next round is the prepared request with
+/// the hidden rounds appended, `tool_choice` `none` on the last one allowed.
+pub(super) async fn settle_round(
+    rounds: &mut ChatRounds,
+    app: &App,
+    prepared: &ChatPrepared,
+    call: &Call,
+    message: &ChatMessage,
+) -> Settled {
+    let place = RoundPlace {
+        point: &prepared.point,
+        project: &prepared.project,
+        session: &call.planned.session,
+        wire: "chat",
+    };
+    let next = |hidden: &[ChatMessage], last: bool| {
+        let mut request = prepared.request.clone();
+        request.messages.extend(hidden.iter().cloned());
+        if last {
+            request.rest.insert("tool_choice".to_owned(), json!("none"));
+        }
+        Bytes::from(request.encode())
+    };
+    settle(rounds, app, &place, message, next).await
 }
 
-impl ChatRounds {
-    /// The first round of an answer; `live` when the client sees each round as it
-    /// streams.
-    pub(super) fn new(live: bool) -> Self {
-        Self {
-            hidden: Vec::new(),
-            driver: RoundDriver::first(),
-            live,
-            shown: String::new(),
-        }
-    }
+/// The Chat wire's part in the rounds: an answer is the choice's message, what the client
+/// was shown of the hidden rounds is their text.
+pub(super) struct ChatWire;
 
-    /// `message` as the client gets it: its content after the text the client saw of the
-    /// hidden rounds, with `calls` as its calls.
-    fn as_shown(&self, message: &ChatMessage, calls: Vec<ToolCall>) -> ChatMessage {
-        let mut seen = message.clone();
-        if !self.shown.is_empty() {
-            let text = format!("{}{}", self.shown, text_of(message));
-            seen.content = Some(ChatContent::Text(text));
-        }
-        seen.tool_calls = (!calls.is_empty()).then_some(calls);
-        seen
-    }
+/// The hidden rounds of one client request on the Chat wire.
+pub(super) type ChatRounds = HiddenRounds<ChatWire>;
 
-    /// The round limit's line as it follows `message`'s content in the client's answer
-    /// (what the client saw of the hidden rounds, then `message`'s text).
-    pub(super) fn notice_after(&self, message: &ChatMessage) -> String {
-        round_cap::chat_suffix(&format!("{}{}", self.shown, text_of(message)))
-    }
+impl RoundWire for ChatWire {
+    type Answer = ChatMessage;
+    type Turn = ChatMessage;
+    type Shown = String;
+    type Splice = ChatSplice;
 
-    /// How many rounds ran, this one included.
-    pub(super) fn count(&self) -> usize {
-        self.driver.count()
-    }
-
-    /// Decides what follows the round that answered `message` ([`super::round_call::Rounds::settle`]
-    /// on this wire); [`Settled::Without`] holds the indexes of our calls among its calls.
-    pub(super) async fn settle(
-        &mut self,
-        app: &App,
-        prepared: &ChatPrepared,
-        call: &Call,
-        message: &ChatMessage,
-    ) -> Settled {
-        let calls = message.tool_calls.clone().unwrap_or_default();
+    fn calls(message: &ChatMessage) -> (Vec<usize>, usize) {
+        let calls = message.tool_calls.as_deref().unwrap_or_default();
         let ours: Vec<usize> = (0..calls.len())
             .filter(|&index| is_ours(&calls[index].function.name))
             .collect();
-        let next = self.driver.next(ours.len(), calls.len() - ours.len());
-        if next == Next::Final {
-            let seen = self.as_shown(message, calls);
-            if !self.hidden.is_empty()
-                && let Some(key) = chat_answer_key(&seen)
-            {
-                // A client that saw text of the hidden rounds sends it back in this answer;
-                // upstream, it stays in the rounds that wrote it.
-                let full = (!self.shown.is_empty()).then(|| assistant_turn(message, Vec::new()));
-                let splice = ChatSplice {
-                    before: std::mem::take(&mut self.hidden),
-                    full_answer: full,
-                    client_answer: key,
-                    results: Vec::new(),
-                };
-                keep(app, prepared.point.anchor(), splice).await;
-            }
-            return Settled::Final;
-        }
-        let runs: Vec<(String, String, Value)> = ours
-            .iter()
-            .map(|&index| {
-                let function = &calls[index].function;
-                let arguments = call_arguments(&function.arguments);
-                (calls[index].id.clone(), function.name.clone(), arguments)
+        let theirs = calls.len() - ours.len();
+        (ours, theirs)
+    }
+
+    fn our_calls(message: &ChatMessage, ours: &[usize]) -> Vec<OurCall> {
+        let calls = message.tool_calls.as_deref().unwrap_or_default();
+        ours.iter()
+            .filter_map(|&index| calls.get(index))
+            .map(|call| OurCall {
+                id: call.id.clone(),
+                name: call.function.name.clone(),
+                arguments: call_arguments(&call.function.arguments),
             })
-            .collect();
-        let answers = execute(app, &prepared.project, &call.planned.session, &runs).await;
-        let results: Vec<ChatMessage> = runs
+            .collect()
+    }
+
+    /// One `tool` message per call.
+    fn results(calls: Vec<OurCall>, answers: Vec<ToolAnswer>) -> Vec<ChatMessage> {
+        calls
             .into_iter()
             .zip(answers)
-            .map(|((id, _, _), answer)| {
-                ChatMessage::tool_result(id, ChatContent::Text(flagged_text(answer)))
+            .map(|(call, answer)| {
+                ChatMessage::tool_result(call.id, ChatContent::Text(flagged_text(answer)))
             })
-            .collect();
-        let full = assistant_turn(message, calls.clone());
-        if let Next::HandBack { capped } = next {
-            if capped {
-                round_cap::warn(self.count(), "chat");
-            }
-            let theirs: Vec<_> = (0..calls.len())
-                .filter(|index| !ours.contains(index))
-                .map(|index| calls[index].clone())
-                .collect();
-            let mut seen = self.as_shown(message, theirs);
-            if capped {
-                append_text(&mut seen, &self.notice_after(message));
-            }
-            if let Some(key) = chat_answer_key(&seen) {
-                let splice = ChatSplice {
-                    before: std::mem::take(&mut self.hidden),
-                    full_answer: Some(full),
-                    client_answer: key,
-                    results,
-                };
-                keep(app, prepared.point.anchor(), splice).await;
-            }
-            return Settled::Without { ours, capped };
-        }
-        if self.live {
-            self.shown.push_str(&text_of(message));
-        }
-        self.hidden.push(full);
-        self.hidden.extend(results);
-        let mut request = prepared.request.clone();
-        request.messages.extend(self.hidden.iter().cloned());
-        // On the last round allowed, the model must answer in text.
-        if next == (Next::Continue { last: true }) {
-            request.rest.insert("tool_choice".to_owned(), json!("none"));
-        }
-        Settled::Again(Bytes::from(request.encode()))
+            .collect()
     }
+
+    fn answer_turns(message: &ChatMessage) -> Vec<ChatMessage> {
+        let calls = message.tool_calls.clone().unwrap_or_default();
+        vec![assistant_turn(message, calls)]
+    }
+
+    fn show(shown: &mut String, message: &ChatMessage, _ours: &[usize]) {
+        shown.push_str(&text_of(message));
+    }
+
+    fn shown_nothing(shown: &String) -> bool {
+        shown.is_empty()
+    }
+
+    fn splice(
+        before: Vec<ChatMessage>,
+        full_answer: Option<Vec<ChatMessage>>,
+        client: ClientAnswer<'_, Self>,
+        results: Vec<ChatMessage>,
+    ) -> Option<ChatSplice> {
+        let calls = client.answer.tool_calls.as_deref().unwrap_or_default();
+        let theirs: Vec<ToolCall> = (0..calls.len())
+            .filter(|index| !client.ours.contains(index))
+            .map(|index| calls[index].clone())
+            .collect();
+        let mut seen = as_shown(client.shown, client.answer, theirs);
+        if client.capped {
+            append_text(&mut seen, &notice_after(client.shown, client.answer));
+        }
+        Some(ChatSplice {
+            before,
+            full_answer: full_answer.and_then(|turns| turns.into_iter().next()),
+            client_answer: chat_answer_key(&seen)?,
+            results,
+        })
+    }
+}
+
+/// `message` as the client gets it: its content after the text the client saw of the
+/// hidden rounds (`shown`), with `calls` as its calls.
+fn as_shown(shown: &str, message: &ChatMessage, calls: Vec<ToolCall>) -> ChatMessage {
+    let mut seen = message.clone();
+    if !shown.is_empty() {
+        let text = format!("{shown}{}", text_of(message));
+        seen.content = Some(ChatContent::Text(text));
+    }
+    seen.tool_calls = (!calls.is_empty()).then_some(calls);
+    seen
+}
+
+/// The round limit's line as it follows `message`'s content in the client's answer (what
+/// the client saw of the hidden rounds, `shown`, then `message`'s text).
+pub(super) fn notice_after(shown: &str, message: &ChatMessage) -> String {
+    round_cap::chat_suffix(&format!("{shown}{}", text_of(message)))
 }
 
 /// The text a message's content shows.
@@ -256,4 +250,53 @@ fn without_calls(
         }
     }
     buffered.respond(Bytes::from(answer.encode()))
+}
+
+#[cfg(test)]
+mod tests {
+    use mc_agent_tools::hidden_rounds::{AfterRun, Settle};
+    use mc_wire::openai::ChatRole;
+    use serde_json::Value;
+
+    use super::*;
+
+    fn call(id: &str, name: &str) -> Value {
+        json!({"id": id, "type": "function", "function": {"name": name, "arguments": "{}"}})
+    }
+
+    fn answer(text: &str, calls: &[Value]) -> ChatMessage {
+        let mut value = json!({"role": "assistant", "content": text});
+        if !calls.is_empty() {
+            value["tool_calls"] = Value::Array(calls.to_vec());
+        }
+        ChatMessage::decode(value.to_string().as_bytes()).unwrap()
+    }
+
+    /// A live client saw the hidden round's text; the final answer also calls one of the
+    /// client's tools. Upstream, the answer stays as the model gave it, the client's call
+    /// included, so the client's result that follows answers a call the provider knows.
+    #[test]
+    fn the_stored_final_answer_keeps_the_clients_calls() {
+        let mut rounds = ChatRounds::new(true);
+        let first = answer("Let me look. ", &[call("c1", "ctx_search")]);
+        let Settle::Run(run) = rounds.settle(&first) else {
+            panic!("our call runs");
+        };
+        let answers = vec![ToolAnswer::error("no store".to_owned())];
+        assert!(matches!(
+            rounds.after_run(&first, run, answers),
+            AfterRun::Again { last: false }
+        ));
+        let last = answer("Reading it.", &[call("c2", "read_file")]);
+        let Settle::Final { keep: Some(splice) } = rounds.settle(&last) else {
+            panic!("the hidden round is stored");
+        };
+        let full = splice.full_answer.expect("the client saw the hidden text");
+        assert_eq!(full.role, ChatRole::Assistant);
+        let calls = full.tool_calls.expect("the client's call stays upstream");
+        assert_eq!(calls[0].id, "c2");
+        assert_eq!(splice.before.len(), 2);
+        let seen = as_shown(rounds.shown(), &last, calls.clone());
+        assert_eq!(Some(splice.client_answer), chat_answer_key(&seen));
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use mc_agent_tools::hidden_rounds::OurCall;
 use mc_agent_tools::keep::keep_exchange;
 use mc_agent_tools::run::run_calls;
 use mc_core::{ProjectId, SessionId};
@@ -12,14 +13,14 @@ use serde_json::Value;
 use crate::app::App;
 use crate::clock::now_ms;
 
-/// Runs `calls` (id, name, arguments) off the runtime, bound to the pass's session and
-/// project; one answer per call, in order. A call that cannot run answers with an error,
-/// which the model reads as the tool's result.
+/// Runs `calls` off the runtime, bound to the pass's session and project; one answer per
+/// call, in order. A call that cannot run answers with an error, which the model reads as
+/// the tool's result.
 pub async fn execute(
     app: &App,
     project: &Option<ProjectId>,
     session: &Option<SessionId>,
-    calls: &[(String, String, Value)],
+    calls: &[OurCall],
 ) -> Vec<ToolAnswer> {
     let count = calls.len();
     let engine = match app.engine() {
@@ -32,7 +33,7 @@ pub async fn execute(
     let (project, session) = (project.clone(), session.clone());
     let calls: Vec<(String, Value)> = calls
         .iter()
-        .map(|(_, name, input)| (name.clone(), input.clone()))
+        .map(|call| (call.name.clone(), call.arguments.clone()))
         .collect();
     tokio::task::spawn_blocking(move || run_calls(&engine, project, session, calls, now_ms()))
         .await

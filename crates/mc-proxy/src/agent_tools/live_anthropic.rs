@@ -3,7 +3,7 @@
 //! Each round's events go through [`Merge`]: the first `message_start` and every content
 //! block of the client's kind (text, thinking, the client's own `tool_use`) pass at once; a
 //! `tool_use` block calling one of our tools never reaches the client; the round's
-//! `message_delta` and `message_stop` wait until the round is settled ([`Rounds::settle`]).
+//! `message_delta` and `message_stop` wait until the round is settled ([`settle_round`]).
 //! When the model called only our tools, they run, the next round goes upstream, and its
 //! blocks continue the same client message, numbered after the blocks already sent, so the
 //! client reads one message whose indexes stay contiguous.
@@ -17,7 +17,7 @@ use mc_wire::anthropic::{ContentBlock, EventKind, MessageAccumulator, StreamEven
 use mc_wire::sse::{SseEvent, encode_event};
 use serde_json::Value;
 
-use super::anthropic_rounds::Rounds;
+use super::anthropic_rounds::{Rounds, settle_round};
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::prepare::Prepared;
@@ -92,7 +92,7 @@ async fn run(
         let Some(message) = accumulator.finish() else {
             return;
         };
-        let body = match rounds.settle(&app, &prepared, &call, &message).await {
+        let body = match settle_round(&mut rounds, &app, &prepared, &call, &message.content).await {
             Settled::Final => {
                 let _ = sink
                     .send(merge.end(rounds.count() > 1, None, message.usage))

@@ -17,7 +17,7 @@ use mc_wire::openai::{ChatChunk, ChatDelta, ChunkAccumulator};
 use mc_wire::sse::{SseEvent, encode_event};
 
 use super::chat::ChatPrepared;
-use super::chat_rounds::ChatRounds;
+use super::chat_rounds::{ChatRounds, notice_after, settle_round};
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::round_call::{Call, Settled};
@@ -95,7 +95,7 @@ async fn run(
             let _ = sink.send(merge.end(rounds.count() > 1, None)).await;
             return;
         };
-        let body = match rounds.settle(&app, &prepared, &call, message).await {
+        let body = match settle_round(&mut rounds, &app, &prepared, &call, message).await {
             Settled::Final => {
                 let _ = sink.send(merge.end(rounds.count() > 1, None)).await;
                 return;
@@ -104,7 +104,7 @@ async fn run(
                 let reason = (!merge.client_calls).then_some(STOP);
                 let mut end = String::new();
                 if capped {
-                    end.push_str(&merge.content_chunk(&rounds.notice_after(message)));
+                    end.push_str(&merge.content_chunk(&notice_after(rounds.shown(), message)));
                 }
                 end.push_str(&merge.end(true, reason));
                 let _ = sink.send(end).await;

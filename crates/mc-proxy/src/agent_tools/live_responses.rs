@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::responses::ResponsesPrepared;
-use super::responses_rounds::{ResponsesRounds, without};
+use super::responses_rounds::{ResponsesRounds, settle_round, without};
 use super::round_call::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
@@ -97,7 +97,7 @@ async fn run(
             let _ = sink.send(merge.end(rounds.shown(), &output)).await;
             return;
         }
-        let body = match rounds.settle(&app, &prepared, &call, &output).await {
+        let body = match settle_round(&mut rounds, &app, &prepared, &call, &output).await {
             Settled::Final => {
                 let _ = sink.send(merge.end(rounds.shown(), &output)).await;
                 return;

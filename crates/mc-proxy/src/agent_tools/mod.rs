@@ -61,6 +61,7 @@ mod responses;
 mod responses_rounds;
 mod round_call;
 mod serve_choice;
+mod settle;
 
 use std::sync::Arc;
 

@@ -6,18 +6,19 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::Response;
 use bytes::Bytes;
+use mc_agent_tools::hidden_rounds::{ClientAnswer, HiddenRounds, OurCall, RoundWire};
+use mc_agent_tools::run::{call_arguments, flagged_text};
+use mc_agent_tools::{is_ours, round_cap};
+use mc_engine::tools::ToolAnswer;
 use mc_wire::responses::{Content, Input, Item, OutputKind, ResponsesResponse, ToolOutputItem};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::execute::{execute, keep};
 use super::reply::read_whole;
 use super::responses::{ResponsesPrepared, ResponsesSplice, items_answer_key};
 use super::round_call::{Call, Settled, broke_off, record};
+use super::settle::{RoundPlace, settle};
 use crate::app::App;
 use crate::provider::Provider;
-use mc_agent_tools::round_driver::{Next, RoundDriver};
-use mc_agent_tools::run::{call_arguments, flagged_text};
-use mc_agent_tools::{is_ours, round_cap};
 
 /// Answers a Responses client from the successful upstream `response` to `call`
 /// ([`super::round_call::answer`] on the other wire).
@@ -38,7 +39,7 @@ pub async fn answer_responses(
             return buffered.verbatim();
         };
         let output = answer.output_items().to_vec();
-        let body = match rounds.settle(&app, &prepared, &call, &output).await {
+        let body = match settle_round(&mut rounds, &app, &prepared, &call, &output).await {
             Settled::Final => return buffered.verbatim(),
             Settled::Without { ours, capped } => {
                 let mut kept = without(&output, &ours);
@@ -60,131 +61,105 @@ pub async fn answer_responses(
     }
 }
 
-/// The hidden rounds of one client request on the Responses wire so far.
-pub(super) struct ResponsesRounds {
-    hidden: Vec<Item>,
-    driver: RoundDriver,
-    /// Whether the client sees each round as it streams, not only the last one.
-    live: bool,
-    /// The items of the hidden rounds the client saw (live only): they begin the answer the
-    /// client gets, and so the items it sends back.
-    shown: Vec<Item>,
-}
-
-impl ResponsesRounds {
-    /// The first round of an answer; `live` when the client sees each round as it
-    /// streams.
-    pub(super) fn new(live: bool) -> Self {
-        Self {
-            hidden: Vec::new(),
-            driver: RoundDriver::first(),
-            live,
-            shown: Vec::new(),
-        }
-    }
-
-    /// How many rounds ran, this one included.
-    pub(super) fn count(&self) -> usize {
-        self.driver.count()
-    }
-
-    /// The items the client has been shown of the hidden rounds.
-    pub(super) fn shown(&self) -> &[Item] {
-        &self.shown
-    }
-
-    /// Decides what follows the round whose output is `output` ([`super::round_call::Rounds::settle`]
-    /// on this wire); [`Settled::Without`] holds the indexes of our calls among the items.
-    pub(super) async fn settle(
-        &mut self,
-        app: &App,
-        prepared: &ResponsesPrepared,
-        call: &Call,
-        output: &[Item],
-    ) -> Settled {
-        let ours = our_calls(output);
-        let next = self.driver.next(ours.len(), client_calls(output));
-        if next == Next::Final {
-            let seen = self.shown_with(output, &[]);
-            if !self.hidden.is_empty()
-                && let Some(key) = items_answer_key(&seen)
-            {
-                // A client that saw items of the hidden rounds sends them back in this
-                // answer; upstream, they stay in the rounds that wrote them.
-                let full = (!self.shown.is_empty()).then(|| output.to_vec());
-                let splice = ResponsesSplice {
-                    before: std::mem::take(&mut self.hidden),
-                    full_answer: full,
-                    client_answer: key,
-                    client_items: seen.len(),
-                    results: Vec::new(),
-                };
-                keep(app, prepared.point.anchor(), splice).await;
-            }
-            return Settled::Final;
-        }
-        let runs: Vec<(String, String, Value)> = ours
-            .iter()
-            .filter_map(|&index| match &output[index] {
-                Item::FunctionCall(call) => Some((
-                    call.call_id.clone(),
-                    call.name.clone(),
-                    call_arguments(&call.arguments),
-                )),
-                _ => None,
-            })
-            .collect();
-        let answers = execute(app, &prepared.project, &call.planned.session, &runs).await;
-        let results: Vec<Item> = runs
-            .into_iter()
-            .zip(answers)
-            .map(|((id, _, _), answer)| {
-                let output = Content::Text(flagged_text(answer));
-                Item::ToolOutput(ToolOutputItem::new(OutputKind::Function, id, output))
-            })
-            .collect();
-        if let Next::HandBack { capped } = next {
-            if capped {
-                round_cap::warn(self.count(), "responses");
-            }
-            let mut seen = self.shown_with(output, &ours);
-            if capped {
-                seen.push(round_cap::responses_item());
-            }
-            if let Some(key) = items_answer_key(&seen) {
-                let splice = ResponsesSplice {
-                    before: std::mem::take(&mut self.hidden),
-                    full_answer: Some(output.to_vec()),
-                    client_answer: key,
-                    client_items: seen.len(),
-                    results,
-                };
-                keep(app, prepared.point.anchor(), splice).await;
-            }
-            return Settled::Without { ours, capped };
-        }
-        if self.live {
-            self.shown.extend(without(output, &ours));
-        }
-        self.hidden.extend(output.iter().cloned());
-        self.hidden.extend(results);
+/// Settles a round on this wire ([`settle`]): the next round is the prepared request with
+/// the hidden rounds' items appended, `tool_choice` `none` on the last one allowed.
+pub(super) async fn settle_round(
+    rounds: &mut ResponsesRounds,
+    app: &App,
+    prepared: &ResponsesPrepared,
+    call: &Call,
+    output: &[Item],
+) -> Settled {
+    let place = RoundPlace {
+        point: &prepared.point,
+        project: &prepared.project,
+        session: &call.planned.session,
+        wire: "responses",
+    };
+    let next = |hidden: &[Item], last: bool| {
         let mut request = prepared.request.clone();
         if let Some(Input::Items(items)) = &mut request.input {
-            items.extend(self.hidden.iter().cloned());
+            items.extend(hidden.iter().cloned());
         }
-        // On the last round allowed, the model must answer in text.
-        if next == (Next::Continue { last: true }) {
+        if last {
             request.rest.insert("tool_choice".to_owned(), json!("none"));
         }
-        Settled::Again(Bytes::from(request.encode()))
+        Bytes::from(request.encode())
+    };
+    settle(rounds, app, &place, output, next).await
+}
+
+/// The Responses wire's part in the rounds: an answer is a response's output items.
+pub(super) struct ResponsesWire;
+
+/// The hidden rounds of one client request on the Responses wire.
+pub(super) type ResponsesRounds = HiddenRounds<ResponsesWire>;
+
+impl RoundWire for ResponsesWire {
+    type Answer = [Item];
+    type Turn = Item;
+    type Shown = Vec<Item>;
+    type Splice = ResponsesSplice;
+
+    fn calls(output: &[Item]) -> (Vec<usize>, usize) {
+        (our_calls(output), client_calls(output))
     }
 
-    /// The answer as the client gets it: what it saw of the hidden rounds, then `output`
-    /// without the items at `ours`.
-    fn shown_with(&self, output: &[Item], ours: &[usize]) -> Vec<Item> {
-        let mut seen = self.shown.clone();
-        seen.extend(without(output, ours));
-        seen
+    fn our_calls(output: &[Item], ours: &[usize]) -> Vec<OurCall> {
+        ours.iter()
+            .filter_map(|&index| match output.get(index)? {
+                Item::FunctionCall(call) => Some(OurCall {
+                    id: call.call_id.clone(),
+                    name: call.name.clone(),
+                    arguments: call_arguments(&call.arguments),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// One function output item per call.
+    fn results(calls: Vec<OurCall>, answers: Vec<ToolAnswer>) -> Vec<Item> {
+        calls
+            .into_iter()
+            .zip(answers)
+            .map(|(call, answer)| {
+                let output = Content::Text(flagged_text(answer));
+                Item::ToolOutput(ToolOutputItem::new(OutputKind::Function, call.id, output))
+            })
+            .collect()
+    }
+
+    fn answer_turns(output: &[Item]) -> Vec<Item> {
+        output.to_vec()
+    }
+
+    fn show(shown: &mut Vec<Item>, output: &[Item], ours: &[usize]) {
+        shown.extend(without(output, ours));
+    }
+
+    fn shown_nothing(shown: &Vec<Item>) -> bool {
+        shown.is_empty()
+    }
+
+    fn splice(
+        before: Vec<Item>,
+        full_answer: Option<Vec<Item>>,
+        client: ClientAnswer<'_, Self>,
+        results: Vec<Item>,
+    ) -> Option<ResponsesSplice> {
+        let mut seen = client.shown.clone();
+        seen.extend(without(client.answer, client.ours));
+        if client.capped {
+            seen.push(round_cap::responses_item());
+        }
+        Some(ResponsesSplice {
+            before,
+            full_answer,
+            client_answer: items_answer_key(&seen)?,
+            client_items: seen.len(),
+            results,
+        })
     }
 }
 
