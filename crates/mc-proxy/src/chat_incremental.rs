@@ -234,6 +234,52 @@ fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
     })
 }
 
+/// Decodes `bodies` in order as the proxy does, remembering each one that decodes with the
+/// messages it decoded (as the pass gives them back), and checks every result against a
+/// full decode: the same request, conversation and chain, or the same error. Returns the
+/// first disagreement. For the fuzz target `chat_incremental_decode` (feature `fuzzing`).
+#[cfg(feature = "fuzzing")]
+pub fn check_chat_against_full(bodies: &[Bytes]) -> Result<(), String> {
+    let recent = RecentChats::default();
+    for (index, body) in bodies.iter().enumerate() {
+        match (recent.decode(body), full_decode(body)) {
+            (Ok(decoded), Ok(full)) => {
+                let disagreement = if decoded.request != full.request {
+                    Some("request")
+                } else if decoded.conversation != full.conversation {
+                    Some("conversation")
+                } else if decoded.chain != full.chain {
+                    Some("chain")
+                } else {
+                    None
+                };
+                if let Some(what) = disagreement {
+                    return Err(format!(
+                        "body {index}: the {what} differs from a full decode"
+                    ));
+                }
+                if let Some(layout) = decoded.layout {
+                    recent.remember(
+                        layout,
+                        decoded.request.messages,
+                        decoded.conversation,
+                        decoded.chain,
+                    );
+                }
+            }
+            (Err(error), Err(full)) if error == full => {}
+            (got, full) => {
+                return Err(format!(
+                    "body {index}: incremental decode {:?} but full decode {:?}",
+                    got.map(|_| ()),
+                    full.map(|_| ())
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[path = "chat_incremental_tests.rs"]
 mod tests;

@@ -394,7 +394,7 @@ pub fn check_against_full(bodies: &[Bytes], limit_bytes: usize) -> Result<(), St
                     Some("client TTL")
                 } else if decoded.layout.prefix_identity().is_some_and(|identity| {
                     let mut request = (*full.request).clone();
-                    head_edits::strip_client_markers(&mut request);
+                    crate::head_edits::strip_client_markers(&mut request);
                     identity != render_anthropic::prefix_identity(&request)
                 }) {
                     Some("prefix identity")

@@ -104,6 +104,11 @@ pub use app::App;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use browser_guard::check_screening;
+/// The incremental Chat decoder checked against the full decoder, for the fuzz targets in
+/// `fuzz/`; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use chat_incremental::check_chat_against_full;
 pub use client_connections::ClientLimits;
 pub use dashboard::access_token::{AccessToken, TOKEN_FILE, TokenError, load_or_create};
 pub use dashboard::{TOKEN_HEADER, login_url};
