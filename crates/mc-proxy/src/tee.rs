@@ -101,23 +101,8 @@ where
             let (mut upstream, mut guard, mut filter, mut framer) = state?;
             match upstream.next().await {
                 Some(Ok(chunk)) => {
-                    if guard.first_byte_ms.is_none() {
-                        guard.first_byte_ms = Some(elapsed_ms(guard.started));
-                    }
-                    if let Some(observer) = &mut guard.observer {
-                        observer.push(&chunk);
-                        if observer.has_ended() {
-                            guard.end = BodyEnd::Complete;
-                        }
-                    }
-                    let whole = match &mut framer {
-                        Some(framer) => framer.push(chunk),
-                        None => chunk,
-                    };
-                    let out = match &mut filter {
-                        Some(filter) => filter.push(&whole),
-                        None => whole,
-                    };
+                    guard.observe(&chunk);
+                    let out = passed_on(chunk, framer.as_mut(), filter.as_mut());
                     Some((Ok(out), Some((upstream, guard, filter, framer))))
                 }
                 Some(Err(_)) if guard.end == BodyEnd::Complete => {
@@ -158,6 +143,39 @@ where
             }
         },
     )
+}
+
+impl<F: FnOnce(Teed)> Guard<F> {
+    /// Notes a chunk of the body: the first byte's time, the usage it reports, and whether
+    /// the answer is now whole.
+    fn observe(&mut self, chunk: &Bytes) {
+        if self.first_byte_ms.is_none() {
+            self.first_byte_ms = Some(elapsed_ms(self.started));
+        }
+        if let Some(observer) = &mut self.observer {
+            observer.push(chunk);
+            if observer.has_ended() {
+                self.end = BodyEnd::Complete;
+            }
+        }
+    }
+}
+
+/// What the client gets of a chunk: on an SSE stream only whole events (`framer`), without
+/// the usage chunk the client did not ask for (`filter`).
+fn passed_on(
+    chunk: Bytes,
+    framer: Option<&mut EventFramer>,
+    filter: Option<&mut UsageChunkFilter>,
+) -> Bytes {
+    let whole = match framer {
+        Some(framer) => framer.push(chunk),
+        None => chunk,
+    };
+    match filter {
+        Some(filter) => filter.push(&whole),
+        None => whole,
+    }
 }
 
 /// The `error` event that ends a broken stream.

@@ -41,6 +41,47 @@ pub fn answer_live(
     out
 }
 
+/// Streams one round's events to the client as `merge` lets them through, until the round
+/// ends or the client goes away: how it ended, and the message it carried.
+async fn stream_round(
+    mut events: RoundEvents,
+    merge: &mut Merge,
+    sink: &mut Sink,
+) -> (Ended, MessageAccumulator) {
+    let mut accumulator = MessageAccumulator::new();
+    let mut broken = None;
+    let mut sent = Ok(());
+    while let Some(event) = events.next_unless_gone(sink, &mut sent).await {
+        let Ok(decoded) = StreamEvent::decode(event.data.as_bytes(), usize::MAX) else {
+            sent = sink.send(raw(&event)).await;
+            if sent.is_err() {
+                break;
+            }
+            continue;
+        };
+        if let Err(error) = accumulator.push(&decoded) {
+            broken.get_or_insert_with(|| error.to_string());
+        }
+        if let Some(text) = merge.pass(&event, decoded) {
+            sent = sink.send(text).await;
+            if sent.is_err() {
+                break;
+            }
+        }
+    }
+    let end = events.finish();
+    let unfinished = broken.or_else(|| {
+        (!accumulator.is_complete())
+            .then(|| "the upstream stream ended before message_stop".to_owned())
+    });
+    let ended = Ended {
+        end,
+        sent,
+        unfinished,
+    };
+    (ended, accumulator)
+}
+
 /// Streams every round of the answer into `sink`, until the client's answer is settled, a
 /// round fails, or the client goes away.
 async fn run(
@@ -53,39 +94,9 @@ async fn run(
     let mut merge = Merge::default();
     let mut rounds = Rounds::new(true);
     loop {
-        let mut events = RoundEvents::new(Provider::Anthropic, response, call.started);
-        let mut accumulator = MessageAccumulator::new();
-        let mut broken = None;
-        let mut sent = Ok(());
-        while let Some(event) = events.next_unless_gone(&sink, &mut sent).await {
-            let Ok(decoded) = StreamEvent::decode(event.data.as_bytes(), usize::MAX) else {
-                sent = sink.send(raw(&event)).await;
-                if sent.is_err() {
-                    break;
-                }
-                continue;
-            };
-            if let Err(error) = accumulator.push(&decoded) {
-                broken.get_or_insert_with(|| error.to_string());
-            }
-            if let Some(text) = merge.pass(&event, decoded) {
-                sent = sink.send(text).await;
-                if sent.is_err() {
-                    break;
-                }
-            }
-        }
-        let end = events.finish();
-        let unfinished = broken.or_else(|| {
-            (!accumulator.is_complete())
-                .then(|| "the upstream stream ended before message_stop".to_owned())
-        });
+        let events = RoundEvents::new(Provider::Anthropic, response, call.started);
+        let (ended, accumulator) = stream_round(events, &mut merge, &mut sink).await;
         let provider = Provider::Anthropic;
-        let ended = Ended {
-            end,
-            sent,
-            unfinished,
-        };
         if !close_round(&app, provider, &call, ended, &mut sink, rounds.count()).await {
             return;
         }

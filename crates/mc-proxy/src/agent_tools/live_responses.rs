@@ -43,6 +43,41 @@ pub fn answer_live(
     out
 }
 
+/// Streams one round's events to the client as `merge` lets them through, until the round
+/// ends or the client goes away: how it ended, and the events it carried.
+async fn stream_round(
+    mut events: RoundEvents,
+    merge: &mut ResponsesMerge,
+    sink: &mut Sink,
+) -> (Ended, EventAccumulator) {
+    let mut accumulator = EventAccumulator::new();
+    let mut sent = Ok(());
+    while let Some(event) = events.next_unless_gone(sink, &mut sent).await {
+        let text = match StreamEvent::decode(event.data.as_bytes(), usize::MAX) {
+            Ok(decoded) => {
+                accumulator.push(&decoded);
+                merge.pass(&event, decoded)
+            }
+            Err(_) => Some(raw(&event)),
+        };
+        if let Some(text) = text {
+            sent = sink.send(text).await;
+            if sent.is_err() {
+                break;
+            }
+        }
+    }
+    let end = events.finish();
+    let unfinished = (!accumulator.is_finished())
+        .then(|| "the upstream stream ended before its end event".to_owned());
+    let ended = Ended {
+        end,
+        sent,
+        unfinished,
+    };
+    (ended, accumulator)
+}
+
 /// Streams every round of the answer into `sink` (see [`super::live_anthropic`]).
 async fn run(
     app: Arc<App>,
@@ -54,35 +89,10 @@ async fn run(
     let mut merge = ResponsesMerge::default();
     let mut rounds = ResponsesRounds::new(true);
     loop {
-        let mut events = RoundEvents::new(Provider::OpenAiResponses, response, call.started);
-        let mut accumulator = EventAccumulator::new();
-        let mut sent = Ok(());
-        while let Some(event) = events.next_unless_gone(&sink, &mut sent).await {
-            let text = match StreamEvent::decode(event.data.as_bytes(), usize::MAX) {
-                Ok(decoded) => {
-                    accumulator.push(&decoded);
-                    merge.pass(&event, decoded)
-                }
-                Err(_) => Some(raw(&event)),
-            };
-            if let Some(text) = text {
-                sent = sink.send(text).await;
-                if sent.is_err() {
-                    break;
-                }
-            }
-        }
-        let end = events.finish();
-        let finished = accumulator.is_finished();
+        let events = RoundEvents::new(Provider::OpenAiResponses, response, call.started);
+        let (ended, accumulator) = stream_round(events, &mut merge, &mut sink).await;
         let answer = accumulator.finish();
-        let unfinished =
-            (!finished).then(|| "the upstream stream ended before its end event".to_owned());
         let provider = Provider::OpenAiResponses;
-        let ended = Ended {
-            end,
-            sent,
-            unfinished,
-        };
         if !close_round(&app, provider, &call, ended, &mut sink, rounds.count()).await {
             return;
         }

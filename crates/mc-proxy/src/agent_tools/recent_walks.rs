@@ -211,38 +211,9 @@ impl RecentWalks {
         start: Start,
         used: &mut Used,
     ) -> Result<Option<Walked>, StoreError> {
-        let Start {
-            project,
-            first,
-            add_tools,
-        } = start;
-        let generation = located.generation;
-        let mut walk = located.walk.take().filter(|walk| walk.project == project);
-        let resumable = match &mut walk {
-            Some(walk) => resume(tx, walk, located.shared, used)?,
-            None => false,
-        };
-        let mut walk = match walk {
-            Some(mut walk) if resumable => {
-                if !Arc::ptr_eq(&walk.prepared.client, &located.head) {
-                    walk.prepared = Arc::new(PreparedHead::new(located.head, add_tools));
-                }
-                walk.first = first;
-                walk
-            }
-            _ => Walk {
-                layout: Layout::default(),
-                project: project.clone(),
-                first,
-                prepared: Arc::new(PreparedHead::new(located.head, add_tools)),
-                out: Vec::new(),
-                steps: Vec::new(),
-                found: Vec::new(),
-                missed: Vec::new(),
-                generation,
-            },
-        };
-        walk.generation = generation;
+        let project = start.project.clone();
+        let head = Arc::clone(&located.head);
+        let mut walk = resumed_or_new(tx, &mut located, head, start, used)?;
         let resumed = walk.steps.len();
         let (mut point, mut pending) = match walk.steps.last() {
             Some(step) => (step.point.clone(), step.pending.clone()),
@@ -501,6 +472,50 @@ fn with_results_first(
     }
     message.content = BlockContent::Blocks(blocks);
     message
+}
+
+/// The walk `located` took out, resumed where the body still shares its messages (its
+/// prepared head renewed for another client head), or a walk from the start.
+fn resumed_or_new(
+    tx: &ReadTx<'_>,
+    located: &mut Located,
+    head: Arc<Head>,
+    start: Start,
+    used: &mut Used,
+) -> Result<Walk, StoreError> {
+    let Start {
+        project,
+        first,
+        add_tools,
+    } = start;
+    let generation = located.generation;
+    let mut walk = located.walk.take().filter(|walk| walk.project == project);
+    let resumable = match &mut walk {
+        Some(walk) => resume(tx, walk, located.shared, used)?,
+        None => false,
+    };
+    let mut walk = match walk {
+        Some(mut walk) if resumable => {
+            if !Arc::ptr_eq(&walk.prepared.client, &head) {
+                walk.prepared = Arc::new(PreparedHead::new(head, add_tools));
+            }
+            walk.first = first;
+            walk
+        }
+        _ => Walk {
+            layout: Layout::default(),
+            project,
+            first,
+            prepared: Arc::new(PreparedHead::new(head, add_tools)),
+            out: Vec::new(),
+            steps: Vec::new(),
+            found: Vec::new(),
+            missed: Vec::new(),
+            generation,
+        },
+    };
+    walk.generation = generation;
+    Ok(walk)
 }
 
 #[cfg(test)]
