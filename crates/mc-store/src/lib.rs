@@ -12,8 +12,10 @@
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
 //! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix
 //! milliseconds), run async code (it is blocking; the engine calls it from a writer thread or
-//! `spawn_blocking`), panic, or lose a stored row: the raw log is never updated or deleted, a
-//! failed write rolls back whole, and a store it does not understand is refused untouched.
+//! `spawn_blocking`), panic, or lose a stored row: the raw log is never updated, and deleted
+//! only when retention prunes its whole session (with every other row of that session, in
+//! one transaction); a failed write rolls back whole, and a store it does not understand is
+//! refused untouched.
 //!
 //! ```
 //! use mc_core::{Host, Message, Part, Role, SessionId};
@@ -41,6 +43,7 @@
 //! ```
 
 mod accepted;
+mod backup;
 mod branches;
 mod calls;
 mod chain_check;
@@ -64,6 +67,7 @@ mod migrations;
 mod notes;
 mod project_folders;
 mod provisional;
+mod prune;
 mod search;
 mod search_index;
 mod session_status;
@@ -73,6 +77,9 @@ mod token_corrections;
 mod user_profile;
 mod vectors;
 
+pub use backup::{
+    BEFORE_RESTORE_SUFFIX, Restored, StoreSize, check_backup, restore_backup, store_size,
+};
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use calls::CallRow;
 pub use chain_check::{BrokenChain, ChainReport};
@@ -96,6 +103,7 @@ pub use memory_rows::{
 pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
 pub use notes::{NewNote, NoteHit, NoteOwner, NoteStatus, StoredNote};
+pub use prune::{AutoVacuum, PrunedRows, Reclaimed, SESSION_TABLES, SessionPrune};
 pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
