@@ -153,7 +153,63 @@ pub struct Reclaimed {
     pub pages_returned: u64,
 }
 
+/// What pruning a list of sessions did (or, rehearsed, would do).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PruneRun {
+    /// Each session, in the order pruned.
+    pub sessions: Vec<SessionPrune>,
+    /// The free pages given back afterwards; `None` for a rehearsal or when nothing went.
+    pub reclaimed: Option<Reclaimed>,
+}
+
+impl PruneRun {
+    /// Rows removed per table over every session, in [`SESSION_TABLES`] order.
+    pub fn rows_by_table(&self) -> Vec<PrunedRows> {
+        SESSION_TABLES
+            .iter()
+            .map(|(table, _)| PrunedRows {
+                table,
+                rows: self
+                    .sessions
+                    .iter()
+                    .flat_map(|session| &session.rows)
+                    .filter(|pruned| pruned.table == *table)
+                    .map(|pruned| pruned.rows)
+                    .sum(),
+            })
+            .collect()
+    }
+
+    /// Bytes of the pages emptied over every session.
+    pub fn freed_bytes(&self) -> u64 {
+        self.sessions
+            .iter()
+            .map(|session| session.freed_bytes)
+            .sum()
+    }
+}
+
 impl Store {
+    /// Prunes `sessions` in order (forks before their parents, as
+    /// [`Self::sessions_due_for_prune`] and [`Self::session_and_forks`] list them), each in
+    /// its own transaction, then gives back the free pages ([`Self::reclaim_free_pages`]).
+    /// With `rehearse`, nothing changes and the figures are what it would do.
+    pub fn prune_sessions(&self, sessions: &[SessionId], rehearse: bool) -> Result<PruneRun> {
+        let pruned = sessions
+            .iter()
+            .map(|session| self.prune_session(session, rehearse))
+            .collect::<Result<Vec<_>>>()?;
+        let reclaimed = if rehearse || pruned.is_empty() {
+            None
+        } else {
+            Some(self.reclaim_free_pages()?)
+        };
+        Ok(PruneRun {
+            sessions: pruned,
+            reclaimed,
+        })
+    }
+
     /// The sessions an age-based prune takes at `cutoff_ms`: each last active before it,
     /// with every fork below it last active before it too; forks before their parents.
     pub fn sessions_due_for_prune(&self, cutoff_ms: i64) -> Result<Vec<SessionId>> {
