@@ -92,9 +92,11 @@ pub fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
     let path = location.db_path();
     let store = Store::open_location(&location, StoreOptions::default())
         .with_context(|| format!("cannot open the store {}", path.display()))?;
-    let sessions = match &selection {
+    // An age-based run checks each session again as it prunes it: one a request used
+    // meanwhile stays.
+    let (sessions, still_due_before) = match &selection {
         Selection::Named(id) => match store.session_and_forks(id) {
-            Ok(sessions) => sessions,
+            Ok(sessions) => (sessions, None),
             Err(StoreError::UnknownSession { .. }) => bail!(
                 "no session `{id}` in the store {}; `magic-context status` lists the stored \
                  sessions",
@@ -102,12 +104,16 @@ pub fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
             ),
             Err(error) => return Err(error).context("cannot list the session's forks"),
         },
-        Selection::Older { days, .. } => store
-            .sessions_due_for_prune(cutoff_ms(now_ms, *days))
-            .context("cannot list the sessions due for pruning")?,
+        Selection::Older { days, .. } => {
+            let cutoff_ms = cutoff_ms(now_ms, *days);
+            let due = store
+                .sessions_due_for_prune(cutoff_ms)
+                .context("cannot list the sessions due for pruning")?;
+            (due, Some(cutoff_ms))
+        }
     };
     let pruned = store
-        .prune_sessions(&sessions, args.dry_run)
+        .prune_sessions(&sessions, still_due_before, args.dry_run)
         .context("pruning stopped; the sessions reported before this one are gone whole")?;
     drop(store);
     let text = if args.json {

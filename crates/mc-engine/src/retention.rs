@@ -15,7 +15,7 @@ impl Engine {
         let cutoff_ms = self.config.retention.session_cutoff_ms(now_ms);
         let store = self.store();
         let due = store.sessions_due_for_prune(cutoff_ms)?;
-        let run = store.prune_sessions(&due, false)?;
+        let run = store.prune_sessions(&due, Some(cutoff_ms), false)?;
         for pruned in &run.sessions {
             self.caches.forget(&pruned.session);
         }

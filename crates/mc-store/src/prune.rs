@@ -193,12 +193,30 @@ impl Store {
     /// Prunes `sessions` in order (forks before their parents, as
     /// [`Self::sessions_due_for_prune`] and [`Self::session_and_forks`] list them), each in
     /// its own transaction, then gives back the free pages ([`Self::reclaim_free_pages`]).
-    /// With `rehearse`, nothing changes and the figures are what it would do.
-    pub fn prune_sessions(&self, sessions: &[SessionId], rehearse: bool) -> Result<PruneRun> {
-        let pruned = sessions
-            .iter()
-            .map(|session| self.prune_session(session, rehearse))
-            .collect::<Result<Vec<_>>>()?;
+    ///
+    /// With `still_due_before` (an age-based prune's cutoff), a session that a request used
+    /// since it was listed, or that gained a fork since, is checked again in its transaction
+    /// and skipped when it or a fork of it was active at or after the cutoff. With
+    /// `rehearse`, nothing changes and the figures are what it would do.
+    pub fn prune_sessions(
+        &self,
+        sessions: &[SessionId],
+        still_due_before: Option<i64>,
+        rehearse: bool,
+    ) -> Result<PruneRun> {
+        let mut pruned = Vec::with_capacity(sessions.len());
+        for session in sessions {
+            let work = |tx: &WriteTx<'_>| match still_due_before {
+                Some(cutoff_ms) if tx.family_seen_since(session, cutoff_ms)? => Ok(None),
+                _ => tx.prune_session_rows(session).map(Some),
+            };
+            let outcome = if rehearse {
+                self.rehearse(work)?
+            } else {
+                self.write(work)?
+            };
+            pruned.extend(outcome);
+        }
         let reclaimed = if rehearse || pruned.is_empty() {
             None
         } else {
@@ -317,6 +335,25 @@ impl Store {
 }
 
 impl WriteTx<'_> {
+    /// Whether `session` or a fork below it was active at or after `cutoff_ms`.
+    fn family_seen_since(&self, session: &SessionId, cutoff_ms: i64) -> Result<bool> {
+        self.conn()
+            .query_row(
+                "WITH RECURSIVE below (id) AS (
+                     SELECT ?1
+                     UNION ALL
+                     SELECT s.id FROM sessions AS s JOIN below ON s.parent_id = below.id
+                 )
+                 SELECT EXISTS (SELECT 1 FROM below JOIN sessions AS s ON s.id = below.id
+                                WHERE s.last_seen_ms >= ?2)",
+                (session.as_str(), cutoff_ms),
+                |row| row.get(0),
+            )
+            .map_err(StoreError::sqlite(
+                "checking a session is still due for pruning",
+            ))
+    }
+
     fn prune_session_rows(&self, session: &SessionId) -> Result<SessionPrune> {
         const DOING: &str = "pruning a session";
         let record = self.require_session(session)?;

@@ -430,3 +430,37 @@ fn a_new_store_gives_freed_pages_back() {
     assert!(reclaimed.pages_returned * reclaimed.page_size >= pruned.freed_bytes);
     assert_eq!(store.reclaim_free_pages().unwrap().free_pages_before, 0);
 }
+
+#[test]
+fn a_session_used_after_it_was_listed_stays() {
+    let (_dir, store) = store();
+    add_session(&store, &id("idle"), "idle", 10);
+    add_session(&store, &id("back"), "back", 10);
+    let due = store.sessions_due_for_prune(20).unwrap();
+    assert_eq!(due, [id("back"), id("idle")]);
+    add_session_seen(&store, &id("back"), 30);
+    let run = store.prune_sessions(&due, Some(20), false).unwrap();
+    let pruned: Vec<&SessionId> = run.sessions.iter().map(|s| &s.session).collect();
+    assert_eq!(pruned, [&id("idle")]);
+    assert!(
+        store
+            .read(|tx| tx.get_session(&id("back")))
+            .unwrap()
+            .is_some()
+    );
+}
+
+fn add_session_seen(store: &Store, session: &SessionId, seen_ms: i64) {
+    store
+        .write(|tx| {
+            tx.upsert_session(
+                &NewSession {
+                    id: session.clone(),
+                    host: Host::ClaudeCode,
+                    project: None,
+                },
+                seen_ms,
+            )
+        })
+        .unwrap();
+}
