@@ -103,7 +103,7 @@ pub use memory_rows::{
 pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
 pub use notes::{NewNote, NoteHit, NoteOwner, NoteStatus, StoredNote};
-pub use prune::{AutoVacuum, PruneRun, PrunedRows, Reclaimed, SESSION_TABLES, SessionPrune};
+pub use prune::{AutoVacuum, PruneRun, PrunedRows, Reclaimed, SessionPrune};
 pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};

@@ -39,7 +39,7 @@ enum RowKey {
 /// Every table that holds a session's rows, with the statement that deletes them, in an
 /// order that keeps each foreign key satisfied: rows that refer to others first, the
 /// session itself last. Index rows go before what they index, since they are found by it.
-pub const SESSION_TABLES: &[(&str, &str)] = &[
+pub(crate) const SESSION_TABLES: &[(&str, &str)] = &[
     (
         "message_search",
         "DELETE FROM message_search WHERE rowid IN
@@ -114,7 +114,7 @@ pub struct SessionPrune {
     pub session: SessionId,
     /// When it was last active, unix milliseconds.
     pub last_seen_ms: i64,
-    /// Rows removed per table, every table of [`SESSION_TABLES`] listed.
+    /// Rows removed per table, every session-scoped table listed.
     pub rows: Vec<PrunedRows>,
     /// Bytes of the pages the removal emptied: space the store reuses for its next writes,
     /// or returns to the file system ([`Store::reclaim_free_pages`]). Rows that shared a
@@ -163,7 +163,7 @@ pub struct PruneRun {
 }
 
 impl PruneRun {
-    /// Rows removed per table over every session, in [`SESSION_TABLES`] order.
+    /// Rows removed per table over every session, one entry per session-scoped table.
     pub fn rows_by_table(&self) -> Vec<PrunedRows> {
         SESSION_TABLES
             .iter()
