@@ -114,7 +114,11 @@ pub fn run(args: &PruneArgs) -> anyhow::Result<ExitCode> {
     };
     let pruned = store
         .prune_sessions(&sessions, still_due_before, args.dry_run)
-        .context("pruning stopped; the sessions reported before this one are gone whole")?;
+        .context(
+            "pruning stopped: each session pruned before the failure is gone whole, the others \
+             are untouched; run prune again to finish",
+        )?;
+    // Closing the store checkpoints its log into the file, so the size shown is the file's.
     drop(store);
     let text = if args.json {
         pretty(&json!({
