@@ -7,7 +7,9 @@
 //! sessions and their append-only raw message log, chained by content hash; the engine's
 //! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
 //! and runs; project memories and their change log; the dreamer's lease and runs; the exchanges the proxy ran for its own
-//! tools; and the call ledger with the per-session status built on it.
+//! tools; and the call ledger with the per-session status built on it. Retention prunes a
+//! whole session in one transaction; a backup is taken with SQLite's online backup API, and
+//! restored only when its schema is one this build knows.
 //!
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
 //! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix

@@ -150,6 +150,8 @@ fn a_named_session_goes_whatever_its_age() {
     );
     assert!(text.contains("incremental vacuum: "), "{text}");
     assert_eq!(sessions(&machine), ["old"]);
+    // What is left verifies: every chain whole, the store healthy.
+    run(&machine, &["doctor"]).success();
 }
 
 #[test]
