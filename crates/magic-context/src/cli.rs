@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::backup_cmd::{self, BackupArgs};
 use crate::bench_cmd::{self, BenchArgs};
 use crate::config_cmd::{self, ConfigCommand};
 use crate::dashboard_cmd::{self, DashboardArgs};
@@ -16,9 +17,11 @@ use crate::flush_cmd::{self, FlushArgs};
 use crate::mcp_cmd::{self, McpArgs};
 use crate::memory_cmd::{self, MemoryArgs};
 use crate::profile_cmd::{self, ProfileArgs};
+use crate::prune_cmd::{self, PruneArgs};
 use crate::recomp_cmd::{self, RecompArgs};
 use crate::reduce_cmd::{self, ReduceArgs};
 use crate::replay_cmd::{self, ReplayArgs};
+use crate::restore_cmd::{self, RestoreArgs};
 use crate::run_cmd::{self, RunArgs};
 use crate::search_cmd::{self, SearchArgs};
 use crate::serve_cmd::{self, ServeArgs};
@@ -45,6 +48,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a consistent copy of the store to a file (safe while `serve` runs).
+    Backup(BackupArgs),
     /// Run a benchmark and print its figures (search recall, serve's memory and added latency).
     Bench(BenchArgs),
     /// Inspect configuration: the file schema, and the effective values with their sources.
@@ -63,12 +68,18 @@ pub enum Command {
     Memory(MemoryArgs),
     /// List, edit and remove the lines of your profile that the head shows.
     Profile(ProfileArgs),
+    /// Remove sessions older than retention.session_days (or --older-than, or one --session)
+    /// with all their rows; project memories stay. `--dry-run` reports without removing.
+    Prune(PruneArgs),
     /// Rebuild a session's compartments from its raw log (resumable); swapped in when complete.
     Recomp(RecompArgs),
     /// Queue drops of a session's tags ("3-5,12"); they land on its next cache-busting pass.
     Reduce(ReduceArgs),
     /// Replay recorded sessions through the baselines and magic, and price every call.
     Replay(ReplayArgs),
+    /// Put a backup in place of the store, keeping the previous one as
+    /// `context.db.before-restore`; stop `serve` first.
+    Restore(RestoreArgs),
     /// Run an agent through the proxy (started for it unless one listens) and exit with its
     /// code: `magic-context run -- claude`.
     Run(RunArgs),
@@ -98,6 +109,7 @@ impl Command {
     /// that installs its own logging.
     pub fn run(self, log_level: Option<LogLevel>) -> anyhow::Result<ExitCode> {
         match self {
+            Self::Backup(args) => backup_cmd::run(&args),
             Self::Config(command) => config_cmd::run(command),
             Self::Dashboard(args) => dashboard_cmd::run(&args),
             Self::Doctor(args) => doctor::run(&args),
@@ -106,9 +118,11 @@ impl Command {
             Self::Memory(args) => memory_cmd::run(&args),
             Self::Bench(args) => bench_cmd::run(&args),
             Self::Profile(args) => profile_cmd::run(&args),
+            Self::Prune(args) => prune_cmd::run(&args),
             Self::Recomp(args) => recomp_cmd::run(&args),
             Self::Reduce(args) => reduce_cmd::run(&args),
             Self::Replay(args) => replay_cmd::run(&args),
+            Self::Restore(args) => restore_cmd::run(&args),
             Self::Run(args) => run_cmd::run(&args, log_level),
             Self::Search(args) => search_cmd::run(&args),
             Self::Serve(args) => serve_cmd::run(&args),

@@ -5,6 +5,7 @@
 
 mod agent_launch;
 mod agent_process;
+mod backup_cmd;
 mod bench_cmd;
 mod bench_flat_upstream;
 mod bench_locomo;
@@ -33,9 +34,11 @@ mod on_demand;
 mod output;
 mod profile_cmd;
 mod proxy_probe;
+mod prune_cmd;
 mod recomp_cmd;
 mod reduce_cmd;
 mod replay_cmd;
+mod restore_cmd;
 mod run_cmd;
 mod run_log;
 mod search_cmd;
@@ -47,6 +50,7 @@ mod sim_cmd;
 mod status_cmd;
 mod status_history;
 mod status_viewpoint;
+mod store_size;
 mod upstream_reach;
 mod wrapup_cmd;
 

@@ -50,6 +50,7 @@ use serde_json::{Value, json};
 use crate::clock::now_ms;
 use crate::output::{pretty, write_stdout};
 use crate::run_log;
+use crate::store_size::{size_json, size_line};
 
 /// Calls listed under a single session: enough to see the last few turns and a retry.
 const CALLS_SHOWN: usize = 10;
@@ -101,7 +102,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         Some(id) => one_session(&store, id, args.json, &view)?,
         None => {
             let log = run_log::existing(&location);
-            recent_sessions(&store, args.limit, args.json, &view, log.as_deref())?
+            recent_sessions(&store, args.limit, args.json, &view, log.as_deref(), &path)?
         }
     };
     write_stdout(&text)?;
@@ -149,6 +150,7 @@ fn recent_sessions(
     as_json: bool,
     view: &Viewpoint,
     run_log: Option<&Path>,
+    store_path: &Path,
 ) -> anyhow::Result<String> {
     let now_ms = view.now_ms;
     let (sessions, corrections, unattributed) = store
@@ -186,15 +188,24 @@ fn recent_sessions(
         if let (Some(path), Some(object)) = (run_log, out.as_object_mut()) {
             object.insert("run_log".to_owned(), json!(path.display().to_string()));
         }
+        if let Some(object) = out.as_object_mut() {
+            object.insert("store".to_owned(), size_json(store_path));
+        }
         return pretty(&out);
     }
-    let log_line = run_log.map(|path| format!("\nrun's proxy log: {}\n", path.display()));
+    let log_line = format!(
+        "\n{}{}",
+        size_line(store_path),
+        run_log
+            .map(|path| format!("run's proxy log: {}\n", path.display()))
+            .unwrap_or_default()
+    );
     if sessions.is_empty() {
         let mut text = NO_SESSIONS.to_owned();
         if let Some(calls) = stateful {
             text.push_str(&calls.text(now_ms));
         }
-        text.push_str(log_line.as_deref().unwrap_or_default());
+        text.push_str(&log_line);
         return Ok(text);
     }
     let mut blocks: Vec<String> = sessions
@@ -207,7 +218,7 @@ fn recent_sessions(
     if let Some(calls) = stateful {
         blocks.push(calls.text(now_ms));
     }
-    Ok(blocks.join("\n") + log_line.as_deref().unwrap_or_default())
+    Ok(blocks.join("\n") + &log_line)
 }
 
 /// Responses calls forwarded unmanaged because their history lives at the provider: a

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use mc_core::config::{
     DreamerConfig, EmbeddingsConfig, ExpandConfig, HistorianConfig, HistoryConfig, M1RefoldConfig,
-    MemoryConfig, PassConfig, ProjectDocsConfig, ProxyConfig, ReductionConfig, ToolsConfig,
+    MemoryConfig, PassConfig, ProjectDocsConfig, ProxyConfig, ReductionConfig, RetentionConfig,
+    ToolsConfig,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -52,6 +53,19 @@ pub struct RawConfig {
     /// How the agent tools (ctx_reduce, ctx_expand, ctx_note, ctx_memory, ctx_search) reach
     /// the model.
     pub tools: Option<RawTools>,
+    /// How long the store keeps a session after its last activity.
+    pub retention: Option<RawRetention>,
+}
+
+/// How long the store keeps a session after its last activity.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetention {
+    /// Days a session is kept after its last request; older ones (their raw messages,
+    /// compartments, ledger rows and vectors; project memories stay) are removed by
+    /// `magic-context prune` and by `serve` once a day.
+    #[schemars(range(min = RetentionConfig::SESSION_DAYS.min, max = RetentionConfig::SESSION_DAYS.max))]
+    pub session_days: Option<u64>,
 }
 
 /// The local HTTP proxy (`magic-context serve`).

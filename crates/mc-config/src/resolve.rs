@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use mc_core::config::{
     Bounds, CacheConfig, CacheTtl, Config, ExecuteThreshold, ExpandConfig, HistoryConfig,
     M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProjectDocsConfig, ProxyConfig,
-    ReductionConfig, Tokens, ToolsConfig, ToolsMode, allowed_host_problem, doc_file_problem,
-    listen_address_problem, upstream_url_problem,
+    ReductionConfig, RetentionConfig, Tokens, ToolsConfig, ToolsMode, allowed_host_problem,
+    doc_file_problem, listen_address_problem, upstream_url_problem,
 };
 
 mod background;
@@ -19,7 +19,7 @@ mod background;
 use crate::key_path::KeyPath;
 use crate::raw::{
     RawCache, RawCacheTtl, RawConfig, RawExpand, RawHistory, RawM1Refold, RawMemory, RawPass,
-    RawProjectDocs, RawProxy, RawReduction, RawTools, RawToolsMode,
+    RawProjectDocs, RawProxy, RawReduction, RawRetention, RawTools, RawToolsMode,
 };
 
 /// A key whose value was rejected, and why.
@@ -47,6 +47,7 @@ pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
         embeddings: checker.embeddings(raw.embeddings.clone().unwrap_or_default()),
         dreamer: checker.dreamer(raw.dreamer.clone().unwrap_or_default()),
         tools: checker.tools(raw.tools.clone().unwrap_or_default()),
+        retention: checker.retention(raw.retention.clone().unwrap_or_default()),
     };
     (config, checker.issues)
 }
@@ -398,6 +399,18 @@ impl Checker {
             ),
         }
     }
+
+    fn retention(&mut self, raw: RawRetention) -> RetentionConfig {
+        let d = RetentionConfig::default();
+        RetentionConfig {
+            session_days: self.count(
+                key(&["retention", "session_days"]),
+                raw.session_days,
+                RetentionConfig::SESSION_DAYS,
+                d.session_days,
+            ),
+        }
+    }
 }
 
 fn cache_ttl(raw: RawCacheTtl) -> CacheTtl {
@@ -449,6 +462,16 @@ mod tests {
         assert_eq!(config.tools.hidden_exchange_max_age_days, 30);
         let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
         assert_eq!(keys, ["tools.hidden_exchange_max_age_days"]);
+    }
+
+    #[test]
+    fn the_session_retention_is_read_and_bounded() {
+        let (config, issues) = resolve(&raw(json!({"retention": {"session_days": 30}})));
+        assert_eq!((config.retention.session_days, issues), (30, vec![]));
+        let (config, issues) = resolve(&raw(json!({"retention": {"session_days": 0}})));
+        assert_eq!(config.retention.session_days, 90);
+        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
+        assert_eq!(keys, ["retention.session_days"]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! word), the rendered tail and the encoded upstream messages (each about the session's
 //! text once), then small per-part figures.
 
+use mc_core::SessionId;
 use mc_core::reclaim::FingerprintIndex;
 
 use crate::kept_rows::KeptRows;
@@ -130,6 +131,15 @@ impl EngineCaches {
             rows: SessionCache::with_budget(budget.kept_rows()),
             rendered: SessionCache::with_budget(budget.rendered_tails()),
         }
+    }
+
+    /// Drops what the caches hold for `session`: a pruned session that comes back starts
+    /// again from the store, not from what was kept of it.
+    pub fn forget(&self, session: &SessionId) {
+        drop(self.indexes.take(session));
+        drop(self.part_tokens.take(session));
+        drop(self.rows.take(session));
+        drop(self.rendered.take(session));
     }
 }
 

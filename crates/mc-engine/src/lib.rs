@@ -23,6 +23,7 @@ mod pass_decide;
 mod provider_reports;
 mod reduce;
 mod rendered_tail;
+mod retention;
 pub mod search;
 mod session_cache;
 mod state;

@@ -119,7 +119,7 @@ pub struct Engine {
     store: Store,
     pub(crate) config: Config,
     pub(crate) reclaim: ReclaimConfig,
-    caches: EngineCaches,
+    pub(crate) caches: EngineCaches,
     /// Whether the messages a pass stores wait for a provider's acceptance before search and
     /// the historian see them ([`Self::gated_until_accepted`]).
     gate_until_accepted: bool,

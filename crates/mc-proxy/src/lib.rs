@@ -75,6 +75,7 @@ mod render_openai;
 mod render_responses;
 mod reported_usage;
 mod request_body;
+mod retention;
 mod router;
 mod session_resolve;
 mod settings;
@@ -152,6 +153,8 @@ pub struct RunningProxy {
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
+    /// The daily prune of expired sessions ([`retention`]).
+    retention: JoinHandle<()>,
 }
 
 impl RunningProxy {
@@ -185,6 +188,7 @@ impl RunningProxy {
         })?;
         let limits = settings.client_limits;
         let app = Arc::new(App::new(settings, engine, reopen)?);
+        let retention = retention::start(&app);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(client_connections::serve(
             listener,
@@ -196,6 +200,7 @@ impl RunningProxy {
             addr,
             stop: Some(stop),
             task,
+            retention,
         })
     }
 
@@ -206,6 +211,7 @@ impl RunningProxy {
 
     /// Stops accepting, lets in-flight calls finish, and waits.
     pub async fn shutdown(mut self) {
+        self.retention.abort();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -214,7 +220,9 @@ impl RunningProxy {
 
     /// Serves until the server stops on its own (an I/O error).
     pub async fn wait(self) -> std::io::Result<()> {
-        match self.task.await {
+        let result = self.task.await;
+        self.retention.abort();
+        match result {
             Ok(result) => result,
             Err(error) => Err(std::io::Error::other(error)),
         }

@@ -103,6 +103,11 @@ pub(crate) fn configure_writer(
     path: &Path,
     options: &StoreOptions,
 ) -> Result<()> {
+    // Only a store without tables takes the mode (for any other SQLite ignores it): pages
+    // that pruning frees can then be given back to the file system without rewriting the
+    // whole file. Stores created before schema v21 keep theirs.
+    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")
+        .map_err(|source| StoreError::sqlite("setting the vacuum mode")(source).at_path(path))?;
     enable_wal(conn, path, options.busy_timeout)?;
     let pragmas = "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
     conn.execute_batch(pragmas)

@@ -198,6 +198,84 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// A backup would replace a file that exists.
+    #[error(
+        "{} already exists; choose another file, or pass --force to replace it",
+        path.display()
+    )]
+    BackupExists {
+        /// The file named for the backup.
+        path: PathBuf,
+    },
+
+    /// SQLite's online backup failed.
+    #[error("SQLite could not write the backup {}", path.display())]
+    Backup {
+        /// The file being written.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// Creating, copying or renaming a file failed.
+    #[error("failed while {doing} ({})", path.display())]
+    File {
+        /// What was being done.
+        doing: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: io::Error,
+    },
+
+    /// A file offered as a store (a backup to restore) is not one.
+    #[error("{} is not a magic-context store: {reason}; nothing was changed", path.display())]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        reason: &'static str,
+    },
+
+    /// A backup made by a newer magic-context.
+    #[error(
+        "{} has schema v{found} but this magic-context supports up to v{supported}; restore it \
+         with a newer magic-context; nothing was changed",
+        path.display()
+    )]
+    BackupTooNew {
+        /// The backup.
+        path: PathBuf,
+        /// Its schema version.
+        found: u32,
+        /// The newest version this binary knows.
+        supported: u32,
+    },
+
+    /// An earlier restore's kept store is still there.
+    #[error(
+        "{} is kept from an earlier restore; move it elsewhere (or delete it once you no \
+         longer need it) and restore again; nothing was changed",
+        path.display()
+    )]
+    PreviousKept {
+        /// The kept store.
+        path: PathBuf,
+    },
+
+    /// Another process has the store open.
+    #[error(
+        "the store {} is open in another process (a running `magic-context serve`, `mcp` or \
+         `run`); stop it and restore again; nothing was changed",
+        path.display()
+    )]
+    StoreInUse {
+        /// The store.
+        path: PathBuf,
+    },
+
     /// The session is not in the store.
     #[error("session `{session}` is not in the store; create it with upsert_session first")]
     UnknownSession {
@@ -438,6 +516,13 @@ impl StoreError {
             | Self::NotWal { .. }
             | Self::FtsUnavailable
             | Self::Sqlite { .. }
+            | Self::BackupExists { .. }
+            | Self::Backup { .. }
+            | Self::File { .. }
+            | Self::NotAStore { .. }
+            | Self::BackupTooNew { .. }
+            | Self::PreviousKept { .. }
+            | Self::StoreInUse { .. }
             | Self::UnknownSession { .. }
             | Self::SessionExists { .. }
             | Self::OrdinalGap { .. }

@@ -60,8 +60,14 @@ pub struct HistorianRun {
 pub fn history_scope(session: &SessionId, project: Option<&str>) -> String {
     match project {
         Some(project) => history_scope_of_project(project),
-        None => format!("session:{session}"),
+        None => history_scope_session(session),
     }
+}
+
+/// The scope of a session without a project: its facts and observations are its own, and
+/// go when it is pruned.
+pub(crate) fn history_scope_session(session: &SessionId) -> String {
+    format!("session:{session}")
 }
 
 /// The scope of a project's facts, where project memory promotes them from.

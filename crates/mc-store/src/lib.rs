@@ -7,13 +7,17 @@
 //! sessions and their append-only raw message log, chained by content hash; the engine's
 //! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
 //! and runs; project memories and their change log; the dreamer's lease and runs; the exchanges the proxy ran for its own
-//! tools; and the call ledger with the per-session status built on it.
+//! tools; and the call ledger with the per-session status built on it. Retention prunes a
+//! whole session in one transaction; a backup is taken with SQLite's online backup API, and
+//! restored only when its schema is one this build knows.
 //!
 //! What it must not do: decide anything about conversations (that is `mc-core`), speak a
 //! provider's wire format (`mc-wire`), read the clock (every timestamp is an argument, unix
 //! milliseconds), run async code (it is blocking; the engine calls it from a writer thread or
-//! `spawn_blocking`), panic, or lose a stored row: the raw log is never updated or deleted, a
-//! failed write rolls back whole, and a store it does not understand is refused untouched.
+//! `spawn_blocking`), panic, or lose a stored row: the raw log is never updated, and deleted
+//! only when retention prunes its whole session (with every other row of that session, in
+//! one transaction); a failed write rolls back whole, and a store it does not understand is
+//! refused untouched.
 //!
 //! ```
 //! use mc_core::{Host, Message, Part, Role, SessionId};
@@ -41,6 +45,7 @@
 //! ```
 
 mod accepted;
+mod backup;
 mod branches;
 mod calls;
 mod chain_check;
@@ -64,6 +69,7 @@ mod migrations;
 mod notes;
 mod project_folders;
 mod provisional;
+mod prune;
 mod search;
 mod search_index;
 mod session_status;
@@ -73,6 +79,9 @@ mod token_corrections;
 mod user_profile;
 mod vectors;
 
+pub use backup::{
+    BEFORE_RESTORE_SUFFIX, Restored, StoreSize, check_backup, restore_backup, store_size,
+};
 pub use branches::{BRANCH_SEPARATOR, BranchHead};
 pub use calls::CallRow;
 pub use chain_check::{BrokenChain, ChainReport};
@@ -96,6 +105,7 @@ pub use memory_rows::{
 pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
 pub use notes::{NewNote, NoteHit, NoteOwner, NoteStatus, StoredNote};
+pub use prune::{AutoVacuum, PruneRun, PrunedRows, Reclaimed, SessionPrune};
 pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};

@@ -192,6 +192,13 @@ fn prepare_dir(dir: &Path, owner: DirOwner) -> io::Result<()> {
     }
 }
 
+/// Creates `path` as a new, empty file only its owner may read (0600); an existing file is
+/// an error (`AlreadyExists`), never replaced.
+pub(crate) fn create_private_new_file(path: &Path) -> io::Result<()> {
+    create_private_file(path)?;
+    set_mode(path, PRIVATE_FILE_MODE)
+}
+
 fn prepare_file(path: &Path) -> io::Result<()> {
     match create_private_file(path) {
         Ok(()) => set_mode(path, PRIVATE_FILE_MODE),

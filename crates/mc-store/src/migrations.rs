@@ -126,10 +126,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "dreamer lease and runs; the task behind a memory change",
         sql: include_str!("migrations/0020_dreamer.sql"),
     },
+    Migration {
+        version: 21,
+        name: "a whole session can be pruned",
+        sql: include_str!("migrations/0021_prune.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 20;
+pub const SCHEMA_VERSION: u32 = 21;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -339,7 +344,7 @@ mod tests {
              VALUES (7, 'p', 1, 'added', 1, 'agent', 'agent');",
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21]);
         let kept: (u64, String, Option<String>) = conn
             .query_row("SELECT id, actor, task FROM memory_log", [], |row| {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?))

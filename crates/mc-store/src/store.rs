@@ -87,6 +87,11 @@ impl Store {
         &self.path
     }
 
+    /// The options the store was opened with.
+    pub(crate) fn options(&self) -> &StoreOptions {
+        &self.options
+    }
+
     /// Runs `work` in one write transaction, committed when it returns `Ok` and rolled back
     /// when it returns `Err` (or panics): all of a pass's writes land together or not at all.
     ///
@@ -117,6 +122,23 @@ impl Store {
         .map_err(|err| err.at_store_path(&self.path))?;
         tx.commit()
             .map_err(|source| self.failed("committing a write transaction", source))?;
+        Ok(value)
+    }
+
+    /// Runs `work` in a write transaction that is always rolled back: what it reads back of
+    /// its own writes is exact, and nothing it wrote remains. A dry run of a change.
+    pub(crate) fn rehearse<T>(&self, work: impl FnOnce(&WriteTx<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = lock(&self.writer);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| self.failed("starting a write transaction", source))?;
+        let value = work(&WriteTx {
+            read: ReadTx { conn: &tx },
+            drop_writes: &self.drop_writes,
+        })
+        .map_err(|err| err.at_path(&self.path))?;
+        tx.rollback()
+            .map_err(|source| self.failed("rolling back a rehearsed write", source))?;
         Ok(value)
     }
 

@@ -29,6 +29,7 @@ fn help_lists_only_working_subcommands() {
     assert_eq!(
         commands,
         [
+            "backup",
             "bench",
             "config",
             "dashboard",
@@ -37,9 +38,11 @@ fn help_lists_only_working_subcommands() {
             "mcp",
             "memory",
             "profile",
+            "prune",
             "recomp",
             "reduce",
             "replay",
+            "restore",
             "run",
             "search",
             "serve",

@@ -29,6 +29,7 @@ mod pi_sessions;
 mod pi_small_window;
 mod profile;
 mod proxy_tools_real_clients;
+mod prune_backup;
 mod readme_config;
 mod reduce;
 mod replay;

@@ -166,6 +166,27 @@ fn env(data: &Path) -> [(&'static str, &OsStr); 1] {
     [("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())]
 }
 
+/// `status`'s text without its last line, the store's path and size (which the file
+/// system decides), checked to be there.
+fn without_store_line(stdout: &str) -> String {
+    let (sessions, store) = stdout
+        .rsplit_once("\nstore: [TMP]/data/context.db (")
+        .unwrap_or_else(|| panic!("status names the store:\n{stdout}"));
+    assert!(store.ends_with(")\n"), "{stdout}");
+    sessions.to_owned()
+}
+
+/// `status --json` without the store's size, checked to name the store.
+fn without_store(mut json: Value) -> Value {
+    let store = json.as_object_mut().unwrap().remove("store").unwrap();
+    assert_eq!(store["path"], "[TMP]/data/context.db");
+    assert_eq!(
+        store["total_bytes"].as_u64().unwrap(),
+        store["db_bytes"].as_u64().unwrap() + store["wal_bytes"].as_u64().unwrap()
+    );
+    json
+}
+
 const BUSY_TEXT: &str = "\
 sess-busy  claude-code, project proj-1, seen 2h ago
   context    110,500 of 168,000 tokens (65.8%)
@@ -192,12 +213,15 @@ sess-quiet  codex, no project, seen 3d ago
 fn lists_the_most_recently_seen_sessions_first() {
     let (machine, data, _) = seeded();
     let run = machine.run(&["status"], &env(&data)).success();
-    assert_eq!(run.stdout, format!("{BUSY_TEXT}\n{QUIET_TEXT}"));
+    assert_eq!(
+        without_store_line(&run.stdout),
+        format!("{BUSY_TEXT}\n{QUIET_TEXT}")
+    );
 
     let limited = machine
         .run(&["status", "--limit", "1"], &env(&data))
         .success();
-    assert_eq!(limited.stdout, BUSY_TEXT);
+    assert_eq!(without_store_line(&limited.stdout), BUSY_TEXT);
 }
 
 /// The busy session as `--json` prints it.
@@ -257,7 +281,7 @@ fn json_lists_every_figure_with_nulls_for_the_unknown() {
         "last_pass": null,
     });
     assert_eq!(
-        run.json(),
+        without_store(run.json()),
         json!({"sessions": [busy_json(seen), quiet], "token_corrections": []})
     );
 }
@@ -362,14 +386,17 @@ fn an_empty_store_says_how_to_fill_it() {
     let data = machine.path("data");
     let run = machine.run(&["status"], &env(&data)).success();
     assert_eq!(
-        run.stdout,
+        without_store_line(&run.stdout),
         "no sessions yet; point your agent at `magic-context serve`\n"
     );
     let json = machine
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(json, json!({"sessions": [], "token_corrections": []}));
+    assert_eq!(
+        without_store(json),
+        json!({"sessions": [], "token_corrections": []})
+    );
 }
 
 #[test]
@@ -390,7 +417,7 @@ fn stateful_responses_calls_are_reported() {
     drop(store);
     let run = machine.run(&["status"], &env(&data)).success();
     assert_eq!(
-        run.stdout,
+        without_store_line(&run.stdout),
         "no sessions yet; point your agent at `magic-context serve`\n1 Responses call(s) \
          forwarded unmanaged, the last 2h ago: they use history stored at the provider \
          (previous_response_id), which the proxy cannot rewrite; send the whole conversation \
@@ -419,7 +446,7 @@ fn learned_token_counts_are_listed_per_model() {
         .run(&["status", "--limit", "1"], &env(&data))
         .success();
     assert_eq!(
-        run.stdout,
+        without_store_line(&run.stdout),
         format!(
             "{BUSY_TEXT}\ntoken counts learned (provider tokens per estimated token)\n  \
              claude-sonnet-4-5  1.250 (1 reports)\n"

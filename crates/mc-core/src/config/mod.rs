@@ -26,6 +26,7 @@ mod project_docs;
 mod proxy;
 mod recall;
 mod reduction;
+mod retention;
 mod secret;
 mod tools;
 mod units;
@@ -43,6 +44,7 @@ pub use project_docs::{ProjectDocsConfig, doc_file_problem};
 pub use proxy::{ProxyConfig, allowed_host_problem, listen_address_problem, upstream_url_problem};
 pub use recall::{ExpandConfig, MemoryConfig};
 pub use reduction::ReductionConfig;
+pub use retention::{RetentionConfig, cutoff_ms};
 pub use secret::Secret;
 pub use tools::{ToolsConfig, ToolsMode};
 pub use units::{Bounds, CacheTtl, OutOfRange, Percent, Tokens};
@@ -74,6 +76,8 @@ pub struct Config {
     pub dreamer: DreamerConfig,
     /// How the agent tools reach the model.
     pub tools: ToolsConfig,
+    /// How long sessions are kept.
+    pub retention: RetentionConfig,
 }
 
 #[cfg(test)]
@@ -108,6 +112,7 @@ mod tests {
         assert_eq!(c.dreamer.user_profile_promotion_sightings, 3);
         assert_eq!(c.dreamer.stop_after_identical_failures, 3);
         assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
+        assert_eq!(c.retention.session_days, 90);
     }
 
     /// Every bounded default lies inside its own bounds.
@@ -128,6 +133,10 @@ mod tests {
             (
                 ToolsConfig::HIDDEN_EXCHANGE_MAX_AGE_DAYS,
                 u64::from(c.tools.hidden_exchange_max_age_days),
+            ),
+            (
+                RetentionConfig::SESSION_DAYS,
+                u64::from(c.retention.session_days),
             ),
             (
                 ReductionConfig::PROTECTED_TAGS,

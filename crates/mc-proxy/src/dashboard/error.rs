@@ -104,7 +104,14 @@ impl From<mc_store::StoreError> for DashboardError {
             | Store::ForkBeyondEnd { .. }
             | Store::Encode { .. }
             | Store::CorruptRow { .. }
-            | Store::CorruptSession { .. } => Self::Unavailable(error.to_string()),
+            | Store::CorruptSession { .. }
+            | Store::BackupExists { .. }
+            | Store::Backup { .. }
+            | Store::File { .. }
+            | Store::NotAStore { .. }
+            | Store::BackupTooNew { .. }
+            | Store::PreviousKept { .. }
+            | Store::StoreInUse { .. } => Self::Unavailable(error.to_string()),
         }
     }
 }

@@ -272,7 +272,8 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
         // What a version 12 store looks like: an index of each message and its predecessor
         // (hidden exchanges without their last use, v14, no provisional compartments, v15,
         // sessions not gated, v16, compartments without an index, v17, no project folders,
-        // v18, no user profile, v19, no dreamer tables, v20).
+        // v18, no user profile, v19, no dreamer tables, v20, a raw log no prune can delete
+        // from, v21).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -296,6 +297,12 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              DROP TABLE user_profile;
              DROP TABLE dreamer_leases;
              DROP TABLE dreamer_runs;
+             DROP TRIGGER messages_are_append_only_delete;
+             DROP TABLE sessions_being_pruned;
+             CREATE TRIGGER messages_are_append_only_delete BEFORE DELETE ON messages
+             BEGIN
+                 SELECT RAISE(ABORT, 'the raw message log is append-only');
+             END;
              DELETE FROM schema_migrations WHERE version >= 13;
              PRAGMA user_version = 12;",
         )
