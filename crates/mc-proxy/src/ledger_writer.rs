@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use mc_engine::Engine;
+use mc_engine::{Engine, EngineError};
 use mc_store::CallRow;
 
 use crate::reported_usage::reported_usage;
@@ -88,19 +88,97 @@ fn write_batches(engine: &Engine, rows: &Receiver<CallRow>) {
     }
 }
 
+/// Writes a batch in one transaction. A row the store refuses (its session was pruned
+/// while its call ran) must not take the others with it: then each row is written alone,
+/// and only the refused ones are lost. A busy store is not asked again row by row (each
+/// would wait out the busy timeout); that batch is lost, and said so.
+fn write(engine: &Engine, batch: &[CallRow]) {
+    let Err(error) = write_rows(engine, batch) else {
+        return;
+    };
+    let busy = matches!(&error, EngineError::Store(store) if store.is_retryable());
+    if busy || batch.len() == 1 {
+        tracing::warn!(%error, rows = batch.len(), "could not write calls' ledger rows and usage");
+        return;
+    }
+    let lost = batch
+        .iter()
+        .filter(|row| write_rows(engine, std::slice::from_ref(*row)).is_err())
+        .count();
+    if lost > 0 {
+        tracing::warn!(%error, lost, rows = batch.len(), "could not write some calls' ledger rows and usage");
+    }
+}
+
 /// One transaction: every row, and each successful call's prompt size as its session's
 /// reported usage.
-fn write(engine: &Engine, batch: &[CallRow]) {
-    let written = engine.store().write_with(|tx| {
-        for row in batch {
+fn write_rows(engine: &Engine, rows: &[CallRow]) -> Result<(), EngineError> {
+    engine.store().write_with(|tx| {
+        for row in rows {
             tx.record_call(row)?;
             if let Some((session, usage)) = reported_usage(row) {
                 engine.record_usage_in(tx, session, usage.tokens, usage.pass)?;
             }
         }
-        Ok::<_, mc_engine::EngineError>(())
-    });
-    if let Err(error) = written {
-        tracing::warn!(%error, rows = batch.len(), "could not write calls' ledger rows and usage");
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use mc_core::config::Config;
+    use mc_core::{Host, SessionId};
+    use mc_store::{NewSession, Store};
+
+    use super::*;
+
+    fn row(session: &str) -> CallRow {
+        CallRow {
+            session: Some(SessionId::new(session).unwrap()),
+            pass_seq: None,
+            started_ms: 1_000,
+            route: "anthropic".into(),
+            model: "claude-sonnet-4-5".into(),
+            pass_kind: None,
+            bust_cause: None,
+            status: 500,
+            uncached_tokens: None,
+            cache_write_tokens: None,
+            cache_read_tokens: None,
+            output_tokens: None,
+            first_byte_ms: None,
+            total_ms: 10,
+            stop_reason: None,
+            usable_window: None,
+            overflow_retry: false,
+            error: Some("overloaded".into()),
+        }
+    }
+
+    /// A row whose session is gone loses only itself: the batch's other rows are written.
+    #[test]
+    fn a_row_of_a_pruned_session_does_not_take_its_batch_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("context.db")).unwrap();
+        let kept = SessionId::new("kept").unwrap();
+        store
+            .write(|tx| {
+                tx.upsert_session(
+                    &NewSession {
+                        id: kept.clone(),
+                        host: Host::Other,
+                        project: None,
+                    },
+                    1_000,
+                )
+            })
+            .unwrap();
+        let engine = Engine::new(store, Config::default());
+        write(
+            &engine,
+            &[row("kept"), row("pruned-meanwhile"), row("kept")],
+        );
+        let stored = engine.store().read(|tx| tx.calls(&kept, 10)).unwrap();
+        assert_eq!(stored.len(), 2);
     }
 }
