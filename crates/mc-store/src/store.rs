@@ -111,6 +111,22 @@ impl Store {
         &self,
         work: impl FnOnce(&WriteTx<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
+        self.in_write_transaction(work, true)
+    }
+
+    /// Runs `work` in a write transaction that is always rolled back: what it reads back of
+    /// its own writes is exact, and nothing it wrote remains. A dry run of a change.
+    pub(crate) fn rehearse<T>(&self, work: impl FnOnce(&WriteTx<'_>) -> Result<T>) -> Result<T> {
+        self.in_write_transaction(work, false)
+    }
+
+    /// Runs `work` in a write transaction on the writer, then commits it, or rolls it back
+    /// when not `commit`; an `Err` from `work` rolls it back either way.
+    fn in_write_transaction<T, E: StoreFailure>(
+        &self,
+        work: impl FnOnce(&WriteTx<'_>) -> std::result::Result<T, E>,
+        commit: bool,
+    ) -> std::result::Result<T, E> {
         let mut conn = lock(&self.writer);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -120,25 +136,13 @@ impl Store {
             drop_writes: &self.drop_writes,
         })
         .map_err(|err| err.at_store_path(&self.path))?;
-        tx.commit()
-            .map_err(|source| self.failed("committing a write transaction", source))?;
-        Ok(value)
-    }
-
-    /// Runs `work` in a write transaction that is always rolled back: what it reads back of
-    /// its own writes is exact, and nothing it wrote remains. A dry run of a change.
-    pub(crate) fn rehearse<T>(&self, work: impl FnOnce(&WriteTx<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = lock(&self.writer);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|source| self.failed("starting a write transaction", source))?;
-        let value = work(&WriteTx {
-            read: ReadTx { conn: &tx },
-            drop_writes: &self.drop_writes,
-        })
-        .map_err(|err| err.at_path(&self.path))?;
-        tx.rollback()
-            .map_err(|source| self.failed("rolling back a rehearsed write", source))?;
+        if commit {
+            tx.commit()
+                .map_err(|source| self.failed("committing a write transaction", source))?;
+        } else {
+            tx.rollback()
+                .map_err(|source| self.failed("rolling back a rehearsed write", source))?;
+        }
         Ok(value)
     }
 
