@@ -22,11 +22,8 @@ use mc_core::{ContentHash, HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
-use crate::incremental::{Split, common_prefix_len, nests_too_deep};
+use crate::incremental::{Split, common_prefix_len, nests_too_deep, remember_within};
 use crate::render_openai::{conversation, instruction_count, is_instruction};
-
-/// Requests remembered at most (see [`crate::incremental`]).
-const REMEMBERED: usize = 16;
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -129,20 +126,16 @@ impl RecentChats {
             return;
         }
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.push_back(Entry {
+        let entry = Entry {
             layout,
             messages,
             conversation,
             chain,
             held_bytes,
+        };
+        remember_within(&mut recent, entry, self.budget_bytes, |entry| {
+            entry.held_bytes
         });
-        let mut bytes: usize = recent.iter().map(|entry| entry.held_bytes).sum();
-        while recent.len() > REMEMBERED || bytes > self.budget_bytes {
-            match recent.pop_front() {
-                Some(evicted) => bytes -= evicted.held_bytes,
-                None => break,
-            }
-        }
     }
 
     fn decode_incrementally(&self, body: &Bytes) -> Option<ChatDecoded> {

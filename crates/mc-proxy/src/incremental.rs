@@ -188,19 +188,15 @@ impl RecentRequests {
             return;
         }
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.push_back(Entry {
+        let entry = Entry {
             layout,
             conversation,
             chain,
             held_bytes,
+        };
+        remember_within(&mut recent, entry, self.budget_bytes, |entry| {
+            entry.held_bytes
         });
-        let mut bytes: usize = recent.iter().map(|entry| entry.held_bytes).sum();
-        while recent.len() > REMEMBERED || bytes > self.budget_bytes {
-            match recent.pop_front() {
-                Some(evicted) => bytes -= evicted.held_bytes,
-                None => break,
-            }
-        }
     }
 
     fn decode_incrementally(&self, body: &Bytes, limit_bytes: usize) -> Option<Decoded> {
@@ -342,6 +338,25 @@ impl RecentRequests {
         match best {
             Some((shared, position)) => (recent.remove(position), shared),
             None => (None, 0),
+        }
+    }
+}
+
+/// Appends `entry` to `recent` (most recent last), then forgets the oldest entries while
+/// more than [`REMEMBERED`] are kept or they hold more than `budget_bytes` (`held` says what
+/// each holds).
+pub(crate) fn remember_within<E>(
+    recent: &mut VecDeque<E>,
+    entry: E,
+    budget_bytes: usize,
+    held: impl Fn(&E) -> usize,
+) {
+    recent.push_back(entry);
+    let mut bytes: usize = recent.iter().map(&held).sum();
+    while recent.len() > REMEMBERED || bytes > budget_bytes {
+        match recent.pop_front() {
+            Some(evicted) => bytes -= held(&evicted),
+            None => break,
         }
     }
 }
