@@ -10,6 +10,8 @@
 //! setup pi` writes. An unknown agent gets both common variables, or one with `--wire`.
 //! Where an agent has an environment switch for its own compaction, it is turned off: the
 //! proxy keeps the session inside the window, and a host compaction would throw that away.
+//! With `compaction.enabled: false` the host's compaction is what manages the window, so
+//! the switch is left alone.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -37,8 +39,27 @@ pub struct Launch {
 }
 
 /// The launch for `program` against the proxy at `base_url` (`http://127.0.0.1:PORT`, no
-/// trailing slash); `wire` forces the generic variables of one wire.
-pub fn launch_for(program: &Path, wire: Option<Wire>, base_url: &str) -> Launch {
+/// trailing slash); `wire` forces the generic variables of one wire; `host_compacts` (the
+/// config's compaction is off) keeps the agent's own compaction on.
+pub fn launch_for(
+    program: &Path,
+    wire: Option<Wire>,
+    base_url: &str,
+    host_compacts: bool,
+) -> Launch {
+    let mut launch = launch_without_compaction_choice(program, wire, base_url);
+    if host_compacts {
+        launch
+            .env
+            .retain(|(name, _)| !COMPACTION_SWITCHES.contains(name));
+    }
+    launch
+}
+
+/// The agents' environment switches that turn their own compaction off.
+const COMPACTION_SWITCHES: [&str; 2] = ["DISABLE_AUTO_COMPACT", "OPENCODE_DISABLE_AUTOCOMPACT"];
+
+fn launch_without_compaction_choice(program: &Path, wire: Option<Wire>, base_url: &str) -> Launch {
     let v1 = format!("{base_url}/v1");
     if let Some(wire) = wire {
         return generic(Some(wire), base_url);
@@ -113,7 +134,20 @@ mod tests {
     const BASE: &str = "http://127.0.0.1:9";
 
     fn env_of(program: &str, wire: Option<Wire>) -> Vec<(&'static str, String)> {
-        launch_for(Path::new(program), wire, BASE).env
+        launch_for(Path::new(program), wire, BASE, false).env
+    }
+
+    #[test]
+    fn with_compaction_off_the_agents_own_compaction_stays_on() {
+        for program in ["claude", "opencode"] {
+            let env = launch_for(Path::new(program), None, BASE, true).env;
+            assert!(
+                env.iter()
+                    .all(|(name, _)| !COMPACTION_SWITCHES.contains(name)),
+                "{program}: {env:?}"
+            );
+            assert!(!env.is_empty(), "{program} still gets its base URL");
+        }
     }
 
     #[test]
@@ -132,7 +166,7 @@ mod tests {
                 ("OPENAI_BASE_URL", format!("{BASE}/v1"))
             ]
         );
-        let codex = launch_for(Path::new("codex"), None, BASE);
+        let codex = launch_for(Path::new("codex"), None, BASE, false);
         assert_eq!(
             codex.leading_args,
             [
@@ -140,7 +174,11 @@ mod tests {
                 OsString::from(format!("openai_base_url=\"{BASE}/v1\""))
             ]
         );
-        assert!(launch_for(Path::new("pi"), None, BASE).note.is_some());
+        assert!(
+            launch_for(Path::new("pi"), None, BASE, false)
+                .note
+                .is_some()
+        );
         assert!(reads_url_from_own_config(Path::new("/usr/bin/pi")));
         assert!(!reads_url_from_own_config(Path::new("claude")));
     }

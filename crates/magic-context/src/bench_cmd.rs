@@ -5,6 +5,12 @@
 //! `last_body_bytes`, `peak_rss_mb`, `end_rss_mb`, `threads`, `proxied_p50_ms`) and `latency`
 //! (`calls`, `proxied_p50_ms`, `direct_p50_ms`, `added_p50_ms`, `ratio`).
 //!
+//! `bench dreamer --json` prints [`DreamerReport`](crate::bench_dreamer::DreamerReport):
+//! `files`, `memories`, `stale`, `duplicates`, the scores `evidence_stale`,
+//! `evidence_duplicates`, `stale_outcome`, `merge_outcome` (each `precision`, `recall`,
+//! `flagged`, `hits`), `true_memories_lost`, `model_calls`, `input_tokens`, `output_tokens`,
+//! `cost_usd`, `wall_ms`.
+//!
 //! `bench locomo --json` prints the fields of [`LocomoReport`](crate::bench_locomo::LocomoReport):
 //! `mode`, `questions`, `recall_at_k` (k → recall), `recall_by_category`, `mrr`, `p50_ms`,
 //! `p95_ms`, `unresolved_evidence`, `questions_without_evidence`.
@@ -24,7 +30,7 @@ use serde_json::json;
 
 use crate::bench_memory::MemoryBench;
 use crate::output::{pretty, write_stdout};
-use crate::{bench_locomo, bench_memory, bench_store};
+use crate::{bench_dreamer, bench_locomo, bench_memory, bench_store};
 
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
@@ -81,6 +87,13 @@ pub enum Bench {
         #[arg(long)]
         json: bool,
     },
+    /// The dreamer's nightly run over a generated project with planted stale and duplicate
+    /// memories, the simulator as the model: precision and recall, tokens, cost, time.
+    Dreamer {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Full-text search over a large store built from recorded sessions: ingest throughput,
     /// append latency, query p50/p95.
     SearchStore {
@@ -128,7 +141,43 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             queries,
             json,
         } => search_store(corpus, *messages, *queries, *json),
+        Bench::Dreamer { json } => dreamer(*json),
     }
+}
+
+fn dreamer(as_json: bool) -> anyhow::Result<ExitCode> {
+    let report = bench_dreamer::run()?;
+    let text = if as_json {
+        pretty(&serde_json::to_value(&report).context("cannot format the report")?)?
+    } else {
+        let score = |name: &str, score: &bench_dreamer::Score| {
+            format!(
+                "  {name}: precision {:.2}, recall {:.2} ({} flagged, {} planted hits)\n",
+                score.precision, score.recall, score.flagged, score.hits
+            )
+        };
+        format!(
+            "{} files, {} memories ({} stale, {} restatements)\nevidence (deterministic):\n{}{}\
+             outcome (evidence and the simulated judge):\n{}{}  true memories lost: {}\n\
+             {} model calls, {} in / {} out tokens, ${:.4} at claude-haiku-4-5 list prices, {} ms\n",
+            report.files,
+            report.memories,
+            report.stale,
+            report.duplicates,
+            score("stale candidates", &report.evidence_stale),
+            score("duplicate pairs grouped", &report.evidence_duplicates),
+            score("archived or updated", &report.stale_outcome),
+            score("pairs merged", &report.merge_outcome),
+            report.true_memories_lost,
+            report.model_calls,
+            report.input_tokens,
+            report.output_tokens,
+            report.cost_usd,
+            report.wall_ms,
+        )
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn memory(bench: &MemoryBench, as_json: bool) -> anyhow::Result<ExitCode> {

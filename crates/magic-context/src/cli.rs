@@ -13,6 +13,7 @@ use crate::bench_cmd::{self, BenchArgs};
 use crate::config_cmd::{self, ConfigCommand};
 use crate::dashboard_cmd::{self, DashboardArgs};
 use crate::doctor::{self, DoctorArgs};
+use crate::dream_cmd::{self, DreamArgs};
 use crate::flush_cmd::{self, FlushArgs};
 use crate::mcp_cmd::{self, McpArgs};
 use crate::memory_cmd::{self, MemoryArgs};
@@ -60,6 +61,9 @@ pub enum Command {
     Dashboard(DashboardArgs),
     /// Create the store on first use and check that it and the configuration are healthy.
     Doctor(DoctorArgs),
+    /// Run the dreamer's maintenance tasks now (verify memories against the code), or
+    /// `--list` the runs it recorded.
+    Dream(DreamArgs),
     /// Make a session's next pass bust the cache and land its queued drops.
     Flush(FlushArgs),
     /// Serve the agent's tools (ctx_reduce, ctx_expand, …) over MCP on stdio.
@@ -113,6 +117,7 @@ impl Command {
             Self::Config(command) => config_cmd::run(command),
             Self::Dashboard(args) => dashboard_cmd::run(&args),
             Self::Doctor(args) => doctor::run(&args),
+            Self::Dream(args) => dream_cmd::run(&args),
             Self::Flush(args) => flush_cmd::run(&args),
             Self::Mcp(args) => mcp_cmd::run(&args),
             Self::Memory(args) => memory_cmd::run(&args),

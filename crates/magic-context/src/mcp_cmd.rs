@@ -37,7 +37,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use clap::Args;
 use mc_config::{ConfigSources, find_project_root, load};
-use mc_core::{ProjectId, SessionId};
+use mc_core::{ProjectId, SessionId, SessionMode};
 use mc_engine::Engine;
 use mc_engine::search::{EmbeddedSearch, SemanticSearch};
 use mc_engine::tools::{TOOL_GUIDANCE, ToolAnswer, ToolContext, call_tool, tool_specs};
@@ -161,8 +161,9 @@ impl Binding {
     }
 
     /// The session a call acts for now: for a client id, its lane with the most messages
-    /// (the newest on a tie), or the unlaned id when the proxy has stored none yet, so the
-    /// tools say the session has no messages rather than that there is no session.
+    /// (the newest on a tie) that is not a Task subagent's (a subagent may outgrow the main
+    /// conversation it works for), or the unlaned id when the proxy has stored none yet, so
+    /// the tools say the session has no messages rather than that there is no session.
     fn resolve(
         &self,
         store: &Store,
@@ -177,6 +178,9 @@ impl Binding {
                 let lanes = store.read(|tx| {
                     let mut counted = Vec::new();
                     for record in tx.sessions_with_prefix(&prefix)? {
+                        if record.mode == SessionMode::Subagent {
+                            continue;
+                        }
                         let count = tx.message_count(&record.id)?;
                         counted.push((record.id, count));
                     }

@@ -126,7 +126,12 @@ pub fn run(args: &RunArgs, log_level: Option<LogLevel>) -> anyhow::Result<ExitCo
                 report(&format!("proxy on {base_url}, {log_note}"));
             }
         }
-        let launch = launch_for(&resolved, args.wire, &base_url);
+        let launch = launch_for(
+            &resolved,
+            args.wire,
+            &base_url,
+            !loaded.config.compaction.enabled,
+        );
         if let Proxy::Started(_) = proxy {
             // Its upstreams are the config's; the check blocks (briefly) on its sockets.
             let upstreams = upstreams_of(&launch, &loaded.config);

@@ -20,7 +20,7 @@ use mc_store::{LocationEnv, Platform, resolve_data_dir};
 
 use crate::config_diff::unified_diff;
 use crate::config_doc::ConfigDoc;
-use crate::host_config::{FilePlan, Host, HostEnv, plan};
+use crate::host_config::{FilePlan, Host, HostEnv, Purpose, plan};
 use crate::mcp_command;
 use crate::output::write_stdout;
 use crate::setup_record::{self, FileRecord, KeyRecord, SetupRecord, backup_path, hash_of};
@@ -55,12 +55,10 @@ pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
     if args.undo {
         undo(args.host, &data_dir, args.dry_run)?;
     } else {
+        let config = load(&ConfigSources::discover(None)).config;
         let proxy_url = match &args.proxy_url {
             Some(url) => normalise_proxy_url(url)?,
-            None => format!(
-                "http://{}",
-                load(&ConfigSources::discover(None)).config.proxy.listen
-            ),
+            None => format!("http://{}", config.proxy.listen),
         };
         let exe = std::env::current_exe()
             .context("cannot find this program's path, which the host runs as its MCP server")?;
@@ -69,7 +67,15 @@ pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
             // Ignoring a failed write: the setup itself still goes ahead.
             let _ = writeln!(std::io::stderr().lock(), "warning: {warning}");
         }
-        let plans = plan(args.host, &env, &proxy_url, &mcp.command);
+        let mut plans = plan(args.host, &env, &proxy_url, &mcp.command);
+        if !config.compaction.enabled {
+            // `compaction.enabled: false` leaves the window to the host: its own compaction
+            // must stay on.
+            for file in &mut plans {
+                file.edits
+                    .retain(|edit| edit.purpose != Purpose::Compaction);
+            }
+        }
         apply(args.host, &plans, &proxy_url, &data_dir, args.dry_run)?;
     }
     Ok(ExitCode::SUCCESS)

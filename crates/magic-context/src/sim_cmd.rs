@@ -50,6 +50,13 @@ pub struct SimArgs {
     /// Other calls are served as usual.
     #[arg(long, value_name = "MODE", default_value = "honest")]
     pub historian: HistorianMode,
+
+    /// How calls that force the dreamer's `judge_memories` tool are answered: `honest`
+    /// (verdicts from the evidence in the prompt: a memory whose file is gone archived, a
+    /// changed value updated), or failing as `--historian` does (`garbage`, `overloaded`,
+    /// `stall`, `slow`).
+    #[arg(long, value_name = "MODE", default_value = "honest")]
+    pub dreamer: HistorianMode,
 }
 
 /// Serves until Ctrl-C.
@@ -57,7 +64,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let responder = responder(args)?;
     let mut config = SimConfig::new(responder)
         .with_token_scale(args.token_scale)
-        .with_historian(args.historian);
+        .with_historian(args.historian)
+        .with_dreamer(args.dreamer);
     if let Some(window_tokens) = args.model_window {
         config = config.with_window(window_tokens);
     }
@@ -189,6 +197,7 @@ mod tests {
             panic!("not sim");
         };
         assert_eq!(args.historian, HistorianMode::Stall);
+        assert_eq!(args.dreamer, HistorianMode::Honest);
         let error = parse("sleepy").unwrap_err().to_string();
         assert!(
             error.contains(

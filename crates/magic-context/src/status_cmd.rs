@@ -7,7 +7,9 @@
 //!
 //! `--json` prints one object, in one of two shapes:
 //! - without `--session`: `{"sessions": [SESSION, …], "token_corrections": […],
-//!   "unmanaged_stateful_calls": STATEFUL}`, sessions most recently seen first; STATEFUL,
+//!   "dreamer_runs": [RUN, …], "unmanaged_stateful_calls": STATEFUL}`, sessions most
+//!   recently seen first; `dreamer_runs`, only present once the dreamer ran, holds its
+//!   newest runs (RUN is described in [`crate::dreamer_runs`]); STATEFUL,
 //!   only present when there are any, is `{"count", "last_ms"}` over the newest calls tied
 //!   to no session: Responses calls that lean on history stored at the provider, forwarded
 //!   unmanaged; `run_log`, only present once a `run` wrote it, is the path of the log of the
@@ -16,7 +18,8 @@
 //!   calls newest first; HISTORY is described at [`HistoryStatus::json`].
 //!
 //! SESSION: `id`, `host`, `project` (or null), `project_folder` (the folder the project was
-//! last seen in, or null), `fork` (`{"parent", "ordinal"}` or null),
+//! last seen in, or null), `fork` (`{"parent", "ordinal"}` or null), `mode` (`primary`,
+//! `subagent` or `compaction_off`), `spawned_by` (the session a subagent works for, or null),
 //! `created_ms`, `last_seen_ms`, `calls` (count), `last_call_status` (or null), `tokens`
 //! (`{"uncached", "cache_write", "cache_read", "output"}` summed over all calls),
 //! `cache_read_share` (0–1 over the calls after the first that reported input, or null),
@@ -37,7 +40,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use mc_core::window_fit::TokenCorrection;
-use mc_core::{ProjectId, SessionId};
+use mc_core::{ProjectId, SessionId, SessionMode};
 use mc_replay::thousands;
 
 use crate::status_history::HistoryStatus;
@@ -48,6 +51,7 @@ use mc_store::{
 use serde_json::{Value, json};
 
 use crate::clock::now_ms;
+use crate::dreamer_runs::{run_json, runs_text};
 use crate::output::{pretty, write_stdout};
 use crate::run_log;
 use crate::store_size::{size_json, size_line};
@@ -57,6 +61,9 @@ const CALLS_SHOWN: usize = 10;
 
 /// Calls tied to no session read to count the stateful ones.
 const UNATTRIBUTED_READ: usize = 200;
+
+/// The dreamer's newest runs the session list ends with (`dream --list` shows more).
+const DREAMER_RUNS_SHOWN: usize = 5;
 
 /// What an empty store prints, pointing at the one step that fills it.
 const NO_SESSIONS: &str = "no sessions yet; point your agent at `magic-context serve`\n";
@@ -153,12 +160,13 @@ fn recent_sessions(
     store_path: &Path,
 ) -> anyhow::Result<String> {
     let now_ms = view.now_ms;
-    let (sessions, corrections, unattributed) = store
+    let (sessions, corrections, unattributed, dreams) = store
         .read(|tx| {
             Ok((
                 tx.recent_sessions_status(limit)?,
                 tx.token_corrections()?,
                 tx.unattributed_calls(UNATTRIBUTED_READ)?,
+                tx.dreamer_runs(None, DREAMER_RUNS_SHOWN)?,
             ))
         })
         .context("cannot read the sessions' status")?;
@@ -179,6 +187,10 @@ fn recent_sessions(
             })
             .collect();
         let mut out = json!({ "sessions": sessions, "token_corrections": corrections });
+        if let (false, Some(object)) = (dreams.is_empty(), out.as_object_mut()) {
+            let dreams: Vec<Value> = dreams.iter().map(|run| run_json(run, view)).collect();
+            object.insert("dreamer_runs".to_owned(), json!(dreams));
+        }
         if let (Some(calls), Some(object)) = (stateful, out.as_object_mut()) {
             object.insert(
                 "unmanaged_stateful_calls".to_owned(),
@@ -217,6 +229,9 @@ fn recent_sessions(
     }
     if let Some(calls) = stateful {
         blocks.push(calls.text(now_ms));
+    }
+    if !dreams.is_empty() {
+        blocks.push(runs_text(&dreams, view));
     }
     Ok(blocks.join("\n") + &log_line)
 }
@@ -279,6 +294,8 @@ fn session_json(status: &SessionStatus, view: &Viewpoint) -> Value {
             "parent": fork.parent.as_str(),
             "ordinal": fork.ordinal,
         })),
+        "mode": session.mode.as_str(),
+        "spawned_by": session.spawned_by.as_ref().map(SessionId::as_str),
         "created_ms": session.created_ms,
         "last_seen_ms": session.last_seen_ms,
         "calls": status.calls,
@@ -397,7 +414,19 @@ fn session_text(status: &SessionStatus, view: &Viewpoint) -> String {
         ),
         None => "none yet".to_owned(),
     };
+    let mode = match (session.mode, &session.spawned_by) {
+        (SessionMode::Primary, _) => "primary".to_owned(),
+        (SessionMode::Subagent, Some(parent)) => format!("subagent of {parent}"),
+        (SessionMode::Subagent, None) => "subagent".to_owned(),
+        (SessionMode::CompactionOff, None) => {
+            "compaction off: the host manages the window".to_owned()
+        }
+        (SessionMode::CompactionOff, Some(parent)) => {
+            format!("compaction off: the host manages the window; subagent of {parent}")
+        }
+    };
     let lines = [
+        ("mode", mode),
         ("context", context),
         ("cache", cache),
         ("calls", calls),

@@ -55,6 +55,21 @@ pub struct RawConfig {
     pub tools: Option<RawTools>,
     /// How long the store keeps a session after its last activity.
     pub retention: Option<RawRetention>,
+    /// Whether Magic Context manages the context window or leaves it to the host's own
+    /// compaction.
+    pub compaction: Option<RawCompaction>,
+}
+
+/// Whether Magic Context manages the context window or leaves it to the host's own
+/// compaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCompaction {
+    /// Manage the window: tag messages, drop what the agent no longer needs, summarise old
+    /// history into the prompt's head. `false` keeps project memories, docs, notes, search
+    /// and expand only, sends every message as the client sent it, and leaves the window to
+    /// the host's own compaction (turn that back on in the host).
+    pub enabled: Option<bool>,
 }
 
 /// How long the store keeps a session after its last activity.
@@ -343,7 +358,7 @@ pub struct RawDreamer {
 }
 
 /// When each dreamer task runs: a 5-field cron expression (minute hour day-of-month month
-/// day-of-week), or `"off"`.
+/// day-of-week) read in UTC, or `"off"`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawDreamerSchedules {

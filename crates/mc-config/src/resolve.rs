@@ -8,18 +8,18 @@
 use std::collections::BTreeMap;
 
 use mc_core::config::{
-    Bounds, CacheConfig, CacheTtl, Config, ExecuteThreshold, ExpandConfig, HistoryConfig,
-    M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProjectDocsConfig, ProxyConfig,
-    ReductionConfig, RetentionConfig, Tokens, ToolsConfig, ToolsMode, allowed_host_problem,
-    doc_file_problem, listen_address_problem, upstream_url_problem,
+    Bounds, CacheConfig, CacheTtl, CompactionConfig, Config, ExecuteThreshold, ExpandConfig,
+    HistoryConfig, M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProjectDocsConfig,
+    ProxyConfig, ReductionConfig, RetentionConfig, Tokens, ToolsConfig, ToolsMode,
+    allowed_host_problem, doc_file_problem, listen_address_problem, upstream_url_problem,
 };
 
 mod background;
 
 use crate::key_path::KeyPath;
 use crate::raw::{
-    RawCache, RawCacheTtl, RawConfig, RawExpand, RawHistory, RawM1Refold, RawMemory, RawPass,
-    RawProjectDocs, RawProxy, RawReduction, RawRetention, RawTools, RawToolsMode,
+    RawCache, RawCacheTtl, RawCompaction, RawConfig, RawExpand, RawHistory, RawM1Refold, RawMemory,
+    RawPass, RawProjectDocs, RawProxy, RawReduction, RawRetention, RawTools, RawToolsMode,
 };
 
 /// A key whose value was rejected, and why.
@@ -48,6 +48,7 @@ pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
         dreamer: checker.dreamer(raw.dreamer.clone().unwrap_or_default()),
         tools: checker.tools(raw.tools.clone().unwrap_or_default()),
         retention: checker.retention(raw.retention.clone().unwrap_or_default()),
+        compaction: compaction(raw.compaction.clone().unwrap_or_default()),
     };
     (config, checker.issues)
 }
@@ -413,6 +414,13 @@ impl Checker {
     }
 }
 
+/// A switch has nothing to check beyond its type, which the file's screening already did.
+fn compaction(raw: RawCompaction) -> CompactionConfig {
+    CompactionConfig {
+        enabled: raw.enabled.unwrap_or(CompactionConfig::default().enabled),
+    }
+}
+
 fn cache_ttl(raw: RawCacheTtl) -> CacheTtl {
     match raw {
         RawCacheTtl::FiveMinutes => CacheTtl::FiveMinutes,
@@ -422,171 +430,4 @@ fn cache_ttl(raw: RawCacheTtl) -> CacheTtl {
 }
 
 #[cfg(test)]
-mod tests {
-    use mc_core::config::{DreamerSchedules, TaskSchedule};
-    use serde_json::json;
-
-    use super::*;
-
-    fn raw(value: serde_json::Value) -> RawConfig {
-        serde_json::from_value(value).unwrap()
-    }
-
-    #[test]
-    fn empty_raw_is_the_default_config() {
-        assert_eq!(resolve(&RawConfig::default()), (Config::default(), vec![]));
-    }
-
-    #[test]
-    fn tools_mode_is_read_and_defaults_to_auto() {
-        assert_eq!(Config::default().tools.mode, ToolsMode::Auto);
-        for (written, mode) in [
-            ("proxy", ToolsMode::Proxy),
-            ("mcp", ToolsMode::Mcp),
-            ("off", ToolsMode::Off),
-            ("auto", ToolsMode::Auto),
-        ] {
-            let (config, issues) = resolve(&raw(json!({"tools": {"mode": written}})));
-            assert_eq!((config.tools.mode, issues), (mode, vec![]));
-        }
-    }
-
-    #[test]
-    fn the_hidden_exchange_age_is_read_and_bounded() {
-        let (config, issues) = resolve(&raw(json!({"tools": {"hidden_exchange_max_age_days": 7}})));
-        assert_eq!(
-            (config.tools.hidden_exchange_max_age_days, issues),
-            (7, vec![])
-        );
-        let (config, issues) = resolve(&raw(json!({"tools": {"hidden_exchange_max_age_days": 0}})));
-        assert_eq!(config.tools.hidden_exchange_max_age_days, 30);
-        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
-        assert_eq!(keys, ["tools.hidden_exchange_max_age_days"]);
-    }
-
-    #[test]
-    fn the_session_retention_is_read_and_bounded() {
-        let (config, issues) = resolve(&raw(json!({"retention": {"session_days": 30}})));
-        assert_eq!((config.retention.session_days, issues), (30, vec![]));
-        let (config, issues) = resolve(&raw(json!({"retention": {"session_days": 0}})));
-        assert_eq!(config.retention.session_days, 90);
-        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
-        assert_eq!(keys, ["retention.session_days"]);
-    }
-
-    #[test]
-    fn doc_files_must_stay_in_the_project() {
-        let (config, issues) = resolve(&raw(json!({
-            "project_docs": {"files": ["docs/ARCHITECTURE.md"], "budget_percent": 5}
-        })));
-        assert_eq!(config.project_docs.files, ["docs/ARCHITECTURE.md"]);
-        assert_eq!(config.project_docs.budget_percent.get(), 5);
-        assert_eq!(issues, vec![]);
-        let (config, issues) = resolve(&raw(json!({
-            "project_docs": {"files": ["../secrets.md"], "budget_percent": 50}
-        })));
-        assert_eq!(
-            config.project_docs,
-            mc_core::config::ProjectDocsConfig::default()
-        );
-        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
-        assert_eq!(keys, ["project_docs.files", "project_docs.budget_percent"]);
-    }
-
-    #[test]
-    fn set_keys_apply_and_bad_ones_keep_their_default() {
-        let (config, issues) = resolve(&raw(json!({
-            "pass": {"execute_threshold_percent": 95, "refusal_percent": 97},
-            "cache": {"ttl": "1h"},
-            "dreamer": {"schedules": {"maintain_docs": "off", "pin_key_files": "every day"}},
-        })));
-        assert_eq!(
-            config.pass.execute_threshold_percent,
-            Config::default().pass.execute_threshold_percent
-        );
-        assert_eq!(config.pass.refusal_percent.get(), 97);
-        assert_eq!(config.cache.ttl, CacheTtl::OneHour);
-        assert_eq!(config.dreamer.schedules.maintain_docs, TaskSchedule::Off);
-        assert_eq!(
-            config.dreamer.schedules.pin_key_files,
-            DreamerSchedules::default().pin_key_files
-        );
-        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
-        assert_eq!(
-            keys,
-            [
-                "pass.execute_threshold_percent",
-                "dreamer.schedules.pin_key_files"
-            ]
-        );
-        assert_eq!(
-            issues[0].reason,
-            "must be between 20 and 90 percent, got 95"
-        );
-    }
-
-    #[test]
-    fn allowed_hosts_keep_the_usable_entries_and_name_the_others() {
-        let (config, issues) = resolve(&raw(json!({"proxy": {"allowed_hosts":
-            ["gateway.internal", "https://gateway.internal", "*.corp"]}})));
-        assert_eq!(config.proxy.allowed_hosts, ["gateway.internal"]);
-        let keys: Vec<String> = issues.iter().map(|issue| issue.key.to_string()).collect();
-        assert_eq!(keys, ["proxy.allowed_hosts.1", "proxy.allowed_hosts.2"]);
-    }
-
-    #[test]
-    fn the_cache_budget_is_read_in_mib_within_its_bounds() {
-        let (config, issues) = resolve(&raw(json!({"proxy": {"cache_budget_mb": 64}})));
-        assert!(issues.is_empty());
-        assert_eq!(config.proxy.cache_budget_bytes(), 64 * 1024 * 1024);
-        let (config, issues) = resolve(&raw(json!({"proxy": {"cache_budget_mb": 0}})));
-        assert!(issues.is_empty());
-        assert_eq!(config.proxy.cache_budget_bytes(), 0);
-        let (config, issues) = resolve(&raw(json!({"proxy": {"cache_budget_mb": 1_000_000}})));
-        assert_eq!(config.proxy.cache_budget_mb, 256);
-        assert_eq!(issues[0].key.to_string(), "proxy.cache_budget_mb");
-    }
-
-    #[test]
-    fn a_working_set_caps_the_planned_window_within_its_bounds() {
-        let (config, issues) = resolve(&raw(json!({"pass": {"working_set_tokens": 60_000}})));
-        assert!(issues.is_empty());
-        assert_eq!(config.pass.working_set_tokens, Some(Tokens(60_000)));
-        assert_eq!(
-            config.pass.planned_window(Some(Tokens(180_000))),
-            Some(Tokens(60_000))
-        );
-        assert_eq!(
-            config.pass.planned_window(Some(Tokens(30_000))),
-            Some(Tokens(30_000))
-        );
-        assert_eq!(config.pass.planned_window(None), Some(Tokens(60_000)));
-        let (config, issues) = resolve(&raw(json!({"pass": {"working_set_tokens": 500}})));
-        assert_eq!(config.pass.working_set_tokens, None);
-        assert_eq!(issues[0].key.to_string(), "pass.working_set_tokens");
-    }
-
-    #[test]
-    fn model_thresholds_prefer_tokens_and_need_one_of_the_two() {
-        let (config, issues) = resolve(&raw(json!({"pass": {"execute_threshold_by_model": {
-            "gpt-5": {"percent": 70, "tokens": 150000},
-            "o3": {"percent": 70, "tokens": 5},
-            "gpt-4.1": {},
-        }}})));
-        let by_model = &config.pass.execute_threshold_by_model;
-        assert_eq!(by_model["gpt-5"], ExecuteThreshold::Tokens(Tokens(150_000)));
-        assert_eq!(
-            by_model["o3"],
-            ExecuteThreshold::Percent(Percent::new(70).unwrap())
-        );
-        assert!(!by_model.contains_key("gpt-4.1"));
-        let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
-        assert_eq!(
-            keys,
-            [
-                r#"pass.execute_threshold_by_model."gpt-4.1""#,
-                "pass.execute_threshold_by_model.o3.tokens"
-            ]
-        );
-    }
-}
+mod tests;

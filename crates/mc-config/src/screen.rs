@@ -123,6 +123,20 @@ mod tests {
         );
     }
 
+    /// `compaction.enabled` takes a switch only; a word for it is reported, not guessed at.
+    #[test]
+    fn compaction_takes_a_boolean() {
+        let screened = run(json!({"compaction": {"enabled": "no", "auto": false}}));
+        assert!(screened.accepted.is_empty());
+        assert_eq!(
+            reasons(&screened),
+            [
+                "compaction.enabled: invalid type: string \"no\", expected a boolean",
+                "compaction.auto: unknown key `auto`; expected one of `enabled`",
+            ]
+        );
+    }
+
     #[test]
     fn nulls_and_empty_sections_pass() {
         let screened = run(json!({"$schema": "x", "pass": {}, "historian": {"model": null}}));

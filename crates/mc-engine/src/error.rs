@@ -48,6 +48,15 @@ pub enum EngineError {
     /// A drop spec could not be parsed.
     #[error("{0}")]
     DropSpec(String),
+    /// Drops were asked of a session whose window the host manages: nothing would ever
+    /// land, so queueing them would only pretend.
+    #[error(
+        "compaction is off (`compaction.enabled: false`): the host's own compaction manages the window of session {session}, so nothing is dropped from it; set `compaction.enabled` to true to drop tagged parts"
+    )]
+    CompactionOff {
+        /// The session the drops were asked of.
+        session: SessionId,
+    },
     /// The request is over the provider-proven window with nothing left to fold; sending it
     /// would only fail upstream.
     #[error("{message}")]

@@ -7,7 +7,7 @@
 
 use mc_core::tags::{TagAssignment, TagNo, assign_tags};
 use mc_core::{HashChain, Host, Message, ProjectId, SessionId};
-use mc_store::{NewSession, WriteTx};
+use mc_store::{NewSession, SessionRecord, WriteTx};
 
 use crate::error::{EngineError, Result};
 
@@ -20,6 +20,8 @@ pub struct Ingested {
     pub count: u64,
     /// The tags given to the new messages' units.
     pub assigned: Vec<TagAssignment>,
+    /// The session's stored row, as this request found it (its mode before the pass).
+    pub session: SessionRecord,
 }
 
 /// Appends the request's new messages and tags them; refuses a request whose history
@@ -34,7 +36,7 @@ pub fn ingest(
     chain: Option<&HashChain>,
     now_ms: i64,
 ) -> Result<Ingested> {
-    tx.upsert_session(
+    let record = tx.upsert_session(
         &NewSession {
             id: session.clone(),
             host,
@@ -78,6 +80,7 @@ pub fn ingest(
         previous_count: stored,
         count: messages.len() as u64,
         assigned: assignments,
+        session: record,
     })
 }
 

@@ -26,6 +26,7 @@ mod rendered_tail;
 mod retention;
 pub mod search;
 mod session_cache;
+mod session_modes;
 mod state;
 mod tail_message;
 pub mod tools;

@@ -21,7 +21,7 @@ use mc_core::reclaim::{
 use mc_core::reduction::{DropState, PartShown, land_drops};
 use mc_core::tags::{TagAssignment, TagIndex, TagNo};
 use mc_core::window_fit::ShrinkAction;
-use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId};
+use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId, SessionMode};
 use mc_store::{PassRow, Store, WriteTx};
 use serde::Serialize;
 
@@ -31,7 +31,6 @@ use crate::error::{EngineError, Result};
 use crate::fit;
 use crate::head_memory::{memory_delta, session_project};
 use crate::history_head::{m1_tokens_at, plan_advance};
-use crate::ingest::ingest;
 use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
@@ -48,6 +47,11 @@ pub struct PassRequest<'a> {
     pub session: &'a SessionId,
     /// The client program.
     pub host: Host,
+    /// How the session is treated (DESIGN's session modes): a subagent gets no compartment
+    /// history, a session with compaction off keeps its messages as the client sent them.
+    pub mode: SessionMode,
+    /// The primary session a subagent works for, when the caller knows it.
+    pub spawned_by: Option<&'a SessionId>,
     /// The project the session works in, when the caller resolved one (a session keeps the
     /// first project it is given).
     pub project: Option<&'a ProjectId>,
@@ -122,7 +126,7 @@ pub struct Engine {
     pub(crate) caches: EngineCaches,
     /// Whether the messages a pass stores wait for a provider's acceptance before search and
     /// the historian see them ([`Self::gated_until_accepted`]).
-    gate_until_accepted: bool,
+    pub(crate) gate_until_accepted: bool,
 }
 
 impl Engine {
@@ -187,6 +191,9 @@ impl Engine {
     /// Runs one pass for `request` in one transaction.
     pub fn pass(&self, request: &PassRequest<'_>) -> Result<PassOutcome> {
         let now_ms = i64::try_from(request.now_ms).unwrap_or(i64::MAX);
+        if !request.mode.rewrites_tail() {
+            return self.pass_host_managed(request, now_ms);
+        }
         let mut index = self
             .caches
             .indexes
@@ -234,18 +241,7 @@ impl Engine {
             rendered,
         } = kept;
         let session = request.session;
-        let ingested = ingest(
-            tx,
-            session,
-            request.host,
-            request.project,
-            request.messages,
-            request.chain,
-            now_ms,
-        )?;
-        if self.gate_until_accepted {
-            tx.gate_until_accepted(session, ingested.previous_count)?;
-        }
+        let ingested = self.ingest_request(tx, request, now_ms)?;
         let mut state = load_state(tx, session)?.unwrap_or_default();
         state.expire_proven_window(request.now_ms);
         let report = match request.last_usage_tokens {
@@ -538,7 +534,7 @@ struct Kept<'a> {
 }
 
 /// The prompt layout the breakpoint planner needs: blocks per message, thinking unmarkable.
-fn layout_of(system_blocks: usize, messages: &[Arc<Message>]) -> PromptLayout {
+pub(crate) fn layout_of(system_blocks: usize, messages: &[Arc<Message>]) -> PromptLayout {
     let mut layout = PromptLayout::new(
         system_blocks,
         messages.iter().map(|m| m.parts.len()).collect(),

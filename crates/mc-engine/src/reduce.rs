@@ -14,8 +14,9 @@ use crate::state::load_state;
 impl Engine {
     /// Validates `spec` (`"3-5,12"`) against the session's tags and queues what it may.
     ///
-    /// `source` names who asked (`ctx_reduce`, `operator`). Unknown sessions and bad specs
-    /// are errors; per-tag refusals come back in the outcome's notes.
+    /// `source` names who asked (`ctx_reduce`, `operator`). Unknown sessions, bad specs and
+    /// sessions whose window the host manages (compaction off) are errors; per-tag refusals
+    /// come back in the outcome's notes.
     pub fn queue_drops(
         &self,
         session: &SessionId,
@@ -25,6 +26,11 @@ impl Engine {
     ) -> Result<QueueOutcome> {
         let spec =
             parse_drop_spec(spec).map_err(|error| EngineError::DropSpec(error.to_string()))?;
+        if !self.config().compaction.enabled {
+            return Err(EngineError::CompactionOff {
+                session: session.clone(),
+            });
+        }
         self.store().write_with(|tx| {
             if tx.get_session(session)?.is_none() {
                 return Err(EngineError::UnknownSession {

@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
+use crate::agent_tools::chat_walks::ChatWalks;
 use crate::agent_tools::recent_walks::RecentWalks;
 use crate::chat_incremental::RecentChats;
+use crate::dreamer_credentials::DreamerCredentials;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::fixed_tokens::FixedTokens;
@@ -48,6 +50,8 @@ pub struct App {
     /// Recent walks putting the agent tools' exchanges back, so follow-ups are prepared by
     /// their new messages only.
     pub recent_walks: RecentWalks,
+    /// The same for Chat Completions requests.
+    pub chat_walks: ChatWalks,
     /// Per session, the encoded conversation of its last upstream Anthropic request, so the
     /// next encodes only what changed.
     pub encoded_messages: SessionCache<EncodedMessages>,
@@ -66,6 +70,8 @@ pub struct App {
     pub fixed_tokens: FixedTokens,
     /// The projects' docs as last read, for `m[0]`.
     pub project_docs: DocsReader,
+    /// The endpoints each project's newest call used, lent to the dreamer.
+    pub dreamer_credentials: Arc<DreamerCredentials>,
     /// Whether a stateful Responses call was seen (and said so in the log) yet.
     stateful_noted: AtomicBool,
 }
@@ -96,6 +102,7 @@ impl App {
             recent_requests: RecentRequests::new(budget.recent_requests()),
             recent_chats: RecentChats::new(budget.recent_requests()),
             recent_walks: RecentWalks::new(budget.prepared_walks()),
+            chat_walks: ChatWalks::new(budget.prepared_walks()),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Arc::new(Semaphore::new(concurrent_passes())),
@@ -103,6 +110,7 @@ impl App {
             recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),
             project_docs: DocsReader::default(),
+            dreamer_credentials: Arc::default(),
             store,
             stateful_noted: AtomicBool::new(false),
         })

@@ -14,7 +14,6 @@
 //! or convert on its own) takes the full decode, whose errors name the exact place.
 
 use std::collections::VecDeque;
-use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -22,7 +21,7 @@ use mc_core::{ContentHash, HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
-use crate::incremental::{Split, common_prefix_len, nests_too_deep, remember_within};
+use crate::incremental::{Split, nests_too_deep, remember_within, take_longest_prefix};
 use crate::render_openai::{conversation, instruction_count, is_instruction};
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
@@ -139,10 +138,14 @@ impl RecentChats {
     }
 
     fn decode_incrementally(&self, body: &Bytes) -> Option<ChatDecoded> {
-        let mut entry = self.take_longest_prefix(body)?;
+        let (mut entry, equal) = {
+            let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+            take_longest_prefix(&mut recent, body, |entry| {
+                (&entry.layout.body, &entry.layout.split.ranges)
+            })?
+        };
         let open = entry.layout.split.open;
-        let (split, shared) =
-            Split::extend(&entry.layout.body, &entry.layout.split.ranges, open, body)?;
+        let (split, shared) = Split::extend(&entry.layout.split.ranges, open, body, equal)?;
         let instructions = entry.layout.instructions;
         if !entry.layout.same_head(body, &split) || shared < instructions {
             return None;
@@ -181,23 +184,6 @@ impl RecentChats {
                 instructions,
             }),
         })
-    }
-
-    /// Takes out the remembered request whose bytes `body` repeats through the most whole
-    /// messages (at least one), the latest on a tie.
-    fn take_longest_prefix(&self, body: &[u8]) -> Option<Entry> {
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        let best = recent
-            .iter()
-            .enumerate()
-            .map(|(position, entry)| {
-                let equal = common_prefix_len(&entry.layout.body, body);
-                let ranges: &[Range<usize>] = &entry.layout.split.ranges;
-                (ranges.partition_point(|range| range.end <= equal), position)
-            })
-            .filter(|&(whole, _)| whole > 0)
-            .max()?;
-        recent.remove(best.1)
     }
 }
 

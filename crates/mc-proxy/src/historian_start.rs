@@ -1,4 +1,6 @@
-//! Starting the historian for a managed call's session, off the request path.
+//! Starting the historian for a managed call's session, off the request path; the same
+//! endpoints are lent to the dreamer for the session's project
+//! ([`crate::dreamer_credentials`]).
 //!
 //! By default the historian asks the session's own upstream, on the wire the session arrived
 //! on (a Responses session's upstream may serve nothing else), with the credentials of the
@@ -31,15 +33,24 @@ pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Plann
     ) else {
         return;
     };
-    let (Some(runtime), engine) = (store.historian.as_ref(), &store.engine) else {
-        return;
-    };
+    let engine = &store.engine;
     let config = &engine.config().historian;
     let upstream = match provider {
         Provider::Anthropic => &app.settings.upstream_anthropic,
         Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
     };
     let endpoints = endpoints(config, provider, upstream, headers, &planned.model);
+    if let Some(project) = &planned.project {
+        app.dreamer_credentials.remember(project, &endpoints);
+    }
+    // A subagent's history is read by nobody later, and with compaction off the host keeps
+    // the window: neither is summarised.
+    if !pass.mode.runs_historian() {
+        return;
+    }
+    let Some(runtime) = store.historian.as_ref() else {
+        return;
+    };
     let settings = HistorianSettings::new(engine.config(), planned.usable_window);
     let usage_percent = planned
         .usable_window

@@ -87,14 +87,9 @@ impl Layout {
         &self.body
     }
 
-    /// How many messages the body holds.
-    pub(crate) fn ranges_len(&self) -> usize {
-        self.ranges.len()
-    }
-
-    /// How many leading messages lie wholly within the body's first `len` bytes.
-    pub(crate) fn whole_messages_within(&self, len: usize) -> usize {
-        self.ranges.partition_point(|range| range.end <= len)
+    /// Where each of the body's messages lies.
+    pub(crate) fn ranges(&self) -> &[Range<usize>] {
+        &self.ranges
     }
 
     /// How many leading messages this body and a scanned one share byte for byte.
@@ -106,10 +101,11 @@ impl Layout {
         self.body.get(self.ranges.get(index)?.clone())
     }
 
-    /// [`Split::extend`] from this body over `body`; `None` without a decoded head.
-    pub(crate) fn extend_split(&self, body: &[u8]) -> Option<(Split, usize)> {
+    /// [`Split::extend`] from this body over `body`, whose first `equal` bytes are this
+    /// body's; `None` without a decoded head.
+    pub(crate) fn extend_split(&self, body: &[u8], equal: usize) -> Option<(Split, usize)> {
         let open = self.head.as_deref()?.open()?;
-        Split::extend(&self.body, &self.ranges, open, body)
+        Split::extend(&self.ranges, open, body, equal)
     }
 
     /// The decoded head, when `body` split at `split` has its bytes.
@@ -265,9 +261,9 @@ impl RecentRequests {
         body: &Bytes,
         limit_bytes: usize,
     ) -> Option<(Split, Arc<Head>, Option<Entry>, usize)> {
-        let entry = self.take_longest_prefix(body);
-        if let Some(extended) = &entry
-            && let Some((split, shared)) = extended.layout.extend_split(body)
+        let (entry, equal) = self.take_longest_prefix(body).unzip();
+        if let (Some(extended), Some(equal)) = (&entry, equal)
+            && let Some((split, shared)) = extended.layout.extend_split(body, equal)
             && let Some(head) = self.remembered_head(body, &split, Some(extended))
         {
             return Some((split, head, entry, shared));
@@ -304,24 +300,12 @@ impl RecentRequests {
             .find_map(|entry| entry.layout.head_matching(body, split))
     }
 
-    /// Takes out the remembered request whose bytes `body` repeats through the most whole
-    /// messages (at least one), the latest on a tie.
-    fn take_longest_prefix(&self, body: &[u8]) -> Option<Entry> {
+    /// [`take_longest_prefix`] among the remembered requests.
+    fn take_longest_prefix(&self, body: &[u8]) -> Option<(Entry, usize)> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        let best = recent
-            .iter()
-            .enumerate()
-            .map(|(position, entry)| {
-                let equal = common_prefix_len(&entry.layout.body, body);
-                let whole = entry
-                    .layout
-                    .ranges
-                    .partition_point(|range| range.end <= equal);
-                (whole, position)
-            })
-            .filter(|&(whole, _)| whole > 0)
-            .max()?;
-        recent.remove(best.1)
+        take_longest_prefix(&mut recent, body, |entry| {
+            (&entry.layout.body, &entry.layout.ranges)
+        })
     }
 
     /// Takes out the remembered request sharing the longest message prefix with a scanned
@@ -340,6 +324,29 @@ impl RecentRequests {
             None => (None, 0),
         }
     }
+}
+
+/// Takes out of `recent` the entry whose body `body` repeats through the most whole messages
+/// (at least one), the latest on a tie, with how many leading bytes the two bodies share;
+/// `layout` gives an entry's body and its messages' ranges. Every follow-up is compared with
+/// each remembered body once, and the shared length is kept for [`Split::extend`].
+pub(crate) fn take_longest_prefix<E>(
+    recent: &mut VecDeque<E>,
+    body: &[u8],
+    layout: impl Fn(&E) -> (&[u8], &[Range<usize>]),
+) -> Option<(E, usize)> {
+    let (_, position, equal) = recent
+        .iter()
+        .enumerate()
+        .map(|(position, entry)| {
+            let (remembered, ranges) = layout(entry);
+            let equal = common_prefix_len(remembered, body);
+            let whole = ranges.partition_point(|range| range.end <= equal);
+            (whole, position, equal)
+        })
+        .filter(|&(whole, _, _)| whole > 0)
+        .max_by_key(|&(whole, position, _)| (whole, position))?;
+    Some((recent.remove(position)?, equal))
 }
 
 /// Appends `entry` to `recent` (most recent last), then forgets the oldest entries while

@@ -44,6 +44,8 @@ mod client_connections;
 mod client_request;
 mod clock;
 mod dashboard;
+mod dreamer_credentials;
+mod dreamer_start;
 mod embedding_runtime;
 mod embedding_start;
 mod encoded_head;
@@ -56,6 +58,7 @@ mod headers;
 mod health;
 mod historian_runtime;
 mod historian_start;
+mod host_managed_body;
 mod incremental;
 mod last_good;
 mod ledger;
@@ -84,6 +87,7 @@ mod sse_frame;
 mod store_slot;
 mod stream_back;
 mod stream_overflow;
+mod subagent;
 mod success_error;
 mod tee;
 mod tokens;
@@ -155,6 +159,8 @@ pub struct RunningProxy {
     task: JoinHandle<std::io::Result<()>>,
     /// The daily prune of expired sessions ([`retention`]).
     retention: JoinHandle<()>,
+    /// The dreamer's scheduler ([`dreamer_start`]), when it runs.
+    dreamer: Option<JoinHandle<()>>,
 }
 
 impl RunningProxy {
@@ -189,6 +195,7 @@ impl RunningProxy {
         let limits = settings.client_limits;
         let app = Arc::new(App::new(settings, engine, reopen)?);
         let retention = retention::start(&app);
+        let dreamer = dreamer_start::start(&app);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(client_connections::serve(
             listener,
@@ -201,6 +208,7 @@ impl RunningProxy {
             stop: Some(stop),
             task,
             retention,
+            dreamer,
         })
     }
 
@@ -212,6 +220,9 @@ impl RunningProxy {
     /// Stops accepting, lets in-flight calls finish, and waits.
     pub async fn shutdown(mut self) {
         self.retention.abort();
+        if let Some(dreamer) = &self.dreamer {
+            dreamer.abort();
+        }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -222,6 +233,9 @@ impl RunningProxy {
     pub async fn wait(self) -> std::io::Result<()> {
         let result = self.task.await;
         self.retention.abort();
+        if let Some(dreamer) = &self.dreamer {
+            dreamer.abort();
+        }
         match result {
             Ok(result) => result,
             Err(error) => Err(std::io::Error::other(error)),

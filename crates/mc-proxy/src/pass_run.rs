@@ -12,19 +12,21 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use bytes::Bytes;
 use mc_core::pass_plan::usable_window;
-use mc_core::{Host, ProjectId, SessionId};
+use mc_core::{Host, ProjectId, SessionId, SessionMode, session_mode};
 use mc_engine::{Engine, EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
 
 use crate::app::App;
 use crate::client_request::first_message_texts;
 use crate::clock::unix_ms;
+use crate::host_managed_body;
 use crate::pass_decode::{BodyLayout, DecodedCall, Decoding, decode};
 use crate::planned::{PassFacts, Planned};
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::reported_usage::ReportedUsage;
 use crate::session_resolve::{ChainScope, ResolveError, SessionHints, resolve};
 use crate::side_call::{self, SideCall};
+use crate::subagent;
 use crate::windows::context_window;
 
 /// Attempts at a pass while the store reports busy (each already waited its busy timeout).
@@ -74,6 +76,7 @@ pub fn plan_with_retries(
                             });
                         Ok(Planned {
                             session: None,
+                            project: None,
                             model: String::new(),
                             pass: None,
                             usable_window: None,
@@ -105,6 +108,9 @@ fn plan_once(
     decoded: Option<Box<DecodedCall>>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
+    // A call decoded before the pass (its agent tools prepared) comes with the client's
+    // body, not the prepared one: only a body decoded here is what goes upstream.
+    let body_is_upstream = decoded.is_none();
     let decoded = match decoded {
         Some(decoded) => decoded,
         None => match decode(app, provider, body).map_err(Failure::Refuse)? {
@@ -133,6 +139,22 @@ fn plan_once(
     })?;
     let mut target = resolve_target(app, engine, provider, headers, &decoded, model)?;
     let outcome = run_pass(app, engine, provider, &decoded, &mut target, last_usage)?;
+    if target.mode == SessionMode::CompactionOff
+        && body_is_upstream
+        && let Some(upstream_body) =
+            host_managed_body::splice_head(provider, body, &outcome.messages[..2])
+    {
+        return Ok(Planned {
+            pass: Some(pass_facts(&decoded, &target, &outcome)),
+            session: Some(target.session),
+            project: target.project,
+            model: target.model,
+            usable_window: target.usable_window,
+            upstream_body,
+            hide_usage_chunk: false,
+            side_call: None,
+        });
+    }
     Ok(render_pass(app, *decoded, target, &outcome, last_usage))
 }
 
@@ -141,6 +163,11 @@ fn plan_once(
 struct Target {
     session: SessionId,
     host: Host,
+    /// How the session is managed: the config's compaction switch, and whether the host
+    /// spawned it as a subagent.
+    mode: SessionMode,
+    /// The session a subagent works for, when one is stored.
+    spawned_by: Option<SessionId>,
     project: Option<ProjectId>,
     model: String,
     window: Option<u64>,
@@ -181,9 +208,21 @@ fn resolve_target(
     );
     let usable_window = window
         .map(|window| usable_window(window, client.max_output_tokens(), client.thinking_budget()));
-    let resolution = engine
+    let is_subagent = subagent::is_subagent(&hints, &texts);
+    let (resolution, spawned_by) = engine
         .store()
-        .read_warm(|tx| Ok(resolve(tx, &hints, &decoded.chain, &scope)))
+        .read_warm(|tx| {
+            Ok(
+                resolve(tx, &hints, &decoded.chain, &scope).and_then(|resolution| {
+                    let spawned_by = if is_subagent {
+                        subagent::spawned_by(tx, &hints, &resolution.session)?
+                    } else {
+                        None
+                    };
+                    Ok((resolution, spawned_by))
+                }),
+            )
+        })
         .map_err(|error| store_failure(provider, &error))?
         .map_err(|error| match error {
             ResolveError::InvalidId(reason) => Failure::Refuse(ProxyError::new(
@@ -209,6 +248,8 @@ fn resolve_target(
     Ok(Target {
         session: resolution.session,
         host: hints.host,
+        mode: session_mode(engine.config().compaction.enabled, is_subagent),
+        spawned_by,
         project,
         model,
         window,
@@ -246,6 +287,8 @@ fn run_pass(
         let request = PassRequest {
             session: &session,
             host: target.host,
+            mode: target.mode,
+            spawned_by: target.spawned_by.as_ref(),
             project: target.project.as_ref(),
             model: &target.model,
             prefix_identity: &target.prefix_identity,
@@ -297,14 +340,7 @@ fn render_pass(
     outcome: &PassOutcome,
     last_usage: Option<ReportedUsage>,
 ) -> Planned {
-    let pass = PassFacts {
-        seq: outcome.seq,
-        kind: outcome.plan.kind.as_str().to_owned(),
-        cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
-        estimated_prompt_tokens: outcome.estimated_prompt_tokens,
-        messages: decoded.conversation.len() as u64,
-        fixed_tokens: target.fixed_tokens,
-    };
+    let pass = pass_facts(&decoded, &target, outcome);
     let session = target.session;
     let previous = app.encoded_messages.take(&session);
     let rendered = decoded.client.render(
@@ -330,12 +366,26 @@ fn render_pass(
     }
     Planned {
         session: Some(session),
+        project: target.project,
         model: target.model,
         pass: Some(pass),
         usable_window: target.usable_window,
         upstream_body: rendered.body,
         hide_usage_chunk: rendered.hide_usage_chunk,
         side_call: None,
+    }
+}
+
+/// What the ledger, the historian and acceptance read about a pass.
+fn pass_facts(decoded: &DecodedCall, target: &Target, outcome: &PassOutcome) -> PassFacts {
+    PassFacts {
+        seq: outcome.seq,
+        kind: outcome.plan.kind.as_str().to_owned(),
+        cause: outcome.plan.cause.map(|cause| cause.as_str().to_owned()),
+        estimated_prompt_tokens: outcome.estimated_prompt_tokens,
+        messages: decoded.conversation.len() as u64,
+        fixed_tokens: target.fixed_tokens,
+        mode: target.mode,
     }
 }
 

@@ -2,7 +2,7 @@
 //! ledger, the historian and acceptance read about it.
 
 use bytes::Bytes;
-use mc_core::SessionId;
+use mc_core::{ProjectId, SessionId, SessionMode};
 
 use crate::side_call::SideCall;
 
@@ -12,6 +12,8 @@ pub struct Planned {
     /// The session the call belongs to (`None` for a busy-store replay, which resolves
     /// nothing).
     pub session: Option<SessionId>,
+    /// The session's project, when known (the dreamer borrows the call's credentials for it).
+    pub project: Option<ProjectId>,
     /// The model the call names.
     pub model: String,
     /// The pass, when one ran (not for a busy-store replay).
@@ -32,6 +34,7 @@ impl Planned {
     pub(crate) fn as_sent(model: String, body: &Bytes, side_call: SideCall) -> Self {
         Self {
             session: None,
+            project: None,
             model,
             pass: None,
             usable_window: None,
@@ -59,4 +62,6 @@ pub struct PassFacts {
     /// The estimated size of the system prompt and tools, which every rendering carries: a
     /// window claimed smaller than this cannot be true.
     pub fixed_tokens: u64,
+    /// How the session was managed: the historian runs for a primary session only.
+    pub mode: SessionMode,
 }

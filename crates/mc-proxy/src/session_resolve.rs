@@ -42,6 +42,10 @@ use crate::windows::model_family;
 /// The explicit session header.
 pub const SESSION_HEADER: &str = "x-magic-context-session";
 
+/// The header in which OpenCode names the session that spawned a child session (its task
+/// tool's subagents), beside the child's own `x-session-id`.
+const PARENT_SESSION_HEADER: &str = "x-parent-session-id";
+
 /// What the request says about its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionHints {
@@ -51,6 +55,9 @@ pub struct SessionHints {
     pub explicit: Option<String>,
     /// The client's own session id, when it sends one.
     pub client_id: Option<String>,
+    /// The client's id of the session that spawned this one, when the client names it
+    /// (OpenCode's `x-parent-session-id` on a child session's requests).
+    pub parent_id: Option<String>,
 }
 
 impl SessionHints {
@@ -78,10 +85,14 @@ impl SessionHints {
         } else {
             (host_from_user_agent(&user_agent), None)
         };
+        let parent_id = header_str(headers, PARENT_SESSION_HEADER)
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned);
         Self {
             host,
             explicit,
             client_id: client_id.filter(|id| !id.is_empty()),
+            parent_id,
         }
     }
 }
@@ -258,19 +269,7 @@ pub fn resolve(
     let keyed = if let Some(explicit) = &hints.explicit {
         Some((explicit.clone(), ResolvedBy::Explicit))
     } else {
-        hints.client_id.as_ref().map(|id| {
-            let prefix = match hints.host {
-                Host::ClaudeCode => "cc",
-                Host::OpenCode => "oc",
-                Host::Codex => "codex",
-                Host::Pi => "pi",
-                Host::Other => "client",
-            };
-            (
-                format!("{prefix}-{}-{}", client_key(id), lane()),
-                ResolvedBy::ClientId,
-            )
-        })
+        client_prefix(hints).map(|prefix| (format!("{prefix}{}", lane()), ResolvedBy::ClientId))
     };
     if let Some((base, by)) = keyed {
         let base =
@@ -318,6 +317,25 @@ pub fn resolve(
         session: base,
         by: ResolvedBy::New,
     })
+}
+
+/// What every session named by the request's client id starts with (`cc-<id>-`), one lane
+/// per first message after it; `None` when the client names no session. The lanes of one
+/// id are one client session's conversations: its main one and the subagents it spawned.
+pub fn client_prefix(hints: &SessionHints) -> Option<String> {
+    Some(client_id_prefix(hints.host, hints.client_id.as_deref()?))
+}
+
+/// What every session named by the client id `id` of `host` starts with.
+pub fn client_id_prefix(host: Host, id: &str) -> String {
+    let host = match host {
+        Host::ClaudeCode => "cc",
+        Host::OpenCode => "oc",
+        Host::Codex => "codex",
+        Host::Pi => "pi",
+        Host::Other => "client",
+    };
+    format!("{host}-{}-", client_key(id))
 }
 
 /// Client ids up to this many bytes key their session as they are: with the host prefix,

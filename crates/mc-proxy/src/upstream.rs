@@ -61,8 +61,9 @@ pub async fn send(
 /// What an upstream answer means ([`Upstream`]). A refusal's ledger row is written here;
 /// a success's when its body ends. A Responses backend may refuse an overflow inside a 200
 /// stream: caught before any of it is forwarded, it is an overflow like the HTTP error
-/// ([`crate::stream_overflow`]). A side call's overflow is the host's to handle, and only
-/// the first attempt is retried.
+/// ([`crate::stream_overflow`]). A side call's overflow is the host's to handle, and so is
+/// that of a session whose window the host manages (compaction off: a retry would send the
+/// same messages again); only the first attempt is retried.
 pub async fn judge(
     app: &App,
     provider: Provider,
@@ -73,7 +74,11 @@ pub async fn judge(
     response: reqwest::Response,
 ) -> Upstream {
     let status = response.status();
-    let retriable = !retried && planned.side_call.is_none();
+    let host_managed = planned
+        .pass
+        .as_ref()
+        .is_some_and(|pass| !pass.mode.rewrites_tail());
+    let retriable = !retried && planned.side_call.is_none() && !host_managed;
     if status.is_success() {
         if !(retriable
             && provider == Provider::OpenAiResponses

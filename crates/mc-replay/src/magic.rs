@@ -109,6 +109,8 @@ impl Strategy for Magic {
             let request = PassRequest {
                 session: &session,
                 host: Host::Other,
+                mode: mc_core::SessionMode::Primary,
+                spawned_by: None,
                 project: None,
                 model: ctx.model,
                 prefix_identity: &prefix_identity,

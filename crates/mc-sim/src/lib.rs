@@ -8,7 +8,8 @@
 //! breakpoint, TTLs restarted on each hit, and a per-model minimum cacheable prefix.
 //!
 //! [`historian`] plays the model of Magic Context's background historian: from the
-//! transcript in a historian call, the compartments an honest small model would record.
+//! transcript in a historian call, the compartments an honest small model would record;
+//! [`dreamer`] plays the dreamer's, judging memories from the evidence its prompt shows.
 //!
 //! It must not do I/O or read a clock: time comes in as `now_ms`, so a test can step a whole
 //! session through hours of cache life in microseconds.
@@ -38,6 +39,7 @@
 mod apply;
 pub mod calibration;
 pub mod clock;
+pub mod dreamer;
 mod error;
 pub mod historian;
 mod ledger;

@@ -43,7 +43,7 @@ impl ReadTx<'_> {
             .conn()
             .prepare_cached(
                 "SELECT s.id, s.host, s.project, s.parent_id, s.fork_ordinal, s.created_ms,
-                        s.last_seen_ms, m.ordinal, m.chain
+                        s.last_seen_ms, s.mode, s.spawned_by, m.ordinal, m.chain
                  FROM sessions AS s
                  LEFT JOIN messages AS m ON m.session_id = s.id
                      AND m.ordinal = (SELECT max(ordinal) FROM messages WHERE session_id = s.id)
@@ -54,8 +54,8 @@ impl ReadTx<'_> {
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
             .query_map((base.as_str(), prefix.as_str(), end.as_str()), |row| {
-                let last: Option<(u64, Vec<u8>)> = match row.get::<_, Option<u64>>(7)? {
-                    Some(ordinal) => Some((ordinal, row.get(8)?)),
+                let last: Option<(u64, Vec<u8>)> = match row.get::<_, Option<u64>>(9)? {
+                    Some(ordinal) => Some((ordinal, row.get(10)?)),
                     None => None,
                 };
                 Ok((SessionRow::from_row(row)?, last))

@@ -430,6 +430,9 @@ pub enum RowProblem {
     /// The role column names no role.
     #[error("unknown role `{0}`")]
     Role(String),
+    /// The mode column names no session mode.
+    #[error("unknown session mode `{0}`")]
+    Mode(String),
     /// A hash column does not hold 32 bytes.
     #[error("{column} holds {len} bytes instead of 32")]
     HashLength {

@@ -45,9 +45,9 @@ impl WriteTx<'_> {
             .execute(
                 "INSERT INTO sessions
                      (id, host, project, parent_id, fork_ordinal, created_ms, last_seen_ms,
-                      accepted_messages)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6,
-                     min(?5, (SELECT accepted_messages FROM sessions WHERE id = ?4)))",
+                      accepted_messages, mode, spawned_by)
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, min(?5, accepted_messages), mode, spawned_by
+                 FROM sessions WHERE id = ?4",
                 (
                     new_id.as_str(),
                     parent_record.host.as_str(),

@@ -131,10 +131,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "a whole session can be pruned",
         sql: include_str!("migrations/0021_prune.sql"),
     },
+    Migration {
+        version: 22,
+        name: "session modes and the session a subagent works for",
+        sql: include_str!("migrations/0022_session_modes.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 21;
+pub const SCHEMA_VERSION: u32 = 22;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -344,7 +349,7 @@ mod tests {
              VALUES (7, 'p', 1, 'added', 1, 'agent', 'agent');",
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21, 22]);
         let kept: (u64, String, Option<String>) = conn
             .query_row("SELECT id, actor, task FROM memory_log", [], |row| {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -362,6 +367,37 @@ mod tests {
              VALUES ('p', 1, 'archived', 2, 'somebody')",
             [],
         );
+        assert!(unknown.is_err());
+    }
+
+    /// A v21 store's sessions are primary ones spawned by nobody after v22, and a mode the
+    /// engine does not know is refused.
+    #[test]
+    fn v22_makes_existing_sessions_primary() {
+        let mut conn = memory();
+        let path = Path::new(":memory:");
+        for migration in MIGRATIONS
+            .iter()
+            .filter(|migration| migration.version <= 21)
+        {
+            assert!(apply(&mut conn, path, migration).unwrap());
+        }
+        conn.execute(
+            "INSERT INTO sessions (id, host, created_ms, last_seen_ms)
+             VALUES ('s', 'claude-code', 1, 1)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![22]);
+        let row: (String, Option<String>) = conn
+            .query_row(
+                "SELECT mode, spawned_by FROM sessions WHERE id = 's'",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(row, ("primary".to_owned(), None));
+        let unknown = conn.execute("UPDATE sessions SET mode = 'helper' WHERE id = 's'", []);
         assert!(unknown.is_err());
     }
 

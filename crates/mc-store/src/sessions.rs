@@ -1,6 +1,6 @@
 //! The sessions repository: one row per conversation the proxy has seen.
 
-use mc_core::{Host, ProjectId, SessionId};
+use mc_core::{Host, ProjectId, SessionId, SessionMode};
 use rusqlite::{OptionalExtension, Row};
 
 use crate::error::{Result, RowProblem, StoreError};
@@ -41,10 +41,14 @@ pub struct SessionRecord {
     pub created_ms: i64,
     /// When a request last used it, unix milliseconds.
     pub last_seen_ms: i64,
+    /// How the engine last treated it.
+    pub mode: SessionMode,
+    /// The primary session a subagent works for, when it is one.
+    pub spawned_by: Option<SessionId>,
 }
 
 const SESSION_COLUMNS: &str =
-    "id, host, project, parent_id, fork_ordinal, created_ms, last_seen_ms";
+    "id, host, project, parent_id, fork_ordinal, created_ms, last_seen_ms, mode, spawned_by";
 
 /// A session row as SQLite returns it, before validation.
 pub(crate) struct SessionRow {
@@ -55,6 +59,8 @@ pub(crate) struct SessionRow {
     fork_ordinal: Option<u64>,
     created_ms: i64,
     last_seen_ms: i64,
+    mode: String,
+    spawned_by: Option<String>,
 }
 
 impl SessionRow {
@@ -68,6 +74,8 @@ impl SessionRow {
             fork_ordinal: row.get(4)?,
             created_ms: row.get(5)?,
             last_seen_ms: row.get(6)?,
+            mode: row.get(7)?,
+            spawned_by: row.get(8)?,
         })
     }
 
@@ -92,6 +100,13 @@ impl SessionRow {
             // The schema's CHECK keeps the two columns NULL together.
             _ => None,
         };
+        let mode = SessionMode::from_name(&self.mode)
+            .ok_or_else(|| corrupt(&self.id, RowProblem::Mode(self.mode.clone())))?;
+        let spawned_by = self
+            .spawned_by
+            .map(SessionId::new)
+            .transpose()
+            .map_err(|err| corrupt(&self.id, RowProblem::Id(err)))?;
         Ok(SessionRecord {
             id,
             host: Host::from_name(&self.host),
@@ -99,6 +114,8 @@ impl SessionRow {
             fork,
             created_ms: self.created_ms,
             last_seen_ms: self.last_seen_ms,
+            mode,
+            spawned_by,
         })
     }
 }
@@ -134,6 +151,37 @@ impl WriteTx<'_> {
             })
             .map_err(StoreError::sqlite("recording a session"))?;
         row.decode()
+    }
+
+    /// Records how the engine treats a session now, and the session a subagent works for.
+    /// The mode follows the config (compaction can be turned off and on again), so it is
+    /// rewritten when it changed; a session once known to be a subagent keeps its parent.
+    pub fn set_session_mode(
+        &self,
+        id: &SessionId,
+        mode: SessionMode,
+        spawned_by: Option<&SessionId>,
+    ) -> Result<()> {
+        let changed = self
+            .conn()
+            .prepare_cached(
+                "UPDATE sessions SET mode = ?2, spawned_by = coalesce(?3, spawned_by)
+                 WHERE id = ?1",
+            )
+            .and_then(|mut statement| {
+                statement.execute((
+                    id.as_str(),
+                    mode.as_str(),
+                    spawned_by.map(SessionId::as_str),
+                ))
+            })
+            .map_err(StoreError::sqlite("recording a session's mode"))?;
+        if changed == 0 {
+            return Err(StoreError::UnknownSession {
+                session: id.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// Marks a session as seen at `now_ms` (never moving `last_seen_ms` backwards).

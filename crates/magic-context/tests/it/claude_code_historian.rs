@@ -15,7 +15,7 @@
 //! it; set `MC_CLAUDE_BIN` to skip the npm install of Claude Code (see
 //! [`crate::claude_code`]).
 
-mod work_logs;
+pub mod work_logs;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -34,6 +34,7 @@ fn help_lists_only_working_subcommands() {
             "config",
             "dashboard",
             "doctor",
+            "dream",
             "flush",
             "mcp",
             "memory",

@@ -5,12 +5,14 @@
 #![cfg(test)]
 
 mod claude_code;
+mod claude_code_compaction_off;
 mod claude_code_historian;
 mod claude_code_hosts;
 mod claude_code_image;
 mod claude_code_mcp;
 mod claude_code_proxy;
 mod claude_code_small_window;
+mod claude_code_subagent;
 mod cli;
 mod codex;
 mod codex_small_window;
@@ -19,10 +21,12 @@ mod config_show;
 mod crash;
 mod dashboard;
 mod doctor;
+mod dream;
 mod mcp;
 mod memory;
 mod opencode;
 mod opencode_small_window;
+mod opencode_subagent;
 mod pi_agent;
 mod pi_hidden_round_then_bash;
 mod pi_sessions;

@@ -53,6 +53,8 @@ fn seed_in(data: &Path, id: &str, turns: usize, project: Option<&ProjectId>, now
         .pass(&PassRequest {
             session: &SessionId::new(id).unwrap(),
             host: Host::ClaudeCode,
+            mode: mc_core::SessionMode::Primary,
+            spawned_by: None,
             project,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",
@@ -305,5 +307,24 @@ fn without_a_session_id_the_projects_one_live_conversation_is_used() {
     let mut client = Client::start(&machine, &data, &[]);
     let (text, error) = client.call("ctx_expand", json!({"message": 1}));
     assert!(error && text.contains("more than one"), "{text}");
+    client.close();
+}
+
+/// A Task subagent's lane of the same Claude Code id may hold more messages than the main
+/// conversation; the tools still act for the main one.
+#[test]
+fn a_longer_subagent_lane_does_not_take_the_tools_from_the_main_lane() {
+    let (machine, data) = seeded();
+    let subagent = SessionId::new(format!("cc-{CLIENT_ID}-5ab5ab5ab5ab")).unwrap();
+    seed(&data, subagent.as_str(), 20);
+    let main = SessionId::new(format!("cc-{CLIENT_ID}-a1b2c3d4e5f6")).unwrap();
+    Store::open(data.join("context.db"))
+        .unwrap()
+        .write(|tx| tx.set_session_mode(&subagent, mc_core::SessionMode::Subagent, Some(&main)))
+        .unwrap();
+    let mut client = Client::start(&machine, &data, &[("CLAUDE_CODE_SESSION_ID", CLIENT_ID)]);
+    // The main lane holds messages 0 to 12; the subagent's, 0 to 40.
+    let (text, error) = client.call("ctx_expand", json!({"message": 99}));
+    assert!(error && text.contains("messages 0 to 12"), "{text}");
     client.close();
 }

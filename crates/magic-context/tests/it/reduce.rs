@@ -49,6 +49,8 @@ fn seed(data_dir: &Path) {
         .pass(&PassRequest {
             session: &SessionId::new(SESSION).unwrap(),
             host: Host::ClaudeCode,
+            mode: mc_core::SessionMode::Primary,
+            spawned_by: None,
             project: None,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",

@@ -76,3 +76,26 @@ fn install_copy(from: &Path, to: &Path) {
         std::fs::copy(from, to).unwrap();
     }
 }
+
+/// With `compaction.enabled: false` the host's own compaction manages the window, so setup
+/// leaves it on: the base URL and the MCP server are written, `autoCompactEnabled` is not.
+#[test]
+fn with_compaction_off_setup_leaves_the_hosts_compaction_on() {
+    let machine = Machine::fresh();
+    let config = machine.path("home/magic-context.jsonc");
+    std::fs::write(&config, r#"{"compaction": {"enabled": false}}"#).unwrap();
+    machine
+        .run(
+            &["setup", "claude-code"],
+            &[("MAGIC_CONTEXT_CONFIG", config.as_os_str())],
+        )
+        .success();
+    let text = std::fs::read_to_string(machine.path("home/.claude/settings.json")).unwrap();
+    let settings: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        settings["env"]["ANTHROPIC_BASE_URL"].is_string(),
+        "{settings}"
+    );
+    assert_eq!(settings.get("autoCompactEnabled"), None, "{settings}");
+    assert!(!registered_command(&machine).is_empty());
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use mc_core::tags::{TagAssignment, TagNo, UnitRef};
-use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
+use mc_core::{Host, Message, Part, ProjectId, Role, SessionId, SessionMode};
 use mc_store::{CallRow, HistorianRun, NewSession, PassRow, Store};
 use serde_json::{Value, json};
 
@@ -118,6 +118,7 @@ fn seed(data_dir: &Path) -> i64 {
                 },
                 seen,
             )?;
+            tx.set_session_mode(&sid("sess-quiet"), SessionMode::Subagent, Some(&busy))?;
             let messages: Vec<Message> = (0..2)
                 .map(|turn| Message::new(Role::User, vec![Part::text(format!("turn {turn}"))]))
                 .collect();
@@ -189,6 +190,7 @@ fn without_store(mut json: Value) -> Value {
 
 const BUSY_TEXT: &str = "\
 sess-busy  claude-code, project proj-1, seen 2h ago
+  mode       primary
   context    110,500 of 168,000 tokens (65.8%)
   cache      59.2% of input read from the cache
   calls      4, last returned 200
@@ -200,6 +202,7 @@ sess-busy  claude-code, project proj-1, seen 2h ago
 
 const QUIET_TEXT: &str = "\
 sess-quiet  codex, no project, seen 3d ago
+  mode       subagent of sess-busy
   context    no successful call yet
   cache      not measured yet (needs a second call)
   calls      none
@@ -232,6 +235,8 @@ fn busy_json(seen: i64) -> Value {
         "project": "proj-1",
         "project_folder": null,
         "fork": null,
+        "mode": "primary",
+        "spawned_by": null,
         "created_ms": seen,
         "last_seen_ms": seen,
         "calls": 4,
@@ -269,6 +274,8 @@ fn json_lists_every_figure_with_nulls_for_the_unknown() {
         "project": null,
         "project_folder": null,
         "fork": null,
+        "mode": "subagent",
+        "spawned_by": "sess-busy",
         "created_ms": seen - 72 * HOUR_MS,
         "last_seen_ms": seen - 72 * HOUR_MS,
         "calls": 0,

@@ -73,6 +73,8 @@ fn pass(data: &Path, messages: &[Message], at_ms: u64) -> PassOutcome {
         .pass(&PassRequest {
             session: &SessionId::new(SESSION).unwrap(),
             host: Host::ClaudeCode,
+            mode: mc_core::SessionMode::Primary,
+            spawned_by: None,
             project: None,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",

@@ -16,6 +16,7 @@
 //! ```
 
 mod cache;
+mod compaction;
 mod dreamer;
 mod embeddings;
 mod historian;
@@ -34,6 +35,7 @@ mod units;
 use serde::Serialize;
 
 pub use cache::CacheConfig;
+pub use compaction::CompactionConfig;
 pub use dreamer::{DreamerConfig, DreamerSchedules, TaskSchedule};
 pub use embeddings::{EmbeddingProviderChoice, EmbeddingsConfig};
 pub use historian::{HistorianConfig, HistorianWire};
@@ -78,6 +80,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     /// How long sessions are kept.
     pub retention: RetentionConfig,
+    /// Whether the engine or the host manages the window.
+    pub compaction: CompactionConfig,
 }
 
 #[cfg(test)]
@@ -113,6 +117,7 @@ mod tests {
         assert_eq!(c.dreamer.stop_after_identical_failures, 3);
         assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
         assert_eq!(c.retention.session_days, 90);
+        assert!(c.compaction.enabled);
     }
 
     /// Every bounded default lies inside its own bounds.

@@ -45,6 +45,7 @@
 mod cause;
 pub mod economics;
 mod fold;
+mod host_managed;
 mod inputs;
 mod kind;
 mod permission;
@@ -56,6 +57,7 @@ mod tests;
 
 pub use cause::BustCause;
 pub use fold::{is_cache_expired, m1_backstop};
+pub use host_managed::plan_host_managed;
 pub use inputs::{BustCycle, PassInputs, PendingWork};
 pub use kind::{PassKind, PassPlan};
 pub use refusal::{Refusal, prompt_limit, refusal};

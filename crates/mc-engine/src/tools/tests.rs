@@ -51,6 +51,8 @@ impl Fixture {
             .pass(&PassRequest {
                 session: &self.session,
                 host: Host::ClaudeCode,
+                mode: mc_core::SessionMode::Primary,
+                spawned_by: None,
                 project: Some(&self.project),
                 model: "claude-sonnet-4-5",
                 prefix_identity: "system-v1",

@@ -15,6 +15,8 @@ mod history;
 #[cfg(test)]
 mod memory_head;
 #[cfg(test)]
+mod modes;
+#[cfg(test)]
 mod nudges;
 #[cfg(test)]
 mod project_docs;

@@ -78,6 +78,8 @@ pub struct Harness {
     pub fixed_tokens: std::cell::Cell<u64>,
     /// Whether the model can call `ctx_reduce` (false unless set).
     pub reduce_tool: std::cell::Cell<bool>,
+    /// The mode every pass names (primary unless set).
+    pub mode: std::cell::Cell<mc_core::SessionMode>,
     /// The project docs each call reads from the project's folder (none unless set).
     pub project_docs: std::cell::RefCell<Vec<mc_core::head::ProjectDoc>>,
     /// Docs that replace [`Self::project_docs`] from the pass with this index on (counting
@@ -120,6 +122,7 @@ impl Harness {
             session: SessionId::new("session-under-test").unwrap(),
             fixed_tokens: std::cell::Cell::new(0),
             reduce_tool: std::cell::Cell::new(false),
+            mode: std::cell::Cell::new(mc_core::SessionMode::Primary),
             project_docs: std::cell::RefCell::new(Vec::new()),
             docs_edit: std::cell::RefCell::new(None),
             passes_run: std::cell::Cell::new(0),
@@ -183,6 +186,8 @@ impl Harness {
         let outcome = self.engine.pass(&PassRequest {
             session,
             host: Host::ClaudeCode,
+            mode: self.mode.get(),
+            spawned_by: None,
             project: None,
             model: call.model,
             prefix_identity: PREFIX,

@@ -7,61 +7,62 @@
 //! own, so our results are put back right after the answer that made the calls, before the
 //! client's own `tool` messages.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use axum::http::HeaderMap;
 use bytes::Bytes;
-use mc_core::breakpoints::CacheTtlChoice;
-use mc_core::{HashChain, Message, ProjectId};
-use mc_engine::tools::TOOL_GUIDANCE;
+use mc_core::{Message, ProjectId};
 use mc_store::{ReadTx, StoreError};
 use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::chat_exchange::{ChatSplice, WIRE, add_chat_tools, guidance_message};
 use super::prepare::{splice_failed, tool_project};
 use super::serve_choice::served_here;
+use super::walk_steps::list_with;
 use crate::app::App;
-use crate::chat_incremental::ChatDecoded;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
-use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
-use crate::render_openai::instruction_count;
+use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
 use mc_agent_tools::answer_key::{answer_key, is_answer};
+use mc_agent_tools::offers_ours;
 use mc_agent_tools::splice::{Point, Used, stored};
-use mc_agent_tools::{SPECS, offers_ours};
 
-/// The wire's name in anchors: a Chat splice is never read as an Anthropic one.
-const WIRE: &str = "openai-chat";
-
-/// One stored exchange of a Chat conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatSplice {
-    /// The rounds the client never saw: each answer that called only our tools, then one
-    /// `tool` message per call.
-    pub before: Vec<ChatMessage>,
-    /// The answer as the model gave it, when the client got it otherwise (without our
-    /// calls, or after the text of the hidden rounds, which a live stream showed).
-    pub full_answer: Option<ChatMessage>,
-    /// The key of the answer as the client got it ([`super::answer_key`]); a content hash
-    /// (hex) in exchanges stored before keys.
-    pub client_answer: String,
-    /// The `tool` messages answering our calls in the answer.
-    pub results: Vec<ChatMessage>,
-}
-
-/// A Chat request made ready for the pass.
+/// A Chat request made ready for the pass, and what later rounds need of it.
+#[derive(Debug, Clone)]
 pub struct ChatPrepared {
-    /// The request with the hidden exchanges spliced in, our tools and the guidance.
-    pub request: ChatRequest,
+    /// The request with our tools, its message list empty: the head later rounds are sent
+    /// with.
+    pub head: Arc<ChatRequest>,
+    /// The request with the guidance and the hidden exchanges spliced in, encoded: what the
+    /// pass reads instead of the client's body.
+    pub body: Bytes,
+    /// Where the message list (`[` … `]`) lies in `body`.
+    pub list: Range<usize>,
     /// Where the conversation stands after its last message.
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
-    /// The request as the pass reads it (a copy, with its conversation in the neutral model
-    /// and its chain), made from what the preparation decoded, converted and hashed, so the
-    /// pass needs no encoding of `request` to decode again; taken by the pass.
-    pub decoded: Option<Box<DecodedCall>>,
+}
+
+impl ChatPrepared {
+    /// The body of the next round: the prepared messages, then `hidden` (the rounds run
+    /// here so far), with `tool_choice` `none` on the `last` round allowed.
+    pub fn next_round(&self, hidden: &[ChatMessage], last: bool) -> Bytes {
+        let mut next = ChatRequest::clone(&self.head);
+        if last {
+            next.rest.insert("tool_choice".to_owned(), json!("none"));
+        }
+        let (before, after) = next.encode_around_messages();
+        next.messages = hidden.to_vec();
+        let appended = next.encode();
+        let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
+        let list = list_with(prepared, &appended, (before.len(), after.len()));
+        Bytes::from(next.encode_with_messages(&list))
+    }
 }
 
 /// The key of a Chat answer as the client got it ([`super::answer_key`]); `None` for a
@@ -74,6 +75,10 @@ pub fn chat_answer_key(message: &ChatMessage) -> Option<String> {
 
 /// Prepares a Chat request for the proxy's tools, or `None` when this call does not get
 /// them (see [`super::prepare::prepare`]).
+///
+/// A client with tools of its own is prepared by its new messages ([`super::chat_walks`]);
+/// one without (a host's side call is told by its whole conversation), or a body whose
+/// messages do not decode alone, is prepared whole.
 pub fn prepare_chat(
     app: &App,
     headers: &HeaderMap,
@@ -85,85 +90,114 @@ pub fn prepare_chat(
     if !served_here(engine.config().tools.mode, headers, None) {
         return Ok(None);
     }
-    // Decoded by its new messages when it extends a remembered request; a body that does
-    // not decode is the pass's to refuse.
-    let Ok(decoded) = app.recent_chats.decode(body) else {
+    if let Some(located) = app.chat_walks.locate(body) {
+        let client = ClientRequest::OpenAi(located.head().client.clone());
+        if offers_ours_chat(&located.head().client) {
+            return Ok(None);
+        }
+        if client.has_tools()
+            && let Some(first) = located.first_message(body)
+        {
+            let project = tool_project(app, headers, &client, std::slice::from_ref(&*first));
+            let mut used = Used::at(now_ms());
+            let walks = &app.chat_walks;
+            let walked = engine
+                .store()
+                .read(|tx| walks.walk(tx, body, located, project.clone(), first, &mut used))
+                .map_err(|error| splice_failed(Provider::OpenAi, &error))?;
+            if let Some(walked) = walked {
+                used.record(engine.store());
+                return Ok(Some(ChatPrepared {
+                    head: walked.head,
+                    body: walked.body,
+                    list: walked.list,
+                    point: walked.point,
+                    project,
+                }));
+            }
+        }
+    }
+    prepare_whole(app, headers, body)
+}
+
+/// Whether the client's tools already include ours (from our MCP server).
+fn offers_ours_chat(request: &ChatRequest) -> bool {
+    offers_ours(request.tools.iter().flatten().filter_map(ChatTool::name))
+}
+
+/// [`prepare_chat`] by a decode of the whole body and a walk from its start.
+fn prepare_whole(
+    app: &App,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Option<ChatPrepared>, ProxyError> {
+    let Ok(engine) = app.engine() else {
         return Ok(None);
     };
-    let ChatDecoded {
-        request,
-        conversation: neutral,
-        chain,
-        layout,
-    } = decoded;
-    let theirs = request.tools.iter().flatten().filter_map(ChatTool::name);
-    if offers_ours(theirs) {
+    // A body that does not decode or convert is the pass's to refuse.
+    let Ok(request) = ChatRequest::decode(body, usize::MAX) else {
         return Ok(None);
-    }
-    // The client's request, as it sent it, for its next one; what follows changes it.
-    if let Some(layout) = layout {
-        app.recent_chats
-            .remember(layout, request.messages.clone(), neutral.clone(), chain);
+    };
+    let Ok(neutral) = conversation(&request) else {
+        return Ok(None);
+    };
+    if offers_ours_chat(&request) {
+        return Ok(None);
     }
     let client = ClientRequest::OpenAi(request);
     if side_call::recognise(headers, &client, &neutral).is_some() {
         return Ok(None);
     }
     let project = tool_project(app, headers, &client, &neutral);
-    let ClientRequest::OpenAi(mut request) = client else {
+    let ClientRequest::OpenAi(request) = client else {
         return Ok(None);
     };
-    let instructions = instruction_count(&request);
-    let turns = request.messages.split_off(instructions);
     let mut used = Used::at(now_ms());
-    let spliced = engine
+    let prepared = engine
         .store()
-        .read(|tx| splice_chat(tx, project.clone(), turns, neutral, &mut used))
+        .read(|tx| splice_whole(tx, project.clone(), request, neutral, &mut used))
         .map_err(|error| splice_failed(Provider::OpenAi, &error))?;
     used.record(engine.store());
-    request
-        .messages
-        .push(ChatMessage::text(ChatRole::System, TOOL_GUIDANCE));
-    request.messages.extend(spliced.turns);
-    let tools = request.tools.get_or_insert_with(Vec::new);
-    for spec in SPECS.iter() {
-        let definition = json!({"type": "function", "function": {
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": Value::Object(spec.input_schema.clone()),
-        }});
-        if let Value::Object(raw) = definition {
-            tools.push(ChatTool { raw });
-        }
-    }
-    let decoded = spliced.conversation.map(|conversation| {
-        Box::new(DecodedCall {
-            client: ClientRequest::OpenAi(request.clone()),
-            conversation,
-            chain: spliced.chain,
-            client_ttl: CacheTtlChoice::Default,
-            layout: None,
-        })
-    });
     Ok(Some(ChatPrepared {
-        request,
-        point: spliced.point,
         project,
-        decoded,
+        ..prepared
     }))
 }
 
-/// The messages after the instructions with every stored exchange put back, and what the
-/// pass would read of them.
+/// A whole client request (`neutral`, its conversation after the instructions) with its
+/// exchanges put back, the guidance and our tools added, encoded: the reference every
+/// walked preparation must equal byte for byte.
+pub(super) fn splice_whole(
+    tx: &ReadTx<'_>,
+    project: Option<ProjectId>,
+    mut request: ChatRequest,
+    neutral: Vec<Message>,
+    used: &mut Used,
+) -> Result<ChatPrepared, StoreError> {
+    let instructions = instruction_count(&request);
+    let turns = request.messages.split_off(instructions);
+    let spliced = splice_chat(tx, project, turns, neutral, used)?;
+    request.messages.push(guidance_message());
+    request.messages.extend(spliced.turns);
+    add_chat_tools(&mut request);
+    let body = Bytes::from(request.encode());
+    request.messages = Vec::new();
+    let (before, after) = request.encode_around_messages();
+    let list = before.len()..body.len().saturating_sub(after.len());
+    Ok(ChatPrepared {
+        head: Arc::new(request),
+        body,
+        list,
+        point: spliced.point,
+        project: None,
+    })
+}
+
+/// The messages after the instructions with every stored exchange put back.
 struct Spliced {
     turns: Vec<ChatMessage>,
     /// Where the conversation stands after them.
     point: Point,
-    /// Their neutral forms; `None` when one does not convert (the pass then decodes the
-    /// body itself and says why it refuses it).
-    conversation: Option<Vec<Message>>,
-    /// Their hash chain (the links `point` passed).
-    chain: HashChain,
 }
 
 /// `turns` (the messages after the instructions, `neutral` their neutral forms) with every
@@ -178,8 +212,6 @@ fn splice_chat(
     let mut spliced = Spliced {
         turns: Vec::with_capacity(turns.len()),
         point: Point::start(WIRE, project),
-        conversation: Some(Vec::with_capacity(turns.len())),
-        chain: HashChain::default(),
     };
     for (mut message, mut converted) in turns.into_iter().zip(neutral) {
         let mut after = Vec::new();
@@ -193,10 +225,8 @@ fn splice_chat(
                 spliced.push(hidden, None);
             }
             if let Some(full) = splice.full_answer {
-                match openai::to_message(&full) {
-                    Ok(full_converted) => converted = full_converted,
-                    // The pass reads the body itself, and refuses it.
-                    Err(_) => spliced.conversation = None,
+                if let Ok(full_converted) = openai::to_message(&full) {
+                    converted = full_converted;
                 }
                 message = full;
             }
@@ -212,19 +242,12 @@ fn splice_chat(
 
 impl Spliced {
     /// Appends `message` (`converted`, its neutral form, when already known) and moves the
-    /// point and the chain past it.
+    /// point past it; a message that does not convert leaves the point where it is (the
+    /// pass refuses the body it is in).
     fn push(&mut self, message: ChatMessage, converted: Option<Message>) {
         let converted = converted.or_else(|| openai::to_message(&message).ok());
-        match converted {
-            Some(converted) => {
-                let hash = converted.content_hash();
-                self.point.pass(&hash);
-                self.chain.push(hash);
-                if let Some(conversation) = &mut self.conversation {
-                    conversation.push(converted);
-                }
-            }
-            None => self.conversation = None,
+        if let Some(converted) = converted {
+            self.point.pass(&converted.content_hash());
         }
         self.turns.push(message);
     }

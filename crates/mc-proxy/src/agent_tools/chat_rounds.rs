@@ -11,9 +11,9 @@ use mc_agent_tools::run::{call_arguments, flagged_text};
 use mc_agent_tools::{is_ours, round_cap};
 use mc_engine::tools::ToolAnswer;
 use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolCall};
-use serde_json::json;
 
-use super::chat::{ChatPrepared, ChatSplice, assistant_turn, chat_answer_key};
+use super::chat::{ChatPrepared, assistant_turn, chat_answer_key};
+use super::chat_exchange::ChatSplice;
 use super::reply::{Buffered, read_whole};
 use super::round_call::{Call, Settled, broke_off, record};
 use super::settle::{RoundPlace, settle};
@@ -74,14 +74,7 @@ pub(super) async fn settle_round(
         session: &call.planned.session,
         wire: "chat",
     };
-    let next = |hidden: &[ChatMessage], last: bool| {
-        let mut request = prepared.request.clone();
-        request.messages.extend(hidden.iter().cloned());
-        if last {
-            request.rest.insert("tool_choice".to_owned(), json!("none"));
-        }
-        Bytes::from(request.encode())
-    };
+    let next = |hidden: &[ChatMessage], last: bool| prepared.next_round(hidden, last);
     settle(rounds, app, &place, message, next).await
 }
 
@@ -256,7 +249,7 @@ fn without_calls(
 mod tests {
     use mc_agent_tools::hidden_rounds::{AfterRun, Settle};
     use mc_wire::openai::ChatRole;
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     use super::*;
 

@@ -47,7 +47,9 @@
 
 mod anthropic_rounds;
 mod chat;
+mod chat_exchange;
 mod chat_rounds;
+pub mod chat_walks;
 mod execute;
 mod live;
 mod live_anthropic;
@@ -62,6 +64,7 @@ mod responses_rounds;
 mod round_call;
 mod serve_choice;
 mod settle;
+mod walk_steps;
 
 use std::sync::Arc;
 
@@ -87,31 +90,31 @@ pub enum Ready {
 }
 
 impl Ready {
-    /// The body the pass reads instead of the client's: the Anthropic preparation's, or
-    /// the prepared Chat and Responses request encoded now (their pass is handed what the
-    /// preparation decoded, [`Self::take_decoded`], so only a pass without it, or the
-    /// overflow retry's, needs their bytes).
+    /// The body the pass reads instead of the client's: the Anthropic and Chat
+    /// preparations', or the prepared Responses request encoded now (its pass is handed
+    /// what the preparation decoded, [`Self::take_decoded`], so only a pass without it, or
+    /// the overflow retry's, needs its bytes).
     pub fn body(&self) -> Bytes {
         match self {
             Self::Anthropic(prepared) => prepared.body.clone(),
-            Self::Chat(prepared) => Bytes::from(prepared.request.encode()),
+            Self::Chat(prepared) => prepared.body.clone(),
             Self::Responses(prepared) => Bytes::from(prepared.request.encode()),
         }
     }
 
     /// [`Self::body`] as the pass reads it, when the preparation already has it decoded
-    /// (an Anthropic body's is the pass's own incremental decode's to make); once.
+    /// (an Anthropic or Chat body's is the pass's own incremental decode's to make); once.
     pub fn take_decoded(&mut self) -> Option<Box<DecodedCall>> {
         match self {
-            Self::Anthropic(_) => None,
-            Self::Chat(prepared) => prepared.decoded.take(),
+            Self::Anthropic(_) | Self::Chat(_) => None,
             Self::Responses(prepared) => prepared.decoded.take(),
         }
     }
 }
 
-/// The request with the proxy's tools, when this call gets them; it reads the store, so it
-/// runs where blocking is allowed, as the pass does.
+/// The request with the proxy's tools, when this call gets them. It reads the store, so it
+/// runs on a pass thread under a pass permit, as the pass does: the thread the session's
+/// pass then runs on is already awake, where a blocking-pool thread had to be woken first.
 pub async fn prepare(
     app: &Arc<App>,
     provider: Provider,
@@ -121,16 +124,21 @@ pub async fn prepare(
     if !may_serve(app, provider, headers) {
         return Ok(None);
     }
-    let (app, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
-    tokio::task::spawn_blocking(move || ready(&app, provider, &headers, &body))
+    let permit = Arc::clone(&app.pass_permits).acquire_owned().await.ok();
+    let (for_thread, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
+    app.pass_threads
+        .run(move || (ready(&for_thread, provider, &headers, &body), permit))
         .await
-        .unwrap_or_else(|error| {
-            Err(ProxyError::new(
-                provider,
-                ErrorKind::Unavailable,
-                format!("preparing the agent tools failed unexpectedly ({error})"),
-            ))
-        })
+        .map_or_else(
+            |lost| {
+                Err(ProxyError::new(
+                    provider,
+                    ErrorKind::Unavailable,
+                    format!("preparing the agent tools failed unexpectedly ({})", lost.0),
+                ))
+            },
+            |(ready, _permit)| ready,
+        )
 }
 
 /// Makes a request ready for the proxy's tools, or `None` when it does not get them.

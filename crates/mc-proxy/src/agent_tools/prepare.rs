@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::recent_walks::Start;
 use super::serve_choice::served_here;
+use super::walk_steps::list_with;
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::now_ms;
@@ -58,17 +59,8 @@ impl Prepared {
         let (before, after) = next.encode_around_messages();
         next.messages = hidden.to_vec();
         let appended = next.encode();
-        let appended = appended
-            .get(before.len()..appended.len().saturating_sub(after.len()))
-            .unwrap_or(b"[]");
         let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
-        let mut list = Vec::with_capacity(prepared.len() + appended.len());
-        list.extend_from_slice(prepared.strip_suffix(b"]").unwrap_or(prepared));
-        let appended = appended.strip_prefix(b"[").unwrap_or(appended);
-        if prepared.len() > 2 && appended.len() > 1 {
-            list.push(b',');
-        }
-        list.extend_from_slice(appended);
+        let list = list_with(prepared, &appended, (before.len(), after.len()));
         Bytes::from(next.encode_with_messages(&list))
     }
 }

@@ -19,21 +19,20 @@
 //! the walk looked up and found nothing usable at forgets the walks that passed it
 //! ([`RecentWalks::forget_anchor`]).
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::ops::Range;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use mc_core::{Message, ProjectId};
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
 
-use crate::incremental::{Head, Layout, Split, common_prefix_len, nests_too_deep};
+use super::walk_steps::{
+    FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
+};
+use crate::incremental::{Head, Layout, Split, nests_too_deep};
 use mc_agent_tools::answer_key::is_answer;
 use mc_agent_tools::splice::{Point, Splice, Used, message_hash, stored};
-
-/// Walks remembered at most: a proxy serves a handful of live conversations at a time.
-const REMEMBERED: usize = 16;
 
 /// Results of our calls that wait for the client's next message, encoded for the end of
 /// the list when none follows.
@@ -47,12 +46,14 @@ struct Pending {
 #[derive(Debug, Clone)]
 struct Step {
     point: Point,
-    /// Spliced messages produced so far.
-    out_len: usize,
+    progress: Progress,
     pending: Option<Pending>,
-    /// Exchanges put back and anchors looked up in vain so far.
-    found_len: usize,
-    missed_len: usize,
+}
+
+impl StepMark for Step {
+    fn progress(&self) -> Progress {
+        self.progress
+    }
 }
 
 /// A client body's walk: where its messages lie, and the state after each.
@@ -67,11 +68,8 @@ pub struct Walk {
     /// The spliced messages as they go upstream, encoded.
     out: Vec<Bytes>,
     steps: Vec<Step>,
-    /// Exchanges put back, with their anchors, as read.
-    found: Vec<(String, Splice)>,
-    /// Anchors looked up where nothing was put back.
-    missed: Vec<String>,
-    /// [`RecentWalks::generation`] when the walk was taken out.
+    found: FoundSplices<Splice>,
+    /// The queue's generation when the walk was taken out.
     generation: u64,
 }
 
@@ -106,7 +104,7 @@ impl PreparedHead {
 #[derive(Debug)]
 pub struct Walked {
     pub body: Bytes,
-    pub list: std::ops::Range<usize>,
+    pub list: Range<usize>,
     pub head: Arc<MessagesRequest>,
     pub point: Point,
     /// Client messages walked for this request: those after the ones it shares with a
@@ -121,7 +119,7 @@ pub struct Located {
     head: Arc<Head>,
     walk: Option<Walk>,
     shared: usize,
-    /// [`RecentWalks::generation`] before the walk was taken out.
+    /// The queue's generation before the walk was taken out.
     generation: u64,
 }
 
@@ -148,28 +146,23 @@ impl Located {
 /// Recent walks, most recent last, within a byte budget.
 #[derive(Debug)]
 pub struct RecentWalks {
-    recent: Mutex<VecDeque<(Walk, usize)>>,
-    budget_bytes: usize,
-    /// Bumped whenever an exchange is stored: a walk taken out before may have missed it.
-    generation: AtomicU64,
+    queue: WalkQueue<Walk>,
 }
 
 impl RecentWalks {
     /// Remembers walks holding at most `budget_bytes` in all.
     pub fn new(budget_bytes: usize) -> Self {
         Self {
-            recent: Mutex::new(VecDeque::new()),
-            budget_bytes,
-            generation: AtomicU64::new(0),
+            queue: WalkQueue::new(budget_bytes),
         }
     }
 
     /// Locates `body`'s messages and head; `None` for a body the full decode must judge.
     pub fn locate(&self, body: &Bytes) -> Option<Located> {
-        let generation = self.generation.load(Ordering::Acquire);
-        let walk = self.take_longest_prefix(body);
-        if let Some(found) = &walk
-            && let Some((split, shared)) = found.layout.extend_split(body)
+        let generation = self.queue.generation();
+        let (walk, equal) = self.queue.take_longest_prefix(body).unzip();
+        if let (Some(found), Some(equal)) = (&walk, equal)
+            && let Some((split, shared)) = found.layout.extend_split(body, equal)
             && let Some(head) = found.layout.head_matching(body, &split)
         {
             return Some(Located {
@@ -229,10 +222,8 @@ impl RecentWalks {
             pending = next;
             walk.steps.push(Step {
                 point: point.clone(),
-                out_len: walk.out.len(),
+                progress: Progress::of(&walk.out, &walk.found),
                 pending: pending.clone(),
-                found_len: walk.found.len(),
-                missed_len: walk.missed.len(),
             });
         }
         // The client ended on the answer itself: our results still follow it.
@@ -240,7 +231,9 @@ impl RecentWalks {
             point.pass(&message_hash(&results.message));
             results.json
         });
-        let (body_out, list) = assemble(&walk.prepared, &walk.out, tail.as_ref());
+        let prepared = &walk.prepared;
+        let messages = walk.out.iter().chain(tail.as_ref());
+        let (body_out, list) = assemble(&prepared.before, messages, &prepared.after);
         let walked = Walked {
             body: body_out,
             list,
@@ -253,51 +246,15 @@ impl RecentWalks {
             located.split.ranges,
             walk.prepared.client.clone(),
         );
-        self.remember(walk);
+        let generation = walk.generation;
+        self.queue.remember(walk, generation);
         Ok(Some(walked))
     }
 
     /// Forgets every walk that looked `anchor` up and put nothing back there: an exchange
     /// was just stored under it, and a fresh walk would now find it.
     pub fn forget_anchor(&self, anchor: &str) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.retain(|(walk, _)| !walk.missed.iter().any(|missed| missed == anchor));
-    }
-
-    fn remember(&self, walk: Walk) {
-        if walk.generation != self.generation.load(Ordering::Acquire) {
-            return;
-        }
-        let held_bytes = walk.held_bytes();
-        if held_bytes > self.budget_bytes {
-            return;
-        }
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.push_back((walk, held_bytes));
-        let mut bytes: usize = recent.iter().map(|(_, held)| held).sum();
-        while recent.len() > REMEMBERED || bytes > self.budget_bytes {
-            match recent.pop_front() {
-                Some((_, held)) => bytes -= held,
-                None => break,
-            }
-        }
-    }
-
-    /// Takes out the walk whose body `body` repeats through the most whole messages (at
-    /// least one), the latest on a tie.
-    fn take_longest_prefix(&self, body: &[u8]) -> Option<Walk> {
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        let best = recent
-            .iter()
-            .enumerate()
-            .map(|(position, (walk, _))| {
-                let equal = common_prefix_len(walk.layout.body(), body);
-                (walk.layout.whole_messages_within(equal), position)
-            })
-            .filter(|&(whole, _)| whole > 0)
-            .max()?;
-        recent.remove(best.1).map(|(walk, _)| walk)
+        self.queue.forget_anchor(anchor);
     }
 }
 
@@ -307,35 +264,6 @@ pub struct Start {
     pub project: Option<ProjectId>,
     pub first: Arc<Message>,
     pub add_tools: fn(&mut MessagesRequest),
-}
-
-/// Cuts `walk` back to its state after its first `shared` messages, after checking that the
-/// exchanges it put back there are still stored as read (noting their use, as a fresh walk
-/// would); `false` when one is not, and the walk must start afresh.
-fn resume(
-    tx: &ReadTx<'_>,
-    walk: &mut Walk,
-    shared: usize,
-    used: &mut Used,
-) -> Result<bool, StoreError> {
-    let Some(step) = shared
-        .checked_sub(1)
-        .and_then(|at| walk.steps.get(at))
-        .cloned()
-    else {
-        return Ok(false);
-    };
-    for (anchor, splice) in walk.found.get(..step.found_len).unwrap_or_default() {
-        match stored::<Splice>(tx, anchor)? {
-            Some(found) if &found.splice == splice => used.note(&found),
-            Some(_) | None => return Ok(false),
-        }
-    }
-    walk.steps.truncate(shared);
-    walk.out.truncate(step.out_len);
-    walk.found.truncate(step.found_len);
-    walk.missed.truncate(step.missed_len);
-    Ok(true)
 }
 
 impl Walk {
@@ -368,7 +296,7 @@ impl Walk {
                     ) =>
                 {
                     used.note(&found);
-                    self.found.push((anchor, found.splice.clone()));
+                    self.found.put_back(anchor, found.splice.clone());
                     let splice = found.splice;
                     for hidden in &splice.before {
                         point.pass(&message_hash(hidden));
@@ -390,7 +318,7 @@ impl Walk {
                         });
                     }
                 }
-                Some(_) | None => self.missed.push(anchor),
+                Some(_) | None => self.found.missed(anchor),
             }
         }
         point.pass(&message_hash(&message));
@@ -400,45 +328,26 @@ impl Walk {
         self.out.push(json);
         Ok(Some(waiting))
     }
+}
 
-    /// What the walk holds: the client body, the spliced encodings, and small per-message
-    /// state (the head is shared and small beside them).
+impl Remembered for Walk {
+    fn body_and_ranges(&self) -> (&[u8], &[Range<usize>]) {
+        (self.layout.body(), self.layout.ranges())
+    }
+
+    /// The client body, the spliced encodings, and small per-message state (the head is
+    /// shared and small beside them).
     fn held_bytes(&self) -> usize {
         self.layout.body().len()
             + self.out.iter().map(Bytes::len).sum::<usize>()
             + self.steps.capacity() * std::mem::size_of::<Step>()
-            + self
-                .missed
-                .iter()
-                .map(|anchor| anchor.len() + 24)
-                .sum::<usize>()
-            + self.layout.ranges_len() * 16
+            + self.found.held_bytes()
+            + self.layout.ranges().len() * 16
     }
-}
 
-/// The prepared body: the head's bytes around the list of `out` (and `tail`), the list's
-/// range in it.
-fn assemble(
-    head: &PreparedHead,
-    out: &[Bytes],
-    tail: Option<&Bytes>,
-) -> (Bytes, std::ops::Range<usize>) {
-    let messages = out.iter().chain(tail);
-    let list_bytes: usize = messages.clone().map(|json| json.len() + 1).sum::<usize>() + 1;
-    let mut body = Vec::with_capacity(head.before.len() + list_bytes + head.after.len());
-    body.extend_from_slice(&head.before);
-    let start = body.len();
-    body.push(b'[');
-    for (index, json) in messages.enumerate() {
-        if index > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(json);
+    fn looked_in_vain(&self, anchor: &str) -> bool {
+        self.found.looked_in_vain(anchor)
     }
-    body.push(b']');
-    let list = start..body.len();
-    body.extend_from_slice(&head.after);
-    (Bytes::from(body), list)
 }
 
 /// One message's bytes decoded alone, as the whole body's decode reads them; `None` for
@@ -448,11 +357,6 @@ fn decode_message(bytes: &[u8]) -> Option<anthropic::Message> {
         return None;
     }
     serde_json::from_slice(bytes).ok()
-}
-
-/// A message as the request's encoding writes it.
-fn encode(message: &anthropic::Message) -> Option<Bytes> {
-    serde_json::to_vec(message).ok().map(Bytes::from)
 }
 
 /// The client's user turn with our results first (as [`super::splice::splice_in`] puts
@@ -491,7 +395,14 @@ fn resumed_or_new(
     let generation = located.generation;
     let mut walk = located.walk.take().filter(|walk| walk.project == project);
     let resumable = match &mut walk {
-        Some(walk) => resume(tx, walk, located.shared, used)?,
+        Some(walk) => resume(
+            tx,
+            located.shared,
+            &mut walk.steps,
+            &mut walk.out,
+            &mut walk.found,
+            used,
+        )?,
         None => false,
     };
     let mut walk = match walk {
@@ -509,8 +420,7 @@ fn resumed_or_new(
             prepared: Arc::new(PreparedHead::new(head, add_tools)),
             out: Vec::new(),
             steps: Vec::new(),
-            found: Vec::new(),
-            missed: Vec::new(),
+            found: FoundSplices::default(),
             generation,
         },
     };

@@ -55,17 +55,17 @@ impl Split {
         })
     }
 
-    /// Extends a remembered body's split (its bytes, its messages' `remembered_ranges`, and
-    /// the `open` of its list) over `body`, which must repeat at least its first message
-    /// byte for byte; returns the split and how many leading messages the two bodies share.
-    /// The bytes after `close` are not read: they are the caller's to prove.
+    /// Extends a remembered body's split (its messages' `remembered_ranges` and the `open` of
+    /// its list) over `body`, whose first `equal` bytes are the remembered body's (its
+    /// [`common_prefix_len`] with it, which must cover at least the first message); returns
+    /// the split and how many leading messages the two bodies share. The bytes after `close`
+    /// are not read: they are the caller's to prove.
     pub fn extend(
-        remembered: &[u8],
         remembered_ranges: &[Range<usize>],
         open: usize,
         body: &[u8],
+        equal: usize,
     ) -> Option<(Self, usize)> {
-        let equal = common_prefix_len(remembered, body);
         let shared = remembered_ranges.partition_point(|range| range.end <= equal);
         let mut at = remembered_ranges.get(shared.checked_sub(1)?)?.end;
         let mut ranges = remembered_ranges[..shared].to_vec();

@@ -157,7 +157,8 @@ fn a_follow_up_extends_the_remembered_layout() {
     assert!(decode_and_remember(&recent, &first));
     let follow_up = body(&conversation(3), false);
     let remembered = recent.recent.lock().unwrap().back().unwrap().layout.clone();
-    let (split, shared) = remembered.extend_split(&follow_up).unwrap();
+    let equal = common_prefix_len(remembered.body(), &follow_up);
+    let (split, shared) = remembered.extend_split(&follow_up, equal).unwrap();
     assert_eq!(split, Split::scan(&follow_up).unwrap());
     assert_eq!(shared, 5);
     assert!(decode_and_remember(&recent, &follow_up));

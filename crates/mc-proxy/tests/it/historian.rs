@@ -181,15 +181,24 @@ fn is_historian_request(body: &Value) -> bool {
 /// Waits until every historian call the tap relayed belongs to a recorded run, so the next
 /// pass sees whatever the run published (at most `limit`).
 async fn settle(proxy: &Proxy, upstream: &Upstream, limit: Duration) {
+    // A run starts after the pass that called for it, on a task of its own: on a loaded
+    // machine it may not have asked yet when the turn returns, so every asked call recorded
+    // is not enough; nothing new asked for a while is.
+    const QUIET: Duration = Duration::from_millis(300);
     let started = Instant::now();
+    let mut last = (u32::MAX, Instant::now());
     loop {
         let asked = upstream
             .seen()
             .iter()
             .filter(|seen| is_historian_request(&seen.json()))
             .count() as u32;
+        if asked != last.0 {
+            last = (asked, Instant::now());
+        }
         let recorded: u32 = runs(proxy).iter().map(|run| run.calls).sum();
-        if recorded >= asked || started.elapsed() > limit {
+        let quiet = last.1.elapsed() >= QUIET;
+        if (recorded >= asked && quiet) || started.elapsed() > limit {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -40,6 +40,7 @@ mod responses_fields;
 mod round_trip;
 mod routing;
 mod secrets;
+mod session_modes;
 mod sessions;
 mod sessions_wires;
 mod side_calls;

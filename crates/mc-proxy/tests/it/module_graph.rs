@@ -1,6 +1,6 @@
-//! The proxy's modules and the agent tools' import each other without a circle, so a
-//! request's path can be read from the top down: a module that imports another never is
-//! imported by it, directly or around a loop.
+//! The modules of the proxy, the agent tools and the dreamer import each other without a
+//! circle, so a request's path can be read from the top down: a module that imports another
+//! never is imported by it, directly or around a loop.
 //!
 //! The graph is read from the source: an edge for every `crate::a::b` path, every
 //! `super::` path, and every path through a child module (`child::item`), with comments and
@@ -200,8 +200,8 @@ fn crate_src(name: &str) -> PathBuf {
 }
 
 #[test]
-fn the_proxy_and_the_agent_tools_have_no_import_circle() {
-    for name in ["mc-proxy", "mc-agent-tools"] {
+fn the_proxy_the_agent_tools_and_the_dreamer_have_no_import_circle() {
+    for name in ["mc-proxy", "mc-agent-tools", "mc-dreamer"] {
         let known = modules(&crate_src(name));
         assert!(known.len() > 5, "{name}: its modules were not found");
         let graph = edges(&known);

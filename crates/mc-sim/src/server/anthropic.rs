@@ -93,7 +93,7 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     let conversation = anthropic::to_conversation(&request);
     let model = (request.model.as_str(), Wire::Anthropic);
     let plan = historian::plan(
-        state.historian,
+        state.background,
         Demand::AnthropicTool,
         &request.rest,
         &conversation,

@@ -1,25 +1,32 @@
-//! Historian calls: a request that forces the `record_history` tool (or, on the Responses
-//! wire, asks for structured output in the `record_history` format) is answered by the
-//! simulated historian ([`crate::historian::historian_answer`]) instead of the responder, so a
-//! script or a recording plays on undisturbed while the proxy's background historian runs.
+//! Background agents' calls: a request that forces the `record_history` tool (or, on the
+//! Responses wire, asks for structured output in the `record_history` format) is answered by
+//! the simulated historian ([`crate::historian::historian_answer`]), one that forces
+//! `judge_memories` or `merge_memories` by the simulated dreamer
+//! ([`crate::dreamer::dreamer_answer`], [`crate::dreamer::merge_answer`]), instead of
+//! the responder, so a script or a recording plays on undisturbed while the proxy's
+//! background agents run.
 //!
 //! [`HistorianMode`] makes those calls fail the ways a real small model or provider does
 //! (a schema-breaking answer, an overload, a call that never returns) while every other call
-//! is answered as usual, so tests can show the historian's failures never reach a request.
+//! is answered as usual, so tests can show the background agents' failures never reach a
+//! request; the historian and the dreamer each have a mode of their own.
 
 use std::fmt;
 use std::str::FromStr;
 
+use mc_core::dreamer::{JUDGE_TOOL, MERGE_TOOL};
 use mc_core::historian::HISTORY_TOOL;
 use mc_core::{Message, Part, Role, joined_texts};
 use serde_json::{Map, Value, json};
 
 use super::error::InvalidHistorianMode;
 use super::reply::Reply;
+use crate::dreamer::{dreamer_answer, merge_answer};
 use crate::historian::historian_answer;
 use crate::script::StopReason;
 
-/// How the simulated provider answers historian calls.
+/// How the simulated provider answers a background agent's calls (the historian's or the
+/// dreamer's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HistorianMode {
     /// A valid answer from the transcript, as an honest small model gives.
@@ -106,22 +113,43 @@ pub(crate) enum Demand {
     ResponsesFormat,
 }
 
+/// How each background agent's calls are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct BackgroundModes {
+    /// Calls forcing `record_history`.
+    pub(crate) historian: HistorianMode,
+    /// Calls forcing `judge_memories`.
+    pub(crate) dreamer: HistorianMode,
+}
+
+/// An honest agent's answer to the text of the last user message.
+type HonestAnswer = fn(&str) -> Value;
+
 /// The plan for a request whose unmodelled fields are `rest`, read the way `demand` says, or
-/// `None` when it does not demand `record_history` (the responder answers it).
+/// `None` when it demands neither `record_history` nor `judge_memories` (the responder
+/// answers it).
 pub(crate) fn plan(
-    mode: HistorianMode,
+    modes: BackgroundModes,
     demand: Demand,
     rest: &Map<String, Value>,
     conversation: &[Message],
 ) -> Option<HistorianPlan> {
-    if demanded(demand, rest) != Some(HISTORY_TOOL) {
-        return None;
-    }
+    let (tool, mode, honest_answer): (&str, HistorianMode, HonestAnswer) =
+        match demanded(demand, rest)? {
+            HISTORY_TOOL => (HISTORY_TOOL, modes.historian, historian_input),
+            JUDGE_TOOL => (JUDGE_TOOL, modes.dreamer, dreamer_input),
+            MERGE_TOOL => (MERGE_TOOL, modes.dreamer, merge_input),
+            _ => return None,
+        };
+    let honest = |conversation: &[Message]| {
+        answer(demand, tool, honest_answer(&last_user_text(conversation)))
+    };
     Some(match mode {
-        HistorianMode::Honest => HistorianPlan::Reply(honest(demand, conversation)),
-        HistorianMode::Slow => HistorianPlan::Later(honest(demand, conversation)),
+        HistorianMode::Honest => HistorianPlan::Reply(honest(conversation)),
+        HistorianMode::Slow => HistorianPlan::Later(honest(conversation)),
         HistorianMode::Garbage => HistorianPlan::Reply(answer(
             demand,
+            tool,
             json!({
                 "summary": "The user and the assistant worked on the code.",
                 "compartments": "see summary",
@@ -132,12 +160,21 @@ pub(crate) fn plan(
     })
 }
 
-/// The answer an honest model gives: a transcript that cannot be read gets what a lost
-/// model sends, an answer with no compartments, which fails validation.
-fn honest(demand: Demand, conversation: &[Message]) -> Reply {
-    let transcript = last_user_text(conversation);
-    let input = historian_answer(&transcript).unwrap_or_else(|| json!({ "compartments": [] }));
-    answer(demand, input)
+/// The historian's honest answer: a transcript that cannot be read gets what a lost model
+/// sends, an answer with no compartments, which fails validation.
+fn historian_input(transcript: &str) -> Value {
+    historian_answer(transcript).unwrap_or_else(|| json!({ "compartments": [] }))
+}
+
+/// The dreamer's honest answer: a message that cannot be read gets no verdicts, which
+/// keeps every memory.
+fn dreamer_input(message: &str) -> Value {
+    dreamer_answer(message).unwrap_or_else(|| json!({ "verdicts": [] }))
+}
+
+/// The dreamer's honest merges: a message that cannot be read gets none.
+fn merge_input(message: &str) -> Value {
+    merge_answer(message).unwrap_or_else(|| json!({ "merges": [] }))
 }
 
 /// The structured output a request demands: the forced tool's name, or the name of the
@@ -168,13 +205,13 @@ fn last_user_text(conversation: &[Message]) -> String {
         .unwrap_or_default()
 }
 
-/// `input` as `demand` wants it: a `record_history` call, or its JSON as the answer's text.
-fn answer(demand: Demand, input: Value) -> Reply {
+/// `input` as `demand` wants it: a call to `tool`, or its JSON as the answer's text.
+fn answer(demand: Demand, tool: &str, input: Value) -> Reply {
     match demand {
         Demand::AnthropicTool | Demand::ChatFunction => Reply {
             parts: vec![Part::ToolCall {
                 id: String::new(),
-                name: HISTORY_TOOL.to_owned(),
+                name: tool.to_owned(),
                 input,
             }],
             stop_reason: StopReason::ToolUse,
@@ -234,7 +271,7 @@ mod tests {
         );
         assert_eq!(demanded(Demand::AnthropicTool, &Map::new()), None);
         let other = rest(json!({"type": "tool", "name": "Bash"}));
-        assert!(plan(HistorianMode::Stall, Demand::AnthropicTool, &other, &[]).is_none());
+        assert!(plan(stalled(), Demand::AnthropicTool, &other, &[]).is_none());
     }
 
     #[test]
@@ -242,7 +279,7 @@ mod tests {
         let demanded = format(json!({"type": "json_schema", "name": "record_history"}));
         let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
         let Some(HistorianPlan::Reply(reply)) = plan(
-            HistorianMode::Honest,
+            BackgroundModes::default(),
             Demand::ResponsesFormat,
             &demanded,
             &conversation,
@@ -258,7 +295,7 @@ mod tests {
         let forced = rest(json!({"type": "tool", "name": "record_history"}));
         let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
         let Some(HistorianPlan::Reply(reply)) = plan(
-            HistorianMode::Honest,
+            BackgroundModes::default(),
             Demand::AnthropicTool,
             &forced,
             &conversation,
@@ -268,6 +305,37 @@ mod tests {
         let calls: Vec<_> = reply.tool_calls().collect();
         assert_eq!(calls, [("", HISTORY_TOOL, &json!({ "compartments": [] }))]);
         assert_eq!(reply.stop_reason, StopReason::ToolUse);
+    }
+
+    fn stalled() -> BackgroundModes {
+        BackgroundModes {
+            historian: HistorianMode::Stall,
+            dreamer: HistorianMode::Stall,
+        }
+    }
+
+    #[test]
+    fn dreamer_calls_get_the_dreamer_mode_and_a_judgement() {
+        let forced = rest(json!({"type": "tool", "name": JUDGE_TOOL}));
+        let overloaded = BackgroundModes {
+            historian: HistorianMode::Honest,
+            dreamer: HistorianMode::Overloaded,
+        };
+        assert!(matches!(
+            plan(overloaded, Demand::AnthropicTool, &forced, &[]),
+            Some(HistorianPlan::Overloaded)
+        ));
+        let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
+        let Some(HistorianPlan::Reply(reply)) = plan(
+            BackgroundModes::default(),
+            Demand::AnthropicTool,
+            &forced,
+            &conversation,
+        ) else {
+            panic!("not a reply");
+        };
+        let calls: Vec<_> = reply.tool_calls().collect();
+        assert_eq!(calls, [("", JUDGE_TOOL, &json!({ "verdicts": [] }))]);
     }
 
     #[test]

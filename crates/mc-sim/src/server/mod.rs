@@ -6,7 +6,8 @@
 //! prices every call with [`SimProvider`] (cache reads and writes, the window, the
 //! provider's error bodies), and answers with a [`Responder`]: a [`Script`] or a recorded
 //! session. A call that forces the historian's `record_history` tool is answered by the
-//! simulated historian instead, or fails as [`HistorianMode`] says, without moving the
+//! simulated historian instead, one that forces the dreamer's `judge_memories` by the
+//! simulated dreamer, or either fails as its [`HistorianMode`] says, without moving the
 //! responder on. `GET /_sim/ledger` lists every call with its usage and cost; `GET /v1/models`
 //! lists a few models.
 //!
@@ -52,6 +53,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 pub use error::{InvalidHistorianMode, ServerError};
+use historian::BackgroundModes;
 pub use historian::HistorianMode;
 pub use responder::Responder;
 
@@ -77,6 +79,9 @@ pub struct SimConfig {
     /// How calls that force the historian's `record_history` tool are answered; honestly by
     /// default.
     pub historian: HistorianMode,
+    /// How calls that force the dreamer's `judge_memories` tool are answered; honestly by
+    /// default.
+    pub dreamer: HistorianMode,
     /// Whether a streamed Responses request over the window is refused inside a `200` stream
     /// (`response.created`, `response.in_progress`, then `response.failed` whose error has
     /// code `context_length_exceeded`), as some Responses backends refuse it, instead of
@@ -93,6 +98,7 @@ impl std::fmt::Debug for SimConfig {
             .field("counter", &self.counter.as_ref().map(|_| "custom"))
             .field("token_scale", &self.token_scale)
             .field("historian", &self.historian)
+            .field("dreamer", &self.dreamer)
             .field("overflow_in_stream", &self.overflow_in_stream)
             .finish()
     }
@@ -108,6 +114,7 @@ impl SimConfig {
             counter: None,
             token_scale: TokenScale::ONE,
             historian: HistorianMode::Honest,
+            dreamer: HistorianMode::Honest,
             overflow_in_stream: false,
         }
     }
@@ -135,6 +142,13 @@ impl SimConfig {
     /// requests are served while its historian fails).
     pub fn with_historian(mut self, mode: HistorianMode) -> Self {
         self.historian = mode;
+        self
+    }
+
+    /// Answers dreamer calls as `mode` says (e.g. garbage, to test that a confused model
+    /// changes no memory).
+    pub fn with_dreamer(mut self, mode: HistorianMode) -> Self {
+        self.dreamer = mode;
         self
     }
 
@@ -185,7 +199,10 @@ impl SimServer {
         let state = SimState {
             provider,
             playing: Playing::new(config.responder),
-            historian: config.historian,
+            background: BackgroundModes {
+                historian: config.historian,
+                dreamer: config.dreamer,
+            },
             overflow_in_stream: config.overflow_in_stream,
         };
         let (stopping, stopping_seen) = watch::channel(());

@@ -12,7 +12,7 @@ use mc_core::Message;
 use tokio::sync::watch;
 use tokio::task::JoinError;
 
-use super::historian::HistorianMode;
+use super::historian::BackgroundModes;
 use super::reply::Reply;
 use super::responder::{Planned, Playing};
 use crate::clock::Clock;
@@ -23,8 +23,8 @@ use crate::{CallRecord, ProviderError, SimProvider, Wire};
 pub(crate) struct SimState {
     pub(crate) provider: SimProvider,
     pub(crate) playing: Playing,
-    /// How historian calls are answered.
-    pub(crate) historian: HistorianMode,
+    /// How the historian's and the dreamer's calls are answered.
+    pub(crate) background: BackgroundModes,
     /// Whether a streamed Responses overflow is refused inside the stream.
     pub(crate) overflow_in_stream: bool,
 }

@@ -1,6 +1,6 @@
 //! Forks copy their parent's prefix and continue on their own.
 
-use mc_core::{HashChain, Host, ProjectId, Role};
+use mc_core::{HashChain, Host, ProjectId, Role, SessionMode};
 use mc_store::{ChainMatch, ForkPoint, SessionRecord, StoreError};
 
 use crate::support::{NOW_MS, TempStore, seed, sid, text, turns};
@@ -27,6 +27,8 @@ fn a_fork_copies_the_prefix_and_continues_its_own_chain() {
             }),
             created_ms: NOW_MS + 50,
             last_seen_ms: NOW_MS + 50,
+            mode: SessionMode::Primary,
+            spawned_by: None,
         }
     );
 

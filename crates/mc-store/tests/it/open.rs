@@ -69,7 +69,11 @@ fn reopening_applies_nothing_and_keeps_the_data() {
                 20,
                 "dreamer lease and runs; the task behind a memory change".to_string()
             ),
-            (21, "a whole session can be pruned".to_string())
+            (21, "a whole session can be pruned".to_string()),
+            (
+                22,
+                "session modes and the session a subagent works for".to_string()
+            )
         ]
     );
 }

@@ -1,6 +1,6 @@
 //! The sessions repository.
 
-use mc_core::{Host, ProjectId};
+use mc_core::{Host, ProjectId, SessionMode};
 use mc_store::{NewSession, SessionRecord, StoreError};
 
 use crate::support::{NOW_MS, TempStore, sid};
@@ -19,7 +19,56 @@ fn record(
         fork: None,
         created_ms,
         last_seen_ms,
+        mode: SessionMode::Primary,
+        spawned_by: None,
     }
+}
+
+/// A subagent's mode and parent are stored; a later pass that names no parent keeps it, a
+/// change of mode (compaction turned off) is taken, and its forks inherit both.
+#[test]
+fn a_sessions_mode_and_parent_are_kept() {
+    let fixture = TempStore::new();
+    let store = &fixture.store;
+    for id in ["lead", "helper"] {
+        let new = NewSession {
+            id: sid(id),
+            host: Host::ClaudeCode,
+            project: None,
+        };
+        store.write(|tx| tx.upsert_session(&new, NOW_MS)).unwrap();
+    }
+    let lead = sid("lead");
+    store
+        .write(|tx| tx.set_session_mode(&sid("helper"), SessionMode::Subagent, Some(&lead)))
+        .unwrap();
+    let read = |id: &str| store.read(|tx| tx.get_session(&sid(id))).unwrap().unwrap();
+    let helper = read("helper");
+    assert_eq!(
+        (helper.mode, helper.spawned_by),
+        (SessionMode::Subagent, Some(lead.clone()))
+    );
+    store
+        .write(|tx| tx.set_session_mode(&sid("helper"), SessionMode::CompactionOff, None))
+        .unwrap();
+    let helper = read("helper");
+    assert_eq!(
+        (helper.mode, helper.spawned_by),
+        (SessionMode::CompactionOff, Some(lead.clone()))
+    );
+    store
+        .write(|tx| tx.fork_session(&sid("helper"), &sid("helper~1"), 0, NOW_MS + 1))
+        .unwrap();
+    let fork = read("helper~1");
+    assert_eq!(
+        (fork.mode, fork.spawned_by),
+        (SessionMode::CompactionOff, Some(lead))
+    );
+    let unknown = store.write(|tx| tx.set_session_mode(&sid("nobody"), SessionMode::Primary, None));
+    assert!(
+        matches!(unknown, Err(StoreError::UnknownSession { .. })),
+        "{unknown:?}"
+    );
 }
 
 #[test]

@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 use super::message::ChatMessage;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{
-    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, encode_with_raw_field, parse_body,
+    wire_serde,
 };
 use crate::wire_object::wire_object;
 
@@ -50,6 +51,23 @@ impl ChatRequest {
     /// Encodes the request; a pure function of its value.
     pub fn encode(&self) -> Vec<u8> {
         encode_json(self)
+    }
+
+    /// Encodes the request as [`Self::encode`] would with `messages_json` as its message
+    /// list (`[` … `]`, compact, as serde_json writes it), which the caller may have
+    /// assembled from messages it encoded before. The request's own `messages` are not
+    /// written.
+    pub fn encode_with_messages(&self, messages_json: &[u8]) -> Vec<u8> {
+        encode_with_raw_field(self, MESSAGES_FIELD, messages_json).0
+    }
+
+    /// The bytes before and after the message list, so that `before + list + after` is what
+    /// [`Self::encode_with_messages`] writes for that list: the rest of a request encoded
+    /// once for requests that differ only in their messages.
+    pub fn encode_around_messages(&self) -> (Vec<u8>, Vec<u8>) {
+        let (mut before, at) = encode_with_raw_field(self, MESSAGES_FIELD, &[]);
+        let after = before.split_off(at.unwrap_or(before.len()));
+        (before, after)
     }
 
     /// Whether the response will be streamed.
@@ -110,6 +128,9 @@ impl FromJson for ChatRequest {
         })
     }
 }
+
+/// Where `messages` is among [`ChatRequest`]'s fields.
+const MESSAGES_FIELD: usize = 1;
 
 wire_object!(
     ChatRequest,

@@ -70,6 +70,23 @@ fn every_trajectory_round_trips_and_converts() {
             ChatRequest::decode(&encoded, LIMIT).unwrap().encode() == encoded,
             "{name}: encode not idempotent"
         );
+        // Each message encoded alone, put between the request's bytes around its list, is
+        // the whole encoding: what the proxy assembles from messages it encoded before.
+        let mut head = request.clone();
+        let messages: Vec<Vec<u8>> = std::mem::take(&mut head.messages)
+            .iter()
+            .map(|message| serde_json::to_vec(message).unwrap())
+            .collect();
+        let list = [b"[".to_vec(), messages.join(&b","[..]), b"]".to_vec()].concat();
+        assert!(
+            head.encode_with_messages(&list) == body,
+            "{name}: spliced list"
+        );
+        let (before, after) = head.encode_around_messages();
+        assert!(
+            [before, list, after].concat() == body,
+            "{name}: around the list"
+        );
 
         let conversation =
             to_conversation(&request).unwrap_or_else(|error| panic!("{name}: {error}"));

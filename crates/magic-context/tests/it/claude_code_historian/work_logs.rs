@@ -94,12 +94,13 @@ pub fn script(steps: usize) -> String {
     serde_json::to_string_pretty(&script).unwrap()
 }
 
-fn log_path(step: usize) -> String {
+/// Where log `step` lies in the repository.
+pub fn log_path(step: usize) -> String {
     format!("work/step-{step:03}.log")
 }
 
 /// The log's last line: the marker the next step waits for, which only a whole log ends with.
-fn last_line(step: usize, steps: usize) -> String {
+pub fn last_line(step: usize, steps: usize) -> String {
     format!("end of journal {step:03} of {steps}")
 }
 

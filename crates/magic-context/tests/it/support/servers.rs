@@ -58,11 +58,21 @@ impl Server {
     /// `magic-context sim --script SCRIPT --historian MODE` on a free port: calls forcing the
     /// historian's tool are answered as `mode` says (`honest`, `garbage`, …).
     pub fn sim_historian(script: &Path, mode: &str) -> Self {
+        Self::sim_answering(script, "--historian", mode)
+    }
+
+    /// `magic-context sim --script SCRIPT --dreamer MODE` on a free port: calls forcing the
+    /// dreamer's tool are answered as `mode` says.
+    pub fn sim_dreamer(script: &Path, mode: &str) -> Self {
+        Self::sim_answering(script, "--dreamer", mode)
+    }
+
+    fn sim_answering(script: &Path, flag: &str, mode: &str) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
         command
             .args(["sim", "--listen", "127.0.0.1:0", "--script"])
             .arg(script)
-            .args(["--historian", mode]);
+            .args([flag, mode]);
         Self::start("sim", command)
     }
 

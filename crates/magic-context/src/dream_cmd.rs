@@ -1,0 +1,157 @@
+//! `magic-context dream [--task T] [--project DIR] [--list] [--json]`: runs the dreamer's
+//! tasks now, or lists the runs it recorded.
+//!
+//! A run now is what `serve`'s scheduler does at a task's cron time, under the same lease
+//! (a `serve` running the same task on the same project makes this one skip, and the other
+//! way round), recorded the same way. Without `--project` it runs on every project the
+//! proxy has served (their folders are recorded when a session arrives); without `--task`,
+//! every task this version runs. The models are the historian's, chosen as `wrapup`
+//! chooses them (`historian.endpoint`, else a provider key in the environment), since no
+//! client call lends its credentials here.
+//!
+//! `--json` prints `{"runs": [RUN, …]}` (RUN in [`crate::dreamer_runs`]), the runs made now
+//! or, with `--list`, the newest recorded ones.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use mc_config::{ConfigSources, load};
+use mc_core::ProjectId;
+use mc_dreamer::{Limits, LlmJudge, Runner, Task};
+use mc_historian::{EnvLookup, standalone_endpoints};
+use mc_llm::{LlmClient, RetryPolicy};
+use mc_store::{
+    DreamerRun, LocationEnv, Platform, RunOutcome, Store, StoreOptions, resolve_data_dir,
+};
+use serde_json::json;
+
+use crate::clock::now_ms;
+use crate::dreamer_runs::{run_json, runs_text};
+use crate::memory_cmd::project_of;
+use crate::output::{pretty, write_stdout};
+use crate::status_viewpoint::Viewpoint;
+
+/// Arguments of `dream`.
+#[derive(Debug, Args)]
+pub struct DreamArgs {
+    /// Run only this task (consolidate_memories, verify_memories).
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+
+    /// Run on the project of this directory only [default: every project the proxy has
+    /// served]; with --list, list only its runs.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+
+    /// List the recorded runs instead of running anything.
+    #[arg(long)]
+    pub list: bool,
+
+    /// How many runs --list shows.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+
+    /// Print one JSON object: {"runs": [RUN, …]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the tasks now, or lists the runs; fails when a run failed.
+pub fn run(args: &DreamArgs) -> anyhow::Result<ExitCode> {
+    let location = resolve_data_dir(&LocationEnv::from_process(), Platform::current())
+        .context("cannot find the data directory")?;
+    let store = Store::open_location(&location, StoreOptions::default())
+        .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
+    let folders = store
+        .read(|tx| tx.project_folders())
+        .context("cannot read the projects' folders")?;
+    let view = Viewpoint {
+        now_ms: now_ms()?,
+        here: Viewpoint::current_folder(),
+        folders,
+    };
+    let project = match &args.project {
+        Some(directory) => Some((project_of(directory)?, std::fs::canonicalize(directory)?)),
+        None => None,
+    };
+    let runs = if args.list {
+        store
+            .read(|tx| tx.dreamer_runs(project.as_ref().map(|(id, _)| id), args.limit))
+            .context("cannot read the dreamer's runs")?
+    } else {
+        dream_now(args, &store, &view, project)?
+    };
+    let text = if args.json {
+        let runs: Vec<_> = runs.iter().map(|run| run_json(run, &view)).collect();
+        pretty(&json!({ "runs": runs }))?
+    } else {
+        runs_text(&runs, &view)
+    };
+    write_stdout(&text)?;
+    let failed = runs.iter().any(|run| run.outcome == RunOutcome::Failed);
+    Ok(if failed && !args.list {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Runs the chosen tasks on the chosen projects, one at a time.
+fn dream_now(
+    args: &DreamArgs,
+    store: &Store,
+    view: &Viewpoint,
+    project: Option<(ProjectId, PathBuf)>,
+) -> anyhow::Result<Vec<DreamerRun>> {
+    let tasks = match &args.task {
+        Some(name) => vec![Task::parse(name)?.built()?],
+        None => Task::BUILT.to_vec(),
+    };
+    let projects: Vec<(ProjectId, PathBuf)> = match project {
+        Some(one) => vec![one],
+        None => {
+            let mut all: Vec<_> = view
+                .folders
+                .iter()
+                .map(|(id, folder)| (id.clone(), PathBuf::from(folder)))
+                .collect();
+            all.sort();
+            all
+        }
+    };
+    if projects.is_empty() {
+        bail!("no project has been served by the proxy yet; pass --project DIR to name one");
+    }
+    let config_root = projects.first().map(|(_, folder)| folder.as_path());
+    let config = load(&ConfigSources::discover(config_root)).config;
+    let env: EnvLookup<'_> = &|name| std::env::var(name).ok();
+    let endpoints = standalone_endpoints(&config, None, env)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let client = LlmClient::new(RetryPolicy::default()).context("cannot build the HTTP client")?;
+    let judge = LlmJudge::new(client, endpoints, runtime.handle().clone());
+    let owner = format!("dream-{}", std::process::id());
+    let clock = || now_ms().unwrap_or(0);
+    let runner = Runner {
+        store,
+        model: &judge,
+        owner: &owner,
+        clock: &clock,
+        limits: Limits::default(),
+    };
+    let mut runs = Vec::new();
+    for task in tasks {
+        for (project, folder) in &projects {
+            let run = runner
+                .run(task, project, Some(Path::new(folder)))
+                .context("cannot record the dreamer's run")?;
+            runs.push(run);
+        }
+    }
+    Ok(runs)
+}

@@ -1,0 +1,257 @@
+//! `dream` against a real `magic-context sim` configured as the historian's endpoint (the
+//! dreamer asks the historian's models): a stale memory planted in the store is archived,
+//! the run is recorded and listed by `dream --list` and `status`; a simulator answering
+//! garbage changes nothing and fails the exit code.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use mc_core::breakpoints::CacheTtlChoice;
+use mc_core::config::Config;
+use mc_core::head::MemoryCategory;
+use mc_core::pass_plan::PassKind;
+use mc_core::{Host, Message, Part, ProjectId, Role, SessionId, joined_texts};
+use mc_engine::{Engine, PassOutcome, PassRequest};
+use mc_store::{MemorySource, MemoryStatus, NewMemory, Store};
+use serde_json::json;
+
+use crate::support::Machine;
+use crate::support::servers::Server;
+
+const STALE: &str = "Request parsing lives in src/old_parser.rs";
+const TRUE: &str = "Retries are capped by MAX_RETRIES = 7 in src/net.rs";
+
+/// A project folder, a store whose project memory holds one stale and one true memory,
+/// the folder recorded as the proxy records it, and a simulator as the historian's model.
+fn seeded(mode: &str) -> (Machine, Server, ProjectId) {
+    let machine = Machine::fresh();
+    let project_dir = machine.path("shop");
+    std::fs::create_dir_all(project_dir.join("src")).unwrap();
+    std::fs::write(
+        project_dir.join("src/net.rs"),
+        "pub const MAX_RETRIES: u32 = 7;\n",
+    )
+    .unwrap();
+    let project = mc_proxy::identify_project(&project_dir).unwrap();
+    let store = Store::open(machine.path("data").join("context.db")).unwrap();
+    store
+        .write(|tx| {
+            let folder = std::fs::canonicalize(&project_dir).unwrap();
+            tx.note_project_folder(&project, &folder.to_string_lossy(), 1)?;
+            for content in [STALE, TRUE] {
+                let memory = NewMemory {
+                    category: MemoryCategory::Architecture,
+                    content,
+                    source: MemorySource::Historian,
+                    permanent: false,
+                };
+                tx.add_memory(&project, &memory, 1)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    std::fs::write(
+        machine.path("script.json"),
+        r#"{"turns": [], "final_text": "ok"}"#,
+    )
+    .unwrap();
+    let sim = Server::sim_dreamer(&machine.path("script.json"), mode);
+    let file = machine.user_file();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let config = json!({"historian": {
+        "endpoint": sim.base_url,
+        "wire": "anthropic",
+        "model": "claude-haiku-4-5",
+    }});
+    std::fs::write(file, config.to_string()).unwrap();
+    (machine, sim, project)
+}
+
+fn env(data: &Path) -> [(&'static str, &OsStr); 1] {
+    [("MAGIC_CONTEXT_DATA_DIR", data.as_os_str())]
+}
+
+fn statuses(machine: &Machine, project: &ProjectId) -> Vec<(String, MemoryStatus)> {
+    let store = Store::open(machine.path("data").join("context.db")).unwrap();
+    let all = [MemoryStatus::Active, MemoryStatus::Archived];
+    store
+        .read(|tx| tx.memories(project, &all))
+        .unwrap()
+        .into_iter()
+        .map(|memory| (memory.record.content, memory.record.status))
+        .collect()
+}
+
+#[test]
+fn dream_archives_the_stale_memory_and_records_the_run() {
+    let (machine, sim, project) = seeded("honest");
+    let data = machine.path("data");
+    let report = machine
+        .run(&["dream", "--json"], &env(&data))
+        .success()
+        .json();
+    let tasks: Vec<&str> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tasks,
+        ["consolidate_memories", "verify_memories"],
+        "{report}"
+    );
+    assert_eq!(
+        report["runs"][0]["model_calls"], 0,
+        "no near-duplicates, no call"
+    );
+    let run = &report["runs"][1];
+    assert_eq!(run["outcome"], "done", "{report}");
+    assert_eq!(
+        (run["changes"].as_u64(), run["model_calls"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(run["model"], "claude-haiku-4-5");
+    assert!(run["cost_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(sim.ledger().len(), 1);
+    assert_eq!(
+        statuses(&machine, &project),
+        [
+            (STALE.to_owned(), MemoryStatus::Archived),
+            (TRUE.to_owned(), MemoryStatus::Active),
+        ]
+    );
+
+    let listed = machine
+        .run(&["dream", "--list", "--json"], &env(&data))
+        .success()
+        .json();
+    assert_eq!(listed["runs"][0]["id"], run["id"]);
+    let status = machine
+        .run(&["status", "--json"], &env(&data))
+        .success()
+        .json();
+    assert_eq!(status["dreamer_runs"][0]["id"], run["id"], "{status}");
+    let text = machine
+        .run(&["dream", "--list"], &env(&data))
+        .success()
+        .stdout;
+    assert!(
+        text.contains("verify_memories on [TMP]/shop: done, 1 changes, 1 calls"),
+        "{text}"
+    );
+}
+
+/// One engine pass of the project's session over `turns` messages at `at_ms`, as the proxy
+/// would run it.
+fn pass(machine: &Machine, project: &ProjectId, turns: usize, at_ms: u64) -> PassOutcome {
+    let messages: Vec<Message> = (0..turns)
+        .map(|turn| {
+            let role = if turn % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            Message::new(role, vec![Part::text(format!("turn {turn} ").repeat(20))])
+        })
+        .collect();
+    let store = Store::open(machine.path("data").join("context.db")).unwrap();
+    Engine::new(store, Config::default())
+        .pass(&PassRequest {
+            session: &SessionId::new("sess-dream").unwrap(),
+            host: Host::ClaudeCode,
+            mode: mc_core::SessionMode::Primary,
+            spawned_by: None,
+            project: Some(project),
+            model: "claude-sonnet-4-5",
+            prefix_identity: "system",
+            system_blocks: 1,
+            messages: &messages,
+            chain: None,
+            now_ms: 1_795_952_640_000 + at_ms,
+            usable_window: Some(200_000),
+            fixed_tokens: 0,
+            last_usage_tokens: None,
+            last_usage_pass: None,
+            operator_flush: false,
+            reduce_tool: false,
+            project_docs: &[],
+            client_ttl: CacheTtlChoice::Default,
+            count_text: &|text: &str| text.len() as u64 / 4,
+        })
+        .unwrap()
+}
+
+#[test]
+fn an_archived_memory_leaves_m0_at_the_next_natural_fold_and_never_busts_by_itself() {
+    let (machine, _sim, project) = seeded("honest");
+    let data = machine.path("data");
+    let first = pass(&machine, &project, 3, 0);
+    let m0 = joined_texts(&first.messages[0].parts);
+    assert!(m0.contains(STALE) && m0.contains(TRUE), "{m0}");
+
+    machine
+        .run(&["dream", "--task", "verify_memories"], &env(&data))
+        .success();
+    let hit = pass(&machine, &project, 5, 30_000);
+    assert!(
+        !hit.plan.may_mutate,
+        "the dreamer's write busts nothing: {:?}",
+        hit.plan
+    );
+    assert_eq!(hit.messages[0], first.messages[0]);
+
+    // Idle past the cache's TTL: the next pass folds, and m[0] no longer states it.
+    let fold = pass(&machine, &project, 7, 10 * 60_000);
+    assert_eq!(fold.plan.kind, PassKind::HardFold, "{:?}", fold.plan);
+    let m0 = joined_texts(&fold.messages[0].parts);
+    assert!(!m0.contains(STALE) && m0.contains(TRUE), "{m0}");
+}
+
+#[test]
+fn a_garbage_answer_changes_nothing_and_fails_the_exit_code() {
+    let (machine, _sim, project) = seeded("garbage");
+    let data = machine.path("data");
+    let run = machine.run(
+        &["dream", "--task", "verify_memories", "--json"],
+        &env(&data),
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(run.json()["runs"][0]["failure_class"], "invalid_answer");
+    assert_eq!(
+        statuses(&machine, &project),
+        [
+            (STALE.to_owned(), MemoryStatus::Active),
+            (TRUE.to_owned(), MemoryStatus::Active),
+        ]
+    );
+    let unknown = machine.run(&["dream", "--task", "maintain_docs"], &env(&data));
+    assert_eq!(unknown.code, Some(1));
+    assert!(
+        unknown.stderr.contains("not available in this version"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn bench_dreamer_meets_the_targets_with_the_simulated_judge() {
+    let machine = Machine::fresh();
+    let report = machine
+        .run(&["bench", "dreamer", "--json"], &[])
+        .success()
+        .json();
+    assert!(report["files"].as_u64().unwrap() >= 200, "{report}");
+    assert_eq!(
+        (report["memories"].as_u64(), report["stale"].as_u64()),
+        (Some(100), Some(20))
+    );
+    for score in ["stale_outcome", "merge_outcome"] {
+        assert!(
+            report[score]["recall"].as_f64().unwrap() >= 0.9,
+            "{score}: {report}"
+        );
+    }
+    assert_eq!(report["true_memories_lost"], 0, "{report}");
+    assert!(report["cost_usd"].as_f64().unwrap() < 0.05, "{report}");
+}

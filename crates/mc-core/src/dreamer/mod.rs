@@ -1,0 +1,24 @@
+//! The dreamer's pure parts that a model sees (DESIGN §5 "Dreamer"): how a memory under
+//! suspicion and the evidence gathered about it are written into the prompt, the tool the
+//! model must call to judge it, and the reading of that judgement; the same for groups of
+//! memories that may say one thing twice, and the word overlap that finds them.
+//!
+//! They live here rather than in the dreamer's own crate because the simulator reads the
+//! same prompt back to play the dreamer's model, and the simulator sits below the crates
+//! that call models. Finding the evidence (reading the project's files), scheduling and
+//! writing the verdicts to the store happen above the store.
+
+mod evidence;
+mod merge;
+mod overlap;
+mod verdict;
+
+pub use evidence::{
+    Candidate, Evidence, Sighting, VERIFY_SYSTEM, read_verify_message, verify_user_message,
+};
+pub use merge::{
+    MERGE_SYSTEM, MERGE_TOOL, Merge, MergeGroup, merge_tool, merge_user_message, parse_merges,
+    read_merge_message,
+};
+pub use overlap::{exact_words, overlap, word_set};
+pub use verdict::{JUDGE_TOOL, Verdict, judge_tool, parse_verdicts};

@@ -1,0 +1,64 @@
+//! What a task runs with, and the loop both model-judged tasks run: ask the model about one
+//! batch at a time, and apply its answer only while the run is within its deadline and still
+//! holds its lease.
+
+use mc_core::ProjectId;
+use mc_store::{Store, WriteTx};
+
+use crate::error::Result;
+use crate::model::DreamerModel;
+use crate::project_folder::ProjectFolder;
+use crate::report::{Failure, TaskReport};
+
+/// What a task runs with.
+pub struct TaskContext<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// The project.
+    pub project: &'a ProjectId,
+    /// Its folder, read-only.
+    pub folder: &'a ProjectFolder,
+    /// The model to ask.
+    pub model: &'a dyn DreamerModel,
+    /// The wall clock, unix milliseconds.
+    pub clock: &'a dyn Fn() -> i64,
+    /// Renews this run's lease; `false` once another holder has it.
+    pub keep_lease: &'a dyn Fn() -> Result<bool>,
+    /// When the run must stop asking, unix milliseconds.
+    pub deadline_ms: i64,
+}
+
+/// Runs `items` through the model `per_call` at a time: `ask` returns the model's answer for
+/// a batch (`None` stops the run; it has said why in the report), `apply` writes it in one
+/// transaction and counts the changes. `answers` names what a lost lease left unapplied.
+pub(crate) fn judge_in_batches<T, A>(
+    ctx: &TaskContext<'_>,
+    items: &[T],
+    per_call: usize,
+    answers: &str,
+    ask: impl Fn(&TaskContext<'_>, &[T], &mut TaskReport) -> Option<Vec<A>>,
+    apply: impl Fn(&WriteTx<'_>, &ProjectId, &[T], &[A], i64) -> mc_store::Result<u32>,
+) -> Result<TaskReport> {
+    let mut report = TaskReport::default();
+    for batch in items.chunks(per_call) {
+        if (ctx.clock)() >= ctx.deadline_ms {
+            report.failure = Some(Failure::new("deadline", "the run's time ran out"));
+            break;
+        }
+        let Some(answered) = ask(ctx, batch, &mut report) else {
+            break;
+        };
+        if !(ctx.keep_lease)()? {
+            report.failure = Some(Failure::new(
+                "lease_lost",
+                format!("another dreamer took the lease; its {answers} were not applied"),
+            ));
+            break;
+        }
+        let now_ms = (ctx.clock)();
+        report.changes += ctx
+            .store
+            .write(|tx| apply(tx, ctx.project, batch, &answered, now_ms))?;
+    }
+    Ok(report)
+}

@@ -1,0 +1,73 @@
+//! The dreamer of Magic Context (DESIGN §5 "Dreamer"): scheduled maintenance that keeps a
+//! project's memory true while nobody is waiting for it.
+//!
+//! Each task runs on its cron (`dreamer.schedules`) over the projects the proxy has served,
+//! one at a time per conflict domain: memory-changing tasks take the project's lease in the
+//! store, so two proxies on one store never run them at once and a killed one's lease lapses.
+//! Every run is recorded (task, project, times, calls, tokens, list-price cost, outcome,
+//! failure class, the provider's error). A rate limit or overload backs off; the same failure
+//! repeated `stop_after_identical_failures` times stops the task until restart.
+//!
+//! The first task, `verify_memories`, gathers deterministic evidence before any model call:
+//! each memory is mapped to the paths and identifiers it names, searched in the project's
+//! folder (read-only: `.gitignore` honoured, paths outside the root, links out of it and
+//! files over a size cap refused). Only a memory the search finds something against goes to
+//! the model, with that evidence, to be kept, updated or archived; changes go through the
+//! store's memory log with the task's name, so the head shows them on its next natural
+//! rebuild. A model that fails or answers garbage changes nothing. The second,
+//! `consolidate_memories`, groups memories that share most of their words and lets the model
+//! merge the ones that say the same thing.
+//!
+//! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
+//! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
+//! the project's text as arguments), write into a project folder, or keep a credential
+//! anywhere but in memory.
+//!
+//! ```no_run
+//! # fn run(store: &mc_store::Store, model: &dyn mc_dreamer::DreamerModel) -> mc_dreamer::Result<()> {
+//! use mc_dreamer::{Limits, Runner, Task};
+//!
+//! let clock = || 1_796_504_400_000;
+//! let runner = Runner { store, model, owner: "cli-1", clock: &clock, limits: Limits::default() };
+//! let project = mc_core::ProjectId::new("git:abc").expect("a valid id");
+//! let run = runner.run(Task::VerifyMemories, &project, Some(std::path::Path::new("/src/shop")))?;
+//! println!("{} changes, {} calls", run.changes, run.model_calls);
+//! # Ok(()) }
+//! ```
+
+mod batches;
+mod consolidate;
+mod error;
+mod mentions;
+mod model;
+mod near_duplicates;
+mod project_folder;
+mod project_index;
+mod report;
+mod run;
+mod schedule;
+mod scheduler;
+mod service;
+mod suspicion;
+mod task;
+mod task_clock;
+mod unchanged;
+mod verify;
+
+pub use batches::TaskContext;
+pub use consolidate::{GROUPS_PER_CALL, consolidate_memories};
+pub use error::{DreamerError, Result};
+pub use mentions::{Mention, mentions_of};
+pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
+pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
+pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder};
+pub use project_index::ProjectIndex;
+pub use report::{Failure, TaskReport};
+pub use run::{Limits, Runner};
+pub use schedule::Schedule;
+pub use scheduler::Scheduler;
+pub use service::{Service, StoreHandle};
+pub use suspicion::{candidate_of, evidence_for};
+pub use task::Task;
+pub use task_clock::{BACKOFF_BASE_MS, BACKOFF_MAX_MS, SweepEnd, TaskClock, backoff_ms};
+pub use verify::{BATCH, verify_memories};

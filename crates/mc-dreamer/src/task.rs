@@ -1,0 +1,142 @@
+//! The dreamer's tasks: their names (the `dreamer.schedules` keys), which of them this build
+//! runs, and the conflict domain each one holds while it runs.
+
+use mc_core::ProjectId;
+use mc_core::config::{DreamerSchedules, TaskSchedule};
+
+use crate::error::{DreamerError, Result};
+
+/// One maintenance task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Task {
+    /// Merge near-duplicate memories.
+    ConsolidateMemories,
+    /// Check memories against the project's code.
+    VerifyMemories,
+    /// Archive memories nothing has used for a long time.
+    ArchiveStaleMemories,
+    /// Rewrite verbose memories within budget.
+    RewriteVerboseMemories,
+    /// Propose ARCHITECTURE.md / STRUCTURE.md updates.
+    MaintainDocs,
+    /// Evaluate smart notes' conditions.
+    EvaluateSmartNotes,
+    /// Promote recurring user observations to the profile.
+    PromoteUserProfile,
+    /// Pin the files the agent re-reads most.
+    PinKeyFiles,
+}
+
+impl Task {
+    /// Every task, in the order the configuration lists them.
+    pub const ALL: [Self; 8] = [
+        Self::ConsolidateMemories,
+        Self::VerifyMemories,
+        Self::ArchiveStaleMemories,
+        Self::RewriteVerboseMemories,
+        Self::MaintainDocs,
+        Self::EvaluateSmartNotes,
+        Self::PromoteUserProfile,
+        Self::PinKeyFiles,
+    ];
+
+    /// The tasks this build runs; the others are accepted in the configuration and wait.
+    pub const BUILT: [Self; 2] = [Self::ConsolidateMemories, Self::VerifyMemories];
+
+    /// The task's name, as `dreamer.schedules` and the run records spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::ConsolidateMemories => "consolidate_memories",
+            Self::VerifyMemories => "verify_memories",
+            Self::ArchiveStaleMemories => "archive_stale_memories",
+            Self::RewriteVerboseMemories => "rewrite_verbose_memories",
+            Self::MaintainDocs => "maintain_docs",
+            Self::EvaluateSmartNotes => "evaluate_smart_notes",
+            Self::PromoteUserProfile => "promote_user_profile",
+            Self::PinKeyFiles => "pin_key_files",
+        }
+    }
+
+    /// Reads a task name, or says which names there are.
+    pub fn parse(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|task| task.name() == name.trim())
+            .ok_or_else(|| DreamerError::UnknownTask {
+                given: name.to_owned(),
+                known: names(&Self::ALL),
+            })
+    }
+
+    /// The task when this build runs it, else why not.
+    pub fn built(self) -> Result<Self> {
+        if Self::BUILT.contains(&self) {
+            Ok(self)
+        } else {
+            Err(DreamerError::TaskNotBuilt {
+                task: self.name(),
+                available: names(&Self::BUILT),
+            })
+        }
+    }
+
+    /// The task's schedule in `schedules`.
+    pub fn schedule(self, schedules: &DreamerSchedules) -> &TaskSchedule {
+        match self {
+            Self::ConsolidateMemories => &schedules.consolidate_memories,
+            Self::VerifyMemories => &schedules.verify_memories,
+            Self::ArchiveStaleMemories => &schedules.archive_stale_memories,
+            Self::RewriteVerboseMemories => &schedules.rewrite_verbose_memories,
+            Self::MaintainDocs => &schedules.maintain_docs,
+            Self::EvaluateSmartNotes => &schedules.evaluate_smart_notes,
+            Self::PromoteUserProfile => &schedules.promote_user_profile,
+            Self::PinKeyFiles => &schedules.pin_key_files,
+        }
+    }
+
+    /// The lease it holds while it runs on `project`: every task that changes memories
+    /// shares one domain per project, so two of them never edit the same memories at once.
+    pub fn domain(self, project: &ProjectId) -> String {
+        format!("memories:{project}")
+    }
+}
+
+fn names(tasks: &[Task]) -> String {
+    tasks
+        .iter()
+        .map(|task| task.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back_and_unknown_or_unbuilt_tasks_say_what_exists() {
+        for task in Task::ALL {
+            assert_eq!(Task::parse(task.name()).unwrap(), task);
+        }
+        let unknown = Task::parse("sleep").unwrap_err().to_string();
+        assert!(
+            unknown.contains("verify_memories, archive_stale_memories"),
+            "{unknown}"
+        );
+        let unbuilt = Task::MaintainDocs.built().unwrap_err().to_string();
+        assert_eq!(
+            unbuilt,
+            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories"
+        );
+    }
+
+    #[test]
+    fn memory_tasks_of_one_project_share_a_domain() {
+        let project = ProjectId::new("git:abc").unwrap();
+        assert_eq!(
+            Task::VerifyMemories.domain(&project),
+            Task::ConsolidateMemories.domain(&project)
+        );
+        assert_eq!(Task::VerifyMemories.domain(&project), "memories:git:abc");
+    }
+}

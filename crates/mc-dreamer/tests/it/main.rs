@@ -1,0 +1,10 @@
+//! mc-dreamer's integration tests, linked as one binary.
+//!
+//! `cfg(test)` (always true here) lets clippy treat the helpers as test code, where unwrap is
+//! allowed.
+#![cfg(test)]
+
+mod end_to_end;
+mod fixture;
+mod folder;
+mod scheduler;

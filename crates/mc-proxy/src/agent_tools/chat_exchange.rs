@@ -1,0 +1,50 @@
+//! What a Chat Completions request gets from the proxy's tools, and what it keeps of them:
+//! the guidance message and our tool definitions added to it, and the shape of a stored
+//! exchange ([`ChatSplice`]). Shared by the whole preparation ([`super::chat`]) and the
+//! walked one ([`super::chat_walks`]), which must write the same bytes.
+
+use mc_engine::tools::TOOL_GUIDANCE;
+use mc_wire::openai::{ChatMessage, ChatRequest, ChatRole, ChatTool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use mc_agent_tools::SPECS;
+
+/// The wire's name in anchors: a Chat splice is never read as an Anthropic one.
+pub(super) const WIRE: &str = "openai-chat";
+
+/// One stored exchange of a Chat conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatSplice {
+    /// The rounds the client never saw: each answer that called only our tools, then one
+    /// `tool` message per call.
+    pub before: Vec<ChatMessage>,
+    /// The answer as the model gave it, when the client got it otherwise (without our
+    /// calls, or after the text of the hidden rounds, which a live stream showed).
+    pub full_answer: Option<ChatMessage>,
+    /// The key of the answer as the client got it ([`super::answer_key`]); a content hash
+    /// (hex) in exchanges stored before keys.
+    pub client_answer: String,
+    /// The `tool` messages answering our calls in the answer.
+    pub results: Vec<ChatMessage>,
+}
+
+/// The guidance, as the leading `system` message after the client's instructions.
+pub(super) fn guidance_message() -> ChatMessage {
+    ChatMessage::text(ChatRole::System, TOOL_GUIDANCE)
+}
+
+/// Appends our tools to the client's.
+pub(super) fn add_chat_tools(request: &mut ChatRequest) {
+    let tools = request.tools.get_or_insert_with(Vec::new);
+    for spec in SPECS.iter() {
+        let definition = json!({"type": "function", "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": Value::Object(spec.input_schema.clone()),
+        }});
+        if let Value::Object(raw) = definition {
+            tools.push(ChatTool { raw });
+        }
+    }
+}

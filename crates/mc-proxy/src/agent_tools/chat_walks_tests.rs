@@ -1,0 +1,289 @@
+use mc_store::Store;
+use mc_wire::openai::ChatContent;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::agent_tools::chat::{ChatPrepared, chat_answer_key, splice_whole};
+use crate::agent_tools::chat_exchange::ChatSplice;
+use crate::render_openai::conversation;
+
+/// One turn of a generated Chat conversation: the user's words, the answer the client got
+/// (text, or a call of its own answered by a `tool` message), the hidden exchange stored
+/// before that answer, and whether the client sends the request twice (a retry).
+#[derive(Debug, Clone)]
+struct Turn {
+    user: String,
+    answer: String,
+    client_call: bool,
+    exchange: Option<Exchange>,
+    retried: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Exchange {
+    full_answer: bool,
+    results: bool,
+}
+
+fn arb_turn() -> impl Strategy<Value = Turn> {
+    (
+        "[a-z \"\\\\]{0,12}",
+        "[a-z ]{1,10}",
+        any::<bool>(),
+        proptest::option::of((any::<bool>(), any::<bool>())),
+        proptest::bool::weighted(0.2),
+    )
+        .prop_map(|(user, answer, client_call, exchange, retried)| Turn {
+            user,
+            answer,
+            client_call,
+            exchange: exchange.map(|(full_answer, results)| Exchange {
+                full_answer,
+                results,
+            }),
+            retried,
+        })
+}
+
+fn answer_of(turn: &Turn, index: usize) -> Value {
+    if turn.client_call {
+        json!({"role": "assistant", "content": turn.answer, "tool_calls": [
+            {"id": format!("call_{index}"), "type": "function",
+             "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]})
+    } else {
+        json!({"role": "assistant", "content": turn.answer})
+    }
+}
+
+/// The client's body asking for the answer to turn `upto`: its instructions, the earlier
+/// turns as the client got them, then the turn's question.
+fn client_body(instructions: usize, turns: &[Turn], upto: usize) -> Bytes {
+    let mut messages: Vec<Value> = (0..instructions)
+        .map(|index| json!({"role": "system", "content": format!("rule {index}")}))
+        .collect();
+    for (index, turn) in turns.iter().enumerate().take(upto + 1) {
+        messages.push(json!({"role": "user", "content": turn.user}));
+        if index == upto {
+            break;
+        }
+        messages.push(answer_of(turn, index));
+        if turn.client_call {
+            messages.push(json!({"role": "tool", "tool_call_id": format!("call_{index}"), "content": "a.txt"}));
+        }
+    }
+    let tools = json!([{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]);
+    let body = json!({"model": "gpt-4.1", "messages": messages, "tools": tools, "stream": true});
+    Bytes::from(serde_json::to_vec(&body).unwrap())
+}
+
+fn splice_for(index: usize, turn: &Turn, exchange: Exchange) -> ChatSplice {
+    let message = |value: Value| -> ChatMessage { serde_json::from_value(value).unwrap() };
+    let answer = message(answer_of(turn, index));
+    ChatSplice {
+        before: vec![
+            message(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("ours_{index}"), "type": "function",
+                 "function": {"name": "ctx_search", "arguments": "{\"query\":\"x\"}"}}]})),
+            ChatMessage::tool_result(
+                format!("ours_{index}"),
+                ChatContent::Text("found".to_owned()),
+            ),
+        ],
+        full_answer: exchange
+            .full_answer
+            .then(|| message(json!({"role": "assistant", "content": "the full answer"}))),
+        client_answer: chat_answer_key(&answer).unwrap(),
+        results: if exchange.results {
+            vec![ChatMessage::tool_result(
+                format!("late_{index}"),
+                ChatContent::Text("late".to_owned()),
+            )]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn from_scratch(store: &Store, project: &Option<ProjectId>, body: &Bytes) -> ChatPrepared {
+    let request = ChatRequest::decode(body, usize::MAX).unwrap();
+    let neutral = conversation(&request).unwrap();
+    let mut used = Used::at(0);
+    store
+        .read(|tx| splice_whole(tx, project.clone(), request, neutral, &mut used))
+        .unwrap()
+}
+
+fn walked(
+    walks: &ChatWalks,
+    store: &Store,
+    project: &Option<ProjectId>,
+    body: &Bytes,
+) -> ChatWalked {
+    let located = walks.locate(body).unwrap();
+    let first = located.first_message(body).unwrap();
+    let mut used = Used::at(0);
+    store
+        .read(|tx| walks.walk(tx, body, located, project.clone(), first, &mut used))
+        .unwrap()
+        .unwrap()
+}
+
+fn stores_exchange(store: &Store, walks: &ChatWalks, anchor: &str, splice: &ChatSplice) {
+    let text = serde_json::to_string(splice).unwrap();
+    store
+        .write(|tx| tx.put_hidden_exchange(anchor, &text, 0))
+        .unwrap();
+    walks.forget_anchor(anchor);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A growing Chat conversation whose answers had hidden exchanges stored as the proxy
+    /// stores them (after the request they answer, the anchor's walks forgotten) prepares
+    /// by its new messages to the same bytes, list, head and end point as whole, walking
+    /// only the messages a request adds.
+    #[test]
+    fn a_walked_preparation_equals_the_whole_one(
+        instructions in 1usize..3,
+        turns in proptest::collection::vec(arb_turn(), 1..10),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("context.db")).unwrap();
+        let project = Some(ProjectId::new("p").unwrap());
+        let walks = ChatWalks::new(64 << 20);
+        for (index, turn) in turns.iter().enumerate() {
+            let body = client_body(instructions, &turns, index);
+            let sends = if turn.retried { 2 } else { 1 };
+            let mut fresh = None;
+            for send in 0..sends {
+                let expected = from_scratch(&store, &project, &body);
+                let walked = walked(&walks, &store, &project, &body);
+                prop_assert_eq!(&walked.body, &expected.body);
+                prop_assert_eq!(&walked.list, &expected.list);
+                prop_assert_eq!(&*walked.head, &*expected.head);
+                prop_assert_eq!(walked.point.anchor(), expected.point.anchor());
+                let most = match (index, send) {
+                    (0, 0) => 1,
+                    (_, 0) => 3,
+                    _ => 0,
+                };
+                prop_assert!(walked.walked_messages <= most, "walked {} at {index}", walked.walked_messages);
+                fresh = Some(expected);
+            }
+            if let (Some(exchange), Some(fresh)) = (turn.exchange, fresh) {
+                stores_exchange(&store, &walks, &fresh.point.anchor(), &splice_for(index, turn, exchange));
+            }
+        }
+    }
+}
+
+fn plain_turns(count: usize) -> Vec<Turn> {
+    (0..count)
+        .map(|index| Turn {
+            user: format!("question {index}"),
+            answer: format!("answer {index}"),
+            client_call: false,
+            exchange: None,
+            retried: false,
+        })
+        .collect()
+}
+
+fn holds(body: &[u8], needle: &str) -> bool {
+    body.windows(needle.len())
+        .any(|window| window == needle.as_bytes())
+}
+
+/// A walk resumed past an exchange that was since deleted walks afresh, so the request
+/// goes without it, as the whole preparation sends it.
+#[test]
+fn a_deleted_exchange_is_not_put_back_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("context.db")).unwrap();
+    let project = None;
+    let walks = ChatWalks::new(64 << 20);
+    let turns = plain_turns(3);
+    let first = client_body(1, &turns, 0);
+    let anchor = from_scratch(&store, &project, &first).point.anchor();
+    walked(&walks, &store, &project, &first);
+    let exchange = Exchange {
+        full_answer: false,
+        results: false,
+    };
+    stores_exchange(&store, &walks, &anchor, &splice_for(0, &turns[0], exchange));
+
+    let second = client_body(1, &turns, 1);
+    let with = walked(&walks, &store, &project, &second);
+    assert_eq!(with.body, from_scratch(&store, &project, &second).body);
+    assert!(holds(&with.body, "ours_0"), "the exchange went back");
+
+    store
+        .write(|tx| tx.delete_hidden_exchanges_unused_since(1))
+        .unwrap();
+    let third = client_body(1, &turns, 2);
+    let without = walked(&walks, &store, &project, &third);
+    assert_eq!(without.body, from_scratch(&store, &project, &third).body);
+    assert!(
+        !holds(&without.body, "ours_0"),
+        "the deleted exchange stayed out"
+    );
+}
+
+/// Changed instructions, or another model, make a new head: the walk starts afresh and
+/// the body is still the whole preparation's.
+#[test]
+fn a_changed_head_or_instruction_walks_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("context.db")).unwrap();
+    let project = None;
+    let walks = ChatWalks::new(64 << 20);
+    let turns = plain_turns(3);
+    walked(&walks, &store, &project, &client_body(1, &turns, 1));
+    let more_rules = client_body(2, &turns, 2);
+    let walked_rules = walked(&walks, &store, &project, &more_rules);
+    assert_eq!(
+        walked_rules.body,
+        from_scratch(&store, &project, &more_rules).body
+    );
+    assert_eq!(walked_rules.walked_messages, 5);
+
+    let text = String::from_utf8(more_rules.to_vec()).unwrap();
+    let other_model = Bytes::from(text.replace("gpt-4.1", "gpt-5"));
+    let walked_model = walked(&walks, &store, &project, &other_model);
+    assert_eq!(
+        walked_model.body,
+        from_scratch(&store, &project, &other_model).body
+    );
+    assert_eq!(walked_model.walked_messages, 5);
+}
+
+/// A next round's body is the prepared request's encoding with the hidden rounds appended,
+/// tool calls forbidden on the last round allowed.
+#[test]
+fn a_next_round_appends_to_the_prepared_encoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("context.db")).unwrap();
+    let prepared = from_scratch(&store, &None, &client_body(1, &plain_turns(2), 1));
+    let hidden: Vec<ChatMessage> = splice_for(
+        0,
+        &plain_turns(1)[0],
+        Exchange {
+            full_answer: false,
+            results: false,
+        },
+    )
+    .before;
+    for last in [false, true] {
+        let next = prepared.next_round(&hidden, last);
+        let mut expected = ChatRequest::decode(&prepared.body, usize::MAX).unwrap();
+        expected.messages.extend(hidden.iter().cloned());
+        if last {
+            expected
+                .rest
+                .insert("tool_choice".to_owned(), json!("none"));
+        }
+        assert_eq!(next, Bytes::from(expected.encode()));
+    }
+}

@@ -1,0 +1,93 @@
+//! Starting the dreamer inside `serve`, off the request path, as the daily prune is started.
+//!
+//! The dreamer asks the historian's models: for a project, the endpoints its newest call
+//! used ([`crate::dreamer_credentials`]: the session's upstream and credentials, the small
+//! model first), else the chain an operator command would use (`historian.endpoint`, else a
+//! provider key in the proxy's environment). A project with neither is skipped, and said so
+//! in its run's record. With the dreamer off, nothing starts.
+
+use std::sync::Arc;
+
+use mc_core::ProjectId;
+use mc_dreamer::{DreamerModel, LlmJudge, Service, StoreHandle};
+use mc_historian::{EnvLookup, standalone_endpoints};
+use mc_llm::{LlmClient, LlmError, ModelEndpoint, StructuredAnswer, StructuredRequest};
+use mc_store::Store;
+use tokio::task::JoinHandle;
+
+use crate::app::App;
+use crate::clock::now_ms;
+use crate::dreamer_credentials::DreamerCredentials;
+
+impl StoreHandle for App {
+    fn store(&self) -> Option<&Store> {
+        self.store.engine().ok().map(|engine| engine.store())
+    }
+}
+
+/// The dreamer's model in the proxy: each project's borrowed endpoints, else the standalone
+/// chain.
+struct SessionJudge {
+    judge: LlmJudge,
+    standalone: Vec<ModelEndpoint>,
+    credentials: Arc<DreamerCredentials>,
+}
+
+impl SessionJudge {
+    fn endpoints(&self, project: &ProjectId) -> Vec<ModelEndpoint> {
+        self.credentials
+            .of(project)
+            .unwrap_or_else(|| self.standalone.clone())
+    }
+}
+
+impl DreamerModel for SessionJudge {
+    fn ask(
+        &self,
+        project: &ProjectId,
+        request: &StructuredRequest,
+    ) -> Result<StructuredAnswer, LlmError> {
+        self.judge.ask_endpoints(&self.endpoints(project), request)
+    }
+
+    fn first_model(&self, project: &ProjectId) -> Option<String> {
+        self.endpoints(project)
+            .first()
+            .map(|endpoint| endpoint.model.clone())
+    }
+}
+
+/// Starts the dreamer's scheduler when it is on; abort the handle to stop it.
+pub fn start(app: &Arc<App>) -> Option<JoinHandle<()>> {
+    let Ok(engine) = app.store.engine() else {
+        tracing::info!("dreamer: not started, the store is not open");
+        return None;
+    };
+    let config = engine.config();
+    if !config.dreamer.enabled {
+        return None;
+    }
+    let env: EnvLookup<'_> = &|name| std::env::var(name).ok();
+    // Without a configured endpoint or a key, projects still have their sessions' models.
+    let standalone = standalone_endpoints(config, None, env).unwrap_or_default();
+    let client = match LlmClient::new(app.settings.historian_retry) {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::error!(%error, "dreamer: not started");
+            return None;
+        }
+    };
+    let judge = SessionJudge {
+        judge: LlmJudge::new(client, Vec::new(), tokio::runtime::Handle::current()),
+        standalone,
+        credentials: Arc::clone(&app.dreamer_credentials),
+    };
+    let service = Service {
+        store: Arc::clone(app) as Arc<dyn StoreHandle>,
+        model: Arc::new(judge),
+        config: config.dreamer.clone(),
+        owner: format!("serve-{}", std::process::id()),
+        clock: Arc::new(now_ms),
+    };
+    Some(service.start())
+}
