@@ -19,7 +19,7 @@ pub const MAX_IDENTIFIER_CHARS: usize = 200;
 /// (outer dots trimmed) that has a letter and looks made rather than written: it holds `_`,
 /// `.` or a digit, or changes case inside (`parseValue`). Paths split at `/`, so a file is
 /// found by its name whatever directory prefix a command gave it.
-pub fn identifiers(text: &str, each: &mut impl FnMut(&str)) {
+pub fn identifiers<'t>(text: &'t str, each: &mut impl FnMut(&'t str)) {
     let is_word_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'.';
     for run in text.split(|c: char| !(c.is_ascii() && is_word_byte(c as u8))) {
         let run = run.trim_matches('.');

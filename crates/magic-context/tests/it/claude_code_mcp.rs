@@ -11,7 +11,7 @@
 //!    search's result;
 //! 2. `wrapup` summarises messages 0 to 3, so they leave the live context on the next
 //!    request, whose pass busts and lands the drop: the search's result, still live, now
-//!    reads `[dropped §6§]` upstream;
+//!    reads `[dropped §6§: …]` upstream;
 //! 3. in the resumed run the same search finds the codename in message 2 of this session,
 //!    `ctx_expand` returns the original text of messages 0 to 3, and the note and the memory
 //!    written through the first run's server read back through the second run's.
@@ -358,7 +358,8 @@ fn assert_upstream(bodies: &[Value], results: &[ToolResult]) {
 /// (run 2's first request), and as the placeholder from then on.
 fn assert_drop_landed_upstream(bodies: &[Value], landing_request: usize) {
     let original = format!("§{SEARCH_RESULT_TAG}§ no results outside what you already see");
-    let placeholder = format!("[dropped §{SEARCH_RESULT_TAG}§]");
+    // The placeholder names the call that went (`[dropped §6§: mcp__…ctx_search …, 1 line]`).
+    let placeholder = format!("[dropped §{SEARCH_RESULT_TAG}§: mcp__{SERVER_NAME}__ctx_search ");
     let shown: Vec<(bool, bool)> = bodies
         .iter()
         .map(|body| {

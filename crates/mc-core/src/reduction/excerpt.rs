@@ -4,10 +4,15 @@
 //! large for the window on their own must still shrink when the window demands it. Dropping
 //! them would leave the model blind to what it just did, so they are shown as an excerpt: the
 //! first and last characters, and between them one line that names the tag, says how much was
-//! left out and how to see it again. The raw log keeps every byte; the excerpt is a pure
-//! function of the stored text and the number of characters kept, which is recorded when the
-//! excerpt is decided, so every later pass renders the same bytes.
+//! left out and how to see it again, and lists the names the left-out middle used (the files,
+//! symbols and values a model would otherwise have to re-read to learn were there). The raw
+//! log keeps every byte; the excerpt is a pure function of the stored text and the number of
+//! characters kept, which is recorded when the excerpt is decided, so every later pass
+//! renders the same bytes.
 
+use std::collections::{HashMap, HashSet};
+
+use crate::identifiers::identifiers;
 use crate::tags::TagNo;
 use crate::thousands;
 
@@ -18,6 +23,13 @@ pub const MIN_EXCERPT_CHARS: u32 = 400;
 /// A line break within this share (percent) of the end of the head (or the start of the
 /// tail) is where the cut is made, so excerpts show whole lines when they can.
 const LINE_SNAP_PERCENT: usize = 25;
+
+/// The most names the marker line lists from the omitted middle.
+pub const MAX_OMITTED_NAMES: usize = 20;
+
+/// The most characters the listed names take together (about 60 tokens): the names say
+/// what the middle held, they do not replace it.
+pub const OMITTED_NAMES_CHARS: usize = 240;
 
 /// `text` cut to about `keep_chars` characters: its head, one marker line naming `tag`, and
 /// its tail. Text that is not longer than `keep_chars` plus the marker is returned as is.
@@ -32,22 +44,65 @@ pub fn excerpt_text(text: &str, tag: TagNo, keep_chars: u32) -> String {
     let head = &text[..head_end];
     let tail = &text[tail_start.max(head_end)..];
     let omitted = total - head.chars().count() - tail.chars().count();
+    let middle = &text[head.len()..text.len() - tail.len()];
+    let names = omitted_names(middle, head, tail);
     let break_before = if head.ends_with('\n') { "" } else { "\n" };
     format!(
         "{head}{break_before}{}\n{tail}",
-        marker_line(tag, omitted as u64, total as u64)
+        marker_line(tag, omitted as u64, total as u64, &names)
     )
 }
 
-/// The line between head and tail. It names the tag and how to see the rest, and avoids the
-/// word the drop placeholder uses, so an excerpt is never mistaken for a drop.
-pub fn marker_line(tag: TagNo, omitted_chars: u64, total_chars: u64) -> String {
+/// The line between head and tail. It names the tag, how to see the rest and the names the
+/// omitted part used (when any), and avoids the word the drop placeholder uses, so an excerpt
+/// is never mistaken for a drop.
+pub fn marker_line(tag: TagNo, omitted_chars: u64, total_chars: u64, names: &[&str]) -> String {
+    let names = if names.is_empty() {
+        String::new()
+    } else {
+        format!("; names in it: {}", names.join(", "))
+    };
     format!(
-        "[§{}§ excerpt: {} of {} characters omitted to fit the window, all kept in the session log; re-run or re-read to see them]",
+        "[§{}§ excerpt: {} of {} characters omitted to fit the window, all kept in the session log; re-run or re-read to see them{names}]",
         tag.0,
         thousands(omitted_chars),
         thousands(total_chars)
     )
+}
+
+/// The identifiers ([`crate::identifiers`]) the omitted `middle` used that neither `head` nor
+/// `tail` shows, most used first (first seen breaks ties), at most [`MAX_OMITTED_NAMES`] and
+/// [`OMITTED_NAMES_CHARS`] together.
+pub fn omitted_names<'t>(middle: &'t str, head: &str, tail: &str) -> Vec<&'t str> {
+    let mut shown = HashSet::new();
+    identifiers(head, &mut |name| {
+        shown.insert(name.to_owned());
+    });
+    identifiers(tail, &mut |name| {
+        shown.insert(name.to_owned());
+    });
+    let mut counts: HashMap<&'t str, (usize, usize)> = HashMap::new();
+    let mut seen = 0;
+    let mut each = |name: &'t str| {
+        if !shown.contains(name) {
+            let entry = counts.entry(name).or_insert((0, seen));
+            entry.0 += 1;
+            seen += 1;
+        }
+    };
+    identifiers(middle, &mut each);
+    let mut ranked: Vec<(&'t str, (usize, usize))> = counts.into_iter().collect();
+    ranked.sort_unstable_by_key(|&(_, (count, first))| (std::cmp::Reverse(count), first));
+    let mut used = 0;
+    ranked
+        .into_iter()
+        .map(|(name, _)| name)
+        .take_while(|name| {
+            used += name.len() + 2;
+            used <= OMITTED_NAMES_CHARS
+        })
+        .take(MAX_OMITTED_NAMES)
+        .collect()
 }
 
 /// The byte offset of the character at `chars` (the end when past it).
@@ -110,8 +165,33 @@ mod tests {
         let before = excerpt.lines().nth(marker - 1).unwrap();
         let after = excerpt.lines().nth(marker + 1).unwrap();
         assert!(before.starts_with("line ") && after.starts_with("line "));
-        let omitted = text.len() - excerpt.len() + marker_line(TagNo(42), 0, 0).len();
+        let omitted = text.len() - excerpt.len() + marker_line(TagNo(42), 0, 0, &[]).len();
         assert!(omitted > 10_000);
+    }
+
+    #[test]
+    fn the_marker_lists_the_names_only_the_omitted_middle_used() {
+        let head = "reading src/card_parser.py\n".repeat(20);
+        let middle: String = (0..400)
+            .map(|n| format!("call parse_card_{} then round_half\n", n % 3))
+            .collect();
+        let tail = "done in src/card_parser.py\n".repeat(20);
+        let text = format!("{head}{middle}{tail}");
+        let excerpt = excerpt_text(&text, TagNo(7), 1_000);
+        let marker = excerpt
+            .lines()
+            .find(|line| line.starts_with("[§7§"))
+            .unwrap();
+        // Most used first; a name the head shows is not repeated.
+        assert!(
+            marker
+                .ends_with("; names in it: round_half, parse_card_0, parse_card_1, parse_card_2]"),
+            "{marker}"
+        );
+        let many: String = (0..500).map(|n| format!("name_{n} ")).collect();
+        let names = omitted_names(&many, "", "");
+        assert_eq!(names.len(), MAX_OMITTED_NAMES);
+        assert!(names.iter().map(|name| name.len() + 2).sum::<usize>() <= OMITTED_NAMES_CHARS);
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! assert_eq!(tail[1].parts, [Part::text("§2§ keep this")]);
 //! ```
 
+mod drop_label;
 mod excerpt;
 mod queue;
 mod render;
@@ -41,9 +42,9 @@ mod proptests;
 #[cfg(test)]
 mod render_tests;
 
-pub use excerpt::{MIN_EXCERPT_CHARS, excerpt_text, marker_line};
+pub use excerpt::{MIN_EXCERPT_CHARS, excerpt_text, marker_line, omitted_names};
 pub use queue::{DropRejection, DropState, QueueOutcome, land_drops, queue_drops};
-pub use render::{PartShown, TailDrops, render_message, render_tail};
+pub use render::{DropLabel, PartShown, TailDrops, render_message, render_tail};
 pub use reshape::Reshape;
 pub use skeleton::{CLIP_MARK, SKELETON_INPUT_CHARS, skeleton_input};
 pub use spec::{

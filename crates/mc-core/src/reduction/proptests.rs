@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 
+use super::drop_label::{call_label, result_label};
 use super::{
     DropSpec, DropState, PartShown, Reshape, TailDrops, ToolPairs, land_drops, queue_drops,
     render_tail, skeleton_input,
@@ -277,7 +278,7 @@ proptest! {
                 let Part::Text { text, .. } = &out.parts[0] else {
                     return Err(TestCaseError::fail("emptied message must keep a text part"));
                 };
-                prop_assert!(state.landed.iter().any(|&tag| *text == dropped_placeholder(tag)));
+                prop_assert!(state.landed.iter().any(|&tag| is_placeholder_of(text, tag)), "bad placeholder {:?}", text);
                 continue;
             }
             prop_assert_eq!(kept.len(), out.parts.len());
@@ -309,11 +310,15 @@ proptest! {
                         prop_assert_eq!(shown_id, call_id);
                         prop_assert_eq!(shown_error, is_error);
                         if dropped {
-                            // A result that held media names it: `[dropped §N§: image url]`.
-                            let labels: Vec<String> = content.iter().filter_map(|part| match part {
+                            // The placeholder says what the result was (its call's tool and
+                            // main argument, its size), then names any media it held:
+                            // `[dropped §N§: Bash ls, 2 lines, image url]`.
+                            let call = nearest_call(&tail, *ordinal, part_no, call_id);
+                            let label = result_label(call.as_deref(), content);
+                            let labels: Vec<String> = label.map(|label| label.to_string()).into_iter().chain(content.iter().filter_map(|part| match part {
                                 Part::Media { media, source } => Some(crate::media::inspect_media(*media, source).to_string()),
                                 _ => None,
-                            }).collect();
+                            })).collect();
                             prop_assert_eq!(shown_content, &vec![Part::text(crate::tags::dropped_media_placeholder(tag, &labels))]);
                         } else {
                             prop_assert_eq!(&untag_content(tag, shown_content, content), content);
@@ -342,18 +347,46 @@ proptest! {
                 };
                 for text in texts {
                     if text.contains("[dropped") {
-                        // Exactly `[dropped §N§]`, or `[dropped §N§: <media labels>]` for a
-                        // unit that held media.
-                        let is_placeholder = |tag: TagNo| {
-                            *text == dropped_placeholder(tag)
-                                || text.strip_prefix(&format!("[dropped {tag}: ")).is_some_and(|rest| rest.ends_with(']'))
-                        };
-                        prop_assert!(state.landed.iter().any(|&tag| is_placeholder(tag)), "bad placeholder {:?}", text);
+                        // Exactly `[dropped §N§]`, or `[dropped §N§: <labels>]` for a unit
+                        // whose placeholder says what it was.
+                        prop_assert!(state.landed.iter().any(|&tag| is_placeholder_of(text, tag)), "bad placeholder {:?}", text);
                     }
                 }
             }
         }
     }
+}
+
+/// Whether `text` is the placeholder of `tag`: exactly `[dropped §N§]`, or with what it was
+/// after a colon.
+fn is_placeholder_of(text: &str, tag: TagNo) -> bool {
+    text == dropped_placeholder(tag)
+        || text
+            .strip_prefix(&format!("[dropped {tag}: "))
+            .is_some_and(|rest| rest.ends_with(']'))
+}
+
+/// The label of the call a result at (`ordinal`, `part`) answers: the nearest call with its
+/// id before it in the tail.
+fn nearest_call(tail: &[(u64, &Message)], ordinal: u64, part: u32, id: &str) -> Option<String> {
+    let mut found = None;
+    for &(at, message) in tail {
+        for (index, candidate) in (0u32..).zip(&message.parts) {
+            if (at, index) >= (ordinal, part) {
+                return found;
+            }
+            if let Part::ToolCall {
+                id: call_id,
+                name,
+                input,
+            } = candidate
+                && call_id == id
+            {
+                found = Some(call_label(name, input));
+            }
+        }
+    }
+    found
 }
 
 /// Whether the call `id`'s result in the tail is a landed drop (so the call, if shown, is a

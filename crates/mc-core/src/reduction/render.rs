@@ -2,6 +2,7 @@
 //! pairs kept valid.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::excerpt::excerpt_text;
 use super::reshape::Reshape;
@@ -13,6 +14,9 @@ use crate::tags::{
     TagIndex, TagNo, UnitRef, dropped_media_placeholder, dropped_placeholder, tag_prefix,
 };
 
+/// What a dropped tool result was ([`super::drop_label`]), shown in its placeholder.
+pub type DropLabel = Arc<str>;
+
 /// Renders the raw tail: tags on every taggable part, landed drops replaced by the placeholder,
 /// tool pairs kept valid.
 ///
@@ -22,15 +26,17 @@ use crate::tags::{
 /// - tool result: `§N§ ` in front of its first text part (a text part holding only the prefix
 ///   is inserted first when it has none); landed and among the newest `drop_skeletons` landed
 ///   tool-result drops in the tail → its content becomes exactly one text part
-///   `[dropped §N§]` and its call keeps clipped string inputs ([`super::skeleton_input`]);
-///   older landed ones → result and every call with that id in the tail removed whole;
+///   `[dropped §N§: LABEL]` (its call's tool and main argument and its size, plus the labels
+///   of any media it held; bare `[dropped §N§]` when there is nothing to say) and its call
+///   keeps clipped string inputs ([`super::skeleton_input`]); older landed ones → result and
+///   every call with that id in the tail removed whole;
 /// - an excerpted text or tool result (not landed; [`Reshape::excerpts`]): `§N§ ` + its head,
 ///   a marker line naming the tag, and its tail ([`super::excerpt_text`]);
 /// - a call in [`Reshape::clipped_calls`]: shown as a skeleton, its result untouched;
 /// - thinking, media, unknown parts, untagged parts: unchanged.
 ///
-/// A message emptied by removals keeps one text part `[dropped §N§]` naming its first removed
-/// result. A result is only removed whole when every result answering the same call id in the
+/// A message emptied by removals keeps one text part `[dropped §N§: LABEL]` naming its first
+/// removed result and what it was. A result is only removed whole when every result answering the same call id in the
 /// tail is removed too (otherwise it is skeletonised), so no result loses its call; calls whose
 /// results are not in the tail are left as they are.
 pub fn render_tail(
@@ -51,16 +57,18 @@ pub fn render_tail(
 /// How one part of a tail message is shown. A rendered message is a pure function of the
 /// stored message and its parts' decisions ([`render_message`]), so a caller that kept a
 /// message rendered under the same decisions may reuse it instead of rendering again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PartShown {
     /// As stored: untagged parts, calls kept whole, thinking, media, unknown parts.
     AsStored,
     /// With `§N§ ` in front (a text, or a tool result's first text part).
     Tagged(TagNo),
-    /// Replaced by exactly `[dropped §N§]` (a text, or a tool result's whole content).
-    Placeholder(TagNo),
-    /// Left out; the tag names the removal if the message is left empty.
-    Removed(TagNo),
+    /// Replaced by exactly `[dropped §N§]` (a text), or by `[dropped §N§: LABEL]` (a tool
+    /// result's whole content, with what it was when that is known).
+    Placeholder(TagNo, Option<DropLabel>),
+    /// Left out; the tag (and the result's label) names the removal if the message is left
+    /// empty.
+    Removed(TagNo, Option<DropLabel>),
     /// A tool call whose result is a skeleton, or whose own input was reclaimed: its string
     /// inputs clipped.
     Skeleton,
@@ -76,8 +84,11 @@ pub enum PartShown {
 pub struct TailDrops {
     /// Results removed whole.
     removed: BTreeSet<UnitRef>,
-    /// Calls removed whole (by position), with the tag of their (first) removed result.
-    removed_calls: BTreeMap<UnitRef, TagNo>,
+    /// Calls removed whole (by position), with the tag and label of their (first) removed
+    /// result.
+    removed_calls: BTreeMap<UnitRef, (TagNo, Option<DropLabel>)>,
+    /// The labels of landed results ([`super::drop_label`]).
+    labels: BTreeMap<UnitRef, DropLabel>,
     /// Calls whose result is a skeleton, or whose input was reclaimed: shown with clipped
     /// inputs.
     skeleton_calls: BTreeSet<UnitRef>,
@@ -112,11 +123,16 @@ impl TailDrops {
         landed: &BTreeSet<TagNo>,
         drop_skeletons: u32,
     ) -> Self {
-        let mut dropped: Vec<(TagNo, UnitRef, Option<UnitRef>)> = pairs
+        let landed_results = pairs
             .results
             .iter()
-            .filter(|(_, tag, _)| landed.contains(tag))
-            .map(|&(unit, tag, call)| (tag, unit, call))
+            .filter(|result| landed.contains(&result.tag));
+        let labels: BTreeMap<UnitRef, DropLabel> = landed_results
+            .clone()
+            .filter_map(|result| Some((result.unit, result.label.clone()?)))
+            .collect();
+        let mut dropped: Vec<(TagNo, UnitRef, Option<UnitRef>)> = landed_results
+            .map(|result| (result.tag, result.unit, result.call))
             .collect();
         // Newest first: the newest `drop_skeletons` stay skeletons.
         dropped.sort_unstable_by_key(|&(tag, _, _)| std::cmp::Reverse(tag));
@@ -133,6 +149,7 @@ impl TailDrops {
             removed: BTreeSet::new(),
             removed_calls: BTreeMap::new(),
             skeleton_calls: skeletons.iter().filter_map(|(_, _, call)| *call).collect(),
+            labels,
             excerpts: BTreeMap::new(),
             touched: BTreeMap::new(),
         };
@@ -144,8 +161,14 @@ impl TailDrops {
                 }
                 Some(call) if whole_per_call.get(&call) == pairs.results_per_call.get(&call) => {
                     plan.removed.insert(unit);
-                    let first = plan.removed_calls.entry(call).or_insert(tag);
-                    *first = (*first).min(tag);
+                    let label = plan.labels.get(&unit).cloned();
+                    let first = plan
+                        .removed_calls
+                        .entry(call)
+                        .or_insert_with(|| (tag, label.clone()));
+                    if tag < first.0 {
+                        *first = (tag, label);
+                    }
                 }
                 Some(call) => {
                     plan.skeleton_calls.insert(call);
@@ -243,13 +266,13 @@ impl TailDrops {
         let tag = tags.tag_of(unit);
         match (part, tag) {
             (Part::Text { .. } | Part::Media { .. }, Some(tag)) if landed.contains(&tag) => {
-                PartShown::Placeholder(tag)
+                PartShown::Placeholder(tag, None)
             }
             (Part::ToolResult { .. }, Some(tag)) if self.removed.contains(&unit) => {
-                PartShown::Removed(tag)
+                PartShown::Removed(tag, self.labels.get(&unit).cloned())
             }
             (Part::ToolResult { .. }, Some(tag)) if landed.contains(&tag) => {
-                PartShown::Placeholder(tag)
+                PartShown::Placeholder(tag, self.labels.get(&unit).cloned())
             }
             (Part::Text { .. } | Part::ToolResult { .. }, Some(tag)) => {
                 match self.excerpts.get(&unit) {
@@ -258,7 +281,7 @@ impl TailDrops {
                 }
             }
             (Part::ToolCall { .. }, _) => match self.removed_calls.get(&unit) {
-                Some(&tag) => PartShown::Removed(tag),
+                Some((tag, label)) => PartShown::Removed(*tag, label.clone()),
                 None if self.skeleton_calls.contains(&unit) => PartShown::Skeleton,
                 None => PartShown::AsStored,
             },
@@ -291,26 +314,26 @@ fn units<'a>(tail: &[(u64, &'a Message)]) -> impl Iterator<Item = (UnitRef, &'a 
 /// emptied by removals keeps one text part `[dropped §N§]` naming its first removal.
 pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
     let mut parts = Vec::with_capacity(message.parts.len());
-    let mut first_removed: Option<TagNo> = None;
+    let mut first_removed: Option<(TagNo, Option<&DropLabel>)> = None;
     for (part, shown) in message.parts.iter().zip(shown) {
         let rendered =
-            match (*shown, part) {
-                (PartShown::Removed(tag), _) => {
-                    first_removed.get_or_insert(tag);
+            match (shown, part) {
+                (PartShown::Removed(tag, label), _) => {
+                    first_removed.get_or_insert((*tag, label.as_ref()));
                     None
                 }
-                (PartShown::Placeholder(tag), Part::Text { .. }) => {
-                    Some(Part::text(dropped_placeholder(tag)))
+                (PartShown::Placeholder(tag, _), Part::Text { .. }) => {
+                    Some(Part::text(dropped_placeholder(*tag)))
                 }
-                (PartShown::Placeholder(tag), Part::Media { .. }) => Some(Part::text(
-                    dropped_media_placeholder(tag, &media_labels(std::slice::from_ref(part))),
+                (PartShown::Placeholder(tag, _), Part::Media { .. }) => Some(Part::text(
+                    dropped_media_placeholder(*tag, &media_labels(std::slice::from_ref(part))),
                 )),
                 (PartShown::Tagged(tag), Part::Text { text, fields }) => Some(Part::Text {
-                    text: format!("{}{text}", tag_prefix(tag)),
+                    text: format!("{}{text}", tag_prefix(*tag)),
                     fields: fields.clone(),
                 }),
                 (
-                    PartShown::Placeholder(tag),
+                    PartShown::Placeholder(tag, label),
                     Part::ToolResult {
                         call_id,
                         content,
@@ -319,8 +342,8 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
                 ) => Some(Part::ToolResult {
                     call_id: call_id.clone(),
                     content: vec![Part::text(dropped_media_placeholder(
-                        tag,
-                        &media_labels(content),
+                        *tag,
+                        &placeholder_labels(label.as_ref(), content),
                     ))],
                     is_error: *is_error,
                 }),
@@ -333,11 +356,11 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
                     },
                 ) => Some(Part::ToolResult {
                     call_id: call_id.clone(),
-                    content: tagged_content(tag, content),
+                    content: tagged_content(*tag, content),
                     is_error: *is_error,
                 }),
                 (PartShown::Excerpt(tag, keep), Part::Text { text, .. }) => Some(Part::text(
-                    format!("{}{}", tag_prefix(tag), excerpt_text(text, tag, keep)),
+                    format!("{}{}", tag_prefix(*tag), excerpt_text(text, *tag, *keep)),
                 )),
                 (
                     PartShown::Excerpt(tag, keep),
@@ -348,7 +371,7 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
                     },
                 ) => Some(Part::ToolResult {
                     call_id: call_id.clone(),
-                    content: tagged_content(tag, &excerpted_content(tag, keep, content)),
+                    content: tagged_content(*tag, &excerpted_content(*tag, *keep, content)),
                     is_error: *is_error,
                 }),
                 (PartShown::Skeleton, Part::ToolCall { id, name, input }) => Some(Part::ToolCall {
@@ -361,11 +384,23 @@ pub fn render_message(message: &Message, shown: &[PartShown]) -> Message {
         parts.extend(rendered);
     }
     if parts.is_empty()
-        && let Some(tag) = first_removed
+        && let Some((tag, label)) = first_removed
     {
-        parts.push(Part::text(dropped_placeholder(tag)));
+        parts.push(Part::text(dropped_media_placeholder(
+            tag,
+            &placeholder_labels(label, &[]),
+        )));
     }
     Message::new(message.role, parts)
+}
+
+/// What a dropped result's placeholder says after its tag: its label, then its media's.
+fn placeholder_labels(label: Option<&DropLabel>, content: &[Part]) -> Vec<String> {
+    label
+        .map(|label| label.to_string())
+        .into_iter()
+        .chain(media_labels(content))
+        .collect()
 }
 
 /// The labels of the media among `parts` (`image 1280×720 png`), for a placeholder that

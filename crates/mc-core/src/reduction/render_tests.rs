@@ -24,8 +24,12 @@ fn result(id: &str, content: Vec<Part>) -> Part {
     }
 }
 
+/// A dropped result of `Bash ls` whose output was one line.
 fn placeholder_result(id: &str, tag: u32) -> Part {
-    result(id, vec![Part::text(format!("[dropped §{tag}§]"))])
+    result(
+        id,
+        vec![Part::text(format!("[dropped §{tag}§: Bash ls, 1 line]"))],
+    )
 }
 
 /// Stores `messages` at ordinals 0.. and tags them like ingest would.
@@ -134,7 +138,9 @@ fn recent_result_drop_keeps_a_skeleton_call() {
         }
     );
     assert_eq!(rendered[1].parts[3], messages[1].parts[3]);
-    assert_eq!(rendered[2].parts[0], placeholder_result("a", 3));
+    // The placeholder says what went: the call's tool and (clipped) command, and the size.
+    let said = format!("[dropped §3§: Bash {}…, 1 line]", "x".repeat(80));
+    assert_eq!(rendered[2].parts[0], result("a", vec![Part::text(said)]));
 }
 
 #[test]
@@ -145,15 +151,19 @@ fn older_result_drops_go_whole_with_their_calls() {
     let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 1, &Reshape::default());
     assert_eq!(rendered[1].parts.len(), 3);
     assert_eq!(rendered[1].parts[2], call("b", "ls"));
-    // The dropped result held an image: its placeholder says so.
+    // The dropped result held an image: its placeholder names its call and says so.
     assert_eq!(
         rendered[2].parts,
-        [result("b", vec![Part::text("[dropped §4§: image url]")])]
+        [result(
+            "b",
+            vec![Part::text("[dropped §4§: Bash ls, image url]")]
+        )]
     );
     // No skeletons at all: both pairs go, the results message keeps one placeholder.
     let rendered = render_tail(&tail, &tags, &landed(&[3, 4]), 0, &Reshape::default());
     assert_eq!(rendered[1].parts[1..], [Part::text("§2§ running")]);
-    assert_eq!(rendered[2].parts, [Part::text("[dropped §3§]")]);
+    let said = format!("[dropped §3§: Bash {}…, 1 line]", "x".repeat(80));
+    assert_eq!(rendered[2].parts, [Part::text(said)]);
 }
 
 #[test]
@@ -164,8 +174,10 @@ fn message_emptied_of_its_calls_keeps_a_placeholder() {
     ];
     let (tail, tags) = ingest(&messages);
     let rendered = render_tail(&tail, &tags, &landed(&[1]), 0, &Reshape::default());
-    assert_eq!(rendered[0].parts, [Part::text("[dropped §1§]")]);
-    assert_eq!(rendered[1].parts, [Part::text("[dropped §1§]")]);
+    // Both messages emptied keep one placeholder saying what went.
+    let said = Part::text("[dropped §1§: Bash ls, 1 line]");
+    assert_eq!(rendered[0].parts, [said.clone()]);
+    assert_eq!(rendered[1].parts, [said]);
 }
 
 #[test]
@@ -315,4 +327,43 @@ fn a_pasted_image_is_shown_untouched_never_excerpted_and_dropped_with_a_label() 
             Part::text("[dropped §4§: image 1280×720 png]")
         ]
     );
+}
+
+/// A read and a shell run, both landed: the skeleton's result and the message emptied by the
+/// older pair's removal each say what went (tool, main argument, size).
+#[test]
+fn labelled_placeholders_snapshot() {
+    let messages = vec![
+        Message::new(
+            Role::Assistant,
+            vec![Part::ToolCall {
+                id: "r".into(),
+                name: "Read".into(),
+                input: json!({"file_path": "src/card_parser.py", "offset": 1}),
+            }],
+        ),
+        Message::new(
+            Role::User,
+            vec![result(
+                "r",
+                vec![Part::text("def parse_card():\n    pass\n")],
+            )],
+        ),
+        Message::new(
+            Role::Assistant,
+            vec![Part::ToolCall {
+                id: "b".into(),
+                name: "Bash".into(),
+                input: json!({"command": "pytest -k rounding\necho done", "timeout": 60}),
+            }],
+        ),
+        Message::new(Role::User, vec![result("b", vec![Part::text("1 passed")])]),
+    ];
+    let (tail, tags) = ingest(&messages);
+    let rendered = render_tail(&tail, &tags, &landed(&[1, 2]), 1, &Reshape::default());
+    let texts: Vec<String> = rendered
+        .iter()
+        .map(|message| serde_json::to_string(&message.parts).unwrap())
+        .collect();
+    insta::assert_snapshot!(texts.join("\n"));
 }

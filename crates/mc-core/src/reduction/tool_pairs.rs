@@ -8,7 +8,9 @@
 //! it afterwards.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
+use super::drop_label::{call_label, result_label};
 use crate::conversation::{Message, Part};
 use crate::tags::{TagIndex, TagNo, UnitRef};
 
@@ -17,13 +19,23 @@ use crate::tags::{TagIndex, TagNo, UnitRef};
 pub struct ToolPairs {
     first: u64,
     next: u64,
-    /// The latest call of each id so far.
-    open_calls: HashMap<String, UnitRef>,
+    /// The latest call of each id so far, with its label ([`call_label`]).
+    open_calls: HashMap<String, (UnitRef, String)>,
     /// Results paired with each call.
     pub(super) results_per_call: BTreeMap<UnitRef, usize>,
-    /// Every tagged result: its unit, its tag and its call (none when the call is not in the
-    /// tail), in tail order.
-    pub(super) results: Vec<(UnitRef, TagNo, Option<UnitRef>)>,
+    /// Every tagged result, in tail order.
+    pub(super) results: Vec<PairedResult>,
+}
+
+/// A tagged result of the tail and what its placeholder says if it is dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PairedResult {
+    pub unit: UnitRef,
+    pub tag: TagNo,
+    /// Its call; none when the call is not in the tail.
+    pub call: Option<UnitRef>,
+    /// Its call's label and its size ([`result_label`]), taken as it was folded.
+    pub label: Option<Arc<str>>,
 }
 
 impl ToolPairs {
@@ -68,17 +80,25 @@ impl ToolPairs {
                     part: part_index,
                 };
                 match part {
-                    Part::ToolCall { id, .. } => {
-                        self.open_calls.insert(id.clone(), unit);
+                    Part::ToolCall { id, name, input } => {
+                        self.open_calls
+                            .insert(id.clone(), (unit, call_label(name, input)));
                     }
-                    Part::ToolResult { call_id, .. } => {
-                        let call = self.open_calls.get(call_id.as_str()).copied();
-                        if let Some(call) = call {
+                    Part::ToolResult {
+                        call_id, content, ..
+                    } => {
+                        let call = self.open_calls.get(call_id.as_str());
+                        if let Some(&(call, _)) = call {
                             *self.results_per_call.entry(call).or_default() += 1;
                             answers_earlier |= call.ordinal < extended_from;
                         }
                         if let Some(tag) = tags.tag_of(unit) {
-                            self.results.push((unit, tag, call));
+                            self.results.push(PairedResult {
+                                unit,
+                                tag,
+                                call: call.map(|&(call, _)| call),
+                                label: result_label(call.map(|(_, label)| label.as_str()), content),
+                            });
                         }
                     }
                     _ => {}

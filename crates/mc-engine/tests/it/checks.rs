@@ -441,13 +441,20 @@ fn check_tags_and_placeholders(
                 continue;
             };
             if text.starts_with("[dropped") {
+                // `[dropped §N§]`, or `[dropped §N§: what it was]`.
                 let tag = text
                     .strip_prefix("[dropped §")
-                    .and_then(|rest| rest.strip_suffix("§]"))
-                    .and_then(|number| number.parse::<u32>().ok())
+                    .and_then(|rest| rest.split_once('§'))
+                    .and_then(|(number, _)| number.parse::<u32>().ok())
                     .map(TagNo);
+                let well_formed = |tag: TagNo| {
+                    text == dropped_placeholder(tag)
+                        || text
+                            .strip_prefix(&format!("[dropped {tag}: "))
+                            .is_some_and(|label| label.ends_with(']') && !label.contains('\n'))
+                };
                 prop_assert!(
-                    tag.is_some_and(|tag| text == dropped_placeholder(tag)),
+                    tag.is_some_and(well_formed),
                     "(5) malformed placeholder {:?}",
                     text
                 );

@@ -157,7 +157,12 @@ fn an_operator_flush_lands_queued_drops_that_a_cache_hit_kept_waiting() {
         flushed.messages[0], hit.messages[0],
         "a soft bust keeps m[0]"
     );
-    assert_eq!(text_of(&flushed.messages[4].parts[0]), "[dropped §3§]");
+    // The placeholder says what went: the call's tool and command (first 80 characters) and
+    // the output's size.
+    assert_eq!(
+        text_of(&flushed.messages[4].parts[0]),
+        "[dropped §3§: Bash cargo test -p crate0 -- --nocapture --test-threads=1 2>&1 | tail -n 40 && echo s…, 1 line]"
+    );
     // The call whose result was dropped stays as a skeleton with its input clipped.
     let Part::ToolCall { input, .. } = &flushed.messages[3].parts[1] else {
         panic!(

@@ -62,8 +62,12 @@ fn a_reused_call_id_does_not_change_the_cached_prefix() {
     let landed = harness
         .pass(&call(&messages, START_MS + 1_000, true))
         .unwrap();
-    // No skeletons: the result and its call are removed whole.
-    assert_eq!(landed.messages[3].parts, [Part::text("[dropped §2§]")]);
+    // No skeletons: the result and its call are removed whole; the emptied message says what
+    // went, named by the call the result answered (the id is reused, the pairing is not).
+    assert_eq!(
+        landed.messages[3].parts,
+        [Part::text("[dropped §2§: Read src/lib.rs, 1 line]")]
+    );
 
     messages.extend(read_turn("src/main.rs", "mod lib;"));
     let hit = harness

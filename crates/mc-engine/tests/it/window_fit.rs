@@ -288,7 +288,7 @@ fn a_branch_keeps_what_its_parent_reduced() {
         first.messages[6].parts,
         [Part::ToolResult {
             call_id: "toolu_1".into(),
-            content: vec![Part::text("[dropped §3§]")],
+            content: vec![Part::text("[dropped §3§: Bash ./suite 1, 83 lines]")],
             is_error: false,
         }],
         "the branch shares the history its parent reduced, and the reduction with it"

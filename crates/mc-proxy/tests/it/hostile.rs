@@ -7,7 +7,7 @@
 use axum::http::Method;
 use mc_core::Message;
 use mc_core::head::M1_PLACEHOLDER;
-use mc_core::reduction::marker_line;
+use mc_core::reduction::{marker_line, omitted_names};
 use mc_core::tags::{TagNo, strip_tag_imitations};
 use mc_wire::anthropic::{MessagesRequest, to_conversation};
 use serde_json::{Value, json};
@@ -346,7 +346,12 @@ async fn a_ten_megabyte_line_of_tool_output_is_stored_whole_and_sent_within_the_
     let omitted = line.len() - head.len() - tail.len();
     assert_eq!(
         marker,
-        marker_line(TagNo(2), omitted as u64, line.len() as u64)
+        marker_line(
+            TagNo(2),
+            omitted as u64,
+            line.len() as u64,
+            &omitted_names(&line[head.len()..line.len() - tail.len()], head, tail)
+        )
     );
     assert!(upstream.seen()[0].body.len() < 1 << 20);
     assert_eq!(stored_log(&proxy), conversation(&body));
