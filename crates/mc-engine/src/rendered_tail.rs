@@ -239,8 +239,8 @@ impl Basis {
 }
 
 impl HeldBytes for RenderedTail {
-    /// The rendered messages (owned here: the proxy only references them) and their keys;
-    /// the pairing and the drop basis are a few words per tag and add little beside them.
+    /// The rendered messages (owned here: the proxy only references them) and their keys,
+    /// the pairing (a label per result) and the drop basis.
     fn held_bytes(&self) -> usize {
         let kept: usize = self
             .kept
@@ -261,7 +261,11 @@ impl HeldBytes for RenderedTail {
                     .map(|nudge| nudge.text.capacity())
                     .sum::<usize>()
         });
-        std::mem::size_of::<Self>() + kept + basis
+        let pairs = self
+            .pairs
+            .as_ref()
+            .map_or(0, |(pairs, _)| pairs.held_bytes());
+        std::mem::size_of::<Self>() + kept + basis + pairs
     }
 }
 

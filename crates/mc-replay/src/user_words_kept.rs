@@ -40,14 +40,16 @@ impl UserMessages {
     /// The last step's history usually holds them all, but a client that compacts rewrites
     /// its own history, and the words it dropped were still said: so every step's history is
     /// read, each shared history once up to its longest request, and messages are
-    /// deduplicated by their words.
+    /// deduplicated by their words. A call sent with a context of its own (the client's
+    /// compaction call, whose last message is the summariser's instruction, not the user's)
+    /// is left out, as it is for references.
     ///
     /// mini-swe-agent has no tool calls: its loop writes each command's output back as the
     /// next user message. In its trajectories only the first user message (the task) is the
     /// user's; the rest are tool output and are not counted.
     pub fn of(recording: &Recording) -> Self {
         let mut histories: Vec<(&Arc<Vec<Message>>, &[Message])> = Vec::new();
-        for step in &recording.steps {
+        for step in recording.steps.iter().filter(|step| step.context.is_none()) {
             let sent = step.request_messages();
             match histories
                 .iter_mut()
@@ -374,6 +376,46 @@ mod tests {
         assert_eq!(
             long.lost_in(None)[0].text.chars().count(),
             LOST_PREVIEW_CHARS
+        );
+    }
+
+    /// The client's compaction call ends in the summariser's instruction: not the user's words.
+    #[test]
+    fn the_clients_compaction_instruction_is_not_counted() {
+        let mut messages = conversation();
+        messages.push(user(
+            "Your task is to create a detailed summary of the conversation",
+        ));
+        let history = Arc::new(messages);
+        let step = |len: usize, context: Option<Arc<mc_sim::StepContext>>| Step {
+            at_ms: 0,
+            messages: Arc::clone(&history),
+            len,
+            response: assistant("ok"),
+            output_tokens: None,
+            recorded: None,
+            context,
+        };
+        let summariser = Arc::new(mc_sim::StepContext {
+            system: vec!["Summarise.".into()],
+            tools: Vec::new(),
+        });
+        let recording = Recording {
+            name: "compacting".into(),
+            format: RecordingFormat::ClaudeCode,
+            model: "claude-sonnet-4-5".into(),
+            system: Vec::new(),
+            tools: Vec::new(),
+            stand_ins: Vec::new(),
+            steps: vec![step(6, None), step(7, Some(summariser))],
+        };
+        let counted = UserMessages::of(&recording);
+        assert_eq!(counted.len(), 3, "{counted:?}");
+        assert!(
+            counted
+                .messages
+                .iter()
+                .all(|(_, words)| !words[0].starts_with("Your task"))
         );
     }
 }

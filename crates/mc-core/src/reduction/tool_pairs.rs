@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::drop_label::{call_label, result_label};
+use crate::HeldBytes;
 use crate::conversation::{Message, Part};
 use crate::tags::{TagIndex, TagNo, UnitRef};
 
@@ -106,5 +107,32 @@ impl ToolPairs {
             }
         }
         answers_earlier
+    }
+}
+
+impl HeldBytes for ToolPairs {
+    /// The open calls with their labels, the counts per call and the results with theirs.
+    fn held_bytes(&self) -> usize {
+        let open: usize = self
+            .open_calls
+            .iter()
+            .map(|(id, (_, label))| {
+                std::mem::size_of::<(String, (UnitRef, String))>()
+                    + id.capacity()
+                    + label.capacity()
+            })
+            .sum();
+        let results: usize = self
+            .results
+            .iter()
+            .map(|result| {
+                std::mem::size_of::<PairedResult>()
+                    + result.label.as_ref().map_or(0, |label| label.len())
+            })
+            .sum();
+        std::mem::size_of::<Self>()
+            + open
+            + self.results_per_call.len() * std::mem::size_of::<(UnitRef, usize, usize)>()
+            + results
     }
 }
