@@ -176,7 +176,7 @@ fn message_emptied_of_its_calls_keeps_a_placeholder() {
     let rendered = render_tail(&tail, &tags, &landed(&[1]), 0, &Reshape::default());
     // Both messages emptied keep one placeholder saying what went.
     let said = Part::text("[dropped §1§: Bash ls, 1 line]");
-    assert_eq!(rendered[0].parts, [said.clone()]);
+    assert_eq!(rendered[0].parts, std::slice::from_ref(&said));
     assert_eq!(rendered[1].parts, [said]);
 }
 
