@@ -19,9 +19,11 @@ use crate::conversation::Part;
 pub const MAX_ARGUMENT_CHARS: usize = 80;
 
 /// Input fields that name what a call acted on, most telling first (file tools, shells,
-/// searches, fetches). A call with none of them is labelled by its first string input.
-const MAIN_ARGUMENTS: [&str; 9] = [
+/// searches, fetches; Claude Code's snake case and OpenCode's camel case). A call with none
+/// of them is labelled by its first string input.
+const MAIN_ARGUMENTS: [&str; 10] = [
     "file_path",
+    "filePath",
     "path",
     "notebook_path",
     "command",
@@ -67,17 +69,33 @@ pub fn result_label(call: Option<&str>, content: &[Part]) -> Option<Arc<str>> {
 }
 
 /// The input a call is best known by: the first of [`MAIN_ARGUMENTS`] that is a non-empty
-/// string, else the first non-empty string input; clipped to one line.
+/// string (or a list of strings, as an argv: Codex's `shell` sends its command so), else the
+/// first non-empty string input; clipped to one line.
 fn main_argument(input: &Value) -> Option<String> {
     let object = input.as_object()?;
     let named = MAIN_ARGUMENTS
         .iter()
-        .filter_map(|key| object.get(*key)?.as_str());
-    let any = object.values().filter_map(Value::as_str);
+        .filter_map(|key| argument_text(object.get(*key)?));
+    let any = object
+        .values()
+        .filter_map(|value| value.as_str().map(str::to_owned));
     named
         .chain(any)
         .find(|text| !text.trim().is_empty())
-        .map(|text| one_line(text, MAX_ARGUMENT_CHARS))
+        .map(|text| one_line(&text, MAX_ARGUMENT_CHARS))
+}
+
+/// A string as it is, a list of strings joined by spaces; nothing else names a call.
+fn argument_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(items) => items
+            .iter()
+            .map(Value::as_str)
+            .collect::<Option<Vec<&str>>>()
+            .map(|words| words.join(" ")),
+        _ => None,
+    }
 }
 
 /// `text` on one line (its first non-blank line), cut to `max` characters with `…` when
@@ -134,6 +152,18 @@ mod tests {
             "lookup parse_card"
         );
         assert_eq!(call_label("list", &json!({"limit": 3})), "list");
+        // OpenCode names its path in camel case; Codex's shell sends an argv.
+        assert_eq!(
+            call_label("read", &json!({"filePath": "/repo/src/a.ts", "limit": 3})),
+            "read /repo/src/a.ts"
+        );
+        assert_eq!(
+            call_label(
+                "shell",
+                &json!({"command": ["bash", "-lc", "cargo test"], "workdir": "/repo"})
+            ),
+            "shell bash -lc cargo test"
+        );
         assert_eq!(call_label("raw", &json!("not an object")), "raw");
     }
 
