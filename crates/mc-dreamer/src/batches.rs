@@ -3,7 +3,9 @@
 //! holds its lease.
 
 use mc_core::ProjectId;
+use mc_llm::StructuredRequest;
 use mc_store::{Store, WriteTx};
+use serde_json::Value;
 
 use crate::error::Result;
 use crate::model::DreamerModel;
@@ -61,4 +63,38 @@ pub(crate) fn judge_in_batches<T, A>(
             .write(|tx| apply(tx, ctx.project, batch, &answered, now_ms))?;
     }
     Ok(report)
+}
+
+/// Asks the model `request` about one batch and reads its answer with `parse`; `None` when
+/// the call failed or the answer does not hold (the failure noted in `report`, the answer's
+/// tokens counted either way).
+pub(crate) fn ask_batch<A>(
+    ctx: &TaskContext<'_>,
+    request: &StructuredRequest,
+    report: &mut TaskReport,
+    parse: impl FnOnce(&Value) -> std::result::Result<A, String>,
+) -> Option<A> {
+    let answer = match ctx.model.ask(ctx.project, request) {
+        Ok(answer) => answer,
+        Err(error) => {
+            report.count_failure(
+                ctx.model.first_model(ctx.project),
+                Failure::of_model(&error),
+            );
+            return None;
+        }
+    };
+    report.count_answer(&answer);
+    match parse(&answer.input) {
+        Ok(parsed) => Some(parsed),
+        Err(reason) => {
+            report.failure = Some(Failure::new("invalid_answer", reason));
+            None
+        }
+    }
+}
+
+/// The answer's room for a batch of `items`: a base and a share per item.
+pub(crate) fn batch_max_tokens(items: usize) -> u32 {
+    512 + 256 * u32::try_from(items).unwrap_or(u32::MAX / 512)
 }

@@ -13,10 +13,10 @@ use mc_core::dreamer::{
 use mc_llm::StructuredRequest;
 use mc_store::{MemoryStatus, StoreError, WriteTx};
 
-use crate::batches::{TaskContext, judge_in_batches};
+use crate::batches::{TaskContext, ask_batch, batch_max_tokens, judge_in_batches};
 use crate::error::Result;
 use crate::near_duplicates::near_duplicate_groups;
-use crate::report::{Failure, TaskReport};
+use crate::report::TaskReport;
 use crate::task::Task;
 use crate::unchanged::is_unchanged;
 
@@ -66,26 +66,9 @@ fn ask(ctx: &TaskContext<'_>, batch: &[MergeGroup], report: &mut TaskReport) -> 
         system: MERGE_SYSTEM.to_owned(),
         user: merge_user_message(batch),
         tool: merge_tool(),
-        max_tokens: 512 + 256 * u32::try_from(batch.len()).unwrap_or(u32::MAX / 512),
+        max_tokens: batch_max_tokens(batch.len()),
     };
-    let answer = match ctx.model.ask(ctx.project, &request) {
-        Ok(answer) => answer,
-        Err(error) => {
-            report.count_failure(
-                ctx.model.first_model(ctx.project),
-                Failure::of_model(&error),
-            );
-            return None;
-        }
-    };
-    report.count_answer(&answer);
-    match parse_merges(&answer.input, batch) {
-        Ok(merges) => Some(merges),
-        Err(reason) => {
-            report.failure = Some(Failure::new("invalid_answer", reason));
-            None
-        }
-    }
+    ask_batch(ctx, &request, report, |input| parse_merges(input, batch))
 }
 
 /// Applies `merges` of `batch`'s groups; returns the memories changed (the kept one and each

@@ -14,10 +14,10 @@ use mc_core::dreamer::{
 use mc_llm::StructuredRequest;
 use mc_store::{MemoryStatus, StoreError, WriteTx};
 
-use crate::batches::{TaskContext, judge_in_batches};
+use crate::batches::{TaskContext, ask_batch, batch_max_tokens, judge_in_batches};
 use crate::error::Result;
 use crate::project_index::ProjectIndex;
-use crate::report::{Failure, TaskReport};
+use crate::report::TaskReport;
 use crate::suspicion::candidate_of;
 use crate::task::Task;
 use crate::unchanged::is_unchanged;
@@ -57,27 +57,10 @@ fn judge(
         system: VERIFY_SYSTEM.to_owned(),
         user: verify_user_message(batch),
         tool: judge_tool(),
-        max_tokens: 512 + 256 * u32::try_from(batch.len()).unwrap_or(u32::MAX / 512),
+        max_tokens: batch_max_tokens(batch.len()),
     };
-    let answer = match ctx.model.ask(ctx.project, &request) {
-        Ok(answer) => answer,
-        Err(error) => {
-            report.count_failure(
-                ctx.model.first_model(ctx.project),
-                Failure::of_model(&error),
-            );
-            return None;
-        }
-    };
-    report.count_answer(&answer);
     let asked: Vec<u64> = batch.iter().map(|candidate| candidate.memory_id).collect();
-    match parse_verdicts(&answer.input, &asked) {
-        Ok(verdicts) => Some(verdicts),
-        Err(reason) => {
-            report.failure = Some(Failure::new("invalid_answer", reason));
-            None
-        }
-    }
+    ask_batch(ctx, &request, report, |input| parse_verdicts(input, &asked))
 }
 
 /// Applies `verdicts` about `batch`; returns how many memories changed. A verdict about a
