@@ -12,7 +12,7 @@ use crate::agent_tools::recent_walks::RecentWalks;
 use crate::chat_incremental::RecentChats;
 use crate::dreamer_credentials::DreamerCredentials;
 use crate::encoded_head::EncodedHeads;
-use crate::encoded_messages::EncodedMessages;
+use crate::encoded_list::EncodedList;
 use crate::fixed_tokens::FixedTokens;
 use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
@@ -54,7 +54,7 @@ pub struct App {
     pub chat_walks: ChatWalks,
     /// Per session, the encoded conversation of its last upstream Anthropic request, so the
     /// next encodes only what changed.
-    pub encoded_messages: SessionCache<EncodedMessages>,
+    pub encoded_messages: SessionCache<EncodedList>,
     /// Upstream requests encoded around their messages, per client head and pass edits.
     pub encoded_heads: EncodedHeads,
     /// Passes that may run at once. Passes queue on the store's one writer anyway; without

@@ -50,6 +50,27 @@ pub struct ChatLayout {
 }
 
 impl ChatLayout {
+    /// How many messages the body has, instructions included.
+    pub fn message_count(&self) -> usize {
+        self.split.ranges.len()
+    }
+
+    /// The bytes of message `index` (instructions counted).
+    pub fn message_bytes(&self, index: usize) -> Option<&[u8]> {
+        self.body.get(self.split.ranges.get(index)?.clone())
+    }
+
+    /// How many leading messages are instructions.
+    pub fn instructions(&self) -> usize {
+        self.instructions
+    }
+
+    /// What the message places hold (the body is counted by whoever owns it).
+    pub fn located_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.split.ranges.capacity() * std::mem::size_of::<std::ops::Range<usize>>()
+    }
+
     /// Whether `body`, split at `split`, has this layout's bytes outside its message list.
     fn same_head(&self, body: &[u8], split: &Split) -> bool {
         body.get(..split.open) == self.body.get(..self.split.open)

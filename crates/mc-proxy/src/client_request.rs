@@ -12,8 +12,10 @@ use mc_wire::openai::{ChatContent, ChatMessage, ChatRequest, ChatTool};
 use mc_wire::responses::{ResponsesRequest, ResponsesTool};
 use serde_json::Value;
 
+use crate::chat_incremental::ChatLayout;
+use crate::encoded_chat;
 use crate::encoded_head::EncodedHeads;
-use crate::encoded_messages::EncodedMessages;
+use crate::encoded_list::EncodedList;
 use crate::{render_anthropic, render_openai, render_responses};
 
 /// A decoded model call.
@@ -204,40 +206,45 @@ impl ClientRequest {
         }
     }
 
-    /// The upstream body for a pass ([`render_anthropic::render`]). A streamed OpenAI
-    /// request is sent asking for the usage chunk ([`render_openai::render`]); when the
-    /// client did not ask for it, the returned flag says to remove it from the client's
-    /// stream.
+    /// The upstream body for a pass ([`render_anthropic::render`],
+    /// [`encoded_chat::render`]). A streamed OpenAI request is sent asking for the usage
+    /// chunk; when the client did not ask for it, the returned flag says to remove it from
+    /// the client's stream.
     ///
-    /// `previous` is the encoded conversation of the session's previous Anthropic request;
-    /// the returned one is for its next.
+    /// `previous` is the encoded conversation of the session's previous request, reused
+    /// where it is the same; the returned one is for its next. `chat_layout` locates a Chat
+    /// request's messages in the client body.
     pub fn render(
         self,
         outcome: &PassOutcome,
         window: Option<u64>,
         input_hint: Option<u64>,
-        previous: Option<&EncodedMessages>,
+        previous: Option<&EncodedList>,
+        chat_layout: Option<&ChatLayout>,
         heads: &EncodedHeads,
     ) -> Rendered {
         match self {
             Self::Anthropic(request) => {
+                let previous = previous.and_then(EncodedList::anthropic);
                 let (body, encoded) = render_anthropic::render(
                     &request, outcome, previous, heads, window, input_hint,
                 );
                 Rendered {
                     body,
                     hide_usage_chunk: false,
-                    encoded: Some(encoded),
+                    encoded: Some(EncodedList::Anthropic(encoded)),
                     client_messages: None,
                 }
             }
             Self::OpenAi(request) => {
-                let (upstream, added_usage, messages) = render_openai::render(request, outcome);
+                let previous = previous.and_then(EncodedList::chat);
+                let rendered =
+                    encoded_chat::render(request, &outcome.messages, chat_layout, previous);
                 Rendered {
-                    body: Bytes::from(upstream.encode()),
-                    hide_usage_chunk: added_usage,
-                    encoded: None,
-                    client_messages: Some(messages),
+                    body: rendered.body,
+                    hide_usage_chunk: rendered.added_usage,
+                    encoded: rendered.encoded.map(EncodedList::Chat),
+                    client_messages: Some(rendered.client_messages),
                 }
             }
             // Responses streams always end with their usage: nothing to ask for or hide.
@@ -258,8 +265,8 @@ pub struct Rendered {
     pub body: Bytes,
     /// The proxy asked for an OpenAI usage chunk the client did not ask for.
     pub hide_usage_chunk: bool,
-    /// The encoded conversation, for the session's next request (Anthropic only).
-    pub encoded: Option<EncodedMessages>,
+    /// The encoded conversation, for the session's next request (Anthropic and Chat).
+    pub encoded: Option<EncodedList>,
     /// The client's messages, as it sent them, for its next request (Chat only).
     pub client_messages: Option<Vec<ChatMessage>>,
 }

@@ -1,0 +1,313 @@
+//! The upstream Chat Completions body of a pass, written from the session's previous one
+//! where the messages did not change.
+//!
+//! A Chat pass renders each neutral message the engine returns into its Chat messages, gives
+//! each the fields the client sent on the message it stands for ([`render_openai`]), and
+//! encodes the whole list again: on a long session that was most of a Chat pass. A message's
+//! bytes depend on two things only: the neutral message (the engine returns the very same
+//! shared message for each tail message it rendered as before, so identity, `Arc::ptr_eq`,
+//! says it is unchanged; the kept `Arc` holds the allocation, so its address is not reused)
+//! and the client message it is paired with (by distance from the end of the list). So a
+//! message is copied from the previous body when it is the same message at the same place
+//! in the rendered list, the list's length differs from the client's by as much as before,
+//! and the client message each of its Chat messages pairs with has the same bytes in this
+//! client body as in the previous one. Anything else is rendered and encoded afresh, and the
+//! result is byte for byte what rendering the whole request gives (a property test checks).
+//!
+//! [`render_openai`]: crate::render_openai
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mc_core::Message;
+use mc_wire::openai::{self, ChatMessage, ChatRequest};
+
+use crate::chat_incremental::ChatLayout;
+use crate::render_openai::{instruction_count, same_message};
+
+/// A session's last upstream Chat body, and where each rendered message lies in it.
+#[derive(Debug)]
+pub struct EncodedChat {
+    /// The upstream body.
+    body: Bytes,
+    /// The client body it was rendered for, to compare the client's messages with.
+    client: ChatLayout,
+    /// The client's conversation messages less the rendered ones.
+    offset: isize,
+    /// Per neutral message, in order.
+    kept: Vec<Kept>,
+}
+
+/// One neutral message's Chat messages in an encoded body.
+#[derive(Debug)]
+struct Kept {
+    message: Arc<Message>,
+    /// The index of its first Chat message in the rendered conversation.
+    first: usize,
+    /// How many Chat messages it became.
+    count: usize,
+    /// Their bytes, joined by commas, in the body.
+    range: Range<usize>,
+}
+
+/// A rendered upstream request.
+#[derive(Debug)]
+pub struct ChatRendered {
+    /// The upstream body.
+    pub body: Bytes,
+    /// The proxy asked for the stream's usage chunk where the client did not.
+    pub added_usage: bool,
+    /// The client's messages as it sent them, instructions first, for its next request.
+    pub client_messages: Vec<ChatMessage>,
+    /// The body for the session's next pass to reuse; `None` when the client body's
+    /// messages were not located.
+    pub encoded: Option<EncodedChat>,
+}
+
+/// The upstream request for a pass: the client's instructions as sent, then the pass's
+/// conversation (`messages`, as the engine returned them), each message with the client's fields where it says what the client's
+/// said; a streamed request asks for the usage chunk (OpenAI streams report no usage
+/// otherwise, and the engine plans on reported usage). `layout` locates `request`'s
+/// messages in the client body; with it, what `previous` encoded is reused.
+pub fn render(
+    mut request: ChatRequest,
+    messages: &[Arc<Message>],
+    layout: Option<&ChatLayout>,
+    previous: Option<&EncodedChat>,
+) -> ChatRendered {
+    let keep = instruction_count(&request);
+    let client = request.messages.split_off(keep);
+    let added_usage = request.is_stream() && !request.includes_stream_usage();
+    if added_usage {
+        request.set_stream_usage(true);
+    }
+    let layout = layout.filter(|layout| layout.message_count() == keep + client.len());
+    let previous = previous.filter(|_| layout.is_some());
+    let renderings: Vec<Rendering> = messages
+        .iter()
+        .enumerate()
+        .map(
+            |(index, message)| match previous.and_then(|p| p.same_at(index, message)) {
+                Some(count) => Rendering::Same { count },
+                None => Rendering::Fresh(openai::from_message(message)),
+            },
+        )
+        .collect();
+    let rendered_len: usize = renderings.iter().map(Rendering::count).sum();
+    let pairing = Pairing {
+        client: &client,
+        offset: client.len() as isize - rendered_len as isize,
+        keep,
+        layout,
+    };
+
+    let (before, after) = request.encode_around_messages();
+    let capacity = previous.map_or(0, EncodedChat::body_len) + 64 * 1024;
+    let mut list = List {
+        out: Vec::with_capacity(capacity),
+        empty: true,
+    };
+    list.out.extend_from_slice(&before);
+    list.out.push(b'[');
+    for instruction in &request.messages {
+        list.write(instruction);
+    }
+    let kept = write_conversation(&mut list, messages, renderings, &pairing, previous);
+    let mut out = list.out;
+    out.push(b']');
+    out.extend_from_slice(&after);
+    let body = Bytes::from(out);
+    let encoded = layout.map(|layout| EncodedChat {
+        body: body.clone(),
+        client: layout.clone(),
+        offset: pairing.offset,
+        kept,
+    });
+    let mut client_messages = request.messages;
+    client_messages.extend(client);
+    ChatRendered {
+        body,
+        added_usage,
+        client_messages,
+        encoded,
+    }
+}
+
+/// Writes the conversation's messages into `list`, each copied from `previous` where that
+/// gives its bytes, else rendered now; returns where each went.
+fn write_conversation(
+    list: &mut List,
+    messages: &[Arc<Message>],
+    renderings: Vec<Rendering>,
+    pairing: &Pairing<'_>,
+    previous: Option<&EncodedChat>,
+) -> Vec<Kept> {
+    let mut kept = Vec::with_capacity(messages.len());
+    let mut first = 0;
+    for (index, (message, rendering)) in messages.iter().zip(renderings).enumerate() {
+        let count = rendering.count();
+        let reused = previous
+            .filter(|_| matches!(rendering, Rendering::Same { .. }))
+            .and_then(|previous| previous.reusable(index, first, pairing));
+        let range = match (reused, rendering) {
+            (Some(bytes), _) => list.copy(bytes),
+            (None, Rendering::Fresh(chat)) => write_fresh(list, chat, first, pairing),
+            (None, Rendering::Same { .. }) => {
+                write_fresh(list, openai::from_message(message), first, pairing)
+            }
+        };
+        kept.push(Kept {
+            message: Arc::clone(message),
+            first,
+            count,
+            range,
+        });
+        first += count;
+    }
+    kept
+}
+
+/// Writes one neutral message's Chat messages (the first at rendered index `first`), each
+/// with its client message's fields when it says what that one said; returns where they
+/// went.
+fn write_fresh(
+    list: &mut List,
+    mut chat: Vec<ChatMessage>,
+    first: usize,
+    pairing: &Pairing<'_>,
+) -> Range<usize> {
+    let mut start = None;
+    for (at, rendered) in chat.iter_mut().enumerate() {
+        if let Some(theirs) = pairing.client_message(first + at)
+            && same_message(rendered, theirs)
+        {
+            rendered.adopt_client_fields(theirs);
+        }
+        start.get_or_insert(list.write(rendered));
+    }
+    start.unwrap_or(list.out.len())..list.out.len()
+}
+
+/// How a neutral message is rendered on this pass.
+enum Rendering {
+    /// The previous pass's message at the same index, which became `count` Chat messages.
+    Same { count: usize },
+    /// Another message, as its Chat messages.
+    Fresh(Vec<ChatMessage>),
+}
+
+impl Rendering {
+    fn count(&self) -> usize {
+        match self {
+            Self::Same { count } => *count,
+            Self::Fresh(chat) => chat.len(),
+        }
+    }
+}
+
+/// A message list being written: its items separated by commas.
+struct List {
+    out: Vec<u8>,
+    empty: bool,
+}
+
+impl List {
+    /// Appends one message; returns where its bytes start. Encoding a wire value into
+    /// memory cannot fail.
+    fn write(&mut self, message: &ChatMessage) -> usize {
+        self.separate();
+        let start = self.out.len();
+        let _ = serde_json::to_writer(&mut self.out, message);
+        start
+    }
+
+    /// Appends messages encoded before (`a,b,…`, possibly none); returns where they went.
+    fn copy(&mut self, bytes: &[u8]) -> Range<usize> {
+        if bytes.is_empty() {
+            return self.out.len()..self.out.len();
+        }
+        self.separate();
+        let start = self.out.len();
+        self.out.extend_from_slice(bytes);
+        start..self.out.len()
+    }
+
+    fn separate(&mut self) {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+    }
+}
+
+/// Which client message each rendered one is paired with: the one as far from the end.
+struct Pairing<'a> {
+    client: &'a [ChatMessage],
+    offset: isize,
+    /// The instructions before the conversation.
+    keep: usize,
+    layout: Option<&'a ChatLayout>,
+}
+
+impl Pairing<'_> {
+    /// The client message paired with rendered conversation message `at`.
+    fn client_message(&self, at: usize) -> Option<&ChatMessage> {
+        let index = usize::try_from(at as isize + self.offset).ok()?;
+        self.client.get(index)
+    }
+}
+
+impl EncodedChat {
+    /// How many Chat messages neutral message `index` of the previous pass became, when it
+    /// was `message` itself.
+    fn same_at(&self, index: usize, message: &Arc<Message>) -> Option<usize> {
+        let kept = self.kept.get(index)?;
+        Arc::ptr_eq(&kept.message, message).then_some(kept.count)
+    }
+
+    /// The previous bytes of neutral message `index` (the same message, checked by the
+    /// caller), when they are what rendering it now gives: it starts at the same rendered
+    /// index `first`, the pairing is shifted as before, and each client message it pairs
+    /// with has the same bytes.
+    fn reusable(&self, index: usize, first: usize, pairing: &Pairing<'_>) -> Option<&[u8]> {
+        let kept = self.kept.get(index)?;
+        let layout = pairing.layout?;
+        if kept.first != first || self.offset != pairing.offset {
+            return None;
+        }
+        for at in first..first + kept.count {
+            let Ok(client_at) = usize::try_from(at as isize + self.offset) else {
+                continue;
+            };
+            let now = layout.message_bytes(pairing.keep + client_at);
+            let then = self
+                .client
+                .message_bytes(self.client.instructions() + client_at);
+            if now.is_none() || now != then {
+                return None;
+            }
+        }
+        self.body.get(kept.range.clone())
+    }
+
+    /// The upstream body's length.
+    pub fn body_len(&self) -> usize {
+        self.body.len()
+    }
+}
+
+impl mc_core::HeldBytes for EncodedChat {
+    /// The body, the client body's message places (the body itself is the remembered
+    /// request's) and one slot per message (the messages belong to the engine's rendered tail).
+    fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.body.len()
+            + self.client.located_bytes()
+            + self.kept.capacity() * std::mem::size_of::<Kept>()
+    }
+}
+
+#[cfg(test)]
+#[path = "encoded_chat_tests.rs"]
+mod tests;
