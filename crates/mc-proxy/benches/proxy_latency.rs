@@ -180,7 +180,7 @@ async fn run() -> Result<()> {
                 GROWING_STEPS
             }),
     };
-    for wire in [Wire::Anthropic, Wire::Chat] {
+    for wire in [Wire::Anthropic, Wire::Chat, Wire::Responses] {
         growing_table(&client, &corpus, &flat.url(), &run, wire).await?;
     }
     if quick {
@@ -411,7 +411,8 @@ async fn latency_run(
 }
 
 /// One streamed call, read to the end; fails on any status but 200 or a stream that does
-/// not finish with `message_stop`.
+/// not finish with its wire's closing event (`message_stop`, `[DONE]`,
+/// `response.completed`).
 async fn call(
     client: &reqwest::Client,
     url: &str,
@@ -440,7 +441,7 @@ async fn call(
         }
         // Keep only the end of the stream: enough to find the closing event.
         tail.extend_from_slice(&chunk);
-        let keep = tail.len().saturating_sub(256);
+        let keep = tail.len().saturating_sub(1024);
         tail.drain(..keep);
     }
     let elapsed = started.elapsed();
@@ -452,7 +453,7 @@ async fn call(
         .into());
     }
     let ended = |marker: &[u8]| tail.windows(marker.len()).any(|window| window == marker);
-    if !ended(b"message_stop") && !ended(b"data: [DONE]") {
+    if !ended(b"message_stop") && !ended(b"data: [DONE]") && !ended(b"response.completed") {
         return Err(format!("{url} ended its stream without its closing event").into());
     }
     Ok(elapsed)

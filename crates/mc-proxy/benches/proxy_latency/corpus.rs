@@ -234,6 +234,35 @@ impl Conversation {
         Ok(Bytes::from(serde_json::to_vec(&body)?))
     }
 
+    /// The conversation as OpenCode sends it on the Responses wire: the system prompt as
+    /// `instructions`, each message as input items, the same tools as functions, streamed
+    /// and not stored.
+    pub fn responses_body(&self, corpus: &Corpus) -> Result<Bytes> {
+        let input: Vec<Value> = self.messages.iter().flat_map(responses_items).collect();
+        let tools: Vec<Value> = corpus
+            .skeleton
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|tool| {
+                json!({"type": "function", "name": tool.get("name"),
+                       "description": tool.get("description"),
+                       "parameters": tool.get("input_schema")})
+            })
+            .collect();
+        let body = json!({
+            "model": "gpt-5",
+            "instructions": corpus.system_text(),
+            "input": input,
+            "tools": tools,
+            "store": false,
+            "stream": true,
+            "prompt_cache_key": "bench-growing",
+        });
+        Ok(Bytes::from(serde_json::to_vec(&body)?))
+    }
+
     fn body_with(&self, corpus: &Corpus, metadata: bool) -> Result<Bytes> {
         let mut messages = self.messages.clone();
         if let Some(block) = messages
@@ -300,6 +329,52 @@ fn chat_messages(message: &Value) -> Vec<Value> {
         return vec![json!({"role": "assistant", "content": text, "tool_calls": calls})];
     }
     vec![json!({"role": role, "content": text})]
+}
+
+/// One Anthropic-form message of the conversation as Responses input items: a user text as a
+/// user message, an assistant's text as an output message and its tool call as a
+/// `function_call`, a user's tool results as `function_call_output` items.
+fn responses_items(message: &Value) -> Vec<Value> {
+    let role = message
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("user");
+    let blocks = message
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut items = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") if role == "assistant" => items.push(json!({
+                "type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": block.get("text"), "annotations": []}],
+            })),
+            Some("text") => items.push(json!({
+                "role": "user",
+                "content": [{"type": "input_text", "text": block.get("text")}],
+            })),
+            Some("tool_use") => items.push(json!({
+                "type": "function_call", "call_id": block.get("id"), "name": block.get("name"),
+                "arguments": block.get("input").map(Value::to_string).unwrap_or_default(),
+            })),
+            Some("tool_result") => {
+                let output: String = match block.get("content") {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(Value::Array(parts)) => parts
+                        .iter()
+                        .filter_map(|part| part.get("text").and_then(Value::as_str))
+                        .collect(),
+                    _ => String::new(),
+                };
+                items.push(json!({"type": "function_call_output",
+                    "call_id": block.get("tool_use_id"), "output": output}));
+            }
+            _ => {}
+        }
+    }
+    items
 }
 
 /// `text` cut to its first `max_chars` characters.

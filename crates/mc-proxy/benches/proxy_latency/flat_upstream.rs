@@ -1,6 +1,6 @@
 //! An upstream whose cost does not depend on what it is sent: it reads the whole body and
-//! answers every POST with the same short streamed message (Anthropic's, or Chat's on a
-//! Chat Completions path).
+//! answers every POST with the same short streamed message (Anthropic's, or that of the
+//! Chat Completions or Responses wire its path names).
 //!
 //! The simulator's cost per call depends on the request's shape (its cache breakpoints, how
 //! much of the prompt its cache already holds), and the proxy changes that shape: it moves
@@ -42,6 +42,20 @@ const CHAT_STREAM: &str = concat!(
     "data: [DONE]\n\n",
 );
 
+/// The same short answer on the Responses wire, ending with its usage.
+const RESPONSES_STREAM: &str = concat!(
+    "event: response.created\n",
+    "data: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_flat\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"gpt-5\",\"output\":[]}}\n\n",
+    "event: response.output_item.added\n",
+    "data: {\"type\":\"response.output_item.added\",\"sequence_number\":1,\"output_index\":0,\"item\":{\"type\":\"message\",\"id\":\"msg_flat\",\"role\":\"assistant\",\"content\":[]}}\n\n",
+    "event: response.output_text.delta\n",
+    "data: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"output_index\":0,\"content_index\":0,\"delta\":\"Done.\"}\n\n",
+    "event: response.output_item.done\n",
+    "data: {\"type\":\"response.output_item.done\",\"sequence_number\":3,\"output_index\":0,\"item\":{\"type\":\"message\",\"id\":\"msg_flat\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Done.\",\"annotations\":[]}]}}\n\n",
+    "event: response.completed\n",
+    "data: {\"type\":\"response.completed\",\"sequence_number\":4,\"response\":{\"id\":\"resp_flat\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"gpt-5\",\"output\":[{\"type\":\"message\",\"id\":\"msg_flat\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Done.\",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":1010,\"output_tokens\":3,\"total_tokens\":1013,\"input_tokens_details\":{\"cached_tokens\":1000}}}}\n\n",
+);
+
 /// A running flat upstream.
 pub struct FlatUpstream {
     addr: SocketAddr,
@@ -78,8 +92,11 @@ impl Drop for FlatUpstream {
 /// Reads the whole body (extracting it does), then streams the canned message of the wire
 /// the path names.
 async fn answer(uri: Uri, body: Bytes) -> Response<Body> {
-    let stream = if uri.path().ends_with("/chat/completions") {
+    let path = uri.path();
+    let stream = if path.ends_with("/chat/completions") {
         CHAT_STREAM
+    } else if path.ends_with("/responses") {
+        RESPONSES_STREAM
     } else {
         STREAM
     };

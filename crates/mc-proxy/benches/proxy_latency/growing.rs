@@ -9,7 +9,8 @@
 //! and through the tools-on proxy, in an order that rotates per request, and each proxy's
 //! added time is its time minus the direct time of the same body. The body carries no
 //! `metadata.user_id` and the session is named by OpenCode's `x-session-id`, so `auto`
-//! serves the tools. The run is made on the Anthropic wire and again on Chat Completions.
+//! serves the tools. The run is made on the Anthropic wire, on Chat Completions and on
+//! Responses.
 
 use std::time::Duration;
 
@@ -24,13 +25,14 @@ const START_TOKENS: usize = 260_000;
 /// Requests before measuring: the cold pass and the first follow-up of each proxy.
 const WARMUP: usize = 2;
 
-/// The wire a run speaks: Anthropic Messages (OpenCode with an Anthropic model) or Chat
-/// Completions (Pi, OpenCode with an OpenAI-compatible model), each prepared for the
-/// tools its own way.
+/// The wire a run speaks: Anthropic Messages (OpenCode with an Anthropic model), Chat
+/// Completions (Pi, OpenCode with an OpenAI-compatible model) or Responses (OpenCode and Pi
+/// with an OpenAI model), each prepared for the tools its own way.
 #[derive(Debug, Clone, Copy)]
 pub enum Wire {
     Anthropic,
     Chat,
+    Responses,
 }
 
 impl Wire {
@@ -38,6 +40,7 @@ impl Wire {
         match self {
             Self::Anthropic => "/v1/messages",
             Self::Chat => "/v1/chat/completions",
+            Self::Responses => "/v1/responses",
         }
     }
 
@@ -45,6 +48,7 @@ impl Wire {
         match self {
             Self::Anthropic => conversation.body_without_metadata(corpus),
             Self::Chat => conversation.chat_body(corpus),
+            Self::Responses => conversation.responses_body(corpus),
         }
     }
 }
