@@ -20,6 +20,7 @@ use crate::pass_threads::PassThreads;
 use crate::project::ProjectResolver;
 use crate::project_docs::DocsReader;
 use crate::reported_usage::ReportedUsage;
+use crate::responses_incremental::RecentResponses;
 use crate::settings::ProxySettings;
 use crate::store_slot::{Reopen, StoreSlot};
 use crate::tokens::TokenEstimator;
@@ -47,6 +48,8 @@ pub struct App {
     pub recent_requests: RecentRequests,
     /// Recent Chat requests, so follow-ups decode only their new messages.
     pub recent_chats: RecentChats,
+    /// Recently managed Responses requests, so a follow-up decodes only its new items.
+    pub recent_responses: RecentResponses,
     /// Recent walks putting the agent tools' exchanges back, so follow-ups are prepared by
     /// their new messages only.
     pub recent_walks: RecentWalks,
@@ -101,6 +104,7 @@ impl App {
             proven_windows: ProvenWindows::default(),
             recent_requests: RecentRequests::new(budget.recent_requests()),
             recent_chats: RecentChats::new(budget.recent_requests()),
+            recent_responses: RecentResponses::new(budget.recent_requests()),
             recent_walks: RecentWalks::new(budget.prepared_walks()),
             chat_walks: ChatWalks::new(budget.prepared_walks()),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),

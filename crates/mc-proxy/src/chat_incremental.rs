@@ -13,15 +13,14 @@
 //! Anything else (another head, instructions that changed, a message that does not decode
 //! or convert on its own) takes the full decode, whose errors name the exact place.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use mc_core::{ContentHash, HashChain, HeldBytes, Message};
+use mc_core::{HashChain, Message};
 use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
-use crate::incremental::{Split, nests_too_deep, remember_within, take_longest_prefix};
+use crate::incremental::{Listed, RecentLists, Split, held_bytes, nests_too_deep};
 use crate::render_openai::{conversation, instruction_count, is_instruction};
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
@@ -70,12 +69,6 @@ impl ChatLayout {
         std::mem::size_of::<Self>()
             + self.split.ranges.capacity() * std::mem::size_of::<std::ops::Range<usize>>()
     }
-
-    /// Whether `body`, split at `split`, has this layout's bytes outside its message list.
-    fn same_head(&self, body: &[u8], split: &Split) -> bool {
-        body.get(..split.open) == self.body.get(..self.split.open)
-            && body.get(split.close..) == self.body.get(self.split.close..)
-    }
 }
 
 /// A remembered request.
@@ -85,15 +78,17 @@ struct Entry {
     messages: Vec<ChatMessage>,
     conversation: Vec<Message>,
     chain: HashChain,
-    held_bytes: usize,
+}
+
+impl Listed for Entry {
+    fn listed(&self) -> (&[u8], &Split) {
+        (&self.layout.body, &self.layout.split)
+    }
 }
 
 /// Recently managed Chat requests, most recent last, within a byte budget.
 #[derive(Debug)]
-pub struct RecentChats {
-    recent: Mutex<VecDeque<Entry>>,
-    budget_bytes: usize,
-}
+pub struct RecentChats(RecentLists<Entry>);
 
 impl Default for RecentChats {
     fn default() -> Self {
@@ -104,10 +99,7 @@ impl Default for RecentChats {
 impl RecentChats {
     /// Remembers requests holding at most `budget_bytes` in all.
     pub fn new(budget_bytes: usize) -> Self {
-        Self {
-            recent: Mutex::new(VecDeque::new()),
-            budget_bytes,
-        }
+        Self(RecentLists::new(budget_bytes))
     }
 
     /// Decodes `body`, reusing what it shares with a remembered request of its
@@ -135,40 +127,20 @@ impl RecentChats {
         {
             return;
         }
-        // The decoded messages hold about what their neutral forms hold.
-        let held_bytes = layout.body.len()
-            + 2 * conversation
-                .iter()
-                .map(HeldBytes::held_bytes)
-                .sum::<usize>()
-            + chain.len() * std::mem::size_of::<ContentHash>();
-        if held_bytes > self.budget_bytes {
-            return;
-        }
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = held_bytes(&layout.body, &conversation, &chain);
         let entry = Entry {
             layout,
             messages,
             conversation,
             chain,
-            held_bytes,
         };
-        remember_within(&mut recent, entry, self.budget_bytes, |entry| {
-            entry.held_bytes
-        });
+        self.0.remember(entry, held);
     }
 
     fn decode_incrementally(&self, body: &Bytes) -> Option<ChatDecoded> {
-        let (mut entry, equal) = {
-            let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-            take_longest_prefix(&mut recent, body, |entry| {
-                (&entry.layout.body, &entry.layout.split.ranges)
-            })?
-        };
-        let open = entry.layout.split.open;
-        let (split, shared) = Split::extend(&entry.layout.split.ranges, open, body, equal)?;
+        let (mut entry, split, shared) = self.0.take_extended(body)?;
         let instructions = entry.layout.instructions;
-        if !entry.layout.same_head(body, &split) || shared < instructions {
+        if shared < instructions {
             return None;
         }
         entry.messages.truncate(shared);

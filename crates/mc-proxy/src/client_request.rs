@@ -9,7 +9,7 @@ use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
 use mc_wire::openai::{ChatContent, ChatMessage, ChatRequest, ChatTool};
-use mc_wire::responses::{ResponsesRequest, ResponsesTool};
+use mc_wire::responses::{Item, ResponsesRequest, ResponsesTool};
 use serde_json::Value;
 
 use crate::chat_incremental::ChatLayout;
@@ -244,16 +244,19 @@ impl ClientRequest {
                     body: rendered.body,
                     hide_usage_chunk: rendered.added_usage,
                     encoded: rendered.encoded.map(EncodedList::Chat),
-                    client_messages: Some(rendered.client_messages),
+                    client_messages: Some(ClientMessages::Chat(rendered.client_messages)),
                 }
             }
             // Responses streams always end with their usage: nothing to ask for or hide.
-            Self::Responses(request) => Rendered {
-                body: Bytes::from(render_responses::render(request, outcome).encode()),
-                hide_usage_chunk: false,
-                encoded: None,
-                client_messages: None,
-            },
+            Self::Responses(request) => {
+                let (upstream, items) = render_responses::render(request, outcome);
+                Rendered {
+                    body: Bytes::from(upstream.encode()),
+                    hide_usage_chunk: false,
+                    encoded: None,
+                    client_messages: Some(ClientMessages::Responses(items)),
+                }
+            }
         }
     }
 }
@@ -267,8 +270,17 @@ pub struct Rendered {
     pub hide_usage_chunk: bool,
     /// The encoded conversation, for the session's next request (Anthropic and Chat).
     pub encoded: Option<EncodedList>,
-    /// The client's messages, as it sent them, for its next request (Chat only).
-    pub client_messages: Option<Vec<ChatMessage>>,
+    /// The client's messages, as it sent them, for its next request (Chat and Responses).
+    pub client_messages: Option<ClientMessages>,
+}
+
+/// A client's messages as it sent them, on its wire.
+#[derive(Debug)]
+pub enum ClientMessages {
+    /// Chat Completions messages.
+    Chat(Vec<ChatMessage>),
+    /// Responses items.
+    Responses(Vec<Item>),
 }
 
 /// Texts of the first message of a conversation (Claude Code puts its environment there).

@@ -13,6 +13,7 @@
 //! messages name the exact place.
 
 mod head;
+mod recent_lists;
 mod split;
 
 use std::collections::VecDeque;
@@ -26,6 +27,7 @@ use mc_wire::WireError;
 use mc_wire::anthropic::{self, MessagesRequest};
 
 pub(crate) use self::head::Head;
+pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
 pub(crate) use self::split::{Split, common_prefix_len, nests_too_deep};
 use crate::render_anthropic;
 

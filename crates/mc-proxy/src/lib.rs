@@ -80,6 +80,7 @@ mod render_openai;
 mod render_responses;
 mod reported_usage;
 mod request_body;
+mod responses_incremental;
 mod retention;
 mod router;
 mod session_resolve;

@@ -7,14 +7,13 @@
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{HashChain, Message};
-use mc_wire::responses::ResponsesRequest;
 
 use crate::app::App;
 use crate::chat_incremental::ChatLayout;
 use crate::client_request::ClientRequest;
 use crate::incremental::Layout;
 use crate::provider::{ErrorKind, Provider, ProxyError};
-use crate::render_responses;
+use crate::responses_incremental::ResponsesLayout;
 
 /// A client body read whole.
 pub struct DecodedCall {
@@ -36,6 +35,8 @@ pub enum BodyLayout {
     Anthropic(Layout),
     /// A Chat body's ([`crate::chat_incremental`]).
     Chat(ChatLayout),
+    /// A Responses body's ([`crate::responses_incremental`]).
+    Responses(ResponsesLayout),
 }
 
 impl BodyLayout {
@@ -43,7 +44,7 @@ impl BodyLayout {
     pub fn prefix_identity(&self) -> Option<&str> {
         match self {
             Self::Anthropic(layout) => layout.prefix_identity(),
-            Self::Chat(_) => None,
+            Self::Chat(_) | Self::Responses(_) => None,
         }
     }
 }
@@ -90,32 +91,26 @@ pub fn decode(app: &App, provider: Provider, body: &Bytes) -> Result<Decoding, P
             }
         }
         Provider::OpenAiResponses => {
-            let request = ResponsesRequest::decode(body, usize::MAX).map_err(invalid)?;
+            let decoded = app.recent_responses.decode(body).map_err(invalid)?;
+            let request = &decoded.request;
             let stateful = request
                 .stateful_reason()
                 .or_else(|| request.input.is_none().then_some("no input"));
             if let Some(reason) = stateful {
                 app.note_stateful(reason);
                 return Ok(Decoding::Stateful {
-                    model: request.model,
+                    model: decoded.request.model,
                 });
             }
-            let conversation = render_responses::conversation(&request);
             // OpenAI caches on its own; `prompt_cache_key` goes up as sent.
-            managed(ClientRequest::Responses(request), conversation)
+            DecodedCall {
+                client: ClientRequest::Responses(decoded.request),
+                conversation: decoded.conversation,
+                chain: decoded.chain,
+                client_ttl: CacheTtlChoice::Default,
+                layout: decoded.layout.map(BodyLayout::Responses),
+            }
         }
     };
     Ok(Decoding::Managed(Box::new(decoded)))
-}
-
-/// An OpenAI call's decoding: no cache markers, no remembered layout.
-fn managed(client: ClientRequest, conversation: Vec<Message>) -> DecodedCall {
-    let chain = HashChain::of(&conversation);
-    DecodedCall {
-        client,
-        conversation,
-        chain,
-        client_ttl: CacheTtlChoice::Default,
-        layout: None,
-    }
 }

@@ -17,7 +17,7 @@ use mc_engine::{Engine, EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
 
 use crate::app::App;
-use crate::client_request::first_message_texts;
+use crate::client_request::{ClientMessages, first_message_texts};
 use crate::clock::unix_ms;
 use crate::host_managed_body;
 use crate::pass_decode::{BodyLayout, DecodedCall, Decoding, decode};
@@ -363,9 +363,13 @@ fn render_pass(
             app.recent_requests
                 .remember(layout, decoded.conversation, decoded.chain);
         }
-        (Some(BodyLayout::Chat(layout)), Some(messages)) => {
+        (Some(BodyLayout::Chat(layout)), Some(ClientMessages::Chat(messages))) => {
             app.recent_chats
                 .remember(layout, messages, decoded.conversation, decoded.chain);
+        }
+        (Some(BodyLayout::Responses(layout)), Some(ClientMessages::Responses(items))) => {
+            app.recent_responses
+                .remember(layout, items, decoded.conversation, decoded.chain);
         }
         _ => {}
     }

@@ -78,8 +78,13 @@ pub fn prefix_identity(request: &ResponsesRequest) -> String {
 
 /// The upstream request: the instructions, then the pass's conversation as items. Calls of
 /// the request's `custom` tools go back out as custom tool calls, and every call and output
-/// keeps the fields the client sent on it ([`keep_client_fields`]).
-pub fn render(mut request: ResponsesRequest, outcome: &PassOutcome) -> ResponsesRequest {
+/// keeps the fields the client sent on it ([`keep_client_fields`]). The client's items come
+/// back too, instructions first, for the session's next request to reuse
+/// ([`crate::responses_incremental`]).
+pub fn render(
+    mut request: ResponsesRequest,
+    outcome: &PassOutcome,
+) -> (ResponsesRequest, Vec<Item>) {
     let keep = instruction_count(&request);
     let mut kept: Vec<Item> = match request.input.take() {
         Some(Input::Items(items)) => items,
@@ -95,9 +100,11 @@ pub fn render(mut request: ResponsesRequest, outcome: &PassOutcome) -> Responses
     let mut rendered =
         responses::from_conversation(outcome.messages.iter().map(|message| &**message), is_custom);
     keep_client_fields(&mut rendered, &client_tail);
+    let mut client = kept.clone();
+    client.extend(client_tail);
     kept.extend(rendered);
     request.input = Some(Input::Items(kept));
-    request
+    (request, client)
 }
 
 /// Gives each rendered item the fields the client sent on it (`id`, `status`, `annotations`,

@@ -24,6 +24,13 @@ struct Messages<'a> {
     messages: Vec<&'a RawValue>,
 }
 
+/// A Responses request's item list, located in its body.
+#[derive(serde::Deserialize)]
+struct InputItems<'a> {
+    #[serde(borrow)]
+    input: Vec<&'a RawValue>,
+}
+
 /// Where a body's message list and each of its messages lie.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Split {
@@ -40,10 +47,21 @@ impl Split {
     /// list (the full decode then decides).
     pub fn scan(body: &[u8]) -> Option<Self> {
         let raw: Messages<'_> = serde_json::from_slice(body).ok()?;
-        let ranges = raw
-            .messages
+        Self::locate(body, &raw.messages)
+    }
+
+    /// [`Self::scan`] for a Responses body's `input` items; `None` also for an input that is
+    /// a bare string.
+    pub fn scan_input(body: &[u8]) -> Option<Self> {
+        let raw: InputItems<'_> = serde_json::from_slice(body).ok()?;
+        Self::locate(body, &raw.input)
+    }
+
+    /// The split of a list whose items serde_json borrowed from `body`.
+    fn locate(body: &[u8], items: &[&RawValue]) -> Option<Self> {
+        let ranges = items
             .iter()
-            .map(|message| range_in(body, message.get().as_bytes()))
+            .map(|item| range_in(body, item.get().as_bytes()))
             .collect::<Option<Vec<_>>>()?;
         let (first, last) = (ranges.first()?.start, ranges.last()?.end);
         let open = body[..first].iter().rposition(|&b| b == b'[')?;

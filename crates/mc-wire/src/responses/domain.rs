@@ -36,9 +36,17 @@ use super::item::{
 /// content (a message whose content is an empty list) is no message: rendering would leave
 /// it out, and two assistant items on either side of it would then read back as one.
 pub fn to_conversation(items: &[Item]) -> Vec<Message> {
+    to_conversation_with_starts(items).0
+}
+
+/// [`to_conversation`], with the index of the item each message starts at: a message
+/// that is not the assistant's is one item, an assistant's runs until the next message
+/// starts. A follow-up request is converted by its new items only from these.
+pub fn to_conversation_with_starts(items: &[Item]) -> (Vec<Message>, Vec<usize>) {
     let mut messages: Vec<Message> = Vec::new();
+    let mut starts = Vec::new();
     let mut assistant_open = false;
-    for item in items {
+    for (index, item) in items.iter().enumerate() {
         let (role, parts) = item_parts(item);
         if parts.is_empty() {
             continue;
@@ -46,15 +54,19 @@ pub fn to_conversation(items: &[Item]) -> Vec<Message> {
         if role == Role::Assistant {
             match messages.last_mut() {
                 Some(last) if assistant_open => last.parts.extend(parts),
-                _ => messages.push(Message::new(Role::Assistant, parts)),
+                _ => {
+                    messages.push(Message::new(Role::Assistant, parts));
+                    starts.push(index);
+                }
             }
             assistant_open = true;
         } else {
             messages.push(Message::new(role, parts));
+            starts.push(index);
             assistant_open = false;
         }
     }
-    messages
+    (messages, starts)
 }
 
 /// The role of the message an item belongs to in the model: what the model wrote is the

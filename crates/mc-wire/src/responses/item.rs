@@ -35,6 +35,15 @@ pub enum Item {
 }
 
 impl Item {
+    /// Decodes one item on its own, as a request's `input` list holds it (a follow-up
+    /// request is decoded by its new items only); an error names the item's own paths.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        Self::from_json(
+            crate::object::parse_body(bytes, usize::MAX)?,
+            &JsonPath::Root,
+        )
+    }
+
     /// The item's `type` (`message` for a message sent without one).
     pub fn type_name(&self) -> &str {
         match self {

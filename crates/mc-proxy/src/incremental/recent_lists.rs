@@ -1,0 +1,76 @@
+//! Remembered requests of a wire whose follow-ups repeat the bytes outside their list
+//! (Chat's messages, Responses' items): the part [`crate::chat_incremental`] and
+//! [`crate::responses_incremental`] share.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use mc_core::{ContentHash, HashChain, HeldBytes, Message};
+
+use super::{Split, remember_within, take_longest_prefix};
+
+/// What a remembered request shows of itself: its body and where its list lies.
+pub(crate) trait Listed {
+    /// The body and its split.
+    fn listed(&self) -> (&[u8], &Split);
+}
+
+/// Remembered requests, most recent last, within a byte budget.
+#[derive(Debug)]
+pub(crate) struct RecentLists<E> {
+    recent: Mutex<VecDeque<(E, usize)>>,
+    budget_bytes: usize,
+}
+
+impl<E: Listed> RecentLists<E> {
+    /// Remembers requests holding at most `budget_bytes` in all.
+    pub fn new(budget_bytes: usize) -> Self {
+        Self {
+            recent: Mutex::new(VecDeque::new()),
+            budget_bytes,
+        }
+    }
+
+    /// Remembers `entry`, which holds `held_bytes`; one larger than the budget is not kept.
+    pub fn remember(&self, entry: E, held_bytes: usize) {
+        if held_bytes > self.budget_bytes {
+            return;
+        }
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        remember_within(
+            &mut recent,
+            (entry, held_bytes),
+            self.budget_bytes,
+            |kept| kept.1,
+        );
+    }
+
+    /// Takes out the remembered request `body` repeats through the most whole items, with
+    /// `body`'s split and how many leading items the two share, when `body` has its bytes
+    /// outside the list (anything else is decoded whole).
+    pub fn take_extended(&self, body: &[u8]) -> Option<(E, Split, usize)> {
+        let ((entry, _), equal) = {
+            let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+            take_longest_prefix(&mut recent, body, |(entry, _)| {
+                let (body, split) = entry.listed();
+                (body, &split.ranges)
+            })?
+        };
+        let (remembered, was) = entry.listed();
+        let (split, shared) = Split::extend(&was.ranges, was.open, body, equal)?;
+        let same_outside = body.get(..split.open) == remembered.get(..was.open)
+            && body.get(split.close..) == remembered.get(was.close..);
+        same_outside.then_some((entry, split, shared))
+    }
+}
+
+/// What a remembered request holds: its body, its decoded list (about what its neutral
+/// forms hold), the neutral forms and their hashes.
+pub(crate) fn held_bytes(body: &[u8], conversation: &[Message], chain: &HashChain) -> usize {
+    body.len()
+        + 2 * conversation
+            .iter()
+            .map(HeldBytes::held_bytes)
+            .sum::<usize>()
+        + chain.len() * std::mem::size_of::<ContentHash>()
+}

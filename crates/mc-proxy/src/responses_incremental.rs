@@ -1,0 +1,235 @@
+//! Decoding a follow-up Responses request by its new items only, as
+//! [`crate::chat_incremental`] does for Chat.
+//!
+//! A stateless Responses client (OpenCode, Pi, Codex with `store: false`) resends every item
+//! on every call, and decoding them, converting them to the neutral model and hashing them
+//! was most of a Responses call's cost on a long session. A follow-up repeats the previous
+//! request's bytes up to its first new or changed item, and its bytes outside the `input`
+//! list when nothing else changed. So with the same bytes outside the list and at least one
+//! leading item the same, only the items after the shared bytes are located and decoded,
+//! and the request is the remembered one's fields with the new list.
+//!
+//! Items do not map one to one onto neutral messages: an assistant's items (its message,
+//! reasoning, calls) make one message until an item of another role. So the messages kept
+//! are those whose items all lie in the shared part and that no new item could extend
+//! (every message but the assistant's is one item; an assistant's message is closed when
+//! the next message starts among the shared items, and one that ends the kept run is
+//! converted again with the items after it). Equal bytes decode to equal values, so the
+//! result is a full decode's; anything else takes the full decode, whose errors name the
+//! exact place.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mc_core::{HashChain, Message, Role};
+use mc_wire::WireError;
+use mc_wire::responses::{self, Input, Item, ResponsesRequest};
+
+use crate::incremental::{Listed, RecentLists, Split, held_bytes, nests_too_deep};
+use crate::render_responses::{conversation, instruction_count};
+
+/// A decoded Responses request, and what the next request of its conversation can reuse.
+#[derive(Debug)]
+pub struct ResponsesDecoded {
+    /// The request.
+    pub request: ResponsesRequest,
+    /// The items after its instructions, in the neutral model.
+    pub conversation: Vec<Message>,
+    /// Their hash chain.
+    pub chain: HashChain,
+    /// Where the body's items lie and where each message starts, for
+    /// [`RecentResponses::remember`]; `None` for a body whose input is not a list of items.
+    pub layout: Option<ResponsesLayout>,
+}
+
+/// Where a Responses body's items lie, its fields outside the item list, and the item each
+/// conversation message starts at.
+#[derive(Debug, Clone)]
+pub struct ResponsesLayout {
+    body: Bytes,
+    split: Split,
+    /// The request with no input.
+    head: Arc<ResponsesRequest>,
+    /// How many leading items are instructions.
+    instructions: usize,
+    /// Per conversation message, the index of its first item after the instructions.
+    starts: Vec<usize>,
+}
+
+/// A remembered request.
+#[derive(Debug)]
+struct Entry {
+    layout: ResponsesLayout,
+    items: Vec<Item>,
+    conversation: Vec<Message>,
+    chain: HashChain,
+}
+
+impl Listed for Entry {
+    fn listed(&self) -> (&[u8], &Split) {
+        (&self.layout.body, &self.layout.split)
+    }
+}
+
+/// Recently managed Responses requests, most recent last, within a byte budget.
+#[derive(Debug)]
+pub struct RecentResponses(RecentLists<Entry>);
+
+impl Default for RecentResponses {
+    fn default() -> Self {
+        Self::new(mc_engine::CacheBudget::default().recent_requests())
+    }
+}
+
+impl RecentResponses {
+    /// Remembers requests holding at most `budget_bytes` in all.
+    pub fn new(budget_bytes: usize) -> Self {
+        Self(RecentLists::new(budget_bytes))
+    }
+
+    /// Decodes `body`, reusing what it shares with a remembered request of its
+    /// conversation.
+    pub fn decode(&self, body: &Bytes) -> Result<ResponsesDecoded, WireError> {
+        match self.decode_incrementally(body) {
+            Some(decoded) => Ok(decoded),
+            None => full_decode(body),
+        }
+    }
+
+    /// Remembers a managed request (its layout, its `items` with the instructions, their
+    /// neutral forms and chain after the instructions) for the next one of its
+    /// conversation.
+    pub fn remember(
+        &self,
+        layout: ResponsesLayout,
+        items: Vec<Item>,
+        conversation: Vec<Message>,
+        chain: HashChain,
+    ) {
+        if layout.split.ranges.len() != items.len()
+            || layout.starts.len() != conversation.len()
+            || chain.len() != conversation.len()
+        {
+            return;
+        }
+        let held = held_bytes(&layout.body, &conversation, &chain);
+        let entry = Entry {
+            layout,
+            items,
+            conversation,
+            chain,
+        };
+        self.0.remember(entry, held);
+    }
+
+    fn decode_incrementally(&self, body: &Bytes) -> Option<ResponsesDecoded> {
+        let (mut entry, split, shared) = self.0.take_extended(body)?;
+        let instructions = entry.layout.instructions;
+        if shared < instructions {
+            return None;
+        }
+        entry.items.truncate(shared);
+        for range in &split.ranges[shared..] {
+            let bytes = body.get(range.clone())?;
+            if nests_too_deep(bytes) {
+                return None;
+            }
+            entry.items.push(Item::decode(bytes).ok()?);
+        }
+        // A new leading instruction (all shared items were instructions) moves where the
+        // conversation starts: decoded whole.
+        let mut request = ResponsesRequest::clone(&entry.layout.head);
+        request.input = Some(Input::Items(entry.items));
+        if instruction_count(&request) != instructions {
+            return None;
+        }
+        let Some(Input::Items(items)) = &request.input else {
+            return None;
+        };
+        let mut starts = entry.layout.starts;
+        let resume = kept_messages(&entry.conversation, &mut starts, shared - instructions);
+        entry.conversation.truncate(starts.len());
+        entry.chain.truncate(starts.len());
+        let (converted, new_starts) =
+            responses::to_conversation_with_starts(&items[instructions + resume..]);
+        for message in converted {
+            entry.chain.push(message.content_hash());
+            entry.conversation.push(message);
+        }
+        starts.extend(new_starts.into_iter().map(|start| start + resume));
+        Some(ResponsesDecoded {
+            request,
+            conversation: entry.conversation,
+            chain: entry.chain,
+            layout: Some(ResponsesLayout {
+                body: body.clone(),
+                split,
+                head: entry.layout.head,
+                instructions,
+                starts,
+            }),
+        })
+    }
+}
+
+/// Cuts `starts` to the messages of `conversation` a follow-up sharing its first `shared`
+/// conversation items keeps as they are (see the module docs); returns the item index the
+/// conversion resumes at.
+fn kept_messages(conversation: &[Message], starts: &mut Vec<usize>, shared: usize) -> usize {
+    let is_assistant = |index: usize| conversation[index].role == Role::Assistant;
+    // Every message but the assistant's is one item; an assistant's ends where the next
+    // message starts.
+    let complete = |index: usize| {
+        (!is_assistant(index) && starts[index] < shared)
+            || starts.get(index + 1).is_some_and(|&next| next <= shared)
+    };
+    let mut kept = (0..conversation.len().min(starts.len()))
+        .take_while(|&index| complete(index))
+        .count();
+    // A kept assistant message at the end could take the new items: converted again.
+    if kept > 0 && is_assistant(kept - 1) {
+        kept -= 1;
+    }
+    let resume = starts.get(kept).map_or(shared, |&start| start.min(shared));
+    starts.truncate(kept);
+    resume
+}
+
+/// A full decode, with the layout when the body's input is a list of items.
+fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
+    let mut request = ResponsesRequest::decode(body, usize::MAX)?;
+    let instructions = instruction_count(&request);
+    let (conversation, starts) = match &request.input {
+        Some(Input::Items(items)) => responses::to_conversation_with_starts(&items[instructions..]),
+        _ => (conversation(&request), Vec::new()),
+    };
+    let chain = HashChain::of(&conversation);
+    let items = match &request.input {
+        Some(Input::Items(items)) => items.len(),
+        _ => 0,
+    };
+    let layout = Split::scan_input(body)
+        .filter(|split| items > 0 && split.ranges.len() == items)
+        .map(|split| {
+            let input = request.input.take();
+            let head = Arc::new(request.clone());
+            request.input = input;
+            ResponsesLayout {
+                body: body.clone(),
+                split,
+                head,
+                instructions,
+                starts,
+            }
+        });
+    Ok(ResponsesDecoded {
+        request,
+        conversation,
+        chain,
+        layout,
+    })
+}
+
+#[cfg(test)]
+#[path = "responses_incremental_tests.rs"]
+mod tests;
