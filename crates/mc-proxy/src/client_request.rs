@@ -12,10 +12,11 @@ use mc_wire::openai::{ChatContent, ChatMessage, ChatRequest, ChatTool};
 use mc_wire::responses::{Item, ResponsesRequest, ResponsesTool};
 use serde_json::Value;
 
-use crate::chat_incremental::ChatLayout;
+use crate::body_layout::BodyLayout;
 use crate::encoded_chat;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_list::EncodedList;
+use crate::encoded_responses;
 use crate::{render_anthropic, render_openai, render_responses};
 
 /// A decoded model call.
@@ -212,7 +213,7 @@ impl ClientRequest {
     /// the client's stream.
     ///
     /// `previous` is the encoded conversation of the session's previous request, reused
-    /// where it is the same; the returned one is for its next. `chat_layout` locates a Chat
+    /// where it is the same; the returned one is for its next. `layout` locates the
     /// request's messages in the client body.
     pub fn render(
         self,
@@ -220,7 +221,7 @@ impl ClientRequest {
         window: Option<u64>,
         input_hint: Option<u64>,
         previous: Option<&EncodedList>,
-        chat_layout: Option<&ChatLayout>,
+        layout: Option<&BodyLayout>,
         heads: &EncodedHeads,
     ) -> Rendered {
         match self {
@@ -238,8 +239,11 @@ impl ClientRequest {
             }
             Self::OpenAi(request) => {
                 let previous = previous.and_then(EncodedList::chat);
-                let rendered =
-                    encoded_chat::render(request, &outcome.messages, chat_layout, previous);
+                let layout = match layout {
+                    Some(BodyLayout::Chat(layout)) => Some(layout),
+                    _ => None,
+                };
+                let rendered = encoded_chat::render(request, &outcome.messages, layout, previous);
                 Rendered {
                     body: rendered.body,
                     hide_usage_chunk: rendered.added_usage,
@@ -249,12 +253,18 @@ impl ClientRequest {
             }
             // Responses streams always end with their usage: nothing to ask for or hide.
             Self::Responses(request) => {
-                let (upstream, items) = render_responses::render(request, outcome);
+                let previous = previous.and_then(EncodedList::responses);
+                let layout = match layout {
+                    Some(BodyLayout::Responses(layout)) => Some(layout),
+                    _ => None,
+                };
+                let rendered =
+                    encoded_responses::render(request, &outcome.messages, layout, previous);
                 Rendered {
-                    body: Bytes::from(upstream.encode()),
+                    body: rendered.body,
                     hide_usage_chunk: false,
-                    encoded: None,
-                    client_messages: Some(ClientMessages::Responses(items)),
+                    encoded: rendered.encoded.map(EncodedList::Responses),
+                    client_messages: Some(ClientMessages::Responses(rendered.client_items)),
                 }
             }
         }

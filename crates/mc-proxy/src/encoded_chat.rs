@@ -24,6 +24,7 @@ use mc_core::Message;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
 use crate::chat_incremental::ChatLayout;
+use crate::list_writer::ListWriter;
 use crate::render_openai::{instruction_count, same_message};
 
 /// A session's last upstream Chat body, and where each rendered message lies in it.
@@ -104,20 +105,12 @@ pub fn render(
 
     let (before, after) = request.encode_around_messages();
     let capacity = previous.map_or(0, EncodedChat::body_len) + 64 * 1024;
-    let mut list = List {
-        out: Vec::with_capacity(capacity),
-        empty: true,
-    };
-    list.out.extend_from_slice(&before);
-    list.out.push(b'[');
+    let mut list = ListWriter::open(capacity, &before);
     for instruction in &request.messages {
         list.write(instruction);
     }
     let kept = write_conversation(&mut list, messages, renderings, &pairing, previous);
-    let mut out = list.out;
-    out.push(b']');
-    out.extend_from_slice(&after);
-    let body = Bytes::from(out);
+    let body = Bytes::from(list.close(&after));
     let encoded = layout.map(|layout| EncodedChat {
         body: body.clone(),
         client: layout.clone(),
@@ -137,7 +130,7 @@ pub fn render(
 /// Writes the conversation's messages into `list`, each copied from `previous` where that
 /// gives its bytes, else rendered now; returns where each went.
 fn write_conversation(
-    list: &mut List,
+    list: &mut ListWriter,
     messages: &[Arc<Message>],
     renderings: Vec<Rendering>,
     pairing: &Pairing<'_>,
@@ -172,7 +165,7 @@ fn write_conversation(
 /// with its client message's fields when it says what that one said; returns where they
 /// went.
 fn write_fresh(
-    list: &mut List,
+    list: &mut ListWriter,
     mut chat: Vec<ChatMessage>,
     first: usize,
     pairing: &Pairing<'_>,
@@ -186,7 +179,7 @@ fn write_fresh(
         }
         start.get_or_insert(list.write(rendered));
     }
-    start.unwrap_or(list.out.len())..list.out.len()
+    start.unwrap_or(list.len())..list.len()
 }
 
 /// How a neutral message is rendered on this pass.
@@ -203,41 +196,6 @@ impl Rendering {
             Self::Same { count } => *count,
             Self::Fresh(chat) => chat.len(),
         }
-    }
-}
-
-/// A message list being written: its items separated by commas.
-struct List {
-    out: Vec<u8>,
-    empty: bool,
-}
-
-impl List {
-    /// Appends one message; returns where its bytes start. Encoding a wire value into
-    /// memory cannot fail.
-    fn write(&mut self, message: &ChatMessage) -> usize {
-        self.separate();
-        let start = self.out.len();
-        let _ = serde_json::to_writer(&mut self.out, message);
-        start
-    }
-
-    /// Appends messages encoded before (`a,b,…`, possibly none); returns where they went.
-    fn copy(&mut self, bytes: &[u8]) -> Range<usize> {
-        if bytes.is_empty() {
-            return self.out.len()..self.out.len();
-        }
-        self.separate();
-        let start = self.out.len();
-        self.out.extend_from_slice(bytes);
-        start..self.out.len()
-    }
-
-    fn separate(&mut self) {
-        if !self.empty {
-            self.out.push(b',');
-        }
-        self.empty = false;
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::encoded_chat::EncodedChat;
 use crate::encoded_messages::EncodedMessages;
+use crate::encoded_responses::EncodedResponses;
 
 /// A session's last upstream message list.
 #[derive(Debug)]
@@ -11,6 +12,8 @@ pub enum EncodedList {
     Anthropic(EncodedMessages),
     /// A Chat Completions body's.
     Chat(EncodedChat),
+    /// A Responses body's.
+    Responses(EncodedResponses),
 }
 
 impl EncodedList {
@@ -18,7 +21,7 @@ impl EncodedList {
     pub fn anthropic(&self) -> Option<&EncodedMessages> {
         match self {
             Self::Anthropic(list) => Some(list),
-            Self::Chat(_) => None,
+            Self::Chat(_) | Self::Responses(_) => None,
         }
     }
 
@@ -26,7 +29,15 @@ impl EncodedList {
     pub fn chat(&self) -> Option<&EncodedChat> {
         match self {
             Self::Chat(list) => Some(list),
-            Self::Anthropic(_) => None,
+            Self::Anthropic(_) | Self::Responses(_) => None,
+        }
+    }
+
+    /// The Responses list, when the last request was one.
+    pub fn responses(&self) -> Option<&EncodedResponses> {
+        match self {
+            Self::Responses(list) => Some(list),
+            Self::Anthropic(_) | Self::Chat(_) => None,
         }
     }
 }
@@ -36,6 +47,7 @@ impl mc_core::HeldBytes for EncodedList {
         match self {
             Self::Anthropic(list) => list.held_bytes(),
             Self::Chat(list) => list.held_bytes(),
+            Self::Responses(list) => list.held_bytes(),
         }
     }
 }

@@ -9,11 +9,9 @@ use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{HashChain, Message};
 
 use crate::app::App;
-use crate::chat_incremental::ChatLayout;
+pub use crate::body_layout::BodyLayout;
 use crate::client_request::ClientRequest;
-use crate::incremental::Layout;
 use crate::provider::{ErrorKind, Provider, ProxyError};
-use crate::responses_incremental::ResponsesLayout;
 
 /// A client body read whole.
 pub struct DecodedCall {
@@ -27,26 +25,6 @@ pub struct DecodedCall {
     pub client_ttl: CacheTtlChoice,
     /// Where the body's messages lie, to remember for the session's next request.
     pub layout: Option<BodyLayout>,
-}
-
-/// Where a body's messages lie, on its wire.
-pub enum BodyLayout {
-    /// An Anthropic body's ([`crate::incremental`]).
-    Anthropic(Layout),
-    /// A Chat body's ([`crate::chat_incremental`]).
-    Chat(ChatLayout),
-    /// A Responses body's ([`crate::responses_incremental`]).
-    Responses(ResponsesLayout),
-}
-
-impl BodyLayout {
-    /// The prefix identity the decode already knows (an Anthropic head's).
-    pub fn prefix_identity(&self) -> Option<&str> {
-        match self {
-            Self::Anthropic(layout) => layout.prefix_identity(),
-            Self::Chat(_) | Self::Responses(_) => None,
-        }
-    }
 }
 
 /// What the body is.

@@ -343,16 +343,12 @@ fn render_pass(
     let pass = pass_facts(&decoded, &target, outcome);
     let session = target.session;
     let previous = app.encoded_messages.take(&session);
-    let chat_layout = match &decoded.layout {
-        Some(BodyLayout::Chat(layout)) => Some(layout),
-        _ => None,
-    };
     let rendered = decoded.client.render(
         outcome,
         target.window,
         last_usage.map(|usage| usage.tokens),
         previous.as_ref(),
-        chat_layout,
+        decoded.layout.as_ref(),
         &app.encoded_heads,
     );
     if let Some(encoded) = rendered.encoded {

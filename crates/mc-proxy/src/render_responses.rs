@@ -1,4 +1,5 @@
-//! The upstream Responses request for a pass.
+//! What a Responses request's instructions and conversation are, and when a rendered item
+//! stands for a client's (the upstream body is written by [`crate::encoded_responses`]).
 //!
 //! Like Chat, a Responses request carries its instructions up front: the `instructions`
 //! field and the leading `system` / `developer` message items (Codex sends its base
@@ -8,11 +9,8 @@
 //! by `prompt_cache_key`, which goes up as the client sent it), so there are no breakpoints
 //! to place.
 
-use std::collections::HashMap;
-
 use mc_core::tags::untagged;
 use mc_core::{Message, Part, Role};
-use mc_engine::PassOutcome;
 use mc_wire::responses::{
     self, Content, ContentPart, Input, Item, MessageItem, MessageRole, ResponsesRequest,
 };
@@ -76,79 +74,18 @@ pub fn prefix_identity(request: &ResponsesRequest) -> String {
     hasher.finalize().to_hex().to_string()
 }
 
-/// The upstream request: the instructions, then the pass's conversation as items. Calls of
-/// the request's `custom` tools go back out as custom tool calls, and every call and output
-/// keeps the fields the client sent on it ([`keep_client_fields`]). The client's items come
-/// back too, instructions first, for the session's next request to reuse
-/// ([`crate::responses_incremental`]).
-pub fn render(
-    mut request: ResponsesRequest,
-    outcome: &PassOutcome,
-) -> (ResponsesRequest, Vec<Item>) {
-    let keep = instruction_count(&request);
-    let mut kept: Vec<Item> = match request.input.take() {
-        Some(Input::Items(items)) => items,
-        Some(Input::Text(_)) | None => Vec::new(),
-    };
-    let client_tail = kept.split_off(keep.min(kept.len()));
-    let tools = request.tools.as_deref().unwrap_or(&[]);
-    let is_custom = |name: &str| {
-        tools
-            .iter()
-            .any(|tool| tool.is_custom() && tool.name() == Some(name))
-    };
-    let mut rendered =
-        responses::from_conversation(outcome.messages.iter().map(|message| &**message), is_custom);
-    keep_client_fields(&mut rendered, &client_tail);
-    let mut client = kept.clone();
-    client.extend(client_tail);
-    kept.extend(rendered);
-    request.input = Some(Input::Items(kept));
-    (request, client)
-}
-
-/// Gives each rendered item the fields the client sent on it (`id`, `status`, `annotations`,
-/// harness fields such as Codex's `internal_chat_message_metadata_passthrough`), in the
-/// client's key order: the neutral model keeps none of them, and the codecs promise that
-/// what the engine did not change goes up as the client sent it. A call or output is found
-/// by its call id. The rendered messages after the head are the client's last ones in order,
-/// so a message is paired with the client's message as far from the end, and takes its
-/// fields when the two have the same role and texts (less the tag the engine put at their
-/// start): a message the engine changed (dropped, an excerpt) keeps none, and the pairing of
-/// the others never depends on which changed, so their bytes stay the same from pass to
-/// pass. The engine's own values (a tag, a dropped output, a clipped input) still win.
-fn keep_client_fields(rendered: &mut [Item], client: &[Item]) {
-    let mut by_call: HashMap<(&str, &str), &Item> = HashMap::new();
-    for item in client {
-        if let Some(call_id) = item.call_id() {
-            by_call.entry((item.type_name(), call_id)).or_insert(item);
-        }
-    }
-    let messages: Vec<(&Item, &MessageItem)> = client
-        .iter()
-        .filter_map(|item| match item {
-            Item::Message(message) => Some((item, message)),
-            _ => None,
-        })
-        .collect();
-    let mut paired = messages.iter().rev();
-    for item in rendered.iter_mut().rev() {
-        let theirs = match &*item {
-            Item::Message(ours) => paired
-                .next()
-                .filter(|(_, theirs)| {
-                    theirs.role == ours.role
-                        && untagged_texts(&theirs.content) == untagged_texts(&ours.content)
-                })
-                .map(|(item, _)| *item),
-            other => other
-                .call_id()
-                .and_then(|call_id| by_call.get(&(other.type_name(), call_id)).copied()),
-        };
-        if let Some(theirs) = theirs {
-            item.adopt_client_fields(theirs);
-        }
-    }
+/// Whether a rendered message item says what the client's did: the same role and texts
+/// (less the tag the engine put at their start). Such an item takes the fields the client
+/// sent on it (`id`, `status`, `annotations`, harness fields such as Codex's
+/// `internal_chat_message_metadata_passthrough`), in the client's key order, as a call or an
+/// output takes those of the client's item with its call id: the neutral model keeps none of
+/// them, and what the engine did not change goes up as the client sent it. A message item is
+/// paired with the client's message item as far from the end ([`crate::encoded_responses`]):
+/// one the engine changed (dropped, an excerpt) keeps no field, and the pairing of the others
+/// never depends on which changed, so their bytes stay the same from pass to pass. The
+/// engine's own values (a tag, a dropped output, a clipped input) still win.
+pub fn says_the_same(ours: &MessageItem, theirs: &MessageItem) -> bool {
+    theirs.role == ours.role && untagged_texts(&theirs.content) == untagged_texts(&ours.content)
 }
 
 /// A message's texts, each without the tag the engine puts at its start (`§12§ `).

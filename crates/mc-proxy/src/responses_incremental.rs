@@ -56,6 +56,37 @@ pub struct ResponsesLayout {
     starts: Vec<usize>,
 }
 
+impl ResponsesLayout {
+    /// How many items the body has, instructions included.
+    pub fn item_count(&self) -> usize {
+        self.split.ranges.len()
+    }
+
+    /// The bytes of item `index` (instructions counted).
+    pub fn item_bytes(&self, index: usize) -> Option<&[u8]> {
+        self.body.get(self.split.ranges.get(index)?.clone())
+    }
+
+    /// How many leading items are instructions.
+    pub fn instructions(&self) -> usize {
+        self.instructions
+    }
+
+    /// Whether `other`'s body has this body's bytes outside the item list (the same
+    /// model, instructions, tools and parameters).
+    pub fn same_outside(&self, other: &Self) -> bool {
+        self.body.get(..self.split.open) == other.body.get(..other.split.open)
+            && self.body.get(self.split.close..) == other.body.get(other.split.close..)
+    }
+
+    /// What the item places hold (the body is counted by whoever owns it).
+    pub fn located_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.split.ranges.capacity() * std::mem::size_of::<std::ops::Range<usize>>()
+            + self.starts.capacity() * std::mem::size_of::<usize>()
+    }
+}
+
 /// A remembered request.
 #[derive(Debug)]
 struct Entry {

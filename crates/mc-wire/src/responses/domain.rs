@@ -187,26 +187,62 @@ pub fn from_conversation<'a>(
     messages: impl IntoIterator<Item = &'a Message> + Clone,
     is_custom_tool: impl Fn(&str) -> bool,
 ) -> Vec<Item> {
-    let custom_calls: HashSet<&str> = messages
-        .clone()
-        .into_iter()
-        .flat_map(|message| &message.parts)
-        .filter_map(|part| match part {
-            Part::ToolCall { id, name, .. } if is_custom_tool(name) => Some(id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let renderer = ItemRenderer::new(messages.clone(), is_custom_tool);
     let mut items = Vec::new();
     for message in messages {
-        render_message(message, &is_custom_tool, &custom_calls, &mut items);
+        items.extend(renderer.render(message));
     }
     items
+}
+
+/// Renders a conversation's messages one at a time, each as [`from_conversation`] renders it
+/// among the others: an output is a custom tool's when the conversation's call it answers
+/// is one, so what a message becomes depends on the whole conversation only through those
+/// call ids ([`Self::custom_calls`]).
+pub struct ItemRenderer<F> {
+    is_custom_tool: F,
+    custom_calls: HashSet<String>,
+}
+
+impl<F: Fn(&str) -> bool> ItemRenderer<F> {
+    /// The renderer of `messages`, whose custom tools `is_custom_tool` names.
+    pub fn new<'a>(messages: impl IntoIterator<Item = &'a Message>, is_custom_tool: F) -> Self {
+        let custom_calls = messages
+            .into_iter()
+            .flat_map(|message| &message.parts)
+            .filter_map(|part| match part {
+                Part::ToolCall { id, name, .. } if is_custom_tool(name) => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        Self {
+            is_custom_tool,
+            custom_calls,
+        }
+    }
+
+    /// The ids of the conversation's custom tool calls.
+    pub fn custom_calls(&self) -> &HashSet<String> {
+        &self.custom_calls
+    }
+
+    /// One message's items.
+    pub fn render(&self, message: &Message) -> Vec<Item> {
+        let mut items = Vec::new();
+        render_message(
+            message,
+            &self.is_custom_tool,
+            &self.custom_calls,
+            &mut items,
+        );
+        items
+    }
 }
 
 fn render_message(
     message: &Message,
     is_custom_tool: &impl Fn(&str) -> bool,
-    custom_calls: &HashSet<&str>,
+    custom_calls: &HashSet<String>,
     items: &mut Vec<Item>,
 ) {
     let (role, text_kind) = match message.role {
@@ -262,7 +298,7 @@ fn render_message(
                 call_id, content, ..
             } => {
                 flush(&mut pending, items);
-                let kind = if custom_calls.contains(call_id.as_str()) {
+                let kind = if custom_calls.contains(call_id) {
                     OutputKind::Custom
                 } else {
                     OutputKind::Function

@@ -33,7 +33,9 @@ mod tests;
 
 pub use accumulator::EventAccumulator;
 pub use content::{Content, ContentPart, RefusalPart, TextKind, TextPart};
-pub use domain::{from_conversation, item_role, to_conversation, to_conversation_with_starts};
+pub use domain::{
+    ItemRenderer, from_conversation, item_role, to_conversation, to_conversation_with_starts,
+};
 pub use event::StreamEvent;
 pub use item::{
     CustomToolCallItem, FunctionCallItem, Item, MessageItem, MessageRole, OutputKind,

@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 use super::item::Item;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{
-    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, parse_body, wire_serde,
+    FromJson, KeyOrder, ObjectReader, WireObject, encode_json, encode_with_raw_field, parse_body,
+    wire_serde,
 };
 use crate::wire_object::wire_object;
 
@@ -87,6 +88,15 @@ impl ResponsesRequest {
     /// Encodes the request; a pure function of its value.
     pub fn encode(&self) -> Vec<u8> {
         encode_json(self)
+    }
+
+    /// The bytes before and after the `input` list, so that `before + list + after` is what
+    /// [`Self::encode`] writes with that list (`[` … `]`, compact, as serde_json writes it)
+    /// as its items: the rest of a request encoded once around items encoded before.
+    pub fn encode_around_input(&self) -> (Vec<u8>, Vec<u8>) {
+        let (mut before, at) = encode_with_raw_field(self, INPUT_FIELD, &[]);
+        let after = before.split_off(at.unwrap_or(before.len()));
+        (before, after)
     }
 
     /// Whether the response will be streamed.
@@ -209,3 +219,6 @@ impl serde::Serialize for ResponsesTool {
 }
 
 wire_serde!(ResponsesRequest);
+
+/// Where `input` is among [`ResponsesRequest`]'s fields.
+const INPUT_FIELD: usize = 1;

@@ -1,0 +1,26 @@
+//! Where a client body's messages lie, on its wire: what the decode found, for the render
+//! to reuse the previous body by and for the next request to be decoded by its new part.
+
+use crate::chat_incremental::ChatLayout;
+use crate::incremental::Layout;
+use crate::responses_incremental::ResponsesLayout;
+
+/// Where a body's messages lie, on its wire.
+pub enum BodyLayout {
+    /// An Anthropic body's ([`crate::incremental`]).
+    Anthropic(Layout),
+    /// A Chat body's ([`crate::chat_incremental`]).
+    Chat(ChatLayout),
+    /// A Responses body's ([`crate::responses_incremental`]).
+    Responses(ResponsesLayout),
+}
+
+impl BodyLayout {
+    /// The prefix identity the decode already knows (an Anthropic head's).
+    pub fn prefix_identity(&self) -> Option<&str> {
+        match self {
+            Self::Anthropic(layout) => layout.prefix_identity(),
+            Self::Chat(_) | Self::Responses(_) => None,
+        }
+    }
+}

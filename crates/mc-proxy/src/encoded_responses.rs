@@ -1,0 +1,376 @@
+//! The upstream Responses body of a pass, written from the session's previous one where the
+//! messages did not change, as [`crate::encoded_chat`] does for Chat.
+//!
+//! What a neutral message's items encode to depends on the message, on which of the
+//! conversation's calls are custom tools' (an output answers a custom call as a custom
+//! output), on the request's tools, and on the client item each rendered item takes its
+//! fields from ([`crate::render_responses`]: a message item pairs with the client's message
+//! item as far from the end, a call or an output with the client's item of the same call
+//! id). So a message's bytes are copied from the previous body when it is the same message
+//! (`Arc::ptr_eq`) at the same index, the client body has the same bytes outside its item
+//! list, none of its outputs answers a call whose custom kind changed, and every item pairs
+//! with a client item of the same bytes as before (or with none, as before). The result is
+//! byte for byte what rendering the whole request gives (a property test checks).
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mc_core::{Message, Part};
+use mc_wire::responses::{Input, Item, ItemRenderer, ResponsesRequest};
+
+use crate::list_writer::ListWriter;
+use crate::render_responses::{instruction_count, says_the_same};
+use crate::responses_incremental::ResponsesLayout;
+
+/// A session's last upstream Responses body, and where each rendered message lies in it.
+#[derive(Debug)]
+pub struct EncodedResponses {
+    body: Bytes,
+    /// The client body it was rendered for.
+    client: ResponsesLayout,
+    /// The conversation's custom tool calls then.
+    custom_calls: HashSet<String>,
+    /// Per neutral message, in order.
+    kept: Vec<Kept>,
+}
+
+/// One neutral message's items in an encoded body.
+#[derive(Debug)]
+struct Kept {
+    message: Arc<Message>,
+    /// What each of its items pairs by.
+    shapes: Vec<Shape>,
+    /// The client item (index after the instructions) each item paired with.
+    paired: Vec<Option<usize>>,
+    /// Their bytes, joined by commas, in the body.
+    range: Range<usize>,
+}
+
+/// What a rendered item is paired with a client item by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shape {
+    /// A message item: by its distance from the end among the message items.
+    Message,
+    /// A call or an output: by its type and call id.
+    Call(String, String),
+    /// Anything else: by nothing.
+    Unpaired,
+}
+
+impl Shape {
+    fn of(item: &Item) -> Self {
+        match (item, item.call_id()) {
+            (Item::Message(_), _) => Self::Message,
+            (_, Some(call_id)) => Self::Call(item.type_name().to_owned(), call_id.to_owned()),
+            (_, None) => Self::Unpaired,
+        }
+    }
+}
+
+/// A rendered upstream request.
+#[derive(Debug)]
+pub struct ResponsesRendered {
+    /// The upstream body.
+    pub body: Bytes,
+    /// The client's items as it sent them, instructions first, for its next request.
+    pub client_items: Vec<Item>,
+    /// The body for the session's next pass to reuse; `None` when the client body's items
+    /// were not located.
+    pub encoded: Option<EncodedResponses>,
+}
+
+/// The upstream request for a pass: the client's instructions as sent, then the pass's
+/// conversation (`messages`, as the engine returned them) as items, each with the client's
+/// fields where it stands for a client item. `layout` locates `request`'s items in the
+/// client body; with it, what `previous` encoded is reused.
+pub fn render(
+    mut request: ResponsesRequest,
+    messages: &[Arc<Message>],
+    layout: Option<&ResponsesLayout>,
+    previous: Option<&EncodedResponses>,
+) -> ResponsesRendered {
+    let keep = instruction_count(&request);
+    let mut instructions = match request.input.take() {
+        Some(Input::Items(items)) => items,
+        Some(Input::Text(_)) | None => Vec::new(),
+    };
+    let client = instructions.split_off(keep.min(instructions.len()));
+    let layout = layout.filter(|layout| layout.item_count() == keep + client.len());
+    let reusing = previous
+        .zip(layout)
+        .filter(|(previous, layout)| previous.client.same_outside(layout));
+    let previous = reusing.map(|(previous, _)| previous);
+    let tools = request.tools.as_deref().unwrap_or(&[]);
+    let renderer = ItemRenderer::new(messages.iter().map(|message| &**message), |name| {
+        tools
+            .iter()
+            .any(|tool| tool.is_custom() && tool.name() == Some(name))
+    });
+    let changed_kinds: HashSet<&String> = previous.map_or_else(HashSet::new, |previous| {
+        renderer
+            .custom_calls()
+            .symmetric_difference(&previous.custom_calls)
+            .collect()
+    });
+    let renderings: Vec<Rendering> = messages
+        .iter()
+        .enumerate()
+        .map(|(index, message)| {
+            let same = previous
+                .and_then(|previous| previous.same_at(index, message))
+                .filter(|_| !answers_any(message, &changed_kinds));
+            match same {
+                Some(shapes) => Rendering::Same(shapes.to_vec()),
+                None => Rendering::Fresh(renderer.render(message)),
+            }
+        })
+        .collect();
+    let pairing = Pairing::new(&client, &renderings);
+
+    request.input = Some(Input::Items(Vec::new()));
+    let (before, after) = request.encode_around_input();
+    let capacity = previous.map_or(0, |previous| previous.body.len()) + 64 * 1024;
+    let mut list = ListWriter::open(capacity, &before);
+    for instruction in &instructions {
+        list.write(instruction);
+    }
+    let render = |message: &Message| renderer.render(message);
+    let kept = write_conversation(&mut list, messages, renderings, &render, &pairing, reusing);
+    let body = Bytes::from(list.close(&after));
+    let encoded = layout.map(|layout| EncodedResponses {
+        body: body.clone(),
+        client: layout.clone(),
+        custom_calls: renderer.custom_calls().clone(),
+        kept,
+    });
+    instructions.extend(client);
+    ResponsesRendered {
+        body,
+        client_items: instructions,
+        encoded,
+    }
+}
+
+/// Whether `message` holds an output answering one of `calls`.
+fn answers_any(message: &Message, calls: &HashSet<&String>) -> bool {
+    !calls.is_empty()
+        && message
+            .parts
+            .iter()
+            .any(|part| matches!(part, Part::ToolResult { call_id, .. } if calls.contains(call_id)))
+}
+
+/// Writes the conversation's items into `list`, each message's copied from `previous` where
+/// that gives its bytes, else rendered now; returns where each went.
+fn write_conversation(
+    list: &mut ListWriter,
+    messages: &[Arc<Message>],
+    renderings: Vec<Rendering>,
+    render: &dyn Fn(&Message) -> Vec<Item>,
+    pairing: &Pairing<'_>,
+    previous: Option<(&EncodedResponses, &ResponsesLayout)>,
+) -> Vec<Kept> {
+    let mut kept = Vec::with_capacity(messages.len());
+    let mut message_items = 0;
+    for (index, (message, rendering)) in messages.iter().zip(renderings).enumerate() {
+        let (items, shapes) = match rendering {
+            Rendering::Same(shapes) => (None, shapes),
+            Rendering::Fresh(items) => {
+                let shapes = items.iter().map(Shape::of).collect();
+                (Some(items), shapes)
+            }
+        };
+        let paired = pairing.pair(&shapes, message_items);
+        message_items += shapes
+            .iter()
+            .filter(|shape| **shape == Shape::Message)
+            .count();
+        let reused = previous
+            .filter(|_| items.is_none())
+            .and_then(|(previous, layout)| previous.reusable(index, &paired, layout));
+        let range = match reused {
+            Some(bytes) => list.copy(bytes),
+            None => {
+                let items = items.unwrap_or_else(|| render(message));
+                write_fresh(list, items, &paired, pairing.client)
+            }
+        };
+        kept.push(Kept {
+            message: Arc::clone(message),
+            shapes,
+            paired,
+            range,
+        });
+    }
+    kept
+}
+
+/// Writes one message's items, each with the fields of the client item it pairs with when
+/// it stands for that item; returns where they went.
+fn write_fresh(
+    list: &mut ListWriter,
+    mut items: Vec<Item>,
+    paired: &[Option<usize>],
+    client: &[Item],
+) -> Range<usize> {
+    let mut start = None;
+    for (item, paired) in items.iter_mut().zip(paired) {
+        if let Some(theirs) = paired.and_then(|at| client.get(at))
+            && stands_for(item, theirs)
+        {
+            item.adopt_client_fields(theirs);
+        }
+        start.get_or_insert(list.write(item));
+    }
+    start.unwrap_or(list.len())..list.len()
+}
+
+/// Whether a rendered item stands for the client item it pairs with: a message that says
+/// what the client's said, or any call or output (paired by its call id).
+fn stands_for(ours: &Item, theirs: &Item) -> bool {
+    match (ours, theirs) {
+        (Item::Message(ours), Item::Message(theirs)) => says_the_same(ours, theirs),
+        (Item::Message(_), _) => false,
+        _ => true,
+    }
+}
+
+/// How a neutral message is rendered on this pass.
+enum Rendering {
+    /// The previous pass's message at the same index: its items' shapes.
+    Same(Vec<Shape>),
+    /// Another message, as its items.
+    Fresh(Vec<Item>),
+}
+
+impl Rendering {
+    /// How many of its items are message items.
+    fn message_items(&self) -> usize {
+        match self {
+            Self::Same(shapes) => shapes.iter().filter(|s| **s == Shape::Message).count(),
+            Self::Fresh(items) => items
+                .iter()
+                .filter(|item| matches!(item, Item::Message(_)))
+                .count(),
+        }
+    }
+}
+
+/// Which client item each rendered item is paired with.
+struct Pairing<'a> {
+    client: &'a [Item],
+    /// The client's message items, by index.
+    client_messages: Vec<usize>,
+    /// Per type and call id, the first client item with them.
+    by_call: HashMap<(&'a str, &'a str), usize>,
+    /// The client's message items less the rendered ones.
+    offset: isize,
+}
+
+impl<'a> Pairing<'a> {
+    fn new(client: &'a [Item], renderings: &[Rendering]) -> Self {
+        let client_messages: Vec<usize> = client
+            .iter()
+            .enumerate()
+            .filter(|(_, item)| matches!(item, Item::Message(_)))
+            .map(|(at, _)| at)
+            .collect();
+        let mut by_call = HashMap::new();
+        for (at, item) in client.iter().enumerate() {
+            if let Some(call_id) = item.call_id() {
+                by_call.entry((item.type_name(), call_id)).or_insert(at);
+            }
+        }
+        let rendered_messages: usize = renderings.iter().map(Rendering::message_items).sum();
+        Self {
+            client,
+            offset: client_messages.len() as isize - rendered_messages as isize,
+            client_messages,
+            by_call,
+        }
+    }
+
+    /// The client item each of a message's items pairs with; its first message item is the
+    /// rendered list's message item number `message_items`.
+    fn pair(&self, shapes: &[Shape], message_items: usize) -> Vec<Option<usize>> {
+        let mut next_message = message_items;
+        shapes
+            .iter()
+            .map(|shape| match shape {
+                Shape::Message => {
+                    let at = next_message as isize + self.offset;
+                    next_message += 1;
+                    usize::try_from(at)
+                        .ok()
+                        .and_then(|at| self.client_messages.get(at).copied())
+                }
+                Shape::Call(kind, call_id) => self
+                    .by_call
+                    .get(&(kind.as_str(), call_id.as_str()))
+                    .copied(),
+                Shape::Unpaired => None,
+            })
+            .collect()
+    }
+}
+
+impl EncodedResponses {
+    /// The shapes of neutral message `index`'s items on the previous pass, when it was
+    /// `message` itself.
+    fn same_at(&self, index: usize, message: &Arc<Message>) -> Option<&[Shape]> {
+        let kept = self.kept.get(index)?;
+        Arc::ptr_eq(&kept.message, message).then_some(&kept.shapes[..])
+    }
+
+    /// The previous bytes of neutral message `index` (the same message, checked by the
+    /// caller), when each of its items now pairs with a client item of the same bytes as
+    /// the one it paired with then (`layout` is this pass's client body).
+    fn reusable(
+        &self,
+        index: usize,
+        paired: &[Option<usize>],
+        layout: &ResponsesLayout,
+    ) -> Option<&[u8]> {
+        let kept = self.kept.get(index)?;
+        for (now, then) in paired.iter().zip(&kept.paired) {
+            let now = match now {
+                Some(at) => Some(layout.item_bytes(layout.instructions() + at)?),
+                None => None,
+            };
+            let then = match then {
+                Some(at) => Some(self.client.item_bytes(self.client.instructions() + at)?),
+                None => None,
+            };
+            if now != then {
+                return None;
+            }
+        }
+        self.body.get(kept.range.clone())
+    }
+}
+
+impl mc_core::HeldBytes for EncodedResponses {
+    /// The body, the client body's item places (the body itself is the remembered
+    /// request's) and what each message's slot holds (the messages belong to the engine's
+    /// rendered tail).
+    fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.body.len()
+            + self.client.located_bytes()
+            + self
+                .kept
+                .iter()
+                .map(|kept| {
+                    std::mem::size_of::<Kept>()
+                        + kept.shapes.capacity() * std::mem::size_of::<Shape>()
+                        + kept.paired.capacity() * std::mem::size_of::<Option<usize>>()
+                })
+                .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+#[path = "encoded_responses_tests.rs"]
+mod tests;

@@ -1,0 +1,60 @@
+//! Writing a request body's message list from items encoded now and bytes copied from a
+//! previous body ([`crate::encoded_chat`], [`crate::encoded_responses`]).
+
+use std::ops::Range;
+
+/// A JSON list being written into a request body: its items separated by commas, some
+/// encoded now, some copied from a previous body.
+pub struct ListWriter {
+    out: Vec<u8>,
+    empty: bool,
+}
+
+impl ListWriter {
+    /// A body of about `capacity` bytes starting with `before`, then the list's `[`.
+    pub fn open(capacity: usize, before: &[u8]) -> Self {
+        let mut out = Vec::with_capacity(capacity.max(before.len() + 1));
+        out.extend_from_slice(before);
+        out.push(b'[');
+        Self { out, empty: true }
+    }
+
+    /// Appends one item; returns where its bytes start. Encoding a wire value into memory
+    /// cannot fail.
+    pub fn write(&mut self, item: &impl serde::Serialize) -> usize {
+        self.separate();
+        let start = self.out.len();
+        let _ = serde_json::to_writer(&mut self.out, item);
+        start
+    }
+
+    /// Appends items encoded before (`a,b,…`, possibly none); returns where they went.
+    pub fn copy(&mut self, bytes: &[u8]) -> Range<usize> {
+        if bytes.is_empty() {
+            return self.out.len()..self.out.len();
+        }
+        self.separate();
+        let start = self.out.len();
+        self.out.extend_from_slice(bytes);
+        start..self.out.len()
+    }
+
+    /// How many bytes are written.
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// The body: the list closed with `]`, then `after`.
+    pub fn close(mut self, after: &[u8]) -> Vec<u8> {
+        self.out.push(b']');
+        self.out.extend_from_slice(after);
+        self.out
+    }
+
+    fn separate(&mut self) {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+    }
+}
