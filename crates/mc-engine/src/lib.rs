@@ -20,6 +20,7 @@ mod nudges;
 mod part_tokens;
 mod pass;
 mod pass_decide;
+mod pass_end;
 mod provider_reports;
 mod reduce;
 mod rendered_tail;

@@ -21,8 +21,8 @@ use mc_core::reclaim::{
 use mc_core::reduction::{DropState, PartShown, land_drops};
 use mc_core::tags::{TagAssignment, TagIndex, TagNo};
 use mc_core::window_fit::ShrinkAction;
-use mc_core::{HashChain, Host, Message, Part, ProjectId, Role, SessionId, SessionMode};
-use mc_store::{PassRow, Store, WriteTx};
+use mc_core::{HashChain, Host, Message, Part, ProjectId, SessionId, SessionMode};
+use mc_store::{Store, WriteTx};
 use serde::Serialize;
 
 use crate::cache_budget::{CacheBudget, EngineCaches};
@@ -35,8 +35,9 @@ use crate::kept_rows::KeptRows;
 use crate::nudges::{NudgeInputs, decide_nudge};
 use crate::part_tokens::{PartTokens, part_tokens};
 use crate::pass_decide::{Decided, Decision};
+use crate::pass_end::{finish_pass, head_messages};
 use crate::rendered_tail::{RenderedTail, TailInputs};
-use crate::state::{load_state, store_state};
+use crate::state::load_state;
 
 /// Counts the tokens of a text, as the provider would (an estimate).
 pub type CountText<'a> = &'a dyn Fn(&str) -> u64;
@@ -464,10 +465,7 @@ impl Engine {
             reshape: &state.reshape,
             nudges: &state.nudges,
         });
-        let mut messages = vec![
-            Arc::new(Message::new(Role::User, vec![Part::text(state.m0.clone())])),
-            Arc::new(Message::new(Role::User, vec![Part::text(state.m1.clone())])),
-        ];
+        let mut messages = head_messages(&state);
         messages.extend(rendered_tail);
         let sent_estimate =
             request.fixed_tokens + state.m0_tokens + state.m1_tokens + rendered_tokens;
@@ -496,21 +494,7 @@ impl Engine {
             &layout_of(request.system_blocks, &messages),
             request.client_ttl,
         );
-
-        state.model = Some(request.model.to_owned());
-        state.prefix_hash = Some(request.prefix_identity.to_owned());
-        state.last_call_ms = Some(request.now_ms);
-        store_state(tx, session, &state)?;
-        tx.record_pass(
-            session,
-            &PassRow {
-                seq,
-                at_ms: now_ms,
-                kind: plan.kind.as_str().to_owned(),
-                cause: plan.cause.map(|cause| cause.as_str().to_owned()),
-                tokens_removed,
-            },
-        )?;
+        finish_pass(tx, &mut state, request, &plan, seq, tokens_removed)?;
         kept.tags = Some(tags);
         kept.keep_drops(tx, drops_after.unwrap_or(drops))?;
         Ok(PassOutcome {

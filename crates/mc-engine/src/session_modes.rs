@@ -13,14 +13,14 @@ use std::sync::Arc;
 use mc_core::breakpoints::plan_breakpoints;
 use mc_core::pass_plan::{PassInputs, plan_host_managed};
 use mc_core::tags::TagIndex;
-use mc_core::{Message, Part, Role};
-use mc_store::{PassRow, WriteTx};
+use mc_store::WriteTx;
 
 use crate::error::Result;
 use crate::head_memory::{memory_delta, session_project};
 use crate::ingest::{Ingested, ingest};
 use crate::pass::{Engine, PassOutcome, PassRequest, layout_of};
-use crate::state::{load_state, store_state};
+use crate::pass_end::{finish_pass, head_messages};
+use crate::state::load_state;
 
 impl Engine {
     /// Stores the request's messages as every pass does first, gates them until a provider
@@ -111,10 +111,7 @@ impl Engine {
             let no_tags = TagIndex::new(Vec::new());
             self.refresh_head(tx, &mut state, &plan, request, &no_tags, &memory)?;
         }
-        let mut messages = vec![
-            Arc::new(Message::new(Role::User, vec![Part::text(state.m0.clone())])),
-            Arc::new(Message::new(Role::User, vec![Part::text(state.m1.clone())])),
-        ];
+        let mut messages = head_messages(&state);
         messages.extend(request.messages.iter().cloned().map(Arc::new));
         let breakpoints = plan_breakpoints(
             &layout_of(request.system_blocks, &messages),
@@ -124,20 +121,7 @@ impl Engine {
         let estimate = request.fixed_tokens + state.m0_tokens + state.m1_tokens + tail_tokens;
         state.remember_estimate(seq, estimate);
         state.last_pass_messages = Some(ingested.count);
-        state.model = Some(request.model.to_owned());
-        state.prefix_hash = Some(request.prefix_identity.to_owned());
-        state.last_call_ms = Some(request.now_ms);
-        store_state(tx, session, &state)?;
-        tx.record_pass(
-            session,
-            &PassRow {
-                seq,
-                at_ms: now_ms,
-                kind: plan.kind.as_str().to_owned(),
-                cause: plan.cause.map(|cause| cause.as_str().to_owned()),
-                tokens_removed: 0,
-            },
-        )?;
+        finish_pass(tx, &mut state, request, &plan, seq, 0)?;
         Ok(PassOutcome {
             seq,
             plan,
