@@ -113,9 +113,12 @@ pub fn prepare_responses(
     let Ok(engine) = app.engine() else {
         return Ok(None);
     };
-    let Ok(mut request) = ResponsesRequest::decode(body, usize::MAX) else {
+    // The client's body decoded as the pass would (by its new items on a follow-up); a
+    // body that does not decode is the pass's to refuse.
+    let Ok(decoded) = app.recent_responses.decode(body) else {
         return Ok(None);
     };
+    let mut request = decoded.request;
     let theirs = request
         .tools
         .iter()
@@ -127,11 +130,12 @@ pub fn prepare_responses(
     {
         return Ok(None);
     }
+    let text_input = matches!(request.input, Some(Input::Text(_)));
     if let Some(Input::Text(text)) = &request.input {
         let item = MessageItem::new(MessageRole::User, Content::Text(text.clone()));
         request.input = Some(Input::Items(vec![Item::Message(item)]));
     }
-    let turns = conversation(&request);
+    let turns = decoded.conversation;
     let client = ClientRequest::Responses(request);
     if side_call::recognise(headers, &client, &turns).is_some() {
         return Ok(None);
@@ -145,16 +149,21 @@ pub fn prepare_responses(
         Some(Input::Items(items)) => items,
         _ => Vec::new(),
     };
-    let turns = items.split_off(instructions);
+    // Remembered as the client sent it, so its next request is decoded by its new items.
+    if let Some(layout) = decoded.layout {
+        app.recent_responses
+            .remember(layout, items.clone(), turns.clone(), decoded.chain.clone());
+    }
+    let client_turns = items.split_off(instructions);
     let mut used = Used::at(now_ms());
-    let (turns, point) = engine
+    let (spliced, point, put_back) = engine
         .store()
-        .read(|tx| splice_items(tx, project.clone(), turns, &mut used))
+        .read(|tx| splice_items(tx, project.clone(), client_turns, &mut used))
         .map_err(|error| splice_failed(Provider::OpenAiResponses, &error))?;
     used.record(engine.store());
     let guidance = MessageItem::new(MessageRole::Developer, Content::Text(TOOL_GUIDANCE.into()));
     items.push(Item::Message(guidance));
-    items.extend(turns);
+    items.extend(spliced);
     request.input = Some(Input::Items(items));
     let tools = request.tools.get_or_insert_with(Vec::new);
     for spec in SPECS.iter() {
@@ -168,10 +177,19 @@ pub fn prepare_responses(
             tools.push(ResponsesTool { raw });
         }
     }
-    let conversation = conversation(&request);
+    // With no exchange put back the prepared conversation is the client's (the guidance
+    // joins the instructions).
+    let (conversation, chain) = if put_back || text_input {
+        let conversation = conversation(&request);
+        let chain = HashChain::of(&conversation);
+        (conversation, chain)
+    } else {
+        debug_assert_eq!(conversation(&request), turns);
+        (turns, decoded.chain)
+    };
     let decoded = Box::new(DecodedCall {
         client: ClientRequest::Responses(request.clone()),
-        chain: HashChain::of(&conversation),
+        chain,
         conversation,
         client_ttl: CacheTtlChoice::Default,
         layout: None,
@@ -184,14 +202,16 @@ pub fn prepare_responses(
     }))
 }
 
-/// `turns` (the items after the instructions) with every stored exchange put back.
+/// `turns` (the items after the instructions) with every stored exchange put back, the
+/// point after them, and whether any was.
 fn splice_items(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     turns: Vec<Item>,
     used: &mut Used,
-) -> Result<(Vec<Item>, Point), StoreError> {
+) -> Result<(Vec<Item>, Point, bool), StoreError> {
     let mut point = Point::start(WIRE, project);
+    let mut put_back = false;
     let mut out = Vec::with_capacity(turns.len());
     let mut rest = turns.into_iter().peekable();
     while let Some(item) = rest.next() {
@@ -212,6 +232,7 @@ fn splice_items(
             continue;
         };
         used.note(&found);
+        put_back = true;
         let splice = found.splice;
         let answer = splice.full_answer.unwrap_or(answer);
         for items in [splice.before, answer, splice.results] {
@@ -219,7 +240,7 @@ fn splice_items(
             out.extend(items);
         }
     }
-    Ok((out, point))
+    Ok((out, point, put_back))
 }
 
 /// Moves `point` past `items`, a run of the neutral model's messages at a time: each run of
