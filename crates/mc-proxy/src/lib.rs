@@ -135,6 +135,11 @@ pub use mc_llm::RetryPolicy;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::{PROJECT_HEADER, identify as identify_project};
 pub use provider::{ErrorKind, Provider, ProxyError};
+/// The incremental Responses decoder checked against the full decoder, for the fuzz targets
+/// in `fuzz/`; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use responses_incremental::check_responses_against_full;
 pub use router::router;
 pub use session_resolve::SESSION_HEADER;
 pub use settings::ProxySettings;

@@ -261,6 +261,54 @@ fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
     })
 }
 
+/// Decodes `bodies` in order as the proxy does, remembering each one that decodes with the
+/// items it decoded, and checks every result against a full decode: the same request,
+/// conversation, chain and message starts, or the same error. Returns the first
+/// disagreement. For the fuzz target `responses_incremental_decode` (feature `fuzzing`).
+#[cfg(feature = "fuzzing")]
+pub fn check_responses_against_full(bodies: &[Bytes]) -> Result<(), String> {
+    let recent = RecentResponses::default();
+    for (index, body) in bodies.iter().enumerate() {
+        match (recent.decode(body), full_decode(body)) {
+            (Ok(decoded), Ok(full)) => {
+                let starts = |layout: &Option<ResponsesLayout>| {
+                    layout.as_ref().map(|layout| layout.starts.clone())
+                };
+                let disagreement = if decoded.request != full.request {
+                    Some("request")
+                } else if decoded.conversation != full.conversation {
+                    Some("conversation")
+                } else if decoded.chain != full.chain {
+                    Some("chain")
+                } else if starts(&decoded.layout) != starts(&full.layout) {
+                    Some("message starts")
+                } else {
+                    None
+                };
+                if let Some(what) = disagreement {
+                    return Err(format!(
+                        "body {index}: the {what} differs from a full decode"
+                    ));
+                }
+                if let (Some(layout), Some(Input::Items(items))) =
+                    (decoded.layout, decoded.request.input)
+                {
+                    recent.remember(layout, items, decoded.conversation, decoded.chain);
+                }
+            }
+            (Err(error), Err(full)) if error == full => {}
+            (got, full) => {
+                return Err(format!(
+                    "body {index}: incremental decode {:?} but full decode {:?}",
+                    got.map(|_| ()),
+                    full.map(|_| ())
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[path = "responses_incremental_tests.rs"]
 mod tests;
