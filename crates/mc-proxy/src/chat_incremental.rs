@@ -213,43 +213,24 @@ fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
 #[cfg(feature = "fuzzing")]
 pub fn check_chat_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let recent = RecentChats::default();
-    for (index, body) in bodies.iter().enumerate() {
-        match (recent.decode(body), full_decode(body)) {
-            (Ok(decoded), Ok(full)) => {
-                let disagreement = if decoded.request != full.request {
-                    Some("request")
-                } else if decoded.conversation != full.conversation {
-                    Some("conversation")
-                } else if decoded.chain != full.chain {
-                    Some("chain")
-                } else {
-                    None
-                };
-                if let Some(what) = disagreement {
-                    return Err(format!(
-                        "body {index}: the {what} differs from a full decode"
-                    ));
-                }
-                if let Some(layout) = decoded.layout {
-                    recent.remember(
-                        layout,
-                        decoded.request.messages,
-                        decoded.conversation,
-                        decoded.chain,
-                    );
-                }
+    crate::incremental::check_sequence(
+        bodies,
+        |body| recent.decode(body),
+        full_decode,
+        |decoded: &ChatDecoded, full| {
+            crate::incremental::first_difference([
+                ("request", decoded.request != full.request),
+                ("conversation", decoded.conversation != full.conversation),
+                ("chain", decoded.chain != full.chain),
+            ])
+        },
+        |decoded| {
+            if let Some(layout) = decoded.layout {
+                let messages = decoded.request.messages;
+                recent.remember(layout, messages, decoded.conversation, decoded.chain);
             }
-            (Err(error), Err(full)) if error == full => {}
-            (got, full) => {
-                return Err(format!(
-                    "body {index}: incremental decode {:?} but full decode {:?}",
-                    got.map(|_| ()),
-                    full.map(|_| ())
-                ));
-            }
-        }
-    }
-    Ok(())
+        },
+    )
 }
 
 #[cfg(test)]

@@ -8,11 +8,12 @@
 //! shared message for each tail message it rendered as before, so identity, `Arc::ptr_eq`,
 //! says it is unchanged; the kept `Arc` holds the allocation, so its address is not reused)
 //! and the client message it is paired with (by distance from the end of the list). So a
-//! message is copied from the previous body when it is the same message at the same place
-//! in the rendered list, the list's length differs from the client's by as much as before,
-//! and the client message each of its Chat messages pairs with has the same bytes in this
-//! client body as in the previous one. Anything else is rendered and encoded afresh, and the
-//! result is byte for byte what rendering the whole request gives (a property test checks).
+//! message is copied from the previous body when it is the same message at the same index
+//! of the engine's list and each of its Chat messages pairs with a client message of the same
+//! bytes as the one it paired with then (or with none, as then): a list that shrank or grew
+//! at its front still reuses what pairs as before. Anything else is rendered and encoded
+//! afresh, and the result is byte for byte what rendering the whole request gives (a
+//! property test checks).
 //!
 //! [`render_openai`]: crate::render_openai
 
@@ -99,7 +100,6 @@ pub fn render(
     let pairing = Pairing {
         client: &client,
         offset: client.len() as isize - rendered_len as isize,
-        keep,
         layout,
     };
 
@@ -203,8 +203,6 @@ impl Rendering {
 struct Pairing<'a> {
     client: &'a [ChatMessage],
     offset: isize,
-    /// The instructions before the conversation.
-    keep: usize,
     layout: Option<&'a ChatLayout>,
 }
 
@@ -225,24 +223,16 @@ impl EncodedChat {
     }
 
     /// The previous bytes of neutral message `index` (the same message, checked by the
-    /// caller), when they are what rendering it now gives: it starts at the same rendered
-    /// index `first`, the pairing is shifted as before, and each client message it pairs
-    /// with has the same bytes.
+    /// caller, now at rendered index `first`), when they are what rendering it now gives:
+    /// each of its Chat messages pairs with a client message of the same bytes as the one it
+    /// paired with then, or with none, as then.
     fn reusable(&self, index: usize, first: usize, pairing: &Pairing<'_>) -> Option<&[u8]> {
         let kept = self.kept.get(index)?;
         let layout = pairing.layout?;
-        if kept.first != first || self.offset != pairing.offset {
-            return None;
-        }
-        for at in first..first + kept.count {
-            let Ok(client_at) = usize::try_from(at as isize + self.offset) else {
-                continue;
-            };
-            let now = layout.message_bytes(pairing.keep + client_at);
-            let then = self
-                .client
-                .message_bytes(self.client.instructions() + client_at);
-            if now.is_none() || now != then {
+        for at in 0..kept.count {
+            let now = paired_bytes(layout, first + at, pairing.offset);
+            let then = paired_bytes(&self.client, kept.first + at, self.offset);
+            if now != then {
                 return None;
             }
         }
@@ -253,6 +243,14 @@ impl EncodedChat {
     pub fn body_len(&self) -> usize {
         self.body.len()
     }
+}
+
+/// The bytes of the client message in `layout` that rendered conversation message `at` pairs
+/// with when the rendered list is `offset` messages shorter than the client's; `None` for
+/// none.
+fn paired_bytes(layout: &ChatLayout, at: usize, offset: isize) -> Option<&[u8]> {
+    let index = usize::try_from(at as isize + offset).ok()?;
+    layout.message_bytes(layout.instructions() + index)
 }
 
 impl mc_core::HeldBytes for EncodedChat {

@@ -205,7 +205,6 @@ fn unshifted<'a>(decoded: &'a crate::chat_incremental::ChatDecoded) -> Pairing<'
     Pairing {
         client: &decoded.request.messages[1..],
         offset: 0,
-        keep: 1,
         layout: decoded.layout.as_ref(),
     }
 }

@@ -41,7 +41,7 @@ pub struct EncodedResponses {
 struct Kept {
     message: Arc<Message>,
     /// What each of its items pairs by.
-    shapes: Vec<Shape>,
+    shapes: Arc<[Shape]>,
     /// The client item (index after the instructions) each item paired with.
     paired: Vec<Option<usize>>,
     /// Their bytes, joined by commas, in the body.
@@ -122,7 +122,7 @@ pub fn render(
                 .and_then(|previous| previous.same_at(index, message))
                 .filter(|_| !answers_any(message, &changed_kinds));
             match same {
-                Some(shapes) => Rendering::Same(shapes.to_vec()),
+                Some(shapes) => Rendering::Same(Arc::clone(shapes)),
                 None => Rendering::Fresh(renderer.render(message)),
             }
         })
@@ -240,7 +240,7 @@ fn stands_for(ours: &Item, theirs: &Item) -> bool {
 /// How a neutral message is rendered on this pass.
 enum Rendering {
     /// The previous pass's message at the same index: its items' shapes.
-    Same(Vec<Shape>),
+    Same(Arc<[Shape]>),
     /// Another message, as its items.
     Fresh(Vec<Item>),
 }
@@ -319,9 +319,9 @@ impl<'a> Pairing<'a> {
 impl EncodedResponses {
     /// The shapes of neutral message `index`'s items on the previous pass, when it was
     /// `message` itself.
-    fn same_at(&self, index: usize, message: &Arc<Message>) -> Option<&[Shape]> {
+    fn same_at(&self, index: usize, message: &Arc<Message>) -> Option<&Arc<[Shape]>> {
         let kept = self.kept.get(index)?;
-        Arc::ptr_eq(&kept.message, message).then_some(&kept.shapes[..])
+        Arc::ptr_eq(&kept.message, message).then_some(&kept.shapes)
     }
 
     /// The previous bytes of neutral message `index` (the same message, checked by the
@@ -364,7 +364,7 @@ impl mc_core::HeldBytes for EncodedResponses {
                 .iter()
                 .map(|kept| {
                     std::mem::size_of::<Kept>()
-                        + kept.shapes.capacity() * std::mem::size_of::<Shape>()
+                        + kept.shapes.len() * std::mem::size_of::<Shape>()
                         + kept.paired.capacity() * std::mem::size_of::<Option<usize>>()
                 })
                 .sum::<usize>()

@@ -260,7 +260,7 @@ fn a_grown_session_copies_its_earlier_messages() {
         let shapes = one.kept[index].shapes.clone();
         let first_message = one.kept[..index]
             .iter()
-            .flat_map(|kept| &kept.shapes)
+            .flat_map(|kept| kept.shapes.iter())
             .filter(|shape| **shape == Shape::Message)
             .count();
         let paired = pairing.pair(&shapes, first_message);

@@ -12,6 +12,8 @@
 //! error, a message that does not decode, an empty list) takes the full decode, whose error
 //! messages name the exact place.
 
+#[cfg(feature = "fuzzing")]
+mod check;
 mod head;
 mod recent_lists;
 mod split;
@@ -26,6 +28,8 @@ use mc_core::{ContentHash, HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::anthropic::{self, MessagesRequest};
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use self::check::{check_sequence, first_difference};
 pub(crate) use self::head::Head;
 pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
 pub(crate) use self::split::{Split, common_prefix_len, nests_too_deep};
@@ -402,47 +406,26 @@ fn shared_messages(remembered: &Layout, body: &[u8], ranges: &[Range<usize>]) ->
 #[cfg(feature = "fuzzing")]
 pub fn check_against_full(bodies: &[Bytes], limit_bytes: usize) -> Result<(), String> {
     let recent = RecentRequests::default();
-    for (index, body) in bodies.iter().enumerate() {
-        match (
-            recent.decode(body, limit_bytes),
-            full_decode(body, limit_bytes),
-        ) {
-            (Ok(decoded), Ok(full)) => {
-                let disagreement = if decoded.request != full.request {
-                    Some("request")
-                } else if decoded.conversation != full.conversation {
-                    Some("conversation")
-                } else if decoded.chain != full.chain {
-                    Some("chain")
-                } else if decoded.client_ttl != full.client_ttl {
-                    Some("client TTL")
-                } else if decoded.layout.prefix_identity().is_some_and(|identity| {
-                    let mut request = (*full.request).clone();
-                    crate::head_edits::strip_client_markers(&mut request);
-                    identity != render_anthropic::prefix_identity(&request)
-                }) {
-                    Some("prefix identity")
-                } else {
-                    None
-                };
-                if let Some(what) = disagreement {
-                    return Err(format!(
-                        "body {index}: the {what} differs from a full decode"
-                    ));
-                }
-                recent.remember(decoded.layout, decoded.conversation, decoded.chain);
-            }
-            (Err(error), Err(full)) if error == full => {}
-            (got, full) => {
-                return Err(format!(
-                    "body {index}: incremental decode {:?} but full decode {:?}",
-                    got.map(|_| ()),
-                    full.map(|_| ())
-                ));
-            }
-        }
-    }
-    Ok(())
+    check_sequence(
+        bodies,
+        |body| recent.decode(body, limit_bytes),
+        |body| full_decode(body, limit_bytes),
+        |decoded: &Decoded, full| {
+            let identity_differs = decoded.layout.prefix_identity().is_some_and(|identity| {
+                let mut request = (*full.request).clone();
+                crate::head_edits::strip_client_markers(&mut request);
+                identity != render_anthropic::prefix_identity(&request)
+            });
+            first_difference([
+                ("request", decoded.request != full.request),
+                ("conversation", decoded.conversation != full.conversation),
+                ("chain", decoded.chain != full.chain),
+                ("client TTL", decoded.client_ttl != full.client_ttl),
+                ("prefix identity", identity_differs),
+            ])
+        },
+        |decoded| recent.remember(decoded.layout, decoded.conversation, decoded.chain),
+    )
 }
 
 #[cfg(test)]

@@ -230,17 +230,17 @@ fn kept_messages(conversation: &[Message], starts: &mut Vec<usize>, shared: usiz
 fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
     let mut request = ResponsesRequest::decode(body, usize::MAX)?;
     let instructions = instruction_count(&request);
-    let (conversation, starts) = match &request.input {
-        Some(Input::Items(items)) => responses::to_conversation_with_starts(&items[instructions..]),
-        _ => (conversation(&request), Vec::new()),
+    let (conversation, starts, items) = match &request.input {
+        Some(Input::Items(items)) => {
+            let (conversation, starts) =
+                responses::to_conversation_with_starts(&items[instructions..]);
+            (conversation, starts, items.len())
+        }
+        _ => (conversation(&request), Vec::new(), 0),
     };
     let chain = HashChain::of(&conversation);
-    let items = match &request.input {
-        Some(Input::Items(items)) => items.len(),
-        _ => 0,
-    };
     let layout = Split::scan_input(body)
-        .filter(|split| items > 0 && split.ranges.len() == items)
+        .filter(|split| split.ranges.len() == items)
         .map(|split| {
             let input = request.input.take();
             let head = Arc::new(request.clone());
@@ -268,45 +268,30 @@ fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
 #[cfg(feature = "fuzzing")]
 pub fn check_responses_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let recent = RecentResponses::default();
-    for (index, body) in bodies.iter().enumerate() {
-        match (recent.decode(body), full_decode(body)) {
-            (Ok(decoded), Ok(full)) => {
-                let starts = |layout: &Option<ResponsesLayout>| {
-                    layout.as_ref().map(|layout| layout.starts.clone())
-                };
-                let disagreement = if decoded.request != full.request {
-                    Some("request")
-                } else if decoded.conversation != full.conversation {
-                    Some("conversation")
-                } else if decoded.chain != full.chain {
-                    Some("chain")
-                } else if starts(&decoded.layout) != starts(&full.layout) {
-                    Some("message starts")
-                } else {
-                    None
-                };
-                if let Some(what) = disagreement {
-                    return Err(format!(
-                        "body {index}: the {what} differs from a full decode"
-                    ));
-                }
-                if let (Some(layout), Some(Input::Items(items))) =
-                    (decoded.layout, decoded.request.input)
-                {
-                    recent.remember(layout, items, decoded.conversation, decoded.chain);
-                }
+    let starts = |layout: &Option<ResponsesLayout>| layout.as_ref().map(|l| l.starts.clone());
+    crate::incremental::check_sequence(
+        bodies,
+        |body| recent.decode(body),
+        full_decode,
+        |decoded: &ResponsesDecoded, full| {
+            crate::incremental::first_difference([
+                ("request", decoded.request != full.request),
+                ("conversation", decoded.conversation != full.conversation),
+                ("chain", decoded.chain != full.chain),
+                (
+                    "message starts",
+                    starts(&decoded.layout) != starts(&full.layout),
+                ),
+            ])
+        },
+        |decoded| {
+            if let (Some(layout), Some(Input::Items(items))) =
+                (decoded.layout, decoded.request.input)
+            {
+                recent.remember(layout, items, decoded.conversation, decoded.chain);
             }
-            (Err(error), Err(full)) if error == full => {}
-            (got, full) => {
-                return Err(format!(
-                    "body {index}: incremental decode {:?} but full decode {:?}",
-                    got.map(|_| ()),
-                    full.map(|_| ())
-                ));
-            }
-        }
-    }
-    Ok(())
+        },
+    )
 }
 
 #[cfg(test)]

@@ -129,6 +129,15 @@ impl Corpus {
         json!({"role": "user", "content": [{"type": "text", "text": self.task}]})
     }
 
+    /// The recorded tool definitions (Anthropic's form).
+    fn tools(&self) -> impl Iterator<Item = &Value> {
+        self.skeleton
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    }
+
     /// The recorded system prompt's text, its blocks joined.
     fn system_text(&self) -> String {
         match self.skeleton.get("system") {
@@ -211,11 +220,7 @@ impl Conversation {
             messages.extend(chat_messages(message));
         }
         let tools: Vec<Value> = corpus
-            .skeleton
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+            .tools()
             .map(|tool| {
                 json!({"type": "function", "function": {
                     "name": tool.get("name"),
@@ -240,11 +245,7 @@ impl Conversation {
     pub fn responses_body(&self, corpus: &Corpus) -> Result<Bytes> {
         let input: Vec<Value> = self.messages.iter().flat_map(responses_items).collect();
         let tools: Vec<Value> = corpus
-            .skeleton
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+            .tools()
             .map(|tool| {
                 json!({"type": "function", "name": tool.get("name"),
                        "description": tool.get("description"),
@@ -288,10 +289,8 @@ impl Conversation {
     }
 }
 
-/// One Anthropic-form message of the conversation as Chat messages: a user text as a user
-/// message, an assistant's text and tool call as one assistant message with `tool_calls`,
-/// a user's tool results as `tool` messages.
-fn chat_messages(message: &Value) -> Vec<Value> {
+/// An Anthropic-form message's role (a user's when it names none) and content blocks.
+fn role_and_blocks(message: &Value) -> (&str, &[Value]) {
     let role = message
         .get("role")
         .and_then(Value::as_str)
@@ -301,6 +300,14 @@ fn chat_messages(message: &Value) -> Vec<Value> {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
+    (role, blocks)
+}
+
+/// One Anthropic-form message of the conversation as Chat messages: a user text as a user
+/// message, an assistant's text and tool call as one assistant message with `tool_calls`,
+/// a user's tool results as `tool` messages.
+fn chat_messages(message: &Value) -> Vec<Value> {
+    let (role, blocks) = role_and_blocks(message);
     let text: String = blocks
         .iter()
         .filter_map(|block| block.get("text").and_then(Value::as_str))
@@ -335,15 +342,7 @@ fn chat_messages(message: &Value) -> Vec<Value> {
 /// user message, an assistant's text as an output message and its tool call as a
 /// `function_call`, a user's tool results as `function_call_output` items.
 fn responses_items(message: &Value) -> Vec<Value> {
-    let role = message
-        .get("role")
-        .and_then(Value::as_str)
-        .unwrap_or("user");
-    let blocks = message
-        .get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let (role, blocks) = role_and_blocks(message);
     let mut items = Vec::new();
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
