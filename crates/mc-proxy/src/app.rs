@@ -9,6 +9,7 @@ use tokio::sync::Semaphore;
 
 use crate::agent_tools::chat_walks::ChatWalks;
 use crate::agent_tools::recent_walks::RecentWalks;
+use crate::agent_tools::responses_walks::ResponsesWalks;
 use crate::chat_incremental::RecentChats;
 use crate::dreamer_credentials::DreamerCredentials;
 use crate::encoded_head::EncodedHeads;
@@ -55,6 +56,8 @@ pub struct App {
     pub recent_walks: RecentWalks,
     /// The same for Chat Completions requests.
     pub chat_walks: ChatWalks,
+    /// The same for Responses requests.
+    pub responses_walks: ResponsesWalks,
     /// Per session, the encoded conversation of its last upstream Anthropic request, so the
     /// next encodes only what changed.
     pub encoded_messages: SessionCache<EncodedList>,
@@ -107,6 +110,7 @@ impl App {
             recent_responses: RecentResponses::new(budget.recent_requests()),
             recent_walks: RecentWalks::new(budget.prepared_walks()),
             chat_walks: ChatWalks::new(budget.prepared_walks()),
+            responses_walks: ResponsesWalks::new(budget.prepared_walks()),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Arc::new(Semaphore::new(concurrent_passes())),

@@ -27,7 +27,7 @@ use crate::app::App;
 use crate::client_call::{ClientCall, read_call};
 use crate::embedding_start;
 use crate::historian_start;
-use crate::plan::{plan_decoded, replan_after_overflow};
+use crate::plan::{plan, replan_after_overflow};
 use crate::planned::Planned;
 use crate::provider::{Provider, ProxyError};
 use crate::stream_back::stream_back;
@@ -69,15 +69,12 @@ async fn run(
     let call = read_call(&app, provider, request).await?;
     // A store that could not be opened may be usable now; the pass refuses the call if not.
     app.store.open_if_closed().await;
-    let mut prepared = agent_tools::prepare(&app, provider, &call.headers, &call.body).await?;
-    let decoded = prepared.as_mut().and_then(agent_tools::Ready::take_decoded);
-    // The pass reads the prepared request: as the preparation decoded it when it did (the
-    // client's body then keys the busy store's replay of an identical call), else its body.
-    let body = match (&prepared, &decoded) {
-        (Some(ready), None) => ready.body(),
-        _ => call.body.clone(),
-    };
-    let planned = plan_decoded(&app, provider, &call.headers, &body, decoded, None).await?;
+    let prepared = agent_tools::prepare(&app, provider, &call.headers, &call.body).await?;
+    // The pass reads the prepared request when the call gets the agent tools.
+    let body = prepared
+        .as_ref()
+        .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
+    let planned = plan(&app, provider, &call.headers, &body, None).await?;
     historian_start::start(&app, provider, &call.headers, &planned);
     embedding_start::start(&app);
     send_and_answer(app, provider, call, prepared, planned).await

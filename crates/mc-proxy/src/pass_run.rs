@@ -46,12 +46,11 @@ pub fn plan_with_retries(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
-    mut decoded: Option<Box<DecodedCall>>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
     let mut attempt = 0;
     loop {
-        match plan_once(app, provider, headers, body, decoded.take(), last_usage) {
+        match plan_once(app, provider, headers, body, last_usage) {
             Ok(planned) => {
                 // A side call needs no store, so a busy store never has to replay one.
                 if let (Some(session), None) = (&planned.session, planned.side_call) {
@@ -105,20 +104,13 @@ fn plan_once(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
-    decoded: Option<Box<DecodedCall>>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
-    // A call decoded before the pass (its agent tools prepared) comes with the client's
-    // body, not the prepared one: only a body decoded here is what goes upstream.
-    let body_is_upstream = decoded.is_none();
-    let decoded = match decoded {
-        Some(decoded) => decoded,
-        None => match decode(app, provider, body).map_err(Failure::Refuse)? {
-            Decoding::Managed(decoded) => decoded,
-            Decoding::Stateful { model } => {
-                return Ok(Planned::as_sent(model, body, SideCall::StatefulResponses));
-            }
-        },
+    let decoded = match decode(app, provider, body).map_err(Failure::Refuse)? {
+        Decoding::Managed(decoded) => decoded,
+        Decoding::Stateful { model } => {
+            return Ok(Planned::as_sent(model, body, SideCall::StatefulResponses));
+        }
     };
     let model = decoded.client.model().to_owned();
     // A host's side call goes up as the client sent it, needing no store (module docs of
@@ -140,7 +132,6 @@ fn plan_once(
     let mut target = resolve_target(app, engine, provider, headers, &decoded, model)?;
     let outcome = run_pass(app, engine, provider, &decoded, &mut target, last_usage)?;
     if target.mode == SessionMode::CompactionOff
-        && body_is_upstream
         && let Some(upstream_body) =
             host_managed_body::splice_head(provider, body, &outcome.messages[..2])
     {

@@ -9,7 +9,6 @@ use bytes::Bytes;
 
 use crate::app::App;
 use crate::overflow::Overflow;
-use crate::pass_decode::DecodedCall;
 use crate::pass_run::plan_with_retries;
 use crate::planned::Planned;
 use crate::provider::{Provider, ProxyError};
@@ -28,19 +27,6 @@ pub async fn plan(
     client_body: &Bytes,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
-    plan_decoded(app, provider, headers, client_body, None, last_usage).await
-}
-
-/// [`plan`] with `client_body` already `decoded` as the pass reads it (the agent tools'
-/// preparation made it), so the pass does not decode it again.
-pub async fn plan_decoded(
-    app: &Arc<App>,
-    provider: Provider,
-    headers: &Arc<HeaderMap>,
-    client_body: &Bytes,
-    decoded: Option<Box<DecodedCall>>,
-    last_usage: Option<ReportedUsage>,
-) -> Result<Planned, ProxyError> {
     // Closed only if the semaphore is closed, which nothing does; a pass then runs unbounded.
     // The pass holds its permit to its end, on its thread, and hands it over with its result
     // (after the thread is idle again): a client that disconnects stops waiting for the pass,
@@ -50,8 +36,7 @@ pub async fn plan_decoded(
     let (for_pass, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     app.pass_threads
         .run(move || {
-            let planned =
-                plan_with_retries(&for_pass, provider, &headers, &body, decoded, last_usage);
+            let planned = plan_with_retries(&for_pass, provider, &headers, &body, last_usage);
             (planned, permit)
         })
         .await

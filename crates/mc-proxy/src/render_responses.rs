@@ -27,11 +27,15 @@ fn items(request: &ResponsesRequest) -> &[Item] {
 pub fn instruction_count(request: &ResponsesRequest) -> usize {
     items(request)
         .iter()
-        .take_while(|item| {
-            matches!(item, Item::Message(message)
-                if matches!(message.role, MessageRole::System | MessageRole::Developer))
-        })
+        .take_while(|item| is_instruction(item))
         .count()
+}
+
+/// Whether `item` is an instruction when it leads the input: a `system` or `developer`
+/// message.
+pub fn is_instruction(item: &Item) -> bool {
+    matches!(item, Item::Message(message)
+        if matches!(message.role, MessageRole::System | MessageRole::Developer))
 }
 
 /// The conversation after the instructions, in the neutral model.

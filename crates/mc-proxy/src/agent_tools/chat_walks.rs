@@ -27,6 +27,7 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole};
 use super::chat_exchange::{ChatSplice, WIRE, add_chat_tools, guidance_message};
 use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
+    same_outside_list,
 };
 use crate::incremental::{Split, nests_too_deep};
 use crate::render_openai::is_instruction;
@@ -376,17 +377,6 @@ impl ChatWalks {
     pub fn forget_anchor(&self, anchor: &str) {
         self.queue.forget_anchor(anchor);
     }
-}
-
-/// Whether two bodies, split at their lists, have the same bytes outside them.
-fn same_outside_list(
-    remembered: &[u8],
-    remembered_split: &Split,
-    body: &[u8],
-    split: &Split,
-) -> bool {
-    body.get(..split.open) == remembered.get(..remembered_split.open)
-        && body.get(split.close..) == remembered.get(remembered_split.close..)
 }
 
 /// One message's bytes decoded alone, as the whole body's decode reads them; `None` for

@@ -58,6 +58,7 @@ pub async fn keep<T: serde::Serialize + Send + 'static>(app: &App, anchor: Strin
     // A remembered walk that found nothing at this anchor would now find the exchange.
     app.recent_walks.forget_anchor(&stored_at);
     app.chat_walks.forget_anchor(&stored_at);
+    app.responses_walks.forget_anchor(&stored_at);
     match stored {
         Ok(Ok(0)) => {}
         Ok(Ok(deleted)) => {

@@ -60,7 +60,9 @@ mod prepare;
 pub mod recent_walks;
 mod reply;
 mod responses;
+mod responses_exchange;
 mod responses_rounds;
+pub mod responses_walks;
 mod round_call;
 mod serve_choice;
 mod settle;
@@ -76,7 +78,6 @@ pub use round_call::Call;
 use serve_choice::may_serve;
 
 use crate::app::App;
-use crate::pass_decode::DecodedCall;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 
 /// A client request made ready for the proxy's tools, on its wire.
@@ -90,24 +91,12 @@ pub enum Ready {
 }
 
 impl Ready {
-    /// The body the pass reads instead of the client's: the Anthropic and Chat
-    /// preparations', or the prepared Responses request encoded now (its pass is handed
-    /// what the preparation decoded, [`Self::take_decoded`], so only a pass without it, or
-    /// the overflow retry's, needs its bytes).
+    /// The body the pass reads instead of the client's: the prepared request, encoded.
     pub fn body(&self) -> Bytes {
         match self {
             Self::Anthropic(prepared) => prepared.body.clone(),
             Self::Chat(prepared) => prepared.body.clone(),
-            Self::Responses(prepared) => Bytes::from(prepared.request.encode()),
-        }
-    }
-
-    /// [`Self::body`] as the pass reads it, when the preparation already has it decoded
-    /// (an Anthropic or Chat body's is the pass's own incremental decode's to make); once.
-    pub fn take_decoded(&mut self) -> Option<Box<DecodedCall>> {
-        match self {
-            Self::Anthropic(_) | Self::Chat(_) => None,
-            Self::Responses(prepared) => prepared.decoded.take(),
+            Self::Responses(prepared) => prepared.body.clone(),
         }
     }
 }

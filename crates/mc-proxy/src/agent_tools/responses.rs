@@ -2,109 +2,93 @@
 //! exchanges put back.
 //!
 //! As on the other wires ([`super::prepare`], [`super::chat`]), our tools go after the
-//! client's and the guidance after the client's instructions, as one more leading `developer`
-//! message (the `instructions` field is left as the client wrote it), the same bytes on
-//! every request. A Responses conversation is a flat list of items; the model's answer is
-//! the run of items it wrote in one turn (reasoning, messages, calls), which the neutral
-//! model reads as one assistant message, so the splice works on those runs: the hidden rounds
-//! go before the run the client got, and our results right after it, before the client's own
+//! client's and the guidance after the client's instructions, the same bytes on every
+//! request ([`super::responses_exchange`]). The hidden rounds go before the run of items
+//! the client got as the answer, and our results right after it, before the client's own
 //! outputs.
+
+use std::ops::Range;
+use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
-use mc_core::breakpoints::CacheTtlChoice;
-use mc_core::{ContentHash, HashChain, ProjectId, Role};
-use mc_engine::tools::TOOL_GUIDANCE;
+use mc_core::ProjectId;
 use mc_store::{ReadTx, StoreError};
-use mc_wire::responses::{
-    self, Content, Input, Item, MessageItem, MessageRole, ResponsesRequest, ResponsesTool,
-};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use mc_wire::responses::{Content, Input, Item, MessageItem, MessageRole, ResponsesRequest};
+use serde_json::json;
 
 use super::prepare::{splice_failed, tool_project};
+use super::responses_exchange::{
+    ResponsesSplice, WIRE, add_responses_tools, by_model, first_run_len, guidance_item,
+    is_client_answer, pass,
+};
 use super::serve_choice::served_here;
+use super::walk_steps::list_with;
 use crate::app::App;
 use crate::client_request::{ClientRequest, responses_tool_names};
 use crate::clock::now_ms;
-use crate::pass_decode::DecodedCall;
 use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
 use crate::side_call;
-use mc_agent_tools::answer_key::{answer_key, is_answer, is_key};
+use mc_agent_tools::offers_ours;
 use mc_agent_tools::splice::{Point, Used, stored};
-use mc_agent_tools::{SPECS, offers_ours};
 
-/// The wire's name in anchors: a Responses splice is never read as another wire's.
-const WIRE: &str = "openai-responses";
-
-/// One stored exchange of a Responses conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResponsesSplice {
-    /// The rounds the client never saw: each run of items that called only our tools, then
-    /// one output item per call.
-    pub before: Vec<Item>,
-    /// The answer's items as the model gave them, when the client got it otherwise (without
-    /// our calls, or after the items of the hidden rounds, which a live stream showed).
-    pub full_answer: Option<Vec<Item>>,
-    /// The key of the answer as the client got it ([`super::answer_key`]); a content hash
-    /// (hex) in exchanges stored before keys.
-    pub client_answer: String,
-    /// How many items the client's answer has: checked only beside a content hash, since a
-    /// key already ignores the items a client may drop (reasoning).
-    pub client_items: usize,
-    /// The output items answering our calls in the answer.
-    pub results: Vec<Item>,
-}
-
-/// A Responses request made ready for the pass.
+/// A Responses request made ready for the pass, and what later rounds need of it.
+#[derive(Debug, Clone)]
 pub struct ResponsesPrepared {
-    /// The request with the hidden exchanges spliced in, our tools and the guidance.
-    pub request: ResponsesRequest,
+    /// The request with our tools, its item list empty: the head later rounds are sent
+    /// with.
+    pub head: Arc<ResponsesRequest>,
+    /// The request with the guidance and the hidden exchanges spliced in, encoded: what the
+    /// pass reads instead of the client's body.
+    pub body: Bytes,
+    /// Where the item list (`[` … `]`) lies in `body`.
+    pub list: Range<usize>,
     /// Where the conversation stands after its last item.
     pub point: Point,
     /// The project our tools act in.
     pub project: Option<ProjectId>,
-    /// The request as the pass reads it (a copy, with its conversation and chain), so the
-    /// pass needs no encoding of `request` to decode again; taken by the pass.
-    pub decoded: Option<Box<DecodedCall>>,
 }
 
-/// The content hash of a run of items in the neutral model, when it reads as one message.
-pub fn items_hash(items: &[Item]) -> Option<ContentHash> {
-    match responses::to_conversation(items).as_slice() {
-        [message] => Some(message.content_hash()),
-        _ => None,
+impl ResponsesPrepared {
+    /// The body of the next round: the prepared items, then `hidden` (the rounds run here
+    /// so far), with `tool_choice` `none` on the `last` round allowed.
+    pub fn next_round(&self, hidden: &[Item], last: bool) -> Bytes {
+        let mut next = ResponsesRequest::clone(&self.head);
+        if last {
+            next.rest.insert("tool_choice".to_owned(), json!("none"));
+        }
+        let (before, after) = next.encode_around_input();
+        next.input = Some(Input::Items(hidden.to_vec()));
+        let appended = next.encode();
+        let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
+        let list = list_with(prepared, &appended, (before.len(), after.len()));
+        let mut body = before;
+        body.extend_from_slice(&list);
+        body.extend_from_slice(&after);
+        Bytes::from(body)
     }
 }
 
-/// The key of a run of items as the client got it ([`super::answer_key`]), when it reads
-/// as one message.
-pub fn items_answer_key(items: &[Item]) -> Option<String> {
-    match responses::to_conversation(items).as_slice() {
-        [message] => Some(answer_key(message)),
-        _ => None,
-    }
-}
-
-/// Whether `answer` (a run of model items) is the answer `splice` was stored for.
-fn is_client_answer(splice: &ResponsesSplice, answer: &[Item]) -> bool {
-    let conversation = responses::to_conversation(answer);
-    let [message] = conversation.as_slice() else {
-        return false;
-    };
-    let items_agree = is_key(&splice.client_answer) || splice.client_items == answer.len();
-    items_agree && is_answer(&splice.client_answer, message)
-}
-
-/// Whether the model wrote `item` (it belongs to an assistant turn).
-fn by_model(item: &Item) -> bool {
-    responses::item_role(item) == Role::Assistant
+/// Whether a client's request offers our tools already (from our MCP server).
+pub(super) fn offers_ours_responses(request: &ResponsesRequest) -> bool {
+    offers_ours(
+        request
+            .tools
+            .iter()
+            .flatten()
+            .flat_map(responses_tool_names),
+    )
 }
 
 /// Prepares a Responses request for the proxy's tools, or `None` when this call does not get
 /// them (see [`super::prepare::prepare`]); a stateful request (the history at the provider)
 /// never does.
+///
+/// A client with tools of its own is prepared by its new items
+/// ([`super::responses_walks`]); one without (a host's side call is told by its whole
+/// conversation), a bare string input, or a body whose items do not decode alone, is
+/// prepared whole.
 pub fn prepare_responses(
     app: &App,
     headers: &HeaderMap,
@@ -113,150 +97,145 @@ pub fn prepare_responses(
     let Ok(engine) = app.engine() else {
         return Ok(None);
     };
-    // The client's body decoded as the pass would (by its new items on a follow-up); a
-    // body that does not decode is the pass's to refuse.
-    let Ok(decoded) = app.recent_responses.decode(body) else {
+    if !served_here(engine.config().tools.mode, headers, None) {
+        return Ok(None);
+    }
+    if let Some(located) = app.responses_walks.locate(body) {
+        let head = &located.head().client;
+        if offers_ours_responses(head) || head.stateful_reason().is_some() {
+            return Ok(None);
+        }
+        let client = ClientRequest::Responses(head.clone());
+        if client.has_tools()
+            && let Some(first) = located.first_message(body)
+        {
+            let project = tool_project(app, headers, &client, std::slice::from_ref(&*first));
+            let mut used = Used::at(now_ms());
+            let walks = &app.responses_walks;
+            let walked = engine
+                .store()
+                .read(|tx| walks.walk(tx, body, located, project.clone(), first, &mut used))
+                .map_err(|error| splice_failed(Provider::OpenAiResponses, &error))?;
+            if let Some(walked) = walked {
+                used.record(engine.store());
+                return Ok(Some(ResponsesPrepared {
+                    head: walked.head,
+                    body: walked.body,
+                    list: walked.list,
+                    point: walked.point,
+                    project,
+                }));
+            }
+        }
+    }
+    prepare_whole(app, headers, body)
+}
+
+/// [`prepare_responses`] by a decode of the whole body and a walk from its start.
+fn prepare_whole(
+    app: &App,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Option<ResponsesPrepared>, ProxyError> {
+    let Ok(engine) = app.engine() else {
         return Ok(None);
     };
-    let mut request = decoded.request;
-    let theirs = request
-        .tools
-        .iter()
-        .flatten()
-        .flat_map(responses_tool_names);
-    if !served_here(engine.config().tools.mode, headers, None)
-        || offers_ours(theirs)
-        || request.stateful_reason().is_some()
-    {
+    // A body that does not decode is the pass's to refuse.
+    let Ok(request) = ResponsesRequest::decode(body, usize::MAX) else {
+        return Ok(None);
+    };
+    if offers_ours_responses(&request) || request.stateful_reason().is_some() {
         return Ok(None);
     }
-    let text_input = matches!(request.input, Some(Input::Text(_)));
-    if let Some(Input::Text(text)) = &request.input {
-        let item = MessageItem::new(MessageRole::User, Content::Text(text.clone()));
-        request.input = Some(Input::Items(vec![Item::Message(item)]));
-    }
-    let turns = decoded.conversation;
+    let turns = conversation(&request);
     let client = ClientRequest::Responses(request);
     if side_call::recognise(headers, &client, &turns).is_some() {
         return Ok(None);
     }
     let project = tool_project(app, headers, &client, &turns);
-    let ClientRequest::Responses(mut request) = client else {
+    let ClientRequest::Responses(request) = client else {
         return Ok(None);
     };
-    let instructions = instruction_count(&request);
-    let mut items = match request.input.take() {
-        Some(Input::Items(items)) => items,
-        _ => Vec::new(),
-    };
-    // Remembered as the client sent it, so its next request is decoded by its new items.
-    if let Some(layout) = decoded.layout {
-        app.recent_responses
-            .remember(layout, items.clone(), turns.clone(), decoded.chain.clone());
-    }
-    let client_turns = items.split_off(instructions);
     let mut used = Used::at(now_ms());
-    let (spliced, point, put_back) = engine
+    let prepared = engine
         .store()
-        .read(|tx| splice_items(tx, project.clone(), client_turns, &mut used))
+        .read(|tx| splice_whole(tx, project.clone(), request, &mut used))
         .map_err(|error| splice_failed(Provider::OpenAiResponses, &error))?;
     used.record(engine.store());
-    let guidance = MessageItem::new(MessageRole::Developer, Content::Text(TOOL_GUIDANCE.into()));
-    items.push(Item::Message(guidance));
-    items.extend(spliced);
-    request.input = Some(Input::Items(items));
-    let tools = request.tools.get_or_insert_with(Vec::new);
-    for spec in SPECS.iter() {
-        let definition = json!({
-            "type": "function",
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": Value::Object(spec.input_schema.clone()),
-        });
-        if let Value::Object(raw) = definition {
-            tools.push(ResponsesTool { raw });
-        }
-    }
-    // With no exchange put back the prepared conversation is the client's (the guidance
-    // joins the instructions).
-    let (conversation, chain) = if put_back || text_input {
-        let conversation = conversation(&request);
-        let chain = HashChain::of(&conversation);
-        (conversation, chain)
-    } else {
-        debug_assert_eq!(conversation(&request), turns);
-        (turns, decoded.chain)
-    };
-    let decoded = Box::new(DecodedCall {
-        client: ClientRequest::Responses(request.clone()),
-        chain,
-        conversation,
-        client_ttl: CacheTtlChoice::Default,
-        layout: None,
-    });
     Ok(Some(ResponsesPrepared {
-        request,
-        point,
         project,
-        decoded: Some(decoded),
+        ..prepared
     }))
 }
 
-/// `turns` (the items after the instructions) with every stored exchange put back, the
-/// point after them, and whether any was.
+/// A whole client request with its exchanges put back, the guidance and our tools added,
+/// encoded (a bare string input as the one user item it stands for): the reference every
+/// walked preparation must equal byte for byte.
+pub(super) fn splice_whole(
+    tx: &ReadTx<'_>,
+    project: Option<ProjectId>,
+    mut request: ResponsesRequest,
+    used: &mut Used,
+) -> Result<ResponsesPrepared, StoreError> {
+    let instructions = instruction_count(&request);
+    let mut items = match request.input.take() {
+        Some(Input::Items(items)) => items,
+        Some(Input::Text(text)) => {
+            let item = MessageItem::new(MessageRole::User, Content::Text(text));
+            vec![Item::Message(item)]
+        }
+        None => Vec::new(),
+    };
+    let turns = items.split_off(instructions.min(items.len()));
+    let (spliced, point) = splice_items(tx, project, turns, used)?;
+    items.push(guidance_item());
+    items.extend(spliced);
+    add_responses_tools(&mut request);
+    request.input = Some(Input::Items(items));
+    let body = Bytes::from(request.encode());
+    request.input = Some(Input::Items(Vec::new()));
+    let (before, after) = request.encode_around_input();
+    let list = before.len()..body.len().saturating_sub(after.len());
+    Ok(ResponsesPrepared {
+        head: Arc::new(request),
+        body,
+        list,
+        point,
+        project: None,
+    })
+}
+
+/// `turns` (the items after the instructions) with every stored exchange put back, and the
+/// point after them.
 fn splice_items(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     turns: Vec<Item>,
     used: &mut Used,
-) -> Result<(Vec<Item>, Point, bool), StoreError> {
+) -> Result<(Vec<Item>, Point), StoreError> {
     let mut point = Point::start(WIRE, project);
-    let mut put_back = false;
     let mut out = Vec::with_capacity(turns.len());
-    let mut rest = turns.into_iter().peekable();
-    while let Some(item) = rest.next() {
-        if !by_model(&item) {
-            pass(&mut point, std::slice::from_ref(&item));
-            out.push(item);
-            continue;
-        }
-        let mut answer = vec![item];
-        while let Some(next) = rest.next_if(by_model) {
-            answer.push(next);
-        }
-        let found = stored::<ResponsesSplice>(tx, &point.anchor())?
-            .filter(|found| is_client_answer(&found.splice, &answer));
+    let mut rest = turns.as_slice();
+    while !rest.is_empty() {
+        let (run, after) = rest.split_at(first_run_len(rest));
+        rest = after;
+        let found = match run.first() {
+            Some(first) if by_model(first) => stored::<ResponsesSplice>(tx, &point.anchor())?
+                .filter(|found| is_client_answer(&found.splice, run)),
+            _ => None,
+        };
         let Some(found) = found else {
-            pass(&mut point, &answer);
-            out.extend(answer);
+            pass(&mut point, run);
+            out.extend_from_slice(run);
             continue;
         };
         used.note(&found);
-        put_back = true;
         let splice = found.splice;
-        let answer = splice.full_answer.unwrap_or(answer);
+        let answer = splice.full_answer.unwrap_or_else(|| run.to_vec());
         for items in [splice.before, answer, splice.results] {
             pass(&mut point, &items);
             out.extend(items);
         }
     }
-    Ok((out, point, put_back))
-}
-
-/// Moves `point` past `items`, a run of the neutral model's messages at a time: each run of
-/// model items, each other item.
-fn pass(point: &mut Point, items: &[Item]) {
-    let mut start = 0;
-    while start < items.len() {
-        let mut end = start + 1;
-        if by_model(&items[start]) {
-            while end < items.len() && by_model(&items[end]) {
-                end += 1;
-            }
-        }
-        if let Some(hash) = items_hash(&items[start..end]) {
-            point.pass(&hash);
-        }
-        start = end;
-    }
+    Ok((out, point))
 }

@@ -10,11 +10,11 @@ use mc_agent_tools::hidden_rounds::{ClientAnswer, HiddenRounds, OurCall, RoundWi
 use mc_agent_tools::run::{call_arguments, flagged_text};
 use mc_agent_tools::{is_ours, round_cap};
 use mc_engine::tools::ToolAnswer;
-use mc_wire::responses::{Content, Input, Item, OutputKind, ResponsesResponse, ToolOutputItem};
-use serde_json::json;
+use mc_wire::responses::{Content, Item, OutputKind, ResponsesResponse, ToolOutputItem};
 
 use super::reply::read_whole;
-use super::responses::{ResponsesPrepared, ResponsesSplice, items_answer_key};
+use super::responses::ResponsesPrepared;
+use super::responses_exchange::{ResponsesSplice, items_answer_key};
 use super::round_call::{Call, Settled, broke_off, record};
 use super::settle::{RoundPlace, settle};
 use crate::app::App;
@@ -76,16 +76,7 @@ pub(super) async fn settle_round(
         session: &call.planned.session,
         wire: "responses",
     };
-    let next = |hidden: &[Item], last: bool| {
-        let mut request = prepared.request.clone();
-        if let Some(Input::Items(items)) = &mut request.input {
-            items.extend(hidden.iter().cloned());
-        }
-        if last {
-            request.rest.insert("tool_choice".to_owned(), json!("none"));
-        }
-        Bytes::from(request.encode())
-    };
+    let next = |hidden: &[Item], last: bool| prepared.next_round(hidden, last);
     settle(rounds, app, &place, output, next).await
 }
 

@@ -1,4 +1,5 @@
-//! What the remembered walks of both wires ([`super::recent_walks`], [`super::chat_walks`])
+//! What the remembered walks of every wire ([`super::recent_walks`], [`super::chat_walks`],
+//! [`super::responses_walks`])
 //! keep alike: the queue of recent walks, the exchanges a walk put back and the anchors it
 //! looked up in vain, and the prepared body assembled from encoded messages.
 
@@ -14,7 +15,7 @@ use mc_store::{ReadTx, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::incremental::{remember_within, take_longest_prefix};
+use crate::incremental::{Split, remember_within, take_longest_prefix};
 
 /// A remembered walk, as its queue sees it.
 pub(super) trait Remembered {
@@ -236,6 +237,17 @@ pub(super) fn list_with(prepared: &[u8], appended: &[u8], around: (usize, usize)
     }
     list.extend_from_slice(appended);
     list
+}
+
+/// Whether two bodies, split at their lists, have the same bytes outside them.
+pub(super) fn same_outside_list(
+    remembered: &[u8],
+    remembered_split: &Split,
+    body: &[u8],
+    split: &Split,
+) -> bool {
+    body.get(..split.open) == remembered.get(..remembered_split.open)
+        && body.get(split.close..) == remembered.get(remembered_split.close..)
 }
 
 /// A message as the request's encoding writes it.
