@@ -58,6 +58,8 @@ pub struct App {
     pub chat_walks: ChatWalks,
     /// The same for Responses requests.
     pub responses_walks: ResponsesWalks,
+    /// Whether a task is indexing stored messages for search ([`crate::search_index_start`]).
+    pub search_indexing: Arc<AtomicBool>,
     /// Per session, the encoded conversation of its last upstream Anthropic request, so the
     /// next encodes only what changed.
     pub encoded_messages: SessionCache<EncodedList>,
@@ -111,6 +113,7 @@ impl App {
             recent_walks: RecentWalks::new(budget.prepared_walks()),
             chat_walks: ChatWalks::new(budget.prepared_walks()),
             responses_walks: ResponsesWalks::new(budget.prepared_walks()),
+            search_indexing: Arc::new(AtomicBool::new(false)),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Arc::new(Semaphore::new(concurrent_passes())),

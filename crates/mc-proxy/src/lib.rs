@@ -86,6 +86,7 @@ mod request_body;
 mod responses_incremental;
 mod retention;
 mod router;
+mod search_index_start;
 mod session_resolve;
 mod settings;
 mod side_call;

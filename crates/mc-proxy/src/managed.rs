@@ -30,6 +30,7 @@ use crate::historian_start;
 use crate::plan::{plan, replan_after_overflow};
 use crate::planned::Planned;
 use crate::provider::{Provider, ProxyError};
+use crate::search_index_start;
 use crate::stream_back::stream_back;
 use crate::upstream::{Upstream, judge, send};
 
@@ -77,6 +78,7 @@ async fn run(
     let planned = plan(&app, provider, &call.headers, &body, None).await?;
     historian_start::start(&app, provider, &call.headers, &planned);
     embedding_start::start(&app);
+    search_index_start::start(&app);
     send_and_answer(app, provider, call, prepared, planned).await
 }
 

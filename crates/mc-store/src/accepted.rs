@@ -164,6 +164,7 @@ mod tests {
         let (_dir, store) = store_with(3);
         let query = mc_core::search::fts_query("turn").unwrap();
         let found = |store: &Store| -> Vec<u64> {
+            store.index_pending_messages().unwrap();
             let mut ordinals: Vec<u64> = store
                 .read(|tx| tx.search_messages(&query, &crate::SearchScope::default(), 10))
                 .unwrap()

@@ -69,7 +69,6 @@ impl WriteTx<'_> {
                 (new_id.as_str(), parent.as_str(), at_ordinal),
             )
             .map_err(StoreError::sqlite("copying messages into a fork"))?;
-        self.index_all_new_messages()?;
         self.require_session(new_id)
     }
 }

@@ -174,7 +174,6 @@ impl WriteTx<'_> {
             previous = Some(link);
             ordinal += 1;
         }
-        self.index_all_new_messages()?;
         Ok(ordinal)
     }
 }

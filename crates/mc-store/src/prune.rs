@@ -403,7 +403,8 @@ impl WriteTx<'_> {
         .map_err(StoreError::sqlite(DOING))?;
         // New messages take the row id after the largest left. The indexes' watermarks must
         // sit below it, or messages stored later under a row id freed here would be taken
-        // for indexed ones; every row id at or below the largest left is indexed already.
+        // for indexed ones; a watermark already below it stays, and the rows above it are
+        // indexed later whatever their id.
         conn.execute_batch(
             "UPDATE search_watermarks
                  SET indexed_through = min(indexed_through,

@@ -3,10 +3,14 @@
 //! The stored content is JSON of parts, which SQL cannot turn into words the way search needs
 //! (tool results nested in parts, string arguments inside tool calls), so the words are
 //! extracted here, in Rust, by [`mc_core::search::indexed_text`]. A watermark records the last
-//! row id indexed; every transaction that adds messages (an append, a fork's copy) indexes the
-//! rows above it before it commits, so the index never lags the log and a crash leaves both
-//! or neither. A store migrated from before search existed has a backlog, indexed once when it
-//! is opened, in batches.
+//! row id indexed. Indexing is not part of the transaction that stores messages: a pass
+//! stores a request's new messages on the request path, and tokenising them for FTS5 (with the
+//! row before rewritten to name its successor) was a quarter of a pass's CPU. So the rows
+//! above the watermark are indexed after their commit, in transactions of their own: by the
+//! proxy in the background after each call ([`Store::index_pending_batch`]), and by every
+//! search before it reads ([`Store::index_pending_messages`]), so a search still sees every
+//! stored message. A crash between the two loses nothing: the rows are stored, and the next
+//! catch-up (at the latest when the store is opened) indexes them.
 
 use mc_core::search::indexed_text;
 use mc_core::{Message, Part, Role};
@@ -15,7 +19,7 @@ use crate::error::{Result, StoreError};
 use crate::store::{Store, WriteTx};
 
 /// Rows indexed per statement batch when catching up a backlog.
-const BATCH: i64 = 2_000;
+const BATCH: u32 = 2_000;
 
 const DOING: &str = "indexing messages for search";
 
@@ -114,32 +118,28 @@ impl WriteTx<'_> {
         .map_err(StoreError::sqlite(DOING))?;
         Ok(rows.len() as u64)
     }
+}
 
-    /// Indexes the whole backlog, batch by batch, within this transaction.
-    pub(crate) fn index_all_new_messages(&self) -> Result<u64> {
+impl Store {
+    /// Indexes every message stored since the watermark, one batch per transaction so a
+    /// large backlog (a store from before search, a fork's copied log) never holds the write
+    /// lock for long; returns how many rows were indexed. Every search calls this first.
+    pub fn index_pending_messages(&self) -> Result<u64> {
         let mut total = 0;
         loop {
-            let indexed = self.index_new_messages(BATCH)?;
+            let indexed = self.index_pending_batch(BATCH)?;
             total += indexed;
             if indexed == 0 {
                 return Ok(total);
             }
         }
     }
-}
 
-impl Store {
-    /// Indexes messages stored before the search index existed (or by a binary without it),
-    /// one batch per transaction so a large backlog never holds the write lock for long.
-    pub(crate) fn index_search_backlog(&self) -> Result<u64> {
-        let mut total = 0;
-        loop {
-            let indexed = self.write(|tx| tx.index_new_messages(BATCH))?;
-            total += indexed;
-            if indexed == 0 {
-                return Ok(total);
-            }
-        }
+    /// Indexes at most `limit` messages stored since the watermark, in one transaction;
+    /// returns how many (0 when the index is current). For a background task that lets
+    /// other writes in between batches.
+    pub fn index_pending_batch(&self, limit: u32) -> Result<u64> {
+        self.write(|tx| tx.index_new_messages(i64::from(limit)))
     }
 }
 

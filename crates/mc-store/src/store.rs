@@ -78,7 +78,7 @@ impl Store {
             readers: Mutex::new(vec![reader]),
             drop_writes: AtomicU64::new(0),
         };
-        store.index_search_backlog()?;
+        store.index_pending_messages()?;
         Ok(store)
     }
 

@@ -134,6 +134,9 @@ pub fn search(
         return Err(SearchError::TooLong(chars));
     }
     let query = fts_query(&request.query)?;
+    // Messages are indexed after the pass that stored them: the rows not indexed yet are
+    // indexed now, so every stored message can be found.
+    store.index_pending_messages()?;
     let pool = MIN_POOL.max(4 * request.limit as u32);
     let mut found = store.read(|tx| full_text(tx, &query, request, pool))?;
     neighbours::lend_to_neighbours(&mut found, Signal::FullText, weights.neighbour_full_text);

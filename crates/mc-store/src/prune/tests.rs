@@ -282,6 +282,7 @@ fn a_pruned_session_leaves_no_row_and_the_rest_is_untouched() {
     fill_session_rows(&store, &gone);
     fill_session_rows(&store, &kept);
     fill_project_rows(&store);
+    store.index_pending_messages().unwrap();
 
     let before = session_rows(&store, &gone, "zebracorn");
     for (table, rows) in &before {
@@ -406,6 +407,7 @@ fn messages_stored_after_a_prune_are_indexed() {
     add_session(&store, &id("a"), "first", 1);
     store.prune_session(&id("a"), false).unwrap();
     add_session(&store, &id("b"), "second", 2);
+    store.index_pending_messages().unwrap();
     let hits: u64 = store
         .read(|tx| {
             Ok(count(

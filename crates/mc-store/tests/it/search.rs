@@ -26,8 +26,14 @@ fn in_project(id: &str) -> SearchScope {
     }
 }
 
-fn ordinals(store: &Store, query: &str, scope: &SearchScope) -> Vec<(String, u64)> {
+/// The store with every stored message indexed, as a search first makes it.
+fn caught_up(store: &Store) -> &Store {
+    store.index_pending_messages().unwrap();
     store
+}
+
+fn ordinals(store: &Store, query: &str, scope: &SearchScope) -> Vec<(String, u64)> {
+    caught_up(store)
         .read(|tx| tx.search_messages(&q(query), scope, 10))
         .unwrap()
         .into_iter()
@@ -104,9 +110,7 @@ fn query_syntax_in_user_text_is_searched_as_text() {
         "import AND OR NOT",
         "^fix'); DROP TABLE messages; --",
     ] {
-        let hits = temp
-            .store
-            .read(|tx| tx.search_messages(&q(query), &scope, 10));
+        let hits = caught_up(&temp.store).read(|tx| tx.search_messages(&q(query), &scope, 10));
         assert!(hits.is_ok(), "{query}: {hits:?}");
     }
     assert!(!ordinals(&temp.store, "-tokio col:fs", &scope).is_empty());
@@ -188,8 +192,7 @@ fn a_fork_finds_the_messages_it_copied() {
         ordinals(&temp.store, "unresolved", &fork),
         [("s1-fork".into(), 2), ("s1-fork".into(), 1)]
     );
-    let hits = temp
-        .store
+    let hits = caught_up(&temp.store)
         .read(|tx| tx.search_messages(&q("unresolved"), &in_project("proj"), 10))
         .unwrap();
     // Ordinal 2 of both sessions, then ordinal 3 of the parent (by its context) and ordinal 1
@@ -503,7 +506,7 @@ mod properties {
             let Ok(query) = fts_query(&query) else { return Ok(()) };
             let other = project("elsewhere");
             let scope = in_project("elsewhere");
-            let found = temp.store.read(|tx| {
+            let found = caught_up(&temp.store).read(|tx| {
                 Ok((
                     tx.search_messages(&query, &scope, 10)?,
                     tx.search_compartments(&query, &scope, 10)?,
