@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mc_core::{HashChain, Message};
+use mc_core::{HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
@@ -46,6 +46,8 @@ pub struct ChatLayout {
     head: Arc<ChatRequest>,
     /// How many leading messages are instructions (system and developer).
     instructions: usize,
+    /// What each conversation message holds ([`HeldBytes`]), counted when it was decoded.
+    message_bytes: Vec<usize>,
 }
 
 impl ChatLayout {
@@ -124,10 +126,11 @@ impl RecentChats {
         if layout.split.ranges.len() != messages.len()
             || messages.len() != layout.instructions + conversation.len()
             || chain.len() != conversation.len()
+            || layout.message_bytes.len() != conversation.len()
         {
             return;
         }
-        let held = held_bytes(&layout.body, &conversation, &chain);
+        let held = held_bytes(&layout.body, &layout.message_bytes, &chain);
         let entry = Entry {
             layout,
             messages,
@@ -146,6 +149,8 @@ impl RecentChats {
         entry.messages.truncate(shared);
         entry.conversation.truncate(shared - instructions);
         entry.chain.truncate(shared - instructions);
+        let mut message_bytes = entry.layout.message_bytes;
+        message_bytes.truncate(shared - instructions);
         for range in &split.ranges[shared..] {
             let bytes = body.get(range.clone())?;
             if nests_too_deep(bytes) {
@@ -162,6 +167,7 @@ impl RecentChats {
         for message in &entry.messages[shared..] {
             let converted = openai::to_message(message).ok()?;
             entry.chain.push(converted.content_hash());
+            message_bytes.push(converted.held_bytes());
             entry.conversation.push(converted);
         }
         let mut request = ChatRequest::clone(&entry.layout.head);
@@ -175,6 +181,7 @@ impl RecentChats {
                 split,
                 head: entry.layout.head,
                 instructions,
+                message_bytes,
             }),
         })
     }
@@ -196,6 +203,7 @@ fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
                 split,
                 head,
                 instructions: instruction_count(&request),
+                message_bytes: conversation.iter().map(HeldBytes::held_bytes).collect(),
             }
         });
     Ok(ChatDecoded {

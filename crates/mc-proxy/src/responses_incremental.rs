@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mc_core::{HashChain, Message, Role};
+use mc_core::{HashChain, HeldBytes, Message, Role};
 use mc_wire::WireError;
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
@@ -54,6 +54,8 @@ pub struct ResponsesLayout {
     instructions: usize,
     /// Per conversation message, the index of its first item after the instructions.
     starts: Vec<usize>,
+    /// What each conversation message holds ([`HeldBytes`]), counted when it was decoded.
+    message_bytes: Vec<usize>,
 }
 
 impl ResponsesLayout {
@@ -83,7 +85,8 @@ impl ResponsesLayout {
     pub fn located_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + self.split.ranges.capacity() * std::mem::size_of::<std::ops::Range<usize>>()
-            + self.starts.capacity() * std::mem::size_of::<usize>()
+            + (self.starts.capacity() + self.message_bytes.capacity())
+                * std::mem::size_of::<usize>()
     }
 }
 
@@ -140,10 +143,11 @@ impl RecentResponses {
         if layout.split.ranges.len() != items.len()
             || layout.starts.len() != conversation.len()
             || chain.len() != conversation.len()
+            || layout.message_bytes.len() != conversation.len()
         {
             return;
         }
-        let held = held_bytes(&layout.body, &conversation, &chain);
+        let held = held_bytes(&layout.body, &layout.message_bytes, &chain);
         let entry = Entry {
             layout,
             items,
@@ -181,10 +185,13 @@ impl RecentResponses {
         let resume = kept_messages(&entry.conversation, &mut starts, shared - instructions);
         entry.conversation.truncate(starts.len());
         entry.chain.truncate(starts.len());
+        let mut message_bytes = entry.layout.message_bytes;
+        message_bytes.truncate(starts.len());
         let (converted, new_starts) =
             responses::to_conversation_with_starts(&items[instructions + resume..]);
         for message in converted {
             entry.chain.push(message.content_hash());
+            message_bytes.push(message.held_bytes());
             entry.conversation.push(message);
         }
         starts.extend(new_starts.into_iter().map(|start| start + resume));
@@ -198,6 +205,7 @@ impl RecentResponses {
                 head: entry.layout.head,
                 instructions,
                 starts,
+                message_bytes,
             }),
         })
     }
@@ -251,6 +259,7 @@ fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
                 head,
                 instructions,
                 starts,
+                message_bytes: conversation.iter().map(HeldBytes::held_bytes).collect(),
             }
         });
     Ok(ResponsesDecoded {

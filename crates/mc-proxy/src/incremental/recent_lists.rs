@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
-use mc_core::{ContentHash, HashChain, HeldBytes, Message};
+use mc_core::{ContentHash, HashChain};
 
 use super::{Split, remember_within, take_longest_prefix};
 
@@ -65,12 +65,11 @@ impl<E: Listed> RecentLists<E> {
 }
 
 /// What a remembered request holds: its body, its decoded list (about what its neutral
-/// forms hold), the neutral forms and their hashes.
-pub(crate) fn held_bytes(body: &[u8], conversation: &[Message], chain: &HashChain) -> usize {
+/// forms hold), the neutral forms (`message_bytes`, what each holds, counted once when it
+/// was decoded: summing a long session's values again on every request grew a call's cost
+/// with the session) and their hashes.
+pub(crate) fn held_bytes(body: &[u8], message_bytes: &[usize], chain: &HashChain) -> usize {
     body.len()
-        + 2 * conversation
-            .iter()
-            .map(HeldBytes::held_bytes)
-            .sum::<usize>()
+        + 2 * message_bytes.iter().sum::<usize>()
         + chain.len() * std::mem::size_of::<ContentHash>()
 }
