@@ -102,12 +102,24 @@ pub fn render(
         .zip(layout)
         .filter(|(previous, layout)| previous.client.same_outside(layout));
     let previous = reusing.map(|(previous, _)| previous);
-    let tools = request.tools.as_deref().unwrap_or(&[]);
-    let renderer = ItemRenderer::new(messages.iter().map(|message| &**message), |name| {
-        tools
-            .iter()
-            .any(|tool| tool.is_custom() && tool.name() == Some(name))
-    });
+    // Read once: looking each call's tool up in the tools' JSON cost every pass a walk of
+    // the whole conversation. Without custom tools no call is a custom one.
+    let custom_tools: Vec<String> = request
+        .tools
+        .iter()
+        .flatten()
+        .filter(|tool| tool.is_custom())
+        .filter_map(|tool| tool.name().map(str::to_owned))
+        .collect();
+    let calls_read = if custom_tools.is_empty() {
+        0
+    } else {
+        messages.len()
+    };
+    let renderer = ItemRenderer::new(
+        messages[..calls_read].iter().map(|message| &**message),
+        |name| custom_tools.iter().any(|tool| tool == name),
+    );
     let changed_kinds: HashSet<&String> = previous.map_or_else(HashSet::new, |previous| {
         renderer
             .custom_calls()
@@ -142,7 +154,7 @@ pub fn render(
     let encoded = layout.map(|layout| EncodedResponses {
         body: body.clone(),
         client: layout.clone(),
-        custom_calls: renderer.custom_calls().clone(),
+        custom_calls: renderer.into_custom_calls(),
         kept,
     });
     instructions.extend(client);

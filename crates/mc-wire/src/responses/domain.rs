@@ -226,6 +226,11 @@ impl<F: Fn(&str) -> bool> ItemRenderer<F> {
         &self.custom_calls
     }
 
+    /// The ids of the conversation's custom tool calls, the renderer done with.
+    pub fn into_custom_calls(self) -> HashSet<String> {
+        self.custom_calls
+    }
+
     /// One message's items.
     pub fn render(&self, message: &Message) -> Vec<Item> {
         let mut items = Vec::new();
