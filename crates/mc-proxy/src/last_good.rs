@@ -10,7 +10,9 @@
 //! next request ([`crate::encoded_messages`]), so keeping it here costs no copy. Older
 //! bodies of a session were kept before, tens of megabytes for one long session, to answer
 //! retries that never come. The bodies kept are bounded in bytes; past the budget the least
-//! recently used sessions' bodies go.
+//! recently used sessions' bodies go. The client body is kept as it came (the allocation
+//! the request and the remembered decode share) and compared only when a replay is asked
+//! for: hashing it on every call cost a pass a read of the whole body.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -20,14 +22,14 @@ use mc_core::SessionId;
 
 /// One session's latest managed request.
 struct Latest {
-    /// blake3 of the client body.
-    client_hash: [u8; 32],
+    /// The client body.
+    client: Bytes,
     upstream: Bytes,
     /// When it was remembered (a counter), for eviction.
     stamp: u64,
 }
 
-/// The latest (client body hash, upstream body) per session, within a byte budget.
+/// The latest (client body, upstream body) per session, within a byte budget.
 pub struct LastGood {
     kept: Mutex<Kept>,
     budget_bytes: usize,
@@ -40,8 +42,14 @@ struct Kept {
     clock: u64,
 }
 
+impl Latest {
+    fn held(&self) -> usize {
+        self.client.len() + self.upstream.len()
+    }
+}
+
 impl LastGood {
-    /// Keeps at most `budget_bytes` of upstream bodies.
+    /// Keeps at most `budget_bytes` of client and upstream bodies.
     pub fn new(budget_bytes: usize) -> Self {
         Self {
             kept: Mutex::new(Kept::default()),
@@ -51,22 +59,22 @@ impl LastGood {
 
     /// Remembers that `client_body` of `session` was sent upstream as `upstream`, in place
     /// of the session's earlier request.
-    pub fn remember(&self, session: &SessionId, client_body: &[u8], upstream: Bytes) {
-        let client_hash = *blake3::hash(client_body).as_bytes();
+    pub fn remember(&self, session: &SessionId, client_body: &Bytes, upstream: Bytes) {
+        let held = client_body.len() + upstream.len();
         let mut kept = self.lock();
         if let Some(old) = kept.by_session.remove(session) {
-            kept.bytes -= old.upstream.len();
+            kept.bytes -= old.held();
         }
-        if upstream.len() > self.budget_bytes {
+        if held > self.budget_bytes {
             return;
         }
         kept.clock += 1;
         let stamp = kept.clock;
-        kept.bytes += upstream.len();
+        kept.bytes += held;
         kept.by_session.insert(
             session.clone(),
             Latest {
-                client_hash,
+                client: client_body.clone(),
                 upstream,
                 stamp,
             },
@@ -80,21 +88,20 @@ impl LastGood {
             let Some(evicted) = oldest.and_then(|session| kept.by_session.remove(&session)) else {
                 break;
             };
-            kept.bytes -= evicted.upstream.len();
+            kept.bytes -= evicted.held();
         }
     }
 
     /// The upstream body sent for an identical client body, when it is a session's latest.
     pub fn replay(&self, client_body: &[u8]) -> Option<Bytes> {
-        let client_hash = *blake3::hash(client_body).as_bytes();
         self.lock()
             .by_session
             .values()
-            .find(|latest| latest.client_hash == client_hash)
+            .find(|latest| latest.client == client_body)
             .map(|latest| latest.upstream.clone())
     }
 
-    /// The bytes of upstream bodies kept; never above the budget.
+    /// The bytes of bodies kept; never above the budget.
     #[cfg(test)]
     fn held_bytes(&self) -> usize {
         self.lock().bytes
@@ -117,12 +124,24 @@ mod tests {
     #[test]
     fn replays_a_sessions_latest_request_only() {
         let last = LastGood::new(1 << 20);
-        last.remember(&id("a"), b"{\"a\":1}", Bytes::from_static(b"up-1"));
+        last.remember(
+            &id("a"),
+            &Bytes::from_static(b"{\"a\":1}"),
+            Bytes::from_static(b"up-1"),
+        );
         assert_eq!(last.replay(b"{\"a\":1}").as_deref(), Some(&b"up-1"[..]));
         assert_eq!(last.replay(b"{\"a\":2}"), None);
-        last.remember(&id("b"), b"{\"b\":1}", Bytes::from_static(b"up-b"));
+        last.remember(
+            &id("b"),
+            &Bytes::from_static(b"{\"b\":1}"),
+            Bytes::from_static(b"up-b"),
+        );
         assert_eq!(last.replay(b"{\"a\":1}").as_deref(), Some(&b"up-1"[..]));
-        last.remember(&id("a"), b"{\"a\":2}", Bytes::from_static(b"up-2"));
+        last.remember(
+            &id("a"),
+            &Bytes::from_static(b"{\"a\":2}"),
+            Bytes::from_static(b"up-2"),
+        );
         assert_eq!(
             last.replay(b"{\"a\":1}"),
             None,
@@ -138,12 +157,16 @@ mod tests {
         let last = LastGood::new(budget);
         for n in 0..20 {
             let body = Bytes::from(vec![b'x'; 300]);
-            last.remember(&id(&format!("s{n}")), n.to_string().as_bytes(), body);
+            last.remember(&id(&format!("s{n}")), &Bytes::from(n.to_string()), body);
             assert!(last.held_bytes() <= budget);
         }
         assert_eq!(last.replay(b"16"), None, "the least recently used went");
         assert_eq!(last.replay(b"19").map(|body| body.len()), Some(300));
-        last.remember(&id("huge"), b"huge", Bytes::from(vec![b'x'; budget + 1]));
+        last.remember(
+            &id("huge"),
+            &Bytes::from_static(b"huge"),
+            Bytes::from(vec![b'x'; budget + 1]),
+        );
         assert_eq!(
             last.replay(b"huge"),
             None,
