@@ -16,7 +16,7 @@ use mc_core::search::indexed_text;
 use mc_core::{Message, Part, Role};
 
 use crate::error::{Result, StoreError};
-use crate::store::{Store, WriteTx};
+use crate::store::{ReadTx, Store, WriteTx};
 
 /// Rows indexed per statement batch when catching up a backlog.
 const BATCH: u32 = 2_000;
@@ -26,6 +26,19 @@ const DOING: &str = "indexing messages for search";
 /// Characters of the messages before and after indexed beside a message: their gist (a
 /// question, a command, the start of an answer), not a second copy of a long output.
 pub(crate) const CONTEXT_CHARS: usize = 600;
+
+impl ReadTx<'_> {
+    /// Whether messages were stored since the watermark.
+    fn messages_pending_index(&self) -> Result<bool> {
+        self.conn()
+            .prepare_cached(
+                "SELECT (SELECT coalesce(max(rowid), 0) FROM messages) > indexed_through
+                 FROM search_watermarks WHERE name = 'messages'",
+            )
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .map_err(StoreError::sqlite(DOING))
+    }
+}
 
 impl WriteTx<'_> {
     /// Indexes every message stored since the watermark; returns how many rows were indexed
@@ -125,6 +138,10 @@ impl Store {
     /// large backlog (a store from before search, a fork's copied log) never holds the write
     /// lock for long; returns how many rows were indexed. Every search calls this first.
     pub fn index_pending_messages(&self) -> Result<u64> {
+        // A read first: a search over a current index takes no write lock.
+        if !self.read(|tx| tx.messages_pending_index())? {
+            return Ok(0);
+        }
         let mut total = 0;
         loop {
             let indexed = self.index_pending_batch(BATCH)?;

@@ -74,6 +74,24 @@ fn tool_exchange() -> Vec<Message> {
     ]
 }
 
+/// Storing messages leaves their indexing to a later transaction: the index reads nothing
+/// of them until it is caught up, after which every one is found, and a second catch-up has
+/// nothing left to do.
+#[test]
+fn messages_are_indexed_after_their_commit_and_found_once_caught_up() {
+    let temp = TempStore::new();
+    seed(&temp.store, "s1", &tool_exchange(), NOW_MS);
+    let scope = in_project("proj");
+    let before = temp
+        .store
+        .read(|tx| tx.search_messages(&q("unresolved"), &scope, 10))
+        .unwrap();
+    assert!(before.is_empty(), "indexed inside the storing transaction");
+    assert_eq!(temp.store.index_pending_messages().unwrap(), 4);
+    assert_eq!(ordinals(&temp.store, "unresolved", &scope).len(), 3);
+    assert_eq!(temp.store.index_pending_messages().unwrap(), 0);
+}
+
 #[test]
 fn tool_results_and_call_arguments_are_found_as_soon_as_they_are_stored() {
     let temp = TempStore::new();
