@@ -16,11 +16,12 @@ pub enum BodyLayout {
 }
 
 impl BodyLayout {
-    /// The prefix identity the decode already knows (an Anthropic head's).
+    /// The prefix identity the decode already knows (computed once per head).
     pub fn prefix_identity(&self) -> Option<&str> {
         match self {
             Self::Anthropic(layout) => layout.prefix_identity(),
-            Self::Chat(_) | Self::Responses(_) => None,
+            Self::Chat(layout) => Some(layout.prefix_identity()),
+            Self::Responses(layout) => Some(layout.prefix_identity()),
         }
     }
 }

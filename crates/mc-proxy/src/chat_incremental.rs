@@ -21,7 +21,7 @@ use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
 use crate::incremental::{Listed, RecentLists, Split, held_bytes, nests_too_deep};
-use crate::render_openai::{conversation, instruction_count, is_instruction};
+use crate::render_openai::{conversation, instruction_count, is_instruction, prefix_identity};
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -48,9 +48,17 @@ pub struct ChatLayout {
     instructions: usize,
     /// What each conversation message holds ([`HeldBytes`]), counted when it was decoded.
     message_bytes: Vec<usize>,
+    /// The identity of the instructions and tools, computed once for every request that
+    /// repeats them (the bytes outside the list and the instructions).
+    prefix_identity: Arc<str>,
 }
 
 impl ChatLayout {
+    /// The identity of the body's instructions and tools.
+    pub fn prefix_identity(&self) -> &str {
+        &self.prefix_identity
+    }
+
     /// How many messages the body has, instructions included.
     pub fn message_count(&self) -> usize {
         self.split.ranges.len()
@@ -182,6 +190,7 @@ impl RecentChats {
                 head: entry.layout.head,
                 instructions,
                 message_bytes,
+                prefix_identity: entry.layout.prefix_identity,
             }),
         })
     }
@@ -204,6 +213,7 @@ fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
                 head,
                 instructions: instruction_count(&request),
                 message_bytes: conversation.iter().map(HeldBytes::held_bytes).collect(),
+                prefix_identity: prefix_identity(&request).into(),
             }
         });
     Ok(ChatDecoded {
@@ -230,6 +240,11 @@ pub fn check_chat_against_full(bodies: &[Bytes]) -> Result<(), String> {
                 ("request", decoded.request != full.request),
                 ("conversation", decoded.conversation != full.conversation),
                 ("chain", decoded.chain != full.chain),
+                (
+                    "prefix identity",
+                    decoded.layout.as_ref().map(ChatLayout::prefix_identity)
+                        != full.layout.as_ref().map(ChatLayout::prefix_identity),
+                ),
             ])
         },
         |decoded| {

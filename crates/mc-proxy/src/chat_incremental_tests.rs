@@ -45,6 +45,10 @@ fn decode_checked(recent: &RecentChats, body: &Bytes) -> Result<(), TestCaseErro
             prop_assert_eq!(&got.request, &full.request);
             prop_assert_eq!(&got.conversation, &full.conversation);
             prop_assert_eq!(&got.chain, &full.chain);
+            prop_assert_eq!(
+                got.layout.as_ref().map(ChatLayout::prefix_identity),
+                full.layout.as_ref().map(ChatLayout::prefix_identity)
+            );
             if let Some(layout) = got.layout {
                 recent.remember(layout, got.request.messages, got.conversation, got.chain);
             }

@@ -26,7 +26,7 @@ use mc_wire::WireError;
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
 use crate::incremental::{Listed, RecentLists, Split, held_bytes, nests_too_deep};
-use crate::render_responses::{conversation, instruction_count};
+use crate::render_responses::{conversation, instruction_count, prefix_identity};
 
 /// A decoded Responses request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -56,9 +56,17 @@ pub struct ResponsesLayout {
     starts: Vec<usize>,
     /// What each conversation message holds ([`HeldBytes`]), counted when it was decoded.
     message_bytes: Vec<usize>,
+    /// The identity of the instructions and tools, computed once for every request that
+    /// repeats them (the bytes outside the list and the instructions).
+    prefix_identity: Arc<str>,
 }
 
 impl ResponsesLayout {
+    /// The identity of the body's instructions and tools.
+    pub fn prefix_identity(&self) -> &str {
+        &self.prefix_identity
+    }
+
     /// How many items the body has, instructions included.
     pub fn item_count(&self) -> usize {
         self.split.ranges.len()
@@ -206,6 +214,7 @@ impl RecentResponses {
                 instructions,
                 starts,
                 message_bytes,
+                prefix_identity: entry.layout.prefix_identity,
             }),
         })
     }
@@ -260,6 +269,7 @@ fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
                 instructions,
                 starts,
                 message_bytes: conversation.iter().map(HeldBytes::held_bytes).collect(),
+                prefix_identity: prefix_identity(&request).into(),
             }
         });
     Ok(ResponsesDecoded {
@@ -290,6 +300,14 @@ pub fn check_responses_against_full(bodies: &[Bytes]) -> Result<(), String> {
                 (
                     "message starts",
                     starts(&decoded.layout) != starts(&full.layout),
+                ),
+                (
+                    "prefix identity",
+                    decoded
+                        .layout
+                        .as_ref()
+                        .map(ResponsesLayout::prefix_identity)
+                        != full.layout.as_ref().map(ResponsesLayout::prefix_identity),
                 ),
             ])
         },

@@ -72,6 +72,10 @@ fn decode_checked(recent: &RecentResponses, body: &Bytes) -> Result<(), TestCase
                 got.layout.as_ref().map(|layout| &layout.starts),
                 full.layout.as_ref().map(|layout| &layout.starts)
             );
+            prop_assert_eq!(
+                got.layout.as_ref().map(ResponsesLayout::prefix_identity),
+                full.layout.as_ref().map(ResponsesLayout::prefix_identity)
+            );
             remember(recent, got);
         }
         (Err(got), Err(full)) => prop_assert_eq!(got, full),
