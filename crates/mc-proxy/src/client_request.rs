@@ -20,6 +20,7 @@ use crate::encoded_responses;
 use crate::{render_anthropic, render_openai, render_responses};
 
 /// A decoded model call.
+#[derive(Debug)]
 pub enum ClientRequest {
     /// `POST /v1/messages`, its messages taken out (shared: requests repeating a head's
     /// bytes share its decoding).

@@ -91,14 +91,14 @@ pub fn prepare_chat(
         return Ok(None);
     }
     if let Some(located) = app.chat_walks.locate(body) {
-        let client = ClientRequest::OpenAi(located.head().client.clone());
-        if offers_ours_chat(&located.head().client) {
+        let client = &located.head().client;
+        if offers_ours(client.tool_names().into_iter()) {
             return Ok(None);
         }
         if client.has_tools()
             && let Some(first) = located.first_message(body)
         {
-            let project = tool_project(app, headers, &client, std::slice::from_ref(&*first));
+            let project = tool_project(app, headers, client, std::slice::from_ref(&*first));
             let mut used = Used::at(now_ms());
             let walks = &app.chat_walks;
             let walked = engine

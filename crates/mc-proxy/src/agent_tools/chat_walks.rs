@@ -29,6 +29,7 @@ use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
     same_outside_list,
 };
+use crate::client_request::ClientRequest;
 use crate::incremental::{Split, nests_too_deep};
 use crate::render_openai::is_instruction;
 use mc_agent_tools::answer_key::is_answer;
@@ -53,7 +54,8 @@ impl StepMark for Step {
 pub struct ChatHead {
     /// The client's request with its instructions as its only messages: what the project is
     /// resolved from and what says whether the client gets our tools.
-    pub client: ChatRequest,
+    pub client: ClientRequest,
+    instructions: usize,
     /// The prepared request (our tools after the client's), its message list empty.
     pub prepared: Arc<ChatRequest>,
     before: Bytes,
@@ -78,7 +80,8 @@ impl ChatHead {
             .map(encode)
             .collect::<Option<Vec<_>>>()?;
         Some(Self {
-            client,
+            client: ClientRequest::OpenAi(client),
+            instructions,
             prepared: Arc::new(request),
             before: Bytes::from(before),
             after: Bytes::from(after),
@@ -87,7 +90,7 @@ impl ChatHead {
     }
 
     fn instructions(&self) -> usize {
-        self.client.messages.len()
+        self.instructions
     }
 }
 

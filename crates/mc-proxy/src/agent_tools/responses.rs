@@ -101,15 +101,18 @@ pub fn prepare_responses(
         return Ok(None);
     }
     if let Some(located) = app.responses_walks.locate(body) {
-        let head = &located.head().client;
-        if offers_ours_responses(head) || head.stateful_reason().is_some() {
+        let client = &located.head().client;
+        let stateful = match client {
+            ClientRequest::Responses(request) => request.stateful_reason().is_some(),
+            ClientRequest::Anthropic(_) | ClientRequest::OpenAi(_) => false,
+        };
+        if offers_ours(client.tool_names().into_iter()) || stateful {
             return Ok(None);
         }
-        let client = ClientRequest::Responses(head.clone());
         if client.has_tools()
             && let Some(first) = located.first_message(body)
         {
-            let project = tool_project(app, headers, &client, std::slice::from_ref(&*first));
+            let project = tool_project(app, headers, client, std::slice::from_ref(&*first));
             let mut used = Used::at(now_ms());
             let walks = &app.responses_walks;
             let walked = engine

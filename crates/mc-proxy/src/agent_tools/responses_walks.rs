@@ -34,6 +34,7 @@ use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
     same_outside_list,
 };
+use crate::client_request::ClientRequest;
 use crate::incremental::{Split, nests_too_deep};
 use crate::render_responses::is_instruction;
 use mc_agent_tools::splice::{Point, Used, stored};
@@ -70,7 +71,8 @@ impl StepMark for Step {
 pub struct ResponsesHead {
     /// The client's request with its instructions as its only items: what the project is
     /// resolved from and what says whether the client gets our tools.
-    pub client: ResponsesRequest,
+    pub client: ClientRequest,
+    instructions: usize,
     /// The prepared request (our tools after the client's), its item list empty.
     pub prepared: Arc<ResponsesRequest>,
     before: Bytes,
@@ -96,7 +98,8 @@ impl ResponsesHead {
             .map(encode)
             .collect::<Option<Vec<_>>>()?;
         Some(Self {
-            client,
+            client: ClientRequest::Responses(client),
+            instructions,
             prepared: Arc::new(request),
             before: Bytes::from(before),
             after: Bytes::from(after),
@@ -105,10 +108,7 @@ impl ResponsesHead {
     }
 
     fn instructions(&self) -> usize {
-        match &self.client.input {
-            Some(Input::Items(items)) => items.len(),
-            _ => 0,
-        }
+        self.instructions
     }
 }
 
