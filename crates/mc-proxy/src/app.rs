@@ -2,7 +2,7 @@
 //! caches a request reuses). Its routes are in [`crate::router`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
@@ -60,6 +60,9 @@ pub struct App {
     pub responses_walks: ResponsesWalks,
     /// Whether a task is indexing stored messages for search ([`crate::search_index_start`]).
     pub search_indexing: Arc<AtomicBool>,
+    /// When the latest pass (or agent-tool preparation) took its permit, in Unix ms: how
+    /// long the proxy has been quiet, for background work.
+    last_pass_started_ms: AtomicI64,
     /// Per session, the encoded conversation of its last upstream Anthropic request, so the
     /// next encodes only what changed.
     pub encoded_messages: SessionCache<EncodedList>,
@@ -114,6 +117,7 @@ impl App {
             chat_walks: ChatWalks::new(budget.prepared_walks()),
             responses_walks: ResponsesWalks::new(budget.prepared_walks()),
             search_indexing: Arc::new(AtomicBool::new(false)),
+            last_pass_started_ms: AtomicI64::new(0),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
             pass_permits: Arc::new(Semaphore::new(concurrent_passes())),
@@ -148,6 +152,18 @@ impl App {
     /// The engine over the open store, or why the store is not open.
     pub fn engine(&self) -> Result<&Arc<Engine>, String> {
         self.store.engine()
+    }
+
+    /// Notes that a pass (or an agent-tool preparation) took its permit now.
+    pub fn note_pass_started(&self) {
+        self.last_pass_started_ms
+            .store(crate::clock::now_ms(), Ordering::Relaxed);
+    }
+
+    /// Whether no request is being planned and none started in the last `quiet_ms`.
+    pub fn quiet_for(&self, quiet_ms: i64) -> bool {
+        let since = crate::clock::now_ms() - self.last_pass_started_ms.load(Ordering::Relaxed);
+        !self.passes_running() && since >= quiet_ms
     }
 
     /// Whether a request is being planned now (a pass holds a permit).

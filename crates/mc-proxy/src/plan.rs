@@ -33,6 +33,7 @@ pub async fn plan(
     // not the pass, so its permit is not free while the pass still runs. Passes running, and
     // so pass threads, never outnumber the permits.
     let permit = Arc::clone(&app.pass_permits).acquire_owned().await.ok();
+    app.note_pass_started();
     let (for_pass, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     app.pass_threads
         .run(move || {

@@ -114,6 +114,7 @@ pub async fn prepare(
         return Ok(None);
     }
     let permit = Arc::clone(&app.pass_permits).acquire_owned().await.ok();
+    app.note_pass_started();
     let (for_thread, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     app.pass_threads
         .run(move || (ready(&for_thread, provider, &headers, &body), permit))
