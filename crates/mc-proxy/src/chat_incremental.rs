@@ -20,7 +20,7 @@ use mc_core::{HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
-use crate::incremental::{Listed, RecentLists, Split, held_bytes, nests_too_deep};
+use crate::incremental::{Listed, RecentLists, Split, decode_alone, held_bytes};
 use crate::render_openai::{conversation, instruction_count, is_instruction, prefix_identity};
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
@@ -161,10 +161,7 @@ impl RecentChats {
         message_bytes.truncate(shared - instructions);
         for range in &split.ranges[shared..] {
             let bytes = body.get(range.clone())?;
-            if nests_too_deep(bytes) {
-                return None;
-            }
-            let message = ChatMessage::decode(bytes).ok()?;
+            let message = decode_alone(bytes, ChatMessage::decode)?;
             entry.messages.push(message);
         }
         // A new leading instruction (all shared messages were instructions) moves where the

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use mc_agent_tools::names_tool;
+use mc_agent_tools::{names_tool, offers_ours};
 use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
@@ -153,6 +153,12 @@ impl ClientRequest {
         self.tool_names()
             .into_iter()
             .any(|listed| names_tool(listed, tool))
+    }
+
+    /// Whether the call's tools already include ours (from our MCP server), so the proxy
+    /// does not add them again.
+    pub fn offers_our_tools(&self) -> bool {
+        offers_ours(self.tool_names().into_iter())
     }
 
     /// Each tool definition as the JSON the provider renders into the prompt.

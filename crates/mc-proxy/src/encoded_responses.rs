@@ -111,15 +111,14 @@ pub fn render(
         .filter(|tool| tool.is_custom())
         .filter_map(|tool| tool.name().map(str::to_owned))
         .collect();
-    let calls_read = if custom_tools.is_empty() {
-        0
+    let with_custom_calls = if custom_tools.is_empty() {
+        &[]
     } else {
-        messages.len()
+        messages
     };
-    let renderer = ItemRenderer::new(
-        messages[..calls_read].iter().map(|message| &**message),
-        |name| custom_tools.iter().any(|tool| tool == name),
-    );
+    let renderer = ItemRenderer::new(with_custom_calls.iter().map(|message| &**message), |name| {
+        custom_tools.iter().any(|tool| tool == name)
+    });
     let changed_kinds: HashSet<&String> = previous.map_or_else(HashSet::new, |previous| {
         renderer
             .custom_calls()

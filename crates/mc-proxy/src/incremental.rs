@@ -32,7 +32,7 @@ use mc_wire::anthropic::{self, MessagesRequest};
 pub(crate) use self::check::{check_sequence, first_difference};
 pub(crate) use self::head::Head;
 pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
-pub(crate) use self::split::{Split, common_prefix_len, nests_too_deep};
+pub(crate) use self::split::{Split, common_prefix_len, decode_alone};
 use crate::render_anthropic;
 
 /// Requests remembered at most; a proxy serves a handful of live conversations at a time,
@@ -230,10 +230,7 @@ impl RecentRequests {
         };
         for index in shared..layout.ranges.len() {
             let bytes = layout.message(index)?;
-            if split::nests_too_deep(bytes) {
-                return None;
-            }
-            let wire: anthropic::Message = serde_json::from_slice(bytes).ok()?;
+            let wire: anthropic::Message = decode_alone(bytes, serde_json::from_slice)?;
             one_hour.push(render_anthropic::uses_one_hour(&wire));
             let message = anthropic::into_message(wire);
             chain.push(message.content_hash());

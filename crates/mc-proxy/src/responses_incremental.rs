@@ -25,7 +25,7 @@ use mc_core::{HashChain, HeldBytes, Message, Role};
 use mc_wire::WireError;
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
-use crate::incremental::{Listed, RecentLists, Split, held_bytes, nests_too_deep};
+use crate::incremental::{Listed, RecentLists, Split, decode_alone, held_bytes};
 use crate::render_responses::{conversation, instruction_count, prefix_identity};
 
 /// A decoded Responses request, and what the next request of its conversation can reuse.
@@ -85,8 +85,8 @@ impl ResponsesLayout {
     /// Whether `other`'s body has this body's bytes outside the item list (the same
     /// model, instructions, tools and parameters).
     pub fn same_outside(&self, other: &Self) -> bool {
-        self.body.get(..self.split.open) == other.body.get(..other.split.open)
-            && self.body.get(self.split.close..) == other.body.get(other.split.close..)
+        self.split
+            .same_outside(&self.body, &other.split, &other.body)
     }
 
     /// What the item places hold (the body is counted by whoever owns it).
@@ -174,10 +174,7 @@ impl RecentResponses {
         entry.items.truncate(shared);
         for range in &split.ranges[shared..] {
             let bytes = body.get(range.clone())?;
-            if nests_too_deep(bytes) {
-                return None;
-            }
-            entry.items.push(Item::decode(bytes).ok()?);
+            entry.items.push(decode_alone(bytes, Item::decode)?);
         }
         // A new leading instruction (all shared items were instructions) moves where the
         // conversation starts: decoded whole.

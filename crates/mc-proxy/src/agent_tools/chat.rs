@@ -14,7 +14,7 @@ use axum::http::HeaderMap;
 use bytes::Bytes;
 use mc_core::{Message, ProjectId};
 use mc_store::{ReadTx, StoreError};
-use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole, ChatTool};
+use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole};
 use serde_json::json;
 
 use super::chat_exchange::{ChatSplice, WIRE, add_chat_tools, guidance_message};
@@ -28,7 +28,6 @@ use crate::provider::{Provider, ProxyError};
 use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
 use mc_agent_tools::answer_key::{answer_key, is_answer};
-use mc_agent_tools::offers_ours;
 use mc_agent_tools::splice::{Point, Used, stored};
 
 /// A Chat request made ready for the pass, and what later rounds need of it.
@@ -92,7 +91,7 @@ pub fn prepare_chat(
     }
     if let Some(located) = app.chat_walks.locate(body) {
         let client = &located.head().client;
-        if offers_ours(client.tool_names().into_iter()) {
+        if client.offers_our_tools() {
             return Ok(None);
         }
         if client.has_tools()
@@ -120,11 +119,6 @@ pub fn prepare_chat(
     prepare_whole(app, headers, body)
 }
 
-/// Whether the client's tools already include ours (from our MCP server).
-fn offers_ours_chat(request: &ChatRequest) -> bool {
-    offers_ours(request.tools.iter().flatten().filter_map(ChatTool::name))
-}
-
 /// [`prepare_chat`] by a decode of the whole body and a walk from its start.
 fn prepare_whole(
     app: &App,
@@ -141,11 +135,8 @@ fn prepare_whole(
     let Ok(neutral) = conversation(&request) else {
         return Ok(None);
     };
-    if offers_ours_chat(&request) {
-        return Ok(None);
-    }
     let client = ClientRequest::OpenAi(request);
-    if side_call::recognise(headers, &client, &neutral).is_some() {
+    if client.offers_our_tools() || side_call::recognise(headers, &client, &neutral).is_some() {
         return Ok(None);
     }
     let project = tool_project(app, headers, &client, &neutral);

@@ -27,10 +27,9 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole};
 use super::chat_exchange::{ChatSplice, WIRE, add_chat_tools, guidance_message};
 use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
-    same_outside_list,
 };
 use crate::client_request::ClientRequest;
-use crate::incremental::{Split, nests_too_deep};
+use crate::incremental::{Split, decode_alone};
 use crate::render_openai::is_instruction;
 use mc_agent_tools::answer_key::is_answer;
 use mc_agent_tools::splice::{Point, Used, stored};
@@ -223,7 +222,10 @@ impl ChatLocated {
         }
         let message = match &self.messages {
             Some(messages) => messages.get(at)?.clone(),
-            None => decode_message(body.get(self.split.ranges.get(at)?.clone())?)?,
+            None => decode_alone(
+                body.get(self.split.ranges.get(at)?.clone())?,
+                ChatMessage::decode,
+            )?,
         };
         openai::to_message(&message).ok().map(Arc::new)
     }
@@ -263,7 +265,7 @@ impl ChatWalks {
             && let Some((split, shared)) =
                 Split::extend(&walk.split.ranges, walk.split.open, body, equal)
             && shared > walk.head.instructions()
-            && same_outside_list(&walk.body, &walk.split, body, &split)
+            && split.same_outside(body, &walk.split, &walk.body)
         {
             return Some(ChatLocated {
                 split,
@@ -347,7 +349,9 @@ impl ChatWalks {
         for range in split.ranges.get(start..).unwrap_or_default() {
             let message = match &mut decoded {
                 Some(decoded) => decoded.next(),
-                None => body.get(range.clone()).and_then(decode_message),
+                None => body
+                    .get(range.clone())
+                    .and_then(|bytes| decode_alone(bytes, ChatMessage::decode)),
             };
             let Some(message) = message else {
                 return Ok(None);
@@ -380,15 +384,6 @@ impl ChatWalks {
     pub fn forget_anchor(&self, anchor: &str) {
         self.queue.forget_anchor(anchor);
     }
-}
-
-/// One message's bytes decoded alone, as the whole body's decode reads them; `None` for
-/// one nested past what the whole decode accepts, or invalid.
-fn decode_message(bytes: &[u8]) -> Option<ChatMessage> {
-    if nests_too_deep(bytes) {
-        return None;
-    }
-    ChatMessage::decode(bytes).ok()
 }
 
 #[cfg(test)]

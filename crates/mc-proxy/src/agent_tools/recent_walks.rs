@@ -30,7 +30,7 @@ use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
 use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
 };
-use crate::incremental::{Head, Layout, Split, nests_too_deep};
+use crate::incremental::{Head, Layout, Split, decode_alone};
 use mc_agent_tools::answer_key::is_answer;
 use mc_agent_tools::splice::{Point, Splice, Used, message_hash, stored};
 
@@ -138,7 +138,7 @@ impl Located {
             return Some(Arc::clone(&walk.first));
         }
         let bytes = body.get(self.split.ranges.first()?.clone())?;
-        let wire: anthropic::Message = decode_message(bytes)?;
+        let wire: anthropic::Message = decode_alone(bytes, serde_json::from_slice)?;
         Some(Arc::new(anthropic::into_message(wire)))
     }
 }
@@ -213,7 +213,10 @@ impl RecentWalks {
             None => (Point::start("anthropic", project), None),
         };
         for range in located.split.ranges.get(resumed..).unwrap_or_default() {
-            let Some(message) = body.get(range.clone()).and_then(decode_message) else {
+            let Some(message) = body
+                .get(range.clone())
+                .and_then(|bytes| decode_alone(bytes, serde_json::from_slice))
+            else {
                 return Ok(None);
             };
             let Some(next) = walk.pass(tx, &mut point, pending.take(), message, used)? else {
@@ -348,15 +351,6 @@ impl Remembered for Walk {
     fn looked_in_vain(&self, anchor: &str) -> bool {
         self.found.looked_in_vain(anchor)
     }
-}
-
-/// One message's bytes decoded alone, as the whole body's decode reads them; `None` for
-/// one nested past what the whole decode accepts, or invalid.
-fn decode_message(bytes: &[u8]) -> Option<anthropic::Message> {
-    if nests_too_deep(bytes) {
-        return None;
-    }
-    serde_json::from_slice(bytes).ok()
 }
 
 /// The client's user turn with our results first (as [`super::splice::splice_in`] puts

@@ -25,12 +25,11 @@ use super::responses_exchange::{
 use super::serve_choice::served_here;
 use super::walk_steps::list_with;
 use crate::app::App;
-use crate::client_request::{ClientRequest, responses_tool_names};
+use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
 use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
 use crate::side_call;
-use mc_agent_tools::offers_ours;
 use mc_agent_tools::splice::{Point, Used, stored};
 
 /// A Responses request made ready for the pass, and what later rounds need of it.
@@ -70,25 +69,14 @@ impl ResponsesPrepared {
     }
 }
 
-/// Whether a client's request offers our tools already (from our MCP server).
-pub(super) fn offers_ours_responses(request: &ResponsesRequest) -> bool {
-    offers_ours(
-        request
-            .tools
-            .iter()
-            .flatten()
-            .flat_map(responses_tool_names),
-    )
-}
-
 /// Prepares a Responses request for the proxy's tools, or `None` when this call does not get
 /// them (see [`super::prepare::prepare`]); a stateful request (the history at the provider)
 /// never does.
 ///
 /// A client with tools of its own is prepared by its new items
 /// ([`super::responses_walks`]); one without (a host's side call is told by its whole
-/// conversation), a bare string input, or a body whose items do not decode alone, is
-/// prepared whole.
+/// conversation), a bare string input, a stateful request, or a body whose items do not
+/// decode alone, is prepared whole (and a stateful one then refused).
 pub fn prepare_responses(
     app: &App,
     headers: &HeaderMap,
@@ -102,11 +90,7 @@ pub fn prepare_responses(
     }
     if let Some(located) = app.responses_walks.locate(body) {
         let client = &located.head().client;
-        let stateful = match client {
-            ClientRequest::Responses(request) => request.stateful_reason().is_some(),
-            ClientRequest::Anthropic(_) | ClientRequest::OpenAi(_) => false,
-        };
-        if offers_ours(client.tool_names().into_iter()) || stateful {
+        if client.offers_our_tools() {
             return Ok(None);
         }
         if client.has_tools()
@@ -147,12 +131,12 @@ fn prepare_whole(
     let Ok(request) = ResponsesRequest::decode(body, usize::MAX) else {
         return Ok(None);
     };
-    if offers_ours_responses(&request) || request.stateful_reason().is_some() {
+    if request.stateful_reason().is_some() {
         return Ok(None);
     }
     let turns = conversation(&request);
     let client = ClientRequest::Responses(request);
-    if side_call::recognise(headers, &client, &turns).is_some() {
+    if client.offers_our_tools() || side_call::recognise(headers, &client, &turns).is_some() {
         return Ok(None);
     }
     let project = tool_project(app, headers, &client, &turns);

@@ -32,10 +32,9 @@ use super::responses_exchange::{
 };
 use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
-    same_outside_list,
 };
 use crate::client_request::ClientRequest;
-use crate::incremental::{Split, nests_too_deep};
+use crate::incremental::{Split, decode_alone};
 use crate::render_responses::is_instruction;
 use mc_agent_tools::splice::{Point, Used, stored};
 
@@ -83,8 +82,12 @@ pub struct ResponsesHead {
 
 impl ResponsesHead {
     /// The head of a client request: `request` with its input taken out as `items` (read
-    /// for the instructions only).
+    /// for the instructions only); `None` for a request whose history is at the provider
+    /// (`previous_response_id`, `conversation`), which the whole preparation refuses.
     fn new(mut request: ResponsesRequest, items: &[Item]) -> Option<Self> {
+        if request.stateful_reason().is_some() {
+            return None;
+        }
         let instructions = items.iter().take_while(|item| is_instruction(item)).count();
         let mut client = request.clone();
         let instruction_items = items.get(..instructions)?.to_vec();
@@ -217,12 +220,15 @@ impl ResponsesLocated {
         {
             return Some(first);
         }
+        let decoded;
         let items = match &self.items {
-            Some(items) => items.get(at..)?.to_vec(),
-            None => first_run(body, self.split.ranges.get(at..)?)?,
+            Some(items) => items.get(at..)?,
+            None => {
+                decoded = first_run(body, self.split.ranges.get(at..)?)?;
+                &decoded
+            }
         };
-        let run = &items[..first_run_len(&items)];
-        responses::to_conversation(run)
+        responses::to_conversation(&items[..first_run_len(items)])
             .into_iter()
             .next()
             .map(Arc::new)
@@ -234,7 +240,7 @@ impl ResponsesLocated {
 fn first_run(body: &[u8], ranges: &[Range<usize>]) -> Option<Vec<Item>> {
     let mut run = Vec::new();
     for range in ranges {
-        let item = decode_item(body.get(range.clone())?)?;
+        let item = decode_alone(body.get(range.clone())?, Item::decode)?;
         let by_model = by_model(&item);
         if !run.is_empty() && !by_model {
             break;
@@ -281,7 +287,7 @@ impl ResponsesWalks {
             && let Some((split, shared)) =
                 Split::extend(&walk.split.ranges, walk.split.open, body, equal)
             && shared > walk.head.instructions()
-            && same_outside_list(&walk.body, &walk.split, body, &split)
+            && split.same_outside(body, &walk.split, &walk.body)
         {
             return Some(ResponsesLocated {
                 split,
@@ -377,7 +383,7 @@ impl ResponsesWalks {
                 let ranges = split.ranges.get(start..).unwrap_or_default();
                 let decoded = ranges
                     .iter()
-                    .map(|range| decode_item(body.get(range.clone())?));
+                    .map(|range| decode_alone(body.get(range.clone())?, Item::decode));
                 match decoded.collect::<Option<Vec<_>>>() {
                     Some(items) => items,
                     None => return Ok(None),
@@ -426,15 +432,6 @@ impl ResponsesWalks {
     pub fn forget_anchor(&self, anchor: &str) {
         self.queue.forget_anchor(anchor);
     }
-}
-
-/// One item's bytes decoded alone, as the whole body's decode reads them; `None` for one
-/// nested past what the whole decode accepts, or invalid.
-fn decode_item(bytes: &[u8]) -> Option<Item> {
-    if nests_too_deep(bytes) {
-        return None;
-    }
-    Item::decode(bytes).ok()
 }
 
 #[cfg(test)]

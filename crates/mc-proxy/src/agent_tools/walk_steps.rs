@@ -15,7 +15,7 @@ use mc_store::{ReadTx, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::incremental::{Split, remember_within, take_longest_prefix};
+use crate::incremental::{remember_within, take_longest_prefix};
 
 /// A remembered walk, as its queue sees it.
 pub(super) trait Remembered {
@@ -237,17 +237,6 @@ pub(super) fn list_with(prepared: &[u8], appended: &[u8], around: (usize, usize)
     }
     list.extend_from_slice(appended);
     list
-}
-
-/// Whether two bodies, split at their lists, have the same bytes outside them.
-pub(super) fn same_outside_list(
-    remembered: &[u8],
-    remembered_split: &Split,
-    body: &[u8],
-    split: &Split,
-) -> bool {
-    body.get(..split.open) == remembered.get(..remembered_split.open)
-        && body.get(split.close..) == remembered.get(remembered_split.close..)
 }
 
 /// A message as the request's encoding writes it.

@@ -58,8 +58,7 @@ impl<E: Listed> RecentLists<E> {
         };
         let (remembered, was) = entry.listed();
         let (split, shared) = Split::extend(&was.ranges, was.open, body, equal)?;
-        let same_outside = body.get(..split.open) == remembered.get(..was.open)
-            && body.get(split.close..) == remembered.get(was.close..);
+        let same_outside = split.same_outside(body, was, remembered);
         same_outside.then_some((entry, split, shared))
     }
 }

@@ -73,6 +73,13 @@ impl Split {
         })
     }
 
+    /// Whether `body`, split as `self`, has the bytes of `other_body`, split as `other`,
+    /// outside its list (the same fields around the messages or items).
+    pub fn same_outside(&self, body: &[u8], other: &Split, other_body: &[u8]) -> bool {
+        body.get(..self.open) == other_body.get(..other.open)
+            && body.get(self.close..) == other_body.get(other.close..)
+    }
+
     /// Extends a remembered body's split (its messages' `remembered_ranges` and the `open` of
     /// its list) over `body`, whose first `equal` bytes are the remembered body's (its
     /// [`common_prefix_len`] with it, which must cover at least the first message); returns
@@ -111,6 +118,19 @@ impl Split {
             shared,
         ))
     }
+}
+
+/// One list entry's bytes decoded alone by `decode`, as the whole body's decode reads them;
+/// `None` for one nested past what the whole decode accepts ([`nests_too_deep`]), or one
+/// `decode` refuses: the whole decode then judges the body.
+pub(crate) fn decode_alone<'a, T, E>(
+    bytes: &'a [u8],
+    decode: impl FnOnce(&'a [u8]) -> Result<T, E>,
+) -> Option<T> {
+    if nests_too_deep(bytes) {
+        return None;
+    }
+    decode(bytes).ok()
 }
 
 /// Arrays and objects serde_json enters before it refuses a value as nested too deeply.
