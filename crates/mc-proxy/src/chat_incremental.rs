@@ -20,7 +20,9 @@ use mc_core::{HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
-use crate::incremental::{Listed, RecentLists, Split, decode_alone, held_bytes};
+use crate::incremental::{
+    Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
+};
 use crate::render_openai::{conversation, instruction_count, is_instruction, prefix_identity};
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
@@ -51,6 +53,8 @@ pub struct ChatLayout {
     /// The identity of the instructions and tools, computed once for every request that
     /// repeats them (the bytes outside the list and the instructions).
     prefix_identity: Arc<str>,
+    /// The body's identity, and the remembered body it repeats the start of.
+    lineage: Lineage,
 }
 
 impl ChatLayout {
@@ -64,14 +68,31 @@ impl ChatLayout {
         self.split.ranges.len()
     }
 
-    /// The bytes of message `index` (instructions counted).
-    pub fn message_bytes(&self, index: usize) -> Option<&[u8]> {
-        self.body.get(self.split.ranges.get(index)?.clone())
+    /// Whether message `index` (instructions counted) holds the bytes of `other`'s message
+    /// `other_index`; `false` when either has no such message.
+    pub fn same_message(&self, index: usize, other: &Self, other_index: usize) -> bool {
+        self.located()
+            .same_entry(index, &other.located(), other_index)
+    }
+
+    fn located(&self) -> LocatedList<'_> {
+        LocatedList {
+            body: &self.body,
+            ranges: &self.split.ranges,
+            lineage: &self.lineage,
+        }
     }
 
     /// How many leading messages are instructions.
     pub fn instructions(&self) -> usize {
         self.instructions
+    }
+
+    /// Whether `other`'s body has this body's bytes outside the message list (the same
+    /// model, tools and parameters).
+    pub fn same_outside(&self, other: &Self) -> bool {
+        self.split
+            .same_outside(&self.body, &other.split, &other.body)
     }
 
     /// What the message places hold (the body is counted by whoever owns it).
@@ -177,6 +198,7 @@ impl RecentChats {
         }
         let mut request = ChatRequest::clone(&entry.layout.head);
         request.messages = entry.messages;
+        let lineage = Lineage::follows(&entry.layout.lineage, split.bytes_through(shared));
         Some(ChatDecoded {
             request,
             conversation: entry.conversation,
@@ -188,6 +210,7 @@ impl RecentChats {
                 instructions,
                 message_bytes,
                 prefix_identity: entry.layout.prefix_identity,
+                lineage,
             }),
         })
     }
@@ -211,6 +234,7 @@ fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
                 instructions: instruction_count(&request),
                 message_bytes: conversation.iter().map(HeldBytes::held_bytes).collect(),
                 prefix_identity: prefix_identity(&request).into(),
+                lineage: Lineage::whole(),
             }
         });
     Ok(ChatDecoded {

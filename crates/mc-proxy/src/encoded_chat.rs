@@ -17,6 +17,7 @@
 //!
 //! [`render_openai`]: crate::render_openai
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ use mc_core::Message;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
 use crate::chat_incremental::ChatLayout;
-use crate::list_writer::ListWriter;
+use crate::list_writer::{Around, ListWriter};
 use crate::render_openai::{instruction_count, same_message};
 
 /// A session's last upstream Chat body, and where each rendered message lies in it.
@@ -37,6 +38,8 @@ pub struct EncodedChat {
     client: ChatLayout,
     /// The client's conversation messages less the rendered ones.
     offset: isize,
+    /// Where the message list lies in the body.
+    around: Around,
     /// Per neutral message, in order.
     kept: Vec<Kept>,
 }
@@ -103,18 +106,29 @@ pub fn render(
         layout,
     };
 
-    let (before, after) = request.encode_around_messages();
+    let same_outside = previous
+        .zip(layout)
+        .filter(|(previous, layout)| previous.client.same_outside(layout));
+    let (before, after) = match same_outside {
+        Some((previous, _)) => previous.around.of(&previous.body),
+        None => {
+            let (before, after) = request.encode_around_messages();
+            (Cow::Owned(before), Cow::Owned(after))
+        }
+    };
     let capacity = previous.map_or(0, EncodedChat::body_len) + 64 * 1024;
     let mut list = ListWriter::open(capacity, &before);
     for instruction in &request.messages {
         list.write(instruction);
     }
     let kept = write_conversation(&mut list, messages, renderings, &pairing, previous);
-    let body = Bytes::from(list.close(&after));
+    let (body, around) = list.close(&after);
+    let body = Bytes::from(body);
     let encoded = layout.map(|layout| EncodedChat {
         body: body.clone(),
         client: layout.clone(),
         offset: pairing.offset,
+        around,
         kept,
     });
     let mut client_messages = request.messages;
@@ -230,9 +244,13 @@ impl EncodedChat {
         let kept = self.kept.get(index)?;
         let layout = pairing.layout?;
         for at in 0..kept.count {
-            let now = paired_bytes(layout, first + at, pairing.offset);
-            let then = paired_bytes(&self.client, kept.first + at, self.offset);
-            if now != then {
+            let now = paired_index(layout, first + at, pairing.offset);
+            let then = paired_index(&self.client, kept.first + at, self.offset);
+            let same = match (now, then) {
+                (Some(now), Some(then)) => layout.same_message(now, &self.client, then),
+                (now, then) => now.is_none() && then.is_none(),
+            };
+            if !same {
                 return None;
             }
         }
@@ -245,12 +263,12 @@ impl EncodedChat {
     }
 }
 
-/// The bytes of the client message in `layout` that rendered conversation message `at` pairs
-/// with when the rendered list is `offset` messages shorter than the client's; `None` for
-/// none.
-fn paired_bytes(layout: &ChatLayout, at: usize, offset: isize) -> Option<&[u8]> {
-    let index = usize::try_from(at as isize + offset).ok()?;
-    layout.message_bytes(layout.instructions() + index)
+/// The index (instructions counted) of the client message in `layout` that rendered
+/// conversation message `at` pairs with when the rendered list is `offset` messages shorter
+/// than the client's; `None` for none.
+fn paired_index(layout: &ChatLayout, at: usize, offset: isize) -> Option<usize> {
+    let index = layout.instructions() + usize::try_from(at as isize + offset).ok()?;
+    (index < layout.message_count()).then_some(index)
 }
 
 impl mc_core::HeldBytes for EncodedChat {

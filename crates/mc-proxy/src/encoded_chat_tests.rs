@@ -76,6 +76,8 @@ enum Step {
     NewInstructions,
     /// The client asks for the usage chunk itself from now on.
     AskUsage,
+    /// The client sends another parameter outside the list (a new `temperature`).
+    NewParameter,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -86,6 +88,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<usize>().prop_map(Step::EditClient),
         1 => Just(Step::NewInstructions),
         1 => Just(Step::AskUsage),
+        1 => Just(Step::NewParameter),
     ]
 }
 
@@ -94,6 +97,7 @@ fn step() -> impl Strategy<Value = Step> {
 struct Session {
     instructions: String,
     usage: bool,
+    temperature: u32,
     client: Vec<Value>,
     engine: Vec<Arc<Message>>,
     next: usize,
@@ -104,6 +108,7 @@ impl Session {
         Self {
             instructions: "be brief".into(),
             usage: false,
+            temperature: 0,
             client: Vec::new(),
             engine: Vec::new(),
             next: 0,
@@ -144,6 +149,7 @@ impl Session {
             }
             Step::NewInstructions => self.instructions.push_str(" more"),
             Step::AskUsage => self.usage = true,
+            Step::NewParameter => self.temperature += 1,
             Step::Change(_) | Step::EditClient(_) => {}
         }
     }
@@ -151,7 +157,8 @@ impl Session {
     fn body(&self) -> Bytes {
         let mut messages = vec![json!({"role": "system", "content": self.instructions})];
         messages.extend(self.client.iter().cloned());
-        let mut body = json!({"model": "m", "stream": true, "messages": messages});
+        let mut body = json!({"model": "m", "stream": true, "messages": messages,
+            "temperature": self.temperature});
         if self.usage {
             body["stream_options"] = json!({"include_usage": true});
         }

@@ -12,7 +12,8 @@
 //! with a client item of the same bytes as before (or with none, as before). The result is
 //! byte for byte what rendering the whole request gives (a property test checks).
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use bytes::Bytes;
 use mc_core::{Message, Part};
 use mc_wire::responses::{Input, Item, ItemRenderer, ResponsesRequest};
 
-use crate::list_writer::ListWriter;
+use crate::list_writer::{Around, ListWriter};
 use crate::render_responses::{instruction_count, says_the_same};
 use crate::responses_incremental::ResponsesLayout;
 
@@ -32,6 +33,8 @@ pub struct EncodedResponses {
     client: ResponsesLayout,
     /// The conversation's custom tool calls then.
     custom_calls: HashSet<String>,
+    /// Where the item list lies in the body.
+    around: Around,
     /// Per neutral message, in order.
     kept: Vec<Kept>,
 }
@@ -140,8 +143,14 @@ pub fn render(
         .collect();
     let pairing = Pairing::new(&client, &renderings);
 
-    request.input = Some(Input::Items(Vec::new()));
-    let (before, after) = request.encode_around_input();
+    let (before, after) = match previous {
+        Some(previous) => previous.around.of(&previous.body),
+        None => {
+            request.input = Some(Input::Items(Vec::new()));
+            let (before, after) = request.encode_around_input();
+            (Cow::Owned(before), Cow::Owned(after))
+        }
+    };
     let capacity = previous.map_or(0, |previous| previous.body.len()) + 64 * 1024;
     let mut list = ListWriter::open(capacity, &before);
     for instruction in &instructions {
@@ -149,11 +158,13 @@ pub fn render(
     }
     let render = |message: &Message| renderer.render(message);
     let kept = write_conversation(&mut list, messages, renderings, &render, &pairing, reusing);
-    let body = Bytes::from(list.close(&after));
+    let (body, around) = list.close(&after);
+    let body = Bytes::from(body);
     let encoded = layout.map(|layout| EncodedResponses {
         body: body.clone(),
         client: layout.clone(),
         custom_calls: renderer.into_custom_calls(),
+        around,
         kept,
     });
     instructions.extend(client);
@@ -274,8 +285,9 @@ struct Pairing<'a> {
     client: &'a [Item],
     /// The client's message items, by index.
     client_messages: Vec<usize>,
-    /// Per type and call id, the first client item with them.
-    by_call: HashMap<(&'a str, &'a str), usize>,
+    /// Per type and call id, the first client item with them (foldhash: a long session's
+    /// calls are all hashed again on every pass, and SipHash made that a growing cost).
+    by_call: foldhash::HashMap<(&'a str, &'a str), usize>,
     /// The client's message items less the rendered ones.
     offset: isize,
 }
@@ -288,7 +300,7 @@ impl<'a> Pairing<'a> {
             .filter(|(_, item)| matches!(item, Item::Message(_)))
             .map(|(at, _)| at)
             .collect();
-        let mut by_call = HashMap::new();
+        let mut by_call = foldhash::HashMap::default();
         for (at, item) in client.iter().enumerate() {
             if let Some(call_id) = item.call_id() {
                 by_call.entry((item.type_name(), call_id)).or_insert(at);
@@ -346,15 +358,15 @@ impl EncodedResponses {
     ) -> Option<&[u8]> {
         let kept = self.kept.get(index)?;
         for (now, then) in paired.iter().zip(&kept.paired) {
-            let now = match now {
-                Some(at) => Some(layout.item_bytes(layout.instructions() + at)?),
-                None => None,
+            let same = match (now, then) {
+                (Some(now), Some(then)) => layout.same_item(
+                    layout.instructions() + now,
+                    &self.client,
+                    self.client.instructions() + then,
+                ),
+                (now, then) => now.is_none() && then.is_none(),
             };
-            let then = match then {
-                Some(at) => Some(self.client.item_bytes(self.client.instructions() + at)?),
-                None => None,
-            };
-            if now != then {
+            if !same {
                 return None;
             }
         }

@@ -15,6 +15,7 @@
 #[cfg(feature = "fuzzing")]
 mod check;
 mod head;
+mod lineage;
 mod recent_lists;
 mod split;
 
@@ -31,6 +32,7 @@ use mc_wire::anthropic::{self, MessagesRequest};
 #[cfg(feature = "fuzzing")]
 pub(crate) use self::check::{check_sequence, first_difference};
 pub(crate) use self::head::Head;
+pub(crate) use self::lineage::{Lineage, LocatedList};
 pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
 pub(crate) use self::split::{Split, common_prefix_len, decode_alone};
 use crate::render_anthropic;

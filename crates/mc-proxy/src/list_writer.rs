@@ -1,13 +1,36 @@
 //! Writing a request body's message list from items encoded now and bytes copied from a
 //! previous body ([`crate::encoded_chat`], [`crate::encoded_responses`]).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A JSON list being written into a request body: its items separated by commas, some
 /// encoded now, some copied from a previous body.
 pub struct ListWriter {
     out: Vec<u8>,
+    before: usize,
     empty: bool,
+}
+
+/// How many bytes of a written body lie before its list's `[` and after its `]`: the
+/// request's other fields, the same bytes for a request with the same fields, so a pass
+/// whose client body repeats them takes them from the previous body instead of encoding
+/// the request again (its tools alone are tens of kilobytes).
+#[derive(Debug, Clone, Copy)]
+pub struct Around {
+    before: usize,
+    after: usize,
+}
+
+impl Around {
+    /// The bytes before the list and after it in `body`, the body this was written with.
+    pub fn of<'a>(&self, body: &'a [u8]) -> (Cow<'a, [u8]>, Cow<'a, [u8]>) {
+        let after = body.len().saturating_sub(self.after);
+        (
+            Cow::Borrowed(body.get(..self.before).unwrap_or_default()),
+            Cow::Borrowed(body.get(after..).unwrap_or_default()),
+        )
+    }
 }
 
 impl ListWriter {
@@ -16,7 +39,11 @@ impl ListWriter {
         let mut out = Vec::with_capacity(capacity.max(before.len() + 1));
         out.extend_from_slice(before);
         out.push(b'[');
-        Self { out, empty: true }
+        Self {
+            out,
+            before: before.len(),
+            empty: true,
+        }
     }
 
     /// Appends one item; returns where its bytes start. Encoding a wire value into memory
@@ -44,11 +71,15 @@ impl ListWriter {
         self.out.len()
     }
 
-    /// The body: the list closed with `]`, then `after`.
-    pub fn close(mut self, after: &[u8]) -> Vec<u8> {
+    /// The body: the list closed with `]`, then `after`; and where the list lies in it.
+    pub fn close(mut self, after: &[u8]) -> (Vec<u8>, Around) {
         self.out.push(b']');
         self.out.extend_from_slice(after);
-        self.out
+        let around = Around {
+            before: self.before,
+            after: after.len(),
+        };
+        (self.out, around)
     }
 
     fn separate(&mut self) {

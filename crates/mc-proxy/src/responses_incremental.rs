@@ -25,7 +25,9 @@ use mc_core::{HashChain, HeldBytes, Message, Role};
 use mc_wire::WireError;
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
-use crate::incremental::{Listed, RecentLists, Split, decode_alone, held_bytes};
+use crate::incremental::{
+    Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
+};
 use crate::render_responses::{conversation, instruction_count, prefix_identity};
 
 /// A decoded Responses request, and what the next request of its conversation can reuse.
@@ -59,6 +61,8 @@ pub struct ResponsesLayout {
     /// The identity of the instructions and tools, computed once for every request that
     /// repeats them (the bytes outside the list and the instructions).
     prefix_identity: Arc<str>,
+    /// The body's identity, and the remembered body it repeats the start of.
+    lineage: Lineage,
 }
 
 impl ResponsesLayout {
@@ -72,9 +76,19 @@ impl ResponsesLayout {
         self.split.ranges.len()
     }
 
-    /// The bytes of item `index` (instructions counted).
-    pub fn item_bytes(&self, index: usize) -> Option<&[u8]> {
-        self.body.get(self.split.ranges.get(index)?.clone())
+    /// Whether item `index` (instructions counted) holds the bytes of `other`'s item
+    /// `other_index`; `false` when either has no such item.
+    pub fn same_item(&self, index: usize, other: &Self, other_index: usize) -> bool {
+        self.located()
+            .same_entry(index, &other.located(), other_index)
+    }
+
+    fn located(&self) -> LocatedList<'_> {
+        LocatedList {
+            body: &self.body,
+            ranges: &self.split.ranges,
+            lineage: &self.lineage,
+        }
     }
 
     /// How many leading items are instructions.
@@ -200,6 +214,7 @@ impl RecentResponses {
             entry.conversation.push(message);
         }
         starts.extend(new_starts.into_iter().map(|start| start + resume));
+        let lineage = Lineage::follows(&entry.layout.lineage, split.bytes_through(shared));
         Some(ResponsesDecoded {
             request,
             conversation: entry.conversation,
@@ -212,6 +227,7 @@ impl RecentResponses {
                 starts,
                 message_bytes,
                 prefix_identity: entry.layout.prefix_identity,
+                lineage,
             }),
         })
     }
@@ -267,6 +283,7 @@ fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
                 starts,
                 message_bytes: conversation.iter().map(HeldBytes::held_bytes).collect(),
                 prefix_identity: prefix_identity(&request).into(),
+                lineage: Lineage::whole(),
             }
         });
     Ok(ResponsesDecoded {

@@ -73,6 +73,15 @@ impl Split {
         })
     }
 
+    /// How many leading bytes hold the list's first `count` messages (through the last
+    /// one's end).
+    pub fn bytes_through(&self, count: usize) -> usize {
+        count
+            .checked_sub(1)
+            .and_then(|last| self.ranges.get(last))
+            .map_or(0, |range| range.end)
+    }
+
     /// Whether `body`, split as `self`, has the bytes of `other_body`, split as `other`,
     /// outside its list (the same fields around the messages or items).
     pub fn same_outside(&self, body: &[u8], other: &Split, other_body: &[u8]) -> bool {
