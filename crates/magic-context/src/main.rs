@@ -42,6 +42,7 @@ mod prune_cmd;
 mod recomp_cmd;
 mod reduce_cmd;
 mod replay_cmd;
+mod replay_sweep;
 mod restore_cmd;
 mod run_cmd;
 mod run_log;

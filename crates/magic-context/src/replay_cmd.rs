@@ -11,6 +11,7 @@ use mc_sim::strategy::StrategyKind;
 use mc_sim::{RecordingFormat, TokenScale};
 
 use crate::output::{pretty, write_stdout};
+use crate::replay_sweep::{SweepAxis, sweep};
 
 /// Arguments of `replay`.
 #[derive(Debug, Args)]
@@ -56,6 +57,13 @@ pub struct ReplayArgs {
     /// Also draw context size and cumulative cost per request into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+
+    /// Replays `magic` once per value of a config key (`history.budget_percent=5,8,15`;
+    /// repeat the flag for a grid) against one baseline (`--strategy`, default autocompact),
+    /// and prints each setting's cost ratio beside the references and user words its
+    /// requests kept, marking the settings no other beats on both.
+    #[arg(long, value_name = "KEY=V1,V2,…")]
+    pub sweep: Vec<SweepAxis>,
 }
 
 /// Loads the recordings, replays them and prints the report.
@@ -67,6 +75,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     };
     let recordings = mc_sim::recording::load(&args.path, format)
         .with_context(|| format!("cannot load recordings from {}", args.path.display()))?;
+    let config = engine_config();
     let options = ReplayOptions {
         model: Some(args.model.clone()),
         window_tokens: args.window,
@@ -74,8 +83,22 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         token_scale: args.token_scale,
         stand_in_tokens: args.stand_in_tokens,
         progress: true,
-        engine_config: engine_config(),
+        engine_config: config.config.clone(),
     };
+    if !args.sweep.is_empty() {
+        let baseline = match (args.strategy.as_ref(), options.strategies.as_slice()) {
+            (None, _) => StrategyKind::Autocompact,
+            (Some(_), [one]) => *one,
+            (Some(list), _) => bail!("--sweep takes one baseline strategy, not `{list}`"),
+        };
+        let swept = sweep(&recordings, &options, &config, &args.sweep, baseline)?;
+        return write_stdout(&if args.json {
+            pretty(&swept.to_json())?
+        } else {
+            swept.render_table()
+        })
+        .map(|()| ExitCode::SUCCESS);
+    }
     let report = replay(&recordings, &options).context("replay failed")?;
     if let Some(path) = &args.plot {
         let title = format!(
@@ -115,12 +138,12 @@ fn parse_format(name: &str) -> anyhow::Result<Option<RecordingFormat>> {
 /// The configuration `serve` would run with (the user's config file, or the one
 /// `MAGIC_CONTEXT_CONFIG` names), so a replay measures the engine as configured; problems
 /// are printed as warnings, as `serve` logs them.
-fn engine_config() -> mc_core::config::Config {
+fn engine_config() -> mc_config::LoadedConfig {
     let loaded = mc_config::load(&mc_config::ConfigSources::discover(None));
     for diagnostic in &loaded.diagnostics {
         eprintln!("warning: config: {diagnostic}");
     }
-    loaded.config
+    loaded
 }
 
 #[cfg(test)]

@@ -196,3 +196,71 @@ fn unknown_names_list_the_valid_ones() {
         "error: unknown format `har`; valid formats: auto, swe-traj, anthropic-capture, claude-code\n"
     );
 }
+
+#[test]
+fn a_sweep_reports_each_setting_beside_the_baseline() {
+    let path = trajectory();
+    let run = Machine::fresh()
+        .run(
+            &[
+                "replay",
+                path.to_str().unwrap(),
+                "--window",
+                "50000",
+                "--sweep",
+                "history.budget_percent=5,15",
+                "--sweep",
+                "historian.live_tail_tags=4",
+                "--json",
+            ],
+            &[],
+        )
+        .success();
+    let report = run.json();
+    assert_eq!(report["baseline"]["strategy"], "autocompact");
+    assert_eq!(report["window"], 50_000);
+    let settings = report["settings"].as_array().unwrap();
+    let labels: Vec<&str> = settings
+        .iter()
+        .map(|s| s["setting"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "history.budget_percent=5 historian.live_tail_tags=4",
+            "history.budget_percent=15 historian.live_tail_tags=4"
+        ]
+    );
+    let baseline_cost = report["baseline"]["controlled_cost_usd"].as_f64().unwrap();
+    for setting in settings {
+        let cost = setting["controlled_cost_usd"].as_f64().unwrap();
+        assert!(cost > 0.0, "{setting}");
+        let ratio = setting["ratio"].as_f64().unwrap();
+        assert!((ratio - cost / baseline_cost).abs() < 1e-9, "{setting}");
+        let refs = setting["references_kept"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&refs), "{setting}");
+        assert!(setting["frontier"].is_boolean(), "{setting}");
+    }
+    // At least one setting is on the frontier: nothing beats the cheapest on cost.
+    assert!(settings.iter().any(|s| s["frontier"] == true));
+}
+
+#[test]
+fn a_sweep_value_the_key_refuses_names_the_key() {
+    let path = trajectory();
+    let run = Machine::fresh().run(
+        &[
+            "replay",
+            path.to_str().unwrap(),
+            "--sweep",
+            "history.budget_percent=90",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("history.budget_percent"),
+        "{}",
+        run.stderr
+    );
+}
