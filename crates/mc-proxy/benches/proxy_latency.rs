@@ -134,6 +134,10 @@ const QUICK_ENV: &str = "PROXY_LATENCY_QUICK";
 /// ~1.7 MB).
 const STEPS_ENV: &str = "PROXY_LATENCY_STEPS";
 
+/// Names the growing session's wires to run, comma-separated (`anthropic,chat,responses`;
+/// all by default), to profile one alone.
+const WIRES_ENV: &str = "PROXY_LATENCY_WIRES";
+
 fn main() -> std::result::Result<(), BoxError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -180,8 +184,11 @@ async fn run() -> Result<()> {
                 GROWING_STEPS
             }),
     };
+    let wires = std::env::var(WIRES_ENV).unwrap_or_default();
     for wire in [Wire::Anthropic, Wire::Chat, Wire::Responses] {
-        growing_table(&client, &corpus, &flat.url(), &run, wire).await?;
+        if wires.is_empty() || wires.split(',').any(|name| name.trim() == wire.name()) {
+            growing_table(&client, &corpus, &flat.url(), &run, wire).await?;
+        }
     }
     if quick {
         sim.shutdown().await?;

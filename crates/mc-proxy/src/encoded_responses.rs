@@ -13,6 +13,7 @@
 //! byte for byte what rendering the whole request gives (a property test checks).
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
@@ -204,7 +205,19 @@ fn write_conversation(
                 (Some(items), shapes)
             }
         };
-        let paired = pairing.pair(&shapes, message_items);
+        // A message rendered as before pairs its calls as before when the client items they
+        // paired with lie, unchanged, in the bytes the body shares with the previous one.
+        let hint = previous
+            .filter(|_| items.is_none())
+            .and_then(|(previous, layout)| {
+                let kept = previous.kept.get(index)?;
+                Some(Hint {
+                    then: &kept.paired,
+                    now: layout,
+                    was: &previous.client,
+                })
+            });
+        let paired = pairing.pair(&shapes, message_items, hint);
         message_items += shapes
             .iter()
             .filter(|shape| **shape == Shape::Message)
@@ -285,9 +298,10 @@ struct Pairing<'a> {
     client: &'a [Item],
     /// The client's message items, by index.
     client_messages: Vec<usize>,
-    /// Per type and call id, the first client item with them (foldhash: a long session's
-    /// calls are all hashed again on every pass, and SipHash made that a growing cost).
-    by_call: foldhash::HashMap<(&'a str, &'a str), usize>,
+    /// Per type and call id, the first client item with them; made on the first call
+    /// paired by it (hashing every call id of a long session on every pass was a cost that
+    /// grew with it, and most passes pair their calls from the previous pass).
+    by_call: OnceCell<foldhash::HashMap<(&'a str, &'a str), usize>>,
     /// The client's message items less the rendered ones.
     offset: isize,
 }
@@ -300,28 +314,43 @@ impl<'a> Pairing<'a> {
             .filter(|(_, item)| matches!(item, Item::Message(_)))
             .map(|(at, _)| at)
             .collect();
-        let mut by_call = foldhash::HashMap::default();
-        for (at, item) in client.iter().enumerate() {
-            if let Some(call_id) = item.call_id() {
-                by_call.entry((item.type_name(), call_id)).or_insert(at);
-            }
-        }
         let rendered_messages: usize = renderings.iter().map(Rendering::message_items).sum();
         Self {
             client,
             offset: client_messages.len() as isize - rendered_messages as isize,
             client_messages,
-            by_call,
+            by_call: OnceCell::new(),
         }
     }
 
+    /// The first client item of type `kind` answering or making call `call_id`.
+    fn by_call(&self, kind: &str, call_id: &str) -> Option<usize> {
+        let by_call = self.by_call.get_or_init(|| {
+            let mut by_call = foldhash::HashMap::default();
+            for (at, item) in self.client.iter().enumerate() {
+                if let Some(call_id) = item.call_id() {
+                    by_call.entry((item.type_name(), call_id)).or_insert(at);
+                }
+            }
+            by_call
+        });
+        by_call.get(&(kind, call_id)).copied()
+    }
+
     /// The client item each of a message's items pairs with; its first message item is the
-    /// rendered list's message item number `message_items`.
-    fn pair(&self, shapes: &[Shape], message_items: usize) -> Vec<Option<usize>> {
+    /// rendered list's message item number `message_items`. `hint` is how the same message
+    /// paired on the previous pass.
+    fn pair(
+        &self,
+        shapes: &[Shape],
+        message_items: usize,
+        hint: Option<Hint<'_>>,
+    ) -> Vec<Option<usize>> {
         let mut next_message = message_items;
         shapes
             .iter()
-            .map(|shape| match shape {
+            .enumerate()
+            .map(|(at, shape)| match shape {
                 Shape::Message => {
                     let at = next_message as isize + self.offset;
                     next_message += 1;
@@ -329,13 +358,37 @@ impl<'a> Pairing<'a> {
                         .ok()
                         .and_then(|at| self.client_messages.get(at).copied())
                 }
-                Shape::Call(kind, call_id) => self
-                    .by_call
-                    .get(&(kind.as_str(), call_id.as_str()))
-                    .copied(),
+                Shape::Call(kind, call_id) => hint
+                    .and_then(|hint| hint.still_first(at))
+                    .or_else(|| self.by_call(kind, call_id)),
                 Shape::Unpaired => None,
             })
             .collect()
+    }
+}
+
+/// How a message rendered as on the previous pass paired then, and the two client bodies.
+#[derive(Clone, Copy)]
+struct Hint<'h> {
+    /// The client item (after the instructions) each of its items paired with.
+    then: &'h [Option<usize>],
+    now: &'h ResponsesLayout,
+    was: &'h ResponsesLayout,
+}
+
+impl Hint<'_> {
+    /// The client item item `at` paired with, when it is known to be the same now with
+    /// every item before it (the bytes the two bodies share): the first item with its call
+    /// id then, it is still the first.
+    fn still_first(&self, at: usize) -> Option<usize> {
+        let then = (*self.then.get(at)?)?;
+        self.now
+            .knows_same_item(
+                self.now.instructions() + then,
+                self.was,
+                self.was.instructions() + then,
+            )
+            .then_some(then)
     }
 }
 

@@ -111,6 +111,8 @@ enum Step {
     EditClient(usize),
     /// The client offers `apply_patch` as a custom tool, or stops.
     ToggleCustom,
+    /// The client no longer sends its first `n` items (it compacted them away).
+    ClientForgets(usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -120,6 +122,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (1usize..6).prop_map(Step::Compact),
         2 => any::<usize>().prop_map(Step::EditClient),
         1 => Just(Step::ToggleCustom),
+        1 => (1usize..4).prop_map(Step::ClientForgets),
     ]
 }
 
@@ -176,6 +179,10 @@ impl Session {
                 self.client[at]["status"] = json!(format!("edited {}", self.next));
             }
             Step::ToggleCustom => self.custom = !self.custom,
+            Step::ClientForgets(n) => {
+                let n = (*n).min(self.client.len());
+                self.client.drain(..n);
+            }
             Step::Change(_) | Step::EditClient(_) => {}
         }
     }
@@ -263,7 +270,7 @@ fn a_grown_session_copies_its_earlier_messages() {
             .flat_map(|kept| kept.shapes.iter())
             .filter(|shape| **shape == Shape::Message)
             .count();
-        let paired = pairing.pair(&shapes, first_message);
+        let paired = pairing.pair(&shapes, first_message, None);
         assert!(
             one.reusable(index, &paired, layout).is_some(),
             "message {index}"

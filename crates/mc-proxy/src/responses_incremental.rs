@@ -83,6 +83,14 @@ impl ResponsesLayout {
             .same_entry(index, &other.located(), other_index)
     }
 
+    /// Whether item `index` and everything before it are known, without a compare, to be
+    /// `other`'s item `other_index` and everything before it (the incremental decode found
+    /// them in the bytes this body shares with that one).
+    pub fn knows_same_item(&self, index: usize, other: &Self, other_index: usize) -> bool {
+        self.located()
+            .knows_same_entry(index, &other.located(), other_index)
+    }
+
     fn located(&self) -> LocatedList<'_> {
         LocatedList {
             body: &self.body,

@@ -36,6 +36,15 @@ pub enum Wire {
 }
 
 impl Wire {
+    /// The name `PROXY_LATENCY_WIRES` selects it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::Chat => "chat",
+            Self::Responses => "responses",
+        }
+    }
+
     fn path(self) -> &'static str {
         match self {
             Self::Anthropic => "/v1/messages",

@@ -39,9 +39,23 @@ impl Lineage {
         }
     }
 
+    /// Whether `range` of this lineage's body is known, without a compare, to hold the
+    /// bytes of `their_range` in `their`s, and every byte before it too: theirs is the body
+    /// this one repeats the start of, and both are the same place in the shared bytes.
+    pub fn knows_same(
+        &self,
+        range: &Range<usize>,
+        their: &Self,
+        their_range: &Range<usize>,
+    ) -> bool {
+        range == their_range
+            && self
+                .parent
+                .is_some_and(|(parent, shared)| parent == their.id && range.end <= shared)
+    }
+
     /// Whether `ours[range]` (in this lineage's body) holds the bytes of
-    /// `theirs[their_range]` (in `their`s): without a compare when theirs is the body this
-    /// one repeats the start of and both ranges are the same place in the shared bytes.
+    /// `theirs[their_range]` (in `their`s): without a compare when [`Self::knows_same`].
     pub fn same_bytes(
         &self,
         ours: &[u8],
@@ -50,13 +64,7 @@ impl Lineage {
         theirs: &[u8],
         their_range: Range<usize>,
     ) -> bool {
-        let known = self
-            .parent
-            .is_some_and(|(parent, shared)| parent == their.id && range.end <= shared);
-        if known && range == their_range {
-            return true;
-        }
-        ours.get(range) == theirs.get(their_range)
+        self.knows_same(&range, their, &their_range) || ours.get(range) == theirs.get(their_range)
     }
 }
 
@@ -69,6 +77,20 @@ pub(crate) struct LocatedList<'a> {
 }
 
 impl LocatedList<'_> {
+    /// Whether entry `index` and every byte before it are known, without a compare, to be
+    /// `other`'s entry `other_index` and the bytes before it ([`Lineage::knows_same`]).
+    pub fn knows_same_entry(
+        &self,
+        index: usize,
+        other: &LocatedList<'_>,
+        other_index: usize,
+    ) -> bool {
+        match (self.ranges.get(index), other.ranges.get(other_index)) {
+            (Some(ours), Some(theirs)) => self.lineage.knows_same(ours, other.lineage, theirs),
+            _ => false,
+        }
+    }
+
     /// Whether entry `index` holds the bytes of `other`'s entry `other_index`; `false` when
     /// either list has no such entry.
     pub fn same_entry(&self, index: usize, other: &LocatedList<'_>, other_index: usize) -> bool {
