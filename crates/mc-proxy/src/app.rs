@@ -55,9 +55,9 @@ pub struct App {
     /// their new messages only.
     pub recent_walks: RecentWalks,
     /// The same for Chat Completions requests.
-    pub chat_walks: ChatWalks,
+    pub(crate) chat_walks: ChatWalks,
     /// The same for Responses requests.
-    pub responses_walks: ResponsesWalks,
+    pub(crate) responses_walks: ResponsesWalks,
     /// Whether a task is indexing stored messages for search ([`crate::search_index_start`]).
     pub search_indexing: Arc<AtomicBool>,
     /// When the latest pass (or agent-tool preparation) took its permit, in Unix ms: how

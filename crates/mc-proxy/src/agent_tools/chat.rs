@@ -105,6 +105,10 @@ pub fn prepare_chat(
                 .read(|tx| walks.walk(tx, body, located, project.clone(), first, &mut used))
                 .map_err(|error| splice_failed(Provider::OpenAi, &error))?;
             if let Some(walked) = walked {
+                tracing::trace!(
+                    walked = walked.walked_entries,
+                    "prepared by the entries after those a remembered body shares"
+                );
                 used.record(engine.store());
                 return Ok(Some(ChatPrepared {
                     head: walked.head,

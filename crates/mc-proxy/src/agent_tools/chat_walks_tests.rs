@@ -1,3 +1,5 @@
+use bytes::Bytes;
+use mc_core::ProjectId;
 use mc_store::Store;
 use mc_wire::openai::ChatContent;
 use proptest::prelude::*;
@@ -6,6 +8,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::agent_tools::chat::{ChatPrepared, chat_answer_key, splice_whole};
 use crate::agent_tools::chat_exchange::ChatSplice;
+use crate::agent_tools::list_walks::ListWalked;
 use crate::render_openai::conversation;
 
 /// One turn of a generated Chat conversation: the user's words, the answer the client got
@@ -119,7 +122,7 @@ fn walked(
     store: &Store,
     project: &Option<ProjectId>,
     body: &Bytes,
-) -> ChatWalked {
+) -> ListWalked<ChatRequest> {
     let located = walks.locate(body).unwrap();
     let first = located.first_message(body).unwrap();
     let mut used = Used::at(0);
@@ -169,7 +172,7 @@ proptest! {
                     (_, 0) => 3,
                     _ => 0,
                 };
-                prop_assert!(walked.walked_messages <= most, "walked {} at {index}", walked.walked_messages);
+                prop_assert!(walked.walked_entries <= most, "walked {} at {index}", walked.walked_entries);
                 fresh = Some(expected);
             }
             if let (Some(exchange), Some(fresh)) = (turn.exchange, fresh) {
@@ -247,7 +250,7 @@ fn a_changed_head_or_instruction_walks_afresh() {
         walked_rules.body,
         from_scratch(&store, &project, &more_rules).body
     );
-    assert_eq!(walked_rules.walked_messages, 5);
+    assert_eq!(walked_rules.walked_entries, 5);
 
     let text = String::from_utf8(more_rules.to_vec()).unwrap();
     let other_model = Bytes::from(text.replace("gpt-4.1", "gpt-5"));
@@ -256,7 +259,7 @@ fn a_changed_head_or_instruction_walks_afresh() {
         walked_model.body,
         from_scratch(&store, &project, &other_model).body
     );
-    assert_eq!(walked_model.walked_messages, 5);
+    assert_eq!(walked_model.walked_entries, 5);
 }
 
 /// A next round's body is the prepared request's encoding with the hidden rounds appended,

@@ -51,6 +51,7 @@ mod chat_exchange;
 mod chat_rounds;
 pub mod chat_walks;
 mod execute;
+mod list_walks;
 mod live;
 mod live_anthropic;
 mod live_chat;

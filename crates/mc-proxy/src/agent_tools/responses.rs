@@ -104,6 +104,10 @@ pub fn prepare_responses(
                 .read(|tx| walks.walk(tx, body, located, project.clone(), first, &mut used))
                 .map_err(|error| splice_failed(Provider::OpenAiResponses, &error))?;
             if let Some(walked) = walked {
+                tracing::trace!(
+                    walked = walked.walked_entries,
+                    "prepared by the entries after those a remembered body shares"
+                );
                 used.record(engine.store());
                 return Ok(Some(ResponsesPrepared {
                     head: walked.head,

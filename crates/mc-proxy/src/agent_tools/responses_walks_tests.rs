@@ -1,8 +1,11 @@
+use bytes::Bytes;
+use mc_core::ProjectId;
 use mc_store::Store;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::agent_tools::list_walks::ListWalked;
 use crate::agent_tools::responses::{ResponsesPrepared, splice_whole};
 use crate::agent_tools::responses_exchange::items_answer_key;
 
@@ -147,7 +150,7 @@ fn walked(
     store: &Store,
     project: &Option<ProjectId>,
     body: &Bytes,
-) -> ResponsesWalked {
+) -> ListWalked<ResponsesRequest> {
     let located = walks.locate(body).unwrap();
     let first = located.first_message(body).unwrap();
     let mut used = Used::at(0);
@@ -204,7 +207,7 @@ proptest! {
                 prop_assert_eq!(&*walked.head, &*expected.head);
                 prop_assert_eq!(walked.point.anchor(), expected.point.anchor());
                 let most = most_walked(&turns, index, send);
-                prop_assert!(walked.walked_items <= most, "walked {} at {index}", walked.walked_items);
+                prop_assert!(walked.walked_entries <= most, "walked {} at {index}", walked.walked_entries);
                 fresh = Some(expected);
             }
             // The proxy stores an exchange at the point after the request's last item; a
@@ -286,7 +289,7 @@ fn a_changed_head_or_instruction_walks_afresh() {
         walked_rules.body,
         from_scratch(&store, &project, &more_rules).body
     );
-    assert_eq!(walked_rules.walked_items, 5);
+    assert_eq!(walked_rules.walked_entries, 5);
 
     let text = String::from_utf8(more_rules.to_vec()).unwrap();
     let other_model = Bytes::from(text.replace("gpt-5", "gpt-5-mini"));
@@ -295,7 +298,7 @@ fn a_changed_head_or_instruction_walks_afresh() {
         walked_model.body,
         from_scratch(&store, &project, &other_model).body
     );
-    assert_eq!(walked_model.walked_items, 5);
+    assert_eq!(walked_model.walked_entries, 5);
 }
 
 /// An item stored at the provider makes the request stateful: it is not walked.

@@ -87,7 +87,7 @@ impl<W: Remembered> WalkQueue<W> {
 /// The exchanges a walk put back, with their anchors, as read; and the anchors it looked up
 /// where nothing was put back.
 #[derive(Debug)]
-pub(super) struct FoundSplices<S> {
+pub(crate) struct FoundSplices<S> {
     found: Vec<(String, S)>,
     missed: Vec<String>,
 }
@@ -144,7 +144,7 @@ impl<S: PartialEq + DeserializeOwned> FoundSplices<S> {
 /// How far a walk had got after one client message: the spliced messages it had produced,
 /// the exchanges it had put back and the anchors it had looked up in vain.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Progress {
+pub(crate) struct Progress {
     out_len: usize,
     found_len: usize,
     missed_len: usize,
@@ -162,7 +162,7 @@ impl Progress {
 }
 
 /// A walk's state after one client message, as [`resume`] reads it.
-pub(super) trait StepMark {
+pub(crate) trait StepMark {
     fn progress(&self) -> Progress;
 }
 
