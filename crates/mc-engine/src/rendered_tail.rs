@@ -69,12 +69,24 @@ struct RenderKey {
 pub(crate) struct RenderedTail {
     first: u64,
     /// Each kept message with its key and its estimated tokens as rendered.
-    kept: Vec<(RenderKey, Arc<Message>, u64)>,
+    kept: Vec<KeptMessage>,
     /// The pairing of the tail's calls and results, and the chain link of the last message
     /// it folded.
     pairs: Option<(ToolPairs, ContentHash)>,
     /// What the kept messages were rendered from.
     basis: Option<Basis>,
+}
+
+/// One rendered message of the tail, with what it was rendered from and what it counts.
+#[derive(Debug)]
+struct KeptMessage {
+    key: RenderKey,
+    message: Arc<Message>,
+    /// Its estimated tokens as rendered.
+    tokens: u64,
+    /// What it holds ([`HeldBytes`]), counted once when it was rendered: summing a long
+    /// session's messages again whenever the tail is kept grew every pass with the session.
+    held: usize,
 }
 
 /// The drop decisions and per-message additions a kept tail was rendered with.
@@ -173,9 +185,9 @@ impl RenderedTail {
                 dropped_reasoning: reasoning.remove(&ordinal).unwrap_or_default(),
                 nudges: nudges.remove(&ordinal).unwrap_or_default(),
             };
-            let (message, tokens) = match reusable.get(index) {
-                Some((kept_key, message, tokens)) if *kept_key == key => {
-                    (Arc::clone(message), *tokens)
+            let (message, tokens, held) = match reusable.get(index) {
+                Some(kept) if kept.key == key => {
+                    (Arc::clone(&kept.message), kept.tokens, kept.held)
                 }
                 _ => {
                     let shown = basis
@@ -188,16 +200,19 @@ impl RenderedTail {
                         .iter()
                         .map(|part| part_tokens(part, inputs.count))
                         .sum();
-                    (Arc::new(message), tokens)
+                    let held = message.held_bytes();
+                    (Arc::new(message), tokens, held)
                 }
             };
-            kept.push((key, message, tokens));
+            kept.push(KeptMessage {
+                key,
+                message,
+                tokens,
+                held,
+            });
         }
-        let messages = kept
-            .iter()
-            .map(|(_, message, _)| Arc::clone(message))
-            .collect();
-        let tokens = kept.iter().map(|(_, _, tokens)| tokens).sum();
+        let messages = kept.iter().map(|kept| Arc::clone(&kept.message)).collect();
+        let tokens = kept.iter().map(|kept| kept.tokens).sum();
         self.first = first;
         self.kept = kept;
         let last_link = inputs
@@ -245,12 +260,12 @@ impl HeldBytes for RenderedTail {
         let kept: usize = self
             .kept
             .iter()
-            .map(|(key, message, _)| {
-                std::mem::size_of::<(RenderKey, Arc<Message>, u64)>()
-                    + key.exceptions.capacity() * std::mem::size_of::<(u32, PartShown)>()
-                    + key.dropped_reasoning.capacity() * 4
-                    + key.nudges.iter().map(String::capacity).sum::<usize>()
-                    + message.held_bytes()
+            .map(|kept| {
+                std::mem::size_of::<KeptMessage>()
+                    + kept.key.exceptions.capacity() * std::mem::size_of::<(u32, PartShown)>()
+                    + kept.key.dropped_reasoning.capacity() * 4
+                    + kept.key.nudges.iter().map(String::capacity).sum::<usize>()
+                    + kept.held
             })
             .sum();
         let basis = self.basis.as_ref().map_or(0, |basis| {
