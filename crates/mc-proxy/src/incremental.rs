@@ -4,7 +4,7 @@
 //! it was most of a managed call's cost on long sessions. A follow-up repeats the previous
 //! request's bytes up to its first new or changed message (a moved `cache_control` marker,
 //! an edit, the new turn). So the body is compared with the remembered request's, and only
-//! the messages after the shared bytes are located ([`split`]); the rest of the request
+//! the messages after the shared bytes are located ([`mc_wire::list_split`]); the rest of the request
 //! (model, system, tools, parameters) is reused when its bytes equal a remembered request's
 //! and decoded otherwise ([`head`]); only messages that differ are decoded and hashed. Equal
 //! bytes decode to equal values, so the result is the same as a full decode. A body that
@@ -17,7 +17,6 @@ mod check;
 mod head;
 mod lineage;
 mod recent_lists;
-mod split;
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -34,8 +33,8 @@ pub(crate) use self::check::{check_sequence, first_difference};
 pub(crate) use self::head::Head;
 pub(crate) use self::lineage::{Lineage, LocatedList};
 pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
-pub(crate) use self::split::{Split, common_prefix_len, decode_alone};
 use crate::render_anthropic;
+pub(crate) use mc_wire::list_split::{Split, common_prefix_len, decode_alone};
 
 /// Requests remembered at most; a proxy serves a handful of live conversations at a time,
 /// and each decode compares the body with every remembered one.

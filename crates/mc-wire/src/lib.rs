@@ -23,6 +23,7 @@
 pub mod anthropic;
 mod arguments;
 mod error;
+pub mod list_split;
 mod object;
 pub mod openai;
 pub mod responses;

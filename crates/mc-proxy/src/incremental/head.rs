@@ -6,7 +6,7 @@
 //! whose bytes equal a remembered head's reuses its decoded request, its 1-hour marker
 //! reading and its prefix identity.
 //!
-//! A head is only decoded from a body whose whole JSON was scanned ([`super::split`]), so
+//! A head is only decoded from a body whose whole JSON was scanned ([`mc_wire::list_split`]), so
 //! its bytes hold no second `messages` key, and a body matching them both before and after
 //! its list is valid there as that body was: this is the proof the extension leaves to it.
 
@@ -16,8 +16,8 @@ use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_wire::anthropic::MessagesRequest;
 
-use super::split::Split;
 use crate::render_anthropic;
+use mc_wire::list_split::Split;
 
 /// A decoded head and the bytes it came from.
 #[derive(Debug)]

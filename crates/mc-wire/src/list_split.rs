@@ -1,4 +1,5 @@
-//! Where a body's messages lie, found without decoding them.
+//! Where a request body's conversation list and each of its entries lie, found without
+//! decoding them (Anthropic's and Chat's `messages`, Responses' `input` items).
 //!
 //! A first request is scanned whole (a borrowed pass that validates its JSON and locates
 //! each message). A follow-up repeats most of a remembered body byte for byte, so it is
@@ -6,7 +7,7 @@
 //! messages after the shared bytes are scanned. Bytes equal to a valid body's are only known
 //! to be valid as part of that body: the extension reads nothing past the last whole shared
 //! message but `, <message>` and the closing `]`, and the caller must prove the bytes after
-//! the list (see [`super::head`]) before trusting the result.
+//! the list before trusting the result.
 
 use std::ops::Range;
 
@@ -33,7 +34,7 @@ struct InputItems<'a> {
 
 /// Where a body's message list and each of its messages lie.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Split {
+pub struct Split {
     /// Each message's bytes.
     pub ranges: Vec<Range<usize>>,
     /// The `[` opening the list.
@@ -132,7 +133,7 @@ impl Split {
 /// One list entry's bytes decoded alone by `decode`, as the whole body's decode reads them;
 /// `None` for one nested past what the whole decode accepts ([`nests_too_deep`]), or one
 /// `decode` refuses: the whole decode then judges the body.
-pub(crate) fn decode_alone<'a, T, E>(
+pub fn decode_alone<'a, T, E>(
     bytes: &'a [u8],
     decode: impl FnOnce(&'a [u8]) -> Result<T, E>,
 ) -> Option<T> {
@@ -149,7 +150,7 @@ const JSON_NESTING_LIMIT: usize = 127;
 /// the full decode accepts at its place: decoded on its own, serde_json would count its
 /// nesting afresh, but in the body it sits inside the request object and its message list.
 /// Such a message is left to the full decode, which refuses the body with its position.
-pub(crate) fn nests_too_deep(message: &[u8]) -> bool {
+pub fn nests_too_deep(message: &[u8]) -> bool {
     let limit = JSON_NESTING_LIMIT - 2;
     // A message with no more openings than the limit cannot nest past it; counting them is
     // a quick pass (about 2.5 GB/s, against 0.6 GB/s for the walk below), and most stop here.
@@ -204,7 +205,7 @@ fn skip_whitespace(body: &[u8], at: usize) -> usize {
 }
 
 /// How many leading bytes `a` and `b` share.
-pub(crate) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+pub fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
     let len = a.len().min(b.len());
     let mut at = 0;
     while at < len {
