@@ -80,6 +80,10 @@ pub struct SessionSummary {
     pub host: String,
     /// Its project, when known.
     pub project: Option<String>,
+    /// How the proxy manages it: `primary`, `subagent` or `compaction_off`.
+    pub mode: String,
+    /// The session a subagent works for, when known.
+    pub spawned_by: Option<String>,
     /// The wire of its newest call (`anthropic`, `openai`, ...), its mode of management.
     pub wire: Option<String>,
     /// The kind of its newest pass (`cache_hit`, `soft_bust`, `hard_fold`).
@@ -154,6 +158,12 @@ pub fn summarise(tx: &ReadTx<'_>, status: SessionStatus) -> mc_store::Result<Ses
             .project
             .as_ref()
             .map(|p| p.as_str().to_owned()),
+        mode: status.session.mode.as_str().to_owned(),
+        spawned_by: status
+            .session
+            .spawned_by
+            .as_ref()
+            .map(|parent| parent.as_str().to_owned()),
         wire: newest.map(|call| call.route.clone()),
         last_pass: status.last_pass.as_ref().map(|pass| pass.kind.clone()),
         model: newest.map(|call| call.model.clone()),
@@ -208,6 +218,8 @@ mod tests {
             id: id.to_owned(),
             host: "claude-code".to_owned(),
             project: Some(project.to_owned()),
+            mode: "primary".to_owned(),
+            spawned_by: None,
             wire: None,
             last_pass: None,
             model: None,

@@ -16,7 +16,7 @@ use super::figures::{age, share, tokens, usd};
 use super::memories_page::memories_url;
 use super::page_layout::{Page, Section, render};
 use super::session_detail::{CompartmentView, LogWindow, SessionDetail};
-use super::sessions_page::url_component;
+use super::sessions_page::{session_url, url_component};
 use super::state::Dashboard;
 use super::timeline_svg::{Limits, timeline};
 use crate::clock::now_ms;
@@ -62,6 +62,12 @@ pub fn body(detail: &SessionDetail, log: &LogWindow, around: u64, now: i64) -> M
                 @match &summary.project {
                     Some(project) => a href=(memories_url(project)) title="its memories" { (project) },
                     None => "–",
+                }
+            }
+            dt { "Mode" } dd {
+                (summary.mode.replace('_', " "))
+                @if let Some(parent) = &summary.spawned_by {
+                    " of " a href=(session_url(parent)) { (parent) }
                 }
             }
             dt { "Model" } dd { (summary.model.as_deref().unwrap_or("–")) }
@@ -208,6 +214,8 @@ mod tests {
                 id: "s-1".to_owned(),
                 host: "claude-code".to_owned(),
                 project: Some("p-1".to_owned()),
+                mode: "subagent".to_owned(),
+                spawned_by: Some("s-0".to_owned()),
                 wire: Some("anthropic".to_owned()),
                 last_pass: Some("cache_hit".to_owned()),
                 model: Some("claude-sonnet-4-5".to_owned()),

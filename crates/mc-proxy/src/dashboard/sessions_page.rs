@@ -75,7 +75,7 @@ fn body(rows: &[SessionSummary], projects: &[String], query: &ListQuery, now: i6
         } @else {
             table #sessions {
                 thead { tr {
-                    th { "Session" } th { "Host" } (header(SortKey::Project, "Project"))
+                    th { "Session" } th { "Host" } (header(SortKey::Project, "Project")) th { "Mode" }
                     th { "Wire · last pass" } th { "Model" }
                     (header(SortKey::ContextUsed, "Context used"))
                     (header(SortKey::CacheReadShare, "Cache read"))
@@ -86,9 +86,16 @@ fn body(rows: &[SessionSummary], projects: &[String], query: &ListQuery, now: i6
                 tbody {
                     @for row in rows {
                         tr.session data-id=(row.id) {
-                            td { a href=(format!("/_magic-context/ui/sessions/{}", url_component(&row.id))) { (row.id) } }
+                            td { a href=(session_url(&row.id)) { (row.id) } }
                             td { (row.host) }
                             td { (row.project.as_deref().unwrap_or("–")) }
+                            td.mode {
+                                (row.mode.replace('_', " "))
+                                @if let Some(parent) = &row.spawned_by {
+                                    " of "
+                                    a href=(session_url(parent)) { (parent) }
+                                }
+                            }
                             td { (row.wire.as_deref().unwrap_or("–")) " · " (row.last_pass.as_deref().unwrap_or("–")) }
                             td { (row.model.as_deref().unwrap_or("–")) }
                             td.num {
@@ -125,6 +132,11 @@ fn meter(share: Option<f64>) -> Markup {
             rect.meter-fill width=(format!("{percent:.1}")) height="6" {}
         }
     }
+}
+
+/// The page of session `id`.
+pub fn session_url(id: &str) -> String {
+    format!("/_magic-context/ui/sessions/{}", url_component(id))
 }
 
 /// `value` escaped for a URL's path segment or query value.

@@ -185,6 +185,8 @@ async fn the_sessions_page_lists_the_session_with_its_figures() {
     assert_eq!(row["project"], PROJECT);
     assert_eq!(row["model"], MODEL);
     assert_eq!(row["calls"], CALLS);
+    assert_eq!(row["mode"], "primary");
+    assert_eq!(row["spawned_by"], serde_json::Value::Null);
     assert_eq!(row["context_used_tokens"], uncached + written + read);
     assert!(
         (row["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-9,
@@ -200,7 +202,14 @@ async fn the_sessions_page_lists_the_session_with_its_figures() {
             .starts_with("text/html")
     );
     let html = page.text();
-    for expected in [SESSION, PROJECT, MODEL, "6,100 / ", &format!("${cost:.2}")] {
+    for expected in [
+        SESSION,
+        PROJECT,
+        MODEL,
+        "6,100 / ",
+        &format!("${cost:.2}"),
+        "<td class=\"mode\">primary</td>",
+    ] {
         assert!(html.contains(expected), "no `{expected}` in {html}");
     }
 
