@@ -40,7 +40,7 @@ use mc_config::{ConfigSources, find_project_root, load};
 use mc_core::{ProjectId, SessionId, SessionMode};
 use mc_engine::Engine;
 use mc_engine::search::{EmbeddedSearch, SemanticSearch};
-use mc_engine::tools::{TOOL_GUIDANCE, ToolAnswer, ToolContext, call_tool, tool_specs};
+use mc_engine::tools::{Offer, ToolAnswer, ToolContext, call_tool, offer};
 use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -98,6 +98,7 @@ pub fn run(_args: &McpArgs) -> anyhow::Result<ExitCode> {
         None => (None, None),
     };
     let server = McpServer {
+        offer: offer(engine.config().compaction.enabled),
         shared: Arc::new(Mutex::new(Shared {
             engine,
             semantic,
@@ -271,6 +272,8 @@ impl Shared {
 /// embedding model never run on the runtime's thread).
 #[derive(Clone)]
 struct McpServer {
+    /// The tools listed and the instructions given (no `ctx_reduce` with compaction off).
+    offer: Offer,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -281,7 +284,7 @@ impl ServerHandler for McpServer {
                 "magic-context",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(TOOL_GUIDANCE)
+            .with_instructions(self.offer.guidance)
     }
 
     async fn list_tools(
@@ -289,9 +292,11 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = tool_specs()
-            .into_iter()
-            .map(|spec| Tool::new(spec.name, spec.description, spec.input_schema))
+        let tools = self
+            .offer
+            .specs
+            .iter()
+            .map(|spec| Tool::new(spec.name, spec.description, spec.input_schema.clone()))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }

@@ -30,5 +30,5 @@ pub mod round_driver;
 pub mod run;
 pub mod splice;
 
-pub use ours::{SPECS, is_ours, names_tool, offers_ours};
+pub use ours::{is_ours, names_tool, offers_ours};
 pub use round_driver::{MAX_ROUNDS, Next, RoundDriver};

@@ -1,17 +1,16 @@
 //! Which tools are ours: the five the proxy adds to a request, and how a client's tool list
 //! shows it already has them from our MCP server.
 
-use std::sync::LazyLock;
+use mc_engine::tools::{ToolSpec, offer};
 
-use mc_engine::tools::{ToolSpec, tool_specs};
-
-/// The tools' definitions, built once: their schemas are generated, and the bytes must be
-/// the same on every request.
-pub static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(tool_specs);
+/// Every tool of ours, whichever a client is offered: a call to any of them is ours.
+fn all() -> &'static [ToolSpec] {
+    offer(true).specs
+}
 
 /// Whether `name` is one of our tools.
 pub fn is_ours(name: &str) -> bool {
-    SPECS.iter().any(|spec| spec.name == name)
+    all().iter().any(|spec| spec.name == name)
 }
 
 /// Whether a client's tool list already offers our tools: under their own names, or under
@@ -20,7 +19,7 @@ pub fn is_ours(name: &str) -> bool {
 /// server, so the proxy adds nothing: the model would see every tool twice, and a tool of
 /// the same name twice is an error upstream.
 pub fn offers_ours<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
-    names.any(|name| SPECS.iter().any(|spec| names_tool(name, spec.name)))
+    names.any(|name| all().iter().any(|spec| names_tool(name, spec.name)))
 }
 
 /// Whether a client's listed tool name is `tool`: the name itself, or the name under a

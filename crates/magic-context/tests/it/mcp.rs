@@ -77,6 +77,8 @@ fn seed_in(data: &Path, id: &str, turns: usize, project: Option<&ProjectId>, now
 
 /// The server as a child process, and a line-oriented JSON-RPC client of it.
 struct Client {
+    /// The instructions the server gave at initialize.
+    instructions: String,
     child: Bounded,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -103,6 +105,7 @@ impl Client {
         let stdin = child.child().stdin.take().unwrap();
         let stdout = BufReader::new(child.child().stdout.take().unwrap());
         let mut client = Self {
+            instructions: String::new(),
             child,
             stdin,
             stdout,
@@ -124,8 +127,7 @@ impl Client {
             init["result"]["capabilities"]["tools"].is_object(),
             "{init}"
         );
-        let guidance = init["result"]["instructions"].as_str().unwrap();
-        assert!(guidance.contains("§N§"), "{guidance}");
+        client.instructions = init["result"]["instructions"].as_str().unwrap().to_owned();
         client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         client
     }
@@ -204,6 +206,41 @@ fn lists_five_tools_with_object_schemas() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
         assert!(tool["description"].as_str().unwrap().len() > 40, "{tool}");
     }
+    assert!(
+        client.instructions.contains("§N§"),
+        "{}",
+        client.instructions
+    );
+    client.close();
+}
+
+/// With the engine's compaction off nothing is tagged: `ctx_reduce` could only refuse, so
+/// it is not listed, and the instructions name neither tags nor drops.
+#[test]
+fn with_compaction_off_every_tool_but_reduce_is_listed() {
+    let (machine, data) = seeded();
+    let config = machine.path("compaction-off.jsonc");
+    std::fs::write(&config, r#"{"compaction": {"enabled": false}}"#).unwrap();
+    let mut client = Client::start(
+        &machine,
+        &data,
+        &[("MAGIC_CONTEXT_CONFIG", config.to_str().unwrap())],
+    );
+    let listed = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["ctx_expand", "ctx_note", "ctx_memory", "ctx_search"]
+    );
+    assert_eq!(
+        client.instructions,
+        mc_engine::tools::HOST_COMPACTS_GUIDANCE
+    );
     client.close();
 }
 

@@ -12,6 +12,7 @@ mod expand;
 mod guidance;
 mod memory;
 mod note;
+mod offer;
 mod reduce;
 mod search;
 
@@ -24,9 +25,10 @@ use crate::Engine;
 use crate::search::SemanticSearch;
 
 pub use expand::{EXPAND_BUDGET_TOKENS, ExpandArgs};
-pub use guidance::TOOL_GUIDANCE;
+pub use guidance::{HOST_COMPACTS_GUIDANCE, TOOL_GUIDANCE};
 pub use memory::{MemoryAction, MemoryArgs};
 pub use note::{NoteAction, NoteArgs};
+pub use offer::{Offer, offer};
 pub use reduce::ReduceArgs;
 pub use search::SearchArgs;
 

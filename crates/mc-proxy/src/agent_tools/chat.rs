@@ -29,6 +29,7 @@ use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
 use mc_agent_tools::answer_key::{answer_key, is_answer};
 use mc_agent_tools::splice::{Point, Used, stored};
+use mc_engine::tools::{Offer, offer};
 
 /// A Chat request made ready for the pass, and what later rounds need of it.
 #[derive(Debug, Clone)]
@@ -89,7 +90,8 @@ pub fn prepare_chat(
     if !served_here(engine.config().tools.mode, headers, None) {
         return Ok(None);
     }
-    if let Some(located) = app.chat_walks.locate(body) {
+    let offered = offer(engine.config().compaction.enabled);
+    if let Some(located) = app.chat_walks.locate(body, offered) {
         let client = &located.head().client;
         if client.offers_our_tools() {
             return Ok(None);
@@ -150,7 +152,10 @@ fn prepare_whole(
     let mut used = Used::at(now_ms());
     let prepared = engine
         .store()
-        .read(|tx| splice_whole(tx, project.clone(), request, neutral, &mut used))
+        .read(|tx| {
+            let offered = offer(engine.config().compaction.enabled);
+            splice_whole(tx, project.clone(), request, neutral, offered, &mut used)
+        })
         .map_err(|error| splice_failed(Provider::OpenAi, &error))?;
     used.record(engine.store());
     Ok(Some(ChatPrepared {
@@ -167,14 +172,15 @@ pub(super) fn splice_whole(
     project: Option<ProjectId>,
     mut request: ChatRequest,
     neutral: Vec<Message>,
+    offer: Offer,
     used: &mut Used,
 ) -> Result<ChatPrepared, StoreError> {
     let instructions = instruction_count(&request);
     let turns = request.messages.split_off(instructions);
     let spliced = splice_chat(tx, project, turns, neutral, used)?;
-    request.messages.push(guidance_message());
+    request.messages.push(guidance_message(offer));
     request.messages.extend(spliced.turns);
-    add_chat_tools(&mut request);
+    add_chat_tools(&mut request, offer);
     let body = Bytes::from(request.encode());
     request.messages = Vec::new();
     let (before, after) = request.encode_around_messages();

@@ -3,12 +3,10 @@
 //! exchange ([`ChatSplice`]). Shared by the whole preparation ([`super::chat`]) and the
 //! walked one ([`super::chat_walks`]), which must write the same bytes.
 
-use mc_engine::tools::TOOL_GUIDANCE;
+use mc_engine::tools::Offer;
 use mc_wire::openai::{ChatMessage, ChatRequest, ChatRole, ChatTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-use mc_agent_tools::SPECS;
 
 /// The wire's name in anchors: a Chat splice is never read as an Anthropic one.
 pub(super) const WIRE: &str = "openai-chat";
@@ -29,15 +27,15 @@ pub struct ChatSplice {
     pub results: Vec<ChatMessage>,
 }
 
-/// The guidance, as the leading `system` message after the client's instructions.
-pub(super) fn guidance_message() -> ChatMessage {
-    ChatMessage::text(ChatRole::System, TOOL_GUIDANCE)
+/// `offer`'s guidance, as the leading `system` message after the client's instructions.
+pub(super) fn guidance_message(offer: Offer) -> ChatMessage {
+    ChatMessage::text(ChatRole::System, offer.guidance)
 }
 
-/// Appends our tools to the client's.
-pub(super) fn add_chat_tools(request: &mut ChatRequest) {
+/// Appends the tools `offer` names to the client's.
+pub(super) fn add_chat_tools(request: &mut ChatRequest, offer: Offer) {
     let tools = request.tools.get_or_insert_with(Vec::new);
-    for spec in SPECS.iter() {
+    for spec in offer.specs {
         let definition = json!({"type": "function", "function": {
             "name": spec.name,
             "description": spec.description,

@@ -27,6 +27,7 @@ use crate::incremental::{Split, decode_alone};
 use crate::render_openai::is_instruction;
 use mc_agent_tools::answer_key::is_answer;
 use mc_agent_tools::splice::{Point, Used, stored};
+use mc_engine::tools::Offer;
 
 /// Recent Chat walks.
 pub(crate) type ChatWalks = ListWalks<ChatWire>;
@@ -71,16 +72,16 @@ impl ListWire for ChatWire {
         decode_alone(bytes, ChatMessage::decode)
     }
 
-    fn head(mut request: ChatRequest, messages: &[ChatMessage]) -> Option<ChatHead> {
+    fn head(mut request: ChatRequest, messages: &[ChatMessage], offer: Offer) -> Option<ChatHead> {
         let instructions = messages.iter().take_while(|m| is_instruction(m)).count();
         let mut client = request.clone();
         client.messages = messages.get(..instructions)?.to_vec();
-        add_chat_tools(&mut request);
+        add_chat_tools(&mut request, offer);
         let around = request.encode_around_messages();
         let leading = client
             .messages
             .iter()
-            .chain(std::iter::once(&guidance_message()))
+            .chain(std::iter::once(&guidance_message(offer)))
             .map(encode)
             .collect::<Option<Vec<_>>>()?;
         Some(ListHead::new(

@@ -10,6 +10,7 @@ use crate::agent_tools::chat::{ChatPrepared, chat_answer_key, splice_whole};
 use crate::agent_tools::chat_exchange::ChatSplice;
 use crate::agent_tools::list_walks::ListWalked;
 use crate::render_openai::conversation;
+use mc_engine::tools::offer;
 
 /// One turn of a generated Chat conversation: the user's words, the answer the client got
 /// (text, or a call of its own answered by a `tool` message), the hidden exchange stored
@@ -113,7 +114,16 @@ fn from_scratch(store: &Store, project: &Option<ProjectId>, body: &Bytes) -> Cha
     let neutral = conversation(&request).unwrap();
     let mut used = Used::at(0);
     store
-        .read(|tx| splice_whole(tx, project.clone(), request, neutral, &mut used))
+        .read(|tx| {
+            splice_whole(
+                tx,
+                project.clone(),
+                request,
+                neutral,
+                offer(true),
+                &mut used,
+            )
+        })
         .unwrap()
 }
 
@@ -123,7 +133,7 @@ fn walked(
     project: &Option<ProjectId>,
     body: &Bytes,
 ) -> ListWalked<ChatRequest> {
-    let located = walks.locate(body).unwrap();
+    let located = walks.locate(body, offer(true)).unwrap();
     let first = located.first_message(body).unwrap();
     let mut used = Used::at(0);
     store

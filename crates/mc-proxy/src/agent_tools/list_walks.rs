@@ -25,6 +25,7 @@ use super::walk_steps::{
 use crate::client_request::ClientRequest;
 use crate::incremental::Split;
 use mc_agent_tools::splice::{Point, Used};
+use mc_engine::tools::Offer;
 
 /// What the walk needs of its wire.
 pub(crate) trait ListWire: Sized {
@@ -45,8 +46,13 @@ pub(crate) trait ListWire: Sized {
     fn decode(body: &[u8]) -> Option<(Self::Request, Vec<Self::Entry>)>;
     /// One entry alone.
     fn decode_entry(bytes: &[u8]) -> Option<Self::Entry>;
-    /// The head of a request, its list taken out as `entries`.
-    fn head(request: Self::Request, entries: &[Self::Entry]) -> Option<ListHead<Self::Request>>;
+    /// The head of a request, its list taken out as `entries`, prepared with what `offer`
+    /// adds.
+    fn head(
+        request: Self::Request,
+        entries: &[Self::Entry],
+        offer: Offer,
+    ) -> Option<ListHead<Self::Request>>;
     /// How many of `steps` a follow-up sharing its first `shared` entries after the
     /// instructions keeps as they are.
     fn kept_steps(steps: &[Self::Step], shared: usize) -> usize;
@@ -214,9 +220,10 @@ impl<W: ListWire> ListWalks<W> {
         }
     }
 
-    /// Locates `body`'s entries and head against the remembered walks, or decodes it whole;
-    /// `None` for a body the whole preparation must judge.
-    pub fn locate(&self, body: &Bytes) -> Option<ListLocated<W>> {
+    /// Locates `body`'s entries and head against the remembered walks, or decodes it whole
+    /// and prepares its head with what `offer` adds; `None` for a body the whole
+    /// preparation must judge.
+    pub fn locate(&self, body: &Bytes, offer: Offer) -> Option<ListLocated<W>> {
         let generation = self.queue.generation();
         if let Some((walk, equal)) = self.queue.take_longest_prefix(body)
             && let Some((split, shared)) =
@@ -238,7 +245,7 @@ impl<W: ListWire> ListWalks<W> {
         if split.ranges.len() != entries.len() {
             return None;
         }
-        let head = Arc::new(W::head(request, &entries)?);
+        let head = Arc::new(W::head(request, &entries, offer)?);
         Some(ListLocated {
             split,
             head,

@@ -45,6 +45,7 @@
 //! (one that calls our tools anyway gets its answer shown without them, as a turn that
 //! ended, with a line saying the limit was reached: [`mc_agent_tools::round_cap`]).
 
+mod anthropic_exchange;
 mod anthropic_rounds;
 mod chat;
 mod chat_exchange;

@@ -13,11 +13,12 @@ use axum::http::HeaderMap;
 use bytes::Bytes;
 use mc_core::config::ToolsMode;
 use mc_core::{Message, ProjectId};
-use mc_engine::tools::TOOL_GUIDANCE;
+use mc_engine::tools::{Offer, offer};
 use mc_store::{ReadTx, StoreError};
-use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessagesRequest, Tool};
-use serde_json::{Map, Value, json};
+use mc_wire::anthropic::{self, MessagesRequest};
+use serde_json::json;
 
+use super::anthropic_exchange::add_tools;
 use super::recent_walks::Start;
 use super::serve_choice::served_here;
 use super::walk_steps::list_with;
@@ -26,8 +27,8 @@ use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::now_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::side_call;
+use mc_agent_tools::offers_ours;
 use mc_agent_tools::splice::{Point, Used, splice_in};
-use mc_agent_tools::{SPECS, offers_ours};
 
 /// A client request made ready for the pass, and what later rounds need of it.
 #[derive(Debug, Clone)]
@@ -94,7 +95,7 @@ pub fn prepare(
             let start = Start {
                 project: project.clone(),
                 first,
-                add_tools,
+                offer: offer(engine.config().compaction.enabled),
             };
             let mut used = Used::at(now_ms());
             let walked = engine
@@ -155,7 +156,15 @@ fn prepare_whole(
     let mut used = Used::at(now_ms());
     let spliced = engine
         .store()
-        .read(|tx| splice_whole(tx, project.clone(), request, &mut used))
+        .read(|tx| {
+            splice_whole(
+                tx,
+                project.clone(),
+                request,
+                offer(engine.config().compaction.enabled),
+                &mut used,
+            )
+        })
         .map_err(|error| splice_failed(Provider::Anthropic, &error))?;
     used.record(engine.store());
     Ok(Some(Prepared { project, ..spliced }))
@@ -167,12 +176,13 @@ pub(super) fn splice_whole(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     mut request: MessagesRequest,
+    offer: Offer,
     used: &mut Used,
 ) -> Result<Prepared, StoreError> {
     let messages = std::mem::take(&mut request.messages);
     let (messages, point) = splice_in(tx, project, messages, used)?;
     request.messages = messages;
-    add_tools(&mut request);
+    add_tools(&mut request, offer);
     let body = Bytes::from(request.encode());
     request.messages = Vec::new();
     let (before, after) = request.encode_around_messages();
@@ -212,29 +222,4 @@ pub(super) fn splice_failed(provider: Provider, error: &dyn std::fmt::Display) -
             "the context store failed while reading this conversation's tool exchanges ({error}); the request was not sent"
         ),
     )
-}
-
-/// Appends our tools to the client's and the guidance to the system prompt.
-pub(super) fn add_tools(request: &mut MessagesRequest) {
-    let tools = request.tools.get_or_insert_with(Vec::new);
-    for spec in SPECS.iter() {
-        let mut rest = Map::new();
-        rest.insert("description".to_owned(), Value::from(spec.description));
-        rest.insert(
-            "input_schema".to_owned(),
-            Value::Object(spec.input_schema.clone()),
-        );
-        tools.push(Tool::new(spec.name, rest));
-    }
-    let guidance = ContentBlock::text(TOOL_GUIDANCE);
-    request.system = Some(match request.system.take() {
-        None => BlockContent::Blocks(vec![guidance]),
-        Some(BlockContent::Text(text)) => {
-            BlockContent::Blocks(vec![ContentBlock::text(text), guidance])
-        }
-        Some(BlockContent::Blocks(mut blocks)) => {
-            blocks.push(guidance);
-            BlockContent::Blocks(blocks)
-        }
-    });
 }

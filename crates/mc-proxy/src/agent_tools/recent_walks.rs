@@ -27,12 +27,14 @@ use mc_core::{Message, ProjectId};
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
 
+use super::anthropic_exchange::add_tools;
 use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
 };
 use crate::incremental::{Head, Layout, Split, decode_alone};
 use mc_agent_tools::answer_key::is_answer;
 use mc_agent_tools::splice::{Point, Splice, Used, message_hash, stored};
+use mc_engine::tools::Offer;
 
 /// Results of our calls that wait for the client's next message, encoded for the end of
 /// the list when none follows.
@@ -85,10 +87,10 @@ pub struct PreparedHead {
 }
 
 impl PreparedHead {
-    /// Prepares `client` with `add_tools`.
-    fn new(client: Arc<Head>, add_tools: fn(&mut MessagesRequest)) -> Self {
+    /// Prepares `client` with what `offer` adds.
+    fn new(client: Arc<Head>, offer: Offer) -> Self {
         let mut request = MessagesRequest::clone(&client.request());
-        add_tools(&mut request);
+        add_tools(&mut request, offer);
         let (before, after) = request.encode_around_messages();
         Self {
             client,
@@ -262,11 +264,11 @@ impl RecentWalks {
 }
 
 /// What a walk starts from besides the body: the project the anchors hash, the client's
-/// first message, and how the head gets our tools.
+/// first message, and the tools and guidance the head gets.
 pub struct Start {
     pub project: Option<ProjectId>,
     pub first: Arc<Message>,
-    pub add_tools: fn(&mut MessagesRequest),
+    pub offer: Offer,
 }
 
 impl Walk {
@@ -384,7 +386,7 @@ fn resumed_or_new(
     let Start {
         project,
         first,
-        add_tools,
+        offer,
     } = start;
     let generation = located.generation;
     let mut walk = located.walk.take().filter(|walk| walk.project == project);
@@ -402,7 +404,7 @@ fn resumed_or_new(
     let mut walk = match walk {
         Some(mut walk) if resumable => {
             if !Arc::ptr_eq(&walk.prepared.client, &head) {
-                walk.prepared = Arc::new(PreparedHead::new(head, add_tools));
+                walk.prepared = Arc::new(PreparedHead::new(head, offer));
             }
             walk.first = first;
             walk
@@ -411,7 +413,7 @@ fn resumed_or_new(
             layout: Layout::default(),
             project,
             first,
-            prepared: Arc::new(PreparedHead::new(head, add_tools)),
+            prepared: Arc::new(PreparedHead::new(head, offer)),
             out: Vec::new(),
             steps: Vec::new(),
             found: FoundSplices::default(),

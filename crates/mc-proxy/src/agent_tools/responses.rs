@@ -31,6 +31,7 @@ use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
 use crate::side_call;
 use mc_agent_tools::splice::{Point, Used, stored};
+use mc_engine::tools::{Offer, offer};
 
 /// A Responses request made ready for the pass, and what later rounds need of it.
 #[derive(Debug, Clone)]
@@ -88,7 +89,8 @@ pub fn prepare_responses(
     if !served_here(engine.config().tools.mode, headers, None) {
         return Ok(None);
     }
-    if let Some(located) = app.responses_walks.locate(body) {
+    let offered = offer(engine.config().compaction.enabled);
+    if let Some(located) = app.responses_walks.locate(body, offered) {
         let client = &located.head().client;
         if client.offers_our_tools() {
             return Ok(None);
@@ -150,7 +152,10 @@ fn prepare_whole(
     let mut used = Used::at(now_ms());
     let prepared = engine
         .store()
-        .read(|tx| splice_whole(tx, project.clone(), request, &mut used))
+        .read(|tx| {
+            let offered = offer(engine.config().compaction.enabled);
+            splice_whole(tx, project.clone(), request, offered, &mut used)
+        })
         .map_err(|error| splice_failed(Provider::OpenAiResponses, &error))?;
     used.record(engine.store());
     Ok(Some(ResponsesPrepared {
@@ -166,6 +171,7 @@ pub(super) fn splice_whole(
     tx: &ReadTx<'_>,
     project: Option<ProjectId>,
     mut request: ResponsesRequest,
+    offer: Offer,
     used: &mut Used,
 ) -> Result<ResponsesPrepared, StoreError> {
     let instructions = instruction_count(&request);
@@ -179,9 +185,9 @@ pub(super) fn splice_whole(
     };
     let turns = items.split_off(instructions.min(items.len()));
     let (spliced, point) = splice_items(tx, project, turns, used)?;
-    items.push(guidance_item());
+    items.push(guidance_item(offer));
     items.extend(spliced);
-    add_responses_tools(&mut request);
+    add_responses_tools(&mut request, offer);
     request.input = Some(Input::Items(items));
     let body = Bytes::from(request.encode());
     request.input = Some(Input::Items(Vec::new()));

@@ -10,14 +10,13 @@
 //! before each run of model items.
 
 use mc_core::{ContentHash, Role};
-use mc_engine::tools::TOOL_GUIDANCE;
+use mc_engine::tools::Offer;
 use mc_wire::responses::{
     self, Content, Item, MessageItem, MessageRole, ResponsesRequest, ResponsesTool,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use mc_agent_tools::SPECS;
 use mc_agent_tools::answer_key::{answer_key, is_answer, is_key};
 use mc_agent_tools::splice::Point;
 
@@ -43,19 +42,19 @@ pub struct ResponsesSplice {
     pub results: Vec<Item>,
 }
 
-/// The guidance, as one more leading `developer` item after the client's instructions
-/// (the `instructions` field is left as the client wrote it).
-pub(super) fn guidance_item() -> Item {
+/// `offer`'s guidance, as one more leading `developer` item after the client's
+/// instructions (the `instructions` field is left as the client wrote it).
+pub(super) fn guidance_item(offer: Offer) -> Item {
     Item::Message(MessageItem::new(
         MessageRole::Developer,
-        Content::Text(TOOL_GUIDANCE.into()),
+        Content::Text(offer.guidance.into()),
     ))
 }
 
-/// Appends our tools to the client's.
-pub(super) fn add_responses_tools(request: &mut ResponsesRequest) {
+/// Appends the tools `offer` names to the client's.
+pub(super) fn add_responses_tools(request: &mut ResponsesRequest, offer: Offer) {
     let tools = request.tools.get_or_insert_with(Vec::new);
-    for spec in SPECS.iter() {
+    for spec in offer.specs {
         let definition = json!({
             "type": "function",
             "name": spec.name,

@@ -31,6 +31,7 @@ use crate::client_request::ClientRequest;
 use crate::incremental::{Split, decode_alone};
 use crate::render_responses::is_instruction;
 use mc_agent_tools::splice::{Point, Used, stored};
+use mc_engine::tools::Offer;
 
 /// Recent Responses walks.
 pub(crate) type ResponsesWalks = ListWalks<ResponsesWire>;
@@ -93,19 +94,19 @@ impl ListWire for ResponsesWire {
 
     /// `None` for a request whose history is at the provider (`previous_response_id`,
     /// `conversation`), which the whole preparation refuses.
-    fn head(mut request: ResponsesRequest, items: &[Item]) -> Option<ResponsesHead> {
+    fn head(mut request: ResponsesRequest, items: &[Item], offer: Offer) -> Option<ResponsesHead> {
         if request.stateful_reason().is_some() {
             return None;
         }
         let instructions = items.iter().take_while(|item| is_instruction(item)).count();
         let mut client = request.clone();
         client.input = Some(Input::Items(items.get(..instructions)?.to_vec()));
-        add_responses_tools(&mut request);
+        add_responses_tools(&mut request, offer);
         request.input = Some(Input::Items(Vec::new()));
         let around = request.encode_around_input();
         let leading = items[..instructions]
             .iter()
-            .chain(std::iter::once(&guidance_item()))
+            .chain(std::iter::once(&guidance_item(offer)))
             .map(encode)
             .collect::<Option<Vec<_>>>()?;
         Some(ListHead::new(

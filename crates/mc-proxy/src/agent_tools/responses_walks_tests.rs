@@ -8,6 +8,7 @@ use super::*;
 use crate::agent_tools::list_walks::ListWalked;
 use crate::agent_tools::responses::{ResponsesPrepared, splice_whole};
 use crate::agent_tools::responses_exchange::items_answer_key;
+use mc_engine::tools::offer;
 
 /// One turn of a generated Responses conversation: the user's words, the answer's run of
 /// items as the client got it (reasoning, text, a call of its own answered by an output
@@ -141,7 +142,7 @@ fn from_scratch(store: &Store, project: &Option<ProjectId>, body: &Bytes) -> Res
     let request = ResponsesRequest::decode(body, usize::MAX).unwrap();
     let mut used = Used::at(0);
     store
-        .read(|tx| splice_whole(tx, project.clone(), request, &mut used))
+        .read(|tx| splice_whole(tx, project.clone(), request, offer(true), &mut used))
         .unwrap()
 }
 
@@ -151,7 +152,7 @@ fn walked(
     project: &Option<ProjectId>,
     body: &Bytes,
 ) -> ListWalked<ResponsesRequest> {
-    let located = walks.locate(body).unwrap();
+    let located = walks.locate(body, offer(true)).unwrap();
     let first = located.first_message(body).unwrap();
     let mut used = Used::at(0);
     store
@@ -316,7 +317,7 @@ fn an_item_reference_is_not_walked() {
     );
     assert_ne!(with_reference, text);
     let body = Bytes::from(with_reference);
-    let located = walks.locate(&body).unwrap();
+    let located = walks.locate(&body, offer(true)).unwrap();
     let first = located.first_message(&body).unwrap();
     let mut used = Used::at(0);
     let walked = store

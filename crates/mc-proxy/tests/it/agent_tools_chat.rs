@@ -341,3 +341,55 @@ async fn chat_rounds_stop_at_the_bound_with_tools_refused() {
     assert!(sessions.iter().all(|id| !id.contains('~')), "{sessions:?}");
     proxy.shutdown().await;
 }
+
+/// With the engine's compaction off the host manages the window and nothing is tagged, so
+/// `ctx_reduce` (which could only refuse) is not offered, and the guidance names neither
+/// tags nor drops; the same on a first request (prepared whole) and a follow-up (walked).
+#[tokio::test]
+async fn with_compaction_off_every_tool_but_reduce_is_offered() {
+    let upstream = scripted(vec![answer(Some("Done."), vec![])]).await;
+    let mut config = Config::default();
+    config.historian.enabled = false;
+    config.tools.mode = ToolsMode::Proxy;
+    config.compaction.enabled = false;
+    let proxy = Proxy::start_with_config(settings(&upstream.url()), config).await;
+    let first = [json!({"role": "user", "content": "Rename the crate."})];
+    let second = [
+        first[0].clone(),
+        json!({"role": "assistant", "content": "Done."}),
+        json!({"role": "user", "content": "Now its tests."}),
+    ];
+    for turns in [&first[..], &second[..]] {
+        let reply = post_chat(&proxy, &request(turns, false)).await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 2);
+    for sent in &seen {
+        let sent = sent.json();
+        let tools: Vec<&str> = sent["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                "read_file",
+                "ctx_expand",
+                "ctx_note",
+                "ctx_memory",
+                "ctx_search"
+            ]
+        );
+        let guidance = json!(mc_engine::tools::HOST_COMPACTS_GUIDANCE);
+        let messages = sent["messages"].as_array().unwrap();
+        assert!(
+            messages.iter().any(|m| m["content"] == guidance),
+            "{messages:?}"
+        );
+        assert!(!sent.to_string().contains("ctx_reduce"), "{sent}");
+    }
+    proxy.shutdown().await;
+}

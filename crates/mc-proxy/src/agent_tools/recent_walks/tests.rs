@@ -4,8 +4,9 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::agent_tools::prepare::{Prepared, add_tools, splice_whole};
+use crate::agent_tools::prepare::{Prepared, splice_whole};
 use mc_agent_tools::splice::{Splice, Used, message_hash};
+use mc_engine::tools::offer;
 
 /// One turn of a generated conversation: the user's message, the answer the client got,
 /// and whether a hidden exchange was stored before that answer.
@@ -112,7 +113,7 @@ fn from_scratch(store: &Store, project: &Option<ProjectId>, body: &Bytes) -> Pre
     let request = MessagesRequest::decode(body, usize::MAX).unwrap();
     let mut used = Used::at(0);
     store
-        .read(|tx| splice_whole(tx, project.clone(), request, &mut used))
+        .read(|tx| splice_whole(tx, project.clone(), request, offer(true), &mut used))
         .unwrap()
 }
 
@@ -127,7 +128,7 @@ fn incremental(
     let start = Start {
         project: project.clone(),
         first,
-        add_tools,
+        offer: offer(true),
     };
     let mut used = Used::at(0);
     store
