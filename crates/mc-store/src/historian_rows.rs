@@ -255,36 +255,69 @@ impl ReadTx<'_> {
         const DOING: &str = "reading historian runs";
         let mut statement = self
             .conn()
-            .prepare_cached(
-                "SELECT started_ms, finished_ms, chunk_start, chunk_end, outcome, model, calls,
-                   input_tokens, output_tokens, compartments, detail
-                 FROM historian_runs WHERE session_id = ?1
-                 ORDER BY started_ms DESC, rowid DESC LIMIT ?2",
-            )
+            .prepare_cached(&format!(
+                "SELECT {HISTORIAN_RUN_COLUMNS} FROM historian_runs WHERE session_id = ?1
+                 ORDER BY started_ms DESC, rowid DESC LIMIT ?2"
+            ))
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
             .query_map(
                 rusqlite::params![session.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)],
-                |row| {
-                    Ok(HistorianRun {
-                        started_ms: row.get(0)?,
-                        finished_ms: row.get(1)?,
-                        chunk_start: row.get(2)?,
-                        chunk_end: row.get(3)?,
-                        outcome: row.get(4)?,
-                        model: row.get(5)?,
-                        calls: row.get(6)?,
-                        input_tokens: row.get(7)?,
-                        output_tokens: row.get(8)?,
-                        compartments: row.get(9)?,
-                        detail: row.get(10)?,
-                    })
-                },
+                |row| historian_run_from(row, 0),
             )
             .map_err(StoreError::sqlite(DOING))?;
         rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
             .collect()
     }
+
+    /// The newest `limit` historian runs of every session, newest first, each with its
+    /// session.
+    pub fn recent_historian_runs(&self, limit: usize) -> Result<Vec<(SessionId, HistorianRun)>> {
+        const DOING: &str = "reading recent historian runs";
+        let mut statement = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT session_id, {HISTORIAN_RUN_COLUMNS} FROM historian_runs
+                 ORDER BY started_ms DESC, rowid DESC LIMIT ?1"
+            ))
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |row| {
+                Ok((row.get::<_, String>(0)?, historian_run_from(row, 1)?))
+            })
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut runs = Vec::new();
+        for row in rows {
+            let (session, run) = row.map_err(StoreError::sqlite(DOING))?;
+            // A session id the type refuses cannot have been stored by this binary; its runs
+            // are left out rather than failing the list.
+            if let Ok(session) = SessionId::new(session) {
+                runs.push((session, run));
+            }
+        }
+        Ok(runs)
+    }
+}
+
+/// The columns [`historian_run_from`] reads, in order.
+const HISTORIAN_RUN_COLUMNS: &str = "started_ms, finished_ms, chunk_start, chunk_end, outcome, \
+     model, calls, input_tokens, output_tokens, compartments, detail";
+
+/// A run read from `row`, its columns ([`HISTORIAN_RUN_COLUMNS`]) starting at `first`.
+fn historian_run_from(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<HistorianRun> {
+    Ok(HistorianRun {
+        started_ms: row.get(first)?,
+        finished_ms: row.get(first + 1)?,
+        chunk_start: row.get(first + 2)?,
+        chunk_end: row.get(first + 3)?,
+        outcome: row.get(first + 4)?,
+        model: row.get(first + 5)?,
+        calls: row.get(first + 6)?,
+        input_tokens: row.get(first + 7)?,
+        output_tokens: row.get(first + 8)?,
+        compartments: row.get(first + 9)?,
+        detail: row.get(first + 10)?,
+    })
 }
 
 #[cfg(test)]
@@ -358,5 +391,9 @@ mod tests {
         assert_eq!(observations, [("Prefers short answers.".to_owned(), 2)]);
         assert_eq!(runs[0].outcome, "failed");
         assert_eq!(runs.len(), 2);
+        let recent = store.read(|tx| tx.recent_historian_runs(1)).unwrap();
+        assert_eq!(recent.len(), 1);
+        assert_eq!(recent[0].0, session);
+        assert_eq!(recent[0].1, runs[0]);
     }
 }

@@ -167,6 +167,27 @@ fn print_table(added: &Added, body_bytes: &[usize]) {
         verdict(growth <= 1.3),
         on_p50 / off_p50,
     );
+    println!(
+        "added per MB of body (median of the slopes between every two steps, steadier than the quarters on a shared machine): tools off {:.2} ms/MB, tools on {:.2} ms/MB",
+        ms(slope_per_mb(&added.off, body_bytes)),
+        ms(slope_per_mb(&added.on, body_bytes)),
+    );
+}
+
+/// The Theil-Sen slope of `seconds` against body size, in seconds per MB: the median of the
+/// slopes between every two steps of different sizes, which a burst of noise on a shared
+/// machine moves far less than it moves one quarter's median.
+fn slope_per_mb(seconds: &[f64], body_bytes: &[usize]) -> f64 {
+    let mut slopes = Vec::new();
+    for (i, (&time_i, &bytes_i)) in seconds.iter().zip(body_bytes).enumerate() {
+        for (&time_j, &bytes_j) in seconds.iter().zip(body_bytes).skip(i + 1) {
+            let megabytes = (bytes_j as f64 - bytes_i as f64) / 1e6;
+            if megabytes != 0.0 {
+                slopes.push((time_j - time_i) / megabytes);
+            }
+        }
+    }
+    percentile_of(&slopes, 0.50)
 }
 
 /// `len` samples cut into four runs of consecutive requests (the last takes the rest).

@@ -6,6 +6,7 @@
 //!   ([`super::session_list::SessionSummary`]);
 //! - `GET sessions/{id}`: [`super::session_detail::SessionDetail`];
 //! - `GET sessions/{id}/messages?around=N`: [`super::session_detail::LogWindow`];
+//! - `GET runs`: [`super::runs::Runs`], the historian's and the dreamer's newest runs;
 //! - `GET memories?project=&q=&archived=`: [`super::memories::ProjectMemories`];
 //! - `POST memories` `{"project", "category", "content", "permanent"}`: the memory added;
 //! - `POST memories/{id}` `{"project", "category"?, "content"?}`: the memory edited;
@@ -22,6 +23,7 @@ use serde_json::{Value, json};
 
 use super::error::DashboardError;
 use super::memories::{self, AddMemory, ArchiveMemory, EditMemory, MemoriesQuery, MemoryView};
+use super::runs::{self, Runs};
 use super::session_detail::{self, LogWindow, SessionDetail};
 use super::session_list::{self, ListQuery};
 use super::state::Dashboard;
@@ -39,6 +41,13 @@ pub async fn sessions(
     })
     .await?;
     Ok(Json(json!({"sessions": rows})))
+}
+
+/// `GET /api/runs`.
+pub async fn runs(State(dashboard): State<Arc<Dashboard>>) -> Result<Json<Runs>, DashboardError> {
+    Ok(Json(
+        store_work::read(&dashboard.app, runs::recent_runs).await?,
+    ))
 }
 
 /// `GET /api/sessions/{id}`.

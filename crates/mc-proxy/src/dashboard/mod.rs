@@ -20,6 +20,8 @@ mod figures;
 mod memories;
 mod memories_page;
 mod page_layout;
+mod runs;
+mod runs_page;
 mod session_detail;
 mod session_list;
 mod session_page;
@@ -56,8 +58,10 @@ pub fn routes<S>(app: Arc<App>) -> Router<S> {
         .route(LOGIN_PATH, get(access::login))
         .route("/_magic-context/ui/sessions/{id}", get(session_page::page))
         .route("/_magic-context/ui/memories", get(memories_page::page))
+        .route("/_magic-context/ui/runs", get(runs_page::page))
         .route("/_magic-context/ui/assets/{name}", get(assets::asset))
         .route("/_magic-context/api/sessions", get(api::sessions))
+        .route("/_magic-context/api/runs", get(api::runs))
         .route("/_magic-context/api/sessions/{id}", get(api::session))
         .route(
             "/_magic-context/api/sessions/{id}/messages",

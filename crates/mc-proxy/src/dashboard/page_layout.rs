@@ -15,6 +15,8 @@ pub enum Section {
     Sessions,
     /// The memories page.
     Memories,
+    /// The historian's and the dreamer's runs.
+    Runs,
 }
 
 /// What a page puts in the frame.
@@ -56,6 +58,7 @@ pub fn render(page: Page<'_>) -> Html<String> {
                     span.brand { "Magic Context" }
                     a class=(current(Section::Sessions)) href="/_magic-context/ui/" { "Sessions" }
                     a class=(current(Section::Memories)) href="/_magic-context/ui/memories" { "Memories" }
+                    a class=(current(Section::Runs)) href="/_magic-context/ui/runs" { "Runs" }
                 }
                 main {
                     h1 { (page.title) }

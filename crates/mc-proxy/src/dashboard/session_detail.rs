@@ -144,6 +144,26 @@ pub struct RunView {
     pub detail: Option<String>,
 }
 
+impl RunView {
+    /// A stored run as shown, priced at its model's list price.
+    pub fn of(run: mc_store::HistorianRun) -> Self {
+        let price = mc_core::models::model_spec(run.model.as_deref().unwrap_or_default()).price;
+        Self {
+            started_ms: run.started_ms,
+            took_ms: run.finished_ms - run.started_ms,
+            chunk: (run.chunk_start, run.chunk_end),
+            cost_usd: price.cost_usd(run.input_tokens, 0, 0, 0, run.output_tokens),
+            outcome: run.outcome,
+            model: run.model,
+            calls: run.calls,
+            input_tokens: run.input_tokens,
+            output_tokens: run.output_tokens,
+            compartments: run.compartments,
+            detail: run.detail,
+        }
+    }
+}
+
 /// A session's page, as data.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionDetail {
@@ -199,22 +219,7 @@ pub fn session_detail(
     let historian_runs = tx
         .historian_runs(id, RUNS_SHOWN)?
         .into_iter()
-        .map(|run| {
-            let price = mc_core::models::model_spec(run.model.as_deref().unwrap_or_default()).price;
-            RunView {
-                started_ms: run.started_ms,
-                took_ms: run.finished_ms - run.started_ms,
-                chunk: (run.chunk_start, run.chunk_end),
-                cost_usd: price.cost_usd(run.input_tokens, 0, 0, 0, run.output_tokens),
-                outcome: run.outcome,
-                model: run.model,
-                calls: run.calls,
-                input_tokens: run.input_tokens,
-                output_tokens: run.output_tokens,
-                compartments: run.compartments,
-                detail: run.detail,
-            }
-        })
+        .map(RunView::of)
         .collect();
     let budget = usable_window.map_or(UNKNOWN_WINDOW_BUDGET_TOKENS, |window| {
         window * u64::from(config.history.budget_percent.get()) / 100

@@ -444,3 +444,60 @@ async fn unknown_paths_under_the_prefix_are_never_forwarded() {
         "the health route still answers"
     );
 }
+
+#[tokio::test]
+async fn the_runs_page_lists_the_historians_runs_with_their_session_and_cost() {
+    let (_upstream, proxy) = seeded().await;
+    let session = mc_core::SessionId::new(SESSION).unwrap();
+    proxy
+        .store()
+        .write(|tx| {
+            tx.record_historian_run(
+                &session,
+                &mc_store::HistorianRun {
+                    started_ms: 1_000,
+                    finished_ms: 5_000,
+                    chunk_start: 0,
+                    chunk_end: 5,
+                    outcome: "published".to_owned(),
+                    model: Some("claude-haiku-4-5".to_owned()),
+                    calls: 1,
+                    input_tokens: 1_000_000,
+                    output_tokens: 0,
+                    compartments: 2,
+                    detail: None,
+                },
+            )
+        })
+        .unwrap();
+    let unauthorised = get(&proxy, "/_magic-context/api/runs", &[]).await;
+    assert_eq!(unauthorised.status, StatusCode::UNAUTHORIZED);
+
+    let token = token(&proxy);
+    let api = get(&proxy, "/_magic-context/api/runs", &[(TOKEN_HEADER, &token)]).await;
+    assert_eq!(api.status, StatusCode::OK, "{}", api.text());
+    let runs = api.json();
+    let historian = runs["historian"].as_array().unwrap();
+    assert_eq!(historian.len(), 1, "{runs}");
+    assert_eq!(historian[0]["session"], SESSION);
+    assert_eq!(historian[0]["outcome"], "published");
+    assert_eq!(historian[0]["compartments"], 2);
+    // A million prompt tokens at the small model's list price.
+    let expected = mc_core::models::model_spec("claude-haiku-4-5")
+        .price
+        .cost_usd(1_000_000, 0, 0, 0, 0);
+    assert!((historian[0]["cost_usd"].as_f64().unwrap() - expected).abs() < 1e-9);
+    assert!(expected > 0.0);
+    assert_eq!(runs["dreamer"], json!([]));
+
+    let page = browse(&proxy, "/_magic-context/ui/runs").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = page.text();
+    for expected in [
+        &format!("href=\"/_magic-context/ui/sessions/{SESSION}\""),
+        "published",
+        "No dreamer run yet.",
+    ] {
+        assert!(html.contains(expected), "no `{expected}` in {html}");
+    }
+}
