@@ -474,7 +474,12 @@ async fn the_runs_page_lists_the_historians_runs_with_their_session_and_cost() {
     assert_eq!(unauthorised.status, StatusCode::UNAUTHORIZED);
 
     let token = token(&proxy);
-    let api = get(&proxy, "/_magic-context/api/runs", &[(TOKEN_HEADER, &token)]).await;
+    let api = get(
+        &proxy,
+        "/_magic-context/api/runs",
+        &[(TOKEN_HEADER, &token)],
+    )
+    .await;
     assert_eq!(api.status, StatusCode::OK, "{}", api.text());
     let runs = api.json();
     let historian = runs["historian"].as_array().unwrap();
