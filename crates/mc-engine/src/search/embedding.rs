@@ -13,6 +13,7 @@ use mc_core::config::{EmbeddingProviderChoice, EmbeddingsConfig};
 use mc_embed::{Embedder, EmbeddingProvider, EmbeddingSettings, OpenAiSettings, to_blob};
 use mc_store::{SearchScope, Store};
 
+use super::query_vectors::QueryVectors;
 use super::vector_index::VectorIndex;
 use super::{Found, SearchError, SemanticSearch};
 
@@ -142,6 +143,8 @@ pub struct EmbeddedSearch {
     embedder: Embedder,
     store: Arc<Store>,
     index: Mutex<VectorIndex>,
+    /// Recent queries' vectors: a repeated search does not run the model again.
+    queries: Mutex<QueryVectors>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -153,6 +156,7 @@ impl EmbeddedSearch {
             embedder,
             store,
             index,
+            queries: Mutex::default(),
             runtime,
         }
     }
@@ -165,15 +169,31 @@ impl SemanticSearch for EmbeddedSearch {
         scope: &SearchScope,
         limit: usize,
     ) -> Result<Found, SearchError> {
-        let vectors = self
-            .runtime
-            .block_on(self.embedder.embed(&[query.to_owned()]))
-            .map_err(|err| SearchError::Semantic(err.to_string()))?;
-        let Some(query) = vectors.first() else {
-            return Ok(Found::default());
+        let known = self
+            .queries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(query);
+        let vector = match known {
+            Some(vector) => vector,
+            None => {
+                let vectors = self
+                    .runtime
+                    .block_on(self.embedder.embed(&[query.to_owned()]))
+                    .map_err(|err| SearchError::Semantic(err.to_string()))?;
+                let Some(vector) = vectors.into_iter().next() else {
+                    return Ok(Found::default());
+                };
+                let vector: Arc<[f32]> = Arc::from(vector);
+                self.queries
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .put(query, Arc::clone(&vector));
+                vector
+            }
         };
         let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
         index.refresh(&self.store)?;
-        Ok(index.nearest(query, scope, limit))
+        Ok(index.nearest(&vector, scope, limit))
     }
 }

@@ -12,6 +12,7 @@ mod embedding;
 mod hit;
 mod neighbours;
 mod preview;
+mod query_vectors;
 mod vector_index;
 
 use std::collections::HashMap;
