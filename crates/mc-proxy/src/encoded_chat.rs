@@ -17,7 +17,6 @@
 //!
 //! [`render_openai`]: crate::render_openai
 
-use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -108,14 +107,9 @@ pub fn render(
 
     let same_outside = previous
         .zip(layout)
-        .filter(|(previous, layout)| previous.client.same_outside(layout));
-    let (before, after) = match same_outside {
-        Some((previous, _)) => previous.around.of(&previous.body),
-        None => {
-            let (before, after) = request.encode_around_messages();
-            (Cow::Owned(before), Cow::Owned(after))
-        }
-    };
+        .filter(|(previous, layout)| previous.client.same_outside(layout))
+        .map(|(previous, _)| (&previous.body[..], previous.around));
+    let (before, after) = Around::reuse_or(same_outside, || request.encode_around_messages());
     let capacity = previous.map_or(0, EncodedChat::body_len) + 64 * 1024;
     let mut list = ListWriter::open(capacity, &before);
     for instruction in &request.messages {
@@ -123,7 +117,6 @@ pub fn render(
     }
     let kept = write_conversation(&mut list, messages, renderings, &pairing, previous);
     let (body, around) = list.close(&after);
-    let body = Bytes::from(body);
     let encoded = layout.map(|layout| EncodedChat {
         body: body.clone(),
         client: layout.clone(),

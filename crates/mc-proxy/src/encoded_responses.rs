@@ -12,7 +12,6 @@
 //! with a client item of the same bytes as before (or with none, as before). The result is
 //! byte for byte what rendering the whole request gives (a property test checks).
 
-use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::ops::Range;
@@ -144,14 +143,11 @@ pub fn render(
         .collect();
     let pairing = Pairing::new(&client, &renderings);
 
-    let (before, after) = match previous {
-        Some(previous) => previous.around.of(&previous.body),
-        None => {
-            request.input = Some(Input::Items(Vec::new()));
-            let (before, after) = request.encode_around_input();
-            (Cow::Owned(before), Cow::Owned(after))
-        }
-    };
+    let written = previous.map(|previous| (&previous.body[..], previous.around));
+    let (before, after) = Around::reuse_or(written, || {
+        request.input = Some(Input::Items(Vec::new()));
+        request.encode_around_input()
+    });
     let capacity = previous.map_or(0, |previous| previous.body.len()) + 64 * 1024;
     let mut list = ListWriter::open(capacity, &before);
     for instruction in &instructions {
@@ -160,7 +156,6 @@ pub fn render(
     let render = |message: &Message| renderer.render(message);
     let kept = write_conversation(&mut list, messages, renderings, &render, &pairing, reusing);
     let (body, around) = list.close(&after);
-    let body = Bytes::from(body);
     let encoded = layout.map(|layout| EncodedResponses {
         body: body.clone(),
         client: layout.clone(),

@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use bytes::Bytes;
+
 /// A JSON list being written into a request body: its items separated by commas, some
 /// encoded now, some copied from a previous body.
 pub struct ListWriter {
@@ -23,13 +25,26 @@ pub struct Around {
 }
 
 impl Around {
-    /// The bytes before the list and after it in `body`, the body this was written with.
-    pub fn of<'a>(&self, body: &'a [u8]) -> (Cow<'a, [u8]>, Cow<'a, [u8]>) {
-        let after = body.len().saturating_sub(self.after);
-        (
-            Cow::Borrowed(body.get(..self.before).unwrap_or_default()),
-            Cow::Borrowed(body.get(after..).unwrap_or_default()),
-        )
+    /// The bytes before a list and after it: those of `previous` (a body written earlier,
+    /// and where its list lay) when the request has the fields it was written with, else
+    /// the request's fields encoded now by `encode`.
+    pub fn reuse_or<'a>(
+        previous: Option<(&'a [u8], Around)>,
+        encode: impl FnOnce() -> (Vec<u8>, Vec<u8>),
+    ) -> (Cow<'a, [u8]>, Cow<'a, [u8]>) {
+        match previous {
+            Some((body, around)) => {
+                let after = body.len().saturating_sub(around.after);
+                (
+                    Cow::Borrowed(body.get(..around.before).unwrap_or_default()),
+                    Cow::Borrowed(body.get(after..).unwrap_or_default()),
+                )
+            }
+            None => {
+                let (before, after) = encode();
+                (Cow::Owned(before), Cow::Owned(after))
+            }
+        }
     }
 }
 
@@ -72,14 +87,14 @@ impl ListWriter {
     }
 
     /// The body: the list closed with `]`, then `after`; and where the list lies in it.
-    pub fn close(mut self, after: &[u8]) -> (Vec<u8>, Around) {
+    pub fn close(mut self, after: &[u8]) -> (Bytes, Around) {
         self.out.push(b']');
         self.out.extend_from_slice(after);
         let around = Around {
             before: self.before,
             after: after.len(),
         };
-        (self.out, around)
+        (Bytes::from(self.out), around)
     }
 
     fn separate(&mut self) {
