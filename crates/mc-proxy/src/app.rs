@@ -72,6 +72,10 @@ pub struct App {
     /// a bound, a burst of calls would hold a thread each while waiting for it, and every
     /// thread that counts tokens keeps its own tokenizer cache (about 1.2 MB).
     pub pass_permits: Arc<Semaphore>,
+    /// How many permits `pass_permits` started with; read once, as the standard library
+    /// reads the cgroup files on every call and the background tasks ask whether a pass
+    /// is running many times a second.
+    pass_limit: usize,
     /// The threads passes run on, no more than the passes that ran at once.
     pub pass_threads: PassThreads,
     /// Per session, the prompt size its latest successful call reported: what the next pass
@@ -103,6 +107,7 @@ impl App {
             .build()?;
         let budget = settings.cache_budget;
         let store = Arc::new(StoreSlot::new(engine, reopen, settings.historian_retry));
+        let pass_limit = concurrent_passes();
         Ok(Self {
             settings,
             client,
@@ -120,7 +125,8 @@ impl App {
             last_pass_started_ms: AtomicI64::new(0),
             encoded_messages: SessionCache::with_budget(budget.encoded_messages()),
             encoded_heads: EncodedHeads::default(),
-            pass_permits: Arc::new(Semaphore::new(concurrent_passes())),
+            pass_permits: Arc::new(Semaphore::new(pass_limit)),
+            pass_limit,
             pass_threads: PassThreads::default(),
             recent_usage: SessionCache::with_budget(budget.recent_usage()),
             fixed_tokens: FixedTokens::default(),
@@ -168,7 +174,7 @@ impl App {
 
     /// Whether a request is being planned now (a pass holds a permit).
     pub fn passes_running(&self) -> bool {
-        self.pass_permits.available_permits() < concurrent_passes()
+        self.pass_permits.available_permits() < self.pass_limit
     }
 }
 

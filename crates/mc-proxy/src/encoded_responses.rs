@@ -12,7 +12,7 @@
 //! with a client item of the same bytes as before (or with none, as before). The result is
 //! byte for byte what rendering the whole request gives (a property test checks).
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
@@ -288,15 +288,23 @@ impl Rendering {
     }
 }
 
+/// How many calls a pass pairs by scanning the client items before it indexes them: a
+/// scan compares call ids without hashing or allocating, so a few of them cost less than
+/// indexing a long session's every item.
+const SCANS_BEFORE_MAP: usize = 8;
+
 /// Which client item each rendered item is paired with.
 struct Pairing<'a> {
     client: &'a [Item],
     /// The client's message items, by index.
     client_messages: Vec<usize>,
-    /// Per type and call id, the first client item with them; made on the first call
-    /// paired by it (hashing every call id of a long session on every pass was a cost that
-    /// grew with it, and most passes pair their calls from the previous pass).
+    /// Per type and call id, the first client item with them; made once more than
+    /// [`SCANS_BEFORE_MAP`] calls were paired by it (hashing every call id of a long
+    /// session on every pass was a cost that grew with it, and most passes pair their calls
+    /// from the previous pass and the few new ones by a scan).
     by_call: OnceCell<foldhash::HashMap<(&'a str, &'a str), usize>>,
+    /// How many calls were paired by a scan of the client items.
+    scans: Cell<usize>,
     /// The client's message items less the rendered ones.
     offset: isize,
 }
@@ -315,13 +323,22 @@ impl<'a> Pairing<'a> {
             offset: client_messages.len() as isize - rendered_messages as isize,
             client_messages,
             by_call: OnceCell::new(),
+            scans: Cell::new(0),
         }
     }
 
     /// The first client item of type `kind` answering or making call `call_id`.
     fn by_call(&self, kind: &str, call_id: &str) -> Option<usize> {
+        if self.by_call.get().is_none() && self.scans.get() < SCANS_BEFORE_MAP {
+            self.scans.set(self.scans.get() + 1);
+            return self
+                .client
+                .iter()
+                .position(|item| item.call_id() == Some(call_id) && item.type_name() == kind);
+        }
         let by_call = self.by_call.get_or_init(|| {
-            let mut by_call = foldhash::HashMap::default();
+            let mut by_call =
+                foldhash::HashMap::with_capacity_and_hasher(self.client.len(), Default::default());
             for (at, item) in self.client.iter().enumerate() {
                 if let Some(call_id) = item.call_id() {
                     by_call.entry((item.type_name(), call_id)).or_insert(at);

@@ -9,6 +9,8 @@
 //! assistant message, so the point moves a run at a time and an exchange is looked up
 //! before each run of model items.
 
+use std::sync::Arc;
+
 use mc_core::{ContentHash, Role};
 use mc_engine::tools::Offer;
 use mc_wire::responses::{
@@ -62,7 +64,7 @@ pub(super) fn add_responses_tools(request: &mut ResponsesRequest, offer: Offer) 
             "parameters": Value::Object(spec.input_schema.clone()),
         });
         if let Value::Object(raw) = definition {
-            tools.push(ResponsesTool { raw });
+            tools.push(ResponsesTool { raw: Arc::new(raw) });
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The Responses request (`POST /v1/responses`).
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::item::Item;
@@ -173,11 +175,13 @@ wire_object!(
 /// A tool definition: `{"type": "function", "name", "parameters", …}`, `{"type":
 /// "custom", "name", "format"}`, or a hosted tool (`web_search`, `tool_search`).
 ///
-/// Kept whole: the provider renders it into the prompt key by key.
+/// Kept whole: the provider renders it into the prompt key by key. Shared: a follow-up
+/// request repeats its tools, and a request made from a remembered one takes them with a
+/// count (copying every tool's schema was a cost on every call of a long session).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResponsesTool {
     /// The definition, in its original key order.
-    pub raw: Map<String, Value>,
+    pub raw: Arc<Map<String, Value>>,
 }
 
 impl ResponsesTool {
@@ -200,7 +204,7 @@ impl ResponsesTool {
 impl FromJson for ResponsesTool {
     fn from_json(value: Value, path: &JsonPath<'_>) -> Result<Self> {
         match value {
-            Value::Object(raw) => Ok(Self { raw }),
+            Value::Object(raw) => Ok(Self { raw: Arc::new(raw) }),
             other => Err(WireError::shape(
                 path,
                 format!("expected a tool object, found {}", type_name(&other)),
