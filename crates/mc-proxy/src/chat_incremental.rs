@@ -21,7 +21,7 @@ use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
 use crate::incremental::{
-    Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
+    KnownStart, Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
 };
 use crate::render_openai::{conversation, instruction_count, is_instruction, prefix_identity};
 
@@ -134,9 +134,13 @@ impl RecentChats {
     }
 
     /// Decodes `body`, reusing what it shares with a remembered request of its
-    /// conversation.
-    pub fn decode(&self, body: &Bytes) -> Result<ChatDecoded, WireError> {
-        match self.decode_incrementally(body) {
+    /// conversation (compared past what `known`, the body's maker, vouches for).
+    pub fn decode(
+        &self,
+        body: &Bytes,
+        known: Option<&KnownStart>,
+    ) -> Result<ChatDecoded, WireError> {
+        match self.decode_incrementally(body, known) {
             Some(decoded) => Ok(decoded),
             None => full_decode(body),
         }
@@ -169,8 +173,12 @@ impl RecentChats {
         self.0.remember(entry, held);
     }
 
-    fn decode_incrementally(&self, body: &Bytes) -> Option<ChatDecoded> {
-        let (mut entry, split, shared) = self.0.take_extended(body)?;
+    fn decode_incrementally(
+        &self,
+        body: &Bytes,
+        known: Option<&KnownStart>,
+    ) -> Option<ChatDecoded> {
+        let (mut entry, split, shared) = self.0.take_extended(body, known)?;
         let instructions = entry.layout.instructions;
         if shared < instructions {
             return None;
@@ -254,7 +262,7 @@ pub fn check_chat_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let recent = RecentChats::default();
     crate::incremental::check_sequence(
         bodies,
-        |body| recent.decode(body),
+        |body| recent.decode(body, None),
         full_decode,
         |decoded: &ChatDecoded, full| {
             crate::incremental::first_difference([

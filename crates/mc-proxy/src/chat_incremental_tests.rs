@@ -39,7 +39,7 @@ fn turn(index: usize, text: &str) -> Vec<Value> {
 /// or the same error); remembers what decodes, as the pass does.
 fn decode_checked(recent: &RecentChats, body: &Bytes) -> Result<(), TestCaseError> {
     let full = full_decode(body);
-    let got = recent.decode(body);
+    let got = recent.decode(body, None);
     match (got, full) {
         (Ok(got), Ok(full)) => {
             prop_assert_eq!(&got.request, &full.request);
@@ -73,7 +73,7 @@ fn a_growing_conversation_is_decoded_by_its_new_messages() {
         let body = body(&request("be brief", 2, &messages), false);
         if index > 0 {
             let decoded = recent
-                .decode_incrementally(&body)
+                .decode_incrementally(&body, None)
                 .expect("a follow-up extends the remembered request");
             let full = full_decode(&body).unwrap();
             assert_eq!(decoded.request, full.request);
@@ -87,7 +87,7 @@ fn a_growing_conversation_is_decoded_by_its_new_messages() {
                 decoded.chain,
             );
         } else {
-            let decoded = recent.decode(&body).unwrap();
+            let decoded = recent.decode(&body, None).unwrap();
             recent.remember(
                 decoded.layout.unwrap(),
                 decoded.request.messages,
@@ -103,7 +103,7 @@ fn another_head_is_decoded_whole() {
     let recent = RecentChats::default();
     let messages = turn(0, "go");
     let first = recent
-        .decode(&body(&request("be brief", 1, &messages), false))
+        .decode(&body(&request("be brief", 1, &messages), false), None)
         .unwrap();
     recent.remember(
         first.layout.unwrap(),
@@ -114,7 +114,7 @@ fn another_head_is_decoded_whole() {
     let mut longer = messages.clone();
     longer.extend(turn(1, "go"));
     let other_tools = body(&request("be brief", 2, &longer), false);
-    assert!(recent.decode_incrementally(&other_tools).is_none());
+    assert!(recent.decode_incrementally(&other_tools, None).is_none());
 }
 
 /// What the client does before its next request.

@@ -181,7 +181,7 @@ proptest! {
         for step in &steps {
             session.apply(step);
             let body = session.body();
-            let decoded = recent.decode(&body).unwrap();
+            let decoded = recent.decode(&body, None).unwrap();
             let expected = whole(&decoded.request, &session.engine);
             let sent = decoded.request.messages.clone();
             let rendered = render(
@@ -205,7 +205,9 @@ proptest! {
 
 /// The session's body decoded alone, and a pairing of its client messages unshifted.
 fn decoded_alone(session: &Session) -> crate::chat_incremental::ChatDecoded {
-    RecentChats::default().decode(&session.body()).unwrap()
+    RecentChats::default()
+        .decode(&session.body(), None)
+        .unwrap()
 }
 
 fn unshifted<'a>(decoded: &'a crate::chat_incremental::ChatDecoded) -> Pairing<'a> {

@@ -216,7 +216,7 @@ proptest! {
         for step in &steps {
             session.apply(step);
             let body = session.body();
-            let decoded = recent.decode(&body).unwrap();
+            let decoded = recent.decode(&body, None).unwrap();
             let expected = whole(&decoded.request, &session.engine);
             let sent = match &decoded.request.input {
                 Some(Input::Items(items)) => items.clone(),
@@ -246,12 +246,14 @@ fn a_grown_session_copies_its_earlier_messages() {
     let mut session = Session::new();
     session.apply(&Step::Append(vec![0, 1, 2, 5]));
     let recent = RecentResponses::default();
-    let first = recent.decode(&session.body()).unwrap();
+    let first = recent.decode(&session.body(), None).unwrap();
     let one = render(first.request, &session.engine, first.layout.as_ref(), None);
     let one = one.encoded.unwrap();
 
     session.apply(&Step::Append(vec![0]));
-    let second = RecentResponses::default().decode(&session.body()).unwrap();
+    let second = RecentResponses::default()
+        .decode(&session.body(), None)
+        .unwrap();
     let layout = second.layout.as_ref().unwrap();
     let client = match &second.request.input {
         Some(Input::Items(items)) => &items[1..],

@@ -15,6 +15,7 @@
 #[cfg(feature = "fuzzing")]
 mod check;
 mod head;
+mod known_start;
 mod lineage;
 mod recent_lists;
 
@@ -31,6 +32,8 @@ use mc_wire::anthropic::{self, MessagesRequest};
 #[cfg(feature = "fuzzing")]
 pub(crate) use self::check::{check_sequence, first_difference};
 pub(crate) use self::head::Head;
+pub use self::known_start::KnownStart;
+use self::known_start::shared_prefix_len;
 pub(crate) use self::lineage::{Lineage, LocatedList};
 pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
 use crate::render_anthropic;
@@ -307,7 +310,7 @@ impl RecentRequests {
     /// [`take_longest_prefix`] among the remembered requests.
     fn take_longest_prefix(&self, body: &[u8]) -> Option<(Entry, usize)> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        take_longest_prefix(&mut recent, body, |entry| {
+        take_longest_prefix(&mut recent, body, None, |entry| {
             (&entry.layout.body, &entry.layout.ranges)
         })
     }
@@ -333,10 +336,12 @@ impl RecentRequests {
 /// Takes out of `recent` the entry whose body `body` repeats through the most whole messages
 /// (at least one), the latest on a tie, with how many leading bytes the two bodies share;
 /// `layout` gives an entry's body and its messages' ranges. Every follow-up is compared with
-/// each remembered body once, and the shared length is kept for [`Split::extend`].
+/// each remembered body once (past what `known` vouches for), and the shared length is kept
+/// for [`Split::extend`].
 pub(crate) fn take_longest_prefix<E>(
     recent: &mut VecDeque<E>,
     body: &[u8],
+    known: Option<&KnownStart>,
     layout: impl Fn(&E) -> (&[u8], &[Range<usize>]),
 ) -> Option<(E, usize)> {
     let (_, position, equal) = recent
@@ -344,7 +349,7 @@ pub(crate) fn take_longest_prefix<E>(
         .enumerate()
         .map(|(position, entry)| {
             let (remembered, ranges) = layout(entry);
-            let equal = common_prefix_len(remembered, body);
+            let equal = shared_prefix_len(known, remembered, body);
             let whole = ranges.partition_point(|range| range.end <= equal);
             (whole, position, equal)
         })

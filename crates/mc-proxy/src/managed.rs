@@ -75,7 +75,8 @@ async fn run(
     let body = prepared
         .as_ref()
         .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
-    let planned = plan(&app, provider, &call.headers, &body, None).await?;
+    let known = prepared.as_ref().and_then(agent_tools::Ready::known_start);
+    let planned = plan(&app, provider, &call.headers, &body, known, None).await?;
     historian_start::start(&app, provider, &call.headers, &planned);
     embedding_start::start(&app);
     search_index_start::start(&app);

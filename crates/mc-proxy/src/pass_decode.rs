@@ -11,6 +11,7 @@ use mc_core::{HashChain, Message};
 use crate::app::App;
 pub use crate::body_layout::BodyLayout;
 use crate::client_request::ClientRequest;
+use crate::incremental::KnownStart;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 
 /// A client body read whole.
@@ -39,7 +40,13 @@ pub enum Decoding {
 }
 
 /// Reads `body` as `provider`'s request; a body that is not one is the client's error.
-pub fn decode(app: &App, provider: Provider, body: &Bytes) -> Result<Decoding, ProxyError> {
+/// `known` is what the body's maker (the agent tools' walk) vouches for of its first bytes.
+pub fn decode(
+    app: &App,
+    provider: Provider,
+    body: &Bytes,
+    known: Option<&KnownStart>,
+) -> Result<Decoding, ProxyError> {
     let invalid = |error: mc_wire::WireError| {
         ProxyError::new(provider, ErrorKind::InvalidRequest, error.to_string())
     };
@@ -58,7 +65,7 @@ pub fn decode(app: &App, provider: Provider, body: &Bytes) -> Result<Decoding, P
             }
         }
         Provider::OpenAi => {
-            let decoded = app.recent_chats.decode(body).map_err(invalid)?;
+            let decoded = app.recent_chats.decode(body, known).map_err(invalid)?;
             // Chat requests carry no cache markers: OpenAI caches on its own.
             DecodedCall {
                 client: ClientRequest::OpenAi(decoded.request),
@@ -69,7 +76,7 @@ pub fn decode(app: &App, provider: Provider, body: &Bytes) -> Result<Decoding, P
             }
         }
         Provider::OpenAiResponses => {
-            let decoded = app.recent_responses.decode(body).map_err(invalid)?;
+            let decoded = app.recent_responses.decode(body, known).map_err(invalid)?;
             let request = &decoded.request;
             let stateful = request
                 .stateful_reason()

@@ -20,6 +20,7 @@ use crate::app::App;
 use crate::client_request::{ClientMessages, first_message_texts};
 use crate::clock::unix_ms;
 use crate::host_managed_body;
+use crate::incremental::KnownStart;
 use crate::pass_decode::{BodyLayout, DecodedCall, Decoding, decode};
 use crate::planned::{PassFacts, Planned};
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -46,11 +47,12 @@ pub fn plan_with_retries(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
+    known: Option<&KnownStart>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
     let mut attempt = 0;
     loop {
-        match plan_once(app, provider, headers, body, last_usage) {
+        match plan_once(app, provider, headers, body, known, last_usage) {
             Ok(planned) => {
                 // A side call needs no store, so a busy store never has to replay one.
                 if let (Some(session), None) = (&planned.session, planned.side_call) {
@@ -104,9 +106,10 @@ fn plan_once(
     provider: Provider,
     headers: &HeaderMap,
     body: &Bytes,
+    known: Option<&KnownStart>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
-    let decoded = match decode(app, provider, body).map_err(Failure::Refuse)? {
+    let decoded = match decode(app, provider, body, known).map_err(Failure::Refuse)? {
         Decoding::Managed(decoded) => decoded,
         Decoding::Stateful { model } => {
             return Ok(Planned::as_sent(model, body, SideCall::StatefulResponses));

@@ -8,6 +8,7 @@ use axum::http::HeaderMap;
 use bytes::Bytes;
 
 use crate::app::App;
+use crate::incremental::KnownStart;
 use crate::overflow::Overflow;
 use crate::pass_run::plan_with_retries;
 use crate::planned::Planned;
@@ -20,11 +21,13 @@ const MIN_PLAUSIBLE_WINDOW: u64 = 4_096;
 
 /// Runs the pass on a pass thread ([`crate::pass_threads`]): SQLite and rendering are
 /// synchronous CPU work, and one thread per concurrent pass keeps one tokenizer cache each.
+/// `known` is what the body's maker vouches for of its first bytes.
 pub async fn plan(
     app: &Arc<App>,
     provider: Provider,
     headers: &Arc<HeaderMap>,
     client_body: &Bytes,
+    known: Option<KnownStart>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
     // Closed only if the semaphore is closed, which nothing does; a pass then runs unbounded.
@@ -37,7 +40,14 @@ pub async fn plan(
     let (for_pass, headers, body) = (Arc::clone(app), Arc::clone(headers), client_body.clone());
     app.pass_threads
         .run(move || {
-            let planned = plan_with_retries(&for_pass, provider, &headers, &body, last_usage);
+            let planned = plan_with_retries(
+                &for_pass,
+                provider,
+                &headers,
+                &body,
+                known.as_ref(),
+                last_usage,
+            );
             (planned, permit)
         })
         .await
@@ -93,7 +103,7 @@ pub async fn replan_after_overflow(
             floor,
             "ignored an implausible context limit from the provider (smaller than the system prompt and tools, or than {MIN_PLAUSIBLE_WINDOW} tokens); it is not stored"
         );
-        return plan(app, provider, headers, client_body, None).await;
+        return plan(app, provider, headers, client_body, None, None).await;
     }
     if let Some(limit) = limit {
         app.proven_windows.record(&planned.model, limit);
@@ -118,5 +128,5 @@ pub async fn replan_after_overflow(
         None if unstated => sent.map(|tokens| ReportedUsage { tokens, pass: seq }),
         None => limit.map(|tokens| ReportedUsage { tokens, pass: None }),
     };
-    plan(app, provider, headers, client_body, usage).await
+    plan(app, provider, headers, client_body, None, usage).await
 }

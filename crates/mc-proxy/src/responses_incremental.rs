@@ -26,7 +26,7 @@ use mc_wire::WireError;
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
 use crate::incremental::{
-    Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
+    KnownStart, Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
 };
 use crate::render_responses::{conversation, instruction_count, prefix_identity};
 
@@ -152,9 +152,13 @@ impl RecentResponses {
     }
 
     /// Decodes `body`, reusing what it shares with a remembered request of its
-    /// conversation.
-    pub fn decode(&self, body: &Bytes) -> Result<ResponsesDecoded, WireError> {
-        match self.decode_incrementally(body) {
+    /// conversation (compared past what `known`, the body's maker, vouches for).
+    pub fn decode(
+        &self,
+        body: &Bytes,
+        known: Option<&KnownStart>,
+    ) -> Result<ResponsesDecoded, WireError> {
+        match self.decode_incrementally(body, known) {
             Some(decoded) => Ok(decoded),
             None => full_decode(body),
         }
@@ -187,8 +191,12 @@ impl RecentResponses {
         self.0.remember(entry, held);
     }
 
-    fn decode_incrementally(&self, body: &Bytes) -> Option<ResponsesDecoded> {
-        let (mut entry, split, shared) = self.0.take_extended(body)?;
+    fn decode_incrementally(
+        &self,
+        body: &Bytes,
+        known: Option<&KnownStart>,
+    ) -> Option<ResponsesDecoded> {
+        let (mut entry, split, shared) = self.0.take_extended(body, known)?;
         let instructions = entry.layout.instructions;
         if shared < instructions {
             return None;
@@ -312,7 +320,7 @@ pub fn check_responses_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let starts = |layout: &Option<ResponsesLayout>| layout.as_ref().map(|l| l.starts.clone());
     crate::incremental::check_sequence(
         bodies,
-        |body| recent.decode(body),
+        |body| recent.decode(body, None),
         full_decode,
         |decoded: &ResponsesDecoded, full| {
             crate::incremental::first_difference([

@@ -62,7 +62,7 @@ fn turn(index: usize, kind: u8) -> Vec<Value> {
 /// or the same error); remembers what decodes, as the pass does.
 fn decode_checked(recent: &RecentResponses, body: &Bytes) -> Result<(), TestCaseError> {
     let full = full_decode(body);
-    let got = recent.decode(body);
+    let got = recent.decode(body, None);
     match (got, full) {
         (Ok(got), Ok(full)) => {
             prop_assert_eq!(&got.request, &full.request);
@@ -106,10 +106,10 @@ fn a_growing_conversation_is_decoded_by_its_new_items() {
         let full = full_decode(&body).unwrap();
         let decoded = if index > 0 {
             recent
-                .decode_incrementally(&body)
+                .decode_incrementally(&body, None)
                 .expect("a follow-up extends the remembered request")
         } else {
-            recent.decode(&body).unwrap()
+            recent.decode(&body, None).unwrap()
         };
         assert_eq!(decoded.request, full.request);
         assert_eq!(decoded.conversation, full.conversation);
@@ -123,13 +123,13 @@ fn another_head_is_decoded_whole() {
     let recent = RecentResponses::default();
     let items = turn(0, 1);
     let first = recent
-        .decode(&body(&request("be brief", 1, &items), false))
+        .decode(&body(&request("be brief", 1, &items), false), None)
         .unwrap();
     remember(&recent, first);
     let mut longer = items.clone();
     longer.extend(turn(1, 0));
     let other_tools = body(&request("be brief", 2, &longer), false);
-    assert!(recent.decode_incrementally(&other_tools).is_none());
+    assert!(recent.decode_incrementally(&other_tools, None).is_none());
 }
 
 /// What the client does before its next request.

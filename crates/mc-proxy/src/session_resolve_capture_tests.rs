@@ -74,9 +74,15 @@ fn side_calls_and_compaction_never_join_the_main_session() {
     let sessions: Vec<String> = calls
         .iter()
         .map(|call| {
-            let planned =
-                plan_with_retries(&app, Provider::Anthropic, &call.headers, &call.body, None)
-                    .unwrap();
+            let planned = plan_with_retries(
+                &app,
+                Provider::Anthropic,
+                &call.headers,
+                &call.body,
+                None,
+                None,
+            )
+            .unwrap();
             planned.session.unwrap().as_str().to_owned()
         })
         .collect();

@@ -24,6 +24,7 @@ use super::walk_steps::list_with;
 use crate::app::App;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
+use crate::incremental::KnownStart;
 use crate::provider::{Provider, ProxyError};
 use crate::render_openai::{conversation, instruction_count};
 use crate::side_call;
@@ -42,6 +43,8 @@ pub struct ChatPrepared {
     pub body: Bytes,
     /// Where the message list (`[` … `]`) lies in `body`.
     pub list: Range<usize>,
+    /// What `body` is known to share with the previous prepared body (the walk's).
+    pub known: Option<KnownStart>,
     /// Where the conversation stands after its last message.
     pub point: Point,
     /// The project our tools act in.
@@ -118,6 +121,7 @@ pub fn prepare_chat(
                     list: walked.list,
                     point: walked.point,
                     project,
+                    known: walked.known,
                 }));
             }
         }
@@ -191,6 +195,7 @@ pub(super) fn splice_whole(
         list,
         point: spliced.point,
         project: None,
+        known: None,
     })
 }
 

@@ -166,6 +166,7 @@ proptest! {
         let store = Store::open(dir.path().join("context.db")).unwrap();
         let project = Some(ProjectId::new("p").unwrap());
         let walks = ChatWalks::new(64 << 20);
+        let mut last: Option<Bytes> = None;
         for (index, turn) in turns.iter().enumerate() {
             let body = client_body(instructions, &turns, index);
             let sends = if turn.retried { 2 } else { 1 };
@@ -177,6 +178,12 @@ proptest! {
                 prop_assert_eq!(&walked.list, &expected.list);
                 prop_assert_eq!(&*walked.head, &*expected.head);
                 prop_assert_eq!(walked.point.anchor(), expected.point.anchor());
+                if let Some(known) = &walked.known {
+                    let of = known.of();
+                    prop_assert!(last.as_ref().is_some_and(|last| last.as_ptr() == of.as_ptr()), "vouches for the body walked last");
+                    prop_assert_eq!(&walked.body[..known.shared()], &of[..known.shared()]);
+                }
+                last = Some(walked.body.clone());
                 let most = match (index, send) {
                     (0, 0) => 1,
                     (_, 0) => 3,
@@ -299,4 +306,24 @@ fn a_next_round_appends_to_the_prepared_encoding() {
         }
         assert_eq!(next, Bytes::from(expected.encode()));
     }
+}
+
+/// A follow-up walked from the previous one vouches for the bytes its body shares with the
+/// body walked last: everything before its new entries.
+#[test]
+fn a_follow_up_vouches_for_the_bytes_it_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("context.db")).unwrap();
+    let project = None;
+    let walks = ChatWalks::new(64 << 20);
+    let turns = plain_turns(3);
+    let first = walked(&walks, &store, &project, &client_body(1, &turns, 0));
+    assert!(first.known.is_none(), "nothing walked before");
+    let second = walked(&walks, &store, &project, &client_body(1, &turns, 1));
+    let known = second.known.expect("resumed from the first walk");
+    assert_eq!(known.of().as_ptr(), first.body.as_ptr());
+    let repeated = crate::incremental::common_prefix_len(&first.body, &second.body);
+    assert!(known.shared() <= repeated);
+    // Up to the separator after the last kept entry: only the list's close differs.
+    assert_eq!(first.body[known.shared()], b']');
 }

@@ -23,7 +23,7 @@ use super::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, resume,
 };
 use crate::client_request::ClientRequest;
-use crate::incremental::Split;
+use crate::incremental::{KnownStart, Split};
 use mc_agent_tools::splice::{Point, Used};
 use mc_engine::tools::Offer;
 
@@ -124,6 +124,8 @@ pub(crate) struct ListWalk<W: ListWire> {
     first: Option<Arc<Message>>,
     /// The spliced conversation as it goes upstream, encoded entry by entry.
     pub out: Vec<Bytes>,
+    /// The body last assembled from `head` and `out`.
+    prepared: Bytes,
     pub steps: Vec<W::Step>,
     pub found: FoundSplices<W::Splice>,
 }
@@ -132,6 +134,22 @@ impl<W: ListWire> ListWalk<W> {
     /// Where the walk stands now, for the step it is about to push.
     pub fn progress(&self) -> Progress {
         Progress::of(&self.out, &self.found)
+    }
+
+    /// What a body assembled from the encodings kept now shares with the one assembled
+    /// last: the head's bytes and every kept encoding (all of them that body's first, in
+    /// order), up to the separator after the last.
+    fn kept_start(&self) -> Option<KnownStart> {
+        if self.prepared.is_empty() {
+            return None;
+        }
+        let kept = self.head.leading.len() + self.out.len();
+        let encodings: usize = (self.head.leading.iter().chain(&self.out))
+            .map(Bytes::len)
+            .sum();
+        let list = encodings + kept.saturating_sub(1);
+        let shared = self.head.before.len() + 1 + list;
+        Some(KnownStart::new(self.prepared.clone(), shared))
     }
 }
 
@@ -142,6 +160,7 @@ impl<W: ListWire> Remembered for ListWalk<W> {
 
     fn held_bytes(&self) -> usize {
         self.body.len()
+            + self.prepared.len()
             + self.out.iter().map(Bytes::len).sum::<usize>()
             + self.out.capacity() * std::mem::size_of::<Bytes>()
             + self.steps.capacity() * std::mem::size_of::<W::Step>()
@@ -204,6 +223,8 @@ pub(crate) struct ListWalked<R> {
     /// Client entries walked for this request: those after the messages it shares with a
     /// remembered body.
     pub walked_entries: usize,
+    /// What `body` is known to share with the body the walk assembled last.
+    pub known: Option<KnownStart>,
 }
 
 /// Recent walks of one wire, most recent last, within a byte budget.
@@ -302,10 +323,12 @@ impl<W: ListWire> ListWalks<W> {
                 project: project.clone(),
                 first: None,
                 out: Vec::new(),
+                prepared: Bytes::new(),
                 steps: Vec::new(),
                 found: FoundSplices::default(),
             },
         };
+        let known = walk.kept_start();
         let (mut point, walked) = match walk.steps.last() {
             Some(step) => (W::point(step).clone(), W::walked(&walk.steps)),
             None => (Point::start(W::WIRE, project), 0),
@@ -330,12 +353,14 @@ impl<W: ListWire> ListWalks<W> {
         }
         let leading = head.leading.iter().chain(&walk.out);
         let (body_out, list) = assemble(&head.before, leading, &head.after);
+        walk.prepared = body_out.clone();
         let walked = ListWalked {
             body: body_out,
             list,
             head: Arc::clone(&head.prepared),
             point,
             walked_entries,
+            known,
         };
         walk.body = body.clone();
         walk.split = split;

@@ -80,6 +80,7 @@ pub use round_call::Call;
 use serve_choice::may_serve;
 
 use crate::app::App;
+use crate::incremental::KnownStart;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 
 /// A client request made ready for the proxy's tools, on its wire.
@@ -99,6 +100,16 @@ impl Ready {
             Self::Anthropic(prepared) => prepared.body.clone(),
             Self::Chat(prepared) => prepared.body.clone(),
             Self::Responses(prepared) => prepared.body.clone(),
+        }
+    }
+
+    /// What the walk that made the body knows of its first bytes: the previous prepared
+    /// body's, which the pass's decode remembered.
+    pub fn known_start(&self) -> Option<KnownStart> {
+        match self {
+            Self::Anthropic(_) => None,
+            Self::Chat(prepared) => prepared.known.clone(),
+            Self::Responses(prepared) => prepared.known.clone(),
         }
     }
 }

@@ -27,6 +27,7 @@ use super::walk_steps::list_with;
 use crate::app::App;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
+use crate::incremental::KnownStart;
 use crate::provider::{Provider, ProxyError};
 use crate::render_responses::{conversation, instruction_count};
 use crate::side_call;
@@ -44,6 +45,8 @@ pub struct ResponsesPrepared {
     pub body: Bytes,
     /// Where the item list (`[` … `]`) lies in `body`.
     pub list: Range<usize>,
+    /// What `body` is known to share with the previous prepared body (the walk's).
+    pub known: Option<KnownStart>,
     /// Where the conversation stands after its last item.
     pub point: Point,
     /// The project our tools act in.
@@ -117,6 +120,7 @@ pub fn prepare_responses(
                     list: walked.list,
                     point: walked.point,
                     project,
+                    known: walked.known,
                 }));
             }
         }
@@ -199,6 +203,7 @@ pub(super) fn splice_whole(
         list,
         point,
         project: None,
+        known: None,
     })
 }
 

@@ -117,7 +117,7 @@ impl Call {
         body: bytes::Bytes,
         live: Option<&Sink>,
     ) -> Result<reqwest::Response, RoundFailure> {
-        self.planned = plan(app, provider, &self.headers, &body, None)
+        self.planned = plan(app, provider, &self.headers, &body, None, None)
             .await
             .map_err(RoundFailure::Refused)?;
         self.retried = false;

@@ -55,7 +55,7 @@ impl<W: Remembered> WalkQueue<W> {
     /// the bytes the two share ([`take_longest_prefix`]).
     pub fn take_longest_prefix(&self, body: &[u8]) -> Option<(W, usize)> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        take_longest_prefix(&mut recent, body, |(walk, _)| walk.body_and_ranges())
+        take_longest_prefix(&mut recent, body, None, |(walk, _)| walk.body_and_ranges())
             .map(|((walk, _), equal)| (walk, equal))
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use mc_core::{ContentHash, HashChain};
 
-use super::{Split, remember_within, take_longest_prefix};
+use super::{KnownStart, Split, remember_within, take_longest_prefix};
 
 /// What a remembered request shows of itself: its body and where its list lies.
 pub(crate) trait Listed {
@@ -47,11 +47,16 @@ impl<E: Listed> RecentLists<E> {
 
     /// Takes out the remembered request `body` repeats through the most whole items, with
     /// `body`'s split and how many leading items the two share, when `body` has its bytes
-    /// outside the list (anything else is decoded whole).
-    pub fn take_extended(&self, body: &[u8]) -> Option<(E, Split, usize)> {
+    /// outside the list (anything else is decoded whole). `known` is what `body`'s maker
+    /// vouches for of its first bytes.
+    pub fn take_extended(
+        &self,
+        body: &[u8],
+        known: Option<&KnownStart>,
+    ) -> Option<(E, Split, usize)> {
         let ((entry, _), equal) = {
             let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-            take_longest_prefix(&mut recent, body, |(entry, _)| {
+            take_longest_prefix(&mut recent, body, known, |(entry, _)| {
                 let (body, split) = entry.listed();
                 (body, &split.ranges)
             })?
