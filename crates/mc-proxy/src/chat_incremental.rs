@@ -23,7 +23,7 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest};
 use crate::incremental::{
     KnownStart, Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
 };
-use crate::render_openai::{conversation, instruction_count, is_instruction, prefix_identity};
+use crate::render_openai::{conversation, prefix_identity};
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -195,7 +195,11 @@ impl RecentChats {
         }
         // A new leading instruction (all shared messages were instructions) moves where the
         // conversation starts: decoded whole.
-        if entry.messages.get(instructions).is_some_and(is_instruction) {
+        if entry
+            .messages
+            .get(instructions)
+            .is_some_and(ChatMessage::is_instruction)
+        {
             return None;
         }
         for message in &entry.messages[shared..] {
@@ -239,7 +243,7 @@ fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
                 body: body.clone(),
                 split,
                 head,
-                instructions: instruction_count(&request),
+                instructions: request.instruction_count(),
                 message_bytes: conversation.iter().map(HeldBytes::held_bytes).collect(),
                 prefix_identity: prefix_identity(&request).into(),
                 lineage: Lineage::whole(),

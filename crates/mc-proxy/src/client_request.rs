@@ -203,7 +203,7 @@ impl ClientRequest {
                     .collect(),
                 None => Vec::new(),
             },
-            Self::OpenAi(request) => request.messages[..render_openai::instruction_count(request)]
+            Self::OpenAi(request) => request.messages[..request.instruction_count()]
                 .iter()
                 .filter_map(|message| match message.content.as_ref()? {
                     ChatContent::Text(text) => Some(text.as_str()),

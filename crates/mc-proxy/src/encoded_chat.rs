@@ -26,7 +26,7 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
 use crate::chat_incremental::ChatLayout;
 use crate::list_writer::{Around, ListWriter};
-use crate::render_openai::{instruction_count, same_message};
+use crate::render_openai::same_message;
 
 /// A session's last upstream Chat body, and where each rendered message lies in it.
 #[derive(Debug)]
@@ -80,7 +80,7 @@ pub fn render(
     layout: Option<&ChatLayout>,
     previous: Option<&EncodedChat>,
 ) -> ChatRendered {
-    let keep = instruction_count(&request);
+    let keep = request.instruction_count();
     let client = request.messages.split_off(keep);
     let added_usage = request.is_stream() && !request.includes_stream_usage();
     if added_usage {

@@ -8,7 +8,7 @@ use crate::chat_incremental::RecentChats;
 /// The reference: every message rendered, paired from the end, and the request encoded whole.
 fn whole(request: &ChatRequest, messages: &[Arc<Message>]) -> Vec<u8> {
     let mut request = request.clone();
-    let client = request.messages.split_off(instruction_count(&request));
+    let client = request.messages.split_off(request.instruction_count());
     let mut rendered: Vec<ChatMessage> = messages
         .iter()
         .flat_map(|message| openai::from_message(message))

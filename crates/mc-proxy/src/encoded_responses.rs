@@ -22,7 +22,7 @@ use mc_core::{Message, Part};
 use mc_wire::responses::{Input, Item, ItemRenderer, ResponsesRequest};
 
 use crate::list_writer::{Around, ListWriter};
-use crate::render_responses::{instruction_count, says_the_same};
+use crate::render_responses::says_the_same;
 use crate::responses_incremental::ResponsesLayout;
 
 /// A session's last upstream Responses body, and where each rendered message lies in it.
@@ -94,7 +94,7 @@ pub fn render(
     layout: Option<&ResponsesLayout>,
     previous: Option<&EncodedResponses>,
 ) -> ResponsesRendered {
-    let keep = instruction_count(&request);
+    let keep = request.instruction_count();
     let mut instructions = match request.input.take() {
         Some(Input::Items(items)) => items,
         Some(Input::Text(_)) | None => Vec::new(),

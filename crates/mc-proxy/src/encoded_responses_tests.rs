@@ -11,7 +11,7 @@ use crate::responses_incremental::RecentResponses;
 /// and the request encoded whole.
 fn whole(request: &ResponsesRequest, messages: &[Arc<Message>]) -> Vec<u8> {
     let mut request = request.clone();
-    let keep = instruction_count(&request);
+    let keep = request.instruction_count();
     let mut kept = match request.input.take() {
         Some(Input::Items(items)) => items,
         _ => Vec::new(),

@@ -15,7 +15,6 @@
 #[cfg(feature = "fuzzing")]
 mod check;
 mod head;
-mod known_start;
 mod lineage;
 mod recent_lists;
 
@@ -32,16 +31,12 @@ use mc_wire::anthropic::{self, MessagesRequest};
 #[cfg(feature = "fuzzing")]
 pub(crate) use self::check::{check_sequence, first_difference};
 pub(crate) use self::head::Head;
-pub use self::known_start::KnownStart;
-use self::known_start::shared_prefix_len;
 pub(crate) use self::lineage::{Lineage, LocatedList};
 pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
 use crate::render_anthropic;
-pub(crate) use mc_wire::list_split::{Split, common_prefix_len, decode_alone};
-
-/// Requests remembered at most; a proxy serves a handful of live conversations at a time,
-/// and each decode compares the body with every remembered one.
-const REMEMBERED: usize = 16;
+pub(crate) use mc_wire::list_split::{Split, decode_alone};
+pub use mc_wire::recent_bodies::KnownStart;
+pub(crate) use mc_wire::recent_bodies::{remember_within, take_longest_prefix};
 
 /// A decoded request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -329,50 +324,6 @@ impl RecentRequests {
         match best {
             Some((shared, position)) => (recent.remove(position), shared),
             None => (None, 0),
-        }
-    }
-}
-
-/// Takes out of `recent` the entry whose body `body` repeats through the most whole messages
-/// (at least one), the latest on a tie, with how many leading bytes the two bodies share;
-/// `layout` gives an entry's body and its messages' ranges. Every follow-up is compared with
-/// each remembered body once (past what `known` vouches for), and the shared length is kept
-/// for [`Split::extend`].
-pub(crate) fn take_longest_prefix<E>(
-    recent: &mut VecDeque<E>,
-    body: &[u8],
-    known: Option<&KnownStart>,
-    layout: impl Fn(&E) -> (&[u8], &[Range<usize>]),
-) -> Option<(E, usize)> {
-    let (_, position, equal) = recent
-        .iter()
-        .enumerate()
-        .map(|(position, entry)| {
-            let (remembered, ranges) = layout(entry);
-            let equal = shared_prefix_len(known, remembered, body);
-            let whole = ranges.partition_point(|range| range.end <= equal);
-            (whole, position, equal)
-        })
-        .filter(|&(whole, _, _)| whole > 0)
-        .max_by_key(|&(whole, position, _)| (whole, position))?;
-    Some((recent.remove(position)?, equal))
-}
-
-/// Appends `entry` to `recent` (most recent last), then forgets the oldest entries while
-/// more than [`REMEMBERED`] are kept or they hold more than `budget_bytes` (`held` says what
-/// each holds).
-pub(crate) fn remember_within<E>(
-    recent: &mut VecDeque<E>,
-    entry: E,
-    budget_bytes: usize,
-    held: impl Fn(&E) -> usize,
-) {
-    recent.push_back(entry);
-    let mut bytes: usize = recent.iter().map(&held).sum();
-    while recent.len() > REMEMBERED || bytes > budget_bytes {
-        match recent.pop_front() {
-            Some(evicted) => bytes -= held(&evicted),
-            None => break,
         }
     }
 }

@@ -10,25 +10,11 @@
 use mc_core::Message;
 use mc_core::tags::untagged;
 use mc_wire::WireError;
-use mc_wire::openai::{self, ChatContent, ChatMessage, ChatRequest, ChatRole, ContentPart};
-
-/// How many leading messages are instructions.
-pub fn instruction_count(request: &ChatRequest) -> usize {
-    request
-        .messages
-        .iter()
-        .take_while(|message| is_instruction(message))
-        .count()
-}
-
-/// Whether a message is written as an instruction (a `system` or `developer` message).
-pub fn is_instruction(message: &ChatMessage) -> bool {
-    matches!(message.role, ChatRole::System | ChatRole::Developer)
-}
+use mc_wire::openai::{self, ChatContent, ChatMessage, ChatRequest, ContentPart};
 
 /// The conversation after the instructions, in the neutral model.
 pub fn conversation(request: &ChatRequest) -> Result<Vec<Message>, WireError> {
-    request.messages[instruction_count(request)..]
+    request.messages[request.instruction_count()..]
         .iter()
         .map(openai::to_message)
         .collect()
@@ -37,7 +23,7 @@ pub fn conversation(request: &ChatRequest) -> Result<Vec<Message>, WireError> {
 /// A stable identity of the instructions and tools.
 pub fn prefix_identity(request: &ChatRequest) -> String {
     let mut hasher = blake3::Hasher::new();
-    let instructions = &request.messages[..instruction_count(request)];
+    let instructions = &request.messages[..request.instruction_count()];
     hasher.update(&serde_json::to_vec(instructions).unwrap_or_default());
     hasher.update(&serde_json::to_vec(&request.tools).unwrap_or_default());
     hasher.finalize().to_hex().to_string()

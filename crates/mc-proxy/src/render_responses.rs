@@ -11,9 +11,7 @@
 
 use mc_core::tags::untagged;
 use mc_core::{Message, Part, Role};
-use mc_wire::responses::{
-    self, Content, ContentPart, Input, Item, MessageItem, MessageRole, ResponsesRequest,
-};
+use mc_wire::responses::{self, Content, ContentPart, Input, Item, MessageItem, ResponsesRequest};
 
 /// The request's items; a bare string input is one user message.
 fn items(request: &ResponsesRequest) -> &[Item] {
@@ -23,27 +21,12 @@ fn items(request: &ResponsesRequest) -> &[Item] {
     }
 }
 
-/// How many leading items are instructions.
-pub fn instruction_count(request: &ResponsesRequest) -> usize {
-    items(request)
-        .iter()
-        .take_while(|item| is_instruction(item))
-        .count()
-}
-
-/// Whether `item` is an instruction when it leads the input: a `system` or `developer`
-/// message.
-pub fn is_instruction(item: &Item) -> bool {
-    matches!(item, Item::Message(message)
-        if matches!(message.role, MessageRole::System | MessageRole::Developer))
-}
-
 /// The conversation after the instructions, in the neutral model.
 pub fn conversation(request: &ResponsesRequest) -> Vec<Message> {
     match &request.input {
         Some(Input::Text(text)) => vec![Message::new(Role::User, vec![Part::text(text.clone())])],
         Some(Input::Items(items)) => {
-            responses::to_conversation(&items[instruction_count(request)..])
+            responses::to_conversation(&items[request.instruction_count()..])
         }
         None => Vec::new(),
     }
@@ -52,7 +35,7 @@ pub fn conversation(request: &ResponsesRequest) -> Vec<Message> {
 /// The instructions' texts: the `instructions` field, then the leading items' texts.
 pub fn system_texts(request: &ResponsesRequest) -> Vec<&str> {
     let mut texts: Vec<&str> = request.instructions().into_iter().collect();
-    for item in &items(request)[..instruction_count(request)] {
+    for item in &items(request)[..request.instruction_count()] {
         let Item::Message(message) = item else {
             continue;
         };
@@ -72,7 +55,7 @@ pub fn prefix_identity(request: &ResponsesRequest) -> String {
     let mut hasher = blake3::Hasher::new();
     hasher.update(request.instructions().unwrap_or("").as_bytes());
     hasher.update(b"\0");
-    let instructions = &items(request)[..instruction_count(request)];
+    let instructions = &items(request)[..request.instruction_count()];
     hasher.update(&serde_json::to_vec(instructions).unwrap_or_default());
     hasher.update(&serde_json::to_vec(&request.tools).unwrap_or_default());
     hasher.finalize().to_hex().to_string()

@@ -28,7 +28,7 @@ use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 use crate::incremental::{
     KnownStart, Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
 };
-use crate::render_responses::{conversation, instruction_count, prefix_identity};
+use crate::render_responses::{conversation, prefix_identity};
 
 /// A decoded Responses request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -210,7 +210,7 @@ impl RecentResponses {
         // conversation starts: decoded whole.
         let mut request = ResponsesRequest::clone(&entry.layout.head);
         request.input = Some(Input::Items(entry.items));
-        if instruction_count(&request) != instructions {
+        if request.instruction_count() != instructions {
             return None;
         }
         let Some(Input::Items(items)) = &request.input else {
@@ -275,7 +275,7 @@ fn kept_messages(conversation: &[Message], starts: &mut Vec<usize>, shared: usiz
 /// A full decode, with the layout when the body's input is a list of items.
 fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
     let mut request = ResponsesRequest::decode(body, usize::MAX)?;
-    let instructions = instruction_count(&request);
+    let instructions = request.instruction_count();
     let (conversation, starts, items) = match &request.input {
         Some(Input::Items(items)) => {
             let (conversation, starts) =

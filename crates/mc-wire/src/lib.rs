@@ -26,6 +26,7 @@ mod error;
 pub mod list_split;
 mod object;
 pub mod openai;
+pub mod recent_bodies;
 pub mod responses;
 pub mod sse;
 mod wire_object;

@@ -26,7 +26,7 @@ use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
 use crate::incremental::KnownStart;
 use crate::provider::{Provider, ProxyError};
-use crate::render_openai::{conversation, instruction_count};
+use crate::render_openai::conversation;
 use crate::side_call;
 use mc_agent_tools::answer_key::{answer_key, is_answer};
 use mc_agent_tools::splice::{Point, Used, stored};
@@ -179,7 +179,7 @@ pub(super) fn splice_whole(
     offer: Offer,
     used: &mut Used,
 ) -> Result<ChatPrepared, StoreError> {
-    let instructions = instruction_count(&request);
+    let instructions = request.instruction_count();
     let turns = request.messages.split_off(instructions);
     let spliced = splice_chat(tx, project, turns, neutral, used)?;
     request.messages.push(guidance_message(offer));

@@ -24,7 +24,6 @@ use super::list_walks::{ListHead, ListWalk, ListWalks, ListWire};
 use super::walk_steps::{Progress, StepMark, encode};
 use crate::client_request::ClientRequest;
 use crate::incremental::{Split, decode_alone};
-use crate::render_openai::is_instruction;
 use mc_agent_tools::answer_key::is_answer;
 use mc_agent_tools::splice::{Point, Used, stored};
 use mc_engine::tools::Offer;
@@ -73,7 +72,7 @@ impl ListWire for ChatWire {
     }
 
     fn head(mut request: ChatRequest, messages: &[ChatMessage], offer: Offer) -> Option<ChatHead> {
-        let instructions = messages.iter().take_while(|m| is_instruction(m)).count();
+        let instructions = messages.iter().take_while(|m| m.is_instruction()).count();
         let mut client = request.clone();
         client.messages = messages.get(..instructions)?.to_vec();
         add_chat_tools(&mut request, offer);

@@ -29,7 +29,7 @@ use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
 use crate::incremental::KnownStart;
 use crate::provider::{Provider, ProxyError};
-use crate::render_responses::{conversation, instruction_count};
+use crate::render_responses::conversation;
 use crate::side_call;
 use mc_agent_tools::splice::{Point, Used, stored};
 use mc_engine::tools::{Offer, offer};
@@ -178,7 +178,7 @@ pub(super) fn splice_whole(
     offer: Offer,
     used: &mut Used,
 ) -> Result<ResponsesPrepared, StoreError> {
-    let instructions = instruction_count(&request);
+    let instructions = request.instruction_count();
     let mut items = match request.input.take() {
         Some(Input::Items(items)) => items,
         Some(Input::Text(text)) => {

@@ -29,7 +29,6 @@ use super::responses_exchange::{
 use super::walk_steps::{Progress, StepMark, encode};
 use crate::client_request::ClientRequest;
 use crate::incremental::{Split, decode_alone};
-use crate::render_responses::is_instruction;
 use mc_agent_tools::splice::{Point, Used, stored};
 use mc_engine::tools::Offer;
 
@@ -98,7 +97,10 @@ impl ListWire for ResponsesWire {
         if request.stateful_reason().is_some() {
             return None;
         }
-        let instructions = items.iter().take_while(|item| is_instruction(item)).count();
+        let instructions = items
+            .iter()
+            .take_while(|item| item.is_instruction())
+            .count();
         let mut client = request.clone();
         client.input = Some(Input::Items(items.get(..instructions)?.to_vec()));
         add_responses_tools(&mut request, offer);

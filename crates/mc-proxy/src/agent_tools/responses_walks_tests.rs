@@ -374,7 +374,7 @@ fn a_follow_up_vouches_for_the_bytes_it_repeats() {
     let second = walked(&walks, &store, &project, &client_body(1, &turns, 1));
     let known = second.known.expect("resumed from the first walk");
     assert_eq!(known.of().as_ptr(), first.body.as_ptr());
-    let repeated = crate::incremental::common_prefix_len(&first.body, &second.body);
+    let repeated = mc_wire::list_split::common_prefix_len(&first.body, &second.body);
     assert!(known.shared() <= repeated);
     // Up to the separator after the last kept entry: only the list's close differs.
     assert_eq!(first.body[known.shared()], b']');

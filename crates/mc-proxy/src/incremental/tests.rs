@@ -1,6 +1,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use mc_wire::list_split::common_prefix_len;
 
 fn body(messages: &[Value], one_hour_on_system: bool) -> Bytes {
     let mut system = json!({"type": "text", "text": "You are careful."});

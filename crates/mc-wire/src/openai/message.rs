@@ -107,6 +107,11 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
+    /// Whether it is written as an instruction (a `system` or `developer` message).
+    pub fn is_instruction(&self) -> bool {
+        matches!(self.role, ChatRole::System | ChatRole::Developer)
+    }
+
     /// A message with no tool fields and no extra fields.
     pub fn new(role: ChatRole, content: Option<ChatContent>) -> Self {
         Self {

@@ -31,6 +31,14 @@ pub struct ChatRequest {
 }
 
 impl ChatRequest {
+    /// How many leading messages are instructions.
+    pub fn instruction_count(&self) -> usize {
+        self.messages
+            .iter()
+            .take_while(|message| message.is_instruction())
+            .count()
+    }
+
     /// A request with no tools and no extra fields.
     pub fn new(model: impl Into<String>, messages: Vec<ChatMessage>) -> Self {
         Self {

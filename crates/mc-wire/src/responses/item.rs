@@ -35,6 +35,13 @@ pub enum Item {
 }
 
 impl Item {
+    /// Whether it is an instruction when it leads the input: a `system` or `developer`
+    /// message.
+    pub fn is_instruction(&self) -> bool {
+        matches!(self, Self::Message(message)
+            if matches!(message.role, MessageRole::System | MessageRole::Developer))
+    }
+
     /// Decodes one item on its own, as a request's `input` list holds it (a follow-up
     /// request is decoded by its new items only); an error names the item's own paths.
     pub fn decode(bytes: &[u8]) -> Result<Self> {

@@ -70,6 +70,17 @@ pub struct ResponsesRequest {
 }
 
 impl ResponsesRequest {
+    /// How many leading items are instructions (none in a bare string input).
+    pub fn instruction_count(&self) -> usize {
+        match &self.input {
+            Some(Input::Items(items)) => items
+                .iter()
+                .take_while(|item| item.is_instruction())
+                .count(),
+            Some(Input::Text(_)) | None => 0,
+        }
+    }
+
     /// A request with no tools and no extra fields.
     pub fn new(model: impl Into<String>, input: Input) -> Self {
         Self {
