@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
-use crate::agent_tools::chat_walks::ChatWalks;
 use crate::agent_tools::recent_walks::RecentWalks;
-use crate::agent_tools::responses_walks::ResponsesWalks;
 use crate::chat_incremental::RecentChats;
 use crate::dreamer_credentials::DreamerCredentials;
 use crate::encoded_head::EncodedHeads;
@@ -26,6 +24,8 @@ use crate::settings::ProxySettings;
 use crate::store_slot::{Reopen, StoreSlot};
 use crate::tokens::TokenEstimator;
 use crate::windows::ProvenWindows;
+use mc_agent_tools::chat_walks::ChatWalks;
+use mc_agent_tools::responses_walks::ResponsesWalks;
 
 /// What every request handler shares.
 pub struct App {

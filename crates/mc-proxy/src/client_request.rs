@@ -8,8 +8,8 @@ use mc_agent_tools::{names_tool, offers_ours};
 use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
-use mc_wire::openai::{ChatContent, ChatMessage, ChatRequest, ChatTool};
-use mc_wire::responses::{Item, ResponsesRequest, ResponsesTool};
+use mc_wire::openai::{ChatMessage, ChatRequest};
+use mc_wire::responses::{Item, ResponsesRequest};
 use serde_json::Value;
 
 use crate::body_layout::BodyLayout;
@@ -111,14 +111,8 @@ impl ClientRequest {
                 .tools
                 .as_ref()
                 .is_some_and(|tools| !tools.is_empty()),
-            Self::OpenAi(request) => request
-                .tools
-                .as_ref()
-                .is_some_and(|tools| !tools.is_empty()),
-            Self::Responses(request) => request
-                .tools
-                .as_ref()
-                .is_some_and(|tools| !tools.is_empty()),
+            Self::OpenAi(request) => request.has_tools(),
+            Self::Responses(request) => request.has_tools(),
         }
     }
 
@@ -132,18 +126,8 @@ impl ClientRequest {
                 .flatten()
                 .map(|tool| tool.name.as_str())
                 .collect(),
-            Self::OpenAi(request) => request
-                .tools
-                .iter()
-                .flatten()
-                .filter_map(ChatTool::name)
-                .collect(),
-            Self::Responses(request) => request
-                .tools
-                .iter()
-                .flatten()
-                .flat_map(responses_tool_names)
-                .collect(),
+            Self::OpenAi(request) => request.tool_names().collect(),
+            Self::Responses(request) => request.tool_names().collect(),
         }
     }
 
@@ -203,14 +187,8 @@ impl ClientRequest {
                     .collect(),
                 None => Vec::new(),
             },
-            Self::OpenAi(request) => request.messages[..request.instruction_count()]
-                .iter()
-                .filter_map(|message| match message.content.as_ref()? {
-                    ChatContent::Text(text) => Some(text.as_str()),
-                    ChatContent::Parts(_) => None,
-                })
-                .collect(),
-            Self::Responses(request) => render_responses::system_texts(request),
+            Self::OpenAi(request) => request.instruction_texts(),
+            Self::Responses(request) => request.instruction_texts(),
         }
     }
 
@@ -303,15 +281,4 @@ pub enum ClientMessages {
 /// Texts of the first message of a conversation (Claude Code puts its environment there).
 pub fn first_message_texts(conversation: &[Message]) -> impl Iterator<Item = &str> {
     conversation.first().into_iter().flat_map(Message::texts)
-}
-
-/// The names a Responses tool offers: its own, and those of the tools inside a `namespace`.
-pub fn responses_tool_names(tool: &ResponsesTool) -> impl Iterator<Item = &str> {
-    let inner = tool.raw.get("tools").and_then(Value::as_array);
-    tool.name().into_iter().chain(
-        inner
-            .into_iter()
-            .flatten()
-            .filter_map(|inner| inner.get("name").and_then(Value::as_str)),
-    )
 }

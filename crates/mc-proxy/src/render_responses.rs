@@ -32,24 +32,6 @@ pub fn conversation(request: &ResponsesRequest) -> Vec<Message> {
     }
 }
 
-/// The instructions' texts: the `instructions` field, then the leading items' texts.
-pub fn system_texts(request: &ResponsesRequest) -> Vec<&str> {
-    let mut texts: Vec<&str> = request.instructions().into_iter().collect();
-    for item in &items(request)[..request.instruction_count()] {
-        let Item::Message(message) = item else {
-            continue;
-        };
-        match &message.content {
-            Content::Text(text) => texts.push(text),
-            Content::Parts(parts) => texts.extend(parts.iter().filter_map(|part| match part {
-                ContentPart::Text(part) => Some(part.text.as_str()),
-                ContentPart::Refusal(_) | ContentPart::Other(_) => None,
-            })),
-        }
-    }
-    texts
-}
-
 /// A stable identity of the instructions and tools.
 pub fn prefix_identity(request: &ResponsesRequest) -> String {
     let mut hasher = blake3::Hasher::new();

@@ -12,13 +12,14 @@ use mc_agent_tools::{is_ours, round_cap};
 use mc_engine::tools::ToolAnswer;
 use mc_wire::openai::{ChatContent, ChatMessage, ChatResponse, ContentPart, ToolCall};
 
-use super::chat::{ChatPrepared, assistant_turn, chat_answer_key};
-use super::chat_exchange::ChatSplice;
+use super::chat::assistant_turn;
 use super::reply::{Buffered, read_whole};
 use super::round_call::{Call, Settled, broke_off, record};
 use super::settle::{RoundPlace, settle};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::chat_exchange::ChatSplice;
+use mc_agent_tools::chat_splice::{ChatPrepared, chat_answer_key};
 
 /// The finish reason of an answer that ends the model's turn.
 const STOP: &str = "stop";

@@ -16,13 +16,13 @@ use axum::http::Response;
 use mc_wire::openai::{ChatChunk, ChatDelta, ChunkAccumulator};
 use mc_wire::sse::{SseEvent, encode_event};
 
-use super::chat::ChatPrepared;
 use super::chat_rounds::{ChatRounds, notice_after, settle_round};
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
 use super::round_call::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::chat_splice::ChatPrepared;
 use mc_agent_tools::is_ours;
 
 const DONE: &str = "[DONE]";

@@ -21,12 +21,12 @@ use serde_json::Value;
 
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
-use super::responses::ResponsesPrepared;
 use super::responses_rounds::{ResponsesRounds, settle_round, without};
 use super::round_call::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
 use mc_agent_tools::is_ours;
+use mc_agent_tools::responses_splice::ResponsesPrepared;
 
 /// The end event of a round that ended well.
 const COMPLETED: &str = "response.completed";

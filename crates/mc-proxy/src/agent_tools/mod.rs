@@ -45,14 +45,10 @@
 //! (one that calls our tools anyway gets its answer shown without them, as a turn that
 //! ended, with a line saying the limit was reached: [`mc_agent_tools::round_cap`]).
 
-mod anthropic_exchange;
 mod anthropic_rounds;
 mod chat;
-mod chat_exchange;
 mod chat_rounds;
-pub mod chat_walks;
 mod execute;
-mod list_walks;
 mod live;
 mod live_anthropic;
 mod live_chat;
@@ -62,13 +58,10 @@ mod prepare;
 pub mod recent_walks;
 mod reply;
 mod responses;
-mod responses_exchange;
 mod responses_rounds;
-pub mod responses_walks;
 mod round_call;
 mod serve_choice;
 mod settle;
-mod walk_steps;
 
 use std::sync::Arc;
 
@@ -88,9 +81,9 @@ pub enum Ready {
     /// Anthropic Messages.
     Anthropic(prepare::Prepared),
     /// OpenAI Chat Completions.
-    Chat(chat::ChatPrepared),
+    Chat(mc_agent_tools::chat_splice::ChatPrepared),
     /// OpenAI Responses.
-    Responses(responses::ResponsesPrepared),
+    Responses(mc_agent_tools::responses_splice::ResponsesPrepared),
 }
 
 impl Ready {

@@ -18,17 +18,17 @@ use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, MessagesRequest};
 use serde_json::json;
 
-use super::anthropic_exchange::add_tools;
 use super::recent_walks::Start;
 use super::serve_choice::served_here;
-use super::walk_steps::list_with;
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::now_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::side_call;
+use mc_agent_tools::anthropic_exchange::add_tools;
 use mc_agent_tools::offers_ours;
 use mc_agent_tools::splice::{Point, Used, splice_in};
+use mc_agent_tools::walk_steps::list_with;
 
 /// A client request made ready for the pass, and what later rounds need of it.
 #[derive(Debug, Clone)]
@@ -91,7 +91,12 @@ pub fn prepare(
         if client.has_tools()
             && let Some(first) = located.first_message(body)
         {
-            let project = tool_project(app, headers, &client, std::slice::from_ref(&*first));
+            let project = tool_project(
+                app,
+                headers,
+                client.system_texts(),
+                std::slice::from_ref(&*first),
+            );
             let start = Start {
                 project: project.clone(),
                 first,
@@ -148,7 +153,7 @@ fn prepare_whole(
     if side_call::recognise(headers, &client, &conversation).is_some() {
         return Ok(None);
     }
-    let project = tool_project(app, headers, &client, &conversation);
+    let project = tool_project(app, headers, client.system_texts(), &conversation);
     let ClientRequest::Anthropic(request) = client else {
         return Ok(None);
     };
@@ -196,17 +201,17 @@ pub(super) fn splice_whole(
     })
 }
 
-/// The project our tools act in for `client`: the one the proxy resolves for the session.
+/// The project our tools act in for a client whose instructions say `system_texts`: the one
+/// the proxy resolves for the session.
 pub(super) fn tool_project(
     app: &App,
     headers: &HeaderMap,
-    client: &ClientRequest,
+    system_texts: Vec<&str>,
     conversation: &[Message],
 ) -> Option<ProjectId> {
     app.projects.resolve(
         headers,
-        client
-            .system_texts()
+        system_texts
             .into_iter()
             .chain(first_message_texts(conversation)),
     )

@@ -27,13 +27,13 @@ use mc_core::{Message, ProjectId};
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
 
-use super::anthropic_exchange::add_tools;
-use super::walk_steps::{
-    FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
-};
 use crate::incremental::{Head, Layout, Split, decode_alone};
 use mc_agent_tools::answer_key::is_answer;
+use mc_agent_tools::anthropic_exchange::add_tools;
 use mc_agent_tools::splice::{Point, Splice, Used, message_hash, stored};
+use mc_agent_tools::walk_steps::{
+    FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
+};
 use mc_engine::tools::Offer;
 
 /// Results of our calls that wait for the client's next message, encoded for the end of

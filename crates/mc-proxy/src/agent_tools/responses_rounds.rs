@@ -13,12 +13,12 @@ use mc_engine::tools::ToolAnswer;
 use mc_wire::responses::{Content, Item, OutputKind, ResponsesResponse, ToolOutputItem};
 
 use super::reply::read_whole;
-use super::responses::ResponsesPrepared;
-use super::responses_exchange::{ResponsesSplice, items_answer_key};
 use super::round_call::{Call, Settled, broke_off, record};
 use super::settle::{RoundPlace, settle};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::responses_exchange::{ResponsesSplice, items_answer_key};
+use mc_agent_tools::responses_splice::ResponsesPrepared;
 
 /// Answers a Responses client from the successful upstream `response` to `call`
 /// ([`super::round_call::answer`] on the other wire).

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::message::ChatMessage;
+use super::part::ChatContent;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{
     FromJson, KeyOrder, ObjectReader, WireObject, encode_json, encode_with_raw_field, parse_body,
@@ -37,6 +38,27 @@ impl ChatRequest {
             .iter()
             .take_while(|message| message.is_instruction())
             .count()
+    }
+
+    /// The texts of its instructions (where a client states its environment).
+    pub fn instruction_texts(&self) -> Vec<&str> {
+        self.messages[..self.instruction_count()]
+            .iter()
+            .filter_map(|message| match message.content.as_ref()? {
+                ChatContent::Text(text) => Some(text.as_str()),
+                ChatContent::Parts(_) => None,
+            })
+            .collect()
+    }
+
+    /// The names of the tools it offers the model.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().flatten().filter_map(ChatTool::name)
+    }
+
+    /// Whether it offers the model any tool (an empty list offers none).
+    pub fn has_tools(&self) -> bool {
+        self.tools.as_ref().is_some_and(|tools| !tools.is_empty())
     }
 
     /// A request with no tools and no extra fields.

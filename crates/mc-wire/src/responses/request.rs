@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::content::{Content, ContentPart};
 use super::item::Item;
 use crate::error::{JsonPath, Result, WireError, type_name};
 use crate::object::{
@@ -79,6 +80,40 @@ impl ResponsesRequest {
                 .count(),
             Some(Input::Text(_)) | None => 0,
         }
+    }
+
+    /// The texts of its instructions (where a client states its environment): the
+    /// `instructions` field, then the leading items' texts.
+    pub fn instruction_texts(&self) -> Vec<&str> {
+        let mut texts: Vec<&str> = self.instructions().into_iter().collect();
+        let items = match &self.input {
+            Some(Input::Items(items)) => &items[..self.instruction_count()],
+            Some(Input::Text(_)) | None => &[],
+        };
+        for item in items {
+            let Item::Message(message) = item else {
+                continue;
+            };
+            match &message.content {
+                Content::Text(text) => texts.push(text),
+                Content::Parts(parts) => texts.extend(parts.iter().filter_map(|part| match part {
+                    ContentPart::Text(part) => Some(part.text.as_str()),
+                    ContentPart::Refusal(_) | ContentPart::Other(_) => None,
+                })),
+            }
+        }
+        texts
+    }
+
+    /// The names of the tools it offers the model: each tool's own, and those of the tools
+    /// inside a `namespace` (as Codex offers MCP tools).
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().flatten().flat_map(ResponsesTool::names)
+    }
+
+    /// Whether it offers the model any tool (an empty list offers none).
+    pub fn has_tools(&self) -> bool {
+        self.tools.as_ref().is_some_and(|tools| !tools.is_empty())
     }
 
     /// A request with no tools and no extra fields.
@@ -204,6 +239,17 @@ impl ResponsesTool {
     /// The tool's name (hosted tools have none).
     pub fn name(&self) -> Option<&str> {
         self.raw.get("name")?.as_str()
+    }
+
+    /// The names it offers: its own, and those of the tools inside a `namespace`.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        let inner = self.raw.get("tools").and_then(Value::as_array);
+        self.name().into_iter().chain(
+            inner
+                .into_iter()
+                .flatten()
+                .filter_map(|inner| inner.get("name").and_then(Value::as_str)),
+        )
     }
 
     /// Whether the model calls it with free text (`custom_tool_call`) rather than JSON.

@@ -1,29 +1,26 @@
 use bytes::Bytes;
 use mc_core::ProjectId;
 use mc_store::Store;
+use mc_wire::openai::ChatContent;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::agent_tools::list_walks::ListWalked;
-use crate::agent_tools::responses::{ResponsesPrepared, splice_whole};
-use crate::agent_tools::responses_exchange::items_answer_key;
+use crate::chat_exchange::ChatSplice;
+use crate::chat_splice::{ChatPrepared, chat_answer_key, splice_whole};
+use crate::list_walks::ListWalked;
 use mc_engine::tools::offer;
 
-/// One turn of a generated Responses conversation: the user's words, the answer's run of
-/// items as the client got it (reasoning, text, a call of its own answered by an output
-/// item), the hidden exchange stored before that answer, whether the client sends the
-/// request twice (a retry), and whether the request for this turn already carries the
-/// answer's reasoning item (a run of model items the next request extends).
+/// One turn of a generated Chat conversation: the user's words, the answer the client got
+/// (text, or a call of its own answered by a `tool` message), the hidden exchange stored
+/// before that answer, and whether the client sends the request twice (a retry).
 #[derive(Debug, Clone)]
 struct Turn {
     user: String,
     answer: String,
-    reasoning: bool,
     client_call: bool,
     exchange: Option<Exchange>,
     retried: bool,
-    partial: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -36,101 +33,74 @@ fn arb_turn() -> impl Strategy<Value = Turn> {
     (
         "[a-z \"\\\\]{0,12}",
         "[a-z ]{1,10}",
-        (any::<bool>(), any::<bool>()),
+        any::<bool>(),
         proptest::option::of((any::<bool>(), any::<bool>())),
         proptest::bool::weighted(0.2),
-        proptest::bool::weighted(0.15),
     )
-        .prop_map(
-            |(user, answer, (reasoning, client_call), exchange, retried, partial)| Turn {
-                user,
-                answer,
-                reasoning: reasoning || partial,
-                client_call,
-                exchange: exchange.map(|(full_answer, results)| Exchange {
-                    full_answer,
-                    results,
-                }),
-                retried,
-                partial,
-            },
-        )
+        .prop_map(|(user, answer, client_call, exchange, retried)| Turn {
+            user,
+            answer,
+            client_call,
+            exchange: exchange.map(|(full_answer, results)| Exchange {
+                full_answer,
+                results,
+            }),
+            retried,
+        })
 }
 
-fn item(value: Value) -> Item {
-    Item::decode(&serde_json::to_vec(&value).unwrap()).unwrap()
-}
-
-fn reasoning_of(index: usize) -> Value {
-    json!({"type": "reasoning", "id": format!("rs_{index}"), "summary": [], "encrypted_content": "opaque"})
-}
-
-/// The answer's run of model items as the client got it.
-fn answer_of(turn: &Turn, index: usize) -> Vec<Value> {
-    let mut run = Vec::new();
-    if turn.reasoning {
-        run.push(reasoning_of(index));
-    }
-    run.push(json!({"type": "message", "role": "assistant", "content": [
-        {"type": "output_text", "text": turn.answer, "annotations": []}]}));
+fn answer_of(turn: &Turn, index: usize) -> Value {
     if turn.client_call {
-        run.push(
-            json!({"type": "function_call", "call_id": format!("call_{index}"),
-            "name": "bash", "arguments": "{\"command\":\"ls\"}"}),
-        );
+        json!({"role": "assistant", "content": turn.answer, "tool_calls": [
+            {"id": format!("call_{index}"), "type": "function",
+             "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]})
+    } else {
+        json!({"role": "assistant", "content": turn.answer})
     }
-    run
 }
 
 /// The client's body asking for the answer to turn `upto`: its instructions, the earlier
-/// turns as the client got them, then the turn's question (and the answer's reasoning, for
-/// a partial turn).
+/// turns as the client got them, then the turn's question.
 fn client_body(instructions: usize, turns: &[Turn], upto: usize) -> Bytes {
-    let mut items: Vec<Value> = (0..instructions)
-        .map(|index| json!({"type": "message", "role": "developer", "content": format!("rule {index}")}))
+    let mut messages: Vec<Value> = (0..instructions)
+        .map(|index| json!({"role": "system", "content": format!("rule {index}")}))
         .collect();
     for (index, turn) in turns.iter().enumerate().take(upto + 1) {
-        items.push(json!({"role": "user", "content": turn.user}));
+        messages.push(json!({"role": "user", "content": turn.user}));
         if index == upto {
-            if turn.partial {
-                items.push(reasoning_of(index));
-            }
             break;
         }
-        items.extend(answer_of(turn, index));
+        messages.push(answer_of(turn, index));
         if turn.client_call {
-            items.push(json!({"type": "function_call_output", "call_id": format!("call_{index}"), "output": "a.txt"}));
+            messages.push(json!({"role": "tool", "tool_call_id": format!("call_{index}"), "content": "a.txt"}));
         }
     }
-    let tools = json!([{"type": "function", "name": "bash", "parameters": {"type": "object"}}]);
-    let body = json!({"model": "gpt-5", "instructions": "be brief", "input": items,
-        "tools": tools, "stream": true, "store": false});
+    let tools = json!([{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]);
+    let body = json!({"model": "gpt-4.1", "messages": messages, "tools": tools, "stream": true});
     Bytes::from(serde_json::to_vec(&body).unwrap())
 }
 
-fn splice_for(index: usize, turn: &Turn, exchange: Exchange) -> ResponsesSplice {
-    let answer: Vec<Item> = answer_of(turn, index).into_iter().map(item).collect();
-    ResponsesSplice {
+fn splice_for(index: usize, turn: &Turn, exchange: Exchange) -> ChatSplice {
+    let message = |value: Value| -> ChatMessage { serde_json::from_value(value).unwrap() };
+    let answer = message(answer_of(turn, index));
+    ChatSplice {
         before: vec![
-            item(
-                json!({"type": "function_call", "call_id": format!("ours_{index}"),
-                "name": "ctx_search", "arguments": "{\"query\":\"x\"}"}),
-            ),
-            item(
-                json!({"type": "function_call_output", "call_id": format!("ours_{index}"), "output": "found"}),
+            message(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("ours_{index}"), "type": "function",
+                 "function": {"name": "ctx_search", "arguments": "{\"query\":\"x\"}"}}]})),
+            ChatMessage::tool_result(
+                format!("ours_{index}"),
+                ChatContent::Text("found".to_owned()),
             ),
         ],
-        full_answer: exchange.full_answer.then(|| {
-            vec![item(
-                json!({"type": "message", "role": "assistant", "content": [
-                {"type": "output_text", "text": "the full answer", "annotations": []}]}),
-            )]
-        }),
-        client_answer: items_answer_key(&answer).unwrap(),
-        client_items: answer.len(),
+        full_answer: exchange
+            .full_answer
+            .then(|| message(json!({"role": "assistant", "content": "the full answer"}))),
+        client_answer: chat_answer_key(&answer).unwrap(),
         results: if exchange.results {
-            vec![item(
-                json!({"type": "function_call_output", "call_id": format!("late_{index}"), "output": "late"}),
+            vec![ChatMessage::tool_result(
+                format!("late_{index}"),
+                ChatContent::Text("late".to_owned()),
             )]
         } else {
             Vec::new()
@@ -138,20 +108,33 @@ fn splice_for(index: usize, turn: &Turn, exchange: Exchange) -> ResponsesSplice 
     }
 }
 
-fn from_scratch(store: &Store, project: &Option<ProjectId>, body: &Bytes) -> ResponsesPrepared {
-    let request = ResponsesRequest::decode(body, usize::MAX).unwrap();
+fn from_scratch(store: &Store, project: &Option<ProjectId>, body: &Bytes) -> ChatPrepared {
+    let request = ChatRequest::decode(body, usize::MAX).unwrap();
+    let neutral: Vec<Message> = request.messages[request.instruction_count()..]
+        .iter()
+        .map(|message| openai::to_message(message).unwrap())
+        .collect();
     let mut used = Used::at(0);
     store
-        .read(|tx| splice_whole(tx, project.clone(), request, offer(true), &mut used))
+        .read(|tx| {
+            splice_whole(
+                tx,
+                project.clone(),
+                request,
+                neutral,
+                offer(true),
+                &mut used,
+            )
+        })
         .unwrap()
 }
 
 fn walked(
-    walks: &ResponsesWalks,
+    walks: &ChatWalks,
     store: &Store,
     project: &Option<ProjectId>,
     body: &Bytes,
-) -> ListWalked<ResponsesRequest> {
+) -> ListWalked<ChatRequest> {
     let located = walks.locate(body, offer(true)).unwrap();
     let first = located.first_message(body).unwrap();
     let mut used = Used::at(0);
@@ -161,7 +144,7 @@ fn walked(
         .unwrap()
 }
 
-fn stores_exchange(store: &Store, walks: &ResponsesWalks, anchor: &str, splice: &ResponsesSplice) {
+fn stores_exchange(store: &Store, walks: &ChatWalks, anchor: &str, splice: &ChatSplice) {
     let text = serde_json::to_string(splice).unwrap();
     store
         .write(|tx| tx.put_hidden_exchange(anchor, &text, 0))
@@ -169,33 +152,22 @@ fn stores_exchange(store: &Store, walks: &ResponsesWalks, anchor: &str, splice: 
     walks.forget_anchor(anchor);
 }
 
-/// The most items a request for turn `index` (its `send`th sending) may walk: its new items,
-/// and the previous body's closing run of model items again.
-fn most_walked(turns: &[Turn], index: usize, send: usize) -> usize {
-    let reopened = |turn: &Turn| usize::from(turn.partial);
-    match (index, send) {
-        (0, 0) => 1 + reopened(&turns[0]),
-        (_, 0) => 6 + reopened(&turns[index]),
-        _ => reopened(&turns[index]),
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// A growing Responses conversation whose answers had hidden exchanges stored as the
-    /// proxy stores them (after the request they answer, the anchor's walks forgotten)
-    /// prepares by its new items to the same bytes, list, head and end point as whole,
-    /// walking only the items a request adds (and a run of model items it extends).
+    /// A growing Chat conversation whose answers had hidden exchanges stored as the proxy
+    /// stores them (after the request they answer, the anchor's walks forgotten) prepares
+    /// by its new messages to the same bytes, list, head and end point as whole, walking
+    /// only the messages a request adds.
     #[test]
     fn a_walked_preparation_equals_the_whole_one(
-        instructions in 0usize..3,
+        instructions in 1usize..3,
         turns in proptest::collection::vec(arb_turn(), 1..10),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("context.db")).unwrap();
         let project = Some(ProjectId::new("p").unwrap());
-        let walks = ResponsesWalks::new(64 << 20);
+        let walks = ChatWalks::new(64 << 20);
         let mut last: Option<Bytes> = None;
         for (index, turn) in turns.iter().enumerate() {
             let body = client_body(instructions, &turns, index);
@@ -214,13 +186,15 @@ proptest! {
                     prop_assert_eq!(&walked.body[..known.shared()], &of[..known.shared()]);
                 }
                 last = Some(walked.body.clone());
-                let most = most_walked(&turns, index, send);
+                let most = match (index, send) {
+                    (0, 0) => 1,
+                    (_, 0) => 3,
+                    _ => 0,
+                };
                 prop_assert!(walked.walked_entries <= most, "walked {} at {index}", walked.walked_entries);
                 fresh = Some(expected);
             }
-            // The proxy stores an exchange at the point after the request's last item; a
-            // partial request's reasoning is then part of the answer, so none is stored.
-            if let (Some(exchange), Some(fresh), false) = (turn.exchange, fresh, turn.partial) {
+            if let (Some(exchange), Some(fresh)) = (turn.exchange, fresh) {
                 stores_exchange(&store, &walks, &fresh.point.anchor(), &splice_for(index, turn, exchange));
             }
         }
@@ -232,11 +206,9 @@ fn plain_turns(count: usize) -> Vec<Turn> {
         .map(|index| Turn {
             user: format!("question {index}"),
             answer: format!("answer {index}"),
-            reasoning: false,
             client_call: false,
             exchange: None,
             retried: false,
-            partial: false,
         })
         .collect()
 }
@@ -253,7 +225,7 @@ fn a_deleted_exchange_is_not_put_back_from_memory() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("context.db")).unwrap();
     let project = None;
-    let walks = ResponsesWalks::new(64 << 20);
+    let walks = ChatWalks::new(64 << 20);
     let turns = plain_turns(3);
     let first = client_body(1, &turns, 0);
     let anchor = from_scratch(&store, &project, &first).point.anchor();
@@ -288,7 +260,7 @@ fn a_changed_head_or_instruction_walks_afresh() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("context.db")).unwrap();
     let project = None;
-    let walks = ResponsesWalks::new(64 << 20);
+    let walks = ChatWalks::new(64 << 20);
     let turns = plain_turns(3);
     walked(&walks, &store, &project, &client_body(1, &turns, 1));
     let more_rules = client_body(2, &turns, 2);
@@ -300,37 +272,13 @@ fn a_changed_head_or_instruction_walks_afresh() {
     assert_eq!(walked_rules.walked_entries, 5);
 
     let text = String::from_utf8(more_rules.to_vec()).unwrap();
-    let other_model = Bytes::from(text.replace("gpt-5", "gpt-5-mini"));
+    let other_model = Bytes::from(text.replace("gpt-4.1", "gpt-5"));
     let walked_model = walked(&walks, &store, &project, &other_model);
     assert_eq!(
         walked_model.body,
         from_scratch(&store, &project, &other_model).body
     );
     assert_eq!(walked_model.walked_entries, 5);
-}
-
-/// An item stored at the provider makes the request stateful: it is not walked.
-#[test]
-fn an_item_reference_is_not_walked() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("context.db")).unwrap();
-    let walks = ResponsesWalks::new(64 << 20);
-    let turns = plain_turns(2);
-    walked(&walks, &store, &None, &client_body(0, &turns, 0));
-    let text = String::from_utf8(client_body(0, &turns, 1).to_vec()).unwrap();
-    let with_reference = text.replace(
-        "{\"role\":\"user\",\"content\":\"question 1\"}",
-        "{\"type\":\"item_reference\",\"id\":\"msg_1\"}",
-    );
-    assert_ne!(with_reference, text);
-    let body = Bytes::from(with_reference);
-    let located = walks.locate(&body, offer(true)).unwrap();
-    let first = located.first_message(&body).unwrap();
-    let mut used = Used::at(0);
-    let walked = store
-        .read(|tx| walks.walk(tx, &body, located, None, first, &mut used))
-        .unwrap();
-    assert!(walked.is_none());
 }
 
 /// A next round's body is the prepared request's encoding with the hidden rounds appended,
@@ -340,17 +288,19 @@ fn a_next_round_appends_to_the_prepared_encoding() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("context.db")).unwrap();
     let prepared = from_scratch(&store, &None, &client_body(1, &plain_turns(2), 1));
-    let exchange = Exchange {
-        full_answer: false,
-        results: false,
-    };
-    let hidden = splice_for(0, &plain_turns(1)[0], exchange).before;
+    let hidden: Vec<ChatMessage> = splice_for(
+        0,
+        &plain_turns(1)[0],
+        Exchange {
+            full_answer: false,
+            results: false,
+        },
+    )
+    .before;
     for last in [false, true] {
         let next = prepared.next_round(&hidden, last);
-        let mut expected = ResponsesRequest::decode(&prepared.body, usize::MAX).unwrap();
-        if let Some(Input::Items(items)) = &mut expected.input {
-            items.extend(hidden.iter().cloned());
-        }
+        let mut expected = ChatRequest::decode(&prepared.body, usize::MAX).unwrap();
+        expected.messages.extend(hidden.iter().cloned());
         if last {
             expected
                 .rest
@@ -367,7 +317,7 @@ fn a_follow_up_vouches_for_the_bytes_it_repeats() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("context.db")).unwrap();
     let project = None;
-    let walks = ResponsesWalks::new(64 << 20);
+    let walks = ChatWalks::new(64 << 20);
     let turns = plain_turns(3);
     let first = walked(&walks, &store, &project, &client_body(1, &turns, 0));
     assert!(first.known.is_none(), "nothing walked before");

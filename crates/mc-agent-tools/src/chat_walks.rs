@@ -1,5 +1,5 @@
 //! Preparing a follow-up Chat Completions request by its new messages only
-//! ([`super::list_walks`]), as [`super::recent_walks`] does for Anthropic.
+//! ([`crate::list_walks`]), as [`super::recent_walks`] does for Anthropic.
 //!
 //! Made ready whole, a Chat request cost what its conversation costs on every call: decoded,
 //! copied to be remembered, walked message by message with a store lookup per answer,
@@ -19,27 +19,26 @@ use mc_core::Message;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole};
 
-use super::chat_exchange::{ChatSplice, WIRE, add_chat_tools, guidance_message};
-use super::list_walks::{ListHead, ListWalk, ListWalks, ListWire};
-use super::walk_steps::{Progress, StepMark, encode};
-use crate::client_request::ClientRequest;
-use crate::incremental::{Split, decode_alone};
-use mc_agent_tools::answer_key::is_answer;
-use mc_agent_tools::splice::{Point, Used, stored};
+use crate::answer_key::is_answer;
+use crate::chat_exchange::{ChatSplice, WIRE, add_chat_tools, guidance_message};
+use crate::list_walks::{ListHead, ListWalk, ListWalks, ListWire};
+use crate::splice::{Point, Used, stored};
+use crate::walk_steps::{Progress, StepMark, encode};
 use mc_engine::tools::Offer;
+use mc_wire::list_split::{Split, decode_alone};
 
 /// Recent Chat walks.
-pub(crate) type ChatWalks = ListWalks<ChatWire>;
+pub type ChatWalks = ListWalks<ChatWire>;
 /// A Chat request outside its conversation.
-pub(crate) type ChatHead = ListHead<ChatRequest>;
+pub type ChatHead = ListHead<ChatRequest>;
 
 /// The Chat Completions wire, as the walk sees it.
 #[derive(Debug)]
-pub(crate) struct ChatWire;
+pub struct ChatWire;
 
 /// The walk's state after one client message of the conversation (after the instructions).
 #[derive(Debug, Clone)]
-pub(crate) struct ChatStep {
+pub struct ChatStep {
     point: Point,
     progress: Progress,
 }
@@ -84,7 +83,7 @@ impl ListWire for ChatWire {
             .map(encode)
             .collect::<Option<Vec<_>>>()?;
         Some(ListHead::new(
-            ClientRequest::OpenAi(client),
+            client,
             instructions,
             request,
             around,

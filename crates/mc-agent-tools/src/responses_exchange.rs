@@ -2,7 +2,7 @@
 //! guidance item and our tool definitions added to it, the shape of a stored exchange
 //! ([`ResponsesSplice`]), and how the conversation's point moves past items. Shared by the
 //! whole preparation ([`super::responses`]) and the walked one
-//! ([`super::responses_walks`]), which must write the same bytes.
+//! ([`crate::responses_walks`]), which must write the same bytes.
 //!
 //! A Responses conversation is a flat list of items; the model's answer is the run of items
 //! it wrote in one turn (reasoning, messages, calls), which the neutral model reads as one
@@ -19,11 +19,11 @@ use mc_wire::responses::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use mc_agent_tools::answer_key::{answer_key, is_answer, is_key};
-use mc_agent_tools::splice::Point;
+use crate::answer_key::{answer_key, is_answer, is_key};
+use crate::splice::Point;
 
 /// The wire's name in anchors: a Responses splice is never read as another wire's.
-pub(super) const WIRE: &str = "openai-responses";
+pub const WIRE: &str = "openai-responses";
 
 /// One stored exchange of a Responses conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,7 +46,7 @@ pub struct ResponsesSplice {
 
 /// `offer`'s guidance, as one more leading `developer` item after the client's
 /// instructions (the `instructions` field is left as the client wrote it).
-pub(super) fn guidance_item(offer: Offer) -> Item {
+pub fn guidance_item(offer: Offer) -> Item {
     Item::Message(MessageItem::new(
         MessageRole::Developer,
         Content::Text(offer.guidance.into()),
@@ -54,7 +54,7 @@ pub(super) fn guidance_item(offer: Offer) -> Item {
 }
 
 /// Appends the tools `offer` names to the client's.
-pub(super) fn add_responses_tools(request: &mut ResponsesRequest, offer: Offer) {
+pub fn add_responses_tools(request: &mut ResponsesRequest, offer: Offer) {
     let tools = request.tools.get_or_insert_with(Vec::new);
     for spec in offer.specs {
         let definition = json!({
@@ -87,7 +87,7 @@ pub fn items_answer_key(items: &[Item]) -> Option<String> {
 }
 
 /// Whether `answer` (a run of model items) is the answer `splice` was stored for.
-pub(super) fn is_client_answer(splice: &ResponsesSplice, answer: &[Item]) -> bool {
+pub fn is_client_answer(splice: &ResponsesSplice, answer: &[Item]) -> bool {
     let conversation = responses::to_conversation(answer);
     let [message] = conversation.as_slice() else {
         return false;
@@ -97,13 +97,13 @@ pub(super) fn is_client_answer(splice: &ResponsesSplice, answer: &[Item]) -> boo
 }
 
 /// Whether the model wrote `item` (it belongs to an assistant turn).
-pub(super) fn by_model(item: &Item) -> bool {
+pub fn by_model(item: &Item) -> bool {
     responses::item_role(item) == Role::Assistant
 }
 
 /// How many leading items of `items` make one message of the neutral model: a run of model
 /// items, or one other item.
-pub(super) fn first_run_len(items: &[Item]) -> usize {
+pub fn first_run_len(items: &[Item]) -> usize {
     match items.first() {
         Some(first) if by_model(first) => items.iter().take_while(|item| by_model(item)).count(),
         Some(_) => 1,
@@ -112,7 +112,7 @@ pub(super) fn first_run_len(items: &[Item]) -> usize {
 }
 
 /// Moves `point` past `items`, a message of the neutral model at a time.
-pub(super) fn pass(point: &mut Point, mut items: &[Item]) {
+pub fn pass(point: &mut Point, mut items: &[Item]) {
     while !items.is_empty() {
         let (run, rest) = items.split_at(first_run_len(items));
         if let Some(hash) = items_hash(run) {

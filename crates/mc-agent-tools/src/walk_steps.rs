@@ -1,5 +1,5 @@
-//! What the remembered walks of every wire ([`super::recent_walks`], [`super::chat_walks`],
-//! [`super::responses_walks`])
+//! What the remembered walks of every wire ([`super::recent_walks`], [`crate::chat_walks`],
+//! [`crate::responses_walks`])
 //! keep alike: the queue of recent walks, the exchanges a walk put back and the anchors it
 //! looked up in vain, and the prepared body assembled from encoded messages.
 
@@ -9,16 +9,16 @@ use std::sync::Mutex;
 use std::sync::PoisonError;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::splice::{Used, stored};
 use bytes::Bytes;
-use mc_agent_tools::splice::{Used, stored};
 use mc_store::{ReadTx, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::incremental::{remember_within, take_longest_prefix};
+use mc_wire::recent_bodies::{remember_within, take_longest_prefix};
 
 /// A remembered walk, as its queue sees it.
-pub(super) trait Remembered {
+pub trait Remembered {
     /// The client body it walked, and where each of its messages lies.
     fn body_and_ranges(&self) -> (&[u8], &[Range<usize>]);
     /// What it holds.
@@ -29,7 +29,7 @@ pub(super) trait Remembered {
 
 /// Recent walks, most recent last, within a byte budget.
 #[derive(Debug)]
-pub(super) struct WalkQueue<W> {
+pub struct WalkQueue<W> {
     recent: Mutex<VecDeque<(W, usize)>>,
     budget_bytes: usize,
     /// Bumped whenever an exchange is stored: a walk taken out before may have missed it.
@@ -87,7 +87,7 @@ impl<W: Remembered> WalkQueue<W> {
 /// The exchanges a walk put back, with their anchors, as read; and the anchors it looked up
 /// where nothing was put back.
 #[derive(Debug)]
-pub(crate) struct FoundSplices<S> {
+pub struct FoundSplices<S> {
     found: Vec<(String, S)>,
     missed: Vec<String>,
 }
@@ -144,7 +144,7 @@ impl<S: PartialEq + DeserializeOwned> FoundSplices<S> {
 /// How far a walk had got after one client message: the spliced messages it had produced,
 /// the exchanges it had put back and the anchors it had looked up in vain.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Progress {
+pub struct Progress {
     out_len: usize,
     found_len: usize,
     missed_len: usize,
@@ -162,7 +162,8 @@ impl Progress {
 }
 
 /// A walk's state after one client message, as [`resume`] reads it.
-pub(crate) trait StepMark {
+pub trait StepMark {
+    /// Where the walk stood when the step was pushed.
     fn progress(&self) -> Progress;
 }
 
@@ -171,7 +172,7 @@ pub(crate) trait StepMark {
 /// checking the exchanges it put back there are still stored as read (noting their use, as
 /// a fresh walk would); `false` when one is not, or nothing is shared, and the walk must
 /// start afresh.
-pub(super) fn resume<S: PartialEq + DeserializeOwned, T: StepMark>(
+pub fn resume<S: PartialEq + DeserializeOwned, T: StepMark>(
     tx: &ReadTx<'_>,
     shared: usize,
     steps: &mut Vec<T>,
@@ -199,7 +200,7 @@ pub(super) fn resume<S: PartialEq + DeserializeOwned, T: StepMark>(
 
 /// A prepared body: `before`, the list of `messages` (each encoded), `after`; and where the
 /// list (`[` … `]`) lies in it.
-pub(super) fn assemble<'a>(
+pub fn assemble<'a>(
     before: &[u8],
     messages: impl Iterator<Item = &'a Bytes> + Clone,
     after: &[u8],
@@ -224,7 +225,7 @@ pub(super) fn assemble<'a>(
 /// The message list `prepared` (`[` … `]`, as encoded) with the messages of `appended`
 /// after its own: `appended` is a request encoded with just those messages as its list, and
 /// `around` the lengths of its bytes before and after that list.
-pub(super) fn list_with(prepared: &[u8], appended: &[u8], around: (usize, usize)) -> Vec<u8> {
+pub fn list_with(prepared: &[u8], appended: &[u8], around: (usize, usize)) -> Vec<u8> {
     let (before, after) = around;
     let appended = appended
         .get(before..appended.len().saturating_sub(after))
@@ -240,6 +241,6 @@ pub(super) fn list_with(prepared: &[u8], appended: &[u8], around: (usize, usize)
 }
 
 /// A message as the request's encoding writes it.
-pub(super) fn encode<T: Serialize>(message: &T) -> Option<Bytes> {
+pub fn encode<T: Serialize>(message: &T) -> Option<Bytes> {
     serde_json::to_vec(message).ok().map(Bytes::from)
 }

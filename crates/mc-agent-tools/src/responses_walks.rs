@@ -1,5 +1,5 @@
-//! Preparing a follow-up Responses request by its new items only ([`super::list_walks`]),
-//! as [`super::chat_walks`] does for Chat.
+//! Preparing a follow-up Responses request by its new items only ([`crate::list_walks`]),
+//! as [`crate::chat_walks`] does for Chat.
 //!
 //! A stateless Responses client (OpenCode, Pi, Codex with `store: false`) resends every item
 //! on every call. Made ready whole, each request was decoded, walked run by run with a
@@ -21,29 +21,28 @@ use mc_core::Message;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
-use super::list_walks::{ListHead, ListWalk, ListWalks, ListWire};
-use super::responses_exchange::{
+use crate::list_walks::{ListHead, ListWalk, ListWalks, ListWire};
+use crate::responses_exchange::{
     ResponsesSplice, WIRE, add_responses_tools, by_model, first_run_len, guidance_item,
     is_client_answer, pass,
 };
-use super::walk_steps::{Progress, StepMark, encode};
-use crate::client_request::ClientRequest;
-use crate::incremental::{Split, decode_alone};
-use mc_agent_tools::splice::{Point, Used, stored};
+use crate::splice::{Point, Used, stored};
+use crate::walk_steps::{Progress, StepMark, encode};
 use mc_engine::tools::Offer;
+use mc_wire::list_split::{Split, decode_alone};
 
 /// Recent Responses walks.
-pub(crate) type ResponsesWalks = ListWalks<ResponsesWire>;
+pub type ResponsesWalks = ListWalks<ResponsesWire>;
 /// A Responses request outside its conversation.
-pub(crate) type ResponsesHead = ListHead<ResponsesRequest>;
+pub type ResponsesHead = ListHead<ResponsesRequest>;
 
 /// The Responses wire, as the walk sees it.
 #[derive(Debug)]
-pub(crate) struct ResponsesWire;
+pub struct ResponsesWire;
 
 /// The walk's state after one message of the conversation (after the instructions).
 #[derive(Debug, Clone)]
-pub(crate) struct ResponsesStep {
+pub struct ResponsesStep {
     /// The client items after the instructions the walk had passed.
     end: usize,
     /// Whether the message was the model's run of items, which a following model item
@@ -112,7 +111,7 @@ impl ListWire for ResponsesWire {
             .map(encode)
             .collect::<Option<Vec<_>>>()?;
         Some(ListHead::new(
-            ClientRequest::Responses(client),
+            client,
             instructions,
             request,
             around,

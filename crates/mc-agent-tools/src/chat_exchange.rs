@@ -1,7 +1,7 @@
 //! What a Chat Completions request gets from the proxy's tools, and what it keeps of them:
 //! the guidance message and our tool definitions added to it, and the shape of a stored
 //! exchange ([`ChatSplice`]). Shared by the whole preparation ([`super::chat`]) and the
-//! walked one ([`super::chat_walks`]), which must write the same bytes.
+//! walked one ([`crate::chat_walks`]), which must write the same bytes.
 
 use mc_engine::tools::Offer;
 use mc_wire::openai::{ChatMessage, ChatRequest, ChatRole, ChatTool};
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// The wire's name in anchors: a Chat splice is never read as an Anthropic one.
-pub(super) const WIRE: &str = "openai-chat";
+pub const WIRE: &str = "openai-chat";
 
 /// One stored exchange of a Chat conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,12 +28,12 @@ pub struct ChatSplice {
 }
 
 /// `offer`'s guidance, as the leading `system` message after the client's instructions.
-pub(super) fn guidance_message(offer: Offer) -> ChatMessage {
+pub fn guidance_message(offer: Offer) -> ChatMessage {
     ChatMessage::text(ChatRole::System, offer.guidance)
 }
 
 /// Appends the tools `offer` names to the client's.
-pub(super) fn add_chat_tools(request: &mut ChatRequest, offer: Offer) {
+pub fn add_chat_tools(request: &mut ChatRequest, offer: Offer) {
     let tools = request.tools.get_or_insert_with(Vec::new);
     for spec in offer.specs {
         let definition = json!({"type": "function", "function": {

@@ -1,6 +1,6 @@
 //! Preparing a follow-up request by its new entries only, on a wire whose requests carry
 //! their conversation as one JSON list after leading instructions: Chat Completions'
-//! messages ([`super::chat_walks`]) and Responses' items ([`super::responses_walks`]).
+//! messages ([`crate::chat_walks`]) and Responses' items ([`crate::responses_walks`]).
 //!
 //! A client resends its previous body's bytes up to its first new entry, so the walk's
 //! state after each message is remembered with the body ([`ListWalk`]): a follow-up with the
@@ -19,16 +19,16 @@ use mc_core::{Message, ProjectId};
 use mc_store::{ReadTx, StoreError};
 use serde::de::DeserializeOwned;
 
-use super::walk_steps::{
+use crate::splice::{Point, Used};
+use crate::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, resume,
 };
-use crate::client_request::ClientRequest;
-use crate::incremental::{KnownStart, Split};
-use mc_agent_tools::splice::{Point, Used};
 use mc_engine::tools::Offer;
+use mc_wire::list_split::Split;
+use mc_wire::recent_bodies::KnownStart;
 
 /// What the walk needs of its wire.
-pub(crate) trait ListWire: Sized {
+pub trait ListWire: Sized {
     /// The wire's name in exchange anchors.
     const WIRE: &'static str;
     /// The wire's request, its list taken out.
@@ -79,10 +79,10 @@ pub(crate) trait ListWire: Sized {
 /// A client's request outside its conversation, made ready once for every request that
 /// repeats its bytes outside the list and its instructions.
 #[derive(Debug)]
-pub(crate) struct ListHead<R> {
+pub struct ListHead<R> {
     /// The client's request with its instructions as its only entries: what the project is
     /// resolved from and what says whether the client gets our tools.
-    pub client: ClientRequest,
+    pub client: R,
     instructions: usize,
     /// The prepared request (our tools after the client's), its list empty.
     pub prepared: Arc<R>,
@@ -95,8 +95,8 @@ pub(crate) struct ListHead<R> {
 impl<R> ListHead<R> {
     /// A head: the client's request, its leading `instructions`, the prepared request, the
     /// prepared bytes before and after the list, and the list's leading entries encoded.
-    pub(super) fn new(
-        client: ClientRequest,
+    pub fn new(
+        client: R,
         instructions: usize,
         prepared: R,
         (before, after): (Vec<u8>, Vec<u8>),
@@ -115,7 +115,7 @@ impl<R> ListHead<R> {
 
 /// A client body's walk: where its entries lie, and the state after each message.
 #[derive(Debug)]
-pub(crate) struct ListWalk<W: ListWire> {
+pub struct ListWalk<W: ListWire> {
     body: Bytes,
     split: Split,
     head: Arc<ListHead<W::Request>>,
@@ -126,7 +126,9 @@ pub(crate) struct ListWalk<W: ListWire> {
     pub out: Vec<Bytes>,
     /// The body last assembled from `head` and `out`.
     prepared: Bytes,
+    /// The state after each client message walked.
     pub steps: Vec<W::Step>,
+    /// The exchanges the walk put back, and the anchors it looked up in vain.
     pub found: FoundSplices<W::Splice>,
 }
 
@@ -174,7 +176,7 @@ impl<W: ListWire> Remembered for ListWalk<W> {
 }
 
 /// A client body located against the remembered walks.
-pub(crate) struct ListLocated<W: ListWire> {
+pub struct ListLocated<W: ListWire> {
     split: Split,
     head: Arc<ListHead<W::Request>>,
     walk: Option<ListWalk<W>>,
@@ -214,11 +216,14 @@ impl<W: ListWire> ListLocated<W> {
 }
 
 /// What a walk gives the request.
-pub(crate) struct ListWalked<R> {
+pub struct ListWalked<R> {
+    /// The prepared body: our tools, the guidance and the exchanges put back, encoded.
     pub body: Bytes,
     /// Where the list lies in `body`.
     pub list: Range<usize>,
+    /// The prepared request, its list empty.
     pub head: Arc<R>,
+    /// Where the conversation stands after its last entry.
     pub point: Point,
     /// Client entries walked for this request: those after the messages it shares with a
     /// remembered body.
@@ -229,7 +234,7 @@ pub(crate) struct ListWalked<R> {
 
 /// Recent walks of one wire, most recent last, within a byte budget.
 #[derive(Debug)]
-pub(crate) struct ListWalks<W: ListWire> {
+pub struct ListWalks<W: ListWire> {
     queue: WalkQueue<ListWalk<W>>,
 }
 

@@ -6,7 +6,7 @@ use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest, Tool};
 use serde_json::{Map, Value};
 
 /// Appends the tools `offer` names to the client's and its guidance to the system prompt.
-pub(super) fn add_tools(request: &mut MessagesRequest, offer: Offer) {
+pub fn add_tools(request: &mut MessagesRequest, offer: Offer) {
     let tools = request.tools.get_or_insert_with(Vec::new);
     for spec in offer.specs {
         let mut rest = Map::new();
