@@ -138,6 +138,27 @@ impl<W: ListWire> ListWalk<W> {
         Progress::of(&self.out, &self.found)
     }
 
+    /// The walk cut back to its state after the messages a follow-up sharing its first
+    /// `shared` entries after the instructions keeps ([`resume`]); `None` when it cannot
+    /// resume there.
+    fn resumed(
+        mut self,
+        tx: &ReadTx<'_>,
+        shared: usize,
+        used: &mut Used,
+    ) -> Result<Option<Self>, StoreError> {
+        let kept = W::kept_steps(&self.steps, shared);
+        let resumable = resume(
+            tx,
+            kept,
+            &mut self.steps,
+            &mut self.out,
+            &mut self.found,
+            used,
+        )?;
+        Ok(resumable.then_some(self))
+    }
+
     /// What a body assembled from the encodings kept now shares with the one assembled
     /// last: the head's bytes and every kept encoding (all of them that body's first, in
     /// order), up to the separator after the last.
@@ -304,24 +325,11 @@ impl<W: ListWire> ListWalks<W> {
             generation,
         } = located;
         let instructions = head.instructions;
-        let mut walk = walk.filter(|walk| walk.project == project);
-        let resumable = match &mut walk {
-            Some(walk) => {
-                let kept = W::kept_steps(&walk.steps, shared - instructions);
-                resume(
-                    tx,
-                    kept,
-                    &mut walk.steps,
-                    &mut walk.out,
-                    &mut walk.found,
-                    used,
-                )?
-            }
-            None => false,
-        };
-        let mut walk = match walk {
-            Some(walk) if resumable => walk,
-            _ => ListWalk {
+        let resumed = walk.filter(|walk| walk.project == project);
+        let mut walk = match resumed.map(|walk| walk.resumed(tx, shared - instructions, used)) {
+            Some(Ok(Some(walk))) => walk,
+            Some(Err(error)) => return Err(error),
+            Some(Ok(None)) | None => ListWalk {
                 body: Bytes::new(),
                 split: split.clone(),
                 head: Arc::clone(&head),

@@ -128,19 +128,8 @@ pub fn render(
             .symmetric_difference(&previous.custom_calls)
             .collect()
     });
-    let renderings: Vec<Rendering> = messages
-        .iter()
-        .enumerate()
-        .map(|(index, message)| {
-            let same = previous
-                .and_then(|previous| previous.same_at(index, message))
-                .filter(|_| !answers_any(message, &changed_kinds));
-            match same {
-                Some(shapes) => Rendering::Same(Arc::clone(shapes)),
-                None => Rendering::Fresh(renderer.render(message)),
-            }
-        })
-        .collect();
+    let render = |message: &Message| renderer.render(message);
+    let renderings = renderings(messages, previous, &changed_kinds, &render);
     let pairing = Pairing::new(&client, &renderings);
 
     let written = previous.map(|previous| (&previous.body[..], previous.around));
@@ -153,7 +142,6 @@ pub fn render(
     for instruction in &instructions {
         list.write(instruction);
     }
-    let render = |message: &Message| renderer.render(message);
     let kept = write_conversation(&mut list, messages, renderings, &render, &pairing, reusing);
     let (body, around) = list.close(&after);
     let encoded = layout.map(|layout| EncodedResponses {
@@ -169,6 +157,30 @@ pub fn render(
         client_items: instructions,
         encoded,
     }
+}
+
+/// How each of `messages` is rendered: as on the `previous` pass when it is the same message
+/// at the same index and answers none of the calls whose custom kind changed
+/// (`changed_kinds`), else by `render` now.
+fn renderings(
+    messages: &[Arc<Message>],
+    previous: Option<&EncodedResponses>,
+    changed_kinds: &HashSet<&String>,
+    render: &dyn Fn(&Message) -> Vec<Item>,
+) -> Vec<Rendering> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(index, message)| {
+            let same = previous
+                .and_then(|previous| previous.same_at(index, message))
+                .filter(|_| !answers_any(message, changed_kinds));
+            match same {
+                Some(shapes) => Rendering::Same(Arc::clone(shapes)),
+                None => Rendering::Fresh(render(message)),
+            }
+        })
+        .collect()
 }
 
 /// Whether `message` holds an output answering one of `calls`.
