@@ -13,7 +13,10 @@
 //!
 //! `bench locomo --json` prints the fields of [`LocomoReport`](crate::bench_locomo::LocomoReport):
 //! `mode`, `questions`, `recall_at_k` (k → recall), `recall_by_category`, `mrr`, `p50_ms`,
-//! `p95_ms`, `unresolved_evidence`, `questions_without_evidence`.
+//! `p95_ms`, `unresolved_evidence`, `questions_without_evidence`. With `--cross-validate` it
+//! prints [`LocomoCrossValidation`](crate::bench_locomo_cv::LocomoCrossValidation):
+//! `full_text` and `hybrid` (each `settings`, `folds`, `held_out_recall`,
+//! `default_held_out_recall`, `fitted_recall`, `p50_ms`, `p95_ms`) and `hybrid_gain` per split.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,7 +33,7 @@ use serde_json::json;
 
 use crate::bench_memory::MemoryBench;
 use crate::output::{pretty, write_stdout};
-use crate::{bench_dreamer, bench_locomo, bench_memory, bench_store};
+use crate::{bench_dreamer, bench_locomo, bench_locomo_cv, bench_memory, bench_store};
 
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
@@ -83,6 +86,11 @@ pub enum Bench {
         /// For `hybrid`: the local model's directory, instead of the configured provider.
         #[arg(long, value_name = "DIR")]
         model_dir: Option<PathBuf>,
+        /// Choose the fusion settings on all conversations but two and score them on those
+        /// two, every split, for full text alone and (with a model) hybrid search; `--mode`
+        /// and `--k` are not used.
+        #[arg(long)]
+        cross_validate: bool,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -130,9 +138,17 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         ),
         Bench::Locomo {
             data,
+            model_dir,
+            cross_validate: true,
+            json,
+            ..
+        } => bench_locomo_cv::run(data, model_dir.as_deref(), *json),
+        Bench::Locomo {
+            data,
             mode,
             k,
             model_dir,
+            cross_validate: false,
             json,
         } => locomo(data, mode, k, model_dir.as_deref(), *json),
         Bench::SearchStore {
@@ -243,31 +259,7 @@ fn locomo(
     let report = match mode {
         "bm25" => bench_locomo::ask(&store, &conversations, ks, mode, None)?,
         "hybrid" => {
-            let settings = match model_dir {
-                Some(dir) => EmbeddingSettings {
-                    provider: EmbeddingProvider::Local {
-                        model_dir: dir.to_path_buf(),
-                    },
-                },
-                None => configured_embeddings()?,
-            };
-            let embedder = Embedder::from_settings(&settings)
-                .context("cannot load the embedding model")?
-                .ok_or_else(|| anyhow!("embeddings are off in the configuration"))?;
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("cannot start the async runtime")?;
-            let started = Instant::now();
-            let embedded = runtime
-                .block_on(embed_pending(Arc::clone(&store), &embedder, usize::MAX))
-                .context("cannot embed the conversations")?;
-            tracing::info!(
-                "embedded {embedded} items in {:.1} s",
-                started.elapsed().as_secs_f64()
-            );
-            let semantic =
-                EmbeddedSearch::new(embedder, Arc::clone(&store), runtime.handle().clone());
+            let (_runtime, semantic) = semantic_signal(&store, model_dir)?;
             bench_locomo::ask(&store, &conversations, ks, mode, Some(&semantic))?
         }
         other => return Err(anyhow!("unknown --mode `{other}`; use bm25 or hybrid")),
@@ -293,6 +285,39 @@ fn locomo(
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The semantic signal over `store`, every item embedded first, with the local model in
+/// `model_dir` or the configured provider; the runtime it runs the model on comes with it.
+pub fn semantic_signal(
+    store: &Arc<Store>,
+    model_dir: Option<&Path>,
+) -> anyhow::Result<(tokio::runtime::Runtime, EmbeddedSearch)> {
+    let settings = match model_dir {
+        Some(dir) => EmbeddingSettings {
+            provider: EmbeddingProvider::Local {
+                model_dir: dir.to_path_buf(),
+            },
+        },
+        None => configured_embeddings()?,
+    };
+    let embedder = Embedder::from_settings(&settings)
+        .context("cannot load the embedding model")?
+        .ok_or_else(|| anyhow!("embeddings are off in the configuration"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let started = Instant::now();
+    let embedded = runtime
+        .block_on(embed_pending(Arc::clone(store), &embedder, usize::MAX))
+        .context("cannot embed the conversations")?;
+    tracing::info!(
+        "embedded {embedded} items in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let semantic = EmbeddedSearch::new(embedder, Arc::clone(store), runtime.handle().clone());
+    Ok((runtime, semantic))
 }
 
 /// The embedding provider the configuration chooses, with the local model found in the data

@@ -18,7 +18,7 @@ use mc_engine::search::{HitPlace, SearchRequest, SemanticSearch, search};
 use mc_store::{NewSession, SearchScope, Store};
 use serde::Serialize;
 
-use crate::locomo::{Conversation, load};
+use crate::locomo::{Conversation, Question, load};
 
 /// What the benchmark reports.
 #[derive(Debug, Serialize)]
@@ -75,45 +75,20 @@ pub fn ask(
                 without += 1;
                 continue;
             }
-            let request = SearchRequest {
-                query: question.text.clone(),
-                scope: SearchScope {
-                    project: Some(project.clone()),
-                    session: Some(session.clone()),
-                    ..SearchScope::default()
-                },
-                viewer: None,
-                limit: max_k,
+            let asked = Asked {
+                store,
+                project: &project,
+                session: &session,
+                semantic,
             };
             let started = Instant::now();
-            let hits = search(store, &request, semantic, &FusionWeights::default())
-                .with_context(|| format!("searching for `{}`", question.text))?;
+            let ranked = asked.ranked_turns(question, max_k, &FusionWeights::default())?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
-            let ranked: Vec<usize> = hits
-                .iter()
-                .filter_map(|hit| match hit.place {
-                    HitPlace::Messages { start, .. } => usize::try_from(start).ok(),
-                    HitPlace::Memory { .. } | HitPlace::Commit { .. } | HitPlace::Note { .. } => {
-                        None
-                    }
-                })
-                .collect();
-            let total = question.evidence.len() as f64;
             for (&k, sum) in &mut found_at {
-                let found = ranked
-                    .iter()
-                    .take(k)
-                    .filter(|turn| question.evidence.contains(turn))
-                    .count();
-                *sum += found as f64 / total;
+                *sum += recall_at(question, &ranked, k);
             }
-            let at_max = ranked
-                .iter()
-                .take(max_k)
-                .filter(|turn| question.evidence.contains(turn))
-                .count();
             let entry = by_category.entry(question.category).or_default();
-            entry.0 += at_max as f64 / total;
+            entry.0 += recall_at(question, &ranked, max_k);
             entry.1 += 1;
             if let Some(rank) = ranked
                 .iter()
@@ -146,7 +121,62 @@ pub fn ask(
     })
 }
 
-fn ids(conversation: &Conversation) -> anyhow::Result<(ProjectId, SessionId)> {
+/// Where a conversation's questions are asked: its session in the benchmark's store, with
+/// the semantic signal or without.
+pub struct Asked<'a> {
+    /// The store holding every conversation.
+    pub store: &'a Store,
+    /// The conversation's project.
+    pub project: &'a ProjectId,
+    /// The conversation's session.
+    pub session: &'a SessionId,
+    /// The semantic signal, for hybrid search.
+    pub semantic: Option<&'a dyn SemanticSearch>,
+}
+
+impl Asked<'_> {
+    /// The turns (indexes into the conversation) the first `limit` results of searching
+    /// for `question` with `weights` show, best first.
+    pub fn ranked_turns(
+        &self,
+        question: &Question,
+        limit: usize,
+        weights: &FusionWeights,
+    ) -> anyhow::Result<Vec<usize>> {
+        let request = SearchRequest {
+            query: question.text.clone(),
+            scope: SearchScope {
+                project: Some(self.project.clone()),
+                session: Some(self.session.clone()),
+                ..SearchScope::default()
+            },
+            viewer: None,
+            limit,
+        };
+        let hits = search(self.store, &request, self.semantic, weights)
+            .with_context(|| format!("searching for `{}`", question.text))?;
+        Ok(hits
+            .iter()
+            .filter_map(|hit| match hit.place {
+                HitPlace::Messages { start, .. } => usize::try_from(start).ok(),
+                HitPlace::Memory { .. } | HitPlace::Commit { .. } | HitPlace::Note { .. } => None,
+            })
+            .collect())
+    }
+}
+
+/// The share of `question`'s evidence turns among the first `k` of `ranked`.
+pub fn recall_at(question: &Question, ranked: &[usize], k: usize) -> f64 {
+    let found = ranked
+        .iter()
+        .take(k)
+        .filter(|turn| question.evidence.contains(turn))
+        .count();
+    found as f64 / question.evidence.len().max(1) as f64
+}
+
+/// The project and session a conversation is stored as.
+pub fn ids(conversation: &Conversation) -> anyhow::Result<(ProjectId, SessionId)> {
     let name = format!("locomo-{}", conversation.id);
     Ok((
         ProjectId::new(name.clone())

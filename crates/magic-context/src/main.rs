@@ -11,6 +11,7 @@ mod bench_dreamer;
 mod bench_dreamer_project;
 mod bench_flat_upstream;
 mod bench_locomo;
+mod bench_locomo_cv;
 mod bench_memory;
 mod bench_memory_turns;
 mod bench_store;
