@@ -7,6 +7,8 @@
 //! - `GET sessions/{id}`: [`super::session_detail::SessionDetail`];
 //! - `GET sessions/{id}/messages?around=N`: [`super::session_detail::LogWindow`];
 //! - `GET runs`: [`super::runs::Runs`], the historian's and the dreamer's newest runs;
+//! - `GET search?q=&project=&limit=`: [`super::search::SearchResults`], one ranking over
+//!   memories, notes, messages, compartments and commits (every project without `project`);
 //! - `GET memories?project=&q=&archived=`: [`super::memories::ProjectMemories`];
 //! - `POST memories` `{"project", "category", "content", "permanent"}`: the memory added;
 //! - `POST memories/{id}` `{"project", "category"?, "content"?}`: the memory edited;
@@ -24,6 +26,7 @@ use serde_json::{Value, json};
 use super::error::DashboardError;
 use super::memories::{self, AddMemory, ArchiveMemory, EditMemory, MemoriesQuery, MemoryView};
 use super::runs::{self, Runs};
+use super::search::{self, SearchQuery, SearchResults};
 use super::session_detail::{self, LogWindow, SessionDetail};
 use super::session_list::{self, ListQuery};
 use super::state::Dashboard;
@@ -41,6 +44,15 @@ pub async fn sessions(
     })
     .await?;
     Ok(Json(json!({"sessions": rows})))
+}
+
+/// `GET /api/search`.
+pub async fn search(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<SearchQuery>, QueryRejection>,
+) -> Result<Json<SearchResults>, DashboardError> {
+    let Query(query) = query?;
+    Ok(Json(search::run(&dashboard.app, &query).await?))
 }
 
 /// `GET /api/runs`.

@@ -22,6 +22,8 @@ mod memories_page;
 mod page_layout;
 mod runs;
 mod runs_page;
+mod search;
+mod search_page;
 mod session_detail;
 mod session_list;
 mod session_page;
@@ -59,9 +61,11 @@ pub fn routes<S>(app: Arc<App>) -> Router<S> {
         .route("/_magic-context/ui/sessions/{id}", get(session_page::page))
         .route("/_magic-context/ui/memories", get(memories_page::page))
         .route("/_magic-context/ui/runs", get(runs_page::page))
+        .route("/_magic-context/ui/search", get(search_page::page))
         .route("/_magic-context/ui/assets/{name}", get(assets::asset))
         .route("/_magic-context/api/sessions", get(api::sessions))
         .route("/_magic-context/api/runs", get(api::runs))
+        .route("/_magic-context/api/search", get(api::search))
         .route("/_magic-context/api/sessions/{id}", get(api::session))
         .route(
             "/_magic-context/api/sessions/{id}/messages",

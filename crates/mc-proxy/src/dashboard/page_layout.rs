@@ -17,6 +17,8 @@ pub enum Section {
     Memories,
     /// The historian's and the dreamer's runs.
     Runs,
+    /// One search over everything stored.
+    Search,
 }
 
 /// What a page puts in the frame.
@@ -59,6 +61,7 @@ pub fn render(page: Page<'_>) -> Html<String> {
                     a class=(current(Section::Sessions)) href="/_magic-context/ui/" { "Sessions" }
                     a class=(current(Section::Memories)) href="/_magic-context/ui/memories" { "Memories" }
                     a class=(current(Section::Runs)) href="/_magic-context/ui/runs" { "Runs" }
+                    a class=(current(Section::Search)) href="/_magic-context/ui/search" { "Search" }
                 }
                 main {
                     h1 { (page.title) }

@@ -506,3 +506,73 @@ async fn the_runs_page_lists_the_historians_runs_with_their_session_and_cost() {
         assert!(html.contains(expected), "no `{expected}` in {html}");
     }
 }
+
+#[tokio::test]
+async fn one_search_finds_the_sessions_messages_and_the_projects_memories() {
+    let (_upstream, proxy) = seeded().await;
+    let added = change(
+        &proxy,
+        "/_magic-context/api/memories",
+        &json!({"project": PROJECT, "category": "PROJECT_RULES",
+                "content": "The parser rejects tabs"}),
+    )
+    .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.text());
+    let unauthorised = get(&proxy, "/_magic-context/api/search?q=parser", &[]).await;
+    assert_eq!(unauthorised.status, StatusCode::UNAUTHORIZED);
+
+    let token = token(&proxy);
+    let search = |path: String| {
+        let token = token.clone();
+        let proxy = &proxy;
+        async move { get(proxy, &path, &[(TOKEN_HEADER, &token)]).await }
+    };
+    let found = search(format!(
+        "/_magic-context/api/search?q=parser&project={PROJECT}"
+    ))
+    .await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.text());
+    let found = found.json();
+    let sources: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|hit| hit["source"].as_str())
+        .collect();
+    assert!(sources.contains(&"memory"), "{found}");
+    assert!(sources.contains(&"message"), "{found}");
+    let message = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|hit| hit["source"] == "message")
+        .unwrap();
+    assert_eq!(message["place"]["session"], SESSION, "{found}");
+
+    // Another project holds none of it; a bad limit and an empty query say what is wrong.
+    let elsewhere = search("/_magic-context/api/search?q=parser&project=other".to_owned()).await;
+    assert_eq!(elsewhere.json()["results"], json!([]));
+    let too_many = search(format!(
+        "/_magic-context/api/search?q=parser&limit=5000&project={PROJECT}"
+    ))
+    .await;
+    assert_eq!(too_many.status, StatusCode::BAD_REQUEST);
+    assert!(too_many.text().contains("limit"), "{}", too_many.text());
+    let empty = search("/_magic-context/api/search?q=%20".to_owned()).await;
+    assert_eq!(empty.status, StatusCode::BAD_REQUEST, "{}", empty.text());
+
+    let page = browse(
+        &proxy,
+        &format!("/_magic-context/ui/search?q=parser&project={PROJECT}"),
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = page.text();
+    for expected in [
+        &format!("href=\"/_magic-context/ui/sessions/{SESSION}?around="),
+        "The parser rejects tabs",
+        "id=\"search-results\"",
+    ] {
+        assert!(html.contains(expected), "no `{expected}` in {html}");
+    }
+}
