@@ -120,6 +120,7 @@ pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<Proxy
         cache_budget: mc_proxy::CacheBudget::new(config.proxy.cache_budget_bytes()),
         allowed_hosts: config.proxy.allowed_hosts.clone(),
         client_limits: mc_proxy::ClientLimits::default(),
+        user_config: ConfigSources::discover(None).user,
     })
 }
 

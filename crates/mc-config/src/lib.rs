@@ -46,7 +46,7 @@ mod sources;
 
 pub use diagnostic::{Diagnostic, Source};
 pub use error::FileError;
-pub use load::{LoadedConfig, load, load_layers};
+pub use load::{LoadedConfig, load, load_layers, load_with_text};
 pub use raw::{
     RawCache, RawCacheTtl, RawConfig, RawDreamer, RawDreamerSchedules, RawEmbeddings,
     RawExecuteThreshold, RawExpand, RawHistorian, RawHistory, RawM1Refold, RawMemory, RawPass,

@@ -1,14 +1,14 @@
 //! Layering defaults < user file < project file into one checked config.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mc_core::config::Config;
 use serde_json::{Map, Value};
 
 use crate::diagnostic::{Diagnostic, Source};
 use crate::error::FileError;
-use crate::jsonc::read_jsonc;
+use crate::jsonc::{parse_jsonc, read_jsonc};
 use crate::key_path::{KeyPath, leaves, set};
 use crate::raw::RawConfig;
 use crate::resolve::resolve;
@@ -55,19 +55,57 @@ impl LoadedConfig {
 /// Loads the files named by `sources`. Never fails: a missing file is simply absent, and
 /// every other problem becomes a diagnostic while the rest of the config still applies.
 pub fn load(sources: &ConfigSources) -> LoadedConfig {
+    load_over(sources, None)
+}
+
+/// What [`load`] would give with `file` (the user or the project file of `sources`)
+/// holding `text` instead of what it holds, and the problems of `text`: it does not parse,
+/// or a key of it is ignored (unknown, of the wrong type, out of range). For checking an
+/// edit before it is written; nothing is read from `file` itself.
+pub fn load_with_text(
+    sources: &ConfigSources,
+    file: &Path,
+    text: &str,
+) -> (LoadedConfig, Vec<Diagnostic>) {
+    let loaded = match parse_jsonc(text) {
+        Ok(document) => load_over(sources, Some((file, document))),
+        Err(error) => {
+            let problem = Diagnostic {
+                file: Some(file.to_path_buf()),
+                key: None,
+                reason: error.to_string(),
+            };
+            return (load(sources), vec![problem]);
+        }
+    };
+    let problems = loaded
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.file.as_deref() == Some(file))
+        .cloned()
+        .collect();
+    (loaded, problems)
+}
+
+/// [`load`], with `edited`'s document in place of its file's.
+fn load_over(sources: &ConfigSources, edited: Option<(&Path, Map<String, Value>)>) -> LoadedConfig {
     let mut diagnostics = Vec::new();
     let mut layers = Vec::new();
+    let layer = |path: &PathBuf, must_exist: Option<&'static str>, diagnostics: &mut Vec<_>| {
+        match &edited {
+            Some((file, document)) if *file == path.as_path() => Some(document.clone()),
+            _ => read_layer(path, must_exist, diagnostics),
+        }
+    };
     if let Some(path) = &sources.user {
         let must_exist = sources.user_must_exist.then_some(ConfigSources::ENV_CONFIG);
         layers.extend(
-            read_layer(path, must_exist, &mut diagnostics)
-                .map(|doc| (Source::User(path.clone()), doc)),
+            layer(path, must_exist, &mut diagnostics).map(|doc| (Source::User(path.clone()), doc)),
         );
     }
     if let Some(path) = &sources.project {
         layers.extend(
-            read_layer(path, None, &mut diagnostics)
-                .map(|doc| (Source::Project(path.clone()), doc)),
+            layer(path, None, &mut diagnostics).map(|doc| (Source::Project(path.clone()), doc)),
         );
     }
     let mut loaded = load_layers(&layers);
@@ -154,4 +192,55 @@ fn read_layer(
         reason: error.to_string(),
     });
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(dir: &Path) -> ConfigSources {
+        ConfigSources {
+            user: Some(dir.join("user.jsonc")),
+            user_must_exist: false,
+            project: Some(dir.join("project.jsonc")),
+        }
+    }
+
+    #[test]
+    fn an_edit_is_checked_against_the_other_file_without_reading_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = sources(dir.path());
+        std::fs::write(dir.path().join("user.jsonc"), "{ not json").unwrap();
+        std::fs::write(
+            dir.path().join("project.jsonc"),
+            r#"{"pass": {"execute_threshold_percent": 70}}"#,
+        )
+        .unwrap();
+        let user = dir.path().join("user.jsonc");
+        let (loaded, problems) = load_with_text(
+            &sources,
+            &user,
+            "// ours\n{\"pass\": {\"execute_threshold_percent\": 60, \"working_set_horizon_turns\": 12}}",
+        );
+        assert_eq!(problems, []);
+        // The project file still wins where both set a key.
+        assert_eq!(loaded.config.pass.execute_threshold_percent.get(), 70);
+        assert!(matches!(
+            loaded.provenance["pass.working_set_horizon_turns"],
+            Source::User(_)
+        ));
+    }
+
+    #[test]
+    fn a_broken_or_ignored_edit_names_its_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = sources(dir.path());
+        let user = dir.path().join("user.jsonc");
+        let (_, problems) = load_with_text(&sources, &user, "{\"pass\": ");
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].key.is_none());
+        let (_, problems) = load_with_text(&sources, &user, r#"{"pass": {"nonsense": 1}}"#);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].file.as_deref(), Some(user.as_path()));
+    }
 }

@@ -282,6 +282,7 @@ async fn start_proxy(
         cache_budget: mc_proxy::CacheBudget::default(),
         allowed_hosts: Vec::new(),
         client_limits: mc_proxy::ClientLimits::default(),
+        user_config: None,
     };
     Ok((RunningProxy::start(settings, Ok(engine)).await?, store_dir))
 }

@@ -168,6 +168,7 @@ pub fn check_screening(path: &str, headers: &[(&str, &[u8])]) -> Option<u16> {
         cache_budget: mc_engine::CacheBudget::default(),
         allowed_hosts: Vec::new(),
         client_limits: crate::ClientLimits::default(),
+        user_config: None,
     };
     let mut builder = axum::http::Request::builder().method(Method::POST);
     builder = match path.parse::<axum::http::Uri>() {
@@ -233,6 +234,7 @@ mod tests {
             cache_budget: mc_engine::CacheBudget::default(),
             allowed_hosts: allowed.iter().map(|&host| host.to_owned()).collect(),
             client_limits: crate::ClientLimits::default(),
+            user_config: None,
         }
     }
 

@@ -26,6 +26,7 @@
 //!     cache_budget: mc_proxy::CacheBudget::default(),
 //!     allowed_hosts: Vec::new(),
 //!     client_limits: mc_proxy::ClientLimits::default(),
+//!     user_config: None,
 //! };
 //! let proxy = RunningProxy::start(settings, Ok(engine)).await?;
 //! println!("ANTHROPIC_BASE_URL=http://{}", proxy.local_addr());

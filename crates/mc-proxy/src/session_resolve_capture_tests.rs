@@ -68,6 +68,7 @@ fn side_calls_and_compaction_never_join_the_main_session() {
         cache_budget: mc_engine::CacheBudget::default(),
         allowed_hosts: Vec::new(),
         client_limits: crate::ClientLimits::default(),
+        user_config: None,
     };
     let app = App::new(settings, Ok(Engine::new(store, Config::default())), None).unwrap();
     let calls = capture();

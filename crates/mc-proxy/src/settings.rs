@@ -36,6 +36,9 @@ pub struct ProxySettings {
     pub allowed_hosts: Vec<String>,
     /// How long a client may stay silent, and how many connections one address may hold.
     pub client_limits: ClientLimits,
+    /// The user configuration file the proxy was started with, which the dashboard shows
+    /// and edits; `None`: it edits no user file.
+    pub user_config: Option<std::path::PathBuf>,
 }
 
 impl ProxySettings {

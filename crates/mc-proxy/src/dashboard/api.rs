@@ -7,6 +7,10 @@
 //! - `GET sessions/{id}`: [`super::session_detail::SessionDetail`];
 //! - `GET sessions/{id}/messages?around=N`: [`super::session_detail::LogWindow`];
 //! - `GET runs`: [`super::runs::Runs`], the historian's and the dreamer's newest runs;
+//! - `GET config?project=`: [`super::config::ConfigView`], the effective settings with
+//!   their sources, what was ignored, and the files' text;
+//! - `POST config` `{"layer": "user"|"project", "project"?, "text"}`: the file replaced by
+//!   `text` once it loads with no problem of its own (else a 400 saying what), then the view;
 //! - `GET search?q=&project=&limit=`: [`super::search::SearchResults`], one ranking over
 //!   memories, notes, messages, compartments and commits (every project without `project`);
 //! - `GET memories?project=&q=&archived=`: [`super::memories::ProjectMemories`];
@@ -23,6 +27,8 @@ use mc_core::SessionId;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::config::{ConfigQuery, ConfigView, SaveConfig};
+use super::config_sources;
 use super::error::DashboardError;
 use super::memories::{self, AddMemory, ArchiveMemory, EditMemory, MemoriesQuery, MemoryView};
 use super::runs::{self, Runs};
@@ -44,6 +50,28 @@ pub async fn sessions(
     })
     .await?;
     Ok(Json(json!({"sessions": rows})))
+}
+
+/// `GET /api/config`.
+pub async fn config(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<ConfigQuery>, QueryRejection>,
+) -> Result<Json<ConfigView>, DashboardError> {
+    let Query(query) = query?;
+    Ok(Json(
+        config_sources::read_view(&dashboard.app, &query).await?,
+    ))
+}
+
+/// `POST /api/config`.
+pub async fn save_config(
+    State(dashboard): State<Arc<Dashboard>>,
+    change: Result<Json<SaveConfig>, JsonRejection>,
+) -> Result<Json<ConfigView>, DashboardError> {
+    let Json(change) = change?;
+    Ok(Json(
+        config_sources::save_change(&dashboard.app, change).await?,
+    ))
 }
 
 /// `GET /api/search`.

@@ -14,6 +14,9 @@ mod access;
 pub mod access_token;
 mod api;
 mod assets;
+mod config;
+mod config_page;
+mod config_sources;
 mod cost;
 mod error;
 mod figures;
@@ -62,10 +65,15 @@ pub fn routes<S>(app: Arc<App>) -> Router<S> {
         .route("/_magic-context/ui/memories", get(memories_page::page))
         .route("/_magic-context/ui/runs", get(runs_page::page))
         .route("/_magic-context/ui/search", get(search_page::page))
+        .route("/_magic-context/ui/config", get(config_page::page))
         .route("/_magic-context/ui/assets/{name}", get(assets::asset))
         .route("/_magic-context/api/sessions", get(api::sessions))
         .route("/_magic-context/api/runs", get(api::runs))
         .route("/_magic-context/api/search", get(api::search))
+        .route(
+            "/_magic-context/api/config",
+            get(api::config).post(api::save_config),
+        )
         .route("/_magic-context/api/sessions/{id}", get(api::session))
         .route(
             "/_magic-context/api/sessions/{id}/messages",

@@ -19,6 +19,8 @@ pub enum Section {
     Runs,
     /// One search over everything stored.
     Search,
+    /// The effective configuration and its files.
+    Config,
 }
 
 /// What a page puts in the frame.
@@ -62,6 +64,7 @@ pub fn render(page: Page<'_>) -> Html<String> {
                     a class=(current(Section::Memories)) href="/_magic-context/ui/memories" { "Memories" }
                     a class=(current(Section::Runs)) href="/_magic-context/ui/runs" { "Runs" }
                     a class=(current(Section::Search)) href="/_magic-context/ui/search" { "Search" }
+                    a class=(current(Section::Config)) href="/_magic-context/ui/config" { "Config" }
                 }
                 main {
                     h1 { (page.title) }

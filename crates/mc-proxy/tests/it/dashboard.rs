@@ -576,3 +576,80 @@ async fn one_search_finds_the_sessions_messages_and_the_projects_memories() {
         assert!(html.contains(expected), "no `{expected}` in {html}");
     }
 }
+
+#[tokio::test]
+async fn the_user_file_is_edited_only_with_text_that_loads() {
+    let upstream = upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("magic-context/magic-context.jsonc");
+    let mut settings = crate::support::settings(&upstream.url());
+    settings.user_config = Some(file.clone());
+    let proxy = Proxy::start_with(settings).await;
+    let token = token(&proxy);
+    let headers = [(TOKEN_HEADER, token.as_str())];
+    let read = || get(&proxy, "/_magic-context/api/config", &headers);
+
+    let before = read().await.json();
+    assert_eq!(before["files"][0]["layer"], "user");
+    assert_eq!(before["files"][0]["exists"], false);
+
+    for (bad, why) in [
+        ("{\"pass\": ", "syntax"),
+        (
+            "{\"pass\": {\"execute_threshold_percent\": 900}}",
+            "execute_threshold_percent",
+        ),
+    ] {
+        let refused = change(
+            &proxy,
+            "/_magic-context/api/config",
+            &json!({"layer": "user", "text": bad}),
+        )
+        .await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{}",
+            refused.text()
+        );
+        let message = refused.json()["error"].as_str().unwrap().to_owned();
+        assert!(message.starts_with("not saved: "), "{message}");
+        assert!(message.to_lowercase().contains(why), "{message}");
+        assert!(!file.exists(), "a refused edit wrote the file");
+    }
+
+    let text = "// smaller windows here\n{\"pass\": {\"execute_threshold_percent\": 60}}\n";
+    let saved = change(
+        &proxy,
+        "/_magic-context/api/config",
+        &json!({"layer": "user", "text": text}),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.text());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let after = read().await.json();
+    let setting = after["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|setting| setting["key"] == "pass.execute_threshold_percent")
+        .unwrap()
+        .clone();
+    assert_eq!(setting["value"], 60);
+    assert_eq!(setting["source"], file.display().to_string());
+
+    let unknown = get(
+        &proxy,
+        "/_magic-context/api/config?project=nowhere",
+        &[(TOKEN_HEADER, &token)],
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.text());
+    let page = browse(&proxy, "/_magic-context/ui/config").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.text().contains("smaller windows here"),
+        "{}",
+        page.text()
+    );
+}

@@ -39,6 +39,7 @@ pub fn settings(upstream: &str) -> ProxySettings {
         cache_budget: mc_proxy::CacheBudget::default(),
         allowed_hosts: Vec::new(),
         client_limits: mc_proxy::ClientLimits::default(),
+        user_config: None,
     }
 }
 
