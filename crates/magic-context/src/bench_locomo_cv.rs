@@ -139,14 +139,17 @@ pub struct Setting {
 }
 
 /// The settings tried for full text alone: how much of its neighbours' score a message
-/// takes (the one full-text knob), the default first.
+/// takes (the one full-text knob) from none to 0.4, the default first.
 pub fn full_text_grid() -> Vec<Setting> {
     let default = FusionWeights::default();
     let mut grid = vec![Setting {
         name: "default".to_owned(),
         weights: default,
     }];
-    for share in [0.0, 0.1, 0.3] {
+    for share in [0.0, 0.1, 0.2, 0.3, 0.4] {
+        if share == default.neighbour_full_text {
+            continue;
+        }
         grid.push(Setting {
             name: format!("neighbours {share}"),
             weights: FusionWeights {
@@ -159,8 +162,8 @@ pub fn full_text_grid() -> Vec<Setting> {
 }
 
 /// The settings tried for hybrid search, the default first: score fusion over the
-/// semantic weight, the single-signal factor and the neighbours' share, and reciprocal-rank
-/// fusion at two constants.
+/// semantic weight, the single-signal factor and the neighbours' shares (the defaults' or
+/// none), and reciprocal-rank fusion at two constants.
 pub fn hybrid_grid() -> Vec<Setting> {
     let default = FusionWeights::default();
     let mut grid = vec![Setting {
@@ -169,19 +172,21 @@ pub fn hybrid_grid() -> Vec<Setting> {
     }];
     for semantic in [0.3, 0.5, 0.7] {
         for single_signal in [0.6, 0.8, 1.0] {
-            for share in [0.0, 0.2] {
+            for neighbours in [true, false] {
+                let share = |of: f64| if neighbours { of } else { 0.0 };
                 let weights = FusionWeights {
                     semantic,
                     full_text: 1.0 - semantic,
                     single_signal,
-                    neighbour_full_text: share,
-                    neighbour_semantic: share,
+                    neighbour_full_text: share(default.neighbour_full_text),
+                    neighbour_semantic: share(default.neighbour_semantic),
                     ..default
                 };
                 if weights != default {
+                    let neighbours = if neighbours { "on" } else { "off" };
                     grid.push(Setting {
                         name: format!(
-                            "score: semantic {semantic}, single {single_signal}, neighbours {share}"
+                            "score: semantic {semantic}, single {single_signal}, neighbours {neighbours}"
                         ),
                         weights,
                     });

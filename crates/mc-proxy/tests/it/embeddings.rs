@@ -52,6 +52,7 @@ fn config(endpoint: &str) -> Config {
     let mut config = Config::default();
     config.historian.enabled = false;
     config.tools.mode = mc_core::config::ToolsMode::Off;
+    config.embeddings.enabled = true;
     config.embeddings.provider = EmbeddingProviderChoice::OpenAiCompatible;
     config.embeddings.endpoint = Some(endpoint.to_owned());
     config.embeddings.model = Some("fake-embed".to_owned());
