@@ -33,7 +33,9 @@ use serde_json::json;
 
 use crate::bench_memory::MemoryBench;
 use crate::output::{pretty, write_stdout};
-use crate::{bench_dreamer, bench_locomo, bench_locomo_cv, bench_memory, bench_store};
+use crate::{
+    bench_dreamer, bench_locomo, bench_locomo_cv, bench_memory, bench_recall_dropped, bench_store,
+};
 
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
@@ -102,6 +104,21 @@ pub enum Bench {
         #[arg(long)]
         json: bool,
     },
+    /// What `ctx_search` finds of what `magic`'s requests no longer held: the recordings
+    /// replayed with `magic`, and wherever a recorded answer used an identifier its request
+    /// missed, the session's store searched for it (the identifier, then the answer's
+    /// sentence around it): recall@1/@5 of the message that first showed it, MRR, p95.
+    RecallDropped {
+        /// A recording or a folder of them.
+        #[arg(value_name = "FILE|DIR")]
+        path: PathBuf,
+        /// The context window in tokens [default: the model's].
+        #[arg(long, value_name = "TOKENS")]
+        window: Option<u64>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Full-text search over a large store built from recorded sessions: ingest throughput,
     /// append latency, query p50/p95.
     SearchStore {
@@ -158,6 +175,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             json,
         } => search_store(corpus, *messages, *queries, *json),
         Bench::Dreamer { json } => dreamer(*json),
+        Bench::RecallDropped { path, window, json } => {
+            bench_recall_dropped::run(path, *window, *json)
+        }
     }
 }
 

@@ -14,6 +14,7 @@ mod bench_locomo;
 mod bench_locomo_cv;
 mod bench_memory;
 mod bench_memory_turns;
+mod bench_recall_dropped;
 mod bench_store;
 mod cli;
 mod clock;

@@ -83,6 +83,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         token_scale: args.token_scale,
         stand_in_tokens: args.stand_in_tokens,
         progress: true,
+        probe_recall: false,
         engine_config: config.config.clone(),
     };
     if !args.sweep.is_empty() {

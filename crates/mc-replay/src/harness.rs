@@ -38,6 +38,7 @@ use crate::estimate::Estimate;
 use crate::magic::Magic;
 use crate::memo::MemoCounter;
 use crate::progress::replay_bar;
+use crate::recall_dropped::{RecallDropped, RecallProbe};
 use crate::references_kept::StepReferences;
 use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
@@ -65,6 +66,9 @@ pub struct ReplayOptions {
     pub stand_in_tokens: Option<u64>,
     /// Draw a progress bar (only ever on a terminal).
     pub progress: bool,
+    /// Ask `magic`'s store, wherever a request missed what its answer used, what
+    /// `ctx_search` finds of it ([`crate::recall_dropped`]).
+    pub probe_recall: bool,
     /// The configuration the `magic` strategy's engine and historian run with.
     pub engine_config: Config,
 }
@@ -78,6 +82,7 @@ impl Default for ReplayOptions {
             token_scale: TokenScale::ONE,
             stand_in_tokens: None,
             progress: false,
+            probe_recall: false,
             engine_config: Config::default(),
         }
     }
@@ -118,6 +123,9 @@ pub struct StrategyRun {
     /// Its totals for each recording, in the order replayed: a regression on one kind of
     /// session shows here where the sums hide it.
     pub per_recording: Vec<RecordingRun>,
+    /// For `magic` with [`ReplayOptions::probe_recall`]: what search found of what its
+    /// requests missed.
+    pub recall_dropped: Option<RecallDropped>,
 }
 
 /// One strategy over one recording.
@@ -250,7 +258,10 @@ fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRu
         totals: StrategyTotals::default(),
         steps: Vec::new(),
         per_recording: Vec::new(),
+        recall_dropped: None,
     };
+    let mut probe =
+        (options.probe_recall && kind == StrategyKind::Magic).then(RecallProbe::default);
     for (index, ((recording, user_messages), references)) in inputs
         .recordings
         .iter()
@@ -270,9 +281,11 @@ fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRu
             counter: Arc::clone(inputs.counter),
             token_scale: options.token_scale,
         };
-        run.replay_recording(&session, &mut Driven::new(kind, &options.engine_config))?;
+        let mut driven = Driven::new(kind, &options.engine_config);
+        run.replay_recording(&session, &mut driven, probe.as_mut())?;
         inputs.bar.inc(1);
     }
+    run.recall_dropped = probe.map(|probe| probe.figures());
     Ok(run)
 }
 
@@ -308,6 +321,7 @@ impl StrategyRun {
         &mut self,
         session: &Session<'r>,
         driven: &mut Driven,
+        mut probe: Option<&mut RecallProbe>,
     ) -> Result<(), ReplayError> {
         let recording = session.recording;
         let spec = &session.spec;
@@ -426,6 +440,11 @@ impl StrategyRun {
             if let Some(sent) = &last_sent {
                 let (kept, used) = session.references.kept_in(step_index, sent);
                 totals.add_references(kept, used);
+                if let (Some(probe), Driven::Magic(magic)) = (probe.as_deref_mut(), &*driven) {
+                    let missed = session.references.missed_in(step_index, sent);
+                    let history = step.request_messages();
+                    probe.ask(magic, &recording.name, &missed, history, &step.response);
+                }
             }
         }
         if let Some(failures) = driven.engine_failures() {

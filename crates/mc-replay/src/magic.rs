@@ -13,12 +13,14 @@ use std::collections::BTreeMap;
 
 use mc_core::breakpoints::{CacheTtlChoice, Ttl};
 use mc_core::pass_plan::{BustCause, usable_window};
+use mc_core::search::FusionWeights;
 use mc_core::{Host, Message, Part, Role, SessionId};
+use mc_engine::search::{HitPlace, SearchRequest, search};
 use mc_engine::{Engine, EngineError, PassRequest};
 use mc_historian::HistorianSettings;
 use mc_sim::ToolSpec;
 use mc_sim::strategy::{CacheMarks, Prepared, PreparedCall, StepView, Strategy, StrategyContext};
-use mc_store::Store;
+use mc_store::{SearchScope, Store};
 
 use crate::magic_historian::ReplayHistorian;
 
@@ -69,6 +71,33 @@ impl Magic {
 
     fn session(&self) -> Option<SessionId> {
         SessionId::new(format!("replay-{}", self.branch)).ok()
+    }
+
+    /// What `ctx_search` would answer the session now for `query`: the message range of
+    /// each of its first `limit` hits, best first (`None` for a hit that is not messages).
+    /// `None` without an engine or when the search fails.
+    pub fn search_session(&self, query: &str, limit: usize) -> Option<Vec<Option<(u64, u64)>>> {
+        let (engine, session) = (self.engine.as_ref()?, self.session()?);
+        let request = SearchRequest {
+            query: query.to_owned(),
+            scope: SearchScope {
+                session: Some(session.clone()),
+                ..SearchScope::default()
+            },
+            viewer: Some(session),
+            limit,
+        };
+        let hits = search(engine.store(), &request, None, &FusionWeights::default()).ok()?;
+        Some(
+            hits.iter()
+                .map(|hit| match hit.place {
+                    HitPlace::Messages { start, end, .. } => Some((start, end)),
+                    HitPlace::Memory { .. } | HitPlace::Commit { .. } | HitPlace::Note { .. } => {
+                        None
+                    }
+                })
+                .collect(),
+        )
     }
 }
 

@@ -28,6 +28,8 @@ use mc_sim::{Recording, ToolSpec};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StepReferences {
     steps: Vec<Vec<String>>,
+    /// Per step, per reference: the index in the history of the message that first showed it.
+    first_shown: Vec<Vec<usize>>,
 }
 
 impl StepReferences {
@@ -37,16 +39,16 @@ impl StepReferences {
     pub fn of(recording: &Recording) -> Self {
         let shared = identifier_set(&recording.system, &recording.tools);
         let mut seen: HashMap<*const Vec<Message>, FirstSeen> = HashMap::new();
-        let steps = recording
+        let (steps, first_shown) = recording
             .steps
             .iter()
             .map(|step| {
                 if step.context.is_some() {
-                    return Vec::new();
+                    return (Vec::new(), Vec::new());
                 }
                 let history = step.request_messages();
                 let Some((newest, earlier)) = history.split_last() else {
-                    return Vec::new();
+                    return (Vec::new(), Vec::new());
                 };
                 let first_seen = seen.entry(Arc::as_ptr(&step.messages)).or_default();
                 first_seen.read_through(&step.messages, history.len());
@@ -55,24 +57,48 @@ impl StepReferences {
                     in_newest.insert(id.to_owned());
                 });
                 let mut used = Vec::new();
+                let mut shown = Vec::new();
                 message_identifiers(&step.response, &mut |id| {
                     let earlier_only = first_seen.is_before(id, earlier.len())
                         && !in_newest.contains(id)
                         && !shared.contains(id);
                     if earlier_only && !used.iter().any(|known| known == id) {
                         used.push(id.to_owned());
+                        shown.push(first_seen.first.get(id).copied().unwrap_or_default());
                     }
                 });
-                used
+                (used, shown)
             })
-            .collect();
-        Self { steps }
+            .unzip();
+        Self { steps, first_shown }
+    }
+
+    /// Step `step`'s references `request` does not hold, each with the index in the history
+    /// of the message that first showed it.
+    pub fn missed_in(&self, step: usize, request: &PreparedCall<'_>) -> Vec<(&str, usize)> {
+        let found = self.found_in(step, request);
+        let wanted = self.steps.get(step).map_or(&[][..], Vec::as_slice);
+        let shown = self.first_shown.get(step).map_or(&[][..], Vec::as_slice);
+        wanted
+            .iter()
+            .zip(shown)
+            .zip(found)
+            .filter(|(_, found)| !found)
+            .map(|((id, &shown), _)| (id.as_str(), shown))
+            .collect()
     }
 
     /// How many of step `step`'s references `request` holds, and how many there are.
     pub fn kept_in(&self, step: usize, request: &PreparedCall<'_>) -> (u64, u64) {
+        let found = self.found_in(step, request);
+        let kept = found.iter().filter(|&&found| found).count();
+        (kept as u64, found.len() as u64)
+    }
+
+    /// Per reference of step `step`, whether `request` holds it.
+    fn found_in(&self, step: usize, request: &PreparedCall<'_>) -> Vec<bool> {
         let Some(wanted) = self.steps.get(step).filter(|wanted| !wanted.is_empty()) else {
-            return (0, 0);
+            return Vec::new();
         };
         let mut found = vec![false; wanted.len()];
         let mut note = |id: &str| {
@@ -86,8 +112,7 @@ impl StepReferences {
         for message in request.messages.iter() {
             message_identifiers(message, &mut note);
         }
-        let kept = found.iter().filter(|&&found| found).count();
-        (kept as u64, wanted.len() as u64)
+        found
     }
 }
 
@@ -250,10 +275,14 @@ mod tests {
             user("Summary: the user wants rounding fixed in card_parser.py."),
             history()[3].clone(),
         ];
+        let summarised = request(&recording, summarised);
+        assert_eq!(references.kept_in(0, &summarised), (1, 3));
+        // What went missing, with the message that first showed it: the tool result.
         assert_eq!(
-            references.kept_in(0, &request(&recording, summarised)),
-            (1, 3)
+            references.missed_in(0, &summarised),
+            [("_format_value", 2), ("round_half", 2)]
         );
+        assert_eq!(references.missed_in(0, &everything), []);
         assert_eq!(references.kept_in(1, &everything), (0, 0));
     }
 }

@@ -264,3 +264,39 @@ fn a_sweep_value_the_key_refuses_names_the_key() {
         run.stderr
     );
 }
+
+/// `bench recall-dropped` on a trajectory where `magic` at 64K drops what the answers go on
+/// to use: every such reference is searched for, by its name and by its sentence, and full
+/// text finds most of them among the first five (0.91 when this was written).
+#[test]
+fn recall_dropped_searches_for_what_the_requests_missed() {
+    let path = mc_testdata::dir().join("swe-trajectories/django__django-15629.traj.json");
+    let run = Machine::fresh()
+        .run(
+            &[
+                "bench",
+                "recall-dropped",
+                path.to_str().unwrap(),
+                "--window",
+                "64000",
+                "--json",
+            ],
+            &[],
+        )
+        .success();
+    let report = run.json();
+    let by_identifier = &report["by_identifier"];
+    let asked = by_identifier["asked"].as_u64().unwrap();
+    assert!(asked >= 10, "{report}");
+    assert_eq!(report["by_sentence"]["asked"], asked, "{report}");
+    let at_1 = by_identifier["recall_at_1"].as_f64().unwrap();
+    let at_5 = by_identifier["recall_at_5"].as_f64().unwrap();
+    assert!(at_1 <= at_5 && at_5 <= 1.0, "{report}");
+    assert!(
+        at_5 >= 0.6,
+        "search stopped finding what was dropped: {report}"
+    );
+    let recordings = report["per_recording"].as_array().unwrap();
+    assert_eq!(recordings.len(), 1, "{report}");
+    assert_eq!(recordings[0]["name"], "django__django-15629", "{report}");
+}

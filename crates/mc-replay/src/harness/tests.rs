@@ -99,6 +99,7 @@ fn run_background(background_model: Option<&'static str>) -> StrategyRun {
         totals: StrategyTotals::default(),
         steps: Vec::new(),
         per_recording: Vec::new(),
+        recall_dropped: None,
     };
     for index in 0..2 {
         let spec = model_spec(&recording.model);
@@ -117,7 +118,7 @@ fn run_background(background_model: Option<&'static str>) -> StrategyRun {
             sent: 0,
         };
         let mut driven = Driven::Baseline(Box::new(strategy));
-        run.replay_recording(&session, &mut driven).unwrap();
+        run.replay_recording(&session, &mut driven, None).unwrap();
     }
     run
 }

@@ -1,0 +1,300 @@
+//! What `ctx_search` finds of what a request no longer held (`bench recall-dropped`).
+//!
+//! Replayed with `magic`, a step whose recorded answer used an identifier the request did
+//! not hold ([`crate::StepReferences::missed_in`]) is a place where the agent, to go on, would
+//! have had to search for it. The probe asks the session's store as it stood at that step,
+//! as `ctx_search` does, twice: with the identifier alone, and with the answer's sentence
+//! around it. A hit finds it when its message range covers a message of the history that
+//! showed the identifier (any of them: each gives it back); the figures are recall@1,
+//! recall@5 and the mean reciprocal rank within the first [`LIMIT`], with the query time's
+//! 95th percentile.
+
+use std::time::Instant;
+
+use mc_core::identifiers::message_identifiers;
+use mc_core::{Message, Part};
+use serde::Serialize;
+
+use crate::magic::Magic;
+
+/// Results asked for per query.
+pub const LIMIT: usize = 10;
+
+/// The sentence of an answer around an identifier is cut to this many characters.
+const SENTENCE_CHARS: usize = 200;
+
+/// Figures of one kind of query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct QueryFigures {
+    /// Queries asked.
+    pub asked: usize,
+    /// Share whose first hit holds the message.
+    pub recall_at_1: f64,
+    /// Share with the message among the first five hits.
+    pub recall_at_5: f64,
+    /// Mean reciprocal rank of the first hit holding it (0 when none of the first [`LIMIT`]).
+    pub mrr: f64,
+    /// 95th percentile of the query time, milliseconds.
+    pub p95_ms: f64,
+}
+
+/// The probe's figures for one recording.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordingRecall {
+    /// The recording.
+    pub name: String,
+    /// Searching for the identifier alone.
+    pub by_identifier: QueryFigures,
+    /// Searching for the answer's sentence around it.
+    pub by_sentence: QueryFigures,
+}
+
+/// The probe's figures over every recording.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RecallDropped {
+    /// Searching for the identifier alone.
+    pub by_identifier: QueryFigures,
+    /// Searching for the answer's sentence around it.
+    pub by_sentence: QueryFigures,
+    /// Per recording, in the order replayed (those with nothing missed left out).
+    pub per_recording: Vec<RecordingRecall>,
+}
+
+/// The rank (from 1) of each query's first hit holding its message, and its time.
+#[derive(Debug, Default)]
+struct Asked {
+    ranks: Vec<Option<usize>>,
+    millis: Vec<f64>,
+}
+
+impl Asked {
+    fn figures(&self) -> QueryFigures {
+        let asked = self.ranks.len();
+        let share = |hit: &dyn Fn(usize) -> f64| {
+            if asked == 0 {
+                0.0
+            } else {
+                self.ranks
+                    .iter()
+                    .flatten()
+                    .map(|&rank| hit(rank))
+                    .sum::<f64>()
+                    / asked as f64
+            }
+        };
+        let mut millis = self.millis.clone();
+        millis.sort_by(f64::total_cmp);
+        let p95 = millis
+            .get((millis.len() * 95).div_ceil(100).saturating_sub(1))
+            .copied()
+            .unwrap_or(0.0);
+        QueryFigures {
+            asked,
+            recall_at_1: share(&|rank| f64::from(u8::from(rank == 1))),
+            recall_at_5: share(&|rank| f64::from(u8::from(rank <= 5))),
+            mrr: share(&|rank| 1.0 / rank as f64),
+            p95_ms: p95,
+        }
+    }
+
+    fn extend(&mut self, other: &Self) {
+        self.ranks.extend(&other.ranks);
+        self.millis.extend(&other.millis);
+    }
+}
+
+/// Collects the probe's answers over a replay.
+#[derive(Debug, Default)]
+pub struct RecallProbe {
+    /// Per recording: its name, then the identifier and the sentence queries.
+    recordings: Vec<(String, Asked, Asked)>,
+}
+
+impl RecallProbe {
+    /// Asks `magic`'s store, as it stands, for each of `missed` (an identifier and the
+    /// index of the message that first showed it) of a step of recording `name` whose
+    /// history was `history` and whose recorded answer was `answer`.
+    pub fn ask(
+        &mut self,
+        magic: &Magic,
+        name: &str,
+        missed: &[(&str, usize)],
+        history: &[Message],
+        answer: &Message,
+    ) {
+        if missed.is_empty() {
+            return;
+        }
+        if self
+            .recordings
+            .last()
+            .is_none_or(|(last, _, _)| last != name)
+        {
+            self.recordings
+                .push((name.to_owned(), Asked::default(), Asked::default()));
+        }
+        let Some((_, by_identifier, by_sentence)) = self.recordings.last_mut() else {
+            return;
+        };
+        let text = answer_text(answer);
+        for &(identifier, first) in missed {
+            let shown = shown_in(history, identifier, first);
+            let sentence = sentence_around(&text, identifier);
+            for (query, asked) in [
+                (identifier, &mut *by_identifier),
+                (sentence, &mut *by_sentence),
+            ] {
+                let started = Instant::now();
+                let hits = magic.search_session(query, LIMIT).unwrap_or_default();
+                asked.millis.push(started.elapsed().as_secs_f64() * 1000.0);
+                asked.ranks.push(rank_holding(&hits, &shown));
+            }
+        }
+    }
+
+    /// The figures, overall and per recording.
+    pub fn figures(&self) -> RecallDropped {
+        let (mut identifier, mut sentence) = (Asked::default(), Asked::default());
+        let per_recording = self
+            .recordings
+            .iter()
+            .map(|(name, by_identifier, by_sentence)| {
+                identifier.extend(by_identifier);
+                sentence.extend(by_sentence);
+                RecordingRecall {
+                    name: name.clone(),
+                    by_identifier: by_identifier.figures(),
+                    by_sentence: by_sentence.figures(),
+                }
+            })
+            .collect();
+        RecallDropped {
+            by_identifier: identifier.figures(),
+            by_sentence: sentence.figures(),
+            per_recording,
+        }
+    }
+}
+
+/// The indexes of the messages of `history` (from `first`, the first to show it) that show
+/// `identifier`.
+fn shown_in(history: &[Message], identifier: &str, first: usize) -> Vec<u64> {
+    let mut shown = Vec::new();
+    for (index, message) in history.iter().enumerate().skip(first) {
+        let mut holds = false;
+        message_identifiers(message, &mut |id| holds |= id == identifier);
+        if holds {
+            shown.push(index as u64);
+        }
+    }
+    if shown.is_empty() {
+        shown.push(first as u64);
+    }
+    shown
+}
+
+/// The rank (from 1) of the first of `hits` whose message range holds one of `ordinals`.
+fn rank_holding(hits: &[Option<(u64, u64)>], ordinals: &[u64]) -> Option<usize> {
+    hits.iter()
+        .position(|hit| {
+            hit.is_some_and(|(start, end)| ordinals.iter().any(|o| (start..=end).contains(o)))
+        })
+        .map(|at| at + 1)
+}
+
+/// An answer's words: its text and its tool calls' inputs.
+fn answer_text(answer: &Message) -> String {
+    let mut text = String::new();
+    for part in &answer.parts {
+        match part {
+            Part::Text { text: said, .. } => text.push_str(said),
+            Part::ToolCall { input, .. } => text.push_str(&input.to_string()),
+            _ => continue,
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The sentence (or line) of `text` that holds `identifier`, cut to [`SENTENCE_CHARS`]
+/// around it; the identifier alone when the text does not hold it.
+fn sentence_around<'t>(text: &'t str, identifier: &'t str) -> &'t str {
+    let Some(at) = text.find(identifier) else {
+        return identifier;
+    };
+    let is_end = |c: char| matches!(c, '.' | '!' | '?' | '\n');
+    let start = text[..at].rfind(is_end).map_or(0, |end| end + 1);
+    let stop = text[at..].find(is_end).map_or(text.len(), |end| at + end);
+    let sentence = text[start..stop].trim();
+    if sentence.chars().count() <= SENTENCE_CHARS {
+        return sentence;
+    }
+    let from = at.saturating_sub(SENTENCE_CHARS / 2);
+    let from = (0..=from)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let to = (at + SENTENCE_CHARS / 2).min(text.len());
+    let to = (to..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    text[from.max(start)..to.min(stop)].trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hit_finds_the_message_when_its_range_holds_it() {
+        let hits = [Some((0, 0)), None, Some((4, 7)), Some((5, 5))];
+        assert_eq!(rank_holding(&hits, &[5]), Some(3));
+        assert_eq!(rank_holding(&hits, &[0]), Some(1));
+        assert_eq!(rank_holding(&hits, &[9]), None);
+        assert_eq!(rank_holding(&hits, &[9, 5]), Some(3));
+    }
+
+    #[test]
+    fn every_message_that_showed_an_identifier_counts() {
+        let history = [
+            Message::new(
+                mc_core::Role::User,
+                vec![Part::text("fix src/card_parser.py")],
+            ),
+            Message::new(mc_core::Role::Assistant, vec![Part::text("reading it")]),
+            Message::new(
+                mc_core::Role::User,
+                vec![Part::text("src/card_parser.py again")],
+            ),
+        ];
+        assert_eq!(shown_in(&history, "card_parser.py", 0), [0, 2]);
+        assert_eq!(shown_in(&history, "elsewhere.rs", 1), [1]);
+    }
+
+    #[test]
+    fn the_sentence_around_an_identifier_is_its_own() {
+        let text = "Reading the file. Now parse_card fails on tabs! Next step.";
+        assert_eq!(
+            sentence_around(text, "parse_card"),
+            "Now parse_card fails on tabs"
+        );
+        assert_eq!(sentence_around(text, "absent"), "absent");
+        let long = format!("{} parse_card {}", "a ".repeat(300), "b ".repeat(300));
+        let cut = sentence_around(&long, "parse_card");
+        assert!(cut.contains("parse_card") && cut.chars().count() <= SENTENCE_CHARS + 1);
+    }
+
+    #[test]
+    fn figures_count_every_query_asked() {
+        let asked = Asked {
+            ranks: vec![Some(1), Some(3), None, Some(6)],
+            millis: vec![1.0, 2.0, 3.0, 4.0],
+        };
+        let figures = asked.figures();
+        assert_eq!(figures.asked, 4);
+        assert!((figures.recall_at_1 - 0.25).abs() < 1e-12);
+        assert!((figures.recall_at_5 - 0.5).abs() < 1e-12);
+        assert!((figures.mrr - (1.0 + 1.0 / 3.0 + 1.0 / 6.0) / 4.0).abs() < 1e-12);
+        assert!((figures.p95_ms - 4.0).abs() < 1e-12);
+    }
+}
