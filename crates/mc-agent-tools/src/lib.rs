@@ -28,6 +28,8 @@
 
 pub mod answer_key;
 pub mod anthropic_exchange;
+pub mod anthropic_splice;
+pub mod anthropic_walks;
 pub mod chat_exchange;
 pub mod chat_splice;
 pub mod chat_walks;

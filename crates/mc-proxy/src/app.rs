@@ -7,13 +7,11 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
-use crate::agent_tools::recent_walks::RecentWalks;
 use crate::chat_incremental::RecentChats;
 use crate::dreamer_credentials::DreamerCredentials;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_list::EncodedList;
 use crate::fixed_tokens::FixedTokens;
-use crate::incremental::RecentRequests;
 use crate::last_good::LastGood;
 use crate::pass_threads::PassThreads;
 use crate::project::ProjectResolver;
@@ -24,8 +22,10 @@ use crate::settings::ProxySettings;
 use crate::store_slot::{Reopen, StoreSlot};
 use crate::tokens::TokenEstimator;
 use crate::windows::ProvenWindows;
+use mc_agent_tools::anthropic_walks::RecentWalks;
 use mc_agent_tools::chat_walks::ChatWalks;
 use mc_agent_tools::responses_walks::ResponsesWalks;
+use mc_wire::anthropic_incremental::RecentRequests;
 
 /// What every request handler shares.
 pub struct App {

@@ -2,8 +2,8 @@
 //! to reuse the previous body by and for the next request to be decoded by its new part.
 
 use crate::chat_incremental::ChatLayout;
-use crate::incremental::Layout;
 use crate::responses_incremental::ResponsesLayout;
+use mc_wire::anthropic_incremental::Layout;
 
 /// Where a body's messages lie, on its wire.
 pub enum BodyLayout {

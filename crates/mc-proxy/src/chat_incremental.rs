@@ -20,10 +20,11 @@ use mc_core::{HashChain, HeldBytes, Message};
 use mc_wire::WireError;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
-use crate::incremental::{
-    KnownStart, Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
-};
 use crate::render_openai::{conversation, prefix_identity};
+use mc_wire::lineage::{Lineage, LocatedList};
+use mc_wire::list_split::{Split, decode_alone};
+use mc_wire::recent_bodies::KnownStart;
+use mc_wire::recent_lists::{Listed, RecentLists, held_bytes};
 
 /// A decoded Chat request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -264,12 +265,12 @@ fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
 #[cfg(feature = "fuzzing")]
 pub fn check_chat_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let recent = RecentChats::default();
-    crate::incremental::check_sequence(
+    mc_wire::incremental_check::check_sequence(
         bodies,
         |body| recent.decode(body, None),
         full_decode,
         |decoded: &ChatDecoded, full| {
-            crate::incremental::first_difference([
+            mc_wire::incremental_check::first_difference([
                 ("request", decoded.request != full.request),
                 ("conversation", decoded.conversation != full.conversation),
                 ("chain", decoded.chain != full.chain),

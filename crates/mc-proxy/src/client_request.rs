@@ -88,8 +88,8 @@ impl ClientRequest {
         match self {
             Self::Anthropic(request) => {
                 let mut request = MessagesRequest::clone(request);
-                crate::head_edits::strip_client_markers(&mut request);
-                render_anthropic::prefix_identity(&request)
+                mc_wire::anthropic::strip_client_markers(&mut request);
+                mc_wire::anthropic::prefix_identity(&request)
             }
             Self::OpenAi(request) => render_openai::prefix_identity(request),
             Self::Responses(request) => render_responses::prefix_identity(request),

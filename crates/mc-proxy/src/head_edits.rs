@@ -23,7 +23,7 @@ pub struct HeadEdits {
 /// and server-side clearing removed, the plan's system marker placed, `max_tokens` lowered.
 pub fn edit_head(request: &mut MessagesRequest, edits: HeadEdits) {
     request.messages.clear();
-    strip_client_markers(request);
+    mc_wire::anthropic::strip_client_markers(request);
     drop_server_clearing(request);
     if let Some(ttl) = edits.system_marker {
         if let Some(BlockContent::Text(text)) = &request.system {
@@ -35,19 +35,6 @@ pub fn edit_head(request: &mut MessagesRequest, edits: HeadEdits) {
         request
             .rest
             .insert("max_tokens".to_owned(), Value::from(max_tokens));
-    }
-}
-
-/// Removes the client's `cache_control` markers from the system prompt and tools (the
-/// messages are replaced by the engine's anyway); the breakpoint plan places its own.
-pub fn strip_client_markers(request: &mut MessagesRequest) {
-    if let Some(BlockContent::Blocks(blocks)) = &mut request.system {
-        blocks
-            .iter_mut()
-            .for_each(|block| block.set_cache_control(None));
-    }
-    for tool in request.tools.iter_mut().flatten() {
-        tool.rest.remove("cache_control");
     }
 }
 

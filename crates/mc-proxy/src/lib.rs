@@ -64,7 +64,6 @@ mod health;
 mod historian_runtime;
 mod historian_start;
 mod host_managed_body;
-mod incremental;
 mod last_good;
 mod ledger;
 mod ledger_writer;
@@ -127,13 +126,13 @@ pub use dashboard::access_token::{AccessToken, TOKEN_FILE, TokenError, load_or_c
 pub use dashboard::{TOKEN_HEADER, login_url};
 pub use git_history::{MAX_COMMITS, read_commits};
 pub use health::{HEALTH_PATH, SERVICE_NAME};
+pub use mc_engine::CacheBudget;
+pub use mc_llm::RetryPolicy;
 /// The incremental follow-up decoder checked against the full decoder, for the fuzz
 /// targets in `fuzz/`; not an API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
-pub use incremental::check_against_full;
-pub use mc_engine::CacheBudget;
-pub use mc_llm::RetryPolicy;
+pub use mc_wire::anthropic_incremental::check_against_full;
 pub use overflow::{Overflow, parse_overflow};
 pub use project::{PROJECT_HEADER, identify as identify_project};
 pub use provider::{ErrorKind, Provider, ProxyError};

@@ -11,8 +11,8 @@ use mc_core::{HashChain, Message};
 use crate::app::App;
 pub use crate::body_layout::BodyLayout;
 use crate::client_request::ClientRequest;
-use crate::incremental::KnownStart;
 use crate::provider::{ErrorKind, Provider, ProxyError};
+use mc_wire::recent_bodies::KnownStart;
 
 /// A client body read whole.
 pub struct DecodedCall {

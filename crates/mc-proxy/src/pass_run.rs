@@ -20,7 +20,6 @@ use crate::app::App;
 use crate::client_request::{ClientMessages, first_message_texts};
 use crate::clock::unix_ms;
 use crate::host_managed_body;
-use crate::incremental::KnownStart;
 use crate::pass_decode::{BodyLayout, DecodedCall, Decoding, decode};
 use crate::planned::{PassFacts, Planned};
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -29,6 +28,7 @@ use crate::session_resolve::{ChainScope, ResolveError, SessionHints, resolve};
 use crate::side_call::{self, SideCall};
 use crate::subagent;
 use crate::windows::context_window;
+use mc_wire::recent_bodies::KnownStart;
 
 /// Attempts at a pass while the store reports busy (each already waited its busy timeout).
 const BUSY_ATTEMPTS: u32 = 3;

@@ -8,12 +8,12 @@ use axum::http::HeaderMap;
 use bytes::Bytes;
 
 use crate::app::App;
-use crate::incremental::KnownStart;
 use crate::overflow::Overflow;
 use crate::pass_run::plan_with_retries;
 use crate::planned::Planned;
 use crate::provider::{Provider, ProxyError};
 use crate::reported_usage::ReportedUsage;
+use mc_wire::recent_bodies::KnownStart;
 
 /// The smallest context window an overflow error is believed to prove: no model a coding
 /// agent runs on has less.

@@ -13,53 +13,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use mc_core::breakpoints::{BreakpointPlan, CacheTtlChoice};
+use mc_core::breakpoints::BreakpointPlan;
 use mc_engine::PassOutcome;
-use mc_wire::anthropic::{self, BlockContent, MessagesRequest};
+use mc_wire::anthropic::{BlockContent, MessagesRequest};
 use serde_json::Value;
 
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::head_edits::{HeadEdits, marker};
-
-/// The client's TTL choice, read from every marker it sent.
-pub fn client_ttl(request: &MessagesRequest) -> CacheTtlChoice {
-    let system = match &request.system {
-        Some(BlockContent::Blocks(blocks)) => blocks.as_slice(),
-        _ => &[],
-    };
-    let one_hour = system
-        .iter()
-        .any(|block| is_one_hour(block.cache_control()))
-        || request
-            .tools
-            .iter()
-            .flatten()
-            .any(|tool| is_one_hour(tool.rest.get("cache_control")))
-        || request.messages.iter().any(uses_one_hour);
-    if one_hour {
-        CacheTtlChoice::OneHour
-    } else {
-        CacheTtlChoice::Default
-    }
-}
-
-/// Whether a message carries a client marker with the 1-hour TTL.
-pub fn uses_one_hour(message: &anthropic::Message) -> bool {
-    match &message.content {
-        BlockContent::Blocks(blocks) => blocks
-            .iter()
-            .any(|block| is_one_hour(block.cache_control())),
-        BlockContent::Text(_) => false,
-    }
-}
-
-fn is_one_hour(marker: Option<&Value>) -> bool {
-    marker
-        .and_then(|marker| marker.get("ttl"))
-        .and_then(Value::as_str)
-        == Some("1h")
-}
 
 /// How many system blocks the upstream request carries (a bare string is sent as one).
 pub fn system_blocks(request: &MessagesRequest) -> usize {
@@ -68,19 +29,6 @@ pub fn system_blocks(request: &MessagesRequest) -> usize {
         Some(BlockContent::Text(_)) => 1,
         Some(BlockContent::Blocks(blocks)) => blocks.len(),
     }
-}
-
-/// A stable identity of the system prompt and tools: a change of either kills the
-/// provider's cache. Blind to cache markers (Claude Code moves them between turns), because
-/// it is taken after [`strip_client_markers`], which also spares copying the prompt.
-pub fn prefix_identity(request: &MessagesRequest) -> String {
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(&serde_json::to_vec(&request.system).unwrap_or_default());
-    for tool in request.tools.iter().flatten() {
-        hasher.update(tool.name.as_bytes());
-        hasher.update(&serde_json::to_vec(&tool.rest).unwrap_or_default());
-    }
-    hasher.finalize().to_hex().to_string()
 }
 
 /// Bytes per token assumed when bounding the answer's room: fewer than any tokenizer gives

@@ -25,10 +25,11 @@ use mc_core::{HashChain, HeldBytes, Message, Role};
 use mc_wire::WireError;
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
-use crate::incremental::{
-    KnownStart, Lineage, Listed, LocatedList, RecentLists, Split, decode_alone, held_bytes,
-};
 use crate::render_responses::{conversation, prefix_identity};
+use mc_wire::lineage::{Lineage, LocatedList};
+use mc_wire::list_split::{Split, decode_alone};
+use mc_wire::recent_bodies::KnownStart;
+use mc_wire::recent_lists::{Listed, RecentLists, held_bytes};
 
 /// A decoded Responses request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -318,12 +319,12 @@ fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
 pub fn check_responses_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let recent = RecentResponses::default();
     let starts = |layout: &Option<ResponsesLayout>| layout.as_ref().map(|l| l.starts.clone());
-    crate::incremental::check_sequence(
+    mc_wire::incremental_check::check_sequence(
         bodies,
         |body| recent.decode(body, None),
         full_decode,
         |decoded: &ResponsesDecoded, full| {
-            crate::incremental::first_difference([
+            mc_wire::incremental_check::first_difference([
                 ("request", decoded.request != full.request),
                 ("conversation", decoded.conversation != full.conversation),
                 ("chain", decoded.chain != full.chain),

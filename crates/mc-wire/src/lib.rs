@@ -21,12 +21,17 @@
 //! ```
 
 pub mod anthropic;
+pub mod anthropic_incremental;
 mod arguments;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod incremental_check;
+pub mod lineage;
 pub mod list_split;
 mod object;
 pub mod openai;
 pub mod recent_bodies;
+pub mod recent_lists;
 pub mod responses;
 pub mod sse;
 mod wire_object;

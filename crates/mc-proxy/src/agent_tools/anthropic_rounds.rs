@@ -11,12 +11,12 @@ use mc_agent_tools::{is_ours, round_cap};
 use mc_engine::tools::ToolAnswer;
 use mc_wire::anthropic::{self, BlockContent, ContentBlock, MessageRole, ToolResultBlock};
 
-use super::prepare::Prepared;
 use super::reply::read_whole;
 use super::round_call::{Call, Settled, broke_off, record};
 use super::settle::{RoundPlace, settle};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::anthropic_splice::Prepared;
 
 /// Answers the client from the successful upstream `response` to `call`: runs our tools
 /// while the model calls only them, stores what the client will not see, and returns the

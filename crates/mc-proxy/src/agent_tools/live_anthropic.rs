@@ -20,10 +20,10 @@ use serde_json::Value;
 use super::anthropic_rounds::{Rounds, settle_round};
 use super::live::{RoundEvents, Sink, live_response, raw};
 use super::live_round::{Ended, close_round, next_live_round};
-use super::prepare::Prepared;
 use super::round_call::{Call, Settled};
 use crate::app::App;
 use crate::provider::Provider;
+use mc_agent_tools::anthropic_splice::Prepared;
 use mc_agent_tools::is_ours;
 
 /// The stop reason of an answer that ends the model's turn.

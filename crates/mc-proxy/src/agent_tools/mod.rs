@@ -55,7 +55,6 @@ mod live_chat;
 mod live_responses;
 mod live_round;
 mod prepare;
-pub mod recent_walks;
 mod reply;
 mod responses;
 mod responses_rounds;
@@ -73,13 +72,13 @@ pub use round_call::Call;
 use serve_choice::may_serve;
 
 use crate::app::App;
-use crate::incremental::KnownStart;
 use crate::provider::{ErrorKind, Provider, ProxyError};
+use mc_wire::recent_bodies::KnownStart;
 
 /// A client request made ready for the proxy's tools, on its wire.
 pub enum Ready {
     /// Anthropic Messages.
-    Anthropic(prepare::Prepared),
+    Anthropic(mc_agent_tools::anthropic_splice::Prepared),
     /// OpenAI Chat Completions.
     Chat(mc_agent_tools::chat_splice::ChatPrepared),
     /// OpenAI Responses.

@@ -6,71 +6,32 @@
 //! session carries the same tools and system bytes and the cached prefix holds; appending
 //! (rather than putting ours first) leaves the client's own prefix as it was.
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use bytes::Bytes;
+use mc_agent_tools::anthropic_splice::{Prepared, splice_whole};
+use mc_agent_tools::anthropic_walks::Start;
+use mc_agent_tools::offers_ours;
+use mc_agent_tools::splice::Used;
+use mc_core::Message;
+use mc_core::ProjectId;
 use mc_core::config::ToolsMode;
-use mc_core::{Message, ProjectId};
-use mc_engine::tools::{Offer, offer};
-use mc_store::{ReadTx, StoreError};
+use mc_engine::tools::offer;
 use mc_wire::anthropic::{self, MessagesRequest};
-use serde_json::json;
 
-use super::recent_walks::Start;
 use super::serve_choice::served_here;
 use crate::app::App;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::now_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::side_call;
-use mc_agent_tools::anthropic_exchange::add_tools;
-use mc_agent_tools::offers_ours;
-use mc_agent_tools::splice::{Point, Used, splice_in};
-use mc_agent_tools::walk_steps::list_with;
-
-/// A client request made ready for the pass, and what later rounds need of it.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// The request with our tools and the guidance, its message list empty: the head later
-    /// rounds are sent with.
-    pub head: Arc<MessagesRequest>,
-    /// The request with the hidden exchanges spliced in, encoded: what the pass reads
-    /// instead of the client's body.
-    pub body: Bytes,
-    /// Where the message list (`[` … `]`) lies in `body`.
-    pub list: Range<usize>,
-    /// Where the conversation stands after its last message: the anchor of the answer.
-    pub point: Point,
-    /// The project our tools act in.
-    pub project: Option<ProjectId>,
-}
-
-impl Prepared {
-    /// The body of the next round: the prepared messages, then `hidden` (the rounds run
-    /// here so far), with tool calls forbidden on the `last` round allowed. The bytes are
-    /// the prepared request's encoding with `hidden` appended to its messages.
-    pub fn next_round(&self, hidden: &[anthropic::Message], last: bool) -> Bytes {
-        let mut next = MessagesRequest::clone(&self.head);
-        if last {
-            next.rest
-                .insert("tool_choice".to_owned(), json!({"type": "none"}));
-        }
-        let (before, after) = next.encode_around_messages();
-        next.messages = hidden.to_vec();
-        let appended = next.encode();
-        let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
-        let list = list_with(prepared, &appended, (before.len(), after.len()));
-        Bytes::from(next.encode_with_messages(&list))
-    }
-}
 
 /// Prepares an Anthropic request for the proxy's tools, or `None` when this call does not
 /// get them: another tools mode, a host's side call, a client that already offers our
 /// tools ([`super::offers_ours`]), or a body the pass will refuse anyway (it says why).
 ///
-/// A follow-up is prepared by its new messages ([`super::recent_walks`]); a body that does
+/// A follow-up is prepared by its new messages ([`mc_agent_tools::anthropic_walks`]); a body that does
 /// not split into messages, or whose client sends no tools (a host's side call is told by
 /// its whole conversation), is decoded whole.
 pub fn prepare(
@@ -173,32 +134,6 @@ fn prepare_whole(
         .map_err(|error| splice_failed(Provider::Anthropic, &error))?;
     used.record(engine.store());
     Ok(Some(Prepared { project, ..spliced }))
-}
-
-/// A whole client request with its exchanges put back, our tools and the guidance added,
-/// encoded: the reference every incremental preparation must equal byte for byte.
-pub(super) fn splice_whole(
-    tx: &ReadTx<'_>,
-    project: Option<ProjectId>,
-    mut request: MessagesRequest,
-    offer: Offer,
-    used: &mut Used,
-) -> Result<Prepared, StoreError> {
-    let messages = std::mem::take(&mut request.messages);
-    let (messages, point) = splice_in(tx, project, messages, used)?;
-    request.messages = messages;
-    add_tools(&mut request, offer);
-    let body = Bytes::from(request.encode());
-    request.messages = Vec::new();
-    let (before, after) = request.encode_around_messages();
-    let list = before.len()..body.len().saturating_sub(after.len());
-    Ok(Prepared {
-        head: Arc::new(request),
-        body,
-        list,
-        point,
-        project: None,
-    })
 }
 
 /// The project our tools act in for a client whose instructions say `system_texts`: the one

@@ -15,7 +15,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A decoded body's identity, and the body it repeats the start of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Lineage {
+pub struct Lineage {
     id: u64,
     /// The id of the body it was decoded against, and how many of its first bytes are
     /// that body's.
@@ -70,9 +70,12 @@ impl Lineage {
 
 /// A decoded body's list as the render compares it: the body, where each entry lies, and
 /// the body's lineage.
-pub(crate) struct LocatedList<'a> {
+pub struct LocatedList<'a> {
+    /// The body.
     pub body: &'a [u8],
+    /// Where each entry of the list lies in it.
     pub ranges: &'a [Range<usize>],
+    /// The body's lineage.
     pub lineage: &'a Lineage,
 }
 

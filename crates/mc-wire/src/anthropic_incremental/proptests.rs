@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 use super::RecentRequests;
-use super::tests::decode_and_remember;
+use super::tests::{TEST_BUDGET_BYTES, decode_and_remember};
 use bytes::Bytes;
 
 /// How a client writes its JSON: whitespace between tokens, the order of the top-level keys
@@ -319,7 +319,7 @@ proptest! {
         styles in (arb_style(), arb_style()),
         steps in proptest::collection::vec(arb_step(), 1..24),
     ) {
-        let recent = RecentRequests::default();
+        let recent = RecentRequests::new(TEST_BUDGET_BYTES);
         let mut conversations = [Conversation::new("fix the bug", styles.0), Conversation::new("write docs", styles.1)];
         let mut current = 0;
         for step in steps {

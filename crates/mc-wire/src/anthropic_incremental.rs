@@ -4,7 +4,7 @@
 //! it was most of a managed call's cost on long sessions. A follow-up repeats the previous
 //! request's bytes up to its first new or changed message (a moved `cache_control` marker,
 //! an edit, the new turn). So the body is compared with the remembered request's, and only
-//! the messages after the shared bytes are located ([`mc_wire::list_split`]); the rest of the request
+//! the messages after the shared bytes are located ([`crate::list_split`]); the rest of the request
 //! (model, system, tools, parameters) is reused when its bytes equal a remembered request's
 //! and decoded otherwise ([`head`]); only messages that differ are decoded and hashed. Equal
 //! bytes decode to equal values, so the result is the same as a full decode. A body that
@@ -12,31 +12,23 @@
 //! error, a message that does not decode, an empty list) takes the full decode, whose error
 //! messages name the exact place.
 
-#[cfg(feature = "fuzzing")]
-mod check;
 mod head;
-mod lineage;
-mod recent_lists;
 
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::WireError;
+use crate::anthropic::{self, MessagesRequest};
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{ContentHash, HashChain, HeldBytes, Message};
-use mc_wire::WireError;
-use mc_wire::anthropic::{self, MessagesRequest};
 
+pub use self::head::Head;
 #[cfg(feature = "fuzzing")]
-pub(crate) use self::check::{check_sequence, first_difference};
-pub(crate) use self::head::Head;
-pub(crate) use self::lineage::{Lineage, LocatedList};
-pub(crate) use self::recent_lists::{Listed, RecentLists, held_bytes};
-use crate::render_anthropic;
-pub(crate) use mc_wire::list_split::{Split, decode_alone};
-pub use mc_wire::recent_bodies::KnownStart;
-pub(crate) use mc_wire::recent_bodies::{remember_within, take_longest_prefix};
+use crate::incremental_check::{check_sequence, first_difference};
+use crate::list_split::{Split, decode_alone};
+use crate::recent_bodies::{remember_within, take_longest_prefix};
 
 /// A decoded request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -77,7 +69,7 @@ impl Layout {
 
     /// The layout of a body whose messages lie at `ranges` and whose head is `head`, for
     /// another remembered walk over the same bodies (the agent tools' preparation).
-    pub(crate) fn new(body: Bytes, ranges: Vec<Range<usize>>, head: Arc<Head>) -> Self {
+    pub fn new(body: Bytes, ranges: Vec<Range<usize>>, head: Arc<Head>) -> Self {
         Self {
             body,
             ranges,
@@ -88,17 +80,17 @@ impl Layout {
     }
 
     /// The body.
-    pub(crate) fn body(&self) -> &[u8] {
+    pub fn body(&self) -> &[u8] {
         &self.body
     }
 
     /// Where each of the body's messages lies.
-    pub(crate) fn ranges(&self) -> &[Range<usize>] {
+    pub fn ranges(&self) -> &[Range<usize>] {
         &self.ranges
     }
 
     /// How many leading messages this body and a scanned one share byte for byte.
-    pub(crate) fn shared_messages(&self, body: &[u8], ranges: &[Range<usize>]) -> usize {
+    pub fn shared_messages(&self, body: &[u8], ranges: &[Range<usize>]) -> usize {
         shared_messages(self, body, ranges)
     }
 
@@ -108,13 +100,13 @@ impl Layout {
 
     /// [`Split::extend`] from this body over `body`, whose first `equal` bytes are this
     /// body's; `None` without a decoded head.
-    pub(crate) fn extend_split(&self, body: &[u8], equal: usize) -> Option<(Split, usize)> {
+    pub fn extend_split(&self, body: &[u8], equal: usize) -> Option<(Split, usize)> {
         let open = self.head.as_deref()?.open()?;
         Split::extend(&self.ranges, open, body, equal)
     }
 
     /// The decoded head, when `body` split at `split` has its bytes.
-    pub(crate) fn head_matching(&self, body: &[u8], split: &Split) -> Option<Arc<Head>> {
+    pub fn head_matching(&self, body: &[u8], split: &Split) -> Option<Arc<Head>> {
         self.head
             .as_ref()
             .filter(|head| head.matches(body, split))
@@ -139,12 +131,6 @@ struct Entry {
 pub struct RecentRequests {
     recent: Mutex<VecDeque<Entry>>,
     budget_bytes: usize,
-}
-
-impl Default for RecentRequests {
-    fn default() -> Self {
-        Self::new(mc_engine::CacheBudget::default().recent_requests())
-    }
 }
 
 impl RecentRequests {
@@ -230,7 +216,7 @@ impl RecentRequests {
         for index in shared..layout.ranges.len() {
             let bytes = layout.message(index)?;
             let wire: anthropic::Message = decode_alone(bytes, serde_json::from_slice)?;
-            one_hour.push(render_anthropic::uses_one_hour(&wire));
+            one_hour.push(anthropic::uses_one_hour(&wire));
             let message = anthropic::into_message(wire);
             chain.push(message.content_hash());
             message_bytes.push(message.held_bytes());
@@ -332,7 +318,7 @@ impl RecentRequests {
 /// request that needed it is not remembered).
 fn full_decode(body: &Bytes, limit_bytes: usize) -> Result<Decoded, WireError> {
     let mut request = MessagesRequest::decode(body, limit_bytes)?;
-    let client_ttl = render_anthropic::client_ttl(&request);
+    let client_ttl = anthropic::client_ttl(&request);
     let conversation = anthropic::into_conversation(std::mem::take(&mut request.messages));
     let chain = HashChain::of(&conversation);
     Ok(Decoded {
@@ -353,13 +339,17 @@ fn shared_messages(remembered: &Layout, body: &[u8], ranges: &[Range<usize>]) ->
         .count()
 }
 
+/// What [`check_against_full`] remembers: enough for every request of a fuzz case.
+#[cfg(feature = "fuzzing")]
+const CHECK_BUDGET_BYTES: usize = 256 << 20;
+
 /// Decodes `bodies` in order as the proxy does, remembering each one that decodes, and
 /// checks every result against a full decode: the same request, conversation, chain, TTL
 /// choice and prefix identity, or the same error. Returns the first disagreement. For the
 /// fuzz target `incremental_decode` (feature `fuzzing`).
 #[cfg(feature = "fuzzing")]
 pub fn check_against_full(bodies: &[Bytes], limit_bytes: usize) -> Result<(), String> {
-    let recent = RecentRequests::default();
+    let recent = RecentRequests::new(CHECK_BUDGET_BYTES);
     check_sequence(
         bodies,
         |body| recent.decode(body, limit_bytes),
@@ -367,8 +357,8 @@ pub fn check_against_full(bodies: &[Bytes], limit_bytes: usize) -> Result<(), St
         |decoded: &Decoded, full| {
             let identity_differs = decoded.layout.prefix_identity().is_some_and(|identity| {
                 let mut request = (*full.request).clone();
-                crate::head_edits::strip_client_markers(&mut request);
-                identity != render_anthropic::prefix_identity(&request)
+                anthropic::strip_client_markers(&mut request);
+                identity != anthropic::prefix_identity(&request)
             });
             first_difference([
                 ("request", decoded.request != full.request),

@@ -12,16 +12,14 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::anthropic::{self, MessagesRequest};
+use crate::list_split::Split;
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
-use mc_wire::anthropic::MessagesRequest;
-
-use crate::render_anthropic;
-use mc_wire::list_split::Split;
 
 /// A decoded head and the bytes it came from.
 #[derive(Debug)]
-pub(crate) struct Head {
+pub struct Head {
     /// The body up to and including the `[` opening the message list.
     before: Bytes,
     /// The body from the `]` closing it.
@@ -47,7 +45,7 @@ impl Head {
         if !request.messages.is_empty() {
             return None;
         }
-        let one_hour = render_anthropic::client_ttl(&request) == CacheTtlChoice::OneHour;
+        let one_hour = anthropic::client_ttl(&request) == CacheTtlChoice::OneHour;
         let rest = Bytes::from(rest);
         Some(Self {
             before: rest.slice(..before.len()),
@@ -74,13 +72,13 @@ impl Head {
         Arc::clone(&self.request)
     }
 
-    /// [`render_anthropic::prefix_identity`] of the request with the client's markers
+    /// [`anthropic::prefix_identity`] of the request with the client's markers
     /// stripped, as the pass takes it; computed on first use.
     pub fn prefix_identity(&self) -> &str {
         self.identity.get_or_init(|| {
             let mut request = MessagesRequest::clone(&self.request);
-            crate::head_edits::strip_client_markers(&mut request);
-            render_anthropic::prefix_identity(&request)
+            anthropic::strip_client_markers(&mut request);
+            anthropic::prefix_identity(&request)
         })
     }
 }

@@ -7,7 +7,7 @@
 //! resends its previous body's bytes up to its first new or changed message, so the walk's
 //! state after each message is remembered with the body ([`Walk`]): a follow-up locates its
 //! messages against the remembered body as the pass's decoder does
-//! ([`crate::incremental`]), resumes the walk after the last message the two share, and
+//! ([`mc_wire::anthropic_incremental`]), resumes the walk after the last message the two share, and
 //! decodes, hashes, looks up and encodes only the messages after it. The spliced messages
 //! already produced are kept encoded and shared, and the prepared body is assembled from
 //! them around the encoded head, so it is byte for byte what a fresh walk encodes (the
@@ -24,17 +24,18 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use mc_core::{Message, ProjectId};
+use mc_engine::tools::Offer;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
+use mc_wire::anthropic_incremental::{Head, Layout};
+use mc_wire::list_split::{Split, decode_alone};
 
-use crate::incremental::{Head, Layout, Split, decode_alone};
-use mc_agent_tools::answer_key::is_answer;
-use mc_agent_tools::anthropic_exchange::add_tools;
-use mc_agent_tools::splice::{Point, Splice, Used, message_hash, stored};
-use mc_agent_tools::walk_steps::{
+use crate::answer_key::is_answer;
+use crate::anthropic_exchange::add_tools;
+use crate::splice::{Point, Splice, Used, message_hash, stored};
+use crate::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
 };
-use mc_engine::tools::Offer;
 
 /// Results of our calls that wait for the client's next message, encoded for the end of
 /// the list when none follows.
@@ -105,9 +106,13 @@ impl PreparedHead {
 /// prepared head, and where the conversation stands after its last message.
 #[derive(Debug)]
 pub struct Walked {
+    /// The prepared body.
     pub body: Bytes,
+    /// Where its message list (`[` … `]`) lies.
     pub list: Range<usize>,
+    /// The prepared head, its message list empty.
     pub head: Arc<MessagesRequest>,
+    /// Where the conversation stands after its last message.
     pub point: Point,
     /// Client messages walked for this request: those after the ones it shares with a
     /// remembered body.
@@ -266,13 +271,16 @@ impl RecentWalks {
 /// What a walk starts from besides the body: the project the anchors hash, the client's
 /// first message, and the tools and guidance the head gets.
 pub struct Start {
+    /// The project our tools act in.
     pub project: Option<ProjectId>,
+    /// The client's first message.
     pub first: Arc<Message>,
+    /// What our tools and guidance offer.
     pub offer: Offer,
 }
 
 impl Walk {
-    /// Moves the walk past one client message, as [`super::splice::splice_in`] does; returns
+    /// Moves the walk past one client message, as [`crate::splice::splice_in`] does; returns
     /// the results that wait for the next message. `None` when a message does not encode.
     fn pass(
         &mut self,
@@ -355,7 +363,7 @@ impl Remembered for Walk {
     }
 }
 
-/// The client's user turn with our results first (as [`super::splice::splice_in`] puts
+/// The client's user turn with our results first (as [`crate::splice::splice_in`] puts
 /// them): tool results lead a user turn, and ours answer calls that came before the
 /// client's in the same answer.
 fn with_results_first(

@@ -4,8 +4,8 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::agent_tools::prepare::{Prepared, splice_whole};
-use mc_agent_tools::splice::{Splice, Used, message_hash};
+use crate::anthropic_splice::{Prepared, splice_whole};
+use crate::splice::{Splice, Used, message_hash};
 use mc_engine::tools::offer;
 
 /// One turn of a generated conversation: the user's message, the answer the client got,

@@ -1,13 +1,13 @@
 //! The fuzz targets' check of an incremental decoder against its full decoder, shared by
 //! the three wires (feature `fuzzing`).
 
+use crate::WireError;
 use bytes::Bytes;
-use mc_wire::WireError;
 
 /// Decodes `bodies` in order with `decode` (the proxy's, through its remembered requests),
 /// `remember`ing each one that decodes, and checks every result against `full`: no part
 /// that `differs` names, or the same error. Returns the first disagreement.
-pub(crate) fn check_sequence<D>(
+pub fn check_sequence<D>(
     bodies: &[Bytes],
     decode: impl Fn(&Bytes) -> Result<D, WireError>,
     full: impl Fn(&Bytes) -> Result<D, WireError>,
@@ -38,9 +38,7 @@ pub(crate) fn check_sequence<D>(
 }
 
 /// The name of the first part that differs, of `parts` (a name and whether it differs).
-pub(crate) fn first_difference<const N: usize>(
-    parts: [(&'static str, bool); N],
-) -> Option<&'static str> {
+pub fn first_difference<const N: usize>(parts: [(&'static str, bool); N]) -> Option<&'static str> {
     parts
         .into_iter()
         .find_map(|(name, differs)| differs.then_some(name))

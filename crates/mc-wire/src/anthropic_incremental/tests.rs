@@ -1,7 +1,10 @@
 use serde_json::{Value, json};
 
 use super::*;
-use mc_wire::list_split::common_prefix_len;
+use crate::list_split::common_prefix_len;
+
+/// Room for every request of a test session.
+pub(super) const TEST_BUDGET_BYTES: usize = 256 << 20;
 
 fn body(messages: &[Value], one_hour_on_system: bool) -> Bytes {
     let mut system = json!({"type": "text", "text": "You are careful."});
@@ -39,8 +42,8 @@ pub(super) fn assert_same_as_full(decoded: &Decoded, body: &Bytes) {
 /// The prefix identity as the pass takes it from a fully decoded request.
 pub(super) fn full_prefix_identity(request: &MessagesRequest) -> String {
     let mut request = request.clone();
-    crate::head_edits::strip_client_markers(&mut request);
-    render_anthropic::prefix_identity(&request)
+    anthropic::strip_client_markers(&mut request);
+    anthropic::prefix_identity(&request)
 }
 
 /// Decodes `body` as the proxy does, checks it against a full decode (the same value, or
@@ -92,7 +95,7 @@ fn edited(body: &Bytes, needle: &str, with: &str) -> Bytes {
 
 #[test]
 fn follow_ups_decode_as_a_full_decode_does() {
-    let recent = RecentRequests::default();
+    let recent = RecentRequests::new(TEST_BUDGET_BYTES);
     let mut messages = vec![json!({"role": "user", "content": "fix the bug"})];
     for n in 0..6 {
         messages.extend(turn(n));
@@ -128,7 +131,7 @@ fn follow_ups_decode_as_a_full_decode_does() {
 
 #[test]
 fn odd_bodies_take_the_full_decode_and_its_errors() {
-    let recent = RecentRequests::default();
+    let recent = RecentRequests::new(TEST_BUDGET_BYTES);
     let empty = body(&[], false);
     let decoded = recent.decode(&empty, usize::MAX).unwrap();
     assert_same_as_full(&decoded, &empty);
@@ -153,7 +156,7 @@ fn odd_bodies_take_the_full_decode_and_its_errors() {
 
 #[test]
 fn a_follow_up_extends_the_remembered_layout() {
-    let recent = RecentRequests::default();
+    let recent = RecentRequests::new(TEST_BUDGET_BYTES);
     let first = body(&conversation(2), false);
     assert!(decode_and_remember(&recent, &first));
     let follow_up = body(&conversation(3), false);
@@ -170,7 +173,7 @@ fn a_follow_up_extends_the_remembered_layout() {
 
 #[test]
 fn bytes_after_the_shared_ones_are_checked_as_a_full_decode_would() {
-    let recent = RecentRequests::default();
+    let recent = RecentRequests::new(TEST_BUDGET_BYTES);
     let base = body(&conversation(2), false);
     assert!(decode_and_remember(&recent, &base));
     let grown = body(&conversation(3), false);
@@ -218,7 +221,7 @@ fn bytes_after_the_shared_ones_are_checked_as_a_full_decode_would() {
 
 #[test]
 fn another_conversation_with_the_same_head_reuses_it() {
-    let recent = RecentRequests::default();
+    let recent = RecentRequests::new(TEST_BUDGET_BYTES);
     assert!(decode_and_remember(&recent, &body(&conversation(2), false)));
     let other = vec![json!({"role": "user", "content": "write the docs"})];
     let other = body(&other, false);
@@ -283,7 +286,7 @@ fn nesting_near_the_parsers_limit_is_judged_as_the_full_decode_does() {
             let text = body(&messages, false);
             edited(&text, &format!("{{\"command\":\"ls {n}\"}}"), &input)
         };
-        let recent = RecentRequests::default();
+        let recent = RecentRequests::new(TEST_BUDGET_BYTES);
         decode_and_remember(&recent, &deep(0));
         decode_and_remember(&recent, &body(&conversation(1), false));
         decode_and_remember(&recent, &deep(1));

@@ -1,23 +1,24 @@
 //! Remembered requests of a wire whose follow-ups repeat the bytes outside their list
-//! (Chat's messages, Responses' items): the part [`crate::chat_incremental`] and
-//! [`crate::responses_incremental`] share.
+//! (Chat's messages, Responses' items): the part the proxy's Chat and
+//! Responses decoders share.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
 use mc_core::{ContentHash, HashChain};
 
-use super::{KnownStart, Split, remember_within, take_longest_prefix};
+use crate::list_split::Split;
+use crate::recent_bodies::{KnownStart, remember_within, take_longest_prefix};
 
 /// What a remembered request shows of itself: its body and where its list lies.
-pub(crate) trait Listed {
+pub trait Listed {
     /// The body and its split.
     fn listed(&self) -> (&[u8], &Split);
 }
 
 /// Remembered requests, most recent last, within a byte budget.
 #[derive(Debug)]
-pub(crate) struct RecentLists<E> {
+pub struct RecentLists<E> {
     recent: Mutex<VecDeque<(E, usize)>>,
     budget_bytes: usize,
 }
@@ -72,7 +73,7 @@ impl<E: Listed> RecentLists<E> {
 /// forms hold), the neutral forms (`message_bytes`, what each holds, counted once when it
 /// was decoded: summing a long session's values again on every request grew a call's cost
 /// with the session) and their hashes.
-pub(crate) fn held_bytes(body: &[u8], message_bytes: &[usize], chain: &HashChain) -> usize {
+pub fn held_bytes(body: &[u8], message_bytes: &[usize], chain: &HashChain) -> usize {
     body.len()
         + 2 * message_bytes.iter().sum::<usize>()
         + chain.len() * std::mem::size_of::<ContentHash>()
