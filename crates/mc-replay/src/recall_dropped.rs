@@ -177,12 +177,13 @@ impl RecallProbe {
 }
 
 /// The indexes of the messages of `history` (from `first`, the first to show it) that show
-/// `identifier`.
+/// `identifier`: name it on its own or inside a longer name (`old_field` in
+/// `old_field.model`, a file in its path), as a reader of that message would see it.
 fn shown_in(history: &[Message], identifier: &str, first: usize) -> Vec<u64> {
     let mut shown = Vec::new();
     for (index, message) in history.iter().enumerate().skip(first) {
         let mut holds = false;
-        message_identifiers(message, &mut |id| holds |= id == identifier);
+        message_identifiers(message, &mut |run| holds |= names(run, identifier));
         if holds {
             shown.push(index as u64);
         }
@@ -191,6 +192,18 @@ fn shown_in(history: &[Message], identifier: &str, first: usize) -> Vec<u64> {
         shown.push(first as u64);
     }
     shown
+}
+
+/// Whether identifier run `run` names `identifier`: equals it, or holds it between the
+/// run's `.` or `_`-free edges (`self.old_field.model` names `old_field`, `old_fields`
+/// does not).
+fn names(run: &str, identifier: &str) -> bool {
+    let is_name_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    run.match_indices(identifier).any(|(at, _)| {
+        let before = run.as_bytes()[..at].last().copied();
+        let after = run.as_bytes().get(at + identifier.len()).copied();
+        !before.is_some_and(is_name_byte) && !after.is_some_and(is_name_byte)
+    })
 }
 
 /// The rank (from 1) of the first of `hits` whose message range holds one of `ordinals`.
@@ -222,9 +235,14 @@ fn sentence_around<'t>(text: &'t str, identifier: &'t str) -> &'t str {
     let Some(at) = text.find(identifier) else {
         return identifier;
     };
-    let is_end = |c: char| matches!(c, '.' | '!' | '?' | '\n');
-    let start = text[..at].rfind(is_end).map_or(0, |end| end + 1);
-    let stop = text[at..].find(is_end).map_or(text.len(), |end| at + end);
+    let after = at + identifier.len();
+    let start = sentence_ends(text)
+        .take_while(|&end| end < at)
+        .last()
+        .map_or(0, |end| end + 1);
+    let stop = sentence_ends(text)
+        .find(|&end| end >= after)
+        .unwrap_or(text.len());
     let sentence = text[start..stop].trim();
     if sentence.chars().count() <= SENTENCE_CHARS {
         return sentence;
@@ -239,6 +257,18 @@ fn sentence_around<'t>(text: &'t str, identifier: &'t str) -> &'t str {
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(text.len());
     text[from.max(start)..to.min(stop)].trim()
+}
+
+/// Where sentences of `text` end: a newline, or `.`, `!` or `?` before white space or the
+/// text's end (the dots inside `self.do_query` or `v2.1` end nothing).
+fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().filter_map(move |(at, &byte)| {
+        let ends = byte == b'\n'
+            || (matches!(byte, b'.' | b'!' | b'?')
+                && bytes.get(at + 1).is_none_or(u8::is_ascii_whitespace));
+        ends.then_some(at)
+    })
 }
 
 #[cfg(test)]
@@ -269,6 +299,8 @@ mod tests {
         ];
         assert_eq!(shown_in(&history, "card_parser.py", 0), [0, 2]);
         assert_eq!(shown_in(&history, "elsewhere.rs", 1), [1]);
+        assert_eq!(shown_in(&history, "card_parser", 0), [0, 2]);
+        assert_eq!(shown_in(&history, "card_parse", 0), [0]);
     }
 
     #[test]
@@ -279,6 +311,11 @@ mod tests {
             "Now parse_card fails on tabs"
         );
         assert_eq!(sentence_around(text, "absent"), "absent");
+        let dotted = "It fails. Then self.do_query(v2.1) returns None.\nNext.";
+        assert_eq!(
+            sentence_around(dotted, "do_query"),
+            "Then self.do_query(v2.1) returns None"
+        );
         let long = format!("{} parse_card {}", "a ".repeat(300), "b ".repeat(300));
         let cut = sentence_around(&long, "parse_card");
         assert!(cut.contains("parse_card") && cut.chars().count() <= SENTENCE_CHARS + 1);

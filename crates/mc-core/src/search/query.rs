@@ -36,6 +36,12 @@ pub struct FtsQuery {
     pub all_words: String,
     /// The words searched, lower-cased, in the order they first appeared.
     pub terms: Vec<String>,
+    /// The made names of the text ([`crate::identifiers`]) of more than one word, each as an
+    /// FTS5 phrase, joined with `AND`: `old_field` is the words `old` and `field` side by
+    /// side, which rows that merely hold both words apart (`old` here, `field` there) are
+    /// not. `None` when the text names nothing of more than one word, or says more than
+    /// its made names.
+    pub made_names: Option<String>,
 }
 
 /// Why a query cannot be searched.
@@ -81,11 +87,34 @@ pub fn fts_query(text: &str) -> Result<FtsQuery, QueryError> {
     let mut terms = if content.is_empty() { words } else { content };
     terms.truncate(MAX_QUERY_TERMS);
     let quoted: Vec<String> = terms.iter().map(|term| format!("\"{term}\"")).collect();
+    let made_names = made_name_phrases(text, &terms);
     Ok(FtsQuery {
         expression: quoted.join(" OR "),
         all_words: quoted.join(" AND "),
         terms,
+        made_names,
     })
+}
+
+/// [`FtsQuery::made_names`] of `text`, whose words are `terms`: only for a text that is
+/// made names alone (a sentence around a name is ranked by all its words).
+fn made_name_phrases(text: &str, terms: &[String]) -> Option<String> {
+    let mut phrases: Vec<String> = Vec::new();
+    let mut named: Vec<String> = Vec::new();
+    crate::identifiers::identifiers(text, &mut |name| {
+        let words: Vec<String> = name
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|word| !word.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let phrase = format!("\"{}\"", words.join(" "));
+        named.extend(words.iter().cloned());
+        if words.len() > 1 && phrases.len() < MAX_QUERY_TERMS && !phrases.contains(&phrase) {
+            phrases.push(phrase);
+        }
+    });
+    let names_only = terms.iter().all(|term| named.contains(term));
+    (names_only && !phrases.is_empty()).then(|| phrases.join(" AND "))
 }
 
 #[cfg(test)]
@@ -98,6 +127,21 @@ mod tests {
         let query = fts_query("When did Caroline paint the sunrise?").unwrap();
         assert_eq!(query.expression, r#""caroline" OR "paint" OR "sunrise""#);
         assert_eq!(query.all_words, r#""caroline" AND "paint" AND "sunrise""#);
+    }
+
+    #[test]
+    fn made_names_of_several_words_are_phrases() {
+        let query = fts_query("self.do_query, card_parser.py").unwrap();
+        assert_eq!(
+            query.made_names.as_deref(),
+            Some(r#""self do query" AND "card parser py""#)
+        );
+        assert_eq!(
+            fts_query("why does self.do_query fail").unwrap().made_names,
+            None
+        );
+        assert_eq!(fts_query("parse the card").unwrap().made_names, None);
+        assert_eq!(fts_query("parseValue v2").unwrap().made_names, None);
     }
 
     #[test]
@@ -137,6 +181,14 @@ mod tests {
                     let inner = inner.expect("every term is quoted");
                     prop_assert!(!inner.is_empty());
                     prop_assert!(inner.chars().all(char::is_alphanumeric));
+                }
+                for phrase in query.made_names.iter().flat_map(|names| names.split(" AND ")) {
+                    let inner = phrase.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
+                    let inner = inner.expect("every phrase is quoted");
+                    let words_only = inner
+                        .split(' ')
+                        .all(|word| !word.is_empty() && word.chars().all(char::is_alphanumeric));
+                    prop_assert!(words_only);
                 }
             }
         }

@@ -540,3 +540,30 @@ mod properties {
         }
     }
 }
+
+/// A made name is found where it is written as one: the messages that hold the words of
+/// `old_field` apart (shorter, so ranked first by their words alone) come after those that
+/// name it, and a message is found by its own words, not by a neighbour naming it.
+#[test]
+fn a_made_name_finds_the_messages_that_name_it() {
+    let temp = TempStore::new();
+    let messages = [
+        text(Role::User, "the field is old"),
+        text(Role::Assistant, "the old one, and a field"),
+        text(
+            Role::User,
+            "the migration reads old_field.model before it alters the column, then compares it with the new field's model and keeps the old_field when both are equal",
+        ),
+        text(Role::Assistant, "field old"),
+        text(
+            Role::User,
+            "renaming it breaks self.old_field in the schema editor, which every backend calls while the migration runs",
+        ),
+        text(Role::Assistant, "old and field, apart"),
+    ];
+    seed(&temp.store, "s1", &messages, NOW_MS);
+    let found = ordinals(&temp.store, "old_field", &SearchScope::default());
+    assert_eq!(found, [("s1".to_owned(), 2), ("s1".to_owned(), 4)]);
+    let worded = ordinals(&temp.store, "the old field", &SearchScope::default());
+    assert_eq!(worded.len(), messages.len(), "{worded:?}");
+}
