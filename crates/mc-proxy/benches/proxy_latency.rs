@@ -35,8 +35,8 @@
 //! the run).
 //!
 //! First of all, a growing session compares the agent tools on (the default for clients
-//! other than Claude Code and Codex) with tools off, per quarter of the run
-//! ([`growing`]).
+//! other than Claude Code and Codex) with tools off, per quarter of the run, beside what
+//! the verbatim hop costs for the same body ([`growing`]).
 //!
 //! Run: `cargo bench -p mc-proxy --bench proxy_latency`; with `PROXY_LATENCY_QUICK=1`, only
 //! a shorter growing session; `PROXY_LATENCY_STEPS=N` sets its length.

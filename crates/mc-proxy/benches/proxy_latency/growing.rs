@@ -11,13 +11,18 @@
 //! `metadata.user_id` and the session is named by OpenCode's `x-session-id`, so `auto`
 //! serves the tools. The run is made on the Anthropic wire, on Chat Completions and on
 //! Responses.
+//!
+//! Each body also goes to `count_tokens`, direct and through the tools-off proxy, which
+//! forwards it verbatim: what moving the body through one more HTTP hop costs any proxy.
+//! It grows with the body too, so it is printed beside the proxies' figures, with their
+//! growth net of it.
 
 use std::time::Duration;
 
 use mc_core::config::ToolsMode;
 
 use super::corpus::{Conversation, Corpus};
-use super::{Result, call, ms, percentile_of, start_proxy};
+use super::{Result, VERBATIM_PATH, call, call_verbatim, ms, percentile_of, start_proxy};
 
 /// o200k tokens of the session's first measured body: about 1 MB of JSON.
 const START_TOKENS: usize = 260_000;
@@ -72,6 +77,8 @@ pub struct Growing {
 struct Added {
     off: Vec<f64>,
     on: Vec<f64>,
+    /// The verbatim hop's.
+    hop: Vec<f64>,
 }
 
 /// Runs the session against `upstream` (the flat one) and prints its table and verdicts.
@@ -91,6 +98,10 @@ pub async fn growing_table(
         format!("http://{}{path}", off.local_addr()),
         format!("http://{}{path}", on.local_addr()),
     ];
+    let hops = [
+        format!("{upstream}{VERBATIM_PATH}"),
+        format!("http://{}{VERBATIM_PATH}", off.local_addr()),
+    ];
     let headers = [("x-session-id", "bench-growing")];
     let mut conversation = Conversation::sized(corpus, START_TOKENS, 11, WARMUP + 1);
     let mut added = Added::default();
@@ -109,6 +120,11 @@ pub async fn growing_table(
         let direct = times[0].as_secs_f64();
         added.off.push(times[1].as_secs_f64() - direct);
         added.on.push(times[2].as_secs_f64() - direct);
+        let hop_direct = call_verbatim(client, &hops[0], &body).await?;
+        let hop_proxied = call_verbatim(client, &hops[1], &body).await?;
+        added
+            .hop
+            .push(hop_proxied.as_secs_f64() - hop_direct.as_secs_f64());
         body_bytes.push(body.len());
     }
     off.shutdown().await;
@@ -120,15 +136,16 @@ pub async fn growing_table(
 
 fn print_table(added: &Added, body_bytes: &[usize]) {
     println!(
-        "| quarter | body MB | n | tools off added p50 ms | off p99 ms | tools on added p50 ms | on p99 ms | on - off p50 ms |"
+        "| quarter | body MB | n | tools off added p50 ms | off p99 ms | tools on added p50 ms | on p99 ms | on - off p50 ms | verbatim hop p50 ms |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let quarters = quarters(added.on.len());
     for (number, range) in quarters.iter().enumerate() {
         let (off, on) = (&added.off[range.clone()], &added.on[range.clone()]);
+        let hop = &added.hop[range.clone()];
         let bytes = &body_bytes[range.clone()];
         println!(
-            "| Q{} | {:.2}-{:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| Q{} | {:.2}-{:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             number + 1,
             mb(bytes.first()),
             mb(bytes.last()),
@@ -138,6 +155,7 @@ fn print_table(added: &Added, body_bytes: &[usize]) {
             ms(percentile_of(on, 0.50)),
             ms(percentile_of(on, 0.99)),
             ms(percentile_of(on, 0.50) - percentile_of(off, 0.50)),
+            ms(percentile_of(hop, 0.50)),
         );
     }
     let (on_p50, on_p99) = (
@@ -145,19 +163,28 @@ fn print_table(added: &Added, body_bytes: &[usize]) {
         ms(percentile_of(&added.on, 0.99)),
     );
     let off_p50 = ms(percentile_of(&added.off, 0.50));
-    let first = quarters.first().map(|range| &added.on[range.clone()]);
-    let last = quarters.last().map(|range| &added.on[range.clone()]);
-    let growth = match (first, last) {
-        (Some(first), Some(last)) => percentile_of(last, 0.50) / percentile_of(first, 0.50),
-        _ => f64::NAN,
+    let quarter_p50 = |samples: &[f64], last: bool| {
+        let range = if last {
+            quarters.last()
+        } else {
+            quarters.first()
+        };
+        range.map_or(f64::NAN, |range| {
+            percentile_of(&samples[range.clone()], 0.50)
+        })
     };
+    let growth = quarter_p50(&added.on, true) / quarter_p50(&added.on, false);
+    let hop_growth = quarter_p50(&added.hop, true) - quarter_p50(&added.hop, false);
+    let growth_net_of_hop =
+        (quarter_p50(&added.on, true) - hop_growth) / quarter_p50(&added.on, false);
     println!(
-        "| all | {:.2}-{:.2} | {} | {off_p50:.2} | {:.2} | {on_p50:.2} | {on_p99:.2} | {:.2} |",
+        "| all | {:.2}-{:.2} | {} | {off_p50:.2} | {:.2} | {on_p50:.2} | {on_p99:.2} | {:.2} | {:.2} |",
         mb(body_bytes.first()),
         mb(body_bytes.last()),
         added.on.len(),
         ms(percentile_of(&added.off, 0.99)),
         on_p50 - off_p50,
+        ms(percentile_of(&added.hop, 0.50)),
     );
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
     println!(
@@ -168,9 +195,14 @@ fn print_table(added: &Added, body_bytes: &[usize]) {
         on_p50 / off_p50,
     );
     println!(
-        "added per MB of body (median of the slopes between every two steps, steadier than the quarters on a shared machine): tools off {:.2} ms/MB, tools on {:.2} ms/MB",
+        "added per MB of body (median of the slopes between every two steps, steadier than the quarters on a shared machine): tools off {:.2} ms/MB, tools on {:.2} ms/MB, verbatim hop {:.2} ms/MB",
         ms(slope_per_mb(&added.off, body_bytes)),
         ms(slope_per_mb(&added.on, body_bytes)),
+        ms(slope_per_mb(&added.hop, body_bytes)),
+    );
+    println!(
+        "the verbatim hop's p50 grew {:.2} ms from the first quarter to the last (moving the larger body, which any proxy pays); tools on, that growth taken out: last/first quarter p50 {growth_net_of_hop:.2}x",
+        ms(hop_growth),
     );
 }
 
