@@ -11,7 +11,7 @@ use crate::support::{
 };
 
 const SESSION: &str = "dash-session-1";
-const PROJECT: &str = "dash-project";
+pub(crate) const PROJECT: &str = "dash-project";
 
 /// Tokens every call reports: uncached, written, read, output.
 const USAGE: (u64, u64, u64, u64) = (100, 1_000, 5_000, 50);
@@ -38,7 +38,7 @@ async fn upstream() -> Upstream {
 }
 
 /// A proxy with [`SESSION`] of [`CALLS`] calls in [`PROJECT`], its ledger written.
-async fn seeded() -> (Upstream, Proxy) {
+pub(crate) async fn seeded() -> (Upstream, Proxy) {
     let upstream = upstream().await;
     let proxy = Proxy::start(&upstream.url()).await;
     let mut messages = vec![user("write the parser")];
@@ -65,7 +65,7 @@ async fn seeded() -> (Upstream, Proxy) {
 }
 
 /// The access token the proxy reads from its data directory.
-fn token(proxy: &Proxy) -> String {
+pub(crate) fn token(proxy: &Proxy) -> String {
     load_or_create(proxy.data_dir())
         .unwrap()
         .as_str()
@@ -83,7 +83,7 @@ async fn browse(proxy: &Proxy, path: &str) -> Reply {
 }
 
 /// POSTs JSON to the API with the token header.
-async fn change(proxy: &Proxy, path: &str, body: &Value) -> Reply {
+pub(crate) async fn change(proxy: &Proxy, path: &str, body: &Value) -> Reply {
     let token = token(proxy);
     let headers = [
         ("content-type", "application/json"),

@@ -17,6 +17,7 @@ mod bad_input;
 mod browser_requests;
 mod cache_budget;
 mod dashboard;
+mod dashboard_browser;
 mod embeddings;
 mod failures;
 mod fault_upstream;

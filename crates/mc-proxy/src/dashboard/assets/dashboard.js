@@ -37,11 +37,13 @@ document.addEventListener("submit", async (event) => {
   }
 });
 
-// Live refresh: every few seconds, reload when the watched answer differs from the first.
+// Live refresh: the watched answer is read as soon as the page loads (what the page shows),
+// then every few seconds; the page reloads when it differs. Reading it first only at the
+// first tick would take a change made in the meantime as the page's own, and never show it.
 const watched = document.body.dataset.refresh;
 if (watched) {
   let first = null;
-  window.setInterval(async () => {
+  const check = async () => {
     try {
       const answer = await fetch(watched, { headers: { "x-magic-context-token": token } });
       if (!answer.ok) return;
@@ -51,5 +53,7 @@ if (watched) {
     } catch (_) {
       // The proxy is restarting; the next tick tries again.
     }
-  }, 5000);
+  };
+  check();
+  window.setInterval(check, 5000);
 }
