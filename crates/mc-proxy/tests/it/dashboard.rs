@@ -10,7 +10,7 @@ use crate::support::{
     MODEL, Proxy, Reply, Upstream, anthropic_request, assistant, json_response, send, user,
 };
 
-const SESSION: &str = "dash-session-1";
+pub(crate) const SESSION: &str = "dash-session-1";
 pub(crate) const PROJECT: &str = "dash-project";
 
 /// Tokens every call reports: uncached, written, read, output.
@@ -20,7 +20,7 @@ const USAGE: (u64, u64, u64, u64) = (100, 1_000, 5_000, 50);
 const CALLS: usize = 3;
 
 /// An upstream answering every call with [`USAGE`].
-async fn upstream() -> Upstream {
+pub(crate) async fn upstream() -> Upstream {
     let (uncached, written, read, output) = USAGE;
     Upstream::replying(move |_, _| {
         json_response(
@@ -41,27 +41,39 @@ async fn upstream() -> Upstream {
 pub(crate) async fn seeded() -> (Upstream, Proxy) {
     let upstream = upstream().await;
     let proxy = Proxy::start(&upstream.url()).await;
+    seed(&proxy).await;
+    (upstream, proxy)
+}
+
+/// Makes [`SESSION`]'s [`CALLS`] calls in [`PROJECT`] through `proxy` and waits for their
+/// ledger rows; the conversation so far, for a call that goes on with it.
+pub(crate) async fn seed(proxy: &Proxy) -> Vec<Value> {
     let mut messages = vec![user("write the parser")];
     for turn in 0..CALLS {
-        let body = anthropic_request(&messages);
-        let headers = [
-            ("content-type", "application/json"),
-            (SESSION_HEADER, SESSION),
-            (PROJECT_HEADER, PROJECT),
-        ];
-        let reply = send(
-            Method::POST,
-            &proxy.url("/v1/messages"),
-            &headers,
-            body.to_string(),
-        )
-        .await;
+        let reply = call(proxy, &messages).await;
         assert_eq!(reply.status, 200, "{}", reply.text());
         messages.push(assistant("done"));
         messages.push(user(&format!("and step {turn}")));
     }
     proxy.calls(SESSION, CALLS).await;
-    (upstream, proxy)
+    messages
+}
+
+/// One call of [`SESSION`] in [`PROJECT`] with `messages`.
+pub(crate) async fn call(proxy: &Proxy, messages: &[Value]) -> Reply {
+    let body = anthropic_request(messages);
+    let headers = [
+        ("content-type", "application/json"),
+        (SESSION_HEADER, SESSION),
+        (PROJECT_HEADER, PROJECT),
+    ];
+    send(
+        Method::POST,
+        &proxy.url("/v1/messages"),
+        &headers,
+        body.to_string(),
+    )
+    .await
 }
 
 /// The access token the proxy reads from its data directory.
