@@ -55,7 +55,7 @@ async fn run() -> Result<()> {
         "dashboard bench: {sessions} sessions x {MESSAGES_PER_SESSION} messages, {CALLS_PER_SESSION} calls each, {PROJECTS} projects x {MEMORIES_PER_PROJECT} memories (seeded and indexed in {:.1} s)",
         seeding.elapsed().as_secs_f64()
     );
-    let baseline = read_baseline(&store, &session_id(sessions / 2))?;
+    let baseline = read_baseline(&store, &session_id(sessions / 2)?)?;
 
     let engine = mc_engine::Engine::new(store, mc_core::config::Config::default());
     let settings = ProxySettings {
@@ -75,8 +75,8 @@ async fn run() -> Result<()> {
     let token = load_or_create(dir.path())?.as_str().to_owned();
     let base = format!("http://{}", proxy.local_addr());
     let client = reqwest::Client::new();
-    let session = session_id(sessions / 2);
-    let project = project_id(PROJECTS / 2);
+    let session = session_id(sessions / 2)?;
+    let project = project_id(PROJECTS / 2)?;
     let pages = [
         ("sessions page".to_owned(), "/_magic-context/ui/".to_owned()),
         (
@@ -146,12 +146,12 @@ async fn run() -> Result<()> {
     Ok(())
 }
 
-fn session_id(index: usize) -> SessionId {
-    SessionId::new(format!("bench-session-{index:03}")).expect("a valid id")
+fn session_id(index: usize) -> Result<SessionId> {
+    Ok(SessionId::new(format!("bench-session-{index:03}"))?)
 }
 
-fn project_id(index: usize) -> ProjectId {
-    ProjectId::new(format!("bench-project-{index}")).expect("a valid id")
+fn project_id(index: usize) -> Result<ProjectId> {
+    Ok(ProjectId::new(format!("bench-project-{index}"))?)
 }
 
 /// Words the seeded messages are made of, so full text has real postings to rank.
@@ -194,7 +194,7 @@ fn message(session: usize, ordinal: u64) -> Message {
         text.push_str(WORDS[(state >> 33) as usize % WORDS.len()]);
         text.push(' ');
     }
-    if ordinal % 2 == 0 {
+    if ordinal.is_multiple_of(2) {
         Message::new(Role::User, vec![Part::text(text)])
     } else {
         Message::new(Role::Assistant, vec![Part::text(text)])
@@ -203,7 +203,8 @@ fn message(session: usize, ordinal: u64) -> Message {
 
 fn seed(store: &Store, sessions: usize) -> Result<()> {
     for index in 0..sessions {
-        let id = session_id(index);
+        let id = session_id(index)?;
+        let project = project_id(index % PROJECTS)?;
         let messages: Vec<Message> = (0..MESSAGES_PER_SESSION)
             .map(|ordinal| message(index, ordinal))
             .collect();
@@ -213,7 +214,7 @@ fn seed(store: &Store, sessions: usize) -> Result<()> {
                 &NewSession {
                     id: id.clone(),
                     host: Host::ClaudeCode,
-                    project: Some(project_id(index % PROJECTS)),
+                    project: Some(project.clone()),
                 },
                 started,
             )?;
@@ -225,6 +226,7 @@ fn seed(store: &Store, sessions: usize) -> Result<()> {
         })?;
     }
     for project in 0..PROJECTS {
+        let id = project_id(project)?;
         store.write(|tx| {
             for memory in 0..MEMORIES_PER_PROJECT {
                 let content = format!(
@@ -233,7 +235,7 @@ fn seed(store: &Store, sessions: usize) -> Result<()> {
                     WORDS[(memory * 7 + 3) % WORDS.len()]
                 );
                 tx.add_memory(
-                    &project_id(project),
+                    &id,
                     &NewMemory {
                         category: MemoryCategory::ProjectRules,
                         content: &content,
@@ -250,7 +252,7 @@ fn seed(store: &Store, sessions: usize) -> Result<()> {
 }
 
 fn call_row(session: &SessionId, started: i64, call: usize) -> CallRow {
-    let bust = call % 25 == 0;
+    let bust = call.is_multiple_of(25);
     CallRow {
         session: Some(session.clone()),
         pass_seq: Some(call as u64 + 1),
