@@ -10,6 +10,7 @@ use mc_core::ProjectId;
 use mc_engine::tools::Offer;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, MessagesRequest};
+use mc_wire::recent_bodies::KnownStart;
 use serde_json::json;
 
 use crate::anthropic_exchange::add_tools;
@@ -27,6 +28,8 @@ pub struct Prepared {
     pub body: Bytes,
     /// Where the message list (`[` … `]`) lies in `body`.
     pub list: Range<usize>,
+    /// What `body` is known to share with the previous prepared body (the walk's).
+    pub known: Option<KnownStart>,
     /// Where the conversation stands after its last message: the anchor of the answer.
     pub point: Point,
     /// The project our tools act in.
@@ -73,6 +76,7 @@ pub fn splice_whole(
         head: Arc::new(request),
         body,
         list,
+        known: None,
         point,
         project: None,
     })

@@ -29,6 +29,7 @@ use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
 use mc_wire::anthropic_incremental::{Head, Layout};
 use mc_wire::list_split::{Split, decode_alone};
+use mc_wire::recent_bodies::KnownStart;
 
 use crate::answer_key::is_answer;
 use crate::anthropic_exchange::add_tools;
@@ -70,6 +71,8 @@ pub struct Walk {
     prepared: Arc<PreparedHead>,
     /// The spliced messages as they go upstream, encoded.
     out: Vec<Bytes>,
+    /// The body last assembled from `prepared` and `out` (empty once `prepared` changed).
+    assembled: Bytes,
     steps: Vec<Step>,
     found: FoundSplices<Splice>,
     /// The queue's generation when the walk was taken out.
@@ -117,6 +120,8 @@ pub struct Walked {
     /// Client messages walked for this request: those after the ones it shares with a
     /// remembered body.
     pub walked_messages: usize,
+    /// What `body` is known to share with the body the walk assembled last.
+    pub known: Option<KnownStart>,
 }
 
 /// A client body located against the remembered ones: its messages, its head, and the walk
@@ -214,6 +219,7 @@ impl RecentWalks {
         let project = start.project.clone();
         let head = Arc::clone(&located.head);
         let mut walk = resumed_or_new(tx, &mut located, head, start, used)?;
+        let known = walk.kept_start();
         let resumed = walk.steps.len();
         let (mut point, mut pending) = match walk.steps.last() {
             Some(step) => (step.point.clone(), step.pending.clone()),
@@ -244,12 +250,14 @@ impl RecentWalks {
         let prepared = &walk.prepared;
         let messages = walk.out.iter().chain(tail.as_ref());
         let (body_out, list) = assemble(&prepared.before, messages, &prepared.after);
+        walk.assembled = body_out.clone();
         let walked = Walked {
             body: body_out,
             list,
             head: Arc::clone(&walk.prepared.request),
             point,
             walked_messages: located.split.ranges.len().saturating_sub(resumed),
+            known,
         };
         walk.layout = Layout::new(
             body.clone(),
@@ -280,6 +288,21 @@ pub struct Start {
 }
 
 impl Walk {
+    /// What a body assembled from the encodings kept now shares with the one assembled
+    /// last: the prepared head's bytes and every kept message (all of them that body's
+    /// first, in order: a walk is only cut back, never rewritten), up to the separator after
+    /// the last. The results that ended the last body wait outside `out`, so they are not
+    /// claimed.
+    fn kept_start(&self) -> Option<KnownStart> {
+        if self.assembled.is_empty() {
+            return None;
+        }
+        let encodings: usize = self.out.iter().map(Bytes::len).sum();
+        let list = encodings + self.out.len().saturating_sub(1);
+        let shared = self.prepared.before.len() + 1 + list;
+        Some(KnownStart::new(self.assembled.clone(), shared))
+    }
+
     /// Moves the walk past one client message, as [`crate::splice::splice_in`] does; returns
     /// the results that wait for the next message. `None` when a message does not encode.
     fn pass(
@@ -352,6 +375,7 @@ impl Remembered for Walk {
     /// shared and small beside them).
     fn held_bytes(&self) -> usize {
         self.layout.body().len()
+            + self.assembled.len()
             + self.out.iter().map(Bytes::len).sum::<usize>()
             + self.steps.capacity() * std::mem::size_of::<Step>()
             + self.found.held_bytes()
@@ -413,6 +437,7 @@ fn resumed_or_new(
         Some(mut walk) if resumable => {
             if !Arc::ptr_eq(&walk.prepared.client, &head) {
                 walk.prepared = Arc::new(PreparedHead::new(head, offer));
+                walk.assembled = Bytes::new();
             }
             walk.first = first;
             walk
@@ -423,6 +448,7 @@ fn resumed_or_new(
             first,
             prepared: Arc::new(PreparedHead::new(head, offer)),
             out: Vec::new(),
+            assembled: Bytes::new(),
             steps: Vec::new(),
             found: FoundSplices::default(),
             generation,

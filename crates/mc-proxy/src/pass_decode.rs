@@ -54,7 +54,7 @@ pub fn decode(
         Provider::Anthropic => {
             let decoded = app
                 .recent_requests
-                .decode(body, usize::MAX)
+                .decode(body, usize::MAX, known)
                 .map_err(invalid)?;
             DecodedCall {
                 client: ClientRequest::Anthropic(decoded.request),

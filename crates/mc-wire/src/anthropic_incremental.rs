@@ -28,7 +28,7 @@ pub use self::head::Head;
 #[cfg(feature = "fuzzing")]
 use crate::incremental_check::{check_sequence, first_difference};
 use crate::list_split::{Split, decode_alone};
-use crate::recent_bodies::{remember_within, take_longest_prefix};
+use crate::recent_bodies::{KnownStart, remember_within, take_longest_prefix};
 
 /// A decoded request, and what the next request of its conversation can reuse.
 #[derive(Debug)]
@@ -143,8 +143,13 @@ impl RecentRequests {
     }
 
     /// Decodes `body`, reusing what it shares with a remembered request of its conversation.
-    pub fn decode(&self, body: &Bytes, limit_bytes: usize) -> Result<Decoded, WireError> {
-        match self.decode_incrementally(body, limit_bytes) {
+    pub fn decode(
+        &self,
+        body: &Bytes,
+        limit_bytes: usize,
+        known: Option<&KnownStart>,
+    ) -> Result<Decoded, WireError> {
+        match self.decode_incrementally(body, limit_bytes, known) {
             Some(decoded) => Ok(decoded),
             None => full_decode(body, limit_bytes),
         }
@@ -186,11 +191,16 @@ impl RecentRequests {
         });
     }
 
-    fn decode_incrementally(&self, body: &Bytes, limit_bytes: usize) -> Option<Decoded> {
+    fn decode_incrementally(
+        &self,
+        body: &Bytes,
+        limit_bytes: usize,
+        known: Option<&KnownStart>,
+    ) -> Option<Decoded> {
         if body.len() > limit_bytes {
             return None;
         }
-        let (split, head, entry, shared) = self.locate(body, limit_bytes)?;
+        let (split, head, entry, shared) = self.locate(body, limit_bytes, known)?;
         let (mut conversation, mut chain, mut one_hour, mut message_bytes) = match entry {
             Some(mut entry) => {
                 entry.conversation.truncate(shared);
@@ -248,8 +258,9 @@ impl RecentRequests {
         &self,
         body: &Bytes,
         limit_bytes: usize,
+        known: Option<&KnownStart>,
     ) -> Option<(Split, Arc<Head>, Option<Entry>, usize)> {
-        let (entry, equal) = self.take_longest_prefix(body).unzip();
+        let (entry, equal) = self.take_longest_prefix(body, known).unzip();
         if let (Some(extended), Some(equal)) = (&entry, equal)
             && let Some((split, shared)) = extended.layout.extend_split(body, equal)
             && let Some(head) = self.remembered_head(body, &split, Some(extended))
@@ -288,10 +299,15 @@ impl RecentRequests {
             .find_map(|entry| entry.layout.head_matching(body, split))
     }
 
-    /// [`take_longest_prefix`] among the remembered requests.
-    fn take_longest_prefix(&self, body: &[u8]) -> Option<(Entry, usize)> {
+    /// [`take_longest_prefix`] among the remembered requests, compared past what `known`
+    /// vouches for.
+    fn take_longest_prefix(
+        &self,
+        body: &[u8],
+        known: Option<&KnownStart>,
+    ) -> Option<(Entry, usize)> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        take_longest_prefix(&mut recent, body, None, |entry| {
+        take_longest_prefix(&mut recent, body, known, |entry| {
             (&entry.layout.body, &entry.layout.ranges)
         })
     }
@@ -352,7 +368,7 @@ pub fn check_against_full(bodies: &[Bytes], limit_bytes: usize) -> Result<(), St
     let recent = RecentRequests::new(CHECK_BUDGET_BYTES);
     check_sequence(
         bodies,
-        |body| recent.decode(body, limit_bytes),
+        |body| recent.decode(body, limit_bytes, None),
         |body| full_decode(body, limit_bytes),
         |decoded: &Decoded, full| {
             let identity_differs = decoded.layout.prefix_identity().is_some_and(|identity| {

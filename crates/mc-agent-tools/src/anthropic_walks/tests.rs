@@ -149,6 +149,7 @@ proptest! {
         let store = Store::open(dir.path().join("context.db")).unwrap();
         let project = Some(ProjectId::new("p").unwrap());
         let walks = RecentWalks::new(64 << 20);
+        let mut last: Option<Bytes> = None;
         for (index, turn) in turns.iter().enumerate() {
             let body = client_body(&turns, index);
             let sends = if turn.retried { 2 } else { 1 };
@@ -160,6 +161,13 @@ proptest! {
                 prop_assert_eq!(&walked.list, &expected.list);
                 prop_assert_eq!(&*walked.head, &*expected.head);
                 prop_assert_eq!(walked.point.anchor(), expected.point.anchor());
+                // What the walk vouches for is true, and of the body it walked last.
+                if let Some(known) = &walked.known {
+                    let of = known.of();
+                    prop_assert!(last.as_ref().is_some_and(|last| last.as_ptr() == of.as_ptr()), "vouches for the body walked last");
+                    prop_assert_eq!(&walked.body[..known.shared()], &of[..known.shared()]);
+                }
+                last = Some(walked.body.clone());
                 // Only the new turn and the message whose cache marker moved are walked.
                 let most = match (index, send) {
                     (0, 0) => 1,
@@ -318,5 +326,39 @@ fn an_exchange_stored_behind_a_remembered_walk_goes_back() {
             .windows(b"answer 0 (in full)".len())
             .any(|window| window == b"answer 0 (in full)"),
         "the exchange went back"
+    );
+}
+
+/// A follow-up's prepared body is vouched for up to the separator after the last message
+/// the walk kept: the pass's decode compares only past it.
+#[test]
+fn a_follow_up_is_vouched_for_up_to_its_kept_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("context.db")).unwrap();
+    let project = Some(ProjectId::new("p").unwrap());
+    let walks = RecentWalks::new(64 << 20);
+    let turns: Vec<Turn> = (0..3)
+        .map(|index| Turn {
+            user: format!("step {index}"),
+            user_as_text: true,
+            answer: format!("done {index}"),
+            exchange: None,
+            retried: false,
+        })
+        .collect();
+    let first = incremental(&walks, &store, &project, &client_body(&turns, 1));
+    assert!(first.known.is_none(), "nothing walked before");
+    let second = incremental(&walks, &store, &project, &client_body(&turns, 2));
+    let known = second.known.expect("resumed from the first walk");
+    assert_eq!(known.of().as_ptr(), first.body.as_ptr());
+    let repeated = mc_wire::list_split::common_prefix_len(&first.body, &second.body);
+    assert!(known.shared() <= repeated);
+    assert!(
+        known.shared() > first.list.start,
+        "the kept messages are vouched for"
+    );
+    assert!(
+        matches!(first.body[known.shared()], b']' | b','),
+        "up to the separator after the last kept message"
     );
 }

@@ -99,7 +99,7 @@ impl Ready {
     /// body's, which the pass's decode remembered.
     pub fn known_start(&self) -> Option<KnownStart> {
         match self {
-            Self::Anthropic(_) => None,
+            Self::Anthropic(prepared) => prepared.known.clone(),
             Self::Chat(prepared) => prepared.known.clone(),
             Self::Responses(prepared) => prepared.known.clone(),
         }

@@ -74,6 +74,7 @@ pub fn prepare(
                     head: walked.head,
                     body: walked.body,
                     list: walked.list,
+                    known: walked.known,
                     point: walked.point,
                     project,
                 }));

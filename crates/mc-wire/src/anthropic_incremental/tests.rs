@@ -51,7 +51,7 @@ pub(super) fn full_prefix_identity(request: &MessagesRequest) -> String {
 /// remembered head (the incremental path).
 pub(super) fn decode_and_remember(recent: &RecentRequests, body: &Bytes) -> bool {
     match (
-        recent.decode(body, usize::MAX),
+        recent.decode(body, usize::MAX, None),
         full_decode(body, usize::MAX),
     ) {
         (Ok(decoded), Ok(_)) => {
@@ -105,7 +105,7 @@ fn follow_ups_decode_as_a_full_decode_does() {
             last["content"][0]["cache_control"] = json!({"type": "ephemeral"});
         }
         let body = body(&sent, false);
-        let decoded = recent.decode(&body, usize::MAX).unwrap();
+        let decoded = recent.decode(&body, usize::MAX, None).unwrap();
         assert_same_as_full(&decoded, &body);
         assert_eq!(decoded.layout.ranges.len(), sent.len());
         recent.remember(decoded.layout, decoded.conversation, decoded.chain);
@@ -115,7 +115,7 @@ fn follow_ups_decode_as_a_full_decode_does() {
     edited[1]["content"][0]["text"] = json!("another step");
     edited[3]["content"][0]["cache_control"] = json!({"type": "ephemeral", "ttl": "1h"});
     let body = body(&edited, false);
-    let decoded = recent.decode(&body, usize::MAX).unwrap();
+    let decoded = recent.decode(&body, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &body);
     assert_eq!(
         decoded.layout.ranges.len(),
@@ -124,7 +124,7 @@ fn follow_ups_decode_as_a_full_decode_does() {
     );
     assert_eq!(decoded.client_ttl, CacheTtlChoice::OneHour);
     let system_hour = self::body(&messages, true);
-    let decoded = recent.decode(&system_hour, usize::MAX).unwrap();
+    let decoded = recent.decode(&system_hour, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &system_hour);
     assert_eq!(decoded.client_ttl, CacheTtlChoice::OneHour);
 }
@@ -133,20 +133,20 @@ fn follow_ups_decode_as_a_full_decode_does() {
 fn odd_bodies_take_the_full_decode_and_its_errors() {
     let recent = RecentRequests::new(TEST_BUDGET_BYTES);
     let empty = body(&[], false);
-    let decoded = recent.decode(&empty, usize::MAX).unwrap();
+    let decoded = recent.decode(&empty, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &empty);
     let bad_message = Bytes::from_static(
         br#"{"model":"m","max_tokens":1,"messages":[{"role":"robot","content":"x"}]}"#,
     );
-    let error = recent.decode(&bad_message, usize::MAX).unwrap_err();
+    let error = recent.decode(&bad_message, usize::MAX, None).unwrap_err();
     assert_eq!(error, full_decode(&bad_message, usize::MAX).unwrap_err());
     let syntax = Bytes::from_static(br#"{"model":"m","messages":[{"role":"user""#);
-    let error = recent.decode(&syntax, usize::MAX).unwrap_err();
+    let error = recent.decode(&syntax, usize::MAX, None).unwrap_err();
     assert_eq!(error, full_decode(&syntax, usize::MAX).unwrap_err());
     let spaced = Bytes::from_static(
         b"{ \"model\" : \"m\" , \"messages\" : [ {\"role\":\"user\",\"content\":\"hi\"} ] , \"max_tokens\" : 5 }",
     );
-    let decoded = recent.decode(&spaced, usize::MAX).unwrap();
+    let decoded = recent.decode(&spaced, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &spaced);
     assert_eq!(
         decoded.request.encode(),
@@ -225,7 +225,7 @@ fn another_conversation_with_the_same_head_reuses_it() {
     assert!(decode_and_remember(&recent, &body(&conversation(2), false)));
     let other = vec![json!({"role": "user", "content": "write the docs"})];
     let other = body(&other, false);
-    let decoded = recent.decode(&other, usize::MAX).unwrap();
+    let decoded = recent.decode(&other, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &other);
     let remembered = recent
         .recent
@@ -250,7 +250,7 @@ fn remembered_requests_stay_within_their_byte_budget() {
         let mut messages = vec![json!({"role": "user", "content": format!("task {conversation}")})];
         (0..conversation).for_each(|n| messages.extend(turn(n)));
         let body = body(&messages, false);
-        let decoded = recent.decode(&body, usize::MAX).unwrap();
+        let decoded = recent.decode(&body, usize::MAX, None).unwrap();
         recent.remember(decoded.layout, decoded.conversation, decoded.chain);
         let held: usize = recent
             .recent
@@ -265,7 +265,7 @@ fn remembered_requests_stay_within_their_byte_budget() {
     let mut long = vec![json!({"role": "user", "content": "x".repeat(budget)})];
     long.extend(turn(0));
     let body = body(&long, false);
-    let decoded = recent.decode(&body, usize::MAX).unwrap();
+    let decoded = recent.decode(&body, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &body);
     recent.remember(decoded.layout, decoded.conversation, decoded.chain);
     let kept = recent.recent.lock().unwrap();
