@@ -42,7 +42,9 @@ pub fn add_chat_tools(request: &mut ChatRequest, offer: Offer) {
             "parameters": Value::Object(spec.input_schema.clone()),
         }});
         if let Value::Object(raw) = definition {
-            tools.push(ChatTool { raw });
+            tools.push(ChatTool {
+                raw: std::sync::Arc::new(raw),
+            });
         }
     }
 }

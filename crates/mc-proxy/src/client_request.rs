@@ -162,7 +162,7 @@ impl ClientRequest {
                 .tools
                 .iter()
                 .flatten()
-                .map(|tool| Value::Object(tool.raw.clone()).to_string())
+                .map(|tool| serde_json::to_string(&*tool.raw).unwrap_or_default())
                 .collect(),
             Self::Responses(request) => request
                 .tools

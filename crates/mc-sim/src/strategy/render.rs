@@ -141,7 +141,9 @@ pub(super) fn openai_tool(tool: &ToolSpec) -> ChatTool {
     let mut raw = Map::new();
     raw.insert("type".to_owned(), Value::from("function"));
     raw.insert("function".to_owned(), function);
-    ChatTool { raw }
+    ChatTool {
+        raw: std::sync::Arc::new(raw),
+    }
 }
 
 #[cfg(test)]
