@@ -16,7 +16,7 @@ use std::path::Path;
 use anyhow::{Context, anyhow, bail};
 use mc_core::ProjectId;
 use mc_store::{Added, MemoryRecord, MemorySource, MemoryStatus, Store};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::memory_cmd::parse_category;
 
@@ -38,17 +38,7 @@ pub fn export(store: &Store, project: &ProjectId) -> anyhow::Result<String> {
         .context("cannot read the project's memories")?;
     let mut lines = String::new();
     for memory in memories {
-        let record = memory.record;
-        let line = json!({
-            "category": record.category.as_str(),
-            "content": record.content,
-            "status": record.status.as_str(),
-            "source": record.source.as_str(),
-            "seen_count": record.seen_count,
-            "created_ms": record.created_ms,
-            "updated_ms": record.updated_ms,
-        });
-        lines.push_str(&serde_json::to_string(&line).context("cannot format JSON")?);
+        lines.push_str(&memory.record.export_line());
         lines.push('\n');
     }
     Ok(lines)

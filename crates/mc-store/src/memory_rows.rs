@@ -102,6 +102,24 @@ pub struct MemoryRecord {
     pub updated_ms: i64,
 }
 
+impl MemoryRecord {
+    /// The record as one line of a memory export (`memory export`, the dashboard's export):
+    /// `category`, `content`, `status`, `source`, `seen_count`, `created_ms`, `updated_ms`,
+    /// in that order, as `memory import` reads them.
+    pub fn export_line(&self) -> String {
+        serde_json::json!({
+            "category": self.category.as_str(),
+            "content": self.content,
+            "status": self.status.as_str(),
+            "source": self.source.as_str(),
+            "seen_count": self.seen_count,
+            "created_ms": self.created_ms,
+            "updated_ms": self.updated_ms,
+        })
+        .to_string()
+    }
+}
+
 /// A memory as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredMemory {

@@ -23,7 +23,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use mc_core::SessionId;
+use mc_store::MemoryStatus;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -164,6 +167,38 @@ pub async fn memories(
     })
     .await?;
     Ok(Json(found))
+}
+
+/// `GET /api/memories/export?project=`: the project's live memories as `memory export`
+/// writes them (one JSON line each, oldest first), as a file to save; `memory import` reads
+/// it back.
+pub async fn export_memories(
+    State(dashboard): State<Arc<Dashboard>>,
+    query: Result<Query<MemoriesQuery>, QueryRejection>,
+) -> Result<Response, DashboardError> {
+    let Query(query) = query?;
+    let project = memories::project_id(query.project.as_deref())?;
+    let name = format!("memories-{}.jsonl", project.as_str());
+    let lines = store_work::read(&dashboard.app, move |tx| {
+        let live = tx.memories(&project, &[MemoryStatus::Active, MemoryStatus::Permanent])?;
+        Ok(live
+            .iter()
+            .map(|memory| memory.record.export_line() + "\n")
+            .collect::<String>())
+    })
+    .await?;
+    let disposition = format!("attachment; filename=\"{}\"", name.replace('"', "_"));
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                "application/jsonl; charset=utf-8".to_owned(),
+            ),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        lines,
+    )
+        .into_response())
 }
 
 /// `POST /api/memories`.

@@ -97,6 +97,13 @@ fn memories(shown: &ProjectMemories, now: i64) -> Markup {
             button type="submit" { "Add" }
         }
         h2 { (shown.memories.len()) " memories" }
+        p.meta {
+            a href=(format!("/_magic-context/api/memories/export?project={}", url_component(project))) {
+                "Export"
+            }
+            " (one JSON line per memory, as " code { "magic-context memory export" } " writes and "
+            code { "memory import" } " reads)"
+        }
         @for memory in &shown.memories { (memory_item(project, memory, now)) }
         h2 { "Change log" }
         @if shown.log.is_empty() {

@@ -83,6 +83,10 @@ pub fn routes<S>(app: Arc<App>) -> Router<S> {
             "/_magic-context/api/memories",
             get(api::memories).post(api::add_memory),
         )
+        .route(
+            "/_magic-context/api/memories/export",
+            get(api::export_memories),
+        )
         .route("/_magic-context/api/memories/{id}", post(api::edit_memory))
         .route(
             "/_magic-context/api/memories/{id}/archive",

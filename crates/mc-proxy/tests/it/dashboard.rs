@@ -665,3 +665,65 @@ async fn the_user_file_is_edited_only_with_text_that_loads() {
         page.text()
     );
 }
+
+/// The export is the project's live memories as `memory export` writes them, one JSON line
+/// each, as a file to save; an archived memory is left out, and a missing project is a 400.
+#[tokio::test]
+async fn the_memories_export_is_the_cli_export_format() {
+    let (_upstream, proxy) = seeded().await;
+    for content in ["Tabs, never spaces", "Retire the v1 parser"] {
+        let added = change(
+            &proxy,
+            "/_magic-context/api/memories",
+            &json!({"project": PROJECT, "category": "PROJECT_RULES", "content": content}),
+        )
+        .await;
+        assert_eq!(added.status, StatusCode::OK, "{}", added.text());
+    }
+    let listed = get(
+        &proxy,
+        &format!("/_magic-context/api/memories?project={PROJECT}&q=retire"),
+        &[(TOKEN_HEADER, &token(&proxy))],
+    )
+    .await;
+    let retired = listed.json()["memories"][0]["id"].as_u64().unwrap();
+    let archived = change(
+        &proxy,
+        &format!("/_magic-context/api/memories/{retired}/archive"),
+        &json!({"project": PROJECT}),
+    )
+    .await;
+    assert_eq!(archived.status, StatusCode::OK, "{}", archived.text());
+
+    let export = browse(
+        &proxy,
+        &format!("/_magic-context/api/memories/export?project={PROJECT}"),
+    )
+    .await;
+    assert_eq!(export.status, StatusCode::OK, "{}", export.text());
+    assert_eq!(
+        export.headers[header::CONTENT_DISPOSITION],
+        format!("attachment; filename=\"memories-{PROJECT}.jsonl\"")
+    );
+    let lines: Vec<Value> = export
+        .text()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["content"], "Tabs, never spaces");
+    assert_eq!(lines[0]["category"], "PROJECT_RULES");
+    assert_eq!(lines[0]["source"], "operator");
+    assert!(
+        lines[0].get("id").is_none(),
+        "store ids stay in their store"
+    );
+
+    let unnamed = browse(&proxy, "/_magic-context/api/memories/export").await;
+    assert_eq!(
+        unnamed.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        unnamed.text()
+    );
+}
