@@ -1,6 +1,9 @@
 //! `magic-context dashboard`: prints the URL that logs a browser in to the dashboard of the
 //! proxy (`serve`, or `run`'s own).
 //!
+//! With a proxy listening and a browser on this machine ([`crate::browser_open`]), the page
+//! is opened too (`--no-open` only prints).
+//!
 //! The URL carries the access token from the data directory, where the proxy reads it too
 //! (created here, 0600, when neither side has yet), so only someone who can read the store
 //! can open the pages. The address is the proxy's loopback address: the dashboard answers
@@ -28,9 +31,13 @@ pub struct DashboardArgs {
     pub port: Option<u16>,
 
     /// Print one JSON object: {"url", "proxy"} (`proxy`: "listening", "not_listening",
-    /// "store_unavailable" or "other_program").
+    /// "store_unavailable" or "other_program"); opens nothing.
     #[arg(long)]
     pub json: bool,
+
+    /// Only print the URL, even where a browser could open it.
+    #[arg(long)]
+    pub no_open: bool,
 }
 
 /// Prints the login URL.
@@ -82,10 +89,17 @@ pub fn run(args: &DashboardArgs) -> anyhow::Result<ExitCode> {
         write_stdout(&pretty(&json!({"url": url, "proxy": proxy}))?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(warning) = warning {
+    if let Some(warning) = &warning {
         tracing::warn!("{warning}");
     }
     write_stdout(&format!("{url}\n"))?;
+    if warning.is_none() && !args.no_open {
+        match crate::browser_open::open(&url) {
+            Ok(Some(browser)) => eprintln!("opened in {browser}"),
+            Ok(None) => {}
+            Err(error) => tracing::warn!("could not start the browser ({error}); open the URL"),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

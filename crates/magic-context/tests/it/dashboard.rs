@@ -102,3 +102,48 @@ fn the_proxy_serve_starts_accepts_the_printed_url() {
     let refused = http_get(port, "/_magic-context/ui/", "");
     assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
 }
+
+/// With a proxy listening, `dashboard` opens the URL in the browser `BROWSER` names (after
+/// printing it); `--no-open` and `--json` only print.
+#[cfg(unix)]
+#[test]
+fn the_printed_url_opens_in_the_users_browser() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let machine = Machine::fresh();
+    let data = machine.path("data");
+    let server = Server::serve(&machine, "http://127.0.0.1:9", &data, 200_000);
+    let port = server.base_url.rsplit(':').next().unwrap().to_owned();
+    let opened = machine.path("opened.txt");
+    let browser = machine.path("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\necho \"$@\" > {}\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = [
+        ("MAGIC_CONTEXT_DATA_DIR", data.as_os_str()),
+        ("BROWSER", browser.as_os_str()),
+    ];
+
+    for quiet in [
+        &["dashboard", "--port", &port, "--no-open"][..],
+        &["dashboard", "--port", &port, "--json"],
+    ] {
+        machine.run(quiet, &env).success();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!opened.exists(), "--no-open and --json open nothing");
+
+    let run = machine.run(&["dashboard", "--port", &port], &env).success();
+    let url = run.stdout.trim().to_owned();
+    assert!(url.contains("/_magic-context/ui/login?token="), "{url}");
+    assert!(run.stderr.contains("opened in"), "{}", run.stderr);
+    let started = std::time::Instant::now();
+    while !opened.exists() && started.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let given = std::fs::read_to_string(&opened).unwrap();
+    assert_eq!(given.trim(), url, "the browser got the printed URL");
+}
