@@ -14,6 +14,7 @@ mod access;
 pub mod access_token;
 mod api;
 mod assets;
+mod composition;
 mod config;
 mod config_page;
 mod config_sources;

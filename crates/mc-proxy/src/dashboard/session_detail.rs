@@ -13,6 +13,7 @@ use mc_core::{Message, SessionId};
 use mc_store::{CallRow, ReadTx};
 use serde::Serialize;
 
+use super::composition::{Composition, composition};
 use super::cost::call_cost_usd;
 use super::session_list::{SessionSummary, summarise};
 
@@ -173,6 +174,8 @@ pub struct SessionDetail {
     pub execute_threshold_percent: u8,
     /// Its calls, oldest first.
     pub timeline: Vec<TimelineCall>,
+    /// What its prompt is made of as of its last pass; `None` before the first.
+    pub composition: Option<Composition>,
     /// Its compartments in ordinal order.
     pub compartments: Vec<CompartmentView>,
     /// Drops waiting for the next bust.
@@ -224,7 +227,16 @@ pub fn session_detail(
     let budget = usable_window.map_or(UNKNOWN_WINDOW_BUDGET_TOKENS, |window| {
         window * u64::from(config.history.budget_percent.get()) / 100
     });
+    let reported = timeline.last().and_then(|call| {
+        let parts = [
+            call.uncached_tokens,
+            call.cache_write_tokens,
+            call.cache_read_tokens,
+        ];
+        Some(parts.iter().sum::<u64>()).filter(|total| *total > 0)
+    });
     Ok(Some(SessionDetail {
+        composition: composition(tx, id, reported)?,
         execute_threshold_percent: execute,
         compartments: compartment_views(&tx.compartments(id)?, budget),
         message_count: tx.log_end(id)?.count,

@@ -11,6 +11,7 @@ use maud::{Markup, html};
 use mc_core::head::DetailTier;
 
 use super::api::{Around, read_log, read_session};
+use super::composition::Composition;
 use super::error::PageError;
 use super::figures::{age, share, tokens, usd};
 use super::memories_page::memories_url;
@@ -96,6 +97,8 @@ pub fn body(detail: &SessionDetail, log: &LogWindow, around: u64, now: i64) -> M
             usable_window: summary.usable_window,
             execute_threshold_percent: detail.execute_threshold_percent,
         }))
+        h2 { "The prompt now" }
+        (prompt_parts(detail.composition.as_ref()))
         h2 { "Compartments by tier" }
         (compartments(&detail.compartments))
         h2 { "Pending drops" }
@@ -139,6 +142,33 @@ pub fn body(detail: &SessionDetail, log: &LogWindow, around: u64, now: i64) -> M
             Some(end) => {
                 p { "Messages " (log.start) "–" (end) " of " (detail.message_count) ":" }
                 pre.log { @for line in &log.lines { (line) "\n" } }
+            }
+        }
+    }
+}
+
+/// What the prompt is made of, in tokens (the engine's estimates; the system prompt and
+/// tools are what the provider counted beyond them).
+fn prompt_parts(composition: Option<&Composition>) -> Markup {
+    let Some(parts) = composition else {
+        return html! { p.empty { "No pass yet." } };
+    };
+    let unknown = || "–".to_owned();
+    html! {
+        table #prompt-parts {
+            thead { tr { th { "Part" } th { "Tokens" } } }
+            tbody {
+                tr { td { "System prompt and tools" }
+                     td.num { (parts.system_and_tools_tokens.map_or_else(unknown, tokens)) } }
+                tr { td { "m[0]: history, memories and docs as of the last fold" }
+                     td.num { (tokens(parts.m0_tokens)) } }
+                tr { td { "m[1]: what changed since" } td.num { (tokens(parts.m1_tokens)) } }
+                tr { td { "Raw tail, from message " (parts.boundary) }
+                     td.num { (tokens(parts.tail_tokens)) } }
+                tr { td { "of which shown smaller (excerpts, clipped inputs)" }
+                     td.num { (tokens(parts.reshaped_tokens)) } }
+                tr { td { "Whole prompt, as the provider counted the last call" }
+                     td.num { (parts.reported_tokens.map_or_else(unknown, tokens)) } }
             }
         }
     }
@@ -240,6 +270,15 @@ mod tests {
                 last_seen_ms: NOW_MS - 90_000,
             },
             execute_threshold_percent: 65,
+            composition: Some(Composition {
+                reported_tokens: Some(92_040),
+                system_and_tools_tokens: Some(18_040),
+                m0_tokens: 9_000,
+                m1_tokens: 1_000,
+                tail_tokens: 64_000,
+                reshaped_tokens: 2_500,
+                boundary: 120,
+            }),
             timeline: vec![
                 call(40, 0, 30_000, "hard_fold", Some("first_render")),
                 call(30, 30_000, 20_000, "cache_hit", None),

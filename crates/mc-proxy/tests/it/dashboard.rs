@@ -727,3 +727,38 @@ async fn the_memories_export_is_the_cli_export_format() {
         unnamed.text()
     );
 }
+
+/// A session's page says what its prompt is made of: the engine's parts as its last pass
+/// estimated them, and the system prompt and tools as what the provider counted beyond.
+#[tokio::test]
+async fn a_sessions_prompt_is_shown_by_its_parts() {
+    let (_upstream, proxy) = seeded().await;
+    let detail = get(
+        &proxy,
+        &format!("/_magic-context/api/sessions/{SESSION}"),
+        &[(TOKEN_HEADER, &token(&proxy))],
+    )
+    .await
+    .json();
+    let parts = &detail["composition"];
+    let (uncached, written, read, _) = USAGE;
+    assert_eq!(
+        parts["reported_tokens"],
+        uncached + written + read,
+        "{parts}"
+    );
+    let engine =
+        ["m0_tokens", "m1_tokens", "tail_tokens"].map(|part| parts[part].as_u64().unwrap());
+    assert!(engine[0] > 0 && engine[2] > 0, "{parts}");
+    assert_eq!(
+        parts["system_and_tools_tokens"].as_u64().unwrap(),
+        (uncached + written + read).saturating_sub(engine.iter().sum()),
+        "{parts}"
+    );
+    let page = browse(&proxy, &format!("/_magic-context/ui/sessions/{SESSION}")).await;
+    assert!(
+        page.text().contains("id=\"prompt-parts\""),
+        "{}",
+        page.text()
+    );
+}
