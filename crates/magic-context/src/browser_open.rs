@@ -4,7 +4,9 @@
 //! separated by `:`, the first used; `%s` in it stands for the URL, else the URL is its last
 //! argument); else `open` on macOS; else `xdg-open` on a desktop session (`DISPLAY` or
 //! `WAYLAND_DISPLAY` set). A server with none of these gets the printed URL alone. The
-//! browser is started and left running: its exit says nothing about the page.
+//! browser is started in a process group of its own and left running: it outlives this
+//! command (a terminal closing, or a supervisor stopping the command's group, leaves it
+//! open), and its exit says nothing about the page.
 
 use std::process::{Command, Stdio};
 
@@ -14,12 +16,15 @@ pub fn open(url: &str) -> std::io::Result<Option<String>> {
     let Some((program, args)) = browser_command(url, |name| std::env::var(name).ok()) else {
         return Ok(None);
     };
-    Command::new(&program)
+    let mut command = Command::new(&program);
+    command
         .args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.spawn()?;
     Ok(Some(program))
 }
 
@@ -79,7 +84,11 @@ mod tests {
             command(&[("BROWSER", "w3m %s -dump")]),
             Some(("w3m".to_owned(), vec![url.clone(), "-dump".to_owned()]))
         );
-        assert_eq!(command(&[("BROWSER", " : ")]), None.or(command(&[])));
+        assert_eq!(
+            command(&[("BROWSER", " : ")]),
+            command(&[]),
+            "an empty list names none"
+        );
     }
 
     #[cfg(target_os = "linux")]

@@ -194,9 +194,9 @@ fn shown_in(history: &[Message], identifier: &str, first: usize) -> Vec<u64> {
     shown
 }
 
-/// Whether identifier run `run` names `identifier`: equals it, or holds it between the
-/// run's `.` or `_`-free edges (`self.old_field.model` names `old_field`, `old_fields`
-/// does not).
+/// Whether identifier run `run` names `identifier`: holds it with no letter, digit or `_`
+/// right before or after it (`self.old_field.model` names `old_field`; `old_fields` does
+/// not).
 fn names(run: &str, identifier: &str) -> bool {
     let is_name_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
     run.match_indices(identifier).any(|(at, _)| {

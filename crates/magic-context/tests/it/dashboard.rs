@@ -104,7 +104,7 @@ fn the_proxy_serve_starts_accepts_the_printed_url() {
 }
 
 /// With a proxy listening, `dashboard` opens the URL in the browser `BROWSER` names (after
-/// printing it); `--no-open` and `--json` only print.
+/// printing it), which outlives the command; `--no-open` and `--json` only print.
 #[cfg(unix)]
 #[test]
 fn the_printed_url_opens_in_the_users_browser() {
@@ -118,7 +118,11 @@ fn the_printed_url_opens_in_the_users_browser() {
     let browser = machine.path("browser.sh");
     std::fs::write(
         &browser,
-        format!("#!/bin/sh\necho \"$@\" > {}\n", opened.display()),
+        // A browser takes its time to start: it must outlive the command that started it.
+        format!(
+            "#!/bin/sh\n/bin/sleep 1\necho \"$@\" > {}\n",
+            opened.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
