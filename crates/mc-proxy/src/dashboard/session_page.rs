@@ -57,36 +57,7 @@ pub async fn page(
 pub fn body(detail: &SessionDetail, log: &LogWindow, around: u64, now: i64) -> Markup {
     let summary = &detail.summary;
     html! {
-        dl.figures {
-            dt { "Host" } dd { (summary.host) }
-            dt { "Project" } dd {
-                @match &summary.project {
-                    Some(project) => a href=(memories_url(project)) title="its memories" { (project) },
-                    None => "–",
-                }
-            }
-            dt { "Mode" } dd {
-                (summary.mode.replace('_', " "))
-                @if let Some(parent) = &summary.spawned_by {
-                    " of " a href=(session_url(parent)) { (parent) }
-                }
-            }
-            dt { "Model" } dd { (summary.model.as_deref().unwrap_or("–")) }
-            dt { "Context used" } dd {
-                (summary.context_used_tokens.map_or_else(|| "–".to_owned(), tokens))
-                " / " (summary.usable_window.map_or_else(|| "?".to_owned(), tokens))
-                " (" (share(summary.context_used_share)) ")"
-            }
-            dt { "Cache read" } dd { (share(summary.cache_read_share)) }
-            dt { "Calls" } dd { (summary.calls) }
-            dt { "Busts" } dd {
-                @if summary.busts.is_empty() { "none" }
-                @for bust in &summary.busts { span.bust { (bust.cause) " ×" (bust.passes) } " " }
-            }
-            dt { "Cost (list)" } dd { (usd(summary.cost_usd)) }
-            dt { "Messages" } dd { (detail.message_count) }
-            dt { "Last activity" } dd { (age(now, summary.last_seen_ms)) }
-        }
+        (figures(detail, now))
         h2 { "Cache timeline" }
         p.legend {
             span.key.read { "cache read" } " " span.key.write { "cache write" } " "
@@ -143,6 +114,43 @@ pub fn body(detail: &SessionDetail, log: &LogWindow, around: u64, now: i64) -> M
                 p { "Messages " (log.start) "–" (end) " of " (detail.message_count) ":" }
                 pre.log { @for line in &log.lines { (line) "\n" } }
             }
+        }
+    }
+}
+
+/// The session's figures: who and where it is, how full, what it cost.
+fn figures(detail: &SessionDetail, now: i64) -> Markup {
+    let summary = &detail.summary;
+    html! {
+        dl.figures {
+            dt { "Host" } dd { (summary.host) }
+            dt { "Project" } dd {
+                @match &summary.project {
+                    Some(project) => a href=(memories_url(project)) title="its memories" { (project) },
+                    None => "–",
+                }
+            }
+            dt { "Mode" } dd {
+                (summary.mode.replace('_', " "))
+                @if let Some(parent) = &summary.spawned_by {
+                    " of " a href=(session_url(parent)) { (parent) }
+                }
+            }
+            dt { "Model" } dd { (summary.model.as_deref().unwrap_or("–")) }
+            dt { "Context used" } dd {
+                (summary.context_used_tokens.map_or_else(|| "–".to_owned(), tokens))
+                " / " (summary.usable_window.map_or_else(|| "?".to_owned(), tokens))
+                " (" (share(summary.context_used_share)) ")"
+            }
+            dt { "Cache read" } dd { (share(summary.cache_read_share)) }
+            dt { "Calls" } dd { (summary.calls) }
+            dt { "Busts" } dd {
+                @if summary.busts.is_empty() { "none" }
+                @for bust in &summary.busts { span.bust { (bust.cause) " ×" (bust.passes) } " " }
+            }
+            dt { "Cost (list)" } dd { (usd(summary.cost_usd)) }
+            dt { "Messages" } dd { (detail.message_count) }
+            dt { "Last activity" } dd { (age(now, summary.last_seen_ms)) }
         }
     }
 }
