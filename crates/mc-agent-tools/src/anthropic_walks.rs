@@ -35,7 +35,7 @@ use crate::answer_key::is_answer;
 use crate::anthropic_exchange::add_tools;
 use crate::splice::{Point, Splice, Used, message_hash, stored};
 use crate::walk_steps::{
-    FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, resume,
+    FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, encode, kept_start, resume,
 };
 
 /// Results of our calls that wait for the client's next message, encoded for the end of
@@ -294,13 +294,7 @@ impl Walk {
     /// the last. The results that ended the last body wait outside `out`, so they are not
     /// claimed.
     fn kept_start(&self) -> Option<KnownStart> {
-        if self.assembled.is_empty() {
-            return None;
-        }
-        let encodings: usize = self.out.iter().map(Bytes::len).sum();
-        let list = encodings + self.out.len().saturating_sub(1);
-        let shared = self.prepared.before.len() + 1 + list;
-        Some(KnownStart::new(self.assembled.clone(), shared))
+        kept_start(&self.assembled, &self.prepared.before, self.out.iter())
     }
 
     /// Moves the walk past one client message, as [`crate::splice::splice_in`] does; returns

@@ -21,7 +21,7 @@ use serde::de::DeserializeOwned;
 
 use crate::splice::{Point, Used};
 use crate::walk_steps::{
-    FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, resume,
+    FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, kept_start, resume,
 };
 use mc_engine::tools::Offer;
 use mc_wire::list_split::Split;
@@ -163,16 +163,8 @@ impl<W: ListWire> ListWalk<W> {
     /// last: the head's bytes and every kept encoding (all of them that body's first, in
     /// order), up to the separator after the last.
     fn kept_start(&self) -> Option<KnownStart> {
-        if self.prepared.is_empty() {
-            return None;
-        }
-        let kept = self.head.leading.len() + self.out.len();
-        let encodings: usize = (self.head.leading.iter().chain(&self.out))
-            .map(Bytes::len)
-            .sum();
-        let list = encodings + kept.saturating_sub(1);
-        let shared = self.head.before.len() + 1 + list;
-        Some(KnownStart::new(self.prepared.clone(), shared))
+        let kept = self.head.leading.iter().chain(&self.out);
+        kept_start(&self.prepared, &self.head.before, kept)
     }
 }
 

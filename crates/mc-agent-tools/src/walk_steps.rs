@@ -15,7 +15,7 @@ use mc_store::{ReadTx, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use mc_wire::recent_bodies::{remember_within, take_longest_prefix};
+use mc_wire::recent_bodies::{KnownStart, remember_within, take_longest_prefix};
 
 /// A remembered walk, as its queue sees it.
 pub trait Remembered {
@@ -220,6 +220,25 @@ pub fn assemble<'a>(
     let list = start..body.len();
     body.extend_from_slice(after);
     (Bytes::from(body), list)
+}
+
+/// What a body [`assemble`]d from `before` and `kept` (then more) shares with `last`, the
+/// body assembled before from the same `before` and encodings `kept` began: `before`, the
+/// `[` and every kept encoding, up to the separator after the last. `None` when nothing was
+/// assembled before (`last` empty).
+pub fn kept_start<'a>(
+    last: &Bytes,
+    before: &[u8],
+    kept: impl Iterator<Item = &'a Bytes>,
+) -> Option<KnownStart> {
+    if last.is_empty() {
+        return None;
+    }
+    let (count, encodings) = kept.fold((0, 0), |(count, bytes), json| {
+        (count + 1, bytes + json.len())
+    });
+    let list = encodings + usize::saturating_sub(count, 1);
+    Some(KnownStart::new(last.clone(), before.len() + 1 + list))
 }
 
 /// The message list `prepared` (`[` … `]`, as encoded) with the messages of `appended`
