@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use mc_core::SessionId;
 use mc_core::pass_plan::BustCycle;
 use mc_core::reduction::Reshape;
-use mc_store::WriteTx;
+use mc_store::{ReadTx, WriteTx};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
@@ -152,6 +152,18 @@ pub(crate) fn record_usage_in(
     state.last_usage_tokens = Some(usage_tokens);
     state.last_usage_pass = pass;
     store_state(tx, session, &state)
+}
+
+impl EngineState {
+    /// The session's stored state as readers outside a pass see it (search, `ctx_expand`,
+    /// the dashboard): `None` before its first pass, and for a blob this build cannot read,
+    /// which a reader then treats as a session not yet passed (the pass itself refuses it,
+    /// [`EngineError::CorruptState`]).
+    pub fn read(tx: &ReadTx<'_>, session: &SessionId) -> mc_store::Result<Option<Self>> {
+        Ok(tx
+            .engine_state(session)?
+            .and_then(|json| serde_json::from_str(&json).ok()))
+    }
 }
 
 /// The session's stored state, if it has any.

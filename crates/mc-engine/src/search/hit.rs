@@ -269,10 +269,7 @@ impl Visible {
                 dropped_messages: Default::default(),
             });
         };
-        let boundary = tx
-            .engine_state(session)?
-            .and_then(|json| serde_json::from_str::<crate::EngineState>(&json).ok())
-            .map_or(0, |state| state.boundary);
+        let boundary = crate::EngineState::read(tx, session)?.map_or(0, |state| state.boundary);
         let first = tx.messages(session, 0..boundary.min(PINNED_SEARCH))?;
         let task = first
             .iter()

@@ -138,10 +138,7 @@ fn target(
 /// The first ordinal the live context shows raw: the head's boundary (0 before any pass,
 /// when the whole log is live).
 fn live_from(tx: &ReadTx<'_>, session: &SessionId) -> Result<u64, StoreError> {
-    Ok(tx
-        .engine_state(session)?
-        .and_then(|json| serde_json::from_str::<crate::EngineState>(&json).ok())
-        .map_or(0, |state| state.boundary))
+    Ok(crate::EngineState::read(tx, session)?.map_or(0, |state| state.boundary))
 }
 
 fn out_of_range(ordinal: u64, count: u64) -> ToolAnswer {

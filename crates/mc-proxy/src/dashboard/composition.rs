@@ -37,13 +37,7 @@ pub fn composition(
     session: &SessionId,
     reported_tokens: Option<u64>,
 ) -> mc_store::Result<Option<Composition>> {
-    let Some(state) = tx
-        .engine_state(session)?
-        .and_then(|json| serde_json::from_str::<EngineState>(&json).ok())
-    else {
-        return Ok(None);
-    };
-    Ok(Some(of_state(&state, reported_tokens)))
+    Ok(EngineState::read(tx, session)?.map(|state| of_state(&state, reported_tokens)))
 }
 
 fn of_state(state: &EngineState, reported_tokens: Option<u64>) -> Composition {
