@@ -61,7 +61,11 @@ pub(crate) async fn seed(proxy: &Proxy) -> Vec<Value> {
 
 /// One call of [`SESSION`] in [`PROJECT`] with `messages`.
 pub(crate) async fn call(proxy: &Proxy, messages: &[Value]) -> Reply {
-    let body = anthropic_request(messages);
+    call_with(proxy, &anthropic_request(messages)).await
+}
+
+/// One call of [`SESSION`] in [`PROJECT`] with the request `body`.
+pub(crate) async fn call_with(proxy: &Proxy, body: &Value) -> Reply {
     let headers = [
         ("content-type", "application/json"),
         (SESSION_HEADER, SESSION),
@@ -86,6 +90,13 @@ pub(crate) fn token(proxy: &Proxy) -> String {
 
 async fn get(proxy: &Proxy, path: &str, headers: &[(&str, &str)]) -> Reply {
     send(Method::GET, &proxy.url(path), headers, "").await
+}
+
+/// GET of the API with the token header, which must answer 200; its JSON.
+pub(crate) async fn api(proxy: &Proxy, path: &str) -> Value {
+    let reply = get(proxy, path, &[(TOKEN_HEADER, &token(proxy))]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json()
 }
 
 /// GET with the token in the cookie, as a browser sends it after logging in.
@@ -733,13 +744,7 @@ async fn the_memories_export_is_the_cli_export_format() {
 #[tokio::test]
 async fn a_sessions_prompt_is_shown_by_its_parts() {
     let (_upstream, proxy) = seeded().await;
-    let detail = get(
-        &proxy,
-        &format!("/_magic-context/api/sessions/{SESSION}"),
-        &[(TOKEN_HEADER, &token(&proxy))],
-    )
-    .await
-    .json();
+    let detail = api(&proxy, &format!("/_magic-context/api/sessions/{SESSION}")).await;
     let parts = &detail["composition"];
     let (uncached, written, read, _) = USAGE;
     assert_eq!(

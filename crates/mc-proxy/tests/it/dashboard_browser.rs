@@ -17,12 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use axum::http::{Method, StatusCode};
-use mc_proxy::TOKEN_HEADER;
+use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::dashboard::{PROJECT, SESSION, call, change, seed, token, upstream};
-use crate::support::{Proxy, anthropic_request, assistant, send, user};
+use crate::dashboard::{PROJECT, SESSION, api, call, call_with, change, seed, token, upstream};
+use crate::support::{Proxy, anthropic_request, assistant, user};
 
 /// The pinned Playwright driver.
 const PLAYWRIGHT: &str = "playwright-core@1.64.1";
@@ -100,19 +99,6 @@ fn drive(modules: &Path, run: &Value) -> Value {
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_str(stdout.trim()).unwrap_or_else(|error| panic!("{error}: {stdout}"))
-}
-
-/// GET of the API with the token header, as JSON.
-async fn api(proxy: &Proxy, path: &str) -> Value {
-    let reply = send(
-        Method::GET,
-        &proxy.url(path),
-        &[(TOKEN_HEADER, token(proxy).as_str())],
-        "",
-    )
-    .await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    reply.json()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -240,18 +226,7 @@ async fn an_operator_uses_every_page_in_chromium() {
     messages.push(user("and now with new instructions"));
     let mut body = anthropic_request(&messages);
     body["system"] = json!("You are a careful coding agent. Prefer small commits.");
-    let headers = [
-        ("content-type", "application/json"),
-        (mc_proxy::SESSION_HEADER, SESSION),
-        (mc_proxy::PROJECT_HEADER, PROJECT),
-    ];
-    let reply = send(
-        Method::POST,
-        &proxy.url("/v1/messages"),
-        &headers,
-        body.to_string(),
-    )
-    .await;
+    let reply = call_with(&proxy, &body).await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     let folded = upstream.seen().last().unwrap().body.clone();
     let folded = String::from_utf8_lossy(&folded);
