@@ -84,10 +84,10 @@ impl ReadTx<'_> {
     /// 0.884 to 0.888, recall@1 0.583 to 0.587; LoCoMo unchanged). When at least a fifth of
     /// `limit` messages in scope hold every word, those are the answer (finding them
     /// intersects the words' postings instead of ranking their union; callers ask for more
-    /// candidates than they show, so a fifth still fills a page); otherwise any word counts. And the index ranks
-    /// alone before its best `limit × 20` (at least 500) are joined to their sessions and
-    /// filtered by scope; when the scope leaves fewer than `limit` of those (a store shared
-    /// by many projects), every match is ranked.
+    /// candidates than they show, so a fifth still fills a page); otherwise any word counts.
+    /// And the index ranks alone before its best `limit × 20` (at least 500) are joined to
+    /// their sessions and filtered by scope; when the scope leaves fewer than `limit` of
+    /// those (a store shared by many projects), every match is ranked.
     ///
     /// In a gated session only messages a provider accepted are found
     /// (`WriteTx::gate_until_accepted`).
