@@ -205,13 +205,13 @@ impl ClientRequest {
         outcome: &PassOutcome,
         window: Option<u64>,
         input_hint: Option<u64>,
-        previous: Option<&EncodedList>,
+        previous: Option<EncodedList>,
         layout: Option<&BodyLayout>,
         heads: &EncodedHeads,
     ) -> Rendered {
         match self {
             Self::Anthropic(request) => {
-                let previous = previous.and_then(EncodedList::anthropic);
+                let previous = previous.and_then(EncodedList::into_anthropic);
                 let (body, encoded) = render_anthropic::render(
                     &request, outcome, previous, heads, window, input_hint,
                 );
@@ -223,7 +223,7 @@ impl ClientRequest {
                 }
             }
             Self::OpenAi(request) => {
-                let previous = previous.and_then(EncodedList::chat);
+                let previous = previous.and_then(EncodedList::into_chat);
                 let layout = match layout {
                     Some(BodyLayout::Chat(layout)) => Some(layout),
                     _ => None,
@@ -238,7 +238,7 @@ impl ClientRequest {
             }
             // Responses streams always end with their usage: nothing to ask for or hide.
             Self::Responses(request) => {
-                let previous = previous.and_then(EncodedList::responses);
+                let previous = previous.and_then(EncodedList::into_responses);
                 let layout = match layout {
                     Some(BodyLayout::Responses(layout)) => Some(layout),
                     _ => None,

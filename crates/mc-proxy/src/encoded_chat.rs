@@ -73,26 +73,38 @@ pub struct ChatRendered {
 /// conversation (`messages`, as the engine returned them), each message with the client's fields where it says what the client's
 /// said; a streamed request asks for the usage chunk (OpenAI streams report no usage
 /// otherwise, and the engine plans on reported usage). `layout` locates `request`'s
-/// messages in the client body; with it, what `previous` encoded is reused.
+/// messages in the client body; with it, what `previous` encoded is reused, its records
+/// moved into the new one (each holds its message: cloning them cost every pass a cache miss
+/// per message).
 pub fn render(
     mut request: ChatRequest,
     messages: &[Arc<Message>],
     layout: Option<&ChatLayout>,
-    previous: Option<&EncodedChat>,
+    previous: Option<EncodedChat>,
 ) -> ChatRendered {
     let keep = request.instruction_count();
-    let client = request.messages.split_off(keep);
+    // Borrowed in two, not split: on a long session moving the messages was a copy of the
+    // whole list, twice a pass. The encoding around the list does not read them.
+    let client_messages = std::mem::take(&mut request.messages);
+    let (instructions, client) = client_messages.split_at(keep.min(client_messages.len()));
     let added_usage = request.is_stream() && !request.includes_stream_usage();
     if added_usage {
         request.set_stream_usage(true);
     }
     let layout = layout.filter(|layout| layout.message_count() == keep + client.len());
-    let previous = previous.filter(|_| layout.is_some());
+    let (previous, then) = match previous.filter(|_| layout.is_some()) {
+        Some(mut previous) => {
+            let then = std::mem::take(&mut previous.kept);
+            (Some(previous), then)
+        }
+        None => (None, Vec::new()),
+    };
+    let previous = previous.as_ref();
     let renderings: Vec<Rendering> = messages
         .iter()
         .enumerate()
         .map(
-            |(index, message)| match previous.and_then(|p| p.same_at(index, message)) {
+            |(index, message)| match then.get(index).and_then(|was| was.same_as(message)) {
                 Some(count) => Rendering::Same { count },
                 None => Rendering::Fresh(openai::from_message(message)),
             },
@@ -100,7 +112,7 @@ pub fn render(
         .collect();
     let rendered_len: usize = renderings.iter().map(Rendering::count).sum();
     let pairing = Pairing {
-        client: &client,
+        client,
         offset: client.len() as isize - rendered_len as isize,
         layout,
     };
@@ -112,10 +124,10 @@ pub fn render(
     let (before, after) = Around::reuse_or(same_outside, || request.encode_around_messages());
     let capacity = previous.map_or(0, EncodedChat::body_len) + 64 * 1024;
     let mut list = ListWriter::open(capacity, &before);
-    for instruction in &request.messages {
+    for instruction in instructions {
         list.write(instruction);
     }
-    let kept = write_conversation(&mut list, messages, renderings, &pairing, previous);
+    let kept = write_conversation(&mut list, messages, renderings, &pairing, previous, then);
     let (body, around) = list.close(&after);
     let encoded = layout.map(|layout| EncodedChat {
         body: body.clone(),
@@ -124,8 +136,6 @@ pub fn render(
         around,
         kept,
     });
-    let mut client_messages = request.messages;
-    client_messages.extend(client);
     ChatRendered {
         body,
         added_usage,
@@ -134,22 +144,31 @@ pub fn render(
     }
 }
 
-/// Writes the conversation's messages into `list`, each copied from `previous` where that
-/// gives its bytes, else rendered now; returns where each went.
+/// Writes the conversation's messages into `list`, each copied from `previous` (the last
+/// pass's body, with `then`, its records) where that gives its bytes, else rendered now;
+/// returns where each went. The records are written over `then` in place, and a record
+/// that stays is not even written when its bytes keep their place (a new list of them, each
+/// holding a clone of its message, cost every pass a write of fresh memory and a cache miss
+/// per message).
 fn write_conversation(
     list: &mut ListWriter,
     messages: &[Arc<Message>],
     renderings: Vec<Rendering>,
     pairing: &Pairing<'_>,
     previous: Option<&EncodedChat>,
+    then: Vec<Kept>,
 ) -> Vec<Kept> {
-    let mut kept = Vec::with_capacity(messages.len());
+    let mut kept = then;
     let mut first = 0;
     for (index, (message, rendering)) in messages.iter().zip(renderings).enumerate() {
         let count = rendering.count();
-        let reused = previous
-            .filter(|_| matches!(rendering, Rendering::Same { .. }))
-            .and_then(|previous| previous.reusable(index, first, pairing));
+        let was = kept.get(index);
+        let reused = match (previous, was, &rendering) {
+            (Some(previous), Some(was), Rendering::Same { .. }) => {
+                previous.reusable(was, first, pairing)
+            }
+            _ => None,
+        };
         let range = match (reused, rendering) {
             (Some(bytes), _) => list.copy(bytes),
             (None, Rendering::Fresh(chat)) => write_fresh(list, chat, first, pairing),
@@ -157,14 +176,28 @@ fn write_conversation(
                 write_fresh(list, openai::from_message(message), first, pairing)
             }
         };
-        kept.push(Kept {
-            message: Arc::clone(message),
-            first,
-            count,
-            range,
-        });
+        match kept.get_mut(index) {
+            Some(slot) if Arc::ptr_eq(&slot.message, message) => {
+                if (slot.first, slot.count, &slot.range) != (first, count, &range) {
+                    (slot.first, slot.count, slot.range) = (first, count, range);
+                }
+            }
+            slot => {
+                let now = Kept {
+                    message: Arc::clone(message),
+                    first,
+                    count,
+                    range,
+                };
+                match slot {
+                    Some(slot) => *slot = now,
+                    None => kept.push(now),
+                }
+            }
+        }
         first += count;
     }
+    kept.truncate(messages.len());
     kept
 }
 
@@ -221,20 +254,19 @@ impl Pairing<'_> {
     }
 }
 
-impl EncodedChat {
-    /// How many Chat messages neutral message `index` of the previous pass became, when it
-    /// was `message` itself.
-    fn same_at(&self, index: usize, message: &Arc<Message>) -> Option<usize> {
-        let kept = self.kept.get(index)?;
-        Arc::ptr_eq(&kept.message, message).then_some(kept.count)
+impl Kept {
+    /// How many Chat messages it became, when it holds `message` itself.
+    fn same_as(&self, message: &Arc<Message>) -> Option<usize> {
+        Arc::ptr_eq(&self.message, message).then_some(self.count)
     }
+}
 
-    /// The previous bytes of neutral message `index` (the same message, checked by the
-    /// caller, now at rendered index `first`), when they are what rendering it now gives:
-    /// each of its Chat messages pairs with a client message of the same bytes as the one it
-    /// paired with then, or with none, as then.
-    fn reusable(&self, index: usize, first: usize, pairing: &Pairing<'_>) -> Option<&[u8]> {
-        let kept = self.kept.get(index)?;
+impl EncodedChat {
+    /// The previous bytes of a message of the last pass (`kept`, its record; the same
+    /// message, checked by the caller, now at rendered index `first`), when they are what
+    /// rendering it now gives: each of its Chat messages pairs with a client message of the
+    /// same bytes as the one it paired with then, or with none, as then.
+    fn reusable(&self, kept: &Kept, first: usize, pairing: &Pairing<'_>) -> Option<&[u8]> {
         let layout = pairing.layout?;
         for at in 0..kept.count {
             let now = paired_index(layout, first + at, pairing.offset);

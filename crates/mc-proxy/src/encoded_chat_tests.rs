@@ -188,7 +188,7 @@ proptest! {
                 decoded.request,
                 &session.engine,
                 decoded.layout.as_ref(),
-                previous.as_ref(),
+                previous.take(),
             );
             prop_assert_eq!(
                 String::from_utf8_lossy(&rendered.body),
@@ -229,19 +229,19 @@ fn an_unchanged_message_is_copied_and_a_changed_client_field_is_not() {
     session.apply(&Step::Append(vec![0]));
     let second = decoded_alone(&session);
     assert!(
-        one.reusable(1, 1, &unshifted(&second)).is_some(),
+        one.reusable(&one.kept[1], 1, &unshifted(&second)).is_some(),
         "the call, unchanged"
     );
     assert!(
-        one.reusable(1, 2, &unshifted(&second)).is_none(),
+        one.reusable(&one.kept[1], 2, &unshifted(&second)).is_none(),
         "moved in the list"
     );
 
     session.apply(&Step::EditClient(1));
     let third = decoded_alone(&session);
-    assert!(one.reusable(0, 0, &unshifted(&third)).is_some());
+    assert!(one.reusable(&one.kept[0], 0, &unshifted(&third)).is_some());
     assert!(
-        one.reusable(1, 1, &unshifted(&third)).is_none(),
+        one.reusable(&one.kept[1], 1, &unshifted(&third)).is_none(),
         "its client message changed"
     );
 }

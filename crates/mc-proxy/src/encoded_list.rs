@@ -18,7 +18,7 @@ pub enum EncodedList {
 
 impl EncodedList {
     /// The Anthropic list, when the last request was one.
-    pub fn anthropic(&self) -> Option<&EncodedMessages> {
+    pub fn into_anthropic(self) -> Option<EncodedMessages> {
         match self {
             Self::Anthropic(list) => Some(list),
             Self::Chat(_) | Self::Responses(_) => None,
@@ -26,7 +26,7 @@ impl EncodedList {
     }
 
     /// The Chat list, when the last request was one.
-    pub fn chat(&self) -> Option<&EncodedChat> {
+    pub fn into_chat(self) -> Option<EncodedChat> {
         match self {
             Self::Chat(list) => Some(list),
             Self::Anthropic(_) | Self::Responses(_) => None,
@@ -34,7 +34,7 @@ impl EncodedList {
     }
 
     /// The Responses list, when the last request was one.
-    pub fn responses(&self) -> Option<&EncodedResponses> {
+    pub fn into_responses(self) -> Option<EncodedResponses> {
         match self {
             Self::Responses(list) => Some(list),
             Self::Anthropic(_) | Self::Chat(_) => None,

@@ -33,14 +33,20 @@ impl EncodedMessages {
     /// Appends the list (`[`, the messages, `]`) for `messages` with `marks` (per message
     /// index, the cache markers of its blocks) to `out`, copying each unmarked message that
     /// `previous` holds at the same index. The result names where each message went in
-    /// `out`; [`Self::new`] makes it the list of the finished body.
+    /// `out`; [`Self::new`] makes it the list of the finished body. `previous`'s records are
+    /// written over in place, and one that stays is not even written when its bytes keep
+    /// their place (a new list of them, each holding a clone of its message, cost every pass
+    /// a write of fresh memory and a cache miss per message).
     pub fn write(
         out: &mut Vec<u8>,
         messages: &[Arc<Message>],
         marks: &BTreeMap<usize, Vec<(usize, Value)>>,
-        previous: Option<&Self>,
+        previous: Option<Self>,
     ) -> Written {
-        let mut kept = Vec::with_capacity(messages.len());
+        let (body, mut kept) = match previous {
+            Some(previous) => (previous.body, previous.kept),
+            None => (Bytes::new(), Vec::with_capacity(messages.len())),
+        };
         out.push(b'[');
         for (index, message) in messages.iter().enumerate() {
             if index > 0 {
@@ -48,9 +54,7 @@ impl EncodedMessages {
             }
             let start = out.len();
             let marked = marks.get(&index);
-            let reusable = previous
-                .and_then(|previous| previous.unmarked(index, message))
-                .filter(|_| marked.is_none());
+            let reusable = unmarked(&body, &kept, index, message).filter(|_| marked.is_none());
             match reusable {
                 Some(encoded) => out.extend_from_slice(encoded),
                 None => {
@@ -62,12 +66,23 @@ impl EncodedMessages {
                     let _ = serde_json::to_writer(&mut *out, &wire);
                 }
             }
-            kept.push(
-                marked
-                    .is_none()
-                    .then(|| (Arc::clone(message), start..out.len())),
-            );
+            let range = start..out.len();
+            match kept.get_mut(index) {
+                Some(Some((was, at))) if marked.is_none() && Arc::ptr_eq(was, message) => {
+                    if *at != range {
+                        *at = range;
+                    }
+                }
+                slot => {
+                    let now = marked.is_none().then(|| (Arc::clone(message), range));
+                    match slot {
+                        Some(slot) => *slot = now,
+                        None => kept.push(now),
+                    }
+                }
+            }
         }
+        kept.truncate(messages.len());
         out.push(b']');
         Written { kept }
     }
@@ -80,6 +95,12 @@ impl EncodedMessages {
     /// The list written into `body`, which was moved by `shift` bytes since (a body rebuilt
     /// around the same list).
     pub fn new(body: Bytes, written: Written, shift: isize) -> Self {
+        if shift == 0 {
+            return Self {
+                body,
+                kept: written.kept,
+            };
+        }
         let kept = written
             .kept
             .into_iter()
@@ -93,14 +114,20 @@ impl EncodedMessages {
             .collect();
         Self { body, kept }
     }
+}
 
-    /// The kept unmarked bytes of message `index`, when it is `message` itself.
-    fn unmarked(&self, index: usize, message: &Arc<Message>) -> Option<&[u8]> {
-        let (kept, range) = self.kept.get(index)?.as_ref()?;
-        Arc::ptr_eq(kept, message)
-            .then(|| self.body.get(range.clone()))
-            .flatten()
-    }
+/// The unmarked bytes (in `body`) `kept` holds for message `index`, when it is `message`
+/// itself.
+fn unmarked<'a>(
+    body: &'a [u8],
+    kept: &[Option<(Arc<Message>, Range<usize>)>],
+    index: usize,
+    message: &Arc<Message>,
+) -> Option<&'a [u8]> {
+    let (kept, range) = kept.get(index)?.as_ref()?;
+    Arc::ptr_eq(kept, message)
+        .then(|| body.get(range.clone()))
+        .flatten()
 }
 
 impl mc_core::HeldBytes for EncodedMessages {
@@ -149,7 +176,7 @@ mod tests {
     fn encode(
         messages: &[Arc<Message>],
         marks: &BTreeMap<usize, Vec<(usize, Value)>>,
-        previous: Option<&EncodedMessages>,
+        previous: Option<EncodedMessages>,
     ) -> EncodedMessages {
         // A head before the list, as in a request body.
         let mut out = b"{\"messages\":".to_vec();
@@ -159,6 +186,12 @@ mod tests {
         let list = out[list_start..out.len() - 1].to_vec();
         assert_eq!(list, whole(messages, marks));
         EncodedMessages::new(Bytes::from(out), written, 0)
+    }
+
+    impl EncodedMessages {
+        fn unmarked(&self, index: usize, message: &Arc<Message>) -> Option<&[u8]> {
+            unmarked(&self.body, &self.kept, index, message)
+        }
     }
 
     #[test]
@@ -177,13 +210,13 @@ mod tests {
             message("d"),
         ];
         let marks = BTreeMap::from([(3, vec![(0, marker.clone())])]);
-        let two = encode(&second, &marks, Some(&one));
+        let two = encode(&second, &marks, Some(one));
         assert!(two.unmarked(0, &second[0]).is_some());
         assert!(two.unmarked(1, &first[1]).is_none(), "another allocation");
         assert!(two.unmarked(3, &second[3]).is_none(), "marked: not kept");
 
         let third = vec![Arc::clone(&second[0]), Arc::clone(&second[1])];
-        let three = encode(&third, &BTreeMap::new(), Some(&two));
+        let three = encode(&third, &BTreeMap::new(), Some(two));
         // A body rebuilt around the same list keeps finding its messages.
         let mut moved = b"{\"model\":\"m\",".to_vec();
         moved.extend_from_slice(&three.body[1..]);

@@ -45,8 +45,9 @@ struct Kept {
     message: Arc<Message>,
     /// What each of its items pairs by.
     shapes: Arc<[Shape]>,
-    /// The client item (index after the instructions) each item paired with.
-    paired: Vec<Option<usize>>,
+    /// The client item (index after the instructions) each item paired with; shared with
+    /// the next pass's record of the same message when it pairs as before.
+    paired: Arc<[Option<usize>]>,
     /// Their bytes, joined by commas, in the body.
     range: Range<usize>,
 }
@@ -87,24 +88,32 @@ pub struct ResponsesRendered {
 /// The upstream request for a pass: the client's instructions as sent, then the pass's
 /// conversation (`messages`, as the engine returned them) as items, each with the client's
 /// fields where it stands for a client item. `layout` locates `request`'s items in the
-/// client body; with it, what `previous` encoded is reused.
+/// client body; with it, what `previous` encoded is reused, its records moved into the new
+/// one (each holds its message: cloning them cost every pass a cache miss per message).
 pub fn render(
     mut request: ResponsesRequest,
     messages: &[Arc<Message>],
     layout: Option<&ResponsesLayout>,
-    previous: Option<&EncodedResponses>,
+    previous: Option<EncodedResponses>,
 ) -> ResponsesRendered {
     let keep = request.instruction_count();
-    let mut instructions = match request.input.take() {
+    // Borrowed in two, not split: on a long session moving the items was a copy of the
+    // whole list, twice a pass.
+    let client_items = match request.input.take() {
         Some(Input::Items(items)) => items,
         Some(Input::Text(_)) | None => Vec::new(),
     };
-    let client = instructions.split_off(keep.min(instructions.len()));
+    let (instructions, client) = client_items.split_at(keep.min(client_items.len()));
     let layout = layout.filter(|layout| layout.item_count() == keep + client.len());
-    let reusing = previous
-        .zip(layout)
-        .filter(|(previous, layout)| previous.client.same_outside(layout));
-    let previous = reusing.map(|(previous, _)| previous);
+    let (previous, then) = match previous.zip(layout) {
+        Some((mut previous, layout)) if previous.client.same_outside(layout) => {
+            let then = std::mem::take(&mut previous.kept);
+            (Some(previous), then)
+        }
+        _ => (None, Vec::new()),
+    };
+    let previous = previous.as_ref();
+    let reusing = previous.zip(layout);
     // Read once: looking each call's tool up in the tools' JSON cost every pass a walk of
     // the whole conversation. Without custom tools no call is a custom one.
     let custom_tools: Vec<String> = request
@@ -129,8 +138,8 @@ pub fn render(
             .collect()
     });
     let render = |message: &Message| renderer.render(message);
-    let renderings = renderings(messages, previous, &changed_kinds, &render);
-    let pairing = Pairing::new(&client, &renderings);
+    let renderings = renderings(messages, &then, &changed_kinds, &render);
+    let pairing = Pairing::new(client, &renderings);
 
     let written = previous.map(|previous| (&previous.body[..], previous.around));
     let (before, after) = Around::reuse_or(written, || {
@@ -139,10 +148,16 @@ pub fn render(
     });
     let capacity = previous.map_or(0, |previous| previous.body.len()) + 64 * 1024;
     let mut list = ListWriter::open(capacity, &before);
-    for instruction in &instructions {
+    for instruction in instructions {
         list.write(instruction);
     }
-    let kept = write_conversation(&mut list, messages, renderings, &render, &pairing, reusing);
+    let conversation = Conversation {
+        messages,
+        renderings,
+        render: &render,
+        pairing: &pairing,
+    };
+    let kept = conversation.write(&mut list, reusing, then);
     let (body, around) = list.close(&after);
     let encoded = layout.map(|layout| EncodedResponses {
         body: body.clone(),
@@ -151,20 +166,19 @@ pub fn render(
         around,
         kept,
     });
-    instructions.extend(client);
     ResponsesRendered {
         body,
-        client_items: instructions,
+        client_items,
         encoded,
     }
 }
 
-/// How each of `messages` is rendered: as on the `previous` pass when it is the same message
-/// at the same index and answers none of the calls whose custom kind changed
-/// (`changed_kinds`), else by `render` now.
+/// How each of `messages` is rendered: as on the previous pass (`then`, its records) when it
+/// is the same message at the same index and answers none of the calls whose custom kind
+/// changed (`changed_kinds`), else by `render` now.
 fn renderings(
     messages: &[Arc<Message>],
-    previous: Option<&EncodedResponses>,
+    then: &[Kept],
     changed_kinds: &HashSet<&String>,
     render: &dyn Fn(&Message) -> Vec<Item>,
 ) -> Vec<Rendering> {
@@ -172,8 +186,9 @@ fn renderings(
         .iter()
         .enumerate()
         .map(|(index, message)| {
-            let same = previous
-                .and_then(|previous| previous.same_at(index, message))
+            let same = then
+                .get(index)
+                .and_then(|was| was.same_as(message))
                 .filter(|_| !answers_any(message, changed_kinds));
             match same {
                 Some(shapes) => Rendering::Same(Arc::clone(shapes)),
@@ -192,61 +207,103 @@ fn answers_any(message: &Message, calls: &HashSet<&String>) -> bool {
             .any(|part| matches!(part, Part::ToolResult { call_id, .. } if calls.contains(call_id)))
 }
 
-/// Writes the conversation's items into `list`, each message's copied from `previous` where
-/// that gives its bytes, else rendered now; returns where each went.
-fn write_conversation(
-    list: &mut ListWriter,
-    messages: &[Arc<Message>],
+/// The pass's conversation and how each of its messages is rendered and paired.
+struct Conversation<'a> {
+    messages: &'a [Arc<Message>],
     renderings: Vec<Rendering>,
-    render: &dyn Fn(&Message) -> Vec<Item>,
-    pairing: &Pairing<'_>,
-    previous: Option<(&EncodedResponses, &ResponsesLayout)>,
-) -> Vec<Kept> {
-    let mut kept = Vec::with_capacity(messages.len());
-    let mut message_items = 0;
-    for (index, (message, rendering)) in messages.iter().zip(renderings).enumerate() {
-        let (items, shapes) = match rendering {
-            Rendering::Same(shapes) => (None, shapes),
-            Rendering::Fresh(items) => {
-                let shapes = items.iter().map(Shape::of).collect();
-                (Some(items), shapes)
+    render: &'a dyn Fn(&Message) -> Vec<Item>,
+    pairing: &'a Pairing<'a>,
+}
+
+impl Conversation<'_> {
+    /// Writes the conversation's items into `list`, each message's copied from `previous`
+    /// (the last pass's body, with `then`, its records) where that gives its bytes, else
+    /// rendered now; returns where each went.
+    fn write(
+        self,
+        list: &mut ListWriter,
+        previous: Option<(&EncodedResponses, &ResponsesLayout)>,
+        then: Vec<Kept>,
+    ) -> Vec<Kept> {
+        let Self {
+            messages,
+            renderings,
+            render,
+            pairing,
+        } = self;
+        // Written over the last pass's records in place: a record that stays is not moved or
+        // even written when its bytes keep their place (a new list of them cost every pass a
+        // write of fresh memory per message).
+        let mut kept = then;
+        let mut message_items = 0;
+        for (index, (message, rendering)) in messages.iter().zip(renderings).enumerate() {
+            let (items, shapes) = match rendering {
+                Rendering::Same(shapes) => (None, shapes),
+                Rendering::Fresh(items) => {
+                    let shapes = items.iter().map(Shape::of).collect();
+                    (Some(items), shapes)
+                }
+            };
+            let same = previous.filter(|_| items.is_none());
+            // The common case, a message of the previous pass that pairs as it did: its
+            // record is moved over and its bytes copied, nothing paired, allocated or compared.
+            let was = kept.get(index);
+            let unchanged = match (same, was) {
+                (Some((previous, layout)), Some(was))
+                    if previous.unchanged(was, message_items, pairing, layout) =>
+                {
+                    previous
+                        .body
+                        .get(was.range.clone())
+                        .map(|bytes| (bytes, was))
+                }
+                _ => None,
+            };
+            if let Some((bytes, was)) = unchanged {
+                message_items += was.message_items();
+                let range = list.copy(bytes);
+                if kept[index].range != range {
+                    kept[index].range = range;
+                }
+                continue;
             }
-        };
-        // A message rendered as before pairs its calls as before when the client items they
-        // paired with lie, unchanged, in the bytes the body shares with the previous one.
-        let hint = previous
-            .filter(|_| items.is_none())
-            .and_then(|(previous, layout)| {
-                let kept = previous.kept.get(index)?;
-                Some(Hint {
-                    then: &kept.paired,
-                    now: layout,
-                    was: &previous.client,
-                })
+            // A message rendered as before pairs its calls as before when the client items
+            // they paired with lie, unchanged, in the bytes the body shares with the previous
+            // one.
+            let hint = same.zip(was).map(|((previous, layout), was)| Hint {
+                then: &was.paired,
+                now: layout,
+                was: &previous.client,
             });
-        let paired = pairing.pair(&shapes, message_items, hint);
-        message_items += shapes
-            .iter()
-            .filter(|shape| **shape == Shape::Message)
-            .count();
-        let reused = previous
-            .filter(|_| items.is_none())
-            .and_then(|(previous, layout)| previous.reusable(index, &paired, layout));
-        let range = match reused {
-            Some(bytes) => list.copy(bytes),
-            None => {
-                let items = items.unwrap_or_else(|| render(message));
-                write_fresh(list, items, &paired, pairing.client)
+            let paired = pairing.pair(&shapes, message_items, hint);
+            message_items += shapes
+                .iter()
+                .filter(|shape| **shape == Shape::Message)
+                .count();
+            let reused = same
+                .zip(was)
+                .and_then(|((previous, layout), was)| previous.reusable(was, &paired, layout));
+            let range = match reused {
+                Some(bytes) => list.copy(bytes),
+                None => {
+                    let items = items.unwrap_or_else(|| render(message));
+                    write_fresh(list, items, &paired, pairing.client)
+                }
+            };
+            let now = Kept {
+                message: Arc::clone(message),
+                shapes,
+                paired: paired.into(),
+                range,
+            };
+            match kept.get_mut(index) {
+                Some(slot) => *slot = now,
+                None => kept.push(now),
             }
-        };
-        kept.push(Kept {
-            message: Arc::clone(message),
-            shapes,
-            paired,
-            range,
-        });
+        }
+        kept.truncate(messages.len());
+        kept
     }
-    kept
 }
 
 /// Writes one message's items, each with the fields of the client item it pairs with when
@@ -361,6 +418,15 @@ impl<'a> Pairing<'a> {
         by_call.get(&(kind, call_id)).copied()
     }
 
+    /// The client item the rendered list's message item number `n` pairs with: the client's
+    /// message item as far from the end.
+    fn message_item(&self, n: usize) -> Option<usize> {
+        let at = n as isize + self.offset;
+        usize::try_from(at)
+            .ok()
+            .and_then(|at| self.client_messages.get(at).copied())
+    }
+
     /// The client item each of a message's items pairs with; its first message item is the
     /// rendered list's message item number `message_items`. `hint` is how the same message
     /// paired on the previous pass.
@@ -376,11 +442,8 @@ impl<'a> Pairing<'a> {
             .enumerate()
             .map(|(at, shape)| match shape {
                 Shape::Message => {
-                    let at = next_message as isize + self.offset;
                     next_message += 1;
-                    usize::try_from(at)
-                        .ok()
-                        .and_then(|at| self.client_messages.get(at).copied())
+                    self.message_item(next_message - 1)
                 }
                 Shape::Call(kind, call_id) => hint
                     .and_then(|hint| hint.still_first(at))
@@ -417,24 +480,50 @@ impl Hint<'_> {
 }
 
 impl EncodedResponses {
-    /// The shapes of neutral message `index`'s items on the previous pass, when it was
-    /// `message` itself.
-    fn same_at(&self, index: usize, message: &Arc<Message>) -> Option<&Arc<[Shape]>> {
-        let kept = self.kept.get(index)?;
-        Arc::ptr_eq(&kept.message, message).then_some(&kept.shapes)
+    /// Whether a message of the last pass (`kept`, its record; the same message, checked by
+    /// the caller) whose first message item is now the rendered list's number
+    /// `first_message_item` pairs each of its items as then with a client item the
+    /// incremental decode found in the bytes the two client bodies share: what pairing it
+    /// again and [`Self::reusable`] would find, known without pairing or comparing anything.
+    fn unchanged(
+        &self,
+        kept: &Kept,
+        first_message_item: usize,
+        pairing: &Pairing<'_>,
+        layout: &ResponsesLayout,
+    ) -> bool {
+        let known = |then: usize| {
+            layout.knows_same_item(
+                layout.instructions() + then,
+                &self.client,
+                self.client.instructions() + then,
+            )
+        };
+        let mut next_message = first_message_item;
+        kept.shapes
+            .iter()
+            .zip(kept.paired.iter())
+            .all(|pair| match pair {
+                (Shape::Message, &then) => {
+                    next_message += 1;
+                    pairing.message_item(next_message - 1) == then && then.is_none_or(known)
+                }
+                (Shape::Call(..), &then) => then.is_some_and(known),
+                (Shape::Unpaired, then) => then.is_none(),
+            })
     }
 
-    /// The previous bytes of neutral message `index` (the same message, checked by the
-    /// caller), when each of its items now pairs with a client item of the same bytes as
-    /// the one it paired with then (`layout` is this pass's client body).
+    /// The previous bytes of a message of the last pass (`kept`, its record; the same
+    /// message, checked by the caller), when each of its items now pairs with a client item
+    /// of the same bytes as the one it paired with then (`layout` is this pass's client
+    /// body).
     fn reusable(
         &self,
-        index: usize,
+        kept: &Kept,
         paired: &[Option<usize>],
         layout: &ResponsesLayout,
     ) -> Option<&[u8]> {
-        let kept = self.kept.get(index)?;
-        for (now, then) in paired.iter().zip(&kept.paired) {
+        for (now, then) in paired.iter().zip(kept.paired.iter()) {
             let same = match (now, then) {
                 (Some(now), Some(then)) => layout.same_item(
                     layout.instructions() + now,
@@ -448,6 +537,21 @@ impl EncodedResponses {
             }
         }
         self.body.get(kept.range.clone())
+    }
+}
+
+impl Kept {
+    /// Its items' shapes, when it holds `message` itself.
+    fn same_as(&self, message: &Arc<Message>) -> Option<&Arc<[Shape]>> {
+        Arc::ptr_eq(&self.message, message).then_some(&self.shapes)
+    }
+
+    /// How many of its items are message items.
+    fn message_items(&self) -> usize {
+        self.shapes
+            .iter()
+            .filter(|shape| **shape == Shape::Message)
+            .count()
     }
 }
 
@@ -465,7 +569,7 @@ impl mc_core::HeldBytes for EncodedResponses {
                 .map(|kept| {
                     std::mem::size_of::<Kept>()
                         + kept.shapes.len() * std::mem::size_of::<Shape>()
-                        + kept.paired.capacity() * std::mem::size_of::<Option<usize>>()
+                        + kept.paired.len() * std::mem::size_of::<Option<usize>>()
                 })
                 .sum::<usize>()
     }

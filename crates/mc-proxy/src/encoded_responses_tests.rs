@@ -226,7 +226,7 @@ proptest! {
                 decoded.request,
                 &session.engine,
                 decoded.layout.as_ref(),
-                previous.as_ref(),
+                previous.take(),
             );
             prop_assert_eq!(
                 String::from_utf8_lossy(&rendered.body),
@@ -239,6 +239,15 @@ proptest! {
             previous = rendered.encoded;
         }
     }
+}
+
+/// Every message of `session` rendered now, as a pass with no previous body renders them.
+fn fresh_renderings(session: &Session) -> Vec<Rendering> {
+    session
+        .engine
+        .iter()
+        .map(|message| Rendering::Fresh(responses::from_conversation([&**message], |_| false)))
+        .collect()
 }
 
 #[test]
@@ -259,11 +268,7 @@ fn a_grown_session_copies_its_earlier_messages() {
         Some(Input::Items(items)) => &items[1..],
         _ => unreachable!(),
     };
-    let renderings: Vec<Rendering> = session
-        .engine
-        .iter()
-        .map(|message| Rendering::Fresh(responses::from_conversation([&**message], |_| false)))
-        .collect();
+    let renderings = fresh_renderings(&session);
     let pairing = Pairing::new(client, &renderings);
     for index in 0..4 {
         let shapes = one.kept[index].shapes.clone();
@@ -274,8 +279,59 @@ fn a_grown_session_copies_its_earlier_messages() {
             .count();
         let paired = pairing.pair(&shapes, first_message, None);
         assert!(
-            one.reusable(index, &paired, layout).is_some(),
+            one.reusable(&one.kept[index], &paired, layout).is_some(),
             "message {index}"
         );
     }
+}
+
+/// A message of the previous pass whose items pair with client items the incremental decode
+/// found in the shared bytes is taken as it was, without pairing it again; the body is the
+/// one rendered whole.
+#[test]
+fn a_message_in_the_shared_bytes_is_known_unchanged() {
+    let mut session = Session::new();
+    session.apply(&Step::Append(vec![0, 1, 2, 5]));
+    let recent = RecentResponses::default();
+    let first = recent.decode(&session.body(), None).unwrap();
+    let one = render(first.request, &session.engine, first.layout.as_ref(), None);
+    recent.remember(
+        first.layout.unwrap(),
+        one.client_items,
+        first.conversation,
+        first.chain,
+    );
+    let one = one.encoded.unwrap();
+
+    session.apply(&Step::Append(vec![0]));
+    let second = recent.decode(&session.body(), None).unwrap();
+    let layout = second.layout.clone().unwrap();
+    let client = match &second.request.input {
+        Some(Input::Items(items)) => items[1..].to_vec(),
+        _ => unreachable!(),
+    };
+    let renderings = fresh_renderings(&session);
+    let pairing = Pairing::new(&client, &renderings);
+    let mut message_items = 0;
+    for index in 0..4 {
+        let was = &one.kept[index];
+        assert!(
+            one.unchanged(was, message_items, &pairing, &layout),
+            "message {index} not known unchanged"
+        );
+        message_items += was.message_items();
+    }
+    // Counted from the wrong message item, a message item pairs with another client item.
+    let messages_first = (0..4)
+        .find(|&index| one.kept[index].message_items() > 0)
+        .unwrap();
+    let before: usize = (0..messages_first)
+        .map(|i| one.kept[i].message_items())
+        .sum();
+    let was = &one.kept[messages_first];
+    assert!(!one.unchanged(was, before + 1, &pairing, &layout));
+
+    let expected = whole(&second.request, &session.engine);
+    let rendered = render(second.request, &session.engine, Some(&layout), Some(one));
+    assert_eq!(rendered.body, expected);
 }

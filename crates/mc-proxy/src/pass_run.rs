@@ -341,7 +341,7 @@ fn render_pass(
         outcome,
         target.window,
         last_usage.map(|usage| usage.tokens),
-        previous.as_ref(),
+        previous,
         decoded.layout.as_ref(),
         &app.encoded_heads,
     );

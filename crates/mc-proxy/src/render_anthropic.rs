@@ -79,7 +79,7 @@ pub fn input_bound(body_len: usize) -> u64 {
 pub fn render(
     request: &Arc<MessagesRequest>,
     outcome: &PassOutcome,
-    previous: Option<&EncodedMessages>,
+    previous: Option<EncodedMessages>,
     heads: &EncodedHeads,
     window: Option<u64>,
     input_hint: Option<u64>,
@@ -90,7 +90,7 @@ pub fn render(
         max_tokens: None,
     };
     let head = heads.encode(request, edits);
-    let capacity = previous.map_or(0, EncodedMessages::body_len) + 64 * 1024;
+    let capacity = previous.as_ref().map_or(0, EncodedMessages::body_len) + 64 * 1024;
     let mut body = Vec::with_capacity(capacity);
     body.extend_from_slice(&head.before);
     let list_start = body.len();
