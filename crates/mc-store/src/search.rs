@@ -72,6 +72,32 @@ pub struct MemoryHit {
 
 const DOING: &str = "searching";
 
+/// `first`, then the hits of `then` it does not hold, at most `limit` in all. BM25 scores of
+/// two expressions do not compare, and a caller fuses hits by score, so `then`'s scores are
+/// scaled to rank below the last of `first`, in their own order.
+fn ranked_after(mut first: Vec<MessageHit>, then: Vec<MessageHit>, limit: u32) -> Vec<MessageHit> {
+    let floor = first.last().map(|hit| hit.score);
+    let best = then.first().map_or(0.0, |hit| hit.score);
+    for hit in then {
+        if first.len() >= limit as usize {
+            break;
+        }
+        let held = first
+            .iter()
+            .any(|kept| kept.session == hit.session && kept.ordinal == hit.ordinal);
+        if held {
+            continue;
+        }
+        let score = match floor {
+            Some(floor) if best > 0.0 => floor * 0.999 * (hit.score / best).min(1.0),
+            Some(floor) => floor * 0.999,
+            None => hit.score,
+        };
+        first.push(MessageHit { score, ..hit });
+    }
+    first
+}
+
 impl ReadTx<'_> {
     /// The best `limit` messages for `query` within `scope`.
     ///
@@ -103,24 +129,31 @@ impl ReadTx<'_> {
         limit: u32,
     ) -> Result<Vec<MessageHit>> {
         let pool = i64::from(limit).saturating_mul(20).max(500);
+        let enough = (limit as usize).div_ceil(5);
+        let mut found = Vec::new();
         if let Some(made_names) = &query.made_names {
             let own = format!("body : ({made_names})");
             let hits = self.search_messages_in_pool(&own, scope, limit, pool)?;
-            if hits.len() >= (limit as usize).div_ceil(5) {
-                return Ok(hits);
+            let tier = hits.len();
+            found = ranked_after(found, hits, limit);
+            if tier >= enough {
+                return Ok(found);
             }
         }
         if query.terms.len() > 1 {
             let hits = self.search_messages_in_pool(&query.all_words, scope, limit, pool)?;
-            if hits.len() >= (limit as usize).div_ceil(5) {
-                return Ok(hits);
+            if hits.len() >= enough {
+                return Ok(ranked_after(found, hits, limit));
             }
         }
         let hits = self.search_messages_in_pool(&query.expression, scope, limit, pool)?;
-        if hits.len() >= limit as usize {
-            return Ok(hits);
+        let tier = hits.len();
+        found = ranked_after(found, hits, limit);
+        if tier >= limit as usize {
+            return Ok(found);
         }
-        self.search_messages_in_pool(&query.expression, scope, limit, -1)
+        let hits = self.search_messages_in_pool(&query.expression, scope, limit, -1)?;
+        Ok(ranked_after(found, hits, limit))
     }
 
     /// [`Self::search_messages`] of the FTS5 `expression` over the index's best `pool`

@@ -567,3 +567,25 @@ fn a_made_name_finds_the_messages_that_name_it() {
     let worded = ordinals(&temp.store, "the old field", &SearchScope::default());
     assert_eq!(worded.len(), messages.len(), "{worded:?}");
 }
+
+/// A made name written in one message only comes first, and the messages that hold one of
+/// its words follow: too few to answer alone, the exact finds are not dropped for the
+/// broader ones.
+#[test]
+fn a_made_name_written_once_comes_before_its_words() {
+    let temp = TempStore::new();
+    let messages = [
+        text(Role::User, "query it"),
+        text(Role::Assistant, "the query"),
+        text(
+            Role::User,
+            "class SQLDeleteCompiler compiles the statement; def do_query(self, table, where, using) sets the alias map first and then runs the delete for every batch of primary keys",
+        ),
+        text(Role::Assistant, "query again"),
+        text(Role::User, "a query"),
+    ];
+    seed(&temp.store, "s1", &messages, NOW_MS);
+    let found = ordinals(&temp.store, "do_query", &SearchScope::default());
+    assert_eq!(found.first(), Some(&("s1".to_owned(), 2)), "{found:?}");
+    assert_eq!(found.len(), messages.len(), "{found:?}");
+}
