@@ -42,6 +42,12 @@ pub struct FtsQuery {
     /// not. `None` when the text names nothing of more than one word, or says more than
     /// its made names.
     pub made_names: Option<String>,
+    /// For a text that says more than its made names (a sentence around one), those made
+    /// names of more than one word as FTS5 phrases joined with `OR`: the rows that write one
+    /// of them as one are ranked first, then the sentence's words rank the rest. `None` for a
+    /// text that names nothing of more than one word, or that is made names alone (then
+    /// [`Self::made_names`]).
+    pub named_in_text: Option<String>,
 }
 
 /// Why a query cannot be searched.
@@ -87,18 +93,25 @@ pub fn fts_query(text: &str) -> Result<FtsQuery, QueryError> {
     let mut terms = if content.is_empty() { words } else { content };
     terms.truncate(MAX_QUERY_TERMS);
     let quoted: Vec<String> = terms.iter().map(|term| format!("\"{term}\"")).collect();
-    let made_names = made_name_phrases(text, &terms);
+    let (phrases, names_only) = made_name_phrases(text, &terms);
+    let joined = |with: &str| (!phrases.is_empty()).then(|| phrases.join(with));
+    let (made_names, named_in_text) = if names_only {
+        (joined(" AND "), None)
+    } else {
+        (None, joined(" OR "))
+    };
     Ok(FtsQuery {
         expression: quoted.join(" OR "),
         all_words: quoted.join(" AND "),
         terms,
         made_names,
+        named_in_text,
     })
 }
 
-/// [`FtsQuery::made_names`] of `text`, whose words are `terms`: only for a text that is
-/// made names alone (a sentence around a name is ranked by all its words).
-fn made_name_phrases(text: &str, terms: &[String]) -> Option<String> {
+/// The made names of `text` of more than one word, each as an FTS5 phrase, and whether
+/// `text` is made names alone (every one of `terms`, its words, belongs to one).
+fn made_name_phrases(text: &str, terms: &[String]) -> (Vec<String>, bool) {
     let mut phrases: Vec<String> = Vec::new();
     let mut named: Vec<String> = Vec::new();
     crate::identifiers::identifiers(text, &mut |name| {
@@ -114,7 +127,7 @@ fn made_name_phrases(text: &str, terms: &[String]) -> Option<String> {
         }
     });
     let names_only = terms.iter().all(|term| named.contains(term));
-    (names_only && !phrases.is_empty()).then(|| phrases.join(" AND "))
+    (phrases, names_only)
 }
 
 #[cfg(test)]
@@ -136,10 +149,19 @@ mod tests {
             query.made_names.as_deref(),
             Some(r#""self do query" AND "card parser py""#)
         );
+        let sentence = fts_query("why does self.do_query fail near card_parser.py").unwrap();
+        assert_eq!(sentence.made_names, None);
         assert_eq!(
-            fts_query("why does self.do_query fail").unwrap().made_names,
+            sentence.named_in_text.as_deref(),
+            Some(r#""self do query" OR "card parser py""#)
+        );
+        assert_eq!(
+            fts_query("self.do_query, card_parser.py")
+                .unwrap()
+                .named_in_text,
             None
         );
+        assert_eq!(fts_query("why does it fail").unwrap().named_in_text, None);
         assert_eq!(fts_query("parse the card").unwrap().made_names, None);
         assert_eq!(fts_query("parseValue v2").unwrap().made_names, None);
     }

@@ -589,3 +589,28 @@ fn a_made_name_written_once_comes_before_its_words() {
     assert_eq!(found.first(), Some(&("s1".to_owned(), 2)), "{found:?}");
     assert_eq!(found.len(), messages.len(), "{found:?}");
 }
+
+/// A sentence around a made name finds the message that writes the name first, then ranks
+/// the rest by the sentence's words: the shorter messages holding more of its words do not
+/// push the one naming it down.
+#[test]
+fn a_sentence_ranks_the_message_writing_its_made_name_first() {
+    let temp = TempStore::new();
+    let messages = [
+        text(Role::User, "why does the delete fail"),
+        text(Role::Assistant, "the delete query fails"),
+        text(
+            Role::User,
+            "class SQLDeleteCompiler compiles the statement; def do_query(self, table, where, using) sets the alias map first and then runs the statement for every batch of primary keys",
+        ),
+        text(Role::Assistant, "fail again on delete"),
+    ];
+    seed(&temp.store, "s1", &messages, NOW_MS);
+    let found = ordinals(
+        &temp.store,
+        "why does the delete in do_query fail",
+        &SearchScope::default(),
+    );
+    assert_eq!(found.first(), Some(&("s1".to_owned(), 2)), "{found:?}");
+    assert_eq!(found.len(), messages.len(), "{found:?}");
+}
