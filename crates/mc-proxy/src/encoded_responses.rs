@@ -45,9 +45,8 @@ struct Kept {
     message: Arc<Message>,
     /// What each of its items pairs by.
     shapes: Arc<[Shape]>,
-    /// The client item (index after the instructions) each item paired with; shared with
-    /// the next pass's record of the same message when it pairs as before.
-    paired: Arc<[Option<usize>]>,
+    /// The client item (index after the instructions) each item paired with.
+    paired: Vec<Option<usize>>,
     /// Their bytes, joined by commas, in the body.
     range: Range<usize>,
 }
@@ -88,8 +87,8 @@ pub struct ResponsesRendered {
 /// The upstream request for a pass: the client's instructions as sent, then the pass's
 /// conversation (`messages`, as the engine returned them) as items, each with the client's
 /// fields where it stands for a client item. `layout` locates `request`'s items in the
-/// client body; with it, what `previous` encoded is reused, its records moved into the new
-/// one (each holds its message: cloning them cost every pass a cache miss per message).
+/// client body; with it, what `previous` encoded is reused, its records written over in
+/// place (each holds its message: cloning them cost every pass a cache miss per message).
 pub fn render(
     mut request: ResponsesRequest,
     messages: &[Arc<Message>],
@@ -151,13 +150,9 @@ pub fn render(
     for instruction in instructions {
         list.write(instruction);
     }
-    let conversation = Conversation {
-        messages,
-        renderings,
-        render: &render,
-        pairing: &pairing,
-    };
-    let kept = conversation.write(&mut list, reusing, then);
+    let kept = write_conversation(
+        &mut list, messages, renderings, &render, &pairing, reusing, then,
+    );
     let (body, around) = list.close(&after);
     let encoded = layout.map(|layout| EncodedResponses {
         body: body.clone(),
@@ -207,103 +202,90 @@ fn answers_any(message: &Message, calls: &HashSet<&String>) -> bool {
             .any(|part| matches!(part, Part::ToolResult { call_id, .. } if calls.contains(call_id)))
 }
 
-/// The pass's conversation and how each of its messages is rendered and paired.
-struct Conversation<'a> {
-    messages: &'a [Arc<Message>],
+/// Writes the conversation's items into `list`, each message's copied from `previous` (the
+/// last pass's body, with `then`, its records) where that gives its bytes, else rendered now;
+/// returns where each went. The records are written over `then` in place, and one that stays
+/// is not even written when its bytes keep their place (a new list of them cost every pass a
+/// write of fresh memory per message).
+fn write_conversation(
+    list: &mut ListWriter,
+    messages: &[Arc<Message>],
     renderings: Vec<Rendering>,
-    render: &'a dyn Fn(&Message) -> Vec<Item>,
-    pairing: &'a Pairing<'a>,
+    render: &dyn Fn(&Message) -> Vec<Item>,
+    pairing: &Pairing<'_>,
+    previous: Option<(&EncodedResponses, &ResponsesLayout)>,
+    then: Vec<Kept>,
+) -> Vec<Kept> {
+    let mut kept = then;
+    let mut message_items = 0;
+    for (index, (message, rendering)) in messages.iter().zip(renderings).enumerate() {
+        let (items, shapes) = match rendering {
+            Rendering::Same(shapes) => (None, shapes),
+            Rendering::Fresh(items) => {
+                let shapes = items.iter().map(Shape::of).collect();
+                (Some(items), shapes)
+            }
+        };
+        let same = previous.filter(|_| items.is_none());
+        // The common case, a message of the previous pass that pairs as it did: its record
+        // stays and its bytes are copied, nothing paired, allocated or compared.
+        let was = kept.get(index);
+        let unchanged = match (same, was) {
+            (Some((previous, layout)), Some(was))
+                if previous.unchanged(was, message_items, pairing, layout) =>
+            {
+                previous.body.get(was.range.clone())
+            }
+            _ => None,
+        };
+        if let Some(bytes) = unchanged {
+            message_items += message_item_count(&shapes);
+            let range = list.copy(bytes);
+            if kept[index].range != range {
+                kept[index].range = range;
+            }
+            continue;
+        }
+        // A message rendered as before pairs its calls as before when the client items they
+        // paired with lie, unchanged, in the bytes the body shares with the previous one.
+        let hint = same.zip(was).map(|((previous, layout), was)| Hint {
+            then: &was.paired,
+            now: layout,
+            was: &previous.client,
+        });
+        let paired = pairing.pair(&shapes, message_items, hint);
+        message_items += message_item_count(&shapes);
+        let reused = same
+            .zip(was)
+            .and_then(|((previous, layout), was)| previous.reusable(was, &paired, layout));
+        let range = match reused {
+            Some(bytes) => list.copy(bytes),
+            None => {
+                let items = items.unwrap_or_else(|| render(message));
+                write_fresh(list, items, &paired, pairing.client)
+            }
+        };
+        let now = Kept {
+            message: Arc::clone(message),
+            shapes,
+            paired,
+            range,
+        };
+        match kept.get_mut(index) {
+            Some(slot) => *slot = now,
+            None => kept.push(now),
+        }
+    }
+    kept.truncate(messages.len());
+    kept
 }
 
-impl Conversation<'_> {
-    /// Writes the conversation's items into `list`, each message's copied from `previous`
-    /// (the last pass's body, with `then`, its records) where that gives its bytes, else
-    /// rendered now; returns where each went.
-    fn write(
-        self,
-        list: &mut ListWriter,
-        previous: Option<(&EncodedResponses, &ResponsesLayout)>,
-        then: Vec<Kept>,
-    ) -> Vec<Kept> {
-        let Self {
-            messages,
-            renderings,
-            render,
-            pairing,
-        } = self;
-        // Written over the last pass's records in place: a record that stays is not moved or
-        // even written when its bytes keep their place (a new list of them cost every pass a
-        // write of fresh memory per message).
-        let mut kept = then;
-        let mut message_items = 0;
-        for (index, (message, rendering)) in messages.iter().zip(renderings).enumerate() {
-            let (items, shapes) = match rendering {
-                Rendering::Same(shapes) => (None, shapes),
-                Rendering::Fresh(items) => {
-                    let shapes = items.iter().map(Shape::of).collect();
-                    (Some(items), shapes)
-                }
-            };
-            let same = previous.filter(|_| items.is_none());
-            // The common case, a message of the previous pass that pairs as it did: its
-            // record is moved over and its bytes copied, nothing paired, allocated or compared.
-            let was = kept.get(index);
-            let unchanged = match (same, was) {
-                (Some((previous, layout)), Some(was))
-                    if previous.unchanged(was, message_items, pairing, layout) =>
-                {
-                    previous
-                        .body
-                        .get(was.range.clone())
-                        .map(|bytes| (bytes, was))
-                }
-                _ => None,
-            };
-            if let Some((bytes, was)) = unchanged {
-                message_items += was.message_items();
-                let range = list.copy(bytes);
-                if kept[index].range != range {
-                    kept[index].range = range;
-                }
-                continue;
-            }
-            // A message rendered as before pairs its calls as before when the client items
-            // they paired with lie, unchanged, in the bytes the body shares with the previous
-            // one.
-            let hint = same.zip(was).map(|((previous, layout), was)| Hint {
-                then: &was.paired,
-                now: layout,
-                was: &previous.client,
-            });
-            let paired = pairing.pair(&shapes, message_items, hint);
-            message_items += shapes
-                .iter()
-                .filter(|shape| **shape == Shape::Message)
-                .count();
-            let reused = same
-                .zip(was)
-                .and_then(|((previous, layout), was)| previous.reusable(was, &paired, layout));
-            let range = match reused {
-                Some(bytes) => list.copy(bytes),
-                None => {
-                    let items = items.unwrap_or_else(|| render(message));
-                    write_fresh(list, items, &paired, pairing.client)
-                }
-            };
-            let now = Kept {
-                message: Arc::clone(message),
-                shapes,
-                paired: paired.into(),
-                range,
-            };
-            match kept.get_mut(index) {
-                Some(slot) => *slot = now,
-                None => kept.push(now),
-            }
-        }
-        kept.truncate(messages.len());
-        kept
-    }
+/// How many of `shapes` are message items.
+fn message_item_count(shapes: &[Shape]) -> usize {
+    shapes
+        .iter()
+        .filter(|shape| **shape == Shape::Message)
+        .count()
 }
 
 /// Writes one message's items, each with the fields of the client item it pairs with when
@@ -348,7 +330,7 @@ impl Rendering {
     /// How many of its items are message items.
     fn message_items(&self) -> usize {
         match self {
-            Self::Same(shapes) => shapes.iter().filter(|s| **s == Shape::Message).count(),
+            Self::Same(shapes) => message_item_count(shapes),
             Self::Fresh(items) => items
                 .iter()
                 .filter(|item| matches!(item, Item::Message(_)))
@@ -523,7 +505,7 @@ impl EncodedResponses {
         paired: &[Option<usize>],
         layout: &ResponsesLayout,
     ) -> Option<&[u8]> {
-        for (now, then) in paired.iter().zip(kept.paired.iter()) {
+        for (now, then) in paired.iter().zip(&kept.paired) {
             let same = match (now, then) {
                 (Some(now), Some(then)) => layout.same_item(
                     layout.instructions() + now,
@@ -545,14 +527,6 @@ impl Kept {
     fn same_as(&self, message: &Arc<Message>) -> Option<&Arc<[Shape]>> {
         Arc::ptr_eq(&self.message, message).then_some(&self.shapes)
     }
-
-    /// How many of its items are message items.
-    fn message_items(&self) -> usize {
-        self.shapes
-            .iter()
-            .filter(|shape| **shape == Shape::Message)
-            .count()
-    }
 }
 
 impl mc_core::HeldBytes for EncodedResponses {
@@ -569,7 +543,7 @@ impl mc_core::HeldBytes for EncodedResponses {
                 .map(|kept| {
                     std::mem::size_of::<Kept>()
                         + kept.shapes.len() * std::mem::size_of::<Shape>()
-                        + kept.paired.len() * std::mem::size_of::<Option<usize>>()
+                        + kept.paired.capacity() * std::mem::size_of::<Option<usize>>()
                 })
                 .sum::<usize>()
     }

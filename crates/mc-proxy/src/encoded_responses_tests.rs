@@ -319,14 +319,14 @@ fn a_message_in_the_shared_bytes_is_known_unchanged() {
             one.unchanged(was, message_items, &pairing, &layout),
             "message {index} not known unchanged"
         );
-        message_items += was.message_items();
+        message_items += message_item_count(&was.shapes);
     }
     // Counted from the wrong message item, a message item pairs with another client item.
     let messages_first = (0..4)
-        .find(|&index| one.kept[index].message_items() > 0)
+        .find(|&index| message_item_count(&one.kept[index].shapes) > 0)
         .unwrap();
     let before: usize = (0..messages_first)
-        .map(|i| one.kept[i].message_items())
+        .map(|i| message_item_count(&one.kept[i].shapes))
         .sum();
     let was = &one.kept[messages_first];
     assert!(!one.unchanged(was, before + 1, &pairing, &layout));
