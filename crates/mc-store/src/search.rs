@@ -160,13 +160,11 @@ impl ReadTx<'_> {
                 return Ok(ranked_after(found, hits, limit));
             }
         }
-        let hits = self.search_messages_in_pool(&query.expression, scope, limit, pool)?;
-        let tier = hits.len();
-        found = ranked_after(found, hits, limit);
-        if tier >= limit as usize {
-            return Ok(found);
+        // The same expression over every match supersedes its pool's answer, scores as they are.
+        let mut hits = self.search_messages_in_pool(&query.expression, scope, limit, pool)?;
+        if hits.len() < limit as usize {
+            hits = self.search_messages_in_pool(&query.expression, scope, limit, -1)?;
         }
-        let hits = self.search_messages_in_pool(&query.expression, scope, limit, -1)?;
         Ok(ranked_after(found, hits, limit))
     }
 
