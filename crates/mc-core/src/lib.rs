@@ -18,6 +18,7 @@
 pub mod breakpoints;
 pub mod config;
 mod content_hash;
+mod continuation;
 mod conversation;
 pub mod dreamer;
 pub mod head;
@@ -40,6 +41,7 @@ pub mod window_fit;
 
 pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};
+pub use continuation::{asks_for_summary, continues_compacted};
 pub use conversation::{
     MAX_INPUT_NESTING, MediaKind, Message, Part, Role, joined_texts, value_nesting,
 };

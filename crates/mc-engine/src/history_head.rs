@@ -150,10 +150,12 @@ impl Engine {
                 let profile = self.profile_lines(tx, request)?;
                 let profile_texts: Vec<String> =
                     profile.iter().map(|line| line.text.clone()).collect();
+                let earlier = tx.earlier_conversation(session)?.map(|row| row.text);
                 let inputs = HeadInputs {
                     pinned: &pinned,
                     project_docs: &docs,
                     profile: &profile_texts,
+                    earlier: earlier.as_deref(),
                     compartments: &compartments,
                     memories: &memories,
                 };

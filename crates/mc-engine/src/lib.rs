@@ -8,6 +8,7 @@
 
 mod cache_budget;
 mod correction;
+mod earlier_conversation;
 mod error;
 mod fit;
 mod flush;

@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use crate::cache_budget::{CacheBudget, EngineCaches};
 use crate::correction::{self, Report};
+use crate::earlier_conversation::carry_earlier;
 use crate::error::{EngineError, Result};
 use crate::fit;
 use crate::head_memory::{memory_delta, session_project};
@@ -53,6 +54,10 @@ pub struct PassRequest<'a> {
     pub mode: SessionMode,
     /// The primary session a subagent works for, when the caller knows it.
     pub spawned_by: Option<&'a SessionId>,
+    /// The session of the conversation this one continues, when it opens with the client's
+    /// summary of it ([`mc_core::continues_compacted`]): the session's first render carries
+    /// what that one held into `m[0]`.
+    pub continues: Option<&'a SessionId>,
     /// The project the session works in, when the caller resolved one (a session keeps the
     /// first project it is given).
     pub project: Option<&'a ProjectId>,
@@ -245,6 +250,17 @@ impl Engine {
         let ingested = self.ingest_request(tx, request, now_ms)?;
         let mut state = load_state(tx, session)?.unwrap_or_default();
         state.expire_proven_window(request.now_ms);
+        if let Some(earlier) = request.continues.filter(|_| !state.head_rendered) {
+            carry_earlier(
+                tx,
+                session,
+                earlier,
+                &self.config,
+                request.usable_window,
+                request.count_text,
+                now_ms,
+            )?;
+        }
         let report = match request.last_usage_tokens {
             Some(tokens) => Some(Report {
                 tokens,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use bytes::Bytes;
 use mc_core::pass_plan::usable_window;
-use mc_core::{Host, ProjectId, SessionId, SessionMode, session_mode};
+use mc_core::{Host, ProjectId, SessionId, SessionMode, continues_compacted, session_mode};
 use mc_engine::{Engine, EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
 
@@ -24,7 +24,7 @@ use crate::pass_decode::{BodyLayout, DecodedCall, Decoding, decode};
 use crate::planned::{PassFacts, Planned};
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use crate::reported_usage::ReportedUsage;
-use crate::session_resolve::{ChainScope, ResolveError, SessionHints, resolve};
+use crate::session_resolve::{ChainScope, ResolveError, SessionHints, continued_session, resolve};
 use crate::side_call::{self, SideCall};
 use crate::subagent;
 use crate::windows::context_window;
@@ -162,6 +162,8 @@ struct Target {
     mode: SessionMode,
     /// The session a subagent works for, when one is stored.
     spawned_by: Option<SessionId>,
+    /// The conversation this one continues after the client compacted it, when it is new.
+    continues: Option<SessionId>,
     project: Option<ProjectId>,
     model: String,
     window: Option<u64>,
@@ -203,7 +205,8 @@ fn resolve_target(
     let usable_window = window
         .map(|window| usable_window(window, client.max_output_tokens(), client.thinking_budget()));
     let is_subagent = subagent::is_subagent(&hints, &texts);
-    let (resolution, spawned_by) = engine
+    let continuation = !is_subagent && continues_compacted(&decoded.conversation);
+    let (resolution, spawned_by, continues) = engine
         .store()
         .read_warm(|tx| {
             Ok(
@@ -213,7 +216,12 @@ fn resolve_target(
                     } else {
                         None
                     };
-                    Ok((resolution, spawned_by))
+                    let continues = if continuation {
+                        continued_session(tx, &hints, &scope, &resolution.session)?
+                    } else {
+                        None
+                    };
+                    Ok((resolution, spawned_by, continues))
                 }),
             )
         })
@@ -244,6 +252,7 @@ fn resolve_target(
         host: hints.host,
         mode: session_mode(engine.config().compaction.enabled, is_subagent),
         spawned_by,
+        continues,
         project,
         model,
         window,
@@ -283,6 +292,7 @@ fn run_pass(
             host: target.host,
             mode: target.mode,
             spawned_by: target.spawned_by.as_ref(),
+            continues: target.continues.as_ref(),
             project: target.project.as_ref(),
             model: &target.model,
             prefix_identity: &target.prefix_identity,
@@ -304,6 +314,12 @@ fn run_pass(
             Ok(outcome) => break outcome,
             Err(EngineError::Diverged { common_prefix, .. }) if forks < MAX_FORKS => {
                 forks += 1;
+                // A client that compacted and kept the conversation's start (Codex keeps
+                // its task) rewrote the history after it: the branch continues this one.
+                if target.mode == SessionMode::Primary && continues_compacted(&decoded.conversation)
+                {
+                    target.continues = Some(session.clone());
+                }
                 let branch = engine
                     .fork(&session, common_prefix, now_ms)
                     .map_err(|error| engine_failure(provider, error))?;

@@ -32,7 +32,7 @@
 //! links: their client names them on every request.
 
 use axum::http::HeaderMap;
-use mc_core::{HashChain, Host, ProjectId, SessionId};
+use mc_core::{HashChain, Host, Message, ProjectId, SessionId, SessionMode, asks_for_summary};
 use mc_store::{ReadTx, StoreError};
 
 use crate::headers::header_str;
@@ -317,6 +317,47 @@ pub fn resolve(
         session: base,
         by: ResolvedBy::New,
     })
+}
+
+/// The conversation a new session continues, when its client compacted that one and goes on
+/// with its summary (the caller checks [`mc_core::continues_compacted`]): the most recently
+/// seen other primary session of the same client id, else of the same chain scope, but not a
+/// branch that ends with the client asking for its summary (Claude Code's summary call shares
+/// the conversation's lane, and branches off it when it resends the history changed). `None`
+/// once `session` is stored (it carries what
+/// it carries from its first pass on) or when the request names its session explicitly (the
+/// operator then says which conversation it is).
+pub fn continued_session(
+    tx: &ReadTx<'_>,
+    hints: &SessionHints,
+    scope: &ChainScope,
+    session: &SessionId,
+) -> Result<Option<SessionId>, StoreError> {
+    if hints.explicit.is_some() || tx.get_session(session)?.is_some() {
+        return Ok(None);
+    }
+    let prefix = client_prefix(hints).unwrap_or_else(|| format!("chain-{}-", scope.id));
+    for record in tx.sessions_with_prefix(&prefix)? {
+        if record.id == *session
+            || record.mode != SessionMode::Primary
+            || record.spawned_by.is_some()
+        {
+            continue;
+        }
+        if record.fork.is_some() {
+            let count = tx.message_count(&record.id)?;
+            let last: Vec<Message> = tx
+                .messages(&record.id, count.saturating_sub(1)..)?
+                .into_iter()
+                .map(|stored| stored.message)
+                .collect();
+            if asks_for_summary(&last) {
+                continue;
+            }
+        }
+        return Ok(Some(record.id));
+    }
+    Ok(None)
 }
 
 /// What every session named by the request's client id starts with (`cc-<id>-`), one lane

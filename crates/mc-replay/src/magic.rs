@@ -30,6 +30,12 @@ pub struct Magic {
     // Keeps the store's directory alive as long as the engine.
     _dir: Option<tempfile::TempDir>,
     branch: u32,
+    /// The branch the current one continues, when the client compacted that one and went on
+    /// with its summary ([`mc_core::continues_compacted`]).
+    continues: Option<SessionId>,
+    /// The branch of the last step that was the conversation itself, not the client asking
+    /// for its summary ([`mc_core::asks_for_summary`]).
+    conversation: Option<SessionId>,
     failures: u64,
     /// The pass the previous step's main call sent: the usage the next step reports is its.
     last_pass: Option<u64>,
@@ -49,6 +55,8 @@ impl Magic {
                 engine: Some(engine),
                 _dir: Some(dir),
                 branch: 0,
+                continues: None,
+                conversation: None,
                 failures: 0,
                 last_pass: None,
                 historian: ReplayHistorian::default(),
@@ -57,6 +65,8 @@ impl Magic {
                 engine: None,
                 _dir: None,
                 branch: 0,
+                continues: None,
+                conversation: None,
                 failures: 0,
                 last_pass: None,
                 historian: ReplayHistorian::default(),
@@ -140,6 +150,7 @@ impl Strategy for Magic {
                 host: Host::Other,
                 mode: mc_core::SessionMode::Primary,
                 spawned_by: None,
+                continues: self.continues.as_ref(),
                 project: None,
                 model: ctx.model,
                 prefix_identity: &prefix_identity,
@@ -160,6 +171,9 @@ impl Strategy for Magic {
             match engine.pass(&request) {
                 Ok(outcome) => {
                     self.last_pass = Some(outcome.seq);
+                    if !mc_core::asks_for_summary(step.messages) {
+                        self.conversation = Some(session.clone());
+                    }
                     let settings = HistorianSettings::new(engine.config(), Some(usable_window));
                     let usage_percent =
                         outcome.estimated_prompt_tokens * 100 / usable_window.max(1);
@@ -209,6 +223,9 @@ impl Strategy for Magic {
                 Err(EngineError::Refused { .. }) => return Prepared::refused(),
                 // A rewind or a compaction call: a new branch, as the proxy forks one.
                 Err(EngineError::Diverged { .. }) => {
+                    self.continues = mc_core::continues_compacted(step.messages)
+                        .then(|| self.conversation.clone())
+                        .flatten();
                     self.branch += 1;
                     self.last_pass = None;
                 }

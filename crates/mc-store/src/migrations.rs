@@ -136,10 +136,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "session modes and the session a subagent works for",
         sql: include_str!("migrations/0022_session_modes.sql"),
     },
+    Migration {
+        version: 23,
+        name: "what a session carries from the conversation its client compacted away",
+        sql: include_str!("migrations/0023_earlier_conversations.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 22;
+pub const SCHEMA_VERSION: u32 = 23;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -349,7 +354,7 @@ mod tests {
              VALUES (7, 'p', 1, 'added', 1, 'agent', 'agent');",
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21, 22]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21, 22, 23]);
         let kept: (u64, String, Option<String>) = conn
             .query_row("SELECT id, actor, task FROM memory_log", [], |row| {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -388,7 +393,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![22]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![22, 23]);
         let row: (String, Option<String>) = conn
             .query_row(
                 "SELECT mode, spawned_by FROM sessions WHERE id = 's'",

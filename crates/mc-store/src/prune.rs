@@ -46,6 +46,10 @@ pub(crate) const SESSION_TABLES: &[(&str, &str)] = &[
              (SELECT rowid FROM messages WHERE session_id = ?1)",
     ),
     ("vectors", "DELETE FROM vectors WHERE session_id = ?1"),
+    (
+        "earlier_conversations",
+        "DELETE FROM earlier_conversations WHERE session_id = ?1",
+    ),
     ("drops", "DELETE FROM drops WHERE session_id = ?1"),
     ("tags", "DELETE FROM tags WHERE session_id = ?1"),
     ("passes", "DELETE FROM passes WHERE session_id = ?1"),

@@ -162,6 +162,7 @@ fn pass(machine: &Machine, project: &ProjectId, turns: usize, at_ms: u64) -> Pas
             host: Host::ClaudeCode,
             mode: mc_core::SessionMode::Primary,
             spawned_by: None,
+            continues: None,
             project: Some(project),
             model: "claude-sonnet-4-5",
             prefix_identity: "system",

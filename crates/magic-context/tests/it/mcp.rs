@@ -55,6 +55,7 @@ fn seed_in(data: &Path, id: &str, turns: usize, project: Option<&ProjectId>, now
             host: Host::ClaudeCode,
             mode: mc_core::SessionMode::Primary,
             spawned_by: None,
+            continues: None,
             project,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",

@@ -51,6 +51,7 @@ fn seed(data_dir: &Path) {
             host: Host::ClaudeCode,
             mode: mc_core::SessionMode::Primary,
             spawned_by: None,
+            continues: None,
             project: None,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",

@@ -75,6 +75,7 @@ fn pass(data: &Path, messages: &[Message], at_ms: u64) -> PassOutcome {
             host: Host::ClaudeCode,
             mode: mc_core::SessionMode::Primary,
             spawned_by: None,
+            continues: None,
             project: None,
             model: "claude-sonnet-4-5",
             prefix_identity: "system",

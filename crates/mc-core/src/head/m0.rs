@@ -16,6 +16,9 @@ pub struct HeadInputs<'a> {
     pub project_docs: &'a [ProjectDoc],
     /// User profile lines in stored order; blank lines skipped.
     pub profile: &'a [String],
+    /// What the conversation this session continues held, as rendered once when it started
+    /// ([`super::render_earlier`]); shown verbatim.
+    pub earlier: Option<&'a str>,
     /// Every compartment of the session (any order; rendered by start ordinal).
     pub compartments: &'a [Compartment],
     /// Every active project memory (any order).
@@ -65,6 +68,7 @@ pub fn render_m0(
     sections.extend(render_pinned(inputs.pinned));
     sections.extend(render_docs(inputs.project_docs));
     sections.extend(render_profile("user-profile", inputs.profile));
+    sections.extend(inputs.earlier.map(str::to_owned));
 
     let history = decay_history(
         inputs.compartments,

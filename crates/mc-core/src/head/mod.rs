@@ -16,6 +16,8 @@
 //! - `<project-docs>`: one `<doc name="…">` element per non-empty [`ProjectDoc`], by name,
 //!   within the docs budget ([`fit_docs`]: a long doc is cut at a heading, with a note).
 //! - `<user-profile>`: one `- line` per profile line.
+//! - `<earlier-conversation>`: what the conversation this one continues held (the client
+//!   compacted it), rendered once when the session started ([`render_earlier`]).
 //! - `<history>`: one heading line per [`Compartment`] by start ordinal,
 //!   `### START-END | YYYY-MM-DD HH:MM to YYYY-MM-DD HH:MM UTC | Title`, then (above the
 //!   heading-only tier) the user's own messages of the range verbatim, one
@@ -111,6 +113,7 @@
 mod date;
 mod decay;
 mod docs_fit;
+mod earlier;
 mod history;
 mod m0;
 mod m1;
@@ -119,6 +122,7 @@ mod rows;
 
 pub use decay::{DetailTier, PRESSURE_FLOOR, decay_tier};
 pub use docs_fit::fit_docs;
+pub use earlier::{EarlierConversation, render_earlier};
 pub use m0::{HeadBudgets, HeadInputs, RenderedHead, render_m0};
 pub use m1::{HeadDelta, M1_PLACEHOLDER, render_m1};
 pub use rows::{

@@ -131,6 +131,7 @@ fn m0_snapshot() {
         pinned: &pinned,
         project_docs: &docs,
         profile: &profile,
+        earlier: None,
         compartments: &compartments,
         memories: &memories,
     };
@@ -245,6 +246,7 @@ fn rendering_is_deterministic_and_order_free() {
         pinned: &pinned,
         project_docs: &docs,
         profile: &profile,
+        earlier: None,
         compartments: &compartments,
         memories: &memories,
     };
@@ -265,6 +267,7 @@ fn rendering_is_deterministic_and_order_free() {
         pinned: &pinned_r,
         project_docs: &docs_r,
         profile: &profile,
+        earlier: None,
         compartments: &compartments_r,
         memories: &memories_r,
     };

@@ -22,7 +22,7 @@ pub use output::{CompartmentDraft, FactDraft, HistorianOutput};
 pub use prompt::{
     HISTORIAN_SYSTEM, HISTORY_TOOL, StorySoFar, historian_user_message, history_tool, parse_answer,
 };
-pub use quotes::{QUOTE_MAX_CHARS, quotes_of};
+pub use quotes::{QUOTE_MAX_CHARS, quotes_of, shortened as shortened_quote};
 pub use range_index::range_index;
 pub use transcript::render_transcript;
 pub use trigger::{live_tail_start, trigger_tokens};

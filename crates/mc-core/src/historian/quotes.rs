@@ -66,7 +66,7 @@ pub fn quotes_of(messages: &[(u64, &Message)], skip: Option<u64>) -> Vec<Quote> 
 
 /// `text` whole when short enough, else its first and last characters around a marker that
 /// says how much was left out (the raw log keeps it all).
-fn shortened(text: &str) -> String {
+pub fn shortened(text: &str) -> String {
     let total = text.chars().count();
     if total <= QUOTE_MAX_CHARS {
         return text.to_owned();

@@ -53,6 +53,7 @@ impl Fixture {
                 host: Host::ClaudeCode,
                 mode: mc_core::SessionMode::Primary,
                 spawned_by: None,
+                continues: None,
                 project: Some(&self.project),
                 model: "claude-sonnet-4-5",
                 prefix_identity: "system-v1",

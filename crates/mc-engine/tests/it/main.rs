@@ -7,6 +7,8 @@
 #[cfg(test)]
 mod checks;
 #[cfg(test)]
+mod continued;
+#[cfg(test)]
 mod coverage;
 #[cfg(test)]
 mod examples;

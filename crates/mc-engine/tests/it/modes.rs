@@ -116,6 +116,7 @@ fn a_subagent_is_stored_with_its_parent_and_keeps_it_when_no_longer_named() {
                 host: Host::ClaudeCode,
                 mode: SessionMode::Subagent,
                 spawned_by,
+                continues: None,
                 project: None,
                 model: MODEL,
                 prefix_identity: "system-v1",

@@ -188,6 +188,7 @@ impl Harness {
             host: Host::ClaudeCode,
             mode: self.mode.get(),
             spawned_by: None,
+            continues: None,
             project: None,
             model: call.model,
             prefix_identity: PREFIX,

@@ -16,6 +16,7 @@ mod agent_tools_retention;
 mod bad_input;
 mod browser_requests;
 mod cache_budget;
+mod continued_sessions;
 mod dashboard;
 mod dashboard_browser;
 mod embeddings;

@@ -97,6 +97,9 @@ fn fill_session_rows(store: &Store, session: &SessionId) {
                      VALUES ('{s}', 0, 1, 1, 2, 't', 50, 'e', 'f', 'c', 'p', 'l', '[]', 1);
                  INSERT INTO provisional_compartments (session_id, start_ordinal)
                      VALUES ('{s}', 0);
+                 INSERT INTO earlier_conversations (session_id, earlier_session, text,
+                     created_ms)
+                     VALUES ('{s}', 'an-earlier-one', '<earlier-conversation/>', 1);
                  INSERT INTO historian_runs (session_id, started_ms, finished_ms, chunk_start,
                      chunk_end, outcome, calls, input_tokens, output_tokens, compartments)
                      VALUES ('{s}', 1, 2, 0, 1, 'published', 1, 10, 5, 1);

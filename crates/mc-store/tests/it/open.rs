@@ -73,6 +73,11 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (
                 22,
                 "session modes and the session a subagent works for".to_string()
+            ),
+            (
+                23,
+                "what a session carries from the conversation its client compacted away"
+                    .to_string()
             )
         ]
     );

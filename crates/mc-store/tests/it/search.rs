@@ -294,7 +294,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
         // (hidden exchanges without their last use, v14, no provisional compartments, v15,
         // sessions not gated, v16, compartments without an index, v17, no project folders,
         // v18, no user profile, v19, no dreamer tables, v20, a raw log no prune can delete
-        // from, v21, sessions without modes, v22).
+        // from, v21, sessions without modes, v22, no carried conversations, v23).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -318,6 +318,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              DROP TABLE user_profile;
              DROP TABLE dreamer_leases;
              DROP TABLE dreamer_runs;
+             DROP TABLE earlier_conversations;
              DROP TRIGGER messages_are_append_only_delete;
              DROP TABLE sessions_being_pruned;
              ALTER TABLE sessions DROP COLUMN mode;
