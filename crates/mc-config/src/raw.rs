@@ -313,6 +313,9 @@ pub struct RawHistorian {
     /// The most the live tail keeps raw, as a percent of the usable window.
     #[schemars(range(min = HistorianConfig::LIVE_TAIL_PERCENT.min, max = HistorianConfig::LIVE_TAIL_PERCENT.max))]
     pub live_tail_percent: Option<u64>,
+    /// Usage of the usable window (percent) below which the historian does not run.
+    #[schemars(range(min = HistorianConfig::START_USAGE_PERCENT.min, max = HistorianConfig::START_USAGE_PERCENT.max))]
+    pub start_usage_percent: Option<u64>,
     /// Drop a chunk's last compartment when it ends within this many ordinals of the chunk end.
     #[schemars(range(min = HistorianConfig::LOOKAHEAD_ORDINALS.min, max = HistorianConfig::LOOKAHEAD_ORDINALS.max))]
     pub lookahead_ordinals: Option<u64>,

@@ -76,8 +76,9 @@ impl Job {
 }
 
 /// The next job of `session`, or `None` when its unsummarised history outside the live tail
-/// has not reached the trigger. `usage_percent` is the session's latest usage of its usable
-/// window; near the execute threshold the trigger is lower.
+/// has not reached the trigger, or its usage is below where runs start
+/// ([`HistorianSettings::start_usage_percent`]). `usage_percent` is the session's latest usage
+/// of its usable window; near the execute threshold the trigger is lower.
 pub fn next_job(
     store: &Store,
     session: &SessionId,
@@ -85,6 +86,9 @@ pub fn next_job(
     usage_percent: u64,
     count: &dyn Fn(&str) -> u64,
 ) -> Result<Option<Job>> {
+    if usage_percent < settings.start_usage_percent {
+        return Ok(None);
+    }
     let trigger = trigger_tokens(
         settings.trigger_tokens,
         usage_percent,

@@ -37,6 +37,8 @@ pub struct HistorianSettings {
     /// The execute threshold, percent of the usable window: pressure near it lowers the
     /// trigger.
     pub execute_percent: u64,
+    /// Usage (percent of the usable window) below which no run starts.
+    pub start_usage_percent: u64,
     /// A chunk that reaches the end of what a job may read is taken as closed: its last
     /// compartment is final rather than left open for the lookahead. Off for the
     /// background historian, whose next run reads on; on for [`Self::on_demand`] runs.
@@ -56,6 +58,7 @@ impl HistorianSettings {
             live_tail_tags: config.historian.live_tail_tags,
             live_tail_max_tokens: config.historian.live_tail_percent.of(usable).get(),
             execute_percent: u64::from(config.pass.execute_threshold_percent.get()),
+            start_usage_percent: u64::from(config.historian.start_usage_percent.get()),
             closes_range: false,
         }
     }

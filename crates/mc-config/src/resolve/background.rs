@@ -64,6 +64,12 @@ impl Checker {
                 HistorianConfig::LIVE_TAIL_PERCENT,
                 d.live_tail_percent,
             ),
+            start_usage_percent: self.percent(
+                key(&["historian", "start_usage_percent"]),
+                raw.start_usage_percent,
+                HistorianConfig::START_USAGE_PERCENT,
+                d.start_usage_percent,
+            ),
             lookahead_ordinals: self.count(
                 key(&["historian", "lookahead_ordinals"]),
                 raw.lookahead_ordinals,

@@ -75,6 +75,16 @@ pub struct HistorianConfig {
     /// replay: on the long generated session at 200K, 5% / 10% / 15% cost 0.93 / 1.01 /
     /// 1.09 times autocompact's input side; on the swe set at 64K, 5% was cheapest too.
     pub live_tail_percent: Percent,
+    /// Usage of the usable window (percent, from the last response) below which the historian
+    /// does not run at all: while the window has room, summarising history the model still
+    /// reads is not free (a run costs its own call, and each publication a rewrite of the
+    /// cached prefix once it lands), and a short session never needs it. 0 (the default)
+    /// runs it from the start: waiting keeps more references but costs more wherever a session
+    /// goes on. Replay (controlled cost against autocompact / references kept, at 0, 10, 20,
+    /// 30, 40): swe set at 64K 1.136 / 0.985, 1.136 / 0.985, 1.144 / 0.986, 1.183 / 0.988,
+    /// 1.241 / 0.993; at 200K 0.886 / 0.989, 0.905 / 0.990, 0.986 / 0.997, 1.003 / 0.999,
+    /// 1.022 / 1.000; the 17-call capture at 64K 1.074 until 20, 1.050 from 30.
+    pub start_usage_percent: Percent,
     /// The last compartment of a chunk is left open when it ends within this many ordinals
     /// of the chunk end, since nothing yet confirms its episode ended (unless the user's next
     /// message follows the chunk): published provisionally, and read again and replaced by
@@ -91,6 +101,9 @@ impl HistorianConfig {
     pub const LIVE_TAIL_PERCENT: Bounds = Bounds::percent(1, 100);
     /// Accepted [`Self::live_tail_tags`].
     pub const LIVE_TAIL_TAGS: Bounds = Bounds::count(1, 1_000, "tags");
+    /// Accepted [`Self::start_usage_percent`]: at most 60, so the historian still runs well
+    /// before the default execute threshold (65%).
+    pub const START_USAGE_PERCENT: Bounds = Bounds::percent(0, 60);
     /// Accepted [`Self::lookahead_ordinals`].
     pub const LOOKAHEAD_ORDINALS: Bounds = Bounds::count(0, 100, "ordinals");
 
@@ -121,6 +134,7 @@ impl Default for HistorianConfig {
             trigger_budget_percent: Percent::saturating(5),
             live_tail_tags: 6,
             live_tail_percent: Percent::saturating(5),
+            start_usage_percent: Percent::saturating(0),
             lookahead_ordinals: 2,
         }
     }

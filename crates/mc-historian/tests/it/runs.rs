@@ -90,6 +90,7 @@ pub fn settings() -> HistorianSettings {
         live_tail_tags: 6,
         live_tail_max_tokens: u64::MAX,
         execute_percent: 65,
+        start_usage_percent: 0,
         closes_range: false,
     }
 }
@@ -373,6 +374,26 @@ fn a_chunk_never_ends_on_a_call_whose_result_opens_the_live_tail() {
         .unwrap()
         .unwrap();
     assert_eq!(job.chunk, mc_core::historian::Chunk { start: 0, end: 20 });
+}
+
+#[test]
+fn no_run_starts_while_usage_is_below_the_start() {
+    let messages = conversation(12, 2_000);
+    let (_dir, store, session) = seeded(&messages);
+    let waiting = HistorianSettings {
+        start_usage_percent: 30,
+        ..settings()
+    };
+    assert!(
+        next_job(&store, &session, &waiting, 29, &count)
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        next_job(&store, &session, &waiting, 30, &count)
+            .unwrap()
+            .is_some()
+    );
 }
 
 #[test]
