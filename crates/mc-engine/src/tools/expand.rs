@@ -94,8 +94,9 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &ExpandArgs) -> ToolAnswer {
 }
 
 /// The session to read and the first ordinal of it the caller's live context shows: the
-/// caller's own session (live from its boundary), or another session of the same project
-/// (none of it live). A session of another project, or of no known project, is refused.
+/// caller's own session (live from its boundary), another session of the same project, or
+/// the conversation the caller's session carries in its head because the client compacted
+/// it (none of it live). Any other session is refused.
 fn target(
     tx: &ReadTx<'_>,
     ctx: &ToolContext<'_>,
@@ -125,7 +126,13 @@ fn target(
     let same_project = tx
         .get_session(&other)?
         .is_some_and(|record| record.project.is_some() && record.project == ctx.project);
-    Ok(if same_project {
+    let carried = match &ctx.session {
+        Some(own) => tx
+            .earlier_conversation(own)?
+            .is_some_and(|row| row.earlier_session == other.as_str()),
+        None => false,
+    };
+    Ok(if same_project || carried {
         Ok((other, u64::MAX))
     } else {
         Err(ToolAnswer::error(format!(

@@ -583,6 +583,47 @@ fn expand_reads_another_session_of_the_project_only() {
 }
 
 #[test]
+fn expand_reads_the_conversation_a_session_carries_whatever_the_project() {
+    let fixture = Fixture::new(2);
+    let continuing = SessionId::new("cc-continuing").unwrap();
+    fixture
+        .engine
+        .store()
+        .write(|tx| {
+            tx.upsert_session(
+                &mc_store::NewSession {
+                    id: continuing.clone(),
+                    host: mc_core::Host::ClaudeCode,
+                    project: None,
+                },
+                1,
+            )?;
+            tx.carry_earlier_conversation(
+                &continuing,
+                &fixture.session,
+                "<earlier-conversation session=\"cc-tools-test\">",
+                1,
+            )
+        })
+        .unwrap();
+    let carrying = ToolContext {
+        session: Some(continuing),
+        project: None,
+        ..fixture.ctx()
+    };
+    let asked = json!({"session": "cc-tools-test", "start": 0, "end": 1});
+    let answer = call_tool(&carrying, "ctx_expand", asked.clone());
+    assert!(!answer.is_error, "{}", answer.text);
+    assert!(answer.text.contains("#0 user: please check"), "{}", answer.text);
+    let unrelated = ToolContext {
+        session: Some(SessionId::new("cc-unrelated").unwrap()),
+        project: None,
+        ..fixture.ctx()
+    };
+    assert!(call_tool(&unrelated, "ctx_expand", asked).is_error);
+}
+
+#[test]
 fn search_finds_notes_of_the_project_until_dismissed() {
     let fixture = Fixture::new(1);
     fixture.call(
