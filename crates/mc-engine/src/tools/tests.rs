@@ -614,7 +614,11 @@ fn expand_reads_the_conversation_a_session_carries_whatever_the_project() {
     let asked = json!({"session": "cc-tools-test", "start": 0, "end": 1});
     let answer = call_tool(&carrying, "ctx_expand", asked.clone());
     assert!(!answer.is_error, "{}", answer.text);
-    assert!(answer.text.contains("#0 user: please check"), "{}", answer.text);
+    assert!(
+        answer.text.contains("#0 user: please check"),
+        "{}",
+        answer.text
+    );
     let unrelated = ToolContext {
         session: Some(SessionId::new("cc-unrelated").unwrap()),
         project: None,
