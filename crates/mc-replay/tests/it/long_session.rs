@@ -187,5 +187,11 @@ fn replay_and_check(seed: u64) -> f64 {
         magic_refs >= compaction_refs + 0.1,
         "magic kept {magic_refs} of the references the model used, compaction {compaction_refs}"
     );
+    // And it costs less than compaction. Seeds 1-8 measured 0.758-0.805 (mean 0.787); the
+    // product's aim is 0.7, so this bound only keeps a regression from passing unseen.
+    assert!(
+        controlled <= 0.85,
+        "magic cost {controlled:.3} of compaction's controlled cost"
+    );
     controlled
 }
