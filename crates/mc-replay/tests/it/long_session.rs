@@ -109,7 +109,14 @@ fn describe(name: &str, totals: &StrategyTotals) -> String {
         totals.user_words_kept,
         totals.references_kept,
         totals.busts,
-        totals.labelled.keys().collect::<Vec<_>>(),
+        totals
+            .labelled
+            .iter()
+            .map(|(label, calls)| format!(
+                "{label} {} calls ${:.2} ({} in, {} out)",
+                calls.calls, calls.cost_usd, calls.prompt_tokens, calls.output_tokens
+            ))
+            .collect::<Vec<_>>(),
         totals.counters
     )
 }
