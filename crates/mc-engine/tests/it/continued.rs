@@ -4,11 +4,12 @@
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::head::{Compartment, Quote, RangeIndex};
 use mc_core::{Host, Message, Part, Role, SessionId, SessionMode};
-use mc_engine::{PassOutcome, PassRequest};
+use mc_engine::{EngineError, PassOutcome, PassRequest};
+use proptest::prelude::*;
 
-use crate::support::{Harness, MODEL, PREFIX, START_MS, count};
-
-const TTL_MS: u64 = 5 * 60 * 1000;
+use crate::props::{Drive, cases, drive};
+use crate::session::{TTL_MS, arb_script};
+use crate::support::{Call, Harness, MODEL, PREFIX, START_MS, count, rendered_tokens};
 
 fn text(role: Role, text: &str) -> Message {
     Message::new(role, vec![Part::text(text)])
@@ -230,4 +231,64 @@ fn a_continuation_of_a_continuation_carries_both_and_a_plain_session_carries_non
         4 * TTL_MS,
     ));
     assert!(!unknown.contains("earlier-conversation"), "{unknown}");
+}
+
+proptest! {
+    #![proptest_config(cases())]
+
+    /// Over generated sessions: a conversation that continues another shows what it carries
+    /// in `m[0]` at every pass, and the stored text never changes after its first pass.
+    #[test]
+    fn a_continued_session_shows_the_same_carry_at_every_pass(script in arb_script()) {
+        let harness = Harness::new();
+        drive(&harness, &script, Drive { check: false, retry: false })?;
+        let earlier_stored = harness
+            .engine
+            .store()
+            .read(|tx| tx.get_session(&harness.session))
+            .unwrap()
+            .is_some();
+        let (mut messages, steps) = script.materialise();
+        messages[0] = text(
+            Role::User,
+            "This session is being continued from a previous conversation that ran out of \
+             context. The conversation is summarized below: the tests were fixed.",
+        );
+        let later = id("continued-session");
+        *harness.continues.borrow_mut() = Some(harness.session.clone());
+        let offset = steps.last().map_or(0, |step| step.now_ms) + TTL_MS;
+        let mut first: Option<String> = None;
+        let mut previous: Option<PassOutcome> = None;
+        for step in &steps {
+            let call = Call {
+                model: step.model,
+                messages: &messages[..step.messages_len],
+                now_ms: step.now_ms + offset,
+                usable_window: script.usable_window,
+                last_usage_tokens: previous
+                    .as_ref()
+                    .map(|outcome| rendered_tokens(&outcome.messages)),
+                operator_flush: step.operator_flush,
+            };
+            let outcome = match harness.pass_for(&later, &call) {
+                Ok(outcome) => outcome,
+                Err(EngineError::Refused { .. }) => break,
+                Err(error) => return Err(TestCaseError::fail(format!("pass failed: {error}"))),
+            };
+            let carried = harness
+                .engine
+                .store()
+                .read(|tx| tx.earlier_conversation(&later))
+                .unwrap()
+                .map(|row| row.text);
+            prop_assert_eq!(carried.is_some(), earlier_stored);
+            if let Some(carried) = carried {
+                let first = first.get_or_insert_with(|| carried.clone());
+                prop_assert_eq!(&*first, &carried, "the carried text changed");
+                let head = m0(&outcome);
+                prop_assert!(head.contains(&carried), "m[0] lost the carry: {}", head);
+            }
+            previous = Some(outcome);
+        }
+    }
 }

@@ -80,6 +80,8 @@ pub struct Harness {
     pub reduce_tool: std::cell::Cell<bool>,
     /// The mode every pass names (primary unless set).
     pub mode: std::cell::Cell<mc_core::SessionMode>,
+    /// The session every pass says the conversation continues (none unless set).
+    pub continues: std::cell::RefCell<Option<SessionId>>,
     /// The project docs each call reads from the project's folder (none unless set).
     pub project_docs: std::cell::RefCell<Vec<mc_core::head::ProjectDoc>>,
     /// Docs that replace [`Self::project_docs`] from the pass with this index on (counting
@@ -123,6 +125,7 @@ impl Harness {
             fixed_tokens: std::cell::Cell::new(0),
             reduce_tool: std::cell::Cell::new(false),
             mode: std::cell::Cell::new(mc_core::SessionMode::Primary),
+            continues: std::cell::RefCell::new(None),
             project_docs: std::cell::RefCell::new(Vec::new()),
             docs_edit: std::cell::RefCell::new(None),
             passes_run: std::cell::Cell::new(0),
@@ -183,12 +186,13 @@ impl Harness {
             Some((from, edited)) if run >= *from => edited.clone(),
             _ => self.project_docs.borrow().clone(),
         };
+        let continues = self.continues.borrow().clone();
         let outcome = self.engine.pass(&PassRequest {
             session,
             host: Host::ClaudeCode,
             mode: self.mode.get(),
             spawned_by: None,
-            continues: None,
+            continues: continues.as_ref(),
             project: None,
             model: call.model,
             prefix_identity: PREFIX,
