@@ -184,6 +184,8 @@ pub struct SessionDetail {
     pub historian_runs: Vec<RunView>,
     /// Messages in its raw log.
     pub message_count: u64,
+    /// The conversation it carries in its head because the client compacted that one.
+    pub continues: Option<String>,
 }
 
 /// The session `id` in depth, or `None` when the store does not know it.
@@ -240,6 +242,7 @@ pub fn session_detail(
         execute_threshold_percent: execute,
         compartments: compartment_views(&tx.compartments(id)?, budget),
         message_count: tx.log_end(id)?.count,
+        continues: tx.earlier_conversation(id)?.map(|row| row.earlier_session),
         summary,
         timeline,
         pending_drops,

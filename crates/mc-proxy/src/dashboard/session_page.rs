@@ -136,6 +136,12 @@ fn figures(detail: &SessionDetail, now: i64) -> Markup {
                     " of " a href=(session_url(parent)) { (parent) }
                 }
             }
+            @if let Some(earlier) = &detail.continues {
+                dt { "Continues" } dd {
+                    a href=(session_url(earlier)) { (earlier) }
+                    " (the client compacted it; its head carries what it held)"
+                }
+            }
             dt { "Model" } dd { (summary.model.as_deref().unwrap_or("–")) }
             dt { "Context used" } dd {
                 (summary.context_used_tokens.map_or_else(|| "–".to_owned(), tokens))
@@ -278,6 +284,7 @@ mod tests {
                 last_seen_ms: NOW_MS - 90_000,
             },
             execute_threshold_percent: 65,
+            continues: Some("s-before".to_owned()),
             composition: Some(Composition {
                 reported_tokens: Some(92_040),
                 system_and_tools_tokens: Some(18_040),
