@@ -1,7 +1,7 @@
 //! Whether a conversation is a client's own continuation of an earlier one.
 //!
 //! A host that compacts by itself (Claude Code's `/compact` and its automatic compaction,
-//! OpenCode's and Codex's summaries) goes on with a new history that opens with its summary
+//! OpenCode's, Codex's and Pi's summaries) goes on with a new history that opens with its summary
 //! of the old one. The summary paraphrases: the user's own words, the files and the names
 //! of the earlier conversation are gone from every later request. The proxy saw that
 //! conversation, so a session that starts this way can carry what the earlier one held
@@ -17,6 +17,8 @@ const SUMMARY_OPENINGS: &[&str] = &[
     "This session is being continued from a previous conversation",
     // Codex, in the user message holding its handoff summary.
     "Another language model started to solve this problem and produced a summary",
+    // Pi.
+    "The conversation history before this point was compacted into the following summary",
 ];
 
 /// The whole first user text OpenCode continues with, its summary following as the
@@ -128,6 +130,18 @@ mod tests {
                 "Another language model started to solve this problem and produced a summary \
                  of its thinking process. …",
             ]),
+        ];
+        assert!(continues_compacted(&messages));
+    }
+
+    #[test]
+    fn pis_summary_is_a_continuation() {
+        let messages = [
+            user(&[
+                "The conversation history before this point was compacted into the following \
+                 summary: the tests pass.",
+            ]),
+            user(&["Run echo hi"]),
         ];
         assert!(continues_compacted(&messages));
     }
