@@ -217,7 +217,14 @@ fn resolve_target(
                         None
                     };
                     let continues = if continuation {
-                        continued_session(tx, &hints, &scope, &resolution.session)?
+                        continued_session(
+                            tx,
+                            &hints,
+                            &scope,
+                            project.as_ref(),
+                            &resolution.session,
+                            i64::try_from(unix_ms()).unwrap_or(i64::MAX),
+                        )?
                     } else {
                         None
                     };

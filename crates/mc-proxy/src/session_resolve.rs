@@ -33,7 +33,7 @@
 
 use axum::http::HeaderMap;
 use mc_core::{HashChain, Host, Message, ProjectId, SessionId, SessionMode, asks_for_summary};
-use mc_store::{ReadTx, StoreError};
+use mc_store::{ReadTx, SessionRecord, StoreError};
 
 use crate::headers::header_str;
 use crate::provider::Provider;
@@ -319,25 +319,55 @@ pub fn resolve(
     })
 }
 
+/// How long before a continuation its earlier conversation may have been last seen when it
+/// is found by project rather than by the client's id: a host compacts right after a call,
+/// or when its user comes back to the conversation (`/compact`).
+pub const CONTINUATION_LOOKBACK_MS: i64 = 60 * 60 * 1000;
+
 /// The conversation a new session continues, when its client compacted that one and goes on
 /// with its summary (the caller checks [`mc_core::continues_compacted`]): the most recently
 /// seen other primary session of the same client id, else of the same chain scope, but not a
 /// branch that ends with the client asking for its summary (Claude Code's summary call shares
-/// the conversation's lane, and branches off it when it resends the history changed). `None`
-/// once `session` is stored (it carries what
-/// it carries from its first pass on) or when the request names its session explicitly (the
-/// operator then says which conversation it is).
+/// the conversation's lane, and branches off it when it resends the history changed). A
+/// client that named its earlier conversation by another id continues the most recently seen
+/// conversation of the same host and `project` within [`CONTINUATION_LOOKBACK_MS`] of
+/// `now_ms`. `None` once `session` is stored (it carries what it carries from its first pass
+/// on) or when the request names its session explicitly (the operator then says which
+/// conversation it is).
 pub fn continued_session(
     tx: &ReadTx<'_>,
     hints: &SessionHints,
     scope: &ChainScope,
+    project: Option<&ProjectId>,
     session: &SessionId,
+    now_ms: i64,
 ) -> Result<Option<SessionId>, StoreError> {
     if hints.explicit.is_some() || tx.get_session(session)?.is_some() {
         return Ok(None);
     }
     let prefix = client_prefix(hints).unwrap_or_else(|| format!("chain-{}-", scope.id));
-    for record in tx.sessions_with_prefix(&prefix)? {
+    if let Some(found) = first_continuable(tx, tx.sessions_with_prefix(&prefix)?, session)? {
+        return Ok(Some(found));
+    }
+    let Some(project) = project.filter(|_| hints.client_id.is_some()) else {
+        return Ok(None);
+    };
+    let recent = tx
+        .project_sessions_seen_since(project, now_ms.saturating_sub(CONTINUATION_LOOKBACK_MS))?
+        .into_iter()
+        .filter(|record| record.host == hints.host);
+    first_continuable(tx, recent, session)
+}
+
+/// The first of `records` (most recently seen first) a continuation can carry: a primary
+/// session other than `session`, and no branch that ends with the client asking for its
+/// summary.
+fn first_continuable(
+    tx: &ReadTx<'_>,
+    records: impl IntoIterator<Item = SessionRecord>,
+    session: &SessionId,
+) -> Result<Option<SessionId>, StoreError> {
+    for record in records {
         if record.id == *session
             || record.mode != SessionMode::Primary
             || record.spawned_by.is_some()

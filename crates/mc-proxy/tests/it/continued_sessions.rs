@@ -99,6 +99,47 @@ async fn a_summary_call_that_branched_off_is_not_what_is_carried() {
 }
 
 #[tokio::test]
+async fn a_continuation_under_a_new_client_id_carries_the_projects_last_conversation() {
+    let upstream = Upstream::replying(|_, _| json_response(200, &anthropic_message("ok"))).await;
+    let proxy = Proxy::start(&upstream.url()).await;
+    let before = [
+        (
+            "x-claude-code-session-id",
+            "6f1c0b7e-8888-4a5b-8c9d-000000000008",
+        ),
+        ("x-magic-context-project", "weather-app"),
+    ];
+    call(
+        &proxy,
+        &before,
+        &[user(TASK), assistant("Built it."), user(CORRECTION)],
+    )
+    .await;
+    let after = [
+        (
+            "x-claude-code-session-id",
+            "6f1c0b7e-9999-4a5b-8c9d-000000000009",
+        ),
+        ("x-magic-context-project", "weather-app"),
+    ];
+    call(&proxy, &after, &[user(CONTINUED)]).await;
+    let sent = upstream.seen().last().map(|seen| seen.json()).unwrap();
+    assert_carried(&message_texts(&sent));
+    // Another project's conversation is never carried.
+    let elsewhere = [
+        (
+            "x-claude-code-session-id",
+            "6f1c0b7e-aaaa-4a5b-8c9d-00000000000a",
+        ),
+        ("x-magic-context-project", "another-app"),
+    ];
+    call(&proxy, &elsewhere, &[user(CONTINUED)]).await;
+    let sent = upstream.seen().last().map(|seen| seen.json()).unwrap();
+    let head = message_texts(&sent).join("\n");
+    assert!(!head.contains("earlier-conversation"), "{head}");
+}
+
+#[tokio::test]
 async fn a_new_conversation_without_the_summary_carries_nothing() {
     let upstream = Upstream::replying(|_, _| json_response(200, &anthropic_message("ok"))).await;
     let proxy = Proxy::start(&upstream.url()).await;
