@@ -8,10 +8,11 @@
 
 use mc_core::config::{Config, Tokens};
 use mc_core::head::{EarlierConversation, Quote, render_earlier};
-use mc_core::{Role, SessionId, asks_for_summary, user_words};
+use mc_core::{Message, SessionId, asks_for_summary, user_words};
 use mc_store::WriteTx;
 
 use crate::error::Result;
+use crate::history_head::task_ordinal;
 use crate::pass::CountText;
 
 /// Renders what `earlier` holds and stores it as what `session` carries, unless `session`
@@ -32,28 +33,28 @@ pub(crate) fn carry_earlier(
     {
         return Ok(());
     }
-    let messages = tx.messages(earlier, ..)?;
-    let task_ordinal = messages
-        .iter()
-        .find(|stored| stored.message.role == Role::User)
-        .map(|stored| stored.ordinal);
-    let task = messages
-        .iter()
-        .find(|stored| Some(stored.ordinal) == task_ordinal)
-        .map(|stored| user_words(&stored.message))
+    // The raw log holds ordinals 0.. without gaps: a message's ordinal is its index.
+    let messages: Vec<Message> = tx
+        .messages(earlier, ..)?
+        .into_iter()
+        .map(|stored| stored.message)
+        .collect();
+    let task_ordinal = task_ordinal(&messages);
+    let task = task_ordinal
+        .and_then(|ordinal| messages.get(usize::try_from(ordinal).ok()?))
+        .map(user_words)
         .unwrap_or_default();
     let covered = tx.summarised_until(earlier)?;
     // The client's request for its summary, when the earlier session ends with it, is not
     // something the user said.
-    let uncovered: Vec<Quote> = messages
-        .iter()
-        .filter(|stored| stored.ordinal >= covered && Some(stored.ordinal) != task_ordinal)
-        .filter(|stored| !asks_for_summary(std::slice::from_ref(&stored.message)))
-        .flat_map(|stored| {
-            user_words(&stored.message).into_iter().map(|text| Quote {
-                ordinal: stored.ordinal,
-                text,
-            })
+    let uncovered: Vec<Quote> = (0u64..)
+        .zip(&messages)
+        .filter(|&(ordinal, _)| ordinal >= covered && Some(ordinal) != task_ordinal)
+        .filter(|(_, message)| !asks_for_summary(std::slice::from_ref(*message)))
+        .flat_map(|(ordinal, message)| {
+            user_words(message)
+                .into_iter()
+                .map(move |text| Quote { ordinal, text })
         })
         .collect();
     let compartments = tx.compartments(earlier)?;

@@ -205,7 +205,6 @@ fn resolve_target(
     let usable_window = window
         .map(|window| usable_window(window, client.max_output_tokens(), client.thinking_budget()));
     let is_subagent = subagent::is_subagent(&hints, &texts);
-    let continuation = !is_subagent && continues_compacted(&decoded.conversation);
     let (resolution, spawned_by, continues) = engine
         .store()
         .read_warm(|tx| {
@@ -216,7 +215,12 @@ fn resolve_target(
                     } else {
                         None
                     };
-                    let continues = if continuation {
+                    // Only a new conversation is looked at: one already stored carries what
+                    // it carries from its first pass on.
+                    let continues = if resolution.new
+                        && !is_subagent
+                        && continues_compacted(&decoded.conversation)
+                    {
                         continued_session(
                             tx,
                             &hints,

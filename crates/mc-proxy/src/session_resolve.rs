@@ -237,6 +237,8 @@ pub struct Resolution {
     pub session: SessionId,
     /// How it was found, for logs.
     pub by: ResolvedBy,
+    /// No stored session matched: the pass will create `session`.
+    pub new: bool,
 }
 
 /// How a session was found.
@@ -274,8 +276,10 @@ pub fn resolve(
     if let Some((base, by)) = keyed {
         let base =
             SessionId::new(base).map_err(|error| ResolveError::InvalidId(error.to_string()))?;
-        let session = extended_branch(tx, &base, chain)?.unwrap_or(base);
-        return Ok(Resolution { session, by });
+        let found = extended_branch(tx, &base, chain)?;
+        let new = found.is_none();
+        let session = found.unwrap_or(base);
+        return Ok(Resolution { session, by, new });
     }
     // No id: the scoped lane's branch this conversation extends.
     let base = SessionId::new(format!("chain-{}-{}", scope.id, lane()))
@@ -284,6 +288,7 @@ pub fn resolve(
         return Ok(Resolution {
             session,
             by: ResolvedBy::Chain,
+            new: false,
         });
     }
     // Else the lane as stores written before the wire counted named it, when it ran on
@@ -296,6 +301,7 @@ pub fn resolve(
         return Ok(Resolution {
             session,
             by: ResolvedBy::Chain,
+            new: false,
         });
     }
     // Else a session stored before scopes (`chain-<lane>`) that this conversation extends,
@@ -310,12 +316,14 @@ pub fn resolve(
             return Ok(Resolution {
                 session: found.session,
                 by: ResolvedBy::Chain,
+                new: false,
             });
         }
     }
     Ok(Resolution {
         session: base,
         by: ResolvedBy::New,
+        new: true,
     })
 }
 
@@ -331,9 +339,9 @@ pub const CONTINUATION_LOOKBACK_MS: i64 = 60 * 60 * 1000;
 /// the conversation's lane, and branches off it when it resends the history changed). A
 /// client that named its earlier conversation by another id continues the most recently seen
 /// conversation of the same host and `project` within [`CONTINUATION_LOOKBACK_MS`] of
-/// `now_ms`. `None` once `session` is stored (it carries what it carries from its first pass
-/// on) or when the request names its session explicitly (the operator then says which
-/// conversation it is).
+/// `now_ms`. Asked only for a session not stored yet (it carries what it carries from its
+/// first pass on); `None` when the request names its session explicitly (the operator then
+/// says which conversation it is).
 pub fn continued_session(
     tx: &ReadTx<'_>,
     hints: &SessionHints,
@@ -342,7 +350,7 @@ pub fn continued_session(
     session: &SessionId,
     now_ms: i64,
 ) -> Result<Option<SessionId>, StoreError> {
-    if hints.explicit.is_some() || tx.get_session(session)?.is_some() {
+    if hints.explicit.is_some() {
         return Ok(None);
     }
     let prefix = client_prefix(hints).unwrap_or_else(|| format!("chain-{}-", scope.id));

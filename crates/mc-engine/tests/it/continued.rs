@@ -1,15 +1,14 @@
 //! A session that continues a conversation its client compacted away carries what that one
 //! held in `m[0]`: rendered once at its first pass, stored, and the same bytes at every fold.
 
-use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::head::{Compartment, Quote, RangeIndex};
-use mc_core::{Host, Message, Part, Role, SessionId, SessionMode};
-use mc_engine::{EngineError, PassOutcome, PassRequest};
+use mc_core::{Message, Part, Role, SessionId};
+use mc_engine::{EngineError, PassOutcome};
 use proptest::prelude::*;
 
 use crate::props::{Drive, cases, drive};
 use crate::session::{TTL_MS, arb_script};
-use crate::support::{Call, Harness, MODEL, PREFIX, START_MS, count, rendered_tokens};
+use crate::support::{Call, Harness, MODEL, START_MS, rendered_tokens};
 
 fn text(role: Role, text: &str) -> Message {
     Message::new(role, vec![Part::text(text)])
@@ -26,32 +25,16 @@ fn pass(
     messages: &[Message],
     at: u64,
 ) -> PassOutcome {
-    harness
-        .engine
-        .pass(&PassRequest {
-            session,
-            host: Host::ClaudeCode,
-            mode: SessionMode::Primary,
-            spawned_by: None,
-            continues,
-            project: None,
-            model: MODEL,
-            prefix_identity: PREFIX,
-            system_blocks: 1,
-            messages,
-            chain: None,
-            now_ms: START_MS + at,
-            usable_window: Some(150_000),
-            fixed_tokens: 0,
-            last_usage_tokens: None,
-            last_usage_pass: None,
-            operator_flush: false,
-            reduce_tool: false,
-            project_docs: &[],
-            client_ttl: CacheTtlChoice::Default,
-            count_text: &count,
-        })
-        .unwrap()
+    *harness.continues.borrow_mut() = continues.cloned();
+    let call = Call {
+        model: MODEL,
+        messages,
+        now_ms: START_MS + at,
+        usable_window: 150_000,
+        last_usage_tokens: None,
+        operator_flush: false,
+    };
+    harness.pass_for(session, &call).unwrap()
 }
 
 fn m0(outcome: &PassOutcome) -> String {
