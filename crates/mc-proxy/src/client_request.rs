@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use mc_agent_tools::{names_tool, offers_ours};
 use mc_core::Message;
 use mc_engine::PassOutcome;
@@ -13,6 +11,7 @@ use mc_wire::responses::{Item, ResponsesRequest};
 use serde_json::Value;
 
 use crate::body_layout::BodyLayout;
+use crate::chunked_body::ChunkedBody;
 use crate::encoded_chat;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_list::EncodedList;
@@ -260,7 +259,7 @@ impl ClientRequest {
 #[derive(Debug)]
 pub struct Rendered {
     /// The request body.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// The proxy asked for an OpenAI usage chunk the client did not ask for.
     pub hide_usage_chunk: bool,
     /// The encoded conversation, for the session's next request (Anthropic and Chat).

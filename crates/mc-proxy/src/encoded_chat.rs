@@ -8,7 +8,7 @@
 //! shared message for each tail message it rendered as before, so identity, `Arc::ptr_eq`,
 //! says it is unchanged; the kept `Arc` holds the allocation, so its address is not reused)
 //! and the client message it is paired with (by distance from the end of the list). So a
-//! message is copied from the previous body when it is the same message at the same index
+//! message is shared with the previous body ([`crate::list_writer`]) when it is the same message at the same index
 //! of the engine's list and each of its Chat messages pairs with a client message of the same
 //! bytes as the one it paired with then (or with none, as then): a list that shrank or grew
 //! at its front still reuses what pairs as before. Anything else is rendered and encoded
@@ -20,11 +20,11 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use mc_core::Message;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
 use crate::chat_incremental::ChatLayout;
+use crate::chunked_body::ChunkedBody;
 use crate::list_writer::{Around, ListWriter};
 use crate::render_openai::same_message;
 
@@ -32,7 +32,7 @@ use crate::render_openai::same_message;
 #[derive(Debug)]
 pub struct EncodedChat {
     /// The upstream body.
-    body: Bytes,
+    body: ChunkedBody,
     /// The client body it was rendered for, to compare the client's messages with.
     client: ChatLayout,
     /// The client's conversation messages less the rendered ones.
@@ -59,7 +59,7 @@ struct Kept {
 #[derive(Debug)]
 pub struct ChatRendered {
     /// The upstream body.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// The proxy asked for the stream's usage chunk where the client did not.
     pub added_usage: bool,
     /// The client's messages as it sent them, instructions first, for its next request.
@@ -120,15 +120,14 @@ pub fn render(
     let same_outside = previous
         .zip(layout)
         .filter(|(previous, layout)| previous.client.same_outside(layout))
-        .map(|(previous, _)| (&previous.body[..], previous.around));
+        .map(|(previous, _)| (&previous.body, previous.around));
     let (before, after) = Around::reuse_or(same_outside, || request.encode_around_messages());
-    let capacity = previous.map_or(0, EncodedChat::body_len) + 64 * 1024;
-    let mut list = ListWriter::open(capacity, &before);
+    let mut list = ListWriter::open(before);
     for instruction in instructions {
         list.write(instruction);
     }
     let kept = write_conversation(&mut list, messages, renderings, &pairing, previous, then);
-    let (body, around) = list.close(&after);
+    let (body, around) = list.close(after);
     let encoded = layout.map(|layout| EncodedChat {
         body: body.clone(),
         client: layout.clone(),
@@ -144,18 +143,18 @@ pub fn render(
     }
 }
 
-/// Writes the conversation's messages into `list`, each copied from `previous` (the last
+/// Writes the conversation's messages into `list`, each shared with `previous` (the last
 /// pass's body, with `then`, its records) where that gives its bytes, else rendered now;
 /// returns where each went. The records are written over `then` in place, and a record
 /// that stays is not even written when its bytes keep their place (a new list of them, each
 /// holding a clone of its message, cost every pass a write of fresh memory and a cache miss
 /// per message).
-fn write_conversation(
-    list: &mut ListWriter,
+fn write_conversation<'a>(
+    list: &mut ListWriter<'a>,
     messages: &[Arc<Message>],
     renderings: Vec<Rendering>,
     pairing: &Pairing<'_>,
-    previous: Option<&EncodedChat>,
+    previous: Option<&'a EncodedChat>,
     then: Vec<Kept>,
 ) -> Vec<Kept> {
     let mut kept = then;
@@ -170,7 +169,7 @@ fn write_conversation(
             _ => None,
         };
         let range = match (reused, rendering) {
-            (Some(bytes), _) => list.copy(bytes),
+            (Some((body, range)), _) => list.share(body, range),
             (None, Rendering::Fresh(chat)) => write_fresh(list, chat, first, pairing),
             (None, Rendering::Same { .. }) => {
                 write_fresh(list, openai::from_message(message), first, pairing)
@@ -205,7 +204,7 @@ fn write_conversation(
 /// with its client message's fields when it says what that one said; returns where they
 /// went.
 fn write_fresh(
-    list: &mut ListWriter,
+    list: &mut ListWriter<'_>,
     mut chat: Vec<ChatMessage>,
     first: usize,
     pairing: &Pairing<'_>,
@@ -266,7 +265,12 @@ impl EncodedChat {
     /// message, checked by the caller, now at rendered index `first`), when they are what
     /// rendering it now gives: each of its Chat messages pairs with a client message of the
     /// same bytes as the one it paired with then, or with none, as then.
-    fn reusable(&self, kept: &Kept, first: usize, pairing: &Pairing<'_>) -> Option<&[u8]> {
+    fn reusable(
+        &self,
+        kept: &Kept,
+        first: usize,
+        pairing: &Pairing<'_>,
+    ) -> Option<(&ChunkedBody, Range<usize>)> {
         let layout = pairing.layout?;
         for at in 0..kept.count {
             let now = paired_index(layout, first + at, pairing.offset);
@@ -279,12 +283,7 @@ impl EncodedChat {
                 return None;
             }
         }
-        self.body.get(kept.range.clone())
-    }
-
-    /// The upstream body's length.
-    pub fn body_len(&self) -> usize {
-        self.body.len()
+        (kept.range.end <= self.body.len()).then(|| (&self.body, kept.range.clone()))
     }
 }
 

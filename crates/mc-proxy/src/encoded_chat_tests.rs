@@ -1,3 +1,4 @@
+use bytes::Bytes;
 use mc_core::{Part, Role};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -190,8 +191,9 @@ proptest! {
                 decoded.layout.as_ref(),
                 previous.take(),
             );
+            let body = rendered.body.to_bytes();
             prop_assert_eq!(
-                String::from_utf8_lossy(&rendered.body),
+                String::from_utf8_lossy(&body),
                 String::from_utf8_lossy(&expected)
             );
             prop_assert_eq!(&rendered.client_messages, &sent);

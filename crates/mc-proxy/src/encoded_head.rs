@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use bytes::Bytes;
 use mc_wire::anthropic::MessagesRequest;
 
 use crate::head_edits::{HeadEdits, edit_head};
@@ -22,10 +23,10 @@ const KEPT: usize = 8;
 /// A request's bytes before and after its message list.
 #[derive(Debug)]
 pub struct EncodedHead {
-    /// Up to the message list.
-    pub before: Vec<u8>,
+    /// Up to the message list (shared by every body written with it).
+    pub before: Bytes,
     /// From the end of the message list.
-    pub after: Vec<u8>,
+    pub after: Bytes,
 }
 
 /// A client head, the edits applied to it, and the encoding.
@@ -47,7 +48,10 @@ impl EncodedHeads {
         let mut request = MessagesRequest::clone(head);
         edit_head(&mut request, edits);
         let (before, after) = request.encode_around_messages();
-        let encoded = Arc::new(EncodedHead { before, after });
+        let encoded = Arc::new(EncodedHead {
+            before: Bytes::from(before),
+            after: Bytes::from(after),
+        });
         let mut kept = self.lock();
         kept.push_back((Arc::clone(head), edits, Arc::clone(&encoded)));
         while kept.len() > KEPT {

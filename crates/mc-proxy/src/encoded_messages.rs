@@ -6,7 +6,8 @@
 //! returns the very same shared message for each tail message it rendered as on the previous
 //! pass ([`mc_engine::PassOutcome::messages`]), so a message is recognised by identity
 //! (`Arc::ptr_eq`; the kept `Arc` holds the allocation, so its address cannot be taken by
-//! another message meanwhile) and its kept bytes are copied. Messages carrying a cache marker
+//! another message meanwhile) and its kept bytes are shared with the new body
+//! ([`crate::list_writer`]). Messages carrying a cache marker
 //! are encoded afresh and never kept: their bytes differ from the unmarked ones the next
 //! request will want.
 
@@ -14,59 +15,57 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use mc_core::Message;
 use mc_wire::anthropic;
 use serde_json::Value;
+
+use crate::chunked_body::ChunkedBody;
+use crate::list_writer::ListWriter;
 
 /// A message list as encoded in one upstream request body.
 #[derive(Debug, Default)]
 pub struct EncodedMessages {
     /// The body the list lies in.
-    body: Bytes,
+    body: ChunkedBody,
     /// Per message: the message and where its unmarked encoding lies in `body` (`None` for
     /// a marked message).
     kept: Vec<Option<(Arc<Message>, Range<usize>)>>,
 }
 
 impl EncodedMessages {
-    /// Appends the list (`[`, the messages, `]`) for `messages` with `marks` (per message
-    /// index, the cache markers of its blocks) to `out`, copying each unmarked message that
-    /// `previous` holds at the same index. The result names where each message went in
-    /// `out`; [`Self::new`] makes it the list of the finished body. `previous`'s records are
-    /// written over in place, and one that stays is not even written when its bytes keep
-    /// their place (a new list of them, each holding a clone of its message, cost every pass
-    /// a write of fresh memory and a cache miss per message).
+    /// The body `before`, the list (`[`, the messages, `]`) for `messages` with `marks` (per
+    /// message index, the cache markers of its blocks), then `after`; each unmarked message
+    /// that `previous` holds at the same index is shared with its body, not encoded again.
+    /// Returns the body and the list as the next request will find it. `previous`'s records
+    /// are written over in place, and one that stays is not even written when its bytes
+    /// keep their place (a new list of them, each holding a clone of its message, cost
+    /// every pass a write of fresh memory and a cache miss per message).
     pub fn write(
-        out: &mut Vec<u8>,
+        before: ChunkedBody,
+        after: ChunkedBody,
         messages: &[Arc<Message>],
         marks: &BTreeMap<usize, Vec<(usize, Value)>>,
         previous: Option<Self>,
-    ) -> Written {
-        let (body, mut kept) = match previous {
+    ) -> (ChunkedBody, Self) {
+        let (then, mut kept) = match previous {
             Some(previous) => (previous.body, previous.kept),
-            None => (Bytes::new(), Vec::with_capacity(messages.len())),
+            None => (ChunkedBody::new(), Vec::with_capacity(messages.len())),
         };
-        out.push(b'[');
+        let mut list = ListWriter::open(before);
         for (index, message) in messages.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            let start = out.len();
             let marked = marks.get(&index);
-            let reusable = unmarked(&body, &kept, index, message).filter(|_| marked.is_none());
-            match reusable {
-                Some(encoded) => out.extend_from_slice(encoded),
+            let reusable = unmarked(&then, &kept, index, message).filter(|_| marked.is_none());
+            let range = match reusable {
+                Some(range) => list.share(&then, range),
                 None => {
                     let mut wire = anthropic::into_wire_message(Message::clone(message));
                     for (block, marker) in marked.into_iter().flatten() {
                         wire.mark_block(*block, marker.clone());
                     }
-                    // Encoding a wire value into memory cannot fail.
-                    let _ = serde_json::to_writer(&mut *out, &wire);
+                    let start = list.write(&wire);
+                    start..list.len()
                 }
-            }
-            let range = start..out.len();
+            };
             match kept.get_mut(index) {
                 Some(Some((was, at))) if marked.is_none() && Arc::ptr_eq(was, message) => {
                     if *at != range {
@@ -83,8 +82,12 @@ impl EncodedMessages {
             }
         }
         kept.truncate(messages.len());
-        out.push(b']');
-        Written { kept }
+        let (body, _) = list.close(after);
+        let encoded = Self {
+            body: body.clone(),
+            kept,
+        };
+        (body, encoded)
     }
 
     /// The length of the body the list lies in.
@@ -92,16 +95,10 @@ impl EncodedMessages {
         self.body.len()
     }
 
-    /// The list written into `body`, which was moved by `shift` bytes since (a body rebuilt
+    /// The same list in `body`, which holds it `shift` bytes further on (a body rebuilt
     /// around the same list).
-    pub fn new(body: Bytes, written: Written, shift: isize) -> Self {
-        if shift == 0 {
-            return Self {
-                body,
-                kept: written.kept,
-            };
-        }
-        let kept = written
+    pub fn moved(self, body: ChunkedBody, shift: isize) -> Self {
+        let kept = self
             .kept
             .into_iter()
             .map(|entry| {
@@ -116,23 +113,21 @@ impl EncodedMessages {
     }
 }
 
-/// The unmarked bytes (in `body`) `kept` holds for message `index`, when it is `message`
-/// itself.
-fn unmarked<'a>(
-    body: &'a [u8],
+/// Where (in `body`) `kept` holds the unmarked bytes of message `index`, when it is
+/// `message` itself.
+fn unmarked(
+    body: &ChunkedBody,
     kept: &[Option<(Arc<Message>, Range<usize>)>],
     index: usize,
     message: &Arc<Message>,
-) -> Option<&'a [u8]> {
+) -> Option<Range<usize>> {
     let (kept, range) = kept.get(index)?.as_ref()?;
-    Arc::ptr_eq(kept, message)
-        .then(|| body.get(range.clone()))
-        .flatten()
+    (Arc::ptr_eq(kept, message) && range.end <= body.len()).then(|| range.clone())
 }
 
 impl mc_core::HeldBytes for EncodedMessages {
-    /// The body (its allocation, shared with the busy-store memory of the same request) and
-    /// one slot per message; the messages themselves belong to the engine's rendered tail.
+    /// The body (its chunks, shared with the busy-store memory of the same request) and one
+    /// slot per message; the messages themselves belong to the engine's rendered tail.
     fn held_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + self.body.len()
@@ -140,14 +135,9 @@ impl mc_core::HeldBytes for EncodedMessages {
     }
 }
 
-/// Where [`EncodedMessages::write`] put each message.
-#[derive(Debug)]
-pub struct Written {
-    kept: Vec<Option<(Arc<Message>, Range<usize>)>>,
-}
-
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
     use mc_core::{Part, Role};
     use serde_json::json;
 
@@ -179,18 +169,18 @@ mod tests {
         previous: Option<EncodedMessages>,
     ) -> EncodedMessages {
         // A head before the list, as in a request body.
-        let mut out = b"{\"messages\":".to_vec();
-        let list_start = out.len();
-        let written = EncodedMessages::write(&mut out, messages, marks, previous);
-        out.push(b'}');
-        let list = out[list_start..out.len() - 1].to_vec();
-        assert_eq!(list, whole(messages, marks));
-        EncodedMessages::new(Bytes::from(out), written, 0)
+        let before = ChunkedBody::from(Bytes::from_static(b"{\"messages\":"));
+        let after = ChunkedBody::from(Bytes::from_static(b"}"));
+        let (body, encoded) = EncodedMessages::write(before, after, messages, marks, previous);
+        let body = body.to_bytes();
+        assert_eq!(&body[12..body.len() - 1], whole(messages, marks));
+        encoded
     }
 
     impl EncodedMessages {
-        fn unmarked(&self, index: usize, message: &Arc<Message>) -> Option<&[u8]> {
-            unmarked(&self.body, &self.kept, index, message)
+        fn unmarked(&self, index: usize, message: &Arc<Message>) -> Option<Vec<u8>> {
+            let range = unmarked(&self.body, &self.kept, index, message)?;
+            Some(self.body.get(range)?.into_owned())
         }
     }
 
@@ -217,13 +207,47 @@ mod tests {
 
         let third = vec![Arc::clone(&second[0]), Arc::clone(&second[1])];
         let three = encode(&third, &BTreeMap::new(), Some(two));
+        let before = three.unmarked(1, &third[1]);
         // A body rebuilt around the same list keeps finding its messages.
-        let mut moved = b"{\"model\":\"m\",".to_vec();
-        moved.extend_from_slice(&three.body[1..]);
-        let written = Written {
-            kept: three.kept.clone(),
-        };
-        let shifted = EncodedMessages::new(Bytes::from(moved), written, 12);
-        assert_eq!(shifted.unmarked(1, &third[1]), three.unmarked(1, &third[1]));
+        let mut moved = ChunkedBody::from(Bytes::from_static(b"{\"model\":\"m\","));
+        moved.append(three.body.slice(1..three.body.len()).unwrap());
+        let shifted = three.moved(moved, 12);
+        assert_eq!(shifted.unmarked(1, &third[1]), before);
+    }
+
+    /// Messages the previous body holds are slices of its chunks, one slice for those that
+    /// follow each other there: the conversation is not copied.
+    #[test]
+    fn unchanged_messages_are_shared_with_the_previous_body_not_copied() {
+        let first: Vec<_> = (0..50).map(|at| message(&format!("m{at}"))).collect();
+        let one = encode(&first, &BTreeMap::new(), None);
+        let mut second = first.clone();
+        second.push(message("new"));
+        let before = ChunkedBody::from(Bytes::from_static(b"{\"messages\":"));
+        let after = ChunkedBody::from(Bytes::from_static(b"}"));
+        let old = one.body.clone();
+        let (body, _) = EncodedMessages::write(before, after, &second, &BTreeMap::new(), Some(one));
+        assert!(
+            body.chunks().len() <= 5,
+            "head, [, the shared run, the new message, the tail: {}",
+            body.chunks().len()
+        );
+        let shared = body
+            .chunks()
+            .iter()
+            .find(|chunk| chunk.len() > 500)
+            .unwrap();
+        let list = old.chunks().iter().max_by_key(|chunk| chunk.len()).unwrap();
+        let old_start = list.as_ptr() as usize;
+        let old_end = old_start + list.len();
+        let at = shared.as_ptr() as usize;
+        assert!(
+            (old_start..old_end).contains(&at),
+            "a slice of the old body"
+        );
+        assert_eq!(
+            &body.to_bytes()[12..body.len() - 1],
+            whole(&second, &BTreeMap::new())
+        );
     }
 }

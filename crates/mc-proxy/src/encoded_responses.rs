@@ -6,7 +6,7 @@
 //! output), on the request's tools, and on the client item each rendered item takes its
 //! fields from ([`crate::render_responses`]: a message item pairs with the client's message
 //! item as far from the end, a call or an output with the client's item of the same call
-//! id). So a message's bytes are copied from the previous body when it is the same message
+//! id). So a message's bytes are shared with the previous body ([`crate::list_writer`]) when it is the same message
 //! (`Arc::ptr_eq`) at the same index, the client body has the same bytes outside its item
 //! list, none of its outputs answers a call whose custom kind changed, and every item pairs
 //! with a client item of the same bytes as before (or with none, as before). The result is
@@ -17,10 +17,10 @@ use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use mc_core::{Message, Part};
 use mc_wire::responses::{Input, Item, ItemRenderer, ResponsesRequest};
 
+use crate::chunked_body::ChunkedBody;
 use crate::list_writer::{Around, ListWriter};
 use crate::render_responses::says_the_same;
 use crate::responses_incremental::ResponsesLayout;
@@ -28,7 +28,7 @@ use crate::responses_incremental::ResponsesLayout;
 /// A session's last upstream Responses body, and where each rendered message lies in it.
 #[derive(Debug)]
 pub struct EncodedResponses {
-    body: Bytes,
+    body: ChunkedBody,
     /// The client body it was rendered for.
     client: ResponsesLayout,
     /// The conversation's custom tool calls then.
@@ -76,7 +76,7 @@ impl Shape {
 #[derive(Debug)]
 pub struct ResponsesRendered {
     /// The upstream body.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// The client's items as it sent them, instructions first, for its next request.
     pub client_items: Vec<Item>,
     /// The body for the session's next pass to reuse; `None` when the client body's items
@@ -140,20 +140,19 @@ pub fn render(
     let renderings = renderings(messages, &then, &changed_kinds, &render);
     let pairing = Pairing::new(client, &renderings);
 
-    let written = previous.map(|previous| (&previous.body[..], previous.around));
+    let written = previous.map(|previous| (&previous.body, previous.around));
     let (before, after) = Around::reuse_or(written, || {
         request.input = Some(Input::Items(Vec::new()));
         request.encode_around_input()
     });
-    let capacity = previous.map_or(0, |previous| previous.body.len()) + 64 * 1024;
-    let mut list = ListWriter::open(capacity, &before);
+    let mut list = ListWriter::open(before);
     for instruction in instructions {
         list.write(instruction);
     }
     let kept = write_conversation(
         &mut list, messages, renderings, &render, &pairing, reusing, then,
     );
-    let (body, around) = list.close(&after);
+    let (body, around) = list.close(after);
     let encoded = layout.map(|layout| EncodedResponses {
         body: body.clone(),
         client: layout.clone(),
@@ -202,18 +201,18 @@ fn answers_any(message: &Message, calls: &HashSet<&String>) -> bool {
             .any(|part| matches!(part, Part::ToolResult { call_id, .. } if calls.contains(call_id)))
 }
 
-/// Writes the conversation's items into `list`, each message's copied from `previous` (the
+/// Writes the conversation's items into `list`, each message's shared with `previous` (the
 /// last pass's body, with `then`, its records) where that gives its bytes, else rendered now;
 /// returns where each went. The records are written over `then` in place, and one that stays
 /// is not even written when its bytes keep their place (a new list of them cost every pass a
 /// write of fresh memory per message).
-fn write_conversation(
-    list: &mut ListWriter,
+fn write_conversation<'a>(
+    list: &mut ListWriter<'a>,
     messages: &[Arc<Message>],
     renderings: Vec<Rendering>,
     render: &dyn Fn(&Message) -> Vec<Item>,
     pairing: &Pairing<'_>,
-    previous: Option<(&EncodedResponses, &ResponsesLayout)>,
+    previous: Option<(&'a EncodedResponses, &ResponsesLayout)>,
     then: Vec<Kept>,
 ) -> Vec<Kept> {
     let mut kept = then;
@@ -228,19 +227,19 @@ fn write_conversation(
         };
         let same = previous.filter(|_| items.is_none());
         // The common case, a message of the previous pass that pairs as it did: its record
-        // stays and its bytes are copied, nothing paired, allocated or compared.
+        // stays and its bytes are shared, nothing paired, allocated or compared.
         let was = kept.get(index);
         let unchanged = match (same, was) {
             (Some((previous, layout)), Some(was))
                 if previous.unchanged(was, message_items, pairing, layout) =>
             {
-                previous.body.get(was.range.clone())
+                previous.kept_bytes(was)
             }
             _ => None,
         };
-        if let Some(bytes) = unchanged {
+        if let Some((body, range)) = unchanged {
             message_items += message_item_count(&shapes);
-            let range = list.copy(bytes);
+            let range = list.share(body, range);
             if kept[index].range != range {
                 kept[index].range = range;
             }
@@ -259,7 +258,7 @@ fn write_conversation(
             .zip(was)
             .and_then(|((previous, layout), was)| previous.reusable(was, &paired, layout));
         let range = match reused {
-            Some(bytes) => list.copy(bytes),
+            Some((body, range)) => list.share(body, range),
             None => {
                 let items = items.unwrap_or_else(|| render(message));
                 write_fresh(list, items, &paired, pairing.client)
@@ -291,7 +290,7 @@ fn message_item_count(shapes: &[Shape]) -> usize {
 /// Writes one message's items, each with the fields of the client item it pairs with when
 /// it stands for that item; returns where they went.
 fn write_fresh(
-    list: &mut ListWriter,
+    list: &mut ListWriter<'_>,
     mut items: Vec<Item>,
     paired: &[Option<usize>],
     client: &[Item],
@@ -504,7 +503,7 @@ impl EncodedResponses {
         kept: &Kept,
         paired: &[Option<usize>],
         layout: &ResponsesLayout,
-    ) -> Option<&[u8]> {
+    ) -> Option<(&ChunkedBody, Range<usize>)> {
         for (now, then) in paired.iter().zip(&kept.paired) {
             let same = match (now, then) {
                 (Some(now), Some(then)) => layout.same_item(
@@ -518,7 +517,12 @@ impl EncodedResponses {
                 return None;
             }
         }
-        self.body.get(kept.range.clone())
+        self.kept_bytes(kept)
+    }
+
+    /// Where `kept`'s bytes lie in the body.
+    fn kept_bytes(&self, kept: &Kept) -> Option<(&ChunkedBody, Range<usize>)> {
+        (kept.range.end <= self.body.len()).then(|| (&self.body, kept.range.clone()))
     }
 }
 

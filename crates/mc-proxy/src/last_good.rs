@@ -20,11 +20,13 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use bytes::Bytes;
 use mc_core::SessionId;
 
+use crate::chunked_body::ChunkedBody;
+
 /// One session's latest managed request.
 struct Latest {
     /// The client body.
     client: Bytes,
-    upstream: Bytes,
+    upstream: ChunkedBody,
     /// When it was remembered (a counter), for eviction.
     stamp: u64,
 }
@@ -59,7 +61,7 @@ impl LastGood {
 
     /// Remembers that `client_body` of `session` was sent upstream as `upstream`, in place
     /// of the session's earlier request.
-    pub fn remember(&self, session: &SessionId, client_body: &Bytes, upstream: Bytes) {
+    pub fn remember(&self, session: &SessionId, client_body: &Bytes, upstream: ChunkedBody) {
         let held = client_body.len() + upstream.len();
         let mut kept = self.lock();
         if let Some(old) = kept.by_session.remove(session) {
@@ -93,7 +95,7 @@ impl LastGood {
     }
 
     /// The upstream body sent for an identical client body, when it is a session's latest.
-    pub fn replay(&self, client_body: &[u8]) -> Option<Bytes> {
+    pub fn replay(&self, client_body: &[u8]) -> Option<ChunkedBody> {
         self.lock()
             .by_session
             .values()
@@ -127,28 +129,48 @@ mod tests {
         last.remember(
             &id("a"),
             &Bytes::from_static(b"{\"a\":1}"),
-            Bytes::from_static(b"up-1"),
+            ChunkedBody::from(Bytes::from_static(b"up-1")),
         );
-        assert_eq!(last.replay(b"{\"a\":1}").as_deref(), Some(&b"up-1"[..]));
+        assert_eq!(
+            last.replay(b"{\"a\":1}")
+                .map(|body| body.to_bytes())
+                .as_deref(),
+            Some(&b"up-1"[..])
+        );
         assert_eq!(last.replay(b"{\"a\":2}"), None);
         last.remember(
             &id("b"),
             &Bytes::from_static(b"{\"b\":1}"),
-            Bytes::from_static(b"up-b"),
+            ChunkedBody::from(Bytes::from_static(b"up-b")),
         );
-        assert_eq!(last.replay(b"{\"a\":1}").as_deref(), Some(&b"up-1"[..]));
+        assert_eq!(
+            last.replay(b"{\"a\":1}")
+                .map(|body| body.to_bytes())
+                .as_deref(),
+            Some(&b"up-1"[..])
+        );
         last.remember(
             &id("a"),
             &Bytes::from_static(b"{\"a\":2}"),
-            Bytes::from_static(b"up-2"),
+            ChunkedBody::from(Bytes::from_static(b"up-2")),
         );
         assert_eq!(
             last.replay(b"{\"a\":1}"),
             None,
             "replaced by the session's next"
         );
-        assert_eq!(last.replay(b"{\"a\":2}").as_deref(), Some(&b"up-2"[..]));
-        assert_eq!(last.replay(b"{\"b\":1}").as_deref(), Some(&b"up-b"[..]));
+        assert_eq!(
+            last.replay(b"{\"a\":2}")
+                .map(|body| body.to_bytes())
+                .as_deref(),
+            Some(&b"up-2"[..])
+        );
+        assert_eq!(
+            last.replay(b"{\"b\":1}")
+                .map(|body| body.to_bytes())
+                .as_deref(),
+            Some(&b"up-b"[..])
+        );
     }
 
     #[test]
@@ -156,7 +178,7 @@ mod tests {
         let budget = 1000;
         let last = LastGood::new(budget);
         for n in 0..20 {
-            let body = Bytes::from(vec![b'x'; 300]);
+            let body = ChunkedBody::from(vec![b'x'; 300]);
             last.remember(&id(&format!("s{n}")), &Bytes::from(n.to_string()), body);
             assert!(last.held_bytes() <= budget);
         }
@@ -165,7 +187,7 @@ mod tests {
         last.remember(
             &id("huge"),
             &Bytes::from_static(b"huge"),
-            Bytes::from(vec![b'x'; budget + 1]),
+            ChunkedBody::from(vec![b'x'; budget + 1]),
         );
         assert_eq!(
             last.replay(b"huge"),

@@ -41,6 +41,7 @@ mod app;
 mod body_layout;
 mod browser_guard;
 mod chat_incremental;
+mod chunked_body;
 mod client_call;
 mod client_connections;
 mod client_request;

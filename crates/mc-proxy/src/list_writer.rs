@@ -1,15 +1,28 @@
-//! Writing a request body's message list from items encoded now and bytes copied from a
-//! previous body ([`crate::encoded_chat`], [`crate::encoded_responses`]).
+//! Writing a request body's message list from items encoded now and items shared with a
+//! previous body ([`crate::encoded_messages`], [`crate::encoded_chat`],
+//! [`crate::encoded_responses`]).
+//!
+//! The body is a [`ChunkedBody`]: what is encoded now goes into a fresh buffer, and an item
+//! the previous body already holds is a slice of that body's chunks, not a copy. Items shared
+//! one after the other, with the comma between them in the previous body as well, are one
+//! slice: a conversation whose messages did not change is a handful of chunks, not one per
+//! message.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use bytes::Bytes;
 
+use crate::chunked_body::ChunkedBody;
+
 /// A JSON list being written into a request body: its items separated by commas, some
-/// encoded now, some copied from a previous body.
-pub struct ListWriter {
-    out: Vec<u8>,
+/// encoded now, some shared with a previous body.
+pub struct ListWriter<'a> {
+    /// The chunks finished so far.
+    body: ChunkedBody,
+    /// Bytes written now and not yet a chunk (empty while `run` is open).
+    fresh: Vec<u8>,
+    /// Items shared with a previous body and not yet sliced from it, as one range of it.
+    run: Option<(&'a ChunkedBody, Range<usize>)>,
     before: usize,
     empty: bool,
 }
@@ -26,37 +39,34 @@ pub struct Around {
 
 impl Around {
     /// The bytes before a list and after it: those of `previous` (a body written earlier,
-    /// and where its list lay) when the request has the fields it was written with, else
-    /// the request's fields encoded now by `encode`.
-    pub fn reuse_or<'a>(
-        previous: Option<(&'a [u8], Around)>,
+    /// and where its list lay) when the request has the fields it was written with, shared
+    /// with it, else the request's fields encoded now by `encode`.
+    pub fn reuse_or(
+        previous: Option<(&ChunkedBody, Around)>,
         encode: impl FnOnce() -> (Vec<u8>, Vec<u8>),
-    ) -> (Cow<'a, [u8]>, Cow<'a, [u8]>) {
-        match previous {
-            Some((body, around)) => {
-                let after = body.len().saturating_sub(around.after);
-                (
-                    Cow::Borrowed(body.get(..around.before).unwrap_or_default()),
-                    Cow::Borrowed(body.get(after..).unwrap_or_default()),
-                )
-            }
-            None => {
-                let (before, after) = encode();
-                (Cow::Owned(before), Cow::Owned(after))
-            }
-        }
+    ) -> (ChunkedBody, ChunkedBody) {
+        let shared = previous.and_then(|(body, around)| {
+            let after = body.len().checked_sub(around.after)?;
+            Some((
+                body.slice(0..around.before)?,
+                body.slice(after..body.len())?,
+            ))
+        });
+        shared.unwrap_or_else(|| {
+            let (before, after) = encode();
+            (ChunkedBody::from(before), ChunkedBody::from(after))
+        })
     }
 }
 
-impl ListWriter {
-    /// A body of about `capacity` bytes starting with `before`, then the list's `[`.
-    pub fn open(capacity: usize, before: &[u8]) -> Self {
-        let mut out = Vec::with_capacity(capacity.max(before.len() + 1));
-        out.extend_from_slice(before);
-        out.push(b'[');
+impl<'a> ListWriter<'a> {
+    /// A body starting with `before`, then the list's `[`.
+    pub fn open(before: ChunkedBody) -> Self {
         Self {
-            out,
             before: before.len(),
+            body: before,
+            fresh: vec![b'['],
+            run: None,
             empty: true,
         }
     }
@@ -65,42 +75,77 @@ impl ListWriter {
     /// cannot fail.
     pub fn write(&mut self, item: &impl serde::Serialize) -> usize {
         self.separate();
-        let start = self.out.len();
-        let _ = serde_json::to_writer(&mut self.out, item);
+        let start = self.len();
+        let _ = serde_json::to_writer(&mut self.fresh, item);
         start
     }
 
-    /// Appends items encoded before (`a,b,…`, possibly none); returns where they went.
-    pub fn copy(&mut self, bytes: &[u8]) -> Range<usize> {
-        if bytes.is_empty() {
-            return self.out.len()..self.out.len();
+    /// Appends items of `from` (`range` of it, `a,b,…`, possibly none) without copying
+    /// them; returns where they went.
+    pub fn share(&mut self, from: &'a ChunkedBody, range: Range<usize>) -> Range<usize> {
+        if range.is_empty() {
+            return self.len()..self.len();
+        }
+        if let Some((source, run)) = &mut self.run
+            && std::ptr::eq(*source, from)
+            && run.end + 1 == range.start
+            && from.byte(run.end) == Some(b',')
+        {
+            run.end = range.end;
+            let end = self.len();
+            return end - range.len()..end;
         }
         self.separate();
-        let start = self.out.len();
-        self.out.extend_from_slice(bytes);
-        start..self.out.len()
+        self.flush_fresh();
+        self.flush_run();
+        let start = self.len();
+        self.run = Some((from, range));
+        start..self.len()
     }
 
     /// How many bytes are written.
     pub fn len(&self) -> usize {
-        self.out.len()
+        let run = self.run.as_ref().map_or(0, |(_, run)| run.len());
+        self.body.len() + run + self.fresh.len()
     }
 
     /// The body: the list closed with `]`, then `after`; and where the list lies in it.
-    pub fn close(mut self, after: &[u8]) -> (Bytes, Around) {
-        self.out.push(b']');
-        self.out.extend_from_slice(after);
+    pub fn close(mut self, after: ChunkedBody) -> (ChunkedBody, Around) {
+        self.flush_run();
+        self.fresh.push(b']');
+        self.flush_fresh();
         let around = Around {
             before: self.before,
             after: after.len(),
         };
-        (Bytes::from(self.out), around)
+        self.body.append(after);
+        (self.body.bounded(), around)
     }
 
+    /// The comma before an item, unless it is the first; written now, after any open run.
     fn separate(&mut self) {
         if !self.empty {
-            self.out.push(b',');
+            self.flush_run();
+            self.fresh.push(b',');
         }
         self.empty = false;
     }
+
+    fn flush_fresh(&mut self) {
+        if !self.fresh.is_empty() {
+            self.body.push(Bytes::from(std::mem::take(&mut self.fresh)));
+        }
+    }
+
+    fn flush_run(&mut self) {
+        if let Some((source, run)) = self.run.take()
+            && let Some(slices) = source.slice(run)
+        {
+            self.body.append(slices);
+        }
+    }
 }
+
+#[cfg(test)]
+#[path = "list_writer_tests.rs"]
+mod tests;

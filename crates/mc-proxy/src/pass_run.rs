@@ -17,6 +17,7 @@ use mc_engine::{Engine, EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
 
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::client_request::{ClientMessages, first_message_texts};
 use crate::clock::unix_ms;
 use crate::host_managed_body;
@@ -138,6 +139,7 @@ fn plan_once(
         && let Some(upstream_body) =
             host_managed_body::splice_head(provider, body, &outcome.messages[..2])
     {
+        let upstream_body = ChunkedBody::from(upstream_body);
         return Ok(Planned {
             pass: Some(pass_facts(&decoded, &target, &outcome)),
             session: Some(target.session),

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use mc_core::{ProjectId, SessionId, SessionMode};
 
+use crate::chunked_body::ChunkedBody;
 use crate::side_call::SideCall;
 
 /// What the pass produced for the upstream call.
@@ -21,7 +22,7 @@ pub struct Planned {
     /// The usable window the pass planned against.
     pub usable_window: Option<u64>,
     /// The upstream request body.
-    pub upstream_body: Bytes,
+    pub upstream_body: ChunkedBody,
     /// Remove the usage chunk the proxy asked for from the client's stream.
     pub hide_usage_chunk: bool,
     /// The host's side call this is, forwarded as sent (then no session and no pass).
@@ -38,7 +39,7 @@ impl Planned {
             model,
             pass: None,
             usable_window: None,
-            upstream_body: body.clone(),
+            upstream_body: ChunkedBody::from(body.clone()),
             hide_usage_chunk: false,
             side_call: Some(side_call),
         }

@@ -11,13 +11,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use mc_core::breakpoints::BreakpointPlan;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, MessagesRequest};
 use serde_json::Value;
 
+use crate::chunked_body::ChunkedBody;
 use crate::encoded_head::EncodedHeads;
 use crate::encoded_messages::EncodedMessages;
 use crate::head_edits::{HeadEdits, marker};
@@ -83,39 +82,37 @@ pub fn render(
     heads: &EncodedHeads,
     window: Option<u64>,
     input_hint: Option<u64>,
-) -> (Bytes, EncodedMessages) {
+) -> (ChunkedBody, EncodedMessages) {
     let plan = &outcome.breakpoints;
     let mut edits = HeadEdits {
         system_marker: plan.system.then_some(plan.ttl),
         max_tokens: None,
     };
     let head = heads.encode(request, edits);
-    let capacity = previous.as_ref().map_or(0, EncodedMessages::body_len) + 64 * 1024;
-    let mut body = Vec::with_capacity(capacity);
-    body.extend_from_slice(&head.before);
-    let list_start = body.len();
-    let written =
-        EncodedMessages::write(&mut body, &outcome.messages, &message_marks(plan), previous);
-    body.extend_from_slice(&head.after);
+    let (body, encoded) = EncodedMessages::write(
+        ChunkedBody::from(head.before.clone()),
+        ChunkedBody::from(head.after.clone()),
+        &outcome.messages,
+        &message_marks(plan),
+        previous,
+    );
     let fitted = window.and_then(|window| {
         let bound = input_bound(body.len());
         let input = input_hint.map_or(bound, |hint| hint.min(bound));
         fitted_max_tokens(request, window, input)
     });
     let Some(max_tokens) = fitted else {
-        let body = Bytes::from(body);
-        return (body.clone(), EncodedMessages::new(body, written, 0));
+        return (body, encoded);
     };
     // Rare: near the window's end the answer's room is lowered, which changes the head.
     edits.max_tokens = Some(max_tokens);
     let lowered = heads.encode(request, edits);
-    let list = &body[list_start..body.len() - head.after.len()];
-    let rebuilt = Bytes::from([&lowered.before[..], list, &lowered.after[..]].concat());
-    let shift = lowered.before.len() as isize - list_start as isize;
-    (
-        rebuilt.clone(),
-        EncodedMessages::new(rebuilt, written, shift),
-    )
+    let list = head.before.len()..body.len() - head.after.len();
+    let mut rebuilt = ChunkedBody::from(lowered.before.clone());
+    rebuilt.append(body.slice(list).unwrap_or_default());
+    rebuilt.push(lowered.after.clone());
+    let shift = lowered.before.len() as isize - head.before.len() as isize;
+    (rebuilt.clone(), encoded.moved(rebuilt, shift))
 }
 
 /// The plan's message markers: per message index, its marked blocks.

@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use std::time::Instant;
 
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::client_call::ClientCall;
 use crate::forward::upstream_error;
 use crate::headers::{client_response_headers, managed_request_headers};
@@ -129,7 +130,7 @@ pub async fn send_upstream(
     provider: Provider,
     headers: &HeaderMap,
     path_and_query: &str,
-    body: Bytes,
+    body: ChunkedBody,
 ) -> Result<reqwest::Response, reqwest::Error> {
     let base = match provider {
         Provider::Anthropic => &app.settings.upstream_anthropic,
@@ -138,7 +139,7 @@ pub async fn send_upstream(
     app.client
         .post(ProxySettings::upstream_url(base, path_and_query))
         .headers(managed_request_headers(headers))
-        .body(body)
+        .body(body.into_request_body())
         .send()
         .await
 }
