@@ -24,6 +24,7 @@ pub mod dreamer;
 pub mod head;
 mod held_bytes;
 pub mod historian;
+pub mod host_compaction;
 pub mod identifiers;
 pub mod media;
 pub mod models;

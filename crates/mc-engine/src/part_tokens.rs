@@ -14,6 +14,9 @@ use crate::pass::CountText;
 pub(crate) struct PartTokens {
     model: String,
     by_message: Vec<Vec<u64>>,
+    /// The sum of `by_message`, kept as it changes: every pass reads it, and a long
+    /// session's parts are too many to add up on each.
+    total: u64,
 }
 
 impl PartTokens {
@@ -23,17 +26,26 @@ impl PartTokens {
         if self.model != model {
             self.model = model.to_owned();
             self.by_message.clear();
+            self.total = 0;
         }
-        self.by_message.truncate(messages.len());
+        if self.by_message.len() > messages.len() {
+            self.by_message.truncate(messages.len());
+            self.total = self.sum_from(0);
+        }
         for message in &messages[self.by_message.len()..] {
-            self.by_message.push(
-                message
-                    .parts
-                    .iter()
-                    .map(|part| part_tokens(part, count))
-                    .collect(),
-            );
+            let parts: Vec<u64> = message
+                .parts
+                .iter()
+                .map(|part| part_tokens(part, count))
+                .collect();
+            self.total += parts.iter().sum::<u64>();
+            self.by_message.push(parts);
         }
+    }
+
+    /// The counts of every part of every message: the client's conversation as it sent it.
+    pub fn total(&self) -> u64 {
+        self.total
     }
 
     /// The count of part `part` of message `ordinal` (0 when out of range).
@@ -137,6 +149,22 @@ mod tests {
             part_tokens(&in_result, &bytes_over_four),
             2 * BLOCK_FRAMING_TOKENS + 1 + 1_590
         );
+    }
+
+    /// The total follows the counts as messages are added, as the conversation is cut
+    /// back, and as the model changes.
+    #[test]
+    fn the_total_is_every_part_counted() {
+        let text = |text: &str| Message::new(mc_core::Role::User, vec![Part::text(text)]);
+        let messages = [text("abcdefgh"), text("abcd"), text("abcdefghijkl")];
+        let mut counts = PartTokens::default();
+        counts.update("m", &messages, &bytes_over_four);
+        assert_eq!(counts.total(), 3 * BLOCK_FRAMING_TOKENS + 2 + 1 + 3);
+        counts.update("m", &messages[..2], &bytes_over_four);
+        assert_eq!(counts.total(), 2 * BLOCK_FRAMING_TOKENS + 2 + 1);
+        counts.update("other", &messages[..1], &bytes_over_four);
+        assert_eq!(counts.total(), BLOCK_FRAMING_TOKENS + 2);
+        assert_eq!(counts.total(), counts.sum_from(0));
     }
 
     /// Base64 of `bytes` whose length is a multiple of three (so no padding is needed).

@@ -122,6 +122,13 @@ pub struct PassOutcome {
     /// The estimated size of the whole upstream prompt (system, tools and messages), in the
     /// provider's tokens as the learned correction predicts them.
     pub estimated_prompt_tokens: u64,
+    /// The prompt the client sent (system, tools and every message, before any reduction),
+    /// estimated like [`Self::estimated_prompt_tokens`]: what the host would have sent on
+    /// its own, which the ledger keeps so the host's own compaction can be priced beside
+    /// what the session cost.
+    pub client_prompt_tokens: u64,
+    /// The system prompt and tools within [`Self::client_prompt_tokens`], estimated alike.
+    pub client_fixed_tokens: u64,
 }
 
 /// The transform engine over one store.
@@ -521,6 +528,8 @@ impl Engine {
             landed: landed_now,
             tokens_removed,
             estimated_prompt_tokens: correction.apply(sent_estimate),
+            client_prompt_tokens: correction.apply(request.fixed_tokens + counts.total()),
+            client_fixed_tokens: correction.apply(request.fixed_tokens),
         })
     }
 }

@@ -69,7 +69,7 @@ impl Engine {
             .take(request.session)
             .unwrap_or_default();
         counts.update(request.model, request.messages, request.count_text);
-        let tail_tokens = counts.sum_from(0);
+        let tail_tokens = counts.total();
         let outcome = self
             .store()
             .write_with(|tx| self.host_managed_in(tx, request, now_ms, tail_tokens));
@@ -130,6 +130,8 @@ impl Engine {
             landed: Vec::new(),
             tokens_removed: 0,
             estimated_prompt_tokens: estimate,
+            client_prompt_tokens: request.fixed_tokens + tail_tokens,
+            client_fixed_tokens: request.fixed_tokens,
         })
     }
 }

@@ -272,6 +272,9 @@ fn call_row(session: &SessionId, started: i64, call: usize) -> CallRow {
         usable_window: Some(180_000),
         overflow_retry: false,
         error: None,
+        client_prompt_tokens: Some(60_000 + call as u64 * 800),
+        client_fixed_tokens: Some(18_000),
+        window_tokens: Some(200_000),
     }
 }
 

@@ -138,6 +138,9 @@ fn call_row(
         usable_window: planned.usable_window,
         overflow_retry,
         error: None,
+        client_prompt_tokens: planned.pass.as_ref().map(|pass| pass.client_prompt_tokens),
+        client_fixed_tokens: planned.pass.as_ref().map(|pass| pass.client_fixed_tokens),
+        window_tokens: planned.window_tokens,
     }
 }
 

@@ -152,6 +152,9 @@ mod tests {
             usable_window: None,
             overflow_retry: false,
             error: Some("overloaded".into()),
+            client_prompt_tokens: None,
+            client_fixed_tokens: None,
+            window_tokens: None,
         }
     }
 

@@ -82,6 +82,7 @@ pub fn plan_with_retries(
                             model: String::new(),
                             pass: None,
                             usable_window: None,
+                            window_tokens: None,
                             upstream_body,
                             hide_usage_chunk,
                             side_call: None,
@@ -146,6 +147,7 @@ fn plan_once(
             project: target.project,
             model: target.model,
             usable_window: target.usable_window,
+            window_tokens: target.window,
             upstream_body,
             hide_usage_chunk: false,
             side_call: None,
@@ -398,6 +400,7 @@ fn render_pass(
         model: target.model,
         pass: Some(pass),
         usable_window: target.usable_window,
+        window_tokens: target.window,
         upstream_body: rendered.body,
         hide_usage_chunk: rendered.hide_usage_chunk,
         side_call: None,
@@ -414,6 +417,8 @@ fn pass_facts(decoded: &DecodedCall, target: &Target, outcome: &PassOutcome) -> 
         messages: decoded.conversation.len() as u64,
         fixed_tokens: target.fixed_tokens,
         mode: target.mode,
+        client_prompt_tokens: outcome.client_prompt_tokens,
+        client_fixed_tokens: outcome.client_fixed_tokens,
     }
 }
 

@@ -21,6 +21,8 @@ pub struct Planned {
     pub pass: Option<PassFacts>,
     /// The usable window the pass planned against.
     pub usable_window: Option<u64>,
+    /// The context window the pass planned against, when known.
+    pub window_tokens: Option<u64>,
     /// The upstream request body.
     pub upstream_body: ChunkedBody,
     /// Remove the usage chunk the proxy asked for from the client's stream.
@@ -39,6 +41,7 @@ impl Planned {
             model,
             pass: None,
             usable_window: None,
+            window_tokens: None,
             upstream_body: ChunkedBody::from(body.clone()),
             hide_usage_chunk: false,
             side_call: Some(side_call),
@@ -65,4 +68,9 @@ pub struct PassFacts {
     pub fixed_tokens: u64,
     /// How the session was managed: the historian runs for a primary session only.
     pub mode: SessionMode,
+    /// The client's own prompt, before the pass reduced it, in the provider's tokens as
+    /// estimated: what the host would have sent on its own.
+    pub client_prompt_tokens: u64,
+    /// The system prompt and tools within it, estimated alike.
+    pub client_fixed_tokens: u64,
 }

@@ -56,6 +56,14 @@ pub struct CallRow {
     pub overflow_retry: bool,
     /// Short error text; never secrets or bodies.
     pub error: Option<String>,
+    /// The prompt the client sent, before the engine reduced it (system, tools and every
+    /// message), as the proxy estimated it for the pass: what the host would have sent on
+    /// its own. `None` for a call no pass planned, and for rows written before schema v24.
+    pub client_prompt_tokens: Option<u64>,
+    /// The system prompt and tools within [`Self::client_prompt_tokens`].
+    pub client_fixed_tokens: Option<u64>,
+    /// The context window the pass planned against, when known.
+    pub window_tokens: Option<u64>,
 }
 
 impl CallRow {
@@ -77,7 +85,8 @@ impl CallRow {
 /// Columns in the order [`call_from_row`] reads them.
 const CALL_COLUMNS: &str = "session_id, pass_seq, started_ms, route, model, \
      pass_kind, bust_cause, status, uncached_tokens, cache_write_tokens, cache_read_tokens, \
-     output_tokens, first_byte_ms, total_ms, stop_reason, usable_window, overflow_retry, error";
+     output_tokens, first_byte_ms, total_ms, stop_reason, usable_window, overflow_retry, error, \
+     client_prompt_tokens, client_fixed_tokens, window_tokens";
 
 /// Reads a row selected with [`CALL_COLUMNS`]. The session id was valid when written (the
 /// foreign key ties it to a stored session), so an invalid one is reported as a bad row.
@@ -113,6 +122,9 @@ fn call_from_row(row: &Row<'_>) -> rusqlite::Result<CallRow> {
         usable_window: row.get(15)?,
         overflow_retry: row.get(16)?,
         error: row.get(17)?,
+        client_prompt_tokens: row.get(18)?,
+        client_fixed_tokens: row.get(19)?,
+        window_tokens: row.get(20)?,
     })
 }
 
@@ -126,7 +138,8 @@ impl WriteTx<'_> {
         const DOING: &str = "recording a call";
         let sql = format!(
             "INSERT INTO calls ({CALL_COLUMNS})
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                     ?19, ?20, ?21)"
         );
         let mut insert = self
             .conn()
@@ -151,6 +164,9 @@ impl WriteTx<'_> {
             row.usable_window,
             row.overflow_retry,
             row.error,
+            row.client_prompt_tokens,
+            row.client_fixed_tokens,
+            row.window_tokens,
         ];
         match insert.execute(params) {
             Ok(_) => Ok(self.conn().last_insert_rowid()),

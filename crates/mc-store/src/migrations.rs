@@ -141,10 +141,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "what a session carries from the conversation its client compacted away",
         sql: include_str!("migrations/0023_earlier_conversations.sql"),
     },
+    Migration {
+        version: 24,
+        name: "the client's own prompt and the window on each call",
+        sql: include_str!("migrations/0024_client_prompt.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 23;
+pub const SCHEMA_VERSION: u32 = 24;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -354,7 +359,7 @@ mod tests {
              VALUES (7, 'p', 1, 'added', 1, 'agent', 'agent');",
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21, 22, 23]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21, 22, 23, 24]);
         let kept: (u64, String, Option<String>) = conn
             .query_row("SELECT id, actor, task FROM memory_log", [], |row| {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -393,7 +398,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![22, 23]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![22, 23, 24]);
         let row: (String, Option<String>) = conn
             .query_row(
                 "SELECT mode, spawned_by FROM sessions WHERE id = 's'",
@@ -404,6 +409,48 @@ mod tests {
         assert_eq!(row, ("primary".to_owned(), None));
         let unknown = conn.execute("UPDATE sessions SET mode = 'helper' WHERE id = 's'", []);
         assert!(unknown.is_err());
+    }
+
+    /// A v23 store's calls keep every figure through v24 and have no client prompt, which
+    /// the dashboard reads as "no estimate" for them; a negative figure is refused.
+    #[test]
+    fn v24_leaves_earlier_calls_without_a_client_prompt() {
+        let mut conn = memory();
+        let path = Path::new(":memory:");
+        for migration in MIGRATIONS
+            .iter()
+            .filter(|migration| migration.version <= 23)
+        {
+            assert!(apply(&mut conn, path, migration).unwrap());
+        }
+        conn.execute_batch(
+            "INSERT INTO sessions (id, host, created_ms, last_seen_ms)
+             VALUES ('s', 'claude-code', 1, 1);
+             INSERT INTO calls (session_id, started_ms, route, model, status,
+               uncached_tokens, output_tokens, total_ms, overflow_retry)
+             VALUES ('s', 5, 'anthropic', 'claude-sonnet-4-5', 200, 40, 7, 9, 0);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, path).unwrap(), vec![24]);
+        let row: (u64, u64, Option<u64>, Option<u64>, Option<u64>) = conn
+            .query_row(
+                "SELECT uncached_tokens, output_tokens, client_prompt_tokens,
+                        client_fixed_tokens, window_tokens FROM calls",
+                [],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                    ))
+                },
+            )
+            .unwrap();
+        assert_eq!(row, (40, 7, None, None, None));
+        let negative = conn.execute("UPDATE calls SET client_prompt_tokens = -1", []);
+        assert!(negative.is_err());
     }
 
     #[test]

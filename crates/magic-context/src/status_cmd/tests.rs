@@ -38,6 +38,9 @@ fn stateful_responses_calls_are_counted() {
         usable_window: None,
         overflow_retry: false,
         error: None,
+        client_prompt_tokens: None,
+        client_fixed_tokens: None,
+        window_tokens: None,
     };
     let newest_first = [
         call("anthropic", 9_000),

@@ -47,6 +47,9 @@ fn call(seq: u64, kind: &str, started_ms: i64, input: [u64; 3], latency_ms: [u64
         usable_window: Some(168_000),
         overflow_retry: false,
         error: None,
+        client_prompt_tokens: None,
+        client_fixed_tokens: None,
+        window_tokens: None,
     }
 }
 

@@ -5,7 +5,7 @@
 //! one (1.25x on Anthropic), the TTL the engine uses unless the client asked for an hour:
 //! the figure is a floor when a client used 1-hour writes.
 
-use mc_store::CallRow;
+use mc_store::{CallRow, HistorianRun};
 
 /// The list price of one call, in USD; a figure the provider did not report counts as 0.
 pub fn call_cost_usd(call: &CallRow) -> f64 {
@@ -21,4 +21,12 @@ pub fn call_cost_usd(call: &CallRow) -> f64 {
 /// The list price of `calls`, in USD.
 pub fn calls_cost_usd<'a>(calls: impl IntoIterator<Item = &'a CallRow>) -> f64 {
     calls.into_iter().map(call_cost_usd).sum()
+}
+
+/// The list price of a historian run, in USD: its tokens at its model's input and output
+/// prices, no caching assumed (the run records no cache figures).
+pub fn historian_run_cost_usd(run: &HistorianRun) -> f64 {
+    mc_core::models::model_spec(run.model.as_deref().unwrap_or_default())
+        .price
+        .cost_usd(run.input_tokens, 0, 0, 0, run.output_tokens)
 }

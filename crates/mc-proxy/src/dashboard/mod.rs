@@ -21,6 +21,7 @@ mod config_sources;
 mod cost;
 mod error;
 mod figures;
+mod host_compaction;
 mod memories;
 mod memories_page;
 mod page_layout;

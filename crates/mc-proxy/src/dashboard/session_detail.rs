@@ -14,8 +14,9 @@ use mc_store::{CallRow, ReadTx};
 use serde::Serialize;
 
 use super::composition::{Composition, composition};
-use super::cost::call_cost_usd;
-use super::session_list::{SessionSummary, summarise};
+use super::cost::{call_cost_usd, historian_run_cost_usd};
+use super::host_compaction::{HostCompactionComparison, compare};
+use super::session_list::{CALLS_PRICED, SessionSummary, summary_of};
 
 /// Calls drawn on the timeline: the newest, enough for weeks of a session's turns while the
 /// page stays light.
@@ -23,6 +24,10 @@ pub const TIMELINE_CALLS: usize = 2_000;
 
 /// Historian runs listed, newest first.
 const RUNS_SHOWN: usize = 50;
+
+/// Historian runs read to price the session beside the host's compaction: every run of any
+/// session a person would keep (one per few thousand tokens of history).
+const RUNS_PRICED: usize = 100_000;
 
 /// Messages shown on each side of the ordinal the raw log is opened at.
 pub const LOG_RADIUS: u64 = 10;
@@ -148,12 +153,11 @@ pub struct RunView {
 impl RunView {
     /// A stored run as shown, priced at its model's list price.
     pub fn of(run: mc_store::HistorianRun) -> Self {
-        let price = mc_core::models::model_spec(run.model.as_deref().unwrap_or_default()).price;
         Self {
             started_ms: run.started_ms,
             took_ms: run.finished_ms - run.started_ms,
             chunk: (run.chunk_start, run.chunk_end),
-            cost_usd: price.cost_usd(run.input_tokens, 0, 0, 0, run.output_tokens),
+            cost_usd: historian_run_cost_usd(&run),
             outcome: run.outcome,
             model: run.model,
             calls: run.calls,
@@ -186,6 +190,9 @@ pub struct SessionDetail {
     pub message_count: u64,
     /// The conversation it carries in its head because the client compacted that one.
     pub continues: Option<String>,
+    /// What it cost against what the host's own compaction would have cost on the same
+    /// calls (an estimate); `None` when no call recorded the client's own prompt.
+    pub host_compaction: Option<HostCompactionComparison>,
 }
 
 /// The session `id` in depth, or `None` when the store does not know it.
@@ -198,10 +205,11 @@ pub fn session_detail(
         return Ok(None);
     };
     let usable_window = status.context.and_then(|context| context.usable_window);
-    let summary = summarise(tx, status)?;
-    let mut timeline: Vec<TimelineCall> = tx
-        .calls(id, TIMELINE_CALLS)?
+    let calls = tx.calls(id, CALLS_PRICED)?;
+    let summary = summary_of(status, &calls);
+    let mut timeline: Vec<TimelineCall> = calls
         .iter()
+        .take(TIMELINE_CALLS)
         .map(TimelineCall::from_row)
         .collect();
     timeline.reverse();
@@ -221,11 +229,9 @@ pub fn session_detail(
             queued_ms: drop.queued_ms,
         })
         .collect();
-    let historian_runs = tx
-        .historian_runs(id, RUNS_SHOWN)?
-        .into_iter()
-        .map(RunView::of)
-        .collect();
+    let runs = tx.historian_runs(id, RUNS_PRICED)?;
+    let host_compaction = compare(&calls, &runs);
+    let historian_runs = runs.into_iter().take(RUNS_SHOWN).map(RunView::of).collect();
     let budget = usable_window.map_or(UNKNOWN_WINDOW_BUDGET_TOKENS, |window| {
         window * u64::from(config.history.budget_percent.get()) / 100
     });
@@ -247,6 +253,7 @@ pub fn session_detail(
         timeline,
         pending_drops,
         historian_runs,
+        host_compaction,
     }))
 }
 

@@ -5,7 +5,7 @@
 //! the list-price cost added from the session's calls.
 
 use mc_core::ProjectId;
-use mc_store::{ReadTx, SessionStatus};
+use mc_store::{CallRow, ReadTx, SessionStatus};
 use serde::{Deserialize, Serialize};
 
 use super::cost::calls_cost_usd;
@@ -15,7 +15,7 @@ pub const MAX_LISTED: usize = 500;
 
 /// Calls read per session to price it and name its model: the whole ledger of any session
 /// a person would run (a call per model turn).
-const CALLS_PRICED: usize = 100_000;
+pub const CALLS_PRICED: usize = 100_000;
 
 /// How the list is ordered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -139,8 +139,13 @@ pub fn list_sessions(tx: &ReadTx<'_>, query: &ListQuery) -> mc_store::Result<Vec
 }
 
 /// One session's row.
-pub fn summarise(tx: &ReadTx<'_>, status: SessionStatus) -> mc_store::Result<SessionSummary> {
+fn summarise(tx: &ReadTx<'_>, status: SessionStatus) -> mc_store::Result<SessionSummary> {
     let calls = tx.calls(&status.session.id, CALLS_PRICED)?;
+    Ok(summary_of(status, &calls))
+}
+
+/// One session's row from its status and its `calls`, newest first.
+pub fn summary_of(status: SessionStatus, calls: &[CallRow]) -> SessionSummary {
     let newest = calls.first();
     let busts: Vec<BustSummary> = status
         .busts
@@ -150,7 +155,7 @@ pub fn summarise(tx: &ReadTx<'_>, status: SessionStatus) -> mc_store::Result<Ses
             passes: bust.passes,
         })
         .collect();
-    Ok(SessionSummary {
+    SessionSummary {
         id: status.session.id.as_str().to_owned(),
         host: status.session.host.as_str().to_owned(),
         project: status
@@ -174,10 +179,10 @@ pub fn summarise(tx: &ReadTx<'_>, status: SessionStatus) -> mc_store::Result<Ses
         bust_total: busts.iter().map(|bust| bust.passes).sum(),
         busts,
         calls: status.calls,
-        cost_usd: calls_cost_usd(&calls),
+        cost_usd: calls_cost_usd(calls),
         pending_drops: status.pending_drops,
         last_seen_ms: status.session.last_seen_ms,
-    })
+    }
 }
 
 /// Orders `rows` by `key`, largest first (projects alphabetically); ties by recency, so

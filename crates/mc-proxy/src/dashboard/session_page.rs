@@ -14,6 +14,7 @@ use super::api::{Around, read_log, read_session};
 use super::composition::Composition;
 use super::error::PageError;
 use super::figures::{age, share, tokens, usd};
+use super::host_compaction::HostCompactionComparison;
 use super::memories_page::memories_url;
 use super::page_layout::{Page, Section, render};
 use super::session_detail::{CompartmentView, LogWindow, SessionDetail};
@@ -155,8 +156,38 @@ fn figures(detail: &SessionDetail, now: i64) -> Markup {
                 @for bust in &summary.busts { span.bust { (bust.cause) " ×" (bust.passes) } " " }
             }
             dt { "Cost (list)" } dd { (usd(summary.cost_usd)) }
+            dt { "Host's own compaction" } dd #host-compaction {
+                (host_compaction(detail.host_compaction.as_ref()))
+            }
             dt { "Messages" } dd { (detail.message_count) }
             dt { "Last activity" } dd { (age(now, summary.last_seen_ms)) }
+        }
+    }
+}
+
+/// The session's cost beside the host's own compaction on the same calls, labelled as the
+/// estimate it is.
+fn host_compaction(comparison: Option<&HostCompactionComparison>) -> Markup {
+    let Some(comparison) = comparison else {
+        return html! {
+            span.empty { "no estimate: no call of this session recorded the client's own prompt" }
+        };
+    };
+    let estimate = &comparison.estimate;
+    html! {
+        "about " strong { (usd(estimate.cost_usd)) } " (estimate) against "
+        strong { (usd(comparison.session_cost_usd)) } " here"
+        " (calls " (usd(comparison.calls_cost_usd))
+        " + historian " (usd(comparison.historian_cost_usd)) ")"
+        br;
+        span.meta {
+            "Claude Code's rule over the client's own prompts: "
+            (estimate.compactions) " compaction" @if estimate.compactions != 1 { "s" }
+            ", list prices, 5-minute cache"
+            @if comparison.calls_compared < comparison.calls_total {
+                "; over " (comparison.calls_compared) " of " (comparison.calls_total)
+                " calls (the others failed or were recorded before the client's prompt was)"
+            }
         }
     }
 }
@@ -227,6 +258,7 @@ mod tests {
     use crate::dashboard::page_layout::{Page, Section, render};
     use crate::dashboard::session_detail::{PendingDrop, RunView, TimelineCall};
     use crate::dashboard::session_list::{BustSummary, SessionSummary};
+    use mc_core::host_compaction::HostCompactionEstimate;
 
     const NOW_MS: i64 = 1_800_000_000_000;
 
@@ -337,7 +369,32 @@ mod tests {
                 detail: None,
             }],
             message_count: 91,
+            host_compaction: Some(HostCompactionComparison {
+                calls_compared: 3,
+                calls_total: 4,
+                calls_cost_usd: 0.8012,
+                historian_cost_usd: 0.0245,
+                session_cost_usd: 0.8257,
+                estimate: HostCompactionEstimate {
+                    calls: 3,
+                    compactions: 1,
+                    uncached_tokens: 0,
+                    cache_write_tokens: 190_000,
+                    cache_read_tokens: 240_000,
+                    output_tokens: 2_106,
+                    cost_usd: 0.7876,
+                },
+            }),
         }
+    }
+
+    /// A session whose calls predate the client's prompt in the ledger says so, and shows no
+    /// figure for the host.
+    #[test]
+    fn without_the_client_prompt_there_is_no_estimate() {
+        let shown = host_compaction(None).into_string();
+        assert!(shown.contains("no estimate"), "{shown}");
+        assert!(!shown.contains('$'), "{shown}");
     }
 
     /// The whole page, framed, pinned byte for byte: a change to what the page shows or how

@@ -19,6 +19,7 @@ mod cache_budget;
 mod continued_sessions;
 mod dashboard;
 mod dashboard_browser;
+mod dashboard_host_compaction;
 mod embeddings;
 mod failures;
 mod fault_upstream;

@@ -1,10 +1,6 @@
-//! `autocompact`: Claude Code's own compaction.
-//!
-//! Claude Code compacts when its estimate of the next prompt (the last response's prompt
-//! tokens plus the messages added since) reaches `window − min(max output, 20K) − 13K`. It
-//! then makes one summary call over the whole context, and from then on sends the summary as
-//! a user turn followed by whatever arrives after the compaction point; it compacts again
-//! when that grows back to the threshold.
+//! `autocompact`: Claude Code's own compaction, message by message, with the rule, the
+//! summary's size and the instruction of [`mc_core::host_compaction`] (which the dashboard's
+//! estimate over a session's ledger uses too).
 //!
 //! The summary call here keeps the main request's system prompt and tools and appends the
 //! instruction, so it reads the conversation's cached prefix: the cheapest way to compact,
@@ -14,43 +10,18 @@
 
 use std::borrow::Cow;
 
+use mc_core::host_compaction::{
+    SUMMARY_INSTRUCTION, SUMMARY_OUTPUT_TOKENS, autocompact_threshold_tokens,
+};
 use mc_core::{Message, Part, Role};
 
 use super::count::{fixed_tokens, message_tokens};
 use super::pairs::head_len;
-use super::summary::{SUMMARY_INSTRUCTION, summary_message};
-use super::window::output_reserve_tokens;
+use super::summary::summary_message;
 use super::{Prepared, PreparedCall, StepView, Strategy, StrategyContext};
-
-/// Output tokens of a compaction summary: the recorded compaction call of
-/// `shared/data/anthropic-capture/claude-code-traffic.jsonl` (line 35, Claude Code 1.0.6 on
-/// claude-sonnet-4) reported `output_tokens: 1206` for a 4,878-character summary of a
-/// 12K-token session.
-pub const SUMMARY_OUTPUT_TOKENS: u64 = 1_206;
 
 /// The label of the summary call in ledgers and reports.
 pub const SUMMARY_LABEL: &str = "summary";
-
-/// The margin Claude Code keeps below the usable window before it compacts.
-const AUTOCOMPACT_BUFFER_TOKENS: u64 = 13_000;
-
-/// The prompt size at which Claude Code compacts: `window − min(max output, 20K) − 13K`.
-pub fn autocompact_threshold_tokens(window_tokens: u64, max_output_tokens: u64) -> u64 {
-    window_tokens
-        .saturating_sub(output_reserve_tokens(max_output_tokens))
-        .saturating_sub(AUTOCOMPACT_BUFFER_TOKENS)
-}
-
-/// Whether the trigger at this window is degenerate: under half the window.
-///
-/// Claude Code's trigger keeps a fixed 33K (20K output reserve plus 13K) under the window: 83%
-/// of a 200K window, but half of a 66K one and nothing at all below 33K. Under half the
-/// window, this baseline compacts with most of the window still free, so it summarises far
-/// more often than Claude Code does at the windows it was made for, and a ratio against it
-/// flatters whatever it is compared with. Replay reports flag it (`degenerate_baseline`).
-pub fn is_degenerate_trigger(window_tokens: u64, max_output_tokens: u64) -> bool {
-    autocompact_threshold_tokens(window_tokens, max_output_tokens).saturating_mul(2) < window_tokens
-}
 
 /// The `autocompact` strategy and the summary it carries.
 #[derive(Debug, Clone, Default)]

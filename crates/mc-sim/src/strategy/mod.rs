@@ -61,16 +61,16 @@ use crate::Wire;
 use crate::recording::ToolSpec;
 use crate::tokens::CountTokens;
 
-pub use autocompact::{
-    Autocompact, SUMMARY_LABEL, SUMMARY_OUTPUT_TOKENS, autocompact_threshold_tokens,
-    is_degenerate_trigger,
-};
+pub use autocompact::{Autocompact, SUMMARY_LABEL};
 pub use clear_tools::{
     CLEAR_KEEP_TOOL_USES, CLEAR_PLACEHOLDER, CLEAR_TRIGGER_TOKENS, ClearTools, clear_tool_results,
 };
 pub use clear_tools_batched::{CLEAR_AT_LEAST_TOKENS, ClearToolsBatched};
 pub use count::{fixed_tokens, message_tokens};
 pub use kind::{StrategyKind, UnknownStrategy};
+pub use mc_core::host_compaction::{
+    SUMMARY_OUTPUT_TOKENS, autocompact_threshold_tokens, is_degenerate_trigger,
+};
 pub use pairs::valid_starts;
 pub use passthrough::Passthrough;
 pub use render::{render_anthropic, render_anthropic_marked, render_openai};

@@ -1,5 +1,5 @@
-//! What a compaction sends and what it gets back: the instruction that asks for a summary,
-//! and a stand-in for the summary the model would write.
+//! What a compaction gets back: a stand-in for the summary the model would write (the
+//! instruction that asks for it is [`mc_core::host_compaction::SUMMARY_INSTRUCTION`]).
 //!
 //! The replay has no model to write a real summary, so the stand-in is built from the
 //! conversation itself (its text, tool calls and results, in order) and cut to the size a real
@@ -8,40 +8,10 @@
 
 use std::fmt::Write as _;
 
+use mc_core::host_compaction::CONTINUATION;
 use mc_core::{Message, Part, Role};
 
 use crate::tokens::CountTokens;
-
-/// The user turn appended to the history for the summary call. Written for this simulator
-/// (Claude Code's own instruction, about 4,200 characters, asks for the same sections).
-pub(super) const SUMMARY_INSTRUCTION: &str = "\
-Write a detailed summary of the conversation so far, so that the work can continue without \
-it. Be precise about technical details, code patterns and architectural decisions.
-
-First think in <analysis> tags: go through the conversation in order and note, for each part, \
-what the user asked for and meant, how you approached it, the decisions you took, the \
-technical concepts involved, and the specifics (file names, full code snippets, function \
-signatures, edits). Check the analysis for accuracy and completeness.
-
-Then write the summary in <summary> tags, with these sections:
-1. Primary request and intent: every explicit request of the user, in detail.
-2. Key technical concepts: the technologies, frameworks and ideas discussed.
-3. Files and code sections: each file read, changed or created, why it matters, what changed, \
-and the important snippets in full, most recent first.
-4. Errors and fixes: what went wrong and how it was fixed, including the user's feedback.
-5. Problem solving: problems solved and troubleshooting still in progress.
-6. All user messages that are not tool results, in order.
-7. Pending tasks: what you were asked to do and have not done yet.
-8. Current work: exactly what was being worked on just before this request, with file names \
-and snippets.
-9. Next step: the next step, only if it follows directly from the most recent request; quote \
-the latest messages so the task is not misread.
-
-If the context includes additional summarisation instructions, follow them too.";
-
-/// The opening of the user turn that replaces the history after a compaction.
-const CONTINUATION: &str = "This session continues an earlier conversation that ran out of \
-context. The summary below covers the earlier part of the conversation.\n\n";
 
 /// How many characters of source text to gather per summary token before cutting to size:
 /// o200k averages 3–5 characters per token on code and prose, so 8 always suffices.

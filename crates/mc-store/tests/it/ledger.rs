@@ -29,6 +29,9 @@ fn call(session: &str, offset_ms: i64, uncached: u64, write: u64, read: u64) -> 
         usable_window: Some(168_000),
         overflow_retry: false,
         error: None,
+        client_prompt_tokens: Some(uncached + write + read + 2_000),
+        client_fixed_tokens: Some(1_500),
+        window_tokens: Some(200_000),
     }
 }
 
@@ -324,4 +327,40 @@ fn recent_sessions_come_most_recently_seen_first() {
 fn a_rows_prompt_is_what_the_provider_reported() {
     assert_eq!(call("s", 0, 12, 100, 5_000).prompt_tokens(), Some(5_112));
     assert_eq!(failed("s", 0, 529, "overloaded").prompt_tokens(), None);
+}
+
+/// A call recorded before schema v24 reads back with no client prompt and no window, beside
+/// calls that have them.
+#[test]
+fn calls_from_before_the_client_prompt_read_back_without_it() {
+    let fixture = TempStore::new();
+    let store = &fixture.store;
+    seed(store, "s", &turns(1), NOW_MS);
+    let recorded = call("s", 1_000, 10, 2_000, 30_000);
+    record(store, std::slice::from_ref(&recorded));
+    let conn = rusqlite::Connection::open(fixture.path()).unwrap();
+    conn.execute(
+        "INSERT INTO calls (session_id, started_ms, route, model, status, uncached_tokens,
+           cache_write_tokens, cache_read_tokens, output_tokens, total_ms, overflow_retry)
+         SELECT session_id, started_ms - 1000, route, model, status, uncached_tokens,
+           cache_write_tokens, cache_read_tokens, output_tokens, total_ms, overflow_retry
+         FROM calls",
+        [],
+    )
+    .unwrap();
+    let old = CallRow {
+        started_ms: NOW_MS,
+        pass_kind: None,
+        first_byte_ms: None,
+        stop_reason: None,
+        usable_window: None,
+        client_prompt_tokens: None,
+        client_fixed_tokens: None,
+        window_tokens: None,
+        ..recorded.clone()
+    };
+    assert_eq!(
+        store.read(|tx| tx.calls(&sid("s"), 10)).unwrap(),
+        [recorded, old]
+    );
 }

@@ -78,6 +78,10 @@ fn reopening_applies_nothing_and_keeps_the_data() {
                 23,
                 "what a session carries from the conversation its client compacted away"
                     .to_string()
+            ),
+            (
+                24,
+                "the client's own prompt and the window on each call".to_string()
             )
         ]
     );
