@@ -152,6 +152,7 @@ impl Asked<'_> {
             },
             viewer: None,
             limit,
+            shared: Vec::new(),
         };
         let hits = search(self.store, &request, self.semantic, weights)
             .with_context(|| format!("searching for `{}`", question.text))?;

@@ -136,6 +136,7 @@ pub fn run(
             },
             viewer: None,
             limit: 10,
+            shared: Vec::new(),
         };
         let at = Instant::now();
         match search(&store, &request, None, &FusionWeights::default()) {

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::doctor_hosts::{check_hosts, render_hosts};
 use crate::output::{pretty, write_stdout};
+use crate::workspace_members::identify_members;
 
 /// Arguments of `doctor`.
 #[derive(Debug, Args)]
@@ -129,7 +130,11 @@ fn check_config(project: Option<&Path>) -> anyhow::Result<Value> {
     };
     let sources = ConfigSources::discover(Some(&root));
     let loaded = load(&sources);
-    let problems: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    let mut problems: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    // A workspace root that names no project is valid config that shares nothing: said here
+    // so the user learns it without reading the proxy's log.
+    let (_, unknown) = identify_members(&loaded.config);
+    problems.extend(unknown.iter().map(ToString::to_string));
     let file = |path: &Option<PathBuf>| match path {
         Some(path) if path.is_file() => Value::from(path.display().to_string()),
         _ => Value::Null,

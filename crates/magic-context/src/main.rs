@@ -60,6 +60,7 @@ mod status_history;
 mod status_viewpoint;
 mod store_size;
 mod upstream_reach;
+mod workspace_members;
 mod wrapup_cmd;
 
 use std::io::{self, Write};

@@ -51,6 +51,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::search_cmd::semantic_signal;
+use crate::workspace_members::configured_workspaces;
 
 /// The environment variable naming the stored session the tools act for.
 pub const SESSION_ENV: &str = "MAGIC_CONTEXT_SESSION";
@@ -86,7 +87,8 @@ pub fn run(_args: &McpArgs) -> anyhow::Result<ExitCode> {
         Store::open_location(&location, StoreOptions::default())
             .with_context(|| format!("cannot open the store {}", location.db_path().display()))
     };
-    let engine = Engine::new(open()?, loaded.config);
+    let workspaces = configured_workspaces(&loaded.config);
+    let engine = Engine::new(open()?, loaded.config).with_workspaces(workspaces);
     if let Some(project) = &project {
         crate::search_cmd::index_commits(engine.store(), project, &directory);
     }

@@ -4,9 +4,10 @@
 //!
 //! `--json` prints `{"query", "project", "results": [HIT, …]}` best first, where HIT is
 //! `source` (memory, message, compartment, note, commit), `place` (`{"kind": "messages",
-//! "session", "start", "end"}`, `{"kind": "memory", "id", "category"}`, `{"kind": "note",
-//! "id"}` or `{"kind": "commit", "sha", "author"}`), `at_ms`, `score`, `full_text`,
-//! `semantic` and `preview`.
+//! "session", "start", "end"}`, `{"kind": "memory", "id", "category"}` (with `"shared_by"`,
+//! the owner's root, for a memory another project of the user's workspaces shares),
+//! `{"kind": "note", "id"}` or `{"kind": "commit", "sha", "author"}`), `at_ms`, `score`,
+//! `full_text`, `semantic` and `preview`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +28,7 @@ use serde_json::json;
 
 use crate::memory_cmd::project_of;
 use crate::output::{pretty, write_stdout};
+use crate::workspace_members::configured_workspaces;
 
 /// Arguments of `search`.
 #[derive(Debug, Args)]
@@ -103,6 +105,8 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         },
         viewer: None,
         limit: args.limit,
+        shared: configured_workspaces(&load(&ConfigSources::discover(None)).config)
+            .shared_with(&project),
     };
     let semantic_ref = semantic
         .as_ref()

@@ -19,6 +19,7 @@ use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy, ServeError};
 use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
 
 use crate::proxy_probe::{Listener, probe};
+use crate::workspace_members::configured_workspaces;
 
 /// How long an upstream may stay silent before a call is abandoned, in seconds: long
 /// enough for a slow model's first token on a large prompt.
@@ -136,7 +137,9 @@ pub fn open_engine(config: &Config) -> (Result<Engine, String>, String) {
     match Store::open_location(&location, StoreOptions::default()) {
         Ok(store) => {
             let budget = mc_proxy::CacheBudget::new(config.proxy.cache_budget_bytes());
-            let engine = Engine::new(store, config.clone()).with_cache_budget(budget);
+            let engine = Engine::new(store, config.clone())
+                .with_cache_budget(budget)
+                .with_workspaces(configured_workspaces(config));
             (Ok(engine), path)
         }
         Err(error) => (Err(format!("{error} ({path})")), path),

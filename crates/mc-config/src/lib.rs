@@ -43,6 +43,7 @@ mod schema;
 mod screen;
 mod serde_reason;
 mod sources;
+mod user_only;
 
 pub use diagnostic::{Diagnostic, Source};
 pub use error::FileError;
@@ -50,7 +51,7 @@ pub use load::{LoadedConfig, load, load_layers, load_with_text};
 pub use raw::{
     RawCache, RawCacheTtl, RawConfig, RawDreamer, RawDreamerSchedules, RawEmbeddings,
     RawExecuteThreshold, RawExpand, RawHistorian, RawHistory, RawM1Refold, RawMemory, RawPass,
-    RawProxy, RawReduction,
+    RawProxy, RawReduction, RawWorkspace,
 };
 pub use schema::json_schema;
 pub use sources::{ConfigSources, find_project_root};

@@ -1,5 +1,6 @@
 //! Layering defaults < user file < project file into one checked config.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,7 @@ use crate::raw::RawConfig;
 use crate::resolve::resolve;
 use crate::screen::screen;
 use crate::sources::ConfigSources;
+use crate::user_only::without_user_only;
 
 /// The effective configuration, where each value came from, and what was ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,7 +124,15 @@ pub fn load_layers(layers: &[(Source, Map<String, Value>)]) -> LoadedConfig {
     let mut set_by: BTreeMap<KeyPath, Source> = BTreeMap::new();
     for (source, document) in layers {
         let file = source.file().map_or(Path::new(""), |path| path.as_path());
-        let mut screened = screen(document, file);
+        let document = match source {
+            Source::Project(_) => {
+                let (kept, mut refused) = without_user_only(document, file);
+                diagnostics.append(&mut refused);
+                Cow::Owned(kept)
+            }
+            Source::Default | Source::User(_) => Cow::Borrowed(document),
+        };
+        let mut screened = screen(&document, file);
         diagnostics.append(&mut screened.diagnostics);
         for (path, value) in screened.accepted {
             if value.as_object().is_some_and(Map::is_empty) {
@@ -148,7 +158,7 @@ pub fn load_layers(layers: &[(Source, Map<String, Value>)]) -> LoadedConfig {
     };
     let (config, issues) = resolve(&raw);
     for issue in issues {
-        let file = set_by.get(&issue.key).and_then(Source::file).cloned();
+        let file = blamed(&set_by, &issue.key).and_then(Source::file).cloned();
         diagnostics.push(Diagnostic {
             file,
             key: Some(issue.key.to_string()),
@@ -173,6 +183,23 @@ pub fn load_layers(layers: &[(Source, Map<String, Value>)]) -> LoadedConfig {
         provenance,
         diagnostics,
     }
+}
+
+/// The layer to blame for a problem at `key` of the merged file: the one that set it or a
+/// section above it, else (a key left unset, such as a workspace's missing `projects`) the
+/// one that set a sibling of it.
+fn blamed<'a>(set_by: &'a BTreeMap<KeyPath, Source>, key: &KeyPath) -> Option<&'a Source> {
+    let depth = key.segments().len();
+    (1..=depth)
+        .rev()
+        .find_map(|at| set_by.get(&key.prefix(at)))
+        .or_else(|| {
+            let parent = key.prefix(depth.saturating_sub(1));
+            (depth >= 2)
+                .then(|| set_by.iter().find(|(set, _)| parent.contains(set)))
+                .flatten()
+                .map(|(_, source)| source)
+        })
 }
 
 fn read_layer(

@@ -58,6 +58,24 @@ pub struct RawConfig {
     /// Whether Magic Context manages the context window or leaves it to the host's own
     /// compaction.
     pub compaction: Option<RawCompaction>,
+    /// Groups of projects that read each other's memories, by workspace name (letters,
+    /// digits, `-`, `_`, `.`). Each member's prompt shows the other members' memories of the
+    /// shared categories, marked with the project they come from, and its search finds them;
+    /// only their own project edits them. User file only: a project file cannot join other
+    /// projects' memories.
+    pub workspaces: Option<BTreeMap<String, RawWorkspace>>,
+}
+
+/// One workspace: its member projects and what they share.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkspace {
+    /// The member projects' root folders, absolute or from the home folder (`~/src/api`);
+    /// at least two. Any folder inside a git repository names that repository.
+    pub projects: Option<Vec<String>>,
+    /// The memory categories the members share: PROJECT_RULES, ARCHITECTURE, CONSTRAINTS,
+    /// CONFIG_VALUES, NAMING. Unset shares all five.
+    pub categories: Option<Vec<String>>,
 }
 
 /// Whether Magic Context manages the context window or leaves it to the host's own

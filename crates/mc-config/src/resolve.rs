@@ -15,6 +15,7 @@ use mc_core::config::{
 };
 
 mod background;
+mod workspaces;
 
 use crate::key_path::KeyPath;
 use crate::raw::{
@@ -49,6 +50,7 @@ pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
         tools: checker.tools(raw.tools.clone().unwrap_or_default()),
         retention: checker.retention(raw.retention.clone().unwrap_or_default()),
         compaction: compaction(raw.compaction.clone().unwrap_or_default()),
+        workspaces: checker.workspaces(raw.workspaces.clone().unwrap_or_default()),
     };
     (config, checker.issues)
 }

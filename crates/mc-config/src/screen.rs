@@ -26,13 +26,20 @@ pub struct Screened {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Sections taken whole or not at all, by their depth: a workspace with one bad key is left
+/// out entirely, since falling back key by key could widen it (a mistyped category would
+/// leave `categories` unset, which shares every category).
+const WHOLE_SECTIONS: [(&str, usize); 1] = [("workspaces", 2)];
+
 /// Screens the settings `document` read from `file`.
 pub fn screen(document: &Map<String, Value>, file: &Path) -> Screened {
     let mut screened = Screened::default();
+    let mut refused_sections: Vec<KeyPath> = Vec::new();
     for (path, value) in leaves(&Value::Object(document.clone())) {
         match first_problem(&path, &value) {
             None => screened.accepted.push((path, value)),
             Some((key, reason)) => {
+                refused_sections.extend(whole_section(&key));
                 let key = Some(key.to_string());
                 if !screened.diagnostics.iter().any(|d| d.key == key) {
                     let file = Some(file.to_path_buf());
@@ -41,7 +48,21 @@ pub fn screen(document: &Map<String, Value>, file: &Path) -> Screened {
             }
         }
     }
+    screened.accepted.retain(|(path, _)| {
+        !refused_sections
+            .iter()
+            .any(|section| section.contains(path))
+    });
     screened
+}
+
+/// The whole section `key` lies in, when it lies in one.
+fn whole_section(key: &KeyPath) -> Option<KeyPath> {
+    WHOLE_SECTIONS.iter().find_map(|&(top, depth)| {
+        let segments = key.segments();
+        (segments.first().is_some_and(|first| first == top) && segments.len() >= depth)
+            .then(|| key.prefix(depth))
+    })
 }
 
 /// The shallowest problem on the way to the leaf at `path`: an unknown section is reported
@@ -58,10 +79,13 @@ fn first_problem(path: &KeyPath, value: &Value) -> Option<(KeyPath, String)> {
         match serde_json::from_value::<RawConfig>(prefix.nest(probe)) {
             Err(err) => return Some((prefix, humanize(&err.to_string()))),
             Ok(raw) if at == depth => {
+                // Only a problem at this key, inside it or above it is this leaf's: alone in
+                // its probe, `workspaces.shop.categories` leaves `projects` unset, which the
+                // merged file (where the sibling is) decides on.
                 let (_, issues) = resolve(&raw);
                 return issues
                     .into_iter()
-                    .next()
+                    .find(|issue| issue.key.contains(path) || path.contains(&issue.key))
                     .map(|issue| (issue.key, issue.reason));
             }
             Ok(_) => {}

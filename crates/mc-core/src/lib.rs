@@ -39,6 +39,7 @@ pub mod tags;
 mod thousands;
 mod user_words;
 pub mod window_fit;
+pub mod workspace;
 
 pub use config::{Config, Secret};
 pub use content_hash::{ContentHash, HashChain, ParseHashError};

@@ -8,11 +8,13 @@
 //! keep seeing the old wording in the baseline, so the next pass that may change bytes folds.
 
 use mc_core::head::{Memory, MemoryChange};
+use mc_core::workspace::{SharedSource, Workspaces};
 use mc_core::{ProjectId, SessionId};
 use mc_store::{MemoryAction, MemorySource, MemoryStatus, StoredMemory, WriteTx};
 
 use crate::error::Result;
 use crate::state::EngineState;
+use crate::workspace_memory::shared_operator_edit;
 
 const LIVE: &[MemoryStatus] = &[MemoryStatus::Active, MemoryStatus::Permanent];
 
@@ -23,8 +25,11 @@ pub(crate) struct MemoryDelta {
     pub project: Option<ProjectId>,
     /// What `m[1]` shows, in log order.
     pub changes: Vec<MemoryChange>,
-    /// The operator changed or retired a memory `m[0]` shows.
+    /// The operator changed or retired a memory `m[0]` shows, the project's own or one
+    /// another project shares with it.
     pub operator_edit: bool,
+    /// The other projects whose memories the project's workspaces share with it.
+    pub shared: Vec<SharedSource>,
 }
 
 /// The session's project as stored (a session keeps the first project it was given).
@@ -34,14 +39,18 @@ pub(crate) fn session_project(tx: &WriteTx<'_>, session: &SessionId) -> Result<O
 
 /// The changes to show in `m[1]`: the project's memory log after the entry `m[0]` was
 /// rendered at. A change to a memory that no longer exists in the project is skipped.
+/// Shared memories show no changes here (`workspace_memory.rs` says why), but an
+/// operator's edit of one `m[0]` shows counts like one of the project's own.
 pub(crate) fn memory_delta(
     tx: &WriteTx<'_>,
     project: Option<ProjectId>,
     state: &EngineState,
+    workspaces: &Workspaces,
 ) -> Result<MemoryDelta> {
     let Some(project) = project else {
         return Ok(MemoryDelta::default());
     };
+    let shared = workspaces.shared_with(&project);
     let entries = tx.memory_log_since(&project, state.m0_memory_log)?;
     let mut changes = Vec::with_capacity(entries.len());
     let mut operator_edit = false;
@@ -71,10 +80,14 @@ pub(crate) fn memory_delta(
             MemoryAction::Archived => MemoryChange::Removed { id: memory.id },
         });
     }
+    if !operator_edit {
+        operator_edit = shared_operator_edit(tx, &shared, state)?;
+    }
     Ok(MemoryDelta {
         project: Some(project),
         changes,
         operator_edit,
+        shared,
     })
 }
 
@@ -91,7 +104,7 @@ pub(crate) fn memories_for_fold(
     Ok((memories.iter().map(head_memory).collect(), log_head))
 }
 
-fn head_memory(memory: &StoredMemory) -> Memory {
+pub(crate) fn head_memory(memory: &StoredMemory) -> Memory {
     Memory {
         id: memory.id,
         category: memory.record.category,

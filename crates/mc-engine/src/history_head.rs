@@ -30,6 +30,7 @@ use crate::error::Result;
 use crate::head_memory::{MemoryDelta, memories_for_fold};
 use crate::pass::{CountText, Engine, PassRequest};
 use crate::state::EngineState;
+use crate::workspace_memory::shared_for_fold;
 
 /// A boundary move the next mutating pass makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +147,7 @@ impl Engine {
                 let landed = tx.drop_state(session)?.landed;
                 let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape, &landed);
                 let (memories, memory_log) = memories_for_fold(tx, memory.project.as_ref())?;
+                let (shared, shared_log) = shared_for_fold(tx, &memory.shared)?;
                 let docs = self.docs_for_fold(request);
                 let profile = self.profile_lines(tx, request)?;
                 let profile_texts: Vec<String> =
@@ -158,6 +160,7 @@ impl Engine {
                     earlier: earlier.as_deref(),
                     compartments: &compartments,
                     memories: &memories,
+                    shared_memories: &shared,
                 };
                 let budgets =
                     HeadBudgets::from_config(&self.config, request.usable_window.map(Tokens));
@@ -168,6 +171,8 @@ impl Engine {
                 state.m1_from = provisional;
                 state.m0_memory_log = memory_log;
                 state.m0_memory_ids = head.memory_ids;
+                state.m0_shared_memory_ids = head.shared_memory_ids;
+                state.m0_shared_memory_log = shared_log;
                 state.m0_docs_hash = docs_hash(&docs);
                 state.m0_profile_ids = profile.iter().map(|line| line.id).collect();
                 let notes = open_notes(tx, session, memory.project.as_ref())?;

@@ -32,6 +32,7 @@ mod session_modes;
 mod state;
 mod tail_message;
 pub mod tools;
+mod workspace_memory;
 
 pub use cache_budget::CacheBudget;
 pub use error::{EngineError, Result};

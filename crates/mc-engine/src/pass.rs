@@ -21,6 +21,7 @@ use mc_core::reclaim::{
 use mc_core::reduction::{DropState, PartShown, land_drops};
 use mc_core::tags::{TagAssignment, TagIndex, TagNo};
 use mc_core::window_fit::ShrinkAction;
+use mc_core::workspace::Workspaces;
 use mc_core::{HashChain, Host, Message, Part, ProjectId, SessionId, SessionMode};
 use mc_store::{Store, WriteTx};
 use serde::Serialize;
@@ -140,6 +141,8 @@ pub struct Engine {
     /// Whether the messages a pass stores wait for a provider's acceptance before search and
     /// the historian see them ([`Self::gated_until_accepted`]).
     pub(crate) gate_until_accepted: bool,
+    /// Which projects read each other's memories ([`Self::with_workspaces`]).
+    pub(crate) workspaces: Workspaces,
 }
 
 impl Engine {
@@ -162,7 +165,20 @@ impl Engine {
             reclaim,
             caches: EngineCaches::new(CacheBudget::default()),
             gate_until_accepted: false,
+            workspaces: Workspaces::default(),
         }
+    }
+
+    /// The engine with `workspaces`' memberships: a member project's head shows what the
+    /// others share with it, and its tools search them and refuse to edit them. Members are
+    /// identified from their folders by the caller (the engine looks at no folder).
+    pub fn with_workspaces(self, workspaces: Workspaces) -> Self {
+        Self { workspaces, ..self }
+    }
+
+    /// The workspace memberships the engine renders and searches with.
+    pub fn workspaces(&self) -> &Workspaces {
+        &self.workspaces
     }
 
     /// The engine for a proxy, where a request's messages are stored before the provider
@@ -286,7 +302,7 @@ impl Engine {
         let boundary = usize::try_from(state.boundary)
             .unwrap_or(usize::MAX)
             .min(request.messages.len());
-        let memory = memory_delta(tx, session_project(tx, session)?, &state)?;
+        let memory = memory_delta(tx, session_project(tx, session)?, &state, &self.workspaces)?;
         let advance = plan_advance(
             tx,
             session,

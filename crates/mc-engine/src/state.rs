@@ -64,6 +64,15 @@ pub struct EngineState {
     pub m0_memory_log: u64,
     /// The memories `m[0]` shows.
     pub m0_memory_ids: Vec<u64>,
+    /// The memories other projects of the session's workspaces share that `m[0]` shows.
+    /// Left out of the stored blob when empty, so a session outside any workspace stores
+    /// the same state as before workspaces existed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub m0_shared_memory_ids: Vec<u64>,
+    /// The newest memory log entry of those projects when `m[0]` was rendered: an
+    /// operator's edit after it of a shared memory `m[0]` shows makes `m[0]` stale.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub m0_shared_memory_log: u64,
     /// A hash of the project docs `m[0]` shows as rendered (empty when none): an edit to a
     /// doc is told from it, and reaches `m[0]` at the next hard fold, never busting alone.
     pub m0_docs_hash: String,
@@ -191,4 +200,9 @@ pub(crate) fn store_state(
     })?;
     tx.put_engine_state(session, &json)?;
     Ok(())
+}
+
+/// Whether a counter is at its default, for leaving it out of the stored blob.
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }

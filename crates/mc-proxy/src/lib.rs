@@ -103,6 +103,7 @@ mod upstream;
 mod usage;
 mod usage_filter;
 mod windows;
+mod workspace_members;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -148,6 +149,7 @@ pub use settings::ProxySettings;
 pub use side_call::STATEFUL_RESPONSES_ROUTE;
 pub use store_slot::{OPEN_WAIT, Reopen};
 pub use tokens::TokenEstimator;
+pub use workspace_members::{UnknownMember, identify_workspaces};
 
 /// Why the proxy could not start.
 #[derive(Debug, thiserror::Error)]

@@ -96,6 +96,7 @@ impl Magic {
             },
             viewer: Some(session),
             limit,
+            shared: Vec::new(),
         };
         let hits = search(engine.store(), &request, None, &FusionWeights::default()).ok()?;
         Some(

@@ -50,4 +50,5 @@ mod status;
 mod store_locked;
 mod store_read_only;
 mod support;
+mod workspaces;
 mod wrapup_recomp;

@@ -47,3 +47,35 @@ fn the_readmes_example_configuration_loads_without_a_warning() {
         serde_json::json!(["claude-sonnet-4-5"])
     );
 }
+
+/// The README's workspaces example loads without a warning and says what it shows.
+#[test]
+fn the_readmes_workspaces_example_loads_without_a_warning() {
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = std::fs::read_to_string(readme).unwrap();
+    let example = text
+        .split("```jsonc\n")
+        .skip(1)
+        .filter_map(|block| block.split_once("```").map(|(example, _)| example))
+        .find(|example| example.contains("\"workspaces\""))
+        .expect("the README shows a workspaces example");
+    let machine = Machine::fresh();
+    let file = machine.path("home/workspaces.jsonc");
+    std::fs::write(&file, example).unwrap();
+    let shown = machine
+        .run(
+            &["config", "show", "--json"],
+            &[("MAGIC_CONTEXT_CONFIG", file.as_os_str())],
+        )
+        .success()
+        .json();
+    assert_eq!(shown["diagnostics"], serde_json::json!([]), "{shown}");
+    assert_eq!(
+        shown["config"]["workspaces"]["shop"]["projects"],
+        serde_json::json!(["~/src/shop-api", "~/src/shop-web"])
+    );
+    assert_eq!(
+        shown["sources"]["workspaces.shop.categories"],
+        "[TMP]/home/workspaces.jsonc"
+    );
+}

@@ -31,6 +31,7 @@ mod retention;
 mod secret;
 mod tools;
 mod units;
+mod workspaces;
 
 use serde::Serialize;
 
@@ -50,6 +51,7 @@ pub use retention::{RetentionConfig, cutoff_ms};
 pub use secret::Secret;
 pub use tools::{ToolsConfig, ToolsMode};
 pub use units::{Bounds, CacheTtl, OutOfRange, Percent, Tokens};
+pub use workspaces::{WorkspaceConfig, WorkspacesConfig, normalise_root, workspace_name_problem};
 
 /// Every setting, one section per concern. `Config::default()` is the DESIGN §9 config.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -82,6 +84,8 @@ pub struct Config {
     pub retention: RetentionConfig,
     /// Whether the engine or the host manages the window.
     pub compaction: CompactionConfig,
+    /// Groups of projects that read each other's memories (user file only).
+    pub workspaces: WorkspacesConfig,
 }
 
 #[cfg(test)]
@@ -118,6 +122,7 @@ mod tests {
         assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
         assert_eq!(c.retention.session_days, 90);
         assert!(c.compaction.enabled);
+        assert!(c.workspaces.is_empty());
     }
 
     /// Every bounded default lies inside its own bounds.

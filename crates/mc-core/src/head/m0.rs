@@ -6,6 +6,7 @@ use super::decay::DetailTier;
 use super::history::decay_history;
 use super::memory::{render_memory_section, select_memories};
 use super::rows::{Compartment, Memory, PinnedBlock, ProjectDoc};
+use super::shared_memory::{SharedMemories, render_shared, select_shared};
 
 /// Everything `m[0]` is rendered from: stored rows, borrowed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -23,6 +24,9 @@ pub struct HeadInputs<'a> {
     pub compartments: &'a [Compartment],
     /// Every active project memory (any order).
     pub memories: &'a [Memory],
+    /// What other projects of the project's workspaces share with it (any order); shown
+    /// after the project's own, in what their memories leave of the memory budget.
+    pub shared_memories: &'a [SharedMemories],
 }
 
 /// Token budgets of the two budgeted sections.
@@ -30,7 +34,8 @@ pub struct HeadInputs<'a> {
 pub struct HeadBudgets {
     /// The `<history>` element (DESIGN §9: 15% of the usable window).
     pub history_tokens: Tokens,
-    /// The `<project-memory>` element (DESIGN §9: 4,000 tokens).
+    /// The `<project-memory>` element and the `<shared-memory>` elements after it
+    /// (DESIGN §9: 4,000 tokens).
     pub memory_tokens: Tokens,
 }
 
@@ -55,6 +60,8 @@ pub struct RenderedHead {
     pub tiers_chosen: Vec<(u64, DetailTier)>,
     /// Ids of the memories shown, in rendering order; the rest are only searchable.
     pub memory_ids: Vec<u64>,
+    /// Ids of the other projects' shared memories shown, in rendering order.
+    pub shared_memory_ids: Vec<u64>,
 }
 
 /// Renders `m[0]` (format in the module doc). Pure: the same rows, budgets and tokenizer give
@@ -77,8 +84,12 @@ pub fn render_m0(
     );
     sections.push(history.render());
 
-    let memories = select_memories(inputs.memories, budgets.memory_tokens.get(), count_tokens);
+    let budget = budgets.memory_tokens.get();
+    let (memories, own_tokens) = select_memories(inputs.memories, budget, count_tokens);
     sections.extend(render_memory_section(&memories));
+    let room = budget.saturating_sub(own_tokens);
+    let shared = select_shared(inputs.shared_memories, room, count_tokens);
+    sections.extend(render_shared(&shared));
 
     let text = sections.join("\n\n");
     RenderedHead {
@@ -90,6 +101,7 @@ pub fn render_m0(
             .map(|&(compartment, tier)| (compartment.start_ordinal, tier))
             .collect(),
         memory_ids: memories.iter().map(|m| m.id).collect(),
+        shared_memory_ids: shared.iter().flat_map(|group| group.ids()).collect(),
     }
 }
 

@@ -44,12 +44,14 @@ pub(super) fn render_grouped(memories: &[&Memory]) -> String {
     out
 }
 
-/// The memories shown in `m[0]`, in rendering order.
+/// The memories shown in `m[0]`, in rendering order, and the tokens their element costs
+/// (none when none is shown): what is left of the budget goes to other projects' shared
+/// memories, which therefore never displace the project's own.
 pub(super) fn select_memories<'a>(
     memories: &'a [Memory],
     budget_tokens: u64,
     count_tokens: &dyn Fn(&str) -> u64,
-) -> Vec<&'a Memory> {
+) -> (Vec<&'a Memory>, u64) {
     let mut newest_first: Vec<&Memory> = memories.iter().collect();
     newest_first.sort_by_key(|m| std::cmp::Reverse((m.permanent, m.seen_count, m.id)));
     newest_first.dedup_by_key(|m| m.id);
@@ -71,7 +73,8 @@ pub(super) fn select_memories<'a>(
         }
     }
     chosen.sort_by_key(|m| (m.category, m.id));
-    chosen
+    let used = if chosen.is_empty() { 0 } else { used };
+    (chosen, used)
 }
 
 /// The element, or `None` when no memory is shown (the section is then omitted).

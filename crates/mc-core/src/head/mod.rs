@@ -25,6 +25,10 @@
 //!   0.1); when still over budget, compartments are demoted oldest first; headings always stay.
 //! - `<project-memory>`: `## CATEGORY` groups in [`MemoryCategory::ALL`] order, `- #ID content`
 //!   items by id, within the memory budget; the newest memories are kept (see `memory.rs`).
+//! - `<shared-memory workspace="NAME" project="ROOT">`: one per other project of the
+//!   session's workspaces (by root), grouped the same way, in what the project's own
+//!   memories leave of the memory budget (see `shared_memory.rs`). Absent without
+//!   workspaces, so a session outside any renders exactly as before they existed.
 //!
 //! Text inside sections is not escaped: pinned context must stay verbatim, and the model reads
 //! these tags as structure, not as a parser would.
@@ -119,6 +123,7 @@ mod m0;
 mod m1;
 mod memory;
 mod rows;
+mod shared_memory;
 
 pub use decay::{DetailTier, PRESSURE_FLOOR, decay_tier};
 pub use docs_fit::fit_docs;
@@ -129,6 +134,7 @@ pub use rows::{
     Compartment, Memory, MemoryCategory, MemoryChange, OpenNote, PinnedBlock, ProjectDoc, Quote,
     RangeIndex,
 };
+pub use shared_memory::SharedMemories;
 
 #[cfg(test)]
 mod tests;

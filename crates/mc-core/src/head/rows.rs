@@ -113,6 +113,15 @@ impl MemoryCategory {
             Self::Naming => "NAMING",
         }
     }
+
+    /// The category `name` stands for, read leniently (`architecture`, `config-values`):
+    /// people type these names in config files and tool calls.
+    pub fn parse(name: &str) -> Option<Self> {
+        let wanted = name.trim().to_uppercase().replace(['-', ' '], "_");
+        Self::ALL
+            .into_iter()
+            .find(|category| category.as_str() == wanted)
+    }
 }
 
 /// One project memory. Ids are assigned by the store in increasing order, so a larger id is

@@ -134,6 +134,7 @@ fn m0_snapshot() {
         earlier: None,
         compartments: &compartments,
         memories: &memories,
+        shared_memories: &[],
     };
     let head = render_m0(&inputs, budgets(170, 4_000), &count);
     assert_eq!(
@@ -249,6 +250,7 @@ fn rendering_is_deterministic_and_order_free() {
         earlier: None,
         compartments: &compartments,
         memories: &memories,
+        shared_memories: &[],
     };
     let first = render_m0(&inputs, budgets(150, 4_000), &count);
     assert_eq!(first, render_m0(&inputs, budgets(150, 4_000), &count));
@@ -270,6 +272,7 @@ fn rendering_is_deterministic_and_order_free() {
         earlier: None,
         compartments: &compartments_r,
         memories: &memories_r,
+        shared_memories: &[],
     };
     assert_eq!(first, render_m0(&reversed, budgets(150, 4_000), &count));
 }

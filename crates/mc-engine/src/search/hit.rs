@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use mc_core::search::{Fused, Source};
-use mc_core::{Role, SessionId};
-use mc_store::ReadTx;
+use mc_core::workspace::SharedSource;
+use mc_core::{ProjectId, Role, SessionId};
+use mc_store::{ReadTx, StoredMemory};
 use serde::Serialize;
 
 use crate::history_head::is_pinned;
@@ -39,6 +40,10 @@ pub enum HitPlace {
         id: u64,
         /// Its category.
         category: String,
+        /// The root of the project that owns it, when another project of the asker's
+        /// workspaces shares it (read-only to the asker); absent for the asker's own.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        shared_by: Option<String>,
     },
     /// An agent note (`ctx_note`) of the project.
     Note {
@@ -61,7 +66,16 @@ impl std::fmt::Display for HitPlace {
                 start,
                 end,
             } => write!(f, "session {session}, messages {start}-{end}"),
-            Self::Memory { id, category } => write!(f, "memory {id} ({category})"),
+            Self::Memory {
+                id,
+                category,
+                shared_by: None,
+            } => write!(f, "memory {id} ({category})"),
+            Self::Memory {
+                id,
+                category,
+                shared_by: Some(root),
+            } => write!(f, "memory {id} ({category}, shared by {root}, read-only)"),
             Self::Note { id } => write!(f, "note {id}"),
             Self::Commit { sha, author } => {
                 write!(f, "commit {} by {author}", sha.get(..12).unwrap_or(sha))
@@ -216,7 +230,8 @@ pub(super) fn materialise(
                 let Some(project) = memory_project(request) else {
                     continue;
                 };
-                let Some(memory) = tx.memory(project, *id)? else {
+                let Some((memory, shared_by)) = find_memory(tx, project, &request.shared, *id)?
+                else {
                     continue;
                 };
                 // Retired memories keep their vectors until re-embedding; they are not hits.
@@ -228,6 +243,7 @@ pub(super) fn materialise(
                     place: HitPlace::Memory {
                         id: *id,
                         category: memory.record.category.as_str().to_owned(),
+                        shared_by,
                     },
                     at_ms: memory.record.updated_ms,
                     score: item.score,
@@ -240,6 +256,27 @@ pub(super) fn materialise(
         hits.push(hit);
     }
     Ok(hits)
+}
+
+/// Memory `id` of `project`, or of a project sharing it through a workspace (in a shared
+/// category), with that project's root.
+fn find_memory(
+    tx: &ReadTx<'_>,
+    project: &ProjectId,
+    shared: &[SharedSource],
+    id: u64,
+) -> mc_store::Result<Option<(StoredMemory, Option<String>)>> {
+    if let Some(memory) = tx.memory(project, id)? {
+        return Ok(Some((memory, None)));
+    }
+    for source in shared {
+        if let Some(memory) = tx.memory(&source.project, id)?
+            && source.shares(memory.record.category)
+        {
+            return Ok(Some((memory, Some(source.root.clone()))));
+        }
+    }
+    Ok(None)
 }
 
 /// What the asking session's live context shows: its raw messages from the head's boundary

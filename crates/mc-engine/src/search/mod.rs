@@ -5,7 +5,9 @@
 //! This is the one search path: `magic-context search`, the agent's `ctx_search` and the
 //! recall benchmark all call [`search`], so what the benchmark measures is what the agent
 //! gets. Hits the asking session already sees (its raw tail) are hidden: a search that
-//! answers with what is on screen wastes the agent's window.
+//! answers with what is on screen wastes the agent's window. Memories other projects of the
+//! asker's workspaces share with it ([`SearchRequest::shared`]) are searched beside the
+//! project's own, in the shared categories only, and come back marked with their project.
 
 mod date_bound;
 mod embedding;
@@ -18,6 +20,7 @@ mod vector_index;
 use std::collections::HashMap;
 
 use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
+use mc_core::workspace::SharedSource;
 use mc_core::{ContentHash, ProjectId, SessionId};
 use mc_store::{Commit, ReadTx, SearchScope, Store, StoreError};
 
@@ -50,6 +53,9 @@ pub struct SearchRequest {
     pub viewer: Option<SessionId>,
     /// How many results, 1 to [`MAX_LIMIT`].
     pub limit: usize,
+    /// The projects whose memories the scope's project reads through its workspaces
+    /// ([`mc_core::workspace::Workspaces::shared_with`]); empty searches its own only.
+    pub shared: Vec<SharedSource>,
 }
 
 /// Which item of the store a hit is: the key both signals agree on.
@@ -143,6 +149,19 @@ pub fn search(
     neighbours::lend_to_neighbours(&mut found, Signal::FullText, weights.neighbour_full_text);
     if let Some(semantic) = semantic {
         let mut near = semantic.nearest(&request.query, &request.scope, pool as usize)?;
+        for source in &request.shared {
+            let scope = SearchScope {
+                project: Some(source.project.clone()),
+                ..request.scope.clone()
+            };
+            let shared = semantic.nearest(&request.query, &scope, pool as usize)?;
+            near.candidates.extend(
+                shared
+                    .candidates
+                    .into_iter()
+                    .filter(|candidate| candidate.source == Source::Memory),
+            );
+        }
         neighbours::lend_to_neighbours(&mut near, Signal::Semantic, weights.neighbour_semantic);
         found.candidates.extend(near.candidates);
         for (hash, place) in near.places {
@@ -202,6 +221,16 @@ fn full_text(
                 signal: Signal::FullText,
                 score: hit.score,
             });
+        }
+        for source in &request.shared {
+            for hit in tx.search_memories(query, &source.project, &request.scope, pool)? {
+                candidates.push(Candidate {
+                    key: ItemKey::Memory(hit.id),
+                    source: Source::Memory,
+                    signal: Signal::FullText,
+                    score: hit.score,
+                });
+            }
         }
         for hit in tx.search_notes(query, project, &request.scope, pool)? {
             candidates.push(Candidate {

@@ -2,17 +2,21 @@
 //!
 //! Every change goes through the store's memory repository with the agent as the actor, so
 //! the head's delta and the memory log show it like any other change. Memories belong to the
-//! project of the working directory; an id of another project is "not found". A change of
-//! several memories (archive, merge) runs in one transaction: all of it or none.
+//! project of the working directory; an id of another project is "not found", unless that
+//! project shares it through a workspace: then it reads like an own memory, marked, and a
+//! change is refused naming its owner (`shared_memory.rs`). A change of several memories
+//! (archive, merge) runs in one transaction: all of it or none.
 
 use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
+use mc_core::workspace::SharedSource;
 use mc_store::{
     Added, MemoryEdit, MemorySource, MemoryStatus, NewMemory, StoreError, StoredMemory, WriteTx,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::shared_memory::{find_shared, read_only, shared_line, shared_lines};
 use super::{ToolAnswer, ToolContext, bound_project};
 
 pub(super) const NAME: &str = "ctx_memory";
@@ -72,10 +76,12 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &MemoryArgs) -> ToolAnswer {
         .as_deref()
         .filter(|text| !text.trim().is_empty());
     let now_ms = ctx.now_ms;
+    let shared = ctx.engine.workspaces().shared_with(project);
     let result = ctx.engine.store().write_with(|tx| {
         let change = Change {
             tx,
             project,
+            shared: &shared,
             now_ms,
         };
         match args.action {
@@ -122,17 +128,13 @@ fn answer_for(error: &StoreError) -> ToolAnswer {
 }
 
 fn parse_category(name: &str) -> Result<MemoryCategory, ToolAnswer> {
-    let wanted = name.trim().to_uppercase().replace(['-', ' '], "_");
-    MemoryCategory::ALL
-        .into_iter()
-        .find(|category| category.as_str() == wanted)
-        .ok_or_else(|| {
-            let names: Vec<&str> = MemoryCategory::ALL.iter().map(|c| c.as_str()).collect();
-            ToolAnswer::error(format!(
-                "unknown category `{name}`; use one of {}",
-                names.join(", ")
-            ))
-        })
+    MemoryCategory::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = MemoryCategory::ALL.iter().map(|c| c.as_str()).collect();
+        ToolAnswer::error(format!(
+            "unknown category `{name}`; use one of {}",
+            names.join(", ")
+        ))
+    })
 }
 
 fn line(memory: &StoredMemory) -> String {
@@ -149,6 +151,8 @@ fn line(memory: &StoredMemory) -> String {
 struct Change<'t, 'c> {
     tx: &'t WriteTx<'c>,
     project: &'t ProjectId,
+    /// The projects sharing memories with this one: readable here, never changed.
+    shared: &'t [SharedSource],
     now_ms: i64,
 }
 
@@ -174,7 +178,23 @@ impl Change<'_, '_> {
         }))
     }
 
+    /// The refusal of `action` when one of `ids` is another project's shared memory: the
+    /// whole call is refused before anything changes.
+    fn refuse_shared(&self, ids: &[u64], action: &str) -> Result<Option<ToolAnswer>, StoreError> {
+        for &id in ids {
+            if self.tx.memory(self.project, id)?.is_none()
+                && let Some(hit) = find_shared(self.tx, self.shared, id)?
+            {
+                return Ok(Some(read_only(&hit, action)));
+            }
+        }
+        Ok(None)
+    }
+
     fn update(&self, id: u64, category: Option<MemoryCategory>, content: Option<&str>) -> Answer {
+        if let Some(refusal) = self.refuse_shared(&[id], "update")? {
+            return Ok(refusal);
+        }
         let edit = MemoryEdit { category, content };
         let memory =
             self.tx
@@ -183,6 +203,9 @@ impl Change<'_, '_> {
     }
 
     fn archive(&self, ids: &[u64]) -> Answer {
+        if let Some(refusal) = self.refuse_shared(ids, "archive")? {
+            return Ok(refusal);
+        }
         for &id in ids {
             self.tx
                 .archive_memory(self.project, id, MemorySource::Agent, self.now_ms)?;
@@ -198,6 +221,9 @@ impl Change<'_, '_> {
         category: Option<MemoryCategory>,
         content: Option<&str>,
     ) -> Answer {
+        if let Some(refusal) = self.refuse_shared(ids, "merge")? {
+            return Ok(refusal);
+        }
         let keep = match (content, ids) {
             (Some(content), [first, ..]) => {
                 let category = match category {
@@ -225,6 +251,12 @@ impl Change<'_, '_> {
     fn get(&self, ids: &[u64]) -> Answer {
         let mut out = String::new();
         for &id in ids {
+            if self.tx.memory(self.project, id)?.is_none()
+                && let Some(hit) = find_shared(self.tx, self.shared, id)?
+            {
+                out.push_str(&shared_line(&hit));
+                continue;
+            }
             out.push_str(&line(&self.require(id)?));
         }
         Ok(ToolAnswer::ok(out))
@@ -238,11 +270,12 @@ impl Change<'_, '_> {
             .into_iter()
             .filter(|memory| category.is_none_or(|wanted| memory.record.category == wanted))
             .collect();
-        if memories.is_empty() {
+        let shared = shared_lines(self.tx, self.shared, category)?;
+        if memories.is_empty() && shared.is_empty() {
             return Ok(ToolAnswer::ok("no memories yet"));
         }
         Ok(ToolAnswer::ok(
-            memories.iter().map(line).collect::<String>(),
+            memories.iter().map(line).collect::<String>() + &shared,
         ))
     }
 

@@ -6,7 +6,9 @@
 //! never answer differently. A tool never fails at the protocol level: bad input and store
 //! failures come back as an [`ToolAnswer`] marked as an error, with a sentence the model can
 //! act on. Every tool acts within one project and one session, both fixed by the caller
-//! ([`ToolContext`]); nothing here can reach another project's rows.
+//! ([`ToolContext`]); nothing here can reach another project's rows, except the memories
+//! another project of the caller's workspaces shares with it, which `ctx_memory` and
+//! `ctx_search` read and never change.
 
 mod expand;
 mod guidance;
@@ -15,6 +17,7 @@ mod note;
 mod offer;
 mod reduce;
 mod search;
+mod shared_memory;
 
 use mc_core::{ProjectId, SessionId};
 use mc_store::{ReadTx, StoreError};
@@ -201,3 +204,5 @@ pub(crate) fn bound_project<'a>(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod workspace_tests;

@@ -3,7 +3,8 @@
 //! Goes through [`crate::search::search`] like the operator's command and the recall
 //! benchmark, within the caller's project, with the caller's session as the viewer so what
 //! its live context already shows is left out. Message hits carry their session and ordinals,
-//! which `ctx_expand` takes.
+//! which `ctx_expand` takes; memories another project of the caller's workspaces shares come
+//! back named with that project and marked read-only.
 
 use mc_core::search::FusionWeights;
 use mc_store::SearchScope;
@@ -75,6 +76,7 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &SearchArgs) -> ToolAnswer {
     {
         return ToolAnswer::error("until is not after since; swap them or widen the window");
     }
+    let shared = ctx.engine.workspaces().shared_with(&project);
     let request = SearchRequest {
         query: args.query.clone(),
         scope: SearchScope {
@@ -85,6 +87,7 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &SearchArgs) -> ToolAnswer {
         },
         viewer: ctx.session.clone(),
         limit,
+        shared,
     };
     match search(
         ctx.engine.store(),

@@ -42,3 +42,5 @@ mod snapshot;
 mod support;
 #[cfg(test)]
 mod window_fit;
+#[cfg(test)]
+mod workspace_head;

@@ -124,6 +124,7 @@ fn meaning_finds_what_words_miss_within_the_project_and_hides_what_is_seen() {
         },
         viewer: viewer.map(|id| SessionId::new(id).unwrap()),
         limit: 5,
+        shared: Vec::new(),
     };
     let hits = search(
         &store,
@@ -143,7 +144,8 @@ fn meaning_finds_what_words_miss_within_the_project_and_hides_what_is_seen() {
     );
     assert!(places.contains(&&HitPlace::Memory {
         id: archived,
-        category: "CONSTRAINTS".into()
+        category: "CONSTRAINTS".into(),
+        shared_by: None,
     }));
     assert!(
         hits.iter().all(|hit| hit.semantic && !hit.full_text),
@@ -235,6 +237,7 @@ async fn the_local_model_finds_an_answer_that_shares_no_word_with_the_question()
             },
             viewer: None,
             limit: 3,
+            shared: Vec::new(),
         };
         search(&store, &request, Some(&semantic), &FusionWeights::default()).unwrap()
     })

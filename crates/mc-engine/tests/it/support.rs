@@ -135,6 +135,14 @@ impl Harness {
         }
     }
 
+    /// The harness with `workspaces`' memberships in its engine.
+    pub fn with_workspaces(self, workspaces: mc_core::workspace::Workspaces) -> Self {
+        Self {
+            engine: self.engine.with_workspaces(workspaces),
+            ..self
+        }
+    }
+
     /// A process restart: a new engine over the same file, with nothing kept in memory.
     pub fn restart(&mut self) {
         let config = self.engine.config().clone();

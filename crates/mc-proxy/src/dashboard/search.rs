@@ -60,6 +60,7 @@ pub async fn run(app: &App, asked: &SearchQuery) -> Result<SearchResults, Dashbo
         },
         viewer: None,
         limit,
+        shared: Vec::new(),
     };
     app.store.open_if_closed().await;
     let engine = Arc::clone(app.engine().map_err(DashboardError::Unavailable)?);

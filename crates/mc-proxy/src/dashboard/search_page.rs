@@ -147,6 +147,7 @@ mod tests {
                     HitPlace::Memory {
                         id: 3,
                         category: "fact".to_owned(),
+                        shared_by: None,
                     },
                     "retries back off",
                 ),

@@ -59,6 +59,7 @@ fn found(proxy: &Proxy, query: &str) -> Vec<String> {
         scope: SearchScope::default(),
         viewer: None,
         limit: 10,
+        shared: Vec::new(),
     };
     search(&proxy.store(), &request, None, &FusionWeights::default())
         .unwrap()
