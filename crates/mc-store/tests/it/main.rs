@@ -16,6 +16,8 @@ mod ledger;
 #[cfg(test)]
 mod memories;
 #[cfg(test)]
+mod memory_use;
+#[cfg(test)]
 mod messages;
 #[cfg(test)]
 mod nothing_lost;

@@ -78,6 +78,10 @@ fn reopening_applies_nothing_and_keeps_the_data() {
                 23,
                 "what a session carries from the conversation its client compacted away"
                     .to_string()
+            ),
+            (
+                26,
+                "when each memory was last retrieved or restated".to_string()
             )
         ]
     );

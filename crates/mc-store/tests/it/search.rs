@@ -294,7 +294,8 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
         // (hidden exchanges without their last use, v14, no provisional compartments, v15,
         // sessions not gated, v16, compartments without an index, v17, no project folders,
         // v18, no user profile, v19, no dreamer tables, v20, a raw log no prune can delete
-        // from, v21, sessions without modes, v22, no carried conversations, v23).
+        // from, v21, sessions without modes, v22, no carried conversations, v23, memories
+        // without their use, v26).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -323,6 +324,10 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              DROP TABLE sessions_being_pruned;
              ALTER TABLE sessions DROP COLUMN mode;
              ALTER TABLE sessions DROP COLUMN spawned_by;
+             ALTER TABLE memories DROP COLUMN retrievals;
+             ALTER TABLE memories DROP COLUMN last_retrieved_ms;
+             ALTER TABLE memories DROP COLUMN last_restated_ms;
+             ALTER TABLE memories DROP COLUMN use_recorded_from_ms;
              CREATE TRIGGER messages_are_append_only_delete BEFORE DELETE ON messages
              BEGIN
                  SELECT RAISE(ABORT, 'the raw message log is append-only');
