@@ -16,7 +16,8 @@
 //! store's memory log with the task's name, so the head shows them on its next natural
 //! rebuild. A model that fails or answers garbage changes nothing. The second,
 //! `consolidate_memories`, groups memories that share most of their words and lets the model
-//! merge the ones that say the same thing.
+//! merge the ones that say the same thing. The third, `archive_stale_memories`, needs no
+//! model: it retires memories nothing has used or restated for `dreamer.archive_after_days`.
 //!
 //! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
 //! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
@@ -25,16 +26,20 @@
 //!
 //! ```no_run
 //! # fn run(store: &mc_store::Store, model: &dyn mc_dreamer::DreamerModel) -> mc_dreamer::Result<()> {
-//! use mc_dreamer::{Limits, Runner, Task};
+//! use mc_dreamer::{Limits, Runner, Task, TaskSettings};
 //!
 //! let clock = || 1_796_504_400_000;
-//! let runner = Runner { store, model, owner: "cli-1", clock: &clock, limits: Limits::default() };
+//! let runner = Runner {
+//!     store, model, owner: "cli-1", clock: &clock,
+//!     limits: Limits::default(), settings: TaskSettings::default(),
+//! };
 //! let project = mc_core::ProjectId::new("git:abc").expect("a valid id");
 //! let run = runner.run(Task::VerifyMemories, &project, Some(std::path::Path::new("/src/shop")))?;
 //! println!("{} changes, {} calls", run.changes, run.model_calls);
 //! # Ok(()) }
 //! ```
 
+mod archive;
 mod batches;
 mod consolidate;
 mod error;
@@ -54,6 +59,7 @@ mod task_clock;
 mod unchanged;
 mod verify;
 
+pub use archive::{archive_stale_memories, staleness};
 pub use batches::TaskContext;
 pub use consolidate::{GROUPS_PER_CALL, consolidate_memories};
 pub use error::{DreamerError, Result};
@@ -63,7 +69,7 @@ pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder};
 pub use project_index::ProjectIndex;
 pub use report::{Failure, TaskReport};
-pub use run::{Limits, Runner};
+pub use run::{Limits, Runner, TaskSettings};
 pub use schedule::Schedule;
 pub use scheduler::Scheduler;
 pub use service::{Service, StoreHandle};

@@ -41,7 +41,11 @@ impl Task {
     ];
 
     /// The tasks this build runs; the others are accepted in the configuration and wait.
-    pub const BUILT: [Self; 2] = [Self::ConsolidateMemories, Self::VerifyMemories];
+    pub const BUILT: [Self; 3] = [
+        Self::ConsolidateMemories,
+        Self::VerifyMemories,
+        Self::ArchiveStaleMemories,
+    ];
 
     /// The task's name, as `dreamer.schedules` and the run records spell it.
     pub const fn name(self) -> &'static str {
@@ -99,6 +103,36 @@ impl Task {
     pub fn domain(self, project: &ProjectId) -> String {
         format!("memories:{project}")
     }
+
+    /// Whether the task cannot run without a model: the deterministic ones decide from the
+    /// store alone and run on a project nobody can pay a model for.
+    pub const fn needs_model(self) -> bool {
+        match self {
+            Self::ConsolidateMemories
+            | Self::VerifyMemories
+            | Self::RewriteVerboseMemories
+            | Self::MaintainDocs => true,
+            Self::ArchiveStaleMemories
+            | Self::EvaluateSmartNotes
+            | Self::PromoteUserProfile
+            | Self::PinKeyFiles => false,
+        }
+    }
+
+    /// Whether the task reads the project's folder, so it is skipped when the folder is
+    /// not known or gone.
+    pub const fn needs_folder(self) -> bool {
+        match self {
+            Self::VerifyMemories
+            | Self::MaintainDocs
+            | Self::EvaluateSmartNotes
+            | Self::PinKeyFiles => true,
+            Self::ConsolidateMemories
+            | Self::ArchiveStaleMemories
+            | Self::RewriteVerboseMemories
+            | Self::PromoteUserProfile => false,
+        }
+    }
 }
 
 fn names(tasks: &[Task]) -> String {
@@ -126,7 +160,7 @@ mod tests {
         let unbuilt = Task::MaintainDocs.built().unwrap_err().to_string();
         assert_eq!(
             unbuilt,
-            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories"
+            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories"
         );
     }
 

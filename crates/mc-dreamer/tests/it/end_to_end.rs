@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use mc_core::head::MemoryCategory;
-use mc_dreamer::{Limits, LlmJudge, Runner, Task};
+use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings};
 use mc_llm::{LlmClient, ModelEndpoint, RetryPolicy, Wire};
 use mc_sim::clock::SimClock;
 use mc_sim::script::Script;
@@ -62,6 +62,7 @@ async fn dream_task(
             owner: "e2e",
             clock: &clock,
             limits: Limits::default(),
+            settings: TaskSettings::default(),
         };
         let run = runner.run(task, &project(), Some(&root)).unwrap();
         (store, run)

@@ -4,6 +4,7 @@
 //! allowed.
 #![cfg(test)]
 
+mod archive;
 mod end_to_end;
 mod fixture;
 mod folder;
