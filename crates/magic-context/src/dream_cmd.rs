@@ -8,7 +8,7 @@
 //! every task this version runs. The models are the historian's, chosen as `wrapup`
 //! chooses them (`historian.endpoint`, else a provider key in the environment), since no
 //! client call lends its credentials here; without one, the tasks that need no model
-//! (`archive_stale_memories`) still run and the others are recorded as skipped.
+//! (`archive_stale_memories`, `promote_user_profile`) still run and the others are recorded as skipped.
 //!
 //! `--json` prints `{"runs": [RUN, …]}` (RUN in [`crate::dreamer_runs`]), the runs made now
 //! or, with `--list`, the newest recorded ones.
@@ -37,7 +37,8 @@ use crate::status_viewpoint::Viewpoint;
 /// Arguments of `dream`.
 #[derive(Debug, Args)]
 pub struct DreamArgs {
-    /// Run only this task (consolidate_memories, verify_memories, archive_stale_memories).
+    /// Run only this task (consolidate_memories, verify_memories, archive_stale_memories,
+    /// promote_user_profile).
     #[arg(long, value_name = "TASK")]
     pub task: Option<String>,
 

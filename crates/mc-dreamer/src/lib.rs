@@ -16,8 +16,9 @@
 //! store's memory log with the task's name, so the head shows them on its next natural
 //! rebuild. A model that fails or answers garbage changes nothing. The second,
 //! `consolidate_memories`, groups memories that share most of their words and lets the model
-//! merge the ones that say the same thing. The third, `archive_stale_memories`, needs no
-//! model: it retires memories nothing has used or restated for `dreamer.archive_after_days`.
+//! merge the ones that say the same thing. Two need no model: `archive_stale_memories`
+//! retires memories nothing has used or restated for `dreamer.archive_after_days`, and
+//! `promote_user_profile` adds the user observations seen often enough to the profile.
 //!
 //! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
 //! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
@@ -48,6 +49,7 @@ mod model;
 mod near_duplicates;
 mod project_folder;
 mod project_index;
+mod promote;
 mod report;
 mod run;
 mod schedule;
@@ -68,6 +70,7 @@ pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder};
 pub use project_index::ProjectIndex;
+pub use promote::{PROFILE_DOMAIN, promote_user_profile};
 pub use report::{Failure, TaskReport};
 pub use run::{Limits, Runner, TaskSettings};
 pub use schedule::Schedule;

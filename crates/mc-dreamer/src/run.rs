@@ -17,6 +17,7 @@ use crate::consolidate::consolidate_memories;
 use crate::error::{DreamerError, Result};
 use crate::model::DreamerModel;
 use crate::project_folder::{DEFAULT_MAX_FILE_BYTES, ProjectFolder};
+use crate::promote::promote_user_profile;
 use crate::report::{Failure, TaskReport};
 use crate::task::Task;
 use crate::verify::verify_memories;
@@ -199,10 +200,10 @@ impl Runner<'_> {
             Task::VerifyMemories => verify_memories(&ctx),
             Task::ConsolidateMemories => consolidate_memories(&ctx),
             Task::ArchiveStaleMemories => archive_stale_memories(&ctx),
+            Task::PromoteUserProfile => promote_user_profile(&ctx),
             Task::RewriteVerboseMemories
             | Task::MaintainDocs
             | Task::EvaluateSmartNotes
-            | Task::PromoteUserProfile
             | Task::PinKeyFiles => {
                 return skipped(format!("{} is not available in this version", task.name()));
             }

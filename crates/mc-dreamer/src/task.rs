@@ -5,6 +5,7 @@ use mc_core::ProjectId;
 use mc_core::config::{DreamerSchedules, TaskSchedule};
 
 use crate::error::{DreamerError, Result};
+use crate::promote::PROFILE_DOMAIN;
 
 /// One maintenance task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,10 +42,11 @@ impl Task {
     ];
 
     /// The tasks this build runs; the others are accepted in the configuration and wait.
-    pub const BUILT: [Self; 3] = [
+    pub const BUILT: [Self; 4] = [
         Self::ConsolidateMemories,
         Self::VerifyMemories,
         Self::ArchiveStaleMemories,
+        Self::PromoteUserProfile,
     ];
 
     /// The task's name, as `dreamer.schedules` and the run records spell it.
@@ -99,9 +101,19 @@ impl Task {
     }
 
     /// The lease it holds while it runs on `project`: every task that changes memories
-    /// shares one domain per project, so two of them never edit the same memories at once.
+    /// shares one domain per project, so two of them never edit the same memories at once;
+    /// the user's profile is one for every project, so its task holds one store-wide lease.
     pub fn domain(self, project: &ProjectId) -> String {
-        format!("memories:{project}")
+        match self {
+            Self::PromoteUserProfile => PROFILE_DOMAIN.to_owned(),
+            Self::ConsolidateMemories
+            | Self::VerifyMemories
+            | Self::ArchiveStaleMemories
+            | Self::RewriteVerboseMemories
+            | Self::MaintainDocs
+            | Self::EvaluateSmartNotes
+            | Self::PinKeyFiles => format!("memories:{project}"),
+        }
     }
 
     /// Whether the task cannot run without a model: the deterministic ones decide from the
@@ -160,7 +172,7 @@ mod tests {
         let unbuilt = Task::MaintainDocs.built().unwrap_err().to_string();
         assert_eq!(
             unbuilt,
-            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories"
+            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, promote_user_profile"
         );
     }
 
@@ -172,5 +184,11 @@ mod tests {
             Task::ConsolidateMemories.domain(&project)
         );
         assert_eq!(Task::VerifyMemories.domain(&project), "memories:git:abc");
+        let other = ProjectId::new("git:def").unwrap();
+        assert_eq!(
+            Task::PromoteUserProfile.domain(&project),
+            Task::PromoteUserProfile.domain(&other),
+            "the profile is the user's, one for every project"
+        );
     }
 }

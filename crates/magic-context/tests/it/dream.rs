@@ -110,7 +110,8 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         [
             "consolidate_memories",
             "verify_memories",
-            "archive_stale_memories"
+            "archive_stale_memories",
+            "promote_user_profile"
         ],
         "{report}"
     );
@@ -140,13 +141,13 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         .run(&["dream", "--list", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(listed["runs"][0]["task"], "archive_stale_memories");
-    assert_eq!(listed["runs"][1]["id"], run["id"], "newest first");
+    assert_eq!(listed["runs"][0]["task"], "promote_user_profile");
+    assert_eq!(listed["runs"][2]["id"], run["id"], "newest first");
     let status = machine
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(status["dreamer_runs"][1]["id"], run["id"], "{status}");
+    assert_eq!(status["dreamer_runs"][2]["id"], run["id"], "{status}");
     let text = machine
         .run(&["dream", "--list"], &env(&data))
         .success()
@@ -291,6 +292,7 @@ fn archiving_runs_without_a_model_and_the_tasks_that_need_one_say_so() {
             ("consolidate_memories", "skipped", 0),
             ("verify_memories", "skipped", 0),
             ("archive_stale_memories", "done", 1),
+            ("promote_user_profile", "done", 0),
         ],
         "{report}"
     );

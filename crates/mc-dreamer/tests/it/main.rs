@@ -8,4 +8,5 @@ mod archive;
 mod end_to_end;
 mod fixture;
 mod folder;
+mod promote;
 mod scheduler;
