@@ -8,7 +8,8 @@
 //! every task this version runs. The models are the historian's, chosen as `wrapup`
 //! chooses them (`historian.endpoint`, else a provider key in the environment), since no
 //! client call lends its credentials here; without one, the tasks that need no model
-//! (`archive_stale_memories`, `promote_user_profile`) still run and the others are recorded as skipped.
+//! (`archive_stale_memories`, `promote_user_profile`, and `evaluate_smart_notes` for the
+//! conditions a rule reads) still run and the others are recorded as skipped.
 //!
 //! `--json` prints `{"runs": [RUN, …]}` (RUN in [`crate::dreamer_runs`]), the runs made now
 //! or, with `--list`, the newest recorded ones.
@@ -38,7 +39,7 @@ use crate::status_viewpoint::Viewpoint;
 #[derive(Debug, Args)]
 pub struct DreamArgs {
     /// Run only this task (consolidate_memories, verify_memories, archive_stale_memories,
-    /// promote_user_profile).
+    /// evaluate_smart_notes, promote_user_profile).
     #[arg(long, value_name = "TASK")]
     pub task: Option<String>,
 

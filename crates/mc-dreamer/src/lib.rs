@@ -19,6 +19,9 @@
 //! merge the ones that say the same thing. Two need no model: `archive_stale_memories`
 //! retires memories nothing has used or restated for `dreamer.archive_after_days`, and
 //! `promote_user_profile` adds the user observations seen often enough to the profile.
+//! `evaluate_smart_notes` checks each pending smart note's condition against the project (a
+//! day, a file, a commit message by rule; plain words by the model, shown the commits since
+//! the note) and surfaces the ones that hold.
 //!
 //! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
 //! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
@@ -47,6 +50,8 @@ mod error;
 mod mentions;
 mod model;
 mod near_duplicates;
+mod note_condition;
+mod project_commits;
 mod project_folder;
 mod project_index;
 mod promote;
@@ -55,6 +60,7 @@ mod run;
 mod schedule;
 mod scheduler;
 mod service;
+mod smart_notes;
 mod suspicion;
 mod task;
 mod task_clock;
@@ -68,6 +74,8 @@ pub use error::{DreamerError, Result};
 pub use mentions::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
+pub use note_condition::{Condition, ProjectNow, holds, parse_condition};
+pub use project_commits::{MAX_COMMITS, ProjectCommit, commits_since};
 pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder};
 pub use project_index::ProjectIndex;
 pub use promote::{PROFILE_DOMAIN, promote_user_profile};
@@ -76,6 +84,7 @@ pub use run::{Limits, Runner, TaskSettings};
 pub use schedule::Schedule;
 pub use scheduler::Scheduler;
 pub use service::{Service, StoreHandle};
+pub use smart_notes::{NOTES_PER_CALL, evaluate_smart_notes};
 pub use suspicion::{candidate_of, evidence_for};
 pub use task::Task;
 pub use task_clock::{BACKOFF_BASE_MS, BACKOFF_MAX_MS, SweepEnd, TaskClock, backoff_ms};

@@ -19,6 +19,7 @@ use crate::model::DreamerModel;
 use crate::project_folder::{DEFAULT_MAX_FILE_BYTES, ProjectFolder};
 use crate::promote::promote_user_profile;
 use crate::report::{Failure, TaskReport};
+use crate::smart_notes::evaluate_smart_notes;
 use crate::task::Task;
 use crate::verify::verify_memories;
 
@@ -201,10 +202,8 @@ impl Runner<'_> {
             Task::ConsolidateMemories => consolidate_memories(&ctx),
             Task::ArchiveStaleMemories => archive_stale_memories(&ctx),
             Task::PromoteUserProfile => promote_user_profile(&ctx),
-            Task::RewriteVerboseMemories
-            | Task::MaintainDocs
-            | Task::EvaluateSmartNotes
-            | Task::PinKeyFiles => {
+            Task::EvaluateSmartNotes => evaluate_smart_notes(&ctx),
+            Task::RewriteVerboseMemories | Task::MaintainDocs | Task::PinKeyFiles => {
                 return skipped(format!("{} is not available in this version", task.name()));
             }
         };

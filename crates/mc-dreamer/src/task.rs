@@ -42,10 +42,11 @@ impl Task {
     ];
 
     /// The tasks this build runs; the others are accepted in the configuration and wait.
-    pub const BUILT: [Self; 4] = [
+    pub const BUILT: [Self; 5] = [
         Self::ConsolidateMemories,
         Self::VerifyMemories,
         Self::ArchiveStaleMemories,
+        Self::EvaluateSmartNotes,
         Self::PromoteUserProfile,
     ];
 
@@ -102,16 +103,17 @@ impl Task {
 
     /// The lease it holds while it runs on `project`: every task that changes memories
     /// shares one domain per project, so two of them never edit the same memories at once;
-    /// the user's profile is one for every project, so its task holds one store-wide lease.
+    /// smart notes have a domain of their own per project (they touch no memory), and the
+    /// user's profile is one for every project, so its task holds one store-wide lease.
     pub fn domain(self, project: &ProjectId) -> String {
         match self {
             Self::PromoteUserProfile => PROFILE_DOMAIN.to_owned(),
+            Self::EvaluateSmartNotes => format!("notes:{project}"),
             Self::ConsolidateMemories
             | Self::VerifyMemories
             | Self::ArchiveStaleMemories
             | Self::RewriteVerboseMemories
             | Self::MaintainDocs
-            | Self::EvaluateSmartNotes
             | Self::PinKeyFiles => format!("memories:{project}"),
         }
     }
@@ -172,7 +174,7 @@ mod tests {
         let unbuilt = Task::MaintainDocs.built().unwrap_err().to_string();
         assert_eq!(
             unbuilt,
-            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, promote_user_profile"
+            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, evaluate_smart_notes, promote_user_profile"
         );
     }
 

@@ -111,6 +111,7 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
             "consolidate_memories",
             "verify_memories",
             "archive_stale_memories",
+            "evaluate_smart_notes",
             "promote_user_profile"
         ],
         "{report}"
@@ -142,12 +143,12 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         .success()
         .json();
     assert_eq!(listed["runs"][0]["task"], "promote_user_profile");
-    assert_eq!(listed["runs"][2]["id"], run["id"], "newest first");
+    assert_eq!(listed["runs"][3]["id"], run["id"], "newest first");
     let status = machine
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(status["dreamer_runs"][2]["id"], run["id"], "{status}");
+    assert_eq!(status["dreamer_runs"][3]["id"], run["id"], "{status}");
     let text = machine
         .run(&["dream", "--list"], &env(&data))
         .success()
@@ -226,6 +227,48 @@ fn an_archived_memory_leaves_m0_at_the_next_natural_fold_and_never_busts_by_itse
 }
 
 #[test]
+fn a_due_smart_note_reaches_m1_at_the_next_natural_rebuild_and_busts_nothing() {
+    let (machine, _sim, project) = seeded("honest");
+    let data = machine.path("data");
+    let store = Store::open(data.join("context.db")).unwrap();
+    store
+        .write(|tx| {
+            let note = mc_store::NewNote {
+                project: Some(&project),
+                session: None,
+                content: "rotate the signing key",
+                surface_condition: Some("on 2026-01-01"),
+            };
+            tx.add_note(&note, 1)
+        })
+        .unwrap();
+    let first = pass(&machine, &project, 3, 0);
+    let m1 = joined_texts(&first.messages[1].parts);
+    assert!(!m1.contains("rotate the signing key"), "pending: {m1}");
+
+    let report = machine
+        .run(
+            &["dream", "--task", "evaluate_smart_notes", "--json"],
+            &env(&data),
+        )
+        .success()
+        .json();
+    assert_eq!(report["runs"][0]["changes"], 1, "{report}");
+    let hit = pass(&machine, &project, 5, 30_000);
+    assert!(
+        !hit.plan.may_mutate,
+        "surfacing busts nothing: {:?}",
+        hit.plan
+    );
+    assert_eq!(hit.messages[1], first.messages[1]);
+
+    let fold = pass(&machine, &project, 7, 10 * 60_000);
+    assert_eq!(fold.plan.kind, PassKind::HardFold, "{:?}", fold.plan);
+    let m1 = joined_texts(&fold.messages[1].parts);
+    assert!(m1.contains("rotate the signing key"), "{m1}");
+}
+
+#[test]
 fn a_garbage_answer_changes_nothing_and_fails_the_exit_code() {
     let (machine, _sim, project) = seeded("garbage");
     let data = machine.path("data");
@@ -292,6 +335,7 @@ fn archiving_runs_without_a_model_and_the_tasks_that_need_one_say_so() {
             ("consolidate_memories", "skipped", 0),
             ("verify_memories", "skipped", 0),
             ("archive_stale_memories", "done", 1),
+            ("evaluate_smart_notes", "done", 0),
             ("promote_user_profile", "done", 0),
         ],
         "{report}"

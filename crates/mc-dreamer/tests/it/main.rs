@@ -10,3 +10,4 @@ mod fixture;
 mod folder;
 mod promote;
 mod scheduler;
+mod smart_notes;

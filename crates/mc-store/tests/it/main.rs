@@ -32,6 +32,8 @@ mod search;
 #[cfg(test)]
 mod sessions;
 #[cfg(test)]
+mod smart_notes;
+#[cfg(test)]
 mod staging;
 #[cfg(test)]
 mod support;
