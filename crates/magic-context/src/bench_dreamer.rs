@@ -16,7 +16,7 @@ use anyhow::Context;
 use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_dreamer::{
-    Limits, LlmJudge, ProjectFolder, ProjectIndex, Runner, Task, candidate_of,
+    Limits, LlmJudge, ProjectFolder, ProjectIndex, Runner, Task, TaskSettings, candidate_of,
     near_duplicate_groups,
 };
 use mc_llm::{LlmClient, ModelEndpoint, RetryPolicy, Wire};
@@ -190,6 +190,7 @@ fn nightly_run(
         owner: "bench",
         clock: &clock,
         limits: Limits::default(),
+        settings: TaskSettings::default(),
     };
     let started = Instant::now();
     let runs = [Task::ConsolidateMemories, Task::VerifyMemories]

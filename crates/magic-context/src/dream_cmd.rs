@@ -7,7 +7,9 @@
 //! proxy has served (their folders are recorded when a session arrives); without `--task`,
 //! every task this version runs. The models are the historian's, chosen as `wrapup`
 //! chooses them (`historian.endpoint`, else a provider key in the environment), since no
-//! client call lends its credentials here.
+//! client call lends its credentials here; without one, the tasks that need no model
+//! (`archive_stale_memories`, `promote_user_profile`, and `evaluate_smart_notes` for the
+//! conditions a rule reads) still run and the others are recorded as skipped.
 //!
 //! `--json` prints `{"runs": [RUN, …]}` (RUN in [`crate::dreamer_runs`]), the runs made now
 //! or, with `--list`, the newest recorded ones.
@@ -19,7 +21,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::ProjectId;
-use mc_dreamer::{Limits, LlmJudge, Runner, Task};
+use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, RetryPolicy};
 use mc_store::{
@@ -36,7 +38,8 @@ use crate::status_viewpoint::Viewpoint;
 /// Arguments of `dream`.
 #[derive(Debug, Args)]
 pub struct DreamArgs {
-    /// Run only this task (consolidate_memories, verify_memories).
+    /// Run only this task (consolidate_memories, verify_memories, archive_stale_memories,
+    /// evaluate_smart_notes, promote_user_profile).
     #[arg(long, value_name = "TASK")]
     pub task: Option<String>,
 
@@ -127,7 +130,17 @@ fn dream_now(
     let config_root = projects.first().map(|(_, folder)| folder.as_path());
     let config = load(&ConfigSources::discover(config_root)).config;
     let env: EnvLookup<'_> = &|name| std::env::var(name).ok();
-    let endpoints = standalone_endpoints(&config, None, env)?;
+    let endpoints = match standalone_endpoints(&config, None, env) {
+        Ok(endpoints) => endpoints,
+        // The deterministic tasks run without a model; one that needs it is then recorded
+        // as skipped, saying why.
+        Err(_) if !tasks.iter().any(|task| task.needs_model()) => Vec::new(),
+        Err(error) if args.task.is_none() => {
+            tracing::warn!(%error, "dream: no model to ask; only the tasks that need none run");
+            Vec::new()
+        }
+        Err(error) => return Err(error.into()),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -143,6 +156,7 @@ fn dream_now(
         owner: &owner,
         clock: &clock,
         limits: Limits::default(),
+        settings: TaskSettings::of(&config.dreamer),
     };
     let mut runs = Vec::new();
     for task in tasks {

@@ -21,11 +21,12 @@ use mc_core::{ProjectId, SessionId};
 use mc_embed::Embedder;
 use mc_engine::search::{
     DayEnd, EmbeddedSearch, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch, date_bound_ms,
-    embedding_settings, search,
+    embedding_settings, record_retrieved_memories, search,
 };
 use mc_store::{LocationEnv, Platform, SearchScope, Store, StoreOptions, resolve_data_dir};
 use serde_json::json;
 
+use crate::clock::now_ms;
 use crate::memory_cmd::project_of;
 use crate::output::{pretty, write_stdout};
 use crate::workspace_members::configured_workspaces;
@@ -113,6 +114,9 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         .map(|(_, signal)| signal as &dyn SemanticSearch);
     let hits = search(&store, &request, semantic_ref, &FusionWeights::default())
         .with_context(|| format!("cannot search for `{}`", args.query))?;
+    if let Err(error) = record_retrieved_memories(&store, &request, &hits, now_ms()?) {
+        tracing::warn!(%error, "the memories found were not recorded as used");
+    }
     let text = if args.json {
         pretty(&json!({"query": args.query, "project": project.as_str(), "results": hits}))?
     } else {

@@ -373,6 +373,10 @@ pub struct RawDreamer {
     /// Times a user observation must be seen before it joins the user profile.
     #[schemars(range(min = DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS.min, max = DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS.max))]
     pub user_profile_promotion_sightings: Option<u64>,
+    /// Days an active memory may go unused (not returned by a search, not stated again, not
+    /// changed) before `archive_stale_memories` archives it.
+    #[schemars(range(min = DreamerConfig::ARCHIVE_AFTER_DAYS.min, max = DreamerConfig::ARCHIVE_AFTER_DAYS.max))]
+    pub archive_after_days: Option<u64>,
     /// Stop a task after this many consecutive failures with the same error.
     #[schemars(range(min = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.min, max = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.max))]
     pub stop_after_identical_failures: Option<u64>,

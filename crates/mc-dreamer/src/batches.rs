@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::model::DreamerModel;
 use crate::project_folder::ProjectFolder;
 use crate::report::{Failure, TaskReport};
+use crate::run::TaskSettings;
 
 /// What a task runs with.
 pub struct TaskContext<'a> {
@@ -18,8 +19,11 @@ pub struct TaskContext<'a> {
     pub store: &'a Store,
     /// The project.
     pub project: &'a ProjectId,
-    /// Its folder, read-only.
-    pub folder: &'a ProjectFolder,
+    /// Its folder, read-only; `None` for a task that does not read it
+    /// ([`crate::Task::needs_folder`]).
+    pub folder: Option<&'a ProjectFolder>,
+    /// The tasks' settings.
+    pub settings: TaskSettings,
     /// The model to ask.
     pub model: &'a dyn DreamerModel,
     /// The wall clock, unix milliseconds.

@@ -16,7 +16,12 @@
 //! store's memory log with the task's name, so the head shows them on its next natural
 //! rebuild. A model that fails or answers garbage changes nothing. The second,
 //! `consolidate_memories`, groups memories that share most of their words and lets the model
-//! merge the ones that say the same thing.
+//! merge the ones that say the same thing. Two need no model: `archive_stale_memories`
+//! retires memories nothing has used or restated for `dreamer.archive_after_days`, and
+//! `promote_user_profile` adds the user observations seen often enough to the profile.
+//! `evaluate_smart_notes` checks each pending smart note's condition against the project (a
+//! day, a file, a commit message by rule; plain words by the model, shown the commits since
+//! the note) and surfaces the ones that hold.
 //!
 //! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
 //! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
@@ -25,48 +30,61 @@
 //!
 //! ```no_run
 //! # fn run(store: &mc_store::Store, model: &dyn mc_dreamer::DreamerModel) -> mc_dreamer::Result<()> {
-//! use mc_dreamer::{Limits, Runner, Task};
+//! use mc_dreamer::{Limits, Runner, Task, TaskSettings};
 //!
 //! let clock = || 1_796_504_400_000;
-//! let runner = Runner { store, model, owner: "cli-1", clock: &clock, limits: Limits::default() };
+//! let runner = Runner {
+//!     store, model, owner: "cli-1", clock: &clock,
+//!     limits: Limits::default(), settings: TaskSettings::default(),
+//! };
 //! let project = mc_core::ProjectId::new("git:abc").expect("a valid id");
 //! let run = runner.run(Task::VerifyMemories, &project, Some(std::path::Path::new("/src/shop")))?;
 //! println!("{} changes, {} calls", run.changes, run.model_calls);
 //! # Ok(()) }
 //! ```
 
+mod archive;
 mod batches;
 mod consolidate;
 mod error;
 mod mentions;
 mod model;
 mod near_duplicates;
+mod note_condition;
+mod project_commits;
 mod project_folder;
 mod project_index;
+mod promote;
 mod report;
 mod run;
 mod schedule;
 mod scheduler;
 mod service;
+mod smart_notes;
 mod suspicion;
 mod task;
 mod task_clock;
 mod unchanged;
 mod verify;
 
+pub use archive::{archive_stale_memories, staleness};
 pub use batches::TaskContext;
 pub use consolidate::{GROUPS_PER_CALL, consolidate_memories};
 pub use error::{DreamerError, Result};
 pub use mentions::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
+pub use note_condition::{Condition, ProjectNow, holds, parse_condition};
+pub use project_commits::{MAX_COMMITS, ProjectCommit, commits_since};
 pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder};
 pub use project_index::ProjectIndex;
+pub use promote::{PROFILE_DOMAIN, promote_user_profile};
 pub use report::{Failure, TaskReport};
-pub use run::{Limits, Runner};
+pub use run::{Limits, Runner, TaskSettings};
 pub use schedule::Schedule;
 pub use scheduler::Scheduler;
 pub use service::{Service, StoreHandle};
+pub use smart_notes::{NOTES_PER_CALL, evaluate_smart_notes};
 pub use suspicion::{candidate_of, evidence_for};
 pub use task::Task;
 pub use task_clock::{BACKOFF_BASE_MS, BACKOFF_MAX_MS, SweepEnd, TaskClock, backoff_ms};

@@ -8,14 +8,18 @@
 use std::path::Path;
 
 use mc_core::ProjectId;
+use mc_core::config::DreamerConfig;
 use mc_store::{DreamerRun, RunOutcome, Store};
 
+use crate::archive::archive_stale_memories;
 use crate::batches::TaskContext;
 use crate::consolidate::consolidate_memories;
 use crate::error::{DreamerError, Result};
 use crate::model::DreamerModel;
 use crate::project_folder::{DEFAULT_MAX_FILE_BYTES, ProjectFolder};
+use crate::promote::promote_user_profile;
 use crate::report::{Failure, TaskReport};
+use crate::smart_notes::evaluate_smart_notes;
 use crate::task::Task;
 use crate::verify::verify_memories;
 
@@ -41,6 +45,31 @@ impl Default for Limits {
     }
 }
 
+/// What the tasks are told by the configuration (`dreamer.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// `archive_stale_memories` retires an active memory untouched for this many days.
+    pub archive_after_days: u32,
+    /// `promote_user_profile` promotes a user observation seen this many times.
+    pub profile_sightings: u32,
+}
+
+impl TaskSettings {
+    /// The settings `config` gives.
+    pub fn of(config: &DreamerConfig) -> Self {
+        Self {
+            archive_after_days: config.archive_after_days,
+            profile_sightings: config.user_profile_promotion_sightings,
+        }
+    }
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        Self::of(&DreamerConfig::default())
+    }
+}
+
 /// What runs a task: the store, the model, who this scheduler is and its clock.
 pub struct Runner<'a> {
     /// The store.
@@ -53,6 +82,8 @@ pub struct Runner<'a> {
     pub clock: &'a dyn Fn() -> i64,
     /// The bounds of each run.
     pub limits: Limits,
+    /// What the configuration tells the tasks.
+    pub settings: TaskSettings,
 }
 
 impl Runner<'_> {
@@ -66,7 +97,7 @@ impl Runner<'_> {
     ) -> Result<DreamerRun> {
         let started_ms = (self.clock)();
         let domain = task.domain(project);
-        if !self.model.has_model(project) {
+        if task.needs_model() && !self.model.has_model(project) {
             let (outcome, report) = skipped(
                 "no model to ask for this project: no session of it has called since the \
                  proxy started, and no historian.endpoint or provider key is set"
@@ -144,19 +175,23 @@ impl Runner<'_> {
         folder: Option<&Path>,
         started_ms: i64,
     ) -> (RunOutcome, TaskReport) {
-        let Some(folder) = folder else {
-            return skipped("the project's folder is not known".to_owned());
-        };
-        let folder = match ProjectFolder::open(folder, self.limits.max_file_bytes) {
-            Ok(folder) => folder,
-            Err(error) => return skipped(error.to_string()),
+        let folder = match folder.filter(|_| task.needs_folder()) {
+            None if task.needs_folder() => {
+                return skipped("the project's folder is not known".to_owned());
+            }
+            None => None,
+            Some(root) => match ProjectFolder::open(root, self.limits.max_file_bytes) {
+                Ok(folder) => Some(folder),
+                Err(error) => return skipped(error.to_string()),
+            },
         };
         let domain = task.domain(project);
         let keep_lease = || self.take_lease(&domain);
         let ctx = TaskContext {
             store: self.store,
             project,
-            folder: &folder,
+            folder: folder.as_ref(),
+            settings: self.settings,
             model: self.model,
             clock: self.clock,
             keep_lease: &keep_lease,
@@ -165,12 +200,10 @@ impl Runner<'_> {
         let result = match task {
             Task::VerifyMemories => verify_memories(&ctx),
             Task::ConsolidateMemories => consolidate_memories(&ctx),
-            Task::ArchiveStaleMemories
-            | Task::RewriteVerboseMemories
-            | Task::MaintainDocs
-            | Task::EvaluateSmartNotes
-            | Task::PromoteUserProfile
-            | Task::PinKeyFiles => {
+            Task::ArchiveStaleMemories => archive_stale_memories(&ctx),
+            Task::PromoteUserProfile => promote_user_profile(&ctx),
+            Task::EvaluateSmartNotes => evaluate_smart_notes(&ctx),
+            Task::RewriteVerboseMemories | Task::MaintainDocs | Task::PinKeyFiles => {
                 return skipped(format!("{} is not available in this version", task.name()));
             }
         };

@@ -15,7 +15,7 @@ use mc_store::Store;
 use tokio::task::JoinHandle;
 
 use crate::model::DreamerModel;
-use crate::run::{Limits, Runner};
+use crate::run::{Limits, Runner, TaskSettings};
 use crate::scheduler::Scheduler;
 
 /// How often the service looks for due tasks.
@@ -90,6 +90,7 @@ impl Service {
             owner: &self.owner,
             clock: &clock,
             limits: Limits::default(),
+            settings: TaskSettings::of(&self.config),
         };
         match scheduler.tick(&runner, &folders, now_ms) {
             Ok(runs) => {

@@ -5,6 +5,7 @@ use mc_core::ProjectId;
 use mc_core::config::{DreamerSchedules, TaskSchedule};
 
 use crate::error::{DreamerError, Result};
+use crate::promote::PROFILE_DOMAIN;
 
 /// One maintenance task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,7 +42,13 @@ impl Task {
     ];
 
     /// The tasks this build runs; the others are accepted in the configuration and wait.
-    pub const BUILT: [Self; 2] = [Self::ConsolidateMemories, Self::VerifyMemories];
+    pub const BUILT: [Self; 5] = [
+        Self::ConsolidateMemories,
+        Self::VerifyMemories,
+        Self::ArchiveStaleMemories,
+        Self::EvaluateSmartNotes,
+        Self::PromoteUserProfile,
+    ];
 
     /// The task's name, as `dreamer.schedules` and the run records spell it.
     pub const fn name(self) -> &'static str {
@@ -95,9 +102,50 @@ impl Task {
     }
 
     /// The lease it holds while it runs on `project`: every task that changes memories
-    /// shares one domain per project, so two of them never edit the same memories at once.
+    /// shares one domain per project, so two of them never edit the same memories at once;
+    /// smart notes have a domain of their own per project (they touch no memory), and the
+    /// user's profile is one for every project, so its task holds one store-wide lease.
     pub fn domain(self, project: &ProjectId) -> String {
-        format!("memories:{project}")
+        match self {
+            Self::PromoteUserProfile => PROFILE_DOMAIN.to_owned(),
+            Self::EvaluateSmartNotes => format!("notes:{project}"),
+            Self::ConsolidateMemories
+            | Self::VerifyMemories
+            | Self::ArchiveStaleMemories
+            | Self::RewriteVerboseMemories
+            | Self::MaintainDocs
+            | Self::PinKeyFiles => format!("memories:{project}"),
+        }
+    }
+
+    /// Whether the task cannot run without a model: the deterministic ones decide from the
+    /// store alone and run on a project nobody can pay a model for.
+    pub const fn needs_model(self) -> bool {
+        match self {
+            Self::ConsolidateMemories
+            | Self::VerifyMemories
+            | Self::RewriteVerboseMemories
+            | Self::MaintainDocs => true,
+            Self::ArchiveStaleMemories
+            | Self::EvaluateSmartNotes
+            | Self::PromoteUserProfile
+            | Self::PinKeyFiles => false,
+        }
+    }
+
+    /// Whether the task reads the project's folder, so it is skipped when the folder is
+    /// not known or gone.
+    pub const fn needs_folder(self) -> bool {
+        match self {
+            Self::VerifyMemories
+            | Self::MaintainDocs
+            | Self::EvaluateSmartNotes
+            | Self::PinKeyFiles => true,
+            Self::ConsolidateMemories
+            | Self::ArchiveStaleMemories
+            | Self::RewriteVerboseMemories
+            | Self::PromoteUserProfile => false,
+        }
     }
 }
 
@@ -126,7 +174,7 @@ mod tests {
         let unbuilt = Task::MaintainDocs.built().unwrap_err().to_string();
         assert_eq!(
             unbuilt,
-            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories"
+            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, evaluate_smart_notes, promote_user_profile"
         );
     }
 
@@ -138,5 +186,11 @@ mod tests {
             Task::ConsolidateMemories.domain(&project)
         );
         assert_eq!(Task::VerifyMemories.domain(&project), "memories:git:abc");
+        let other = ProjectId::new("git:def").unwrap();
+        assert_eq!(
+            Task::PromoteUserProfile.domain(&project),
+            Task::PromoteUserProfile.domain(&other),
+            "the profile is the user's, one for every project"
+        );
     }
 }

@@ -17,7 +17,7 @@ use mc_store::{MemoryStatus, StoreError, WriteTx};
 use crate::batches::{TaskContext, ask_batch, batch_max_tokens, judge_in_batches};
 use crate::error::Result;
 use crate::project_index::ProjectIndex;
-use crate::report::TaskReport;
+use crate::report::{Failure, TaskReport};
 use crate::suspicion::candidate_of;
 use crate::task::Task;
 use crate::unchanged::is_unchanged;
@@ -31,7 +31,14 @@ pub fn verify_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     let memories = ctx
         .store
         .read(|tx| tx.memories(ctx.project, &[MemoryStatus::Active]))?;
-    let index = ProjectIndex::load(ctx.folder)?;
+    let Some(folder) = ctx.folder else {
+        let failure = Failure::new("project_folder", "the project's folder was not opened");
+        return Ok(TaskReport {
+            failure: Some(failure),
+            ..TaskReport::default()
+        });
+    };
+    let index = ProjectIndex::load(folder)?;
     let candidates: Vec<Candidate> = memories
         .iter()
         .filter_map(|memory| candidate_of(memory, &index))

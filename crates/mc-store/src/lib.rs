@@ -65,6 +65,7 @@ mod historian_rows;
 mod location;
 mod memories;
 mod memory_rows;
+mod memory_use;
 mod messages;
 mod migrations;
 mod notes;
@@ -104,6 +105,7 @@ pub use memory_rows::{
     Added, MemoryAction, MemoryEdit, MemoryLogEntry, MemoryRecord, MemorySource, MemoryStatus,
     NewMemory, StoredMemory,
 };
+pub use memory_use::{MemoryUse, UsedMemory};
 pub use messages::{ChainMatch, LogEnd, StoredMessage};
 pub use migrations::SCHEMA_VERSION;
 pub use notes::{NewNote, NoteHit, NoteOwner, NoteStatus, StoredNote};

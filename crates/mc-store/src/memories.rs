@@ -159,6 +159,7 @@ impl WriteTx<'_> {
                 .prepare_cached("UPDATE memories SET seen_count = seen_count + 1 WHERE id = ?1")
                 .and_then(|mut statement| statement.execute([id]))
                 .map_err(StoreError::sqlite("counting a repeated memory"))?;
+            self.note_restated(id, now_ms)?;
             return Ok(Added::Merged(id));
         }
         let record = MemoryRecord {
@@ -380,6 +381,7 @@ impl WriteTx<'_> {
                         statement.execute(rusqlite::params![id, fact.seen_count])
                     })
                     .map_err(StoreError::sqlite("counting a promoted fact"))?;
+                self.note_restated(id, fact.last_ms)?;
                 continue;
             }
             if self.has_archived_key(project, &key)? {

@@ -146,10 +146,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "the client's own prompt and the window on each call",
         sql: include_str!("migrations/0024_client_prompt.sql"),
     },
+    Migration {
+        version: 25,
+        name: "when each memory was last retrieved or restated",
+        sql: include_str!("migrations/0025_memory_use.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 24;
+pub const SCHEMA_VERSION: u32 = 25;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and
@@ -243,6 +248,15 @@ mod tests {
         Connection::open_in_memory().unwrap()
     }
 
+    /// The versions a store at `version` is migrated through.
+    fn versions_after(version: u32) -> Vec<u32> {
+        MIGRATIONS
+            .iter()
+            .map(|migration| migration.version)
+            .filter(|&later| later > version)
+            .collect()
+    }
+
     #[test]
     fn versions_count_up_by_one_to_the_supported_version() {
         let versions: Vec<u32> = MIGRATIONS
@@ -257,10 +271,7 @@ mod tests {
     fn migrating_twice_applies_each_version_once() {
         let mut conn = memory();
         let path = Path::new(":memory:");
-        assert_eq!(
-            migrate(&mut conn, path).unwrap(),
-            (1..=SCHEMA_VERSION).collect::<Vec<_>>()
-        );
+        assert_eq!(migrate(&mut conn, path).unwrap(), versions_after(0));
         assert_eq!(migrate(&mut conn, path).unwrap(), Vec::<u32>::new());
         let rows: Vec<(u32, String)> = conn
             .prepare("SELECT version, name FROM schema_migrations")
@@ -293,10 +304,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(
-            migrate(&mut conn, path).unwrap(),
-            (14..=SCHEMA_VERSION).collect::<Vec<_>>()
-        );
+        assert_eq!(migrate(&mut conn, path).unwrap(), versions_after(13));
         let last_used: i64 = conn
             .query_row(
                 "SELECT last_used_ms FROM hidden_exchanges WHERE anchor = 'a'",
@@ -325,10 +333,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(
-            migrate(&mut conn, path).unwrap(),
-            (16..=SCHEMA_VERSION).collect::<Vec<_>>()
-        );
+        assert_eq!(migrate(&mut conn, path).unwrap(), versions_after(15));
         let accepted: Option<i64> = conn
             .query_row(
                 "SELECT accepted_messages FROM sessions WHERE id = 's'",
@@ -359,7 +364,7 @@ mod tests {
              VALUES (7, 'p', 1, 'added', 1, 'agent', 'agent');",
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![20, 21, 22, 23, 24]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), versions_after(19));
         let kept: (u64, String, Option<String>) = conn
             .query_row("SELECT id, actor, task FROM memory_log", [], |row| {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?))
@@ -398,7 +403,7 @@ mod tests {
             [],
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![22, 23, 24]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), versions_after(21));
         let row: (String, Option<String>) = conn
             .query_row(
                 "SELECT mode, spawned_by FROM sessions WHERE id = 's'",
@@ -431,7 +436,7 @@ mod tests {
              VALUES ('s', 5, 'anthropic', 'claude-sonnet-4-5', 200, 40, 7, 9, 0);",
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn, path).unwrap(), vec![24]);
+        assert_eq!(migrate(&mut conn, path).unwrap(), versions_after(23));
         let row: (u64, u64, Option<u64>, Option<u64>, Option<u64>) = conn
             .query_row(
                 "SELECT uncached_tokens, output_tokens, client_prompt_tokens,
@@ -451,6 +456,53 @@ mod tests {
         assert_eq!(row, (40, 7, None, None, None));
         let negative = conn.execute("UPDATE calls SET client_prompt_tokens = -1", []);
         assert!(negative.is_err());
+    }
+
+    /// A v24 store's memories count as used when use began to be recorded, and a historian
+    /// memory takes the historian's last sighting of its fact as its last restatement.
+    #[test]
+    fn v25_dates_existing_memories_from_the_upgrade_and_the_historians_sightings() {
+        let mut conn = memory();
+        let path = Path::new(":memory:");
+        for migration in MIGRATIONS
+            .iter()
+            .filter(|migration| migration.version <= 24)
+        {
+            assert!(apply(&mut conn, path, migration).unwrap());
+        }
+        conn.execute_batch(
+            "INSERT INTO memories (id, project_id, category, content, content_key, status,
+               seen_count, source, created_ms, updated_ms)
+             VALUES (1, 'p', 'NAMING', 'x', 'x', 'active', 1, 'historian', 1, 1),
+                    (2, 'p', 'NAMING', 'y', 'y', 'active', 1, 'agent', 1, 1);
+             INSERT INTO historian_facts (scope, fact_key, category, content, seen_count,
+               first_session, first_ms, last_ms)
+             VALUES ('project:p', 'x', 'NAMING', 'x', 2, 's', 1, 40),
+                    ('project:q', 'y', 'NAMING', 'y', 2, 's', 1, 50);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn, path).unwrap(), versions_after(24));
+        let rows: Vec<(i64, Option<i64>, Option<i64>, i64)> = conn
+            .prepare(
+                "SELECT retrievals, last_retrieved_ms, last_restated_ms, use_recorded_from_ms
+                 FROM memories ORDER BY id",
+            )
+            .unwrap()
+            .query_map([], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            rows.iter()
+                .map(|row| (row.0, row.1, row.2))
+                .collect::<Vec<_>>(),
+            [(0, None, Some(40)), (0, None, None)],
+            "another project's sighting is not this one's"
+        );
+        let year_2025_ms = 1_735_689_600_000;
+        assert!(rows.iter().all(|row| row.3 > year_2025_ms), "{rows:?}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Agent notes (schema v11): what `ctx_note` writes.
 //!
 //! A session note belongs to one session; a smart note belongs to a project and waits as
-//! `pending` until the dreamer decides when its condition holds. Reads and changes take the
+//! `pending` until the dreamer finds its condition holds and surfaces it (`active`). Reads and changes take the
 //! owner they act for (session and project), and a note of another owner is reported as not
 //! found: one store serves every project on the machine.
 
@@ -160,6 +160,23 @@ impl ReadTx<'_> {
             .map_err(StoreError::sqlite(DOING))
     }
 
+    /// The project's smart notes still waiting for their condition, oldest first.
+    pub fn pending_smart_notes(&self, project: &ProjectId) -> Result<Vec<StoredNote>> {
+        const DOING: &str = "reading pending smart notes";
+        let mut statement = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM notes WHERE project_id = ?1 AND status = 'pending'
+                   AND surface_condition IS NOT NULL ORDER BY id"
+            ))
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map([project.as_str()], note_from_row)
+            .map_err(StoreError::sqlite(DOING))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(StoreError::sqlite(DOING))
+    }
+
     /// Note `id` if `owner` may see it (dismissed ones included), else `None`.
     pub fn note(&self, owner: NoteOwner<'_>, id: u64) -> Result<Option<StoredNote>> {
         let note = self
@@ -290,6 +307,31 @@ impl WriteTx<'_> {
             })
             .map_err(StoreError::sqlite("updating a note"))?;
         Ok(true)
+    }
+
+    /// Marks the project's pending smart note `id` as surfaced (`active`), so the head lists
+    /// it at its next rebuild and `ctx_note read` shows it as due. Only while its condition is
+    /// still `condition`, the one that was judged: an agent that rewrote it meanwhile sent it
+    /// back to be judged again. Returns whether the note surfaced.
+    pub fn surface_note(
+        &self,
+        project: &ProjectId,
+        id: u64,
+        condition: &str,
+        now_ms: i64,
+    ) -> Result<bool> {
+        let changed = self
+            .conn()
+            .prepare_cached(
+                "UPDATE notes SET status = 'active', updated_ms = ?4
+                 WHERE id = ?1 AND project_id = ?2 AND status = 'pending'
+                   AND surface_condition = ?3",
+            )
+            .and_then(|mut statement| {
+                statement.execute(rusqlite::params![id, project.as_str(), condition, now_ms])
+            })
+            .map_err(StoreError::sqlite("surfacing a smart note"))?;
+        Ok(changed > 0)
     }
 
     /// Dismisses note `id`; `false` when `owner` has no such note.

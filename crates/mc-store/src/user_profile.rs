@@ -1,8 +1,9 @@
 //! The user's profile: short lines about the person the agent works for, shown in `m[0]`.
 //!
 //! A line comes from a user observation the historian recorded and saw at least a threshold
-//! number of times ([`WriteTx::promote_observations`]; the same observation in two projects
-//! is one line), and is then the user's own: edited or removed with `magic-context profile`.
+//! number of times, sightings in every project counted together
+//! ([`WriteTx::promote_observations`]; the same observation in two projects is one line), and
+//! is then the user's own: edited or removed with `magic-context profile`.
 //! A removed line stays, marked, so the observation it came from is never promoted again.
 
 use rusqlite::{OptionalExtension, Row};
@@ -39,21 +40,35 @@ fn line_from_row(row: &Row<'_>) -> rusqlite::Result<ProfileLine> {
 }
 
 impl WriteTx<'_> {
-    /// Adds to the profile every user observation seen at least `sightings` times that no
-    /// line came from yet; returns how many were added.
-    pub fn promote_observations(&self, sightings: u64, now_ms: i64) -> Result<usize> {
-        self.conn()
-            .prepare_cached(
+    /// Adds to the profile every user observation seen at least `sightings` times in all
+    /// (every project and project-less session counted together: they are sightings of one
+    /// person) that no line came from yet; returns the lines added, oldest observation first.
+    /// Running it again adds nothing, and a removed line is never added back.
+    pub fn promote_observations(&self, sightings: u64, now_ms: i64) -> Result<Vec<ProfileLine>> {
+        const DOING: &str = "promoting user observations to the profile";
+        let mut statement = self
+            .conn()
+            .prepare_cached(&format!(
                 "INSERT INTO user_profile (text, status, observation_key, created_ms, updated_ms)
-                 SELECT text, 'active', observation_key, ?2, ?2 FROM user_observations
-                 WHERE seen_count >= ?1
-                 ORDER BY first_ms, rowid
-                 ON CONFLICT (observation_key) DO NOTHING",
-            )
-            .and_then(|mut statement| statement.execute((sightings.max(1), now_ms)))
-            .map_err(StoreError::sqlite(
-                "promoting user observations to the profile",
+                 SELECT text, 'active', observation_key, ?2, ?2 FROM (
+                     SELECT observation_key, text, MIN(first_ms) AS first_ms,
+                            SUM(seen_count) AS seen
+                     FROM user_observations GROUP BY observation_key
+                 )
+                 WHERE seen >= ?1
+                 ORDER BY first_ms, observation_key
+                 ON CONFLICT (observation_key) DO NOTHING
+                 RETURNING {COLUMNS}"
             ))
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map((sightings.max(1), now_ms), line_from_row)
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut added = rows
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(StoreError::sqlite(DOING))?;
+        added.sort_by_key(|line| line.id);
+        Ok(added)
     }
 
     /// Changes line `id`'s text; `false` when there is no such line.
@@ -128,9 +143,10 @@ mod tests {
             })
             .unwrap();
         let added = store.write(|tx| tx.promote_observations(3, 10)).unwrap();
-        assert_eq!(added, 1);
+        let texts: Vec<&str> = added.iter().map(|line| line.text.as_str()).collect();
+        assert_eq!(texts, ["Prefers short answers."]);
         let again = store.write(|tx| tx.promote_observations(3, 11)).unwrap();
-        assert_eq!(again, 0, "a line is promoted once");
+        assert!(again.is_empty(), "a line is promoted once");
         let lines = store.read(|tx| tx.profile_lines(false)).unwrap();
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].text, "Prefers short answers.");
@@ -156,5 +172,30 @@ mod tests {
             "a removed line is not promoted again"
         );
         assert!(!store.write(|tx| tx.remove_profile_line(999, 16)).unwrap());
+    }
+
+    #[test]
+    fn sightings_in_every_project_count_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store.db")).unwrap();
+        let terse = "Wants terse commit messages.".to_owned();
+        let added = store
+            .write(|tx| {
+                tx.store_observations("project:a", std::slice::from_ref(&terse), 1)?;
+                tx.store_observations("project:b", std::slice::from_ref(&terse), 2)?;
+                let early = tx.promote_observations(3, 3)?;
+                tx.store_observations("session:s", &["wants terse commit messages".to_owned()], 4)?;
+                let third = tx.promote_observations(3, 5)?;
+                Ok((early.len(), third))
+            })
+            .unwrap();
+        assert_eq!(added.0, 0, "two sightings are not three");
+        let texts: Vec<&str> = added.1.iter().map(|line| line.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["Wants terse commit messages."],
+            "the first wording is kept"
+        );
+        assert_eq!(added.1[0].created_ms, 5);
     }
 }

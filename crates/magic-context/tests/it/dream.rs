@@ -34,6 +34,8 @@ fn seeded(mode: &str) -> (Machine, Server, ProjectId) {
     .unwrap();
     let project = mc_proxy::identify_project(&project_dir).unwrap();
     let store = Store::open(machine.path("data").join("context.db")).unwrap();
+    // Stored today, so `archive_stale_memories` has no reason to retire them.
+    let today_ms = now_ms();
     store
         .write(|tx| {
             let folder = std::fs::canonicalize(&project_dir).unwrap();
@@ -45,7 +47,7 @@ fn seeded(mode: &str) -> (Machine, Server, ProjectId) {
                     source: MemorySource::Historian,
                     permanent: false,
                 };
-                tx.add_memory(&project, &memory, 1)?;
+                tx.add_memory(&project, &memory, today_ms)?;
             }
             Ok(())
         })
@@ -65,6 +67,13 @@ fn seeded(mode: &str) -> (Machine, Server, ProjectId) {
     }});
     std::fs::write(file, config.to_string()).unwrap();
     (machine, sim, project)
+}
+
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    i64::try_from(since.as_millis()).unwrap()
 }
 
 fn env(data: &Path) -> [(&'static str, &OsStr); 1] {
@@ -98,9 +107,16 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         .collect();
     assert_eq!(
         tasks,
-        ["consolidate_memories", "verify_memories"],
+        [
+            "consolidate_memories",
+            "verify_memories",
+            "archive_stale_memories",
+            "evaluate_smart_notes",
+            "promote_user_profile"
+        ],
         "{report}"
     );
+    assert_eq!(report["runs"][2]["changes"], 0, "{report}");
     assert_eq!(
         report["runs"][0]["model_calls"], 0,
         "no near-duplicates, no call"
@@ -126,12 +142,13 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         .run(&["dream", "--list", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(listed["runs"][0]["id"], run["id"]);
+    assert_eq!(listed["runs"][0]["task"], "promote_user_profile");
+    assert_eq!(listed["runs"][3]["id"], run["id"], "newest first");
     let status = machine
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(status["dreamer_runs"][0]["id"], run["id"], "{status}");
+    assert_eq!(status["dreamer_runs"][3]["id"], run["id"], "{status}");
     let text = machine
         .run(&["dream", "--list"], &env(&data))
         .success()
@@ -210,6 +227,48 @@ fn an_archived_memory_leaves_m0_at_the_next_natural_fold_and_never_busts_by_itse
 }
 
 #[test]
+fn a_due_smart_note_reaches_m1_at_the_next_natural_rebuild_and_busts_nothing() {
+    let (machine, _sim, project) = seeded("honest");
+    let data = machine.path("data");
+    let store = Store::open(data.join("context.db")).unwrap();
+    store
+        .write(|tx| {
+            let note = mc_store::NewNote {
+                project: Some(&project),
+                session: None,
+                content: "rotate the signing key",
+                surface_condition: Some("on 2026-01-01"),
+            };
+            tx.add_note(&note, 1)
+        })
+        .unwrap();
+    let first = pass(&machine, &project, 3, 0);
+    let m1 = joined_texts(&first.messages[1].parts);
+    assert!(!m1.contains("rotate the signing key"), "pending: {m1}");
+
+    let report = machine
+        .run(
+            &["dream", "--task", "evaluate_smart_notes", "--json"],
+            &env(&data),
+        )
+        .success()
+        .json();
+    assert_eq!(report["runs"][0]["changes"], 1, "{report}");
+    let hit = pass(&machine, &project, 5, 30_000);
+    assert!(
+        !hit.plan.may_mutate,
+        "surfacing busts nothing: {:?}",
+        hit.plan
+    );
+    assert_eq!(hit.messages[1], first.messages[1]);
+
+    let fold = pass(&machine, &project, 7, 10 * 60_000);
+    assert_eq!(fold.plan.kind, PassKind::HardFold, "{:?}", fold.plan);
+    let m1 = joined_texts(&fold.messages[1].parts);
+    assert!(m1.contains("rotate the signing key"), "{m1}");
+}
+
+#[test]
 fn a_garbage_answer_changes_nothing_and_fails_the_exit_code() {
     let (machine, _sim, project) = seeded("garbage");
     let data = machine.path("data");
@@ -232,6 +291,68 @@ fn a_garbage_answer_changes_nothing_and_fails_the_exit_code() {
         unknown.stderr.contains("not available in this version"),
         "{}",
         unknown.stderr
+    );
+}
+
+#[test]
+fn archiving_runs_without_a_model_and_the_tasks_that_need_one_say_so() {
+    let (machine, _sim, project) = seeded("honest");
+    std::fs::write(machine.user_file(), "{}").unwrap();
+    const FORGOTTEN: &str = "The build used make once.";
+    let store = Store::open(machine.path("data").join("context.db")).unwrap();
+    let year_ago_ms = now_ms() - 365 * 24 * 60 * 60 * 1000;
+    store
+        .write(|tx| {
+            let memory = NewMemory {
+                category: MemoryCategory::ProjectRules,
+                content: FORGOTTEN,
+                source: MemorySource::Agent,
+                permanent: false,
+            };
+            tx.add_memory(&project, &memory, year_ago_ms)
+        })
+        .unwrap();
+    let data = machine.path("data");
+    let report = machine
+        .run(&["dream", "--json"], &env(&data))
+        .success()
+        .json();
+    let runs: Vec<(&str, &str, u64)> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            (
+                run["task"].as_str().unwrap(),
+                run["outcome"].as_str().unwrap(),
+                run["changes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("consolidate_memories", "skipped", 0),
+            ("verify_memories", "skipped", 0),
+            ("archive_stale_memories", "done", 1),
+            ("evaluate_smart_notes", "done", 0),
+            ("promote_user_profile", "done", 0),
+        ],
+        "{report}"
+    );
+    assert_eq!(
+        statuses(&machine, &project),
+        [
+            (STALE.to_owned(), MemoryStatus::Active),
+            (TRUE.to_owned(), MemoryStatus::Active),
+            (FORGOTTEN.to_owned(), MemoryStatus::Archived),
+        ]
+    );
+    let named = machine.run(&["dream", "--task", "verify_memories"], &env(&data));
+    assert_eq!(
+        named.code,
+        Some(1),
+        "a task that needs a model says there is none"
     );
 }
 

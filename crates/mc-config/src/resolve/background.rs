@@ -144,6 +144,12 @@ impl Checker {
                 DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS,
                 d.user_profile_promotion_sightings,
             ),
+            archive_after_days: self.count(
+                key(&["dreamer", "archive_after_days"]),
+                raw.archive_after_days,
+                DreamerConfig::ARCHIVE_AFTER_DAYS,
+                d.archive_after_days,
+            ),
             stop_after_identical_failures: self.count(
                 key(&["dreamer", "stop_after_identical_failures"]),
                 raw.stop_after_identical_failures,

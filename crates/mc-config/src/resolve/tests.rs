@@ -176,3 +176,14 @@ fn model_thresholds_prefer_tokens_and_need_one_of_the_two() {
         ]
     );
 }
+
+#[test]
+fn the_archive_age_is_read_in_days_and_a_too_short_one_keeps_the_default() {
+    let (config, issues) = resolve(&raw(json!({"dreamer": {"archive_after_days": 30}})));
+    assert_eq!(config.dreamer.archive_after_days, 30);
+    assert!(issues.is_empty(), "{issues:?}");
+    let (config, issues) = resolve(&raw(json!({"dreamer": {"archive_after_days": 2}})));
+    assert_eq!(config.dreamer.archive_after_days, 90);
+    assert_eq!(issues[0].key.to_string(), "dreamer.archive_after_days");
+    assert_eq!(issues[0].reason, "must be between 7 and 36500 days, got 2");
+}

@@ -17,6 +17,11 @@ pub struct DreamerConfig {
     /// A user observation seen this many times is promoted to the user profile; once is an
     /// anecdote, three times is a habit.
     pub user_profile_promotion_sightings: u32,
+    /// `archive_stale_memories` retires an active memory nothing has used or restated for
+    /// this many days (no search returned it, nobody stated it again, it was not changed).
+    /// 90 days, a season: longer than a feature takes to land or a pause in work lasts, so
+    /// what goes is a fact about code nobody has touched or asked about since.
+    pub archive_after_days: u32,
     /// A task that fails this many times in a row with the same error stops until the next
     /// start, so a broken task does not spend tokens failing all night.
     pub stop_after_identical_failures: u32,
@@ -25,6 +30,9 @@ pub struct DreamerConfig {
 impl DreamerConfig {
     /// Accepted [`Self::user_profile_promotion_sightings`].
     pub const USER_PROFILE_PROMOTION_SIGHTINGS: Bounds = Bounds::count(1, 100, "sightings");
+    /// Accepted [`Self::archive_after_days`]: at least a week, so a holiday never costs the
+    /// project its memory; at most a hundred years (effectively never).
+    pub const ARCHIVE_AFTER_DAYS: Bounds = Bounds::count(7, 36_500, "days");
     /// Accepted [`Self::stop_after_identical_failures`].
     pub const STOP_AFTER_IDENTICAL_FAILURES: Bounds = Bounds::count(1, 100, "failures");
 }
@@ -35,6 +43,7 @@ impl Default for DreamerConfig {
             enabled: true,
             schedules: DreamerSchedules::default(),
             user_profile_promotion_sightings: 3,
+            archive_after_days: 90,
             stop_after_identical_failures: 3,
         }
     }

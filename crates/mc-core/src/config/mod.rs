@@ -119,6 +119,7 @@ mod tests {
         assert_eq!(c.embeddings.dimensions, 384);
         assert_eq!(c.dreamer.user_profile_promotion_sightings, 3);
         assert_eq!(c.dreamer.stop_after_identical_failures, 3);
+        assert_eq!(c.dreamer.archive_after_days, 90);
         assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
         assert_eq!(c.retention.session_days, 90);
         assert!(c.compaction.enabled);
@@ -200,6 +201,10 @@ mod tests {
             (
                 DreamerConfig::USER_PROFILE_PROMOTION_SIGHTINGS,
                 u64::from(c.dreamer.user_profile_promotion_sightings),
+            ),
+            (
+                DreamerConfig::ARCHIVE_AFTER_DAYS,
+                u64::from(c.dreamer.archive_after_days),
             ),
             (
                 DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES,

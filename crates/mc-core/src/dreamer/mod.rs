@@ -1,7 +1,8 @@
 //! The dreamer's pure parts that a model sees (DESIGN §5 "Dreamer"): how a memory under
 //! suspicion and the evidence gathered about it are written into the prompt, the tool the
 //! model must call to judge it, and the reading of that judgement; the same for groups of
-//! memories that may say one thing twice, and the word overlap that finds them.
+//! memories that may say one thing twice, and the word overlap that finds them; and for
+//! smart notes whose condition is written in plain words, with the commits made since.
 //!
 //! They live here rather than in the dreamer's own crate because the simulator reads the
 //! same prompt back to play the dreamer's model, and the simulator sits below the crates
@@ -10,6 +11,7 @@
 
 mod evidence;
 mod merge;
+mod note_check;
 mod overlap;
 mod verdict;
 
@@ -19,6 +21,10 @@ pub use evidence::{
 pub use merge::{
     MERGE_SYSTEM, MERGE_TOOL, Merge, MergeGroup, merge_tool, merge_user_message, parse_merges,
     read_merge_message,
+};
+pub use note_check::{
+    COMMITS_SHOWN, CommitSeen, FILES_SHOWN, NOTES_SYSTEM, NOTES_TOOL, NoteCheck, NoteVerdict,
+    notes_tool, notes_user_message, parse_note_verdicts, read_notes_message,
 };
 pub use overlap::{exact_words, overlap, word_set};
 pub use verdict::{JUDGE_TOOL, Verdict, judge_tool, parse_verdicts};

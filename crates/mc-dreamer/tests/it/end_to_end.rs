@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use mc_core::head::MemoryCategory;
-use mc_dreamer::{Limits, LlmJudge, Runner, Task};
+use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings};
 use mc_llm::{LlmClient, ModelEndpoint, RetryPolicy, Wire};
 use mc_sim::clock::SimClock;
 use mc_sim::script::Script;
@@ -18,7 +18,7 @@ use crate::fixture::{
     store_with_memories, untouched, write_project,
 };
 
-async fn simulator(mode: HistorianMode) -> SimServer {
+pub(crate) async fn simulator(mode: HistorianMode) -> SimServer {
     let script = json!([{ "content": [{ "type": "text", "text": "Scripted answer." }] }]);
     let script = Script::parse(&script.to_string(), "dreamer test").unwrap();
     let config = SimConfig::new(Responder::Script(script))
@@ -30,7 +30,7 @@ async fn simulator(mode: HistorianMode) -> SimServer {
 }
 
 /// One run of `task` on a blocking thread, asking `server` with short timeouts.
-async fn dream_task(
+pub(crate) async fn dream_task(
     server: &SimServer,
     task: Task,
     store: Store,
@@ -62,6 +62,7 @@ async fn dream_task(
             owner: "e2e",
             clock: &clock,
             limits: Limits::default(),
+            settings: TaskSettings::default(),
         };
         let run = runner.run(task, &project(), Some(&root)).unwrap();
         (store, run)

@@ -4,7 +4,10 @@
 //! allowed.
 #![cfg(test)]
 
+mod archive;
 mod end_to_end;
 mod fixture;
 mod folder;
+mod promote;
 mod scheduler;
+mod smart_notes;

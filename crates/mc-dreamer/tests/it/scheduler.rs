@@ -5,8 +5,8 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use mc_core::config::{DreamerConfig, TaskSchedule};
-use mc_dreamer::{BACKOFF_BASE_MS, Limits, Runner, Scheduler, Task};
+use mc_core::config::{DreamerConfig, DreamerSchedules, TaskSchedule};
+use mc_dreamer::{BACKOFF_BASE_MS, Limits, Runner, Scheduler, Task, TaskSettings};
 use mc_llm::LlmError;
 use mc_store::RunOutcome;
 use serde_json::json;
@@ -27,9 +27,21 @@ fn folders(root: &std::path::Path) -> HashMap<mc_core::ProjectId, String> {
 
 /// The default schedules with only `verify_memories` on.
 fn verify_only() -> DreamerConfig {
-    let mut config = DreamerConfig::default();
-    config.schedules.consolidate_memories = TaskSchedule::Off;
-    config
+    let off = TaskSchedule::Off;
+    let schedules = DreamerSchedules {
+        verify_memories: DreamerSchedules::default().verify_memories,
+        consolidate_memories: off.clone(),
+        archive_stale_memories: off.clone(),
+        rewrite_verbose_memories: off.clone(),
+        maintain_docs: off.clone(),
+        evaluate_smart_notes: off.clone(),
+        promote_user_profile: off.clone(),
+        pin_key_files: off,
+    };
+    DreamerConfig {
+        schedules,
+        ..DreamerConfig::default()
+    }
 }
 
 #[test]
@@ -47,6 +59,7 @@ fn a_run_skips_while_another_scheduler_holds_the_lease_and_releases_its_own() {
         owner: "proxy-b",
         clock: &clock,
         limits: Limits::default(),
+        settings: TaskSettings::default(),
     };
 
     store
@@ -123,6 +136,7 @@ fn a_failing_model_never_changes_a_memory() {
             owner: "cli",
             clock: &clock,
             limits: Limits::default(),
+            settings: TaskSettings::default(),
         };
         let run = runner
             .run(Task::VerifyMemories, &project(), Some(dir.path()))
@@ -157,6 +171,7 @@ fn nothing_runs_before_the_cron_time_and_a_rate_limit_backs_off_then_succeeds() 
         owner: "proxy",
         clock: &clock,
         limits: Limits::default(),
+        settings: TaskSettings::default(),
     };
     let mut scheduler = Scheduler::new(&verify_only(), EVENING_MS).unwrap();
     assert_eq!(scheduler.next_due_ms(), Some(NIGHTLY_MS));
@@ -205,6 +220,7 @@ fn identical_failures_stop_the_task_until_restart() {
         owner: "proxy",
         clock: &clock,
         limits: Limits::default(),
+        settings: TaskSettings::default(),
     };
     let mut config = verify_only();
     config.schedules.verify_memories = TaskSchedule::Cron("0 * * * *".into());
@@ -227,7 +243,7 @@ fn identical_failures_stop_the_task_until_restart() {
 }
 
 /// A model with nothing to ask: no session lent credentials and none is configured.
-struct NoModel;
+pub struct NoModel;
 
 impl mc_dreamer::DreamerModel for NoModel {
     fn ask(
@@ -255,6 +271,7 @@ fn a_project_without_a_model_is_skipped_not_failed() {
         owner: "proxy",
         clock: &clock,
         limits: Limits::default(),
+        settings: TaskSettings::default(),
     };
     let run = runner
         .run(Task::VerifyMemories, &project(), Some(dir.path()))
@@ -309,6 +326,7 @@ fn a_memory_edited_while_the_model_thinks_keeps_the_edit() {
         owner: "proxy",
         clock: &clock,
         limits: Limits::default(),
+        settings: TaskSettings::default(),
     };
     let run = runner
         .run(Task::VerifyMemories, &project(), Some(dir.path()))

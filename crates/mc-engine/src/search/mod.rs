@@ -15,6 +15,7 @@ mod hit;
 mod neighbours;
 mod preview;
 mod query_vectors;
+mod retrievals;
 mod vector_index;
 
 use std::collections::HashMap;
@@ -30,6 +31,7 @@ pub use embedding::{
     embedding_settings,
 };
 pub use hit::{HitPlace, SearchHit};
+pub use retrievals::record_retrieved_memories;
 pub use vector_index::VectorIndex;
 
 /// Candidates fetched per source and signal before fusion, at least.

@@ -2,8 +2,8 @@
 //!
 //! A session note is a reminder for the rest of this session (a plan, a deferred check). A
 //! smart note carries a condition ("when the CI config changes") and belongs to the project:
-//! it waits as pending until the dreamer can judge when the condition holds, and the answer
-//! says so, so the model does not expect it to resurface on its own yet.
+//! it waits as pending until the dreamer's `evaluate_smart_notes` finds the condition holds,
+//! and is then listed as due (and in `m[1]` from the next rebuild).
 
 use mc_store::{NewNote, NoteOwner, NoteStatus, StoreError, StoredNote};
 use schemars::JsonSchema;
@@ -140,7 +140,7 @@ fn listing(notes: &[StoredNote]) -> String {
                 note.id, note.content
             )),
             (Some(condition), _) => out.push_str(&format!(
-                "[{}] smart (when: {condition}): {}\n",
+                "[{}] smart, due now (when: {condition}): {}\n",
                 note.id, note.content
             )),
             (None, _) => out.push_str(&format!("[{}] {}\n", note.id, note.content)),

@@ -13,7 +13,8 @@ use serde::Deserialize;
 
 use super::{ToolAnswer, ToolContext, bound_project};
 use crate::search::{
-    DayEnd, HitPlace, MAX_LIMIT, SearchError, SearchHit, SearchRequest, date_bound_ms, search,
+    DayEnd, HitPlace, MAX_LIMIT, SearchError, SearchHit, SearchRequest, date_bound_ms,
+    record_retrieved_memories, search,
 };
 
 pub(super) const NAME: &str = "ctx_search";
@@ -95,7 +96,15 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &SearchArgs) -> ToolAnswer {
         ctx.semantic,
         &FusionWeights::default(),
     ) {
-        Ok(hits) => ToolAnswer::ok(as_text(&hits)),
+        Ok(hits) => {
+            // Use is bookkeeping for maintenance: the agent gets its answer either way.
+            if let Err(error) =
+                record_retrieved_memories(ctx.engine.store(), &request, &hits, ctx.now_ms)
+            {
+                tracing::warn!(%error, "ctx_search: the memories it returned were not recorded as used");
+            }
+            ToolAnswer::ok(as_text(&hits))
+        }
         Err(SearchError::Store(error)) => ToolAnswer::store(&error),
         Err(SearchError::Semantic(reason)) => ToolAnswer::error(format!(
             "semantic search failed ({reason}); try again, or rephrase with the exact words"

@@ -669,3 +669,30 @@ fn a_smart_note_needs_only_the_project() {
     let read = fixture.call("ctx_note", json!({"action": "read"}));
     assert!(read.text.contains("revisit"), "{}", read.text);
 }
+
+#[test]
+fn a_memory_search_returns_is_recorded_as_used_and_one_it_misses_is_not() {
+    let fixture = Fixture::new(1);
+    for content in ["The tokenizer cache lives in memory.", "Ports are even."] {
+        fixture.call(
+            "ctx_memory",
+            json!({"action": "write", "category": "architecture", "content": content}),
+        );
+    }
+    let answer = fixture.call("ctx_search", json!({"query": "tokenizer cache"}));
+    assert!(answer.text.contains("memory 1"), "{}", answer.text);
+    let used = |id| {
+        fixture
+            .engine
+            .store()
+            .read(|tx| tx.memory_with_use(&fixture.project, id))
+            .unwrap()
+            .unwrap()
+            .used
+    };
+    assert_eq!(
+        (used(1).retrievals, used(1).last_retrieved_ms),
+        (1, Some(NOW))
+    );
+    assert_eq!(used(2), mc_store::MemoryUse::default());
+}

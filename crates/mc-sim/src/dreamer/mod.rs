@@ -1,6 +1,7 @@
 //! The simulator playing the dreamer's model: given the user message of a verifying call,
 //! the `judge_memories` input a careful small model would write from the evidence shown;
-//! given a consolidating call's, the merges ([`merge_answer`]).
+//! given a consolidating call's, the merges ([`merge_answer`]); given a smart-note judging
+//! call's, which conditions hold ([`notes_answer`]).
 //!
 //! It judges only from the message, deterministically, so a test or a bench gets the same
 //! verdicts every run: a memory whose named file is gone is archived; one whose stated value
@@ -25,11 +26,13 @@
 //! ```
 
 mod merge;
+mod notes;
 
 use mc_core::dreamer::{Candidate, Evidence, Sighting, read_verify_message};
 use serde_json::{Value, json};
 
 pub use merge::merge_answer;
+pub use notes::notes_answer;
 
 /// The `judge_memories` input for the verifying user message `user_message`, or `None`
 /// when the message is not one.

@@ -1,8 +1,9 @@
 //! Background agents' calls: a request that forces the `record_history` tool (or, on the
 //! Responses wire, asks for structured output in the `record_history` format) is answered by
 //! the simulated historian ([`crate::historian::historian_answer`]), one that forces
-//! `judge_memories` or `merge_memories` by the simulated dreamer
-//! ([`crate::dreamer::dreamer_answer`], [`crate::dreamer::merge_answer`]), instead of
+//! `judge_memories`, `merge_memories` or `judge_notes` by the simulated dreamer
+//! ([`crate::dreamer::dreamer_answer`], [`crate::dreamer::merge_answer`],
+//! [`crate::dreamer::notes_answer`]), instead of
 //! the responder, so a script or a recording plays on undisturbed while the proxy's
 //! background agents run.
 //!
@@ -14,14 +15,14 @@
 use std::fmt;
 use std::str::FromStr;
 
-use mc_core::dreamer::{JUDGE_TOOL, MERGE_TOOL};
+use mc_core::dreamer::{JUDGE_TOOL, MERGE_TOOL, NOTES_TOOL};
 use mc_core::historian::HISTORY_TOOL;
 use mc_core::{Message, Part, Role, joined_texts};
 use serde_json::{Map, Value, json};
 
 use super::error::InvalidHistorianMode;
 use super::reply::Reply;
-use crate::dreamer::{dreamer_answer, merge_answer};
+use crate::dreamer::{dreamer_answer, merge_answer, notes_answer};
 use crate::historian::historian_answer;
 use crate::script::StopReason;
 
@@ -139,6 +140,7 @@ pub(crate) fn plan(
             HISTORY_TOOL => (HISTORY_TOOL, modes.historian, historian_input),
             JUDGE_TOOL => (JUDGE_TOOL, modes.dreamer, dreamer_input),
             MERGE_TOOL => (MERGE_TOOL, modes.dreamer, merge_input),
+            NOTES_TOOL => (NOTES_TOOL, modes.dreamer, notes_input),
             _ => return None,
         };
     let honest = |conversation: &[Message]| {
@@ -175,6 +177,12 @@ fn dreamer_input(message: &str) -> Value {
 /// The dreamer's honest merges: a message that cannot be read gets none.
 fn merge_input(message: &str) -> Value {
     merge_answer(message).unwrap_or_else(|| json!({ "merges": [] }))
+}
+
+/// The dreamer's honest note verdicts: a message that cannot be read gets none, which keeps
+/// every note pending.
+fn notes_input(message: &str) -> Value {
+    notes_answer(message).unwrap_or_else(|| json!({ "notes": [] }))
 }
 
 /// The structured output a request demands: the forced tool's name, or the name of the

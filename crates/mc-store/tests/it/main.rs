@@ -16,6 +16,8 @@ mod ledger;
 #[cfg(test)]
 mod memories;
 #[cfg(test)]
+mod memory_use;
+#[cfg(test)]
 mod messages;
 #[cfg(test)]
 mod nothing_lost;
@@ -29,6 +31,8 @@ mod provisional;
 mod search;
 #[cfg(test)]
 mod sessions;
+#[cfg(test)]
+mod smart_notes;
 #[cfg(test)]
 mod staging;
 #[cfg(test)]

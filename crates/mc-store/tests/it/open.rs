@@ -82,6 +82,10 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (
                 24,
                 "the client's own prompt and the window on each call".to_string()
+            ),
+            (
+                25,
+                "when each memory was last retrieved or restated".to_string()
             )
         ]
     );

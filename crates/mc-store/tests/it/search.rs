@@ -295,7 +295,7 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
         // sessions not gated, v16, compartments without an index, v17, no project folders,
         // v18, no user profile, v19, no dreamer tables, v20, a raw log no prune can delete
         // from, v21, sessions without modes, v22, no carried conversations, v23, calls
-        // without the client's prompt, v24).
+        // without the client's prompt, v24, memories without their use, v25).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE message_search;
@@ -327,6 +327,10 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              ALTER TABLE calls DROP COLUMN client_prompt_tokens;
              ALTER TABLE calls DROP COLUMN client_fixed_tokens;
              ALTER TABLE calls DROP COLUMN window_tokens;
+             ALTER TABLE memories DROP COLUMN retrievals;
+             ALTER TABLE memories DROP COLUMN last_retrieved_ms;
+             ALTER TABLE memories DROP COLUMN last_restated_ms;
+             ALTER TABLE memories DROP COLUMN use_recorded_from_ms;
              CREATE TRIGGER messages_are_append_only_delete BEFORE DELETE ON messages
              BEGIN
                  SELECT RAISE(ABORT, 'the raw message log is append-only');
