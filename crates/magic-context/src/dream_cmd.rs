@@ -39,7 +39,7 @@ use crate::status_viewpoint::Viewpoint;
 #[derive(Debug, Args)]
 pub struct DreamArgs {
     /// Run only this task (consolidate_memories, verify_memories, archive_stale_memories,
-    /// evaluate_smart_notes, promote_user_profile).
+    /// rewrite_verbose_memories, evaluate_smart_notes, promote_user_profile).
     #[arg(long, value_name = "TASK")]
     pub task: Option<String>,
 

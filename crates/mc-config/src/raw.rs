@@ -377,6 +377,10 @@ pub struct RawDreamer {
     /// changed) before `archive_stale_memories` archives it.
     #[schemars(range(min = DreamerConfig::ARCHIVE_AFTER_DAYS.min, max = DreamerConfig::ARCHIVE_AFTER_DAYS.max))]
     pub archive_after_days: Option<u64>,
+    /// Characters over which `rewrite_verbose_memories` asks the model for a shorter text
+    /// of an active memory.
+    #[schemars(range(min = DreamerConfig::REWRITE_OVER_CHARS.min, max = DreamerConfig::REWRITE_OVER_CHARS.max))]
+    pub rewrite_over_chars: Option<u64>,
     /// Stop a task after this many consecutive failures with the same error.
     #[schemars(range(min = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.min, max = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.max))]
     pub stop_after_identical_failures: Option<u64>,

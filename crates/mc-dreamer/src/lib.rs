@@ -21,7 +21,9 @@
 //! `promote_user_profile` adds the user observations seen often enough to the profile.
 //! `evaluate_smart_notes` checks each pending smart note's condition against the project (a
 //! day, a file, a commit message by rule; plain words by the model, shown the commits since
-//! the note) and surfaces the ones that hold.
+//! the note) and surfaces the ones that hold. `rewrite_verbose_memories` asks the model for
+//! a shorter text of each memory over `dreamer.rewrite_over_chars`, and uses one only when it
+//! is shorter and keeps every path, name, value and number the original names.
 //!
 //! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
 //! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
@@ -47,7 +49,6 @@ mod archive;
 mod batches;
 mod consolidate;
 mod error;
-mod mentions;
 mod model;
 mod near_duplicates;
 mod note_condition;
@@ -56,6 +57,8 @@ mod project_folder;
 mod project_index;
 mod promote;
 mod report;
+mod rewrite;
+mod rewrite_rule;
 mod run;
 mod schedule;
 mod scheduler;
@@ -71,7 +74,7 @@ pub use archive::{archive_stale_memories, staleness};
 pub use batches::TaskContext;
 pub use consolidate::{GROUPS_PER_CALL, consolidate_memories};
 pub use error::{DreamerError, Result};
-pub use mentions::{Mention, mentions_of};
+pub use mc_core::dreamer::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use note_condition::{Condition, ProjectNow, holds, parse_condition};
@@ -80,6 +83,8 @@ pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder
 pub use project_index::ProjectIndex;
 pub use promote::{PROFILE_DOMAIN, promote_user_profile};
 pub use report::{Failure, TaskReport};
+pub use rewrite::{REWRITES_PER_CALL, rewrite_verbose_memories};
+pub use rewrite_rule::{Refusal, check_rewrite};
 pub use run::{Limits, Runner, TaskSettings};
 pub use schedule::Schedule;
 pub use scheduler::Scheduler;

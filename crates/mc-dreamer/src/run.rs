@@ -19,6 +19,7 @@ use crate::model::DreamerModel;
 use crate::project_folder::{DEFAULT_MAX_FILE_BYTES, ProjectFolder};
 use crate::promote::promote_user_profile;
 use crate::report::{Failure, TaskReport};
+use crate::rewrite::rewrite_verbose_memories;
 use crate::smart_notes::evaluate_smart_notes;
 use crate::task::Task;
 use crate::verify::verify_memories;
@@ -52,6 +53,9 @@ pub struct TaskSettings {
     pub archive_after_days: u32,
     /// `promote_user_profile` promotes a user observation seen this many times.
     pub profile_sightings: u32,
+    /// `rewrite_verbose_memories` asks for a shorter text of a memory over this many
+    /// characters.
+    pub rewrite_over_chars: u32,
 }
 
 impl TaskSettings {
@@ -60,6 +64,7 @@ impl TaskSettings {
         Self {
             archive_after_days: config.archive_after_days,
             profile_sightings: config.user_profile_promotion_sightings,
+            rewrite_over_chars: config.rewrite_over_chars,
         }
     }
 }
@@ -203,7 +208,8 @@ impl Runner<'_> {
             Task::ArchiveStaleMemories => archive_stale_memories(&ctx),
             Task::PromoteUserProfile => promote_user_profile(&ctx),
             Task::EvaluateSmartNotes => evaluate_smart_notes(&ctx),
-            Task::RewriteVerboseMemories | Task::MaintainDocs | Task::PinKeyFiles => {
+            Task::RewriteVerboseMemories => rewrite_verbose_memories(&ctx),
+            Task::MaintainDocs | Task::PinKeyFiles => {
                 return skipped(format!("{} is not available in this version", task.name()));
             }
         };

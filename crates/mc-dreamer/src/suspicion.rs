@@ -6,10 +6,9 @@
 //! one with none, or one that names nothing searchable, is left alone without a model call.
 //! Pure over a loaded [`ProjectIndex`].
 
-use mc_core::dreamer::{Candidate, Evidence};
+use mc_core::dreamer::{Candidate, Evidence, Mention, mentions_of};
 use mc_store::StoredMemory;
 
-use crate::mentions::{Mention, mentions_of};
 use crate::project_index::ProjectIndex;
 
 /// Most project lines gathered per named thing.

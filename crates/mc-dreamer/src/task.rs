@@ -42,10 +42,11 @@ impl Task {
     ];
 
     /// The tasks this build runs; the others are accepted in the configuration and wait.
-    pub const BUILT: [Self; 5] = [
+    pub const BUILT: [Self; 6] = [
         Self::ConsolidateMemories,
         Self::VerifyMemories,
         Self::ArchiveStaleMemories,
+        Self::RewriteVerboseMemories,
         Self::EvaluateSmartNotes,
         Self::PromoteUserProfile,
     ];
@@ -174,7 +175,7 @@ mod tests {
         let unbuilt = Task::MaintainDocs.built().unwrap_err().to_string();
         assert_eq!(
             unbuilt,
-            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, evaluate_smart_notes, promote_user_profile"
+            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, rewrite_verbose_memories, evaluate_smart_notes, promote_user_profile"
         );
     }
 

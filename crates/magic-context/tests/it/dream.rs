@@ -111,6 +111,7 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
             "consolidate_memories",
             "verify_memories",
             "archive_stale_memories",
+            "rewrite_verbose_memories",
             "evaluate_smart_notes",
             "promote_user_profile"
         ],
@@ -143,12 +144,12 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         .success()
         .json();
     assert_eq!(listed["runs"][0]["task"], "promote_user_profile");
-    assert_eq!(listed["runs"][3]["id"], run["id"], "newest first");
+    assert_eq!(listed["runs"][4]["id"], run["id"], "newest first");
     let status = machine
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(status["dreamer_runs"][3]["id"], run["id"], "{status}");
+    assert_eq!(status["dreamer_runs"][4]["id"], run["id"], "{status}");
     let text = machine
         .run(&["dream", "--list"], &env(&data))
         .success()
@@ -335,6 +336,7 @@ fn archiving_runs_without_a_model_and_the_tasks_that_need_one_say_so() {
             ("consolidate_memories", "skipped", 0),
             ("verify_memories", "skipped", 0),
             ("archive_stale_memories", "done", 1),
+            ("rewrite_verbose_memories", "skipped", 0),
             ("evaluate_smart_notes", "done", 0),
             ("promote_user_profile", "done", 0),
         ],

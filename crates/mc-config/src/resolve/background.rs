@@ -150,6 +150,12 @@ impl Checker {
                 DreamerConfig::ARCHIVE_AFTER_DAYS,
                 d.archive_after_days,
             ),
+            rewrite_over_chars: self.count(
+                key(&["dreamer", "rewrite_over_chars"]),
+                raw.rewrite_over_chars,
+                DreamerConfig::REWRITE_OVER_CHARS,
+                d.rewrite_over_chars,
+            ),
             stop_after_identical_failures: self.count(
                 key(&["dreamer", "stop_after_identical_failures"]),
                 raw.stop_after_identical_failures,

@@ -187,3 +187,17 @@ fn the_archive_age_is_read_in_days_and_a_too_short_one_keeps_the_default() {
     assert_eq!(issues[0].key.to_string(), "dreamer.archive_after_days");
     assert_eq!(issues[0].reason, "must be between 7 and 36500 days, got 2");
 }
+
+#[test]
+fn the_rewrite_budget_is_read_in_characters_and_a_too_small_one_keeps_the_default() {
+    let (config, issues) = resolve(&raw(json!({"dreamer": {"rewrite_over_chars": 600}})));
+    assert_eq!(config.dreamer.rewrite_over_chars, 600);
+    assert!(issues.is_empty(), "{issues:?}");
+    let (config, issues) = resolve(&raw(json!({"dreamer": {"rewrite_over_chars": 20}})));
+    assert_eq!(config.dreamer.rewrite_over_chars, 400);
+    assert_eq!(issues[0].key.to_string(), "dreamer.rewrite_over_chars");
+    assert_eq!(
+        issues[0].reason,
+        "must be between 100 and 10000 characters, got 20"
+    );
+}

@@ -22,6 +22,11 @@ pub struct DreamerConfig {
     /// 90 days, a season: longer than a feature takes to land or a pause in work lasts, so
     /// what goes is a fact about code nobody has touched or asked about since.
     pub archive_after_days: u32,
+    /// `rewrite_verbose_memories` asks for a shorter text of an active memory longer than
+    /// this many characters. 400 characters, about 100 tokens: room for a rule with its
+    /// reason, a path and a value or two; a memory past it is paid for in every session's
+    /// `m[0]` on every call, so a terser one is worth a nightly model call.
+    pub rewrite_over_chars: u32,
     /// A task that fails this many times in a row with the same error stops until the next
     /// start, so a broken task does not spend tokens failing all night.
     pub stop_after_identical_failures: u32,
@@ -33,6 +38,9 @@ impl DreamerConfig {
     /// Accepted [`Self::archive_after_days`]: at least a week, so a holiday never costs the
     /// project its memory; at most a hundred years (effectively never).
     pub const ARCHIVE_AFTER_DAYS: Bounds = Bounds::count(7, 36_500, "days");
+    /// Accepted [`Self::rewrite_over_chars`]: under 100 characters a rewrite has nothing to
+    /// gain; over 10,000 no memory would ever be rewritten.
+    pub const REWRITE_OVER_CHARS: Bounds = Bounds::count(100, 10_000, "characters");
     /// Accepted [`Self::stop_after_identical_failures`].
     pub const STOP_AFTER_IDENTICAL_FAILURES: Bounds = Bounds::count(1, 100, "failures");
 }
@@ -44,6 +52,7 @@ impl Default for DreamerConfig {
             schedules: DreamerSchedules::default(),
             user_profile_promotion_sightings: 3,
             archive_after_days: 90,
+            rewrite_over_chars: 400,
             stop_after_identical_failures: 3,
         }
     }

@@ -120,6 +120,7 @@ mod tests {
         assert_eq!(c.dreamer.user_profile_promotion_sightings, 3);
         assert_eq!(c.dreamer.stop_after_identical_failures, 3);
         assert_eq!(c.dreamer.archive_after_days, 90);
+        assert_eq!(c.dreamer.rewrite_over_chars, 400);
         assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
         assert_eq!(c.retention.session_days, 90);
         assert!(c.compaction.enabled);
@@ -205,6 +206,10 @@ mod tests {
             (
                 DreamerConfig::ARCHIVE_AFTER_DAYS,
                 u64::from(c.dreamer.archive_after_days),
+            ),
+            (
+                DreamerConfig::REWRITE_OVER_CHARS,
+                u64::from(c.dreamer.rewrite_over_chars),
             ),
             (
                 DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES,

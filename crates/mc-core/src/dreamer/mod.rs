@@ -2,7 +2,9 @@
 //! suspicion and the evidence gathered about it are written into the prompt, the tool the
 //! model must call to judge it, and the reading of that judgement; the same for groups of
 //! memories that may say one thing twice, and the word overlap that finds them; and for
-//! smart notes whose condition is written in plain words, with the commits made since.
+//! smart notes whose condition is written in plain words, with the commits made since; and
+//! for memories over their length budget, with the paths, names and values a memory names
+//! ([`mentions_of`]), which a shorter rewrite must keep.
 //!
 //! They live here rather than in the dreamer's own crate because the simulator reads the
 //! same prompt back to play the dreamer's model, and the simulator sits below the crates
@@ -10,14 +12,17 @@
 //! writing the verdicts to the store happen above the store.
 
 mod evidence;
+mod mentions;
 mod merge;
 mod note_check;
 mod overlap;
+mod rewrite;
 mod verdict;
 
 pub use evidence::{
     Candidate, Evidence, Sighting, VERIFY_SYSTEM, read_verify_message, verify_user_message,
 };
+pub use mentions::{Mention, mentions_of};
 pub use merge::{
     MERGE_SYSTEM, MERGE_TOOL, Merge, MergeGroup, merge_tool, merge_user_message, parse_merges,
     read_merge_message,
@@ -27,4 +32,8 @@ pub use note_check::{
     notes_tool, notes_user_message, parse_note_verdicts, read_notes_message,
 };
 pub use overlap::{exact_words, overlap, word_set};
+pub use rewrite::{
+    REWRITE_SYSTEM, REWRITE_TOOL, Rewrite, VerboseMemory, parse_rewrites, read_rewrite_message,
+    rewrite_tool, rewrite_user_message,
+};
 pub use verdict::{JUDGE_TOOL, Verdict, judge_tool, parse_verdicts};

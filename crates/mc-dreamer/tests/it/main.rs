@@ -9,5 +9,6 @@ mod end_to_end;
 mod fixture;
 mod folder;
 mod promote;
+mod rewrite;
 mod scheduler;
 mod smart_notes;

@@ -1,7 +1,8 @@
 //! The simulator playing the dreamer's model: given the user message of a verifying call,
 //! the `judge_memories` input a careful small model would write from the evidence shown;
 //! given a consolidating call's, the merges ([`merge_answer`]); given a smart-note judging
-//! call's, which conditions hold ([`notes_answer`]).
+//! call's, which conditions hold ([`notes_answer`]); given a rewriting call's, shorter texts
+//! of its verbose memories ([`rewrite_answer`]).
 //!
 //! It judges only from the message, deterministically, so a test or a bench gets the same
 //! verdicts every run: a memory whose named file is gone is archived; one whose stated value
@@ -27,12 +28,14 @@
 
 mod merge;
 mod notes;
+mod rewrite;
 
 use mc_core::dreamer::{Candidate, Evidence, Sighting, read_verify_message};
 use serde_json::{Value, json};
 
 pub use merge::merge_answer;
 pub use notes::notes_answer;
+pub use rewrite::rewrite_answer;
 
 /// The `judge_memories` input for the verifying user message `user_message`, or `None`
 /// when the message is not one.

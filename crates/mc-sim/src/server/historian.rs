@@ -1,9 +1,9 @@
 //! Background agents' calls: a request that forces the `record_history` tool (or, on the
 //! Responses wire, asks for structured output in the `record_history` format) is answered by
 //! the simulated historian ([`crate::historian::historian_answer`]), one that forces
-//! `judge_memories`, `merge_memories` or `judge_notes` by the simulated dreamer
-//! ([`crate::dreamer::dreamer_answer`], [`crate::dreamer::merge_answer`],
-//! [`crate::dreamer::notes_answer`]), instead of
+//! `judge_memories`, `merge_memories`, `judge_notes` or `rewrite_memories` by the simulated
+//! dreamer ([`crate::dreamer::dreamer_answer`], [`crate::dreamer::merge_answer`],
+//! [`crate::dreamer::notes_answer`], [`crate::dreamer::rewrite_answer`]), instead of
 //! the responder, so a script or a recording plays on undisturbed while the proxy's
 //! background agents run.
 //!
@@ -15,14 +15,14 @@
 use std::fmt;
 use std::str::FromStr;
 
-use mc_core::dreamer::{JUDGE_TOOL, MERGE_TOOL, NOTES_TOOL};
+use mc_core::dreamer::{JUDGE_TOOL, MERGE_TOOL, NOTES_TOOL, REWRITE_TOOL};
 use mc_core::historian::HISTORY_TOOL;
 use mc_core::{Message, Part, Role, joined_texts};
 use serde_json::{Map, Value, json};
 
 use super::error::InvalidHistorianMode;
 use super::reply::Reply;
-use crate::dreamer::{dreamer_answer, merge_answer, notes_answer};
+use crate::dreamer::{dreamer_answer, merge_answer, notes_answer, rewrite_answer};
 use crate::historian::historian_answer;
 use crate::script::StopReason;
 
@@ -119,7 +119,7 @@ pub(crate) enum Demand {
 pub(crate) struct BackgroundModes {
     /// Calls forcing `record_history`.
     pub(crate) historian: HistorianMode,
-    /// Calls forcing `judge_memories`.
+    /// Calls forcing one of the dreamer's tools.
     pub(crate) dreamer: HistorianMode,
 }
 
@@ -141,6 +141,7 @@ pub(crate) fn plan(
             JUDGE_TOOL => (JUDGE_TOOL, modes.dreamer, dreamer_input),
             MERGE_TOOL => (MERGE_TOOL, modes.dreamer, merge_input),
             NOTES_TOOL => (NOTES_TOOL, modes.dreamer, notes_input),
+            REWRITE_TOOL => (REWRITE_TOOL, modes.dreamer, rewrite_input),
             _ => return None,
         };
     let honest = |conversation: &[Message]| {
@@ -183,6 +184,12 @@ fn merge_input(message: &str) -> Value {
 /// every note pending.
 fn notes_input(message: &str) -> Value {
     notes_answer(message).unwrap_or_else(|| json!({ "notes": [] }))
+}
+
+/// The dreamer's honest rewrites: a message that cannot be read gets none, which leaves
+/// every memory as it was.
+fn rewrite_input(message: &str) -> Value {
+    rewrite_answer(message).unwrap_or_else(|| json!({ "rewrites": [] }))
 }
 
 /// The structured output a request demands: the forced tool's name, or the name of the
