@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::model::DreamerModel;
 use crate::project_folder::ProjectFolder;
 use crate::report::{Failure, TaskReport};
-use crate::run::TaskSettings;
+use crate::task_settings::TaskSettings;
 
 /// What a task runs with.
 pub struct TaskContext<'a> {

@@ -8,7 +8,6 @@
 use std::path::Path;
 
 use mc_core::ProjectId;
-use mc_core::config::DreamerConfig;
 use mc_store::{DreamerRun, RunOutcome, Store};
 
 use crate::archive::archive_stale_memories;
@@ -22,6 +21,7 @@ use crate::report::{Failure, TaskReport};
 use crate::rewrite::rewrite_verbose_memories;
 use crate::smart_notes::evaluate_smart_notes;
 use crate::task::Task;
+use crate::task_settings::TaskSettings;
 use crate::verify::verify_memories;
 
 /// The bounds of one run.
@@ -43,35 +43,6 @@ impl Default for Limits {
             run_ms: 15 * 60 * 1000,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
         }
-    }
-}
-
-/// What the tasks are told by the configuration (`dreamer.*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TaskSettings {
-    /// `archive_stale_memories` retires an active memory untouched for this many days.
-    pub archive_after_days: u32,
-    /// `promote_user_profile` promotes a user observation seen this many times.
-    pub profile_sightings: u32,
-    /// `rewrite_verbose_memories` asks for a shorter text of a memory over this many
-    /// characters.
-    pub rewrite_over_chars: u32,
-}
-
-impl TaskSettings {
-    /// The settings `config` gives.
-    pub fn of(config: &DreamerConfig) -> Self {
-        Self {
-            archive_after_days: config.archive_after_days,
-            profile_sightings: config.user_profile_promotion_sightings,
-            rewrite_over_chars: config.rewrite_over_chars,
-        }
-    }
-}
-
-impl Default for TaskSettings {
-    fn default() -> Self {
-        Self::of(&DreamerConfig::default())
     }
 }
 

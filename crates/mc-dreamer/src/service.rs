@@ -15,8 +15,9 @@ use mc_store::Store;
 use tokio::task::JoinHandle;
 
 use crate::model::DreamerModel;
-use crate::run::{Limits, Runner, TaskSettings};
+use crate::run::{Limits, Runner};
 use crate::scheduler::Scheduler;
+use crate::task_settings::TaskSettings;
 
 /// How often the service looks for due tasks.
 const WAKE_EVERY: Duration = Duration::from_secs(60);

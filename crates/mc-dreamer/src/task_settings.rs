@@ -1,0 +1,33 @@
+//! What the configuration tells the tasks (`dreamer.*`), apart from the runner that holds
+//! it, so a task's helpers can read it without depending on the runner.
+
+use mc_core::config::DreamerConfig;
+
+/// What the tasks are told by the configuration (`dreamer.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// `archive_stale_memories` retires an active memory untouched for this many days.
+    pub archive_after_days: u32,
+    /// `promote_user_profile` promotes a user observation seen this many times.
+    pub profile_sightings: u32,
+    /// `rewrite_verbose_memories` asks for a shorter text of a memory over this many
+    /// characters.
+    pub rewrite_over_chars: u32,
+}
+
+impl TaskSettings {
+    /// The settings `config` gives.
+    pub fn of(config: &DreamerConfig) -> Self {
+        Self {
+            archive_after_days: config.archive_after_days,
+            profile_sightings: config.user_profile_promotion_sightings,
+            rewrite_over_chars: config.rewrite_over_chars,
+        }
+    }
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        Self::of(&DreamerConfig::default())
+    }
+}
