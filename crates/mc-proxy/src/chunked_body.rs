@@ -74,12 +74,6 @@ impl ChunkedBody {
         (at < self.len).then(|| self.starts.partition_point(|&start| start <= at) - 1)
     }
 
-    /// The byte at `at`.
-    pub fn byte(&self, at: usize) -> Option<u8> {
-        let index = self.chunk_at(at)?;
-        self.chunks[index].get(at - self.starts[index]).copied()
-    }
-
     /// The bytes of `range` as slices of the chunks holding them (no copy); `None` when
     /// the range is not inside the body.
     pub fn slice(&self, range: Range<usize>) -> Option<Self> {

@@ -30,9 +30,9 @@ proptest! {
         prop_assert_eq!(&body.to_bytes()[..], &bytes[..]);
         prop_assert!(body.chunks().iter().all(|chunk| !chunk.is_empty()));
         for (at, byte) in bytes.iter().enumerate() {
-            prop_assert_eq!(body.byte(at), Some(*byte));
+            prop_assert_eq!(&body.get(at..at + 1).unwrap()[..], &[*byte][..]);
         }
-        prop_assert_eq!(body.byte(bytes.len()), None);
+        prop_assert!(body.get(bytes.len()..bytes.len() + 1).is_none());
         let (start, end) = (start % (bytes.len() + 1), end % (bytes.len() + 1));
         let range = start.min(end)..start.max(end);
         let slice = body.slice(range.clone()).unwrap();
