@@ -22,6 +22,7 @@ mod part_tokens;
 mod pass;
 mod pass_decide;
 mod pass_end;
+mod pass_request;
 mod provider_reports;
 mod reduce;
 mod rendered_tail;
