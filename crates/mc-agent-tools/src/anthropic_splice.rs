@@ -2,6 +2,7 @@
 //! the system prompt, and every stored exchange put back, encoded; the same bytes on every
 //! request of a session.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use mc_core::ProjectId;
 use mc_engine::tools::Offer;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, MessagesRequest};
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::recent_bodies::KnownStart;
 use serde_json::json;
 
@@ -25,7 +27,7 @@ pub struct Prepared {
     pub head: Arc<MessagesRequest>,
     /// The request with the hidden exchanges spliced in, encoded: what the pass reads
     /// instead of the client's body.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// Where the message list (`[` … `]`) lies in `body`.
     pub list: Range<usize>,
     /// What `body` is known to share with the previous prepared body (the walk's).
@@ -49,8 +51,11 @@ impl Prepared {
         let (before, after) = next.encode_around_messages();
         next.messages = hidden.to_vec();
         let appended = next.encode();
-        let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
-        let list = list_with(prepared, &appended, (before.len(), after.len()));
+        let prepared = self
+            .body
+            .get(self.list.clone())
+            .unwrap_or(Cow::Borrowed(b"[]"));
+        let list = list_with(&prepared, &appended, (before.len(), after.len()));
         Bytes::from(next.encode_with_messages(&list))
     }
 }
@@ -74,7 +79,7 @@ pub fn splice_whole(
     let list = before.len()..body.len().saturating_sub(after.len());
     Ok(Prepared {
         head: Arc::new(request),
-        body,
+        body: body.into(),
         list,
         known: None,
         point,

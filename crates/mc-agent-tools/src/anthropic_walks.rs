@@ -28,6 +28,7 @@ use mc_engine::tools::Offer;
 use mc_store::{ReadTx, StoreError};
 use mc_wire::anthropic::{self, BlockContent, MessageRole, MessagesRequest};
 use mc_wire::anthropic_incremental::{Head, Layout};
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::list_split::{Split, decode_alone};
 use mc_wire::recent_bodies::KnownStart;
 
@@ -72,7 +73,7 @@ pub struct Walk {
     /// The spliced messages as they go upstream, encoded.
     out: Vec<Bytes>,
     /// The body last assembled from `prepared` and `out` (empty once `prepared` changed).
-    assembled: Bytes,
+    assembled: ChunkedBody,
     steps: Vec<Step>,
     found: FoundSplices<Splice>,
     /// The queue's generation when the walk was taken out.
@@ -110,7 +111,7 @@ impl PreparedHead {
 #[derive(Debug)]
 pub struct Walked {
     /// The prepared body.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// Where its message list (`[` … `]`) lies.
     pub list: Range<usize>,
     /// The prepared head, its message list empty.
@@ -143,14 +144,14 @@ impl Located {
 
     /// The client's first message in the neutral model: remembered when the body repeats
     /// it, decoded otherwise.
-    pub fn first_message(&self, body: &[u8]) -> Option<Arc<Message>> {
+    pub fn first_message(&self, body: &ChunkedBody) -> Option<Arc<Message>> {
         if self.shared > 0
             && let Some(walk) = &self.walk
         {
             return Some(Arc::clone(&walk.first));
         }
         let bytes = body.get(self.split.ranges.first()?.clone())?;
-        let wire: anthropic::Message = decode_alone(bytes, serde_json::from_slice)?;
+        let wire: anthropic::Message = decode_alone(&bytes, serde_json::from_slice)?;
         Some(Arc::new(anthropic::into_message(wire)))
     }
 }
@@ -170,7 +171,7 @@ impl RecentWalks {
     }
 
     /// Locates `body`'s messages and head; `None` for a body the full decode must judge.
-    pub fn locate(&self, body: &Bytes) -> Option<Located> {
+    pub fn locate(&self, body: &ChunkedBody) -> Option<Located> {
         let generation = self.queue.generation();
         let (walk, equal) = self.queue.take_longest_prefix(body).unzip();
         if let (Some(found), Some(equal)) = (&walk, equal)
@@ -185,7 +186,8 @@ impl RecentWalks {
                 generation,
             });
         }
-        let split = Split::scan(body)?;
+        let whole = body.get(0..body.len())?;
+        let split = Split::scan(&whole)?;
         let shared = walk
             .as_ref()
             .map_or(0, |walk| walk.layout.shared_messages(body, &split.ranges));
@@ -194,7 +196,7 @@ impl RecentWalks {
             .and_then(|walk| walk.layout.head_matching(body, &split))
         {
             Some(head) => head,
-            None => Arc::new(Head::decode(body, &split, usize::MAX)?),
+            None => Arc::new(Head::decode(&whole, &split, usize::MAX)?),
         };
         Some(Located {
             split,
@@ -211,7 +213,7 @@ impl RecentWalks {
     pub fn walk(
         &self,
         tx: &ReadTx<'_>,
-        body: &Bytes,
+        body: &ChunkedBody,
         mut located: Located,
         start: Start,
         used: &mut Used,
@@ -220,6 +222,7 @@ impl RecentWalks {
         let head = Arc::clone(&located.head);
         let mut walk = resumed_or_new(tx, &mut located, head, start, used)?;
         let known = walk.kept_start();
+        let resumed_out = walk.out.len();
         let resumed = walk.steps.len();
         let (mut point, mut pending) = match walk.steps.last() {
             Some(step) => (step.point.clone(), step.pending.clone()),
@@ -228,7 +231,7 @@ impl RecentWalks {
         for range in located.split.ranges.get(resumed..).unwrap_or_default() {
             let Some(message) = body
                 .get(range.clone())
-                .and_then(|bytes| decode_alone(bytes, serde_json::from_slice))
+                .and_then(|bytes| decode_alone(&bytes, serde_json::from_slice))
             else {
                 return Ok(None);
             };
@@ -249,7 +252,8 @@ impl RecentWalks {
         });
         let prepared = &walk.prepared;
         let messages = walk.out.iter().chain(tail.as_ref());
-        let (body_out, list) = assemble(&prepared.before, messages, &prepared.after);
+        let kept = known.as_ref().map(|known| (known, resumed_out));
+        let (body_out, list) = assemble(&prepared.before, messages, &prepared.after, kept);
         walk.assembled = body_out.clone();
         let walked = Walked {
             body: body_out,
@@ -361,7 +365,7 @@ impl Walk {
 }
 
 impl Remembered for Walk {
-    fn body_and_ranges(&self) -> (&[u8], &[Range<usize>]) {
+    fn body_and_ranges(&self) -> (&ChunkedBody, &[Range<usize>]) {
         (self.layout.body(), self.layout.ranges())
     }
 
@@ -431,7 +435,7 @@ fn resumed_or_new(
         Some(mut walk) if resumable => {
             if !Arc::ptr_eq(&walk.prepared.client, &head) {
                 walk.prepared = Arc::new(PreparedHead::new(head, offer));
-                walk.assembled = Bytes::new();
+                walk.assembled = ChunkedBody::new();
             }
             walk.first = first;
             walk
@@ -442,7 +446,7 @@ fn resumed_or_new(
             first,
             prepared: Arc::new(PreparedHead::new(head, offer)),
             out: Vec::new(),
-            assembled: Bytes::new(),
+            assembled: ChunkedBody::new(),
             steps: Vec::new(),
             found: FoundSplices::default(),
             generation,

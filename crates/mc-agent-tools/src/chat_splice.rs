@@ -4,6 +4,7 @@
 //! `tool` message of its own, so our results go right after the answer that made the calls,
 //! before the client's own `tool` messages.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use bytes::Bytes;
 use mc_core::{Message, ProjectId};
 use mc_engine::tools::Offer;
 use mc_store::{ReadTx, StoreError};
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole};
 use mc_wire::recent_bodies::KnownStart;
 use serde_json::json;
@@ -28,7 +30,7 @@ pub struct ChatPrepared {
     pub head: Arc<ChatRequest>,
     /// The request with the guidance and the hidden exchanges spliced in, encoded: what the
     /// pass reads instead of the client's body.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// Where the message list (`[` … `]`) lies in `body`.
     pub list: Range<usize>,
     /// What `body` is known to share with the previous prepared body (the walk's).
@@ -50,8 +52,11 @@ impl ChatPrepared {
         let (before, after) = next.encode_around_messages();
         next.messages = hidden.to_vec();
         let appended = next.encode();
-        let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
-        let list = list_with(prepared, &appended, (before.len(), after.len()));
+        let prepared = self
+            .body
+            .get(self.list.clone())
+            .unwrap_or(Cow::Borrowed(b"[]"));
+        let list = list_with(&prepared, &appended, (before.len(), after.len()));
         Bytes::from(next.encode_with_messages(&list))
     }
 }
@@ -87,7 +92,7 @@ pub fn splice_whole(
     let list = before.len()..body.len().saturating_sub(after.len());
     Ok(ChatPrepared {
         head: Arc::new(request),
-        body,
+        body: body.into(),
         list,
         point: spliced.point,
         project: None,

@@ -1,6 +1,7 @@
 use bytes::Bytes;
 use mc_core::ProjectId;
 use mc_store::Store;
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::openai::ChatContent;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -135,6 +136,7 @@ fn walked(
     project: &Option<ProjectId>,
     body: &Bytes,
 ) -> ListWalked<ChatRequest> {
+    let body = &ChunkedBody::from(body.clone());
     let located = walks.locate(body, offer(true)).unwrap();
     let first = located.first_message(body).unwrap();
     let mut used = Used::at(0);
@@ -168,7 +170,7 @@ proptest! {
         let store = Store::open(dir.path().join("context.db")).unwrap();
         let project = Some(ProjectId::new("p").unwrap());
         let walks = ChatWalks::new(64 << 20);
-        let mut last: Option<Bytes> = None;
+        let mut last: Option<ChunkedBody> = None;
         for (index, turn) in turns.iter().enumerate() {
             let body = client_body(instructions, &turns, index);
             let sends = if turn.retried { 2 } else { 1 };
@@ -176,14 +178,14 @@ proptest! {
             for send in 0..sends {
                 let expected = from_scratch(&store, &project, &body);
                 let walked = walked(&walks, &store, &project, &body);
-                prop_assert_eq!(&walked.body, &expected.body);
+                prop_assert_eq!(walked.body.to_bytes(), expected.body.to_bytes());
                 prop_assert_eq!(&walked.list, &expected.list);
                 prop_assert_eq!(&*walked.head, &*expected.head);
                 prop_assert_eq!(walked.point.anchor(), expected.point.anchor());
                 if let Some(known) = &walked.known {
                     let of = known.of();
-                    prop_assert!(last.as_ref().is_some_and(|last| last.as_ptr() == of.as_ptr()), "vouches for the body walked last");
-                    prop_assert_eq!(&walked.body[..known.shared()], &of[..known.shared()]);
+                    prop_assert!(last.as_ref().is_some_and(|last| last.is_same_as(of)), "vouches for the body walked last");
+                    prop_assert!(walked.body.range_eq(0..known.shared(), of, 0..known.shared()));
                 }
                 last = Some(walked.body.clone());
                 let most = match (index, send) {
@@ -238,17 +240,26 @@ fn a_deleted_exchange_is_not_put_back_from_memory() {
 
     let second = client_body(1, &turns, 1);
     let with = walked(&walks, &store, &project, &second);
-    assert_eq!(with.body, from_scratch(&store, &project, &second).body);
-    assert!(holds(&with.body, "ours_0"), "the exchange went back");
+    assert_eq!(
+        with.body.to_bytes(),
+        from_scratch(&store, &project, &second).body.to_bytes()
+    );
+    assert!(
+        holds(&with.body.to_bytes(), "ours_0"),
+        "the exchange went back"
+    );
 
     store
         .write(|tx| tx.delete_hidden_exchanges_unused_since(1))
         .unwrap();
     let third = client_body(1, &turns, 2);
     let without = walked(&walks, &store, &project, &third);
-    assert_eq!(without.body, from_scratch(&store, &project, &third).body);
+    assert_eq!(
+        without.body.to_bytes(),
+        from_scratch(&store, &project, &third).body.to_bytes()
+    );
     assert!(
-        !holds(&without.body, "ours_0"),
+        !holds(&without.body.to_bytes(), "ours_0"),
         "the deleted exchange stayed out"
     );
 }
@@ -266,8 +277,8 @@ fn a_changed_head_or_instruction_walks_afresh() {
     let more_rules = client_body(2, &turns, 2);
     let walked_rules = walked(&walks, &store, &project, &more_rules);
     assert_eq!(
-        walked_rules.body,
-        from_scratch(&store, &project, &more_rules).body
+        walked_rules.body.to_bytes(),
+        from_scratch(&store, &project, &more_rules).body.to_bytes()
     );
     assert_eq!(walked_rules.walked_entries, 5);
 
@@ -275,8 +286,8 @@ fn a_changed_head_or_instruction_walks_afresh() {
     let other_model = Bytes::from(text.replace("gpt-4.1", "gpt-5"));
     let walked_model = walked(&walks, &store, &project, &other_model);
     assert_eq!(
-        walked_model.body,
-        from_scratch(&store, &project, &other_model).body
+        walked_model.body.to_bytes(),
+        from_scratch(&store, &project, &other_model).body.to_bytes()
     );
     assert_eq!(walked_model.walked_entries, 5);
 }
@@ -299,7 +310,7 @@ fn a_next_round_appends_to_the_prepared_encoding() {
     .before;
     for last in [false, true] {
         let next = prepared.next_round(&hidden, last);
-        let mut expected = ChatRequest::decode(&prepared.body, usize::MAX).unwrap();
+        let mut expected = ChatRequest::decode(&prepared.body.to_bytes(), usize::MAX).unwrap();
         expected.messages.extend(hidden.iter().cloned());
         if last {
             expected
@@ -323,9 +334,21 @@ fn a_follow_up_vouches_for_the_bytes_it_repeats() {
     assert!(first.known.is_none(), "nothing walked before");
     let second = walked(&walks, &store, &project, &client_body(1, &turns, 1));
     let known = second.known.expect("resumed from the first walk");
-    assert_eq!(known.of().as_ptr(), first.body.as_ptr());
-    let repeated = mc_wire::list_split::common_prefix_len(&first.body, &second.body);
+    assert!(known.of().is_same_as(&first.body));
+    let repeated = first.body.common_prefix_len(&second.body, 0);
+    // The start is shared with the first body, not copied: its first chunk is the first
+    // body's buffer.
+    assert_eq!(
+        second.body.chunks()[0].as_ptr(),
+        first.body.chunks()[0].as_ptr()
+    );
     assert!(known.shared() <= repeated);
     // Up to the separator after the last kept entry: only the list's close differs.
-    assert_eq!(first.body[known.shared()], b']');
+    assert_eq!(
+        first
+            .body
+            .get(known.shared()..known.shared() + 1)
+            .as_deref(),
+        Some(&b"]"[..])
+    );
 }

@@ -24,6 +24,7 @@ use crate::walk_steps::{
     FoundSplices, Progress, Remembered, StepMark, WalkQueue, assemble, kept_start, resume,
 };
 use mc_engine::tools::Offer;
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::list_split::Split;
 use mc_wire::recent_bodies::KnownStart;
 
@@ -116,7 +117,7 @@ impl<R> ListHead<R> {
 /// A client body's walk: where its entries lie, and the state after each message.
 #[derive(Debug)]
 pub struct ListWalk<W: ListWire> {
-    body: Bytes,
+    body: ChunkedBody,
     split: Split,
     head: Arc<ListHead<W::Request>>,
     project: Option<ProjectId>,
@@ -125,7 +126,7 @@ pub struct ListWalk<W: ListWire> {
     /// The spliced conversation as it goes upstream, encoded entry by entry.
     pub out: Vec<Bytes>,
     /// The body last assembled from `head` and `out`.
-    prepared: Bytes,
+    prepared: ChunkedBody,
     /// The state after each client message walked.
     pub steps: Vec<W::Step>,
     /// The exchanges the walk put back, and the anchors it looked up in vain.
@@ -169,7 +170,7 @@ impl<W: ListWire> ListWalk<W> {
 }
 
 impl<W: ListWire> Remembered for ListWalk<W> {
-    fn body_and_ranges(&self) -> (&[u8], &[Range<usize>]) {
+    fn body_and_ranges(&self) -> (&ChunkedBody, &[Range<usize>]) {
         (&self.body, &self.split.ranges)
     }
 
@@ -208,7 +209,7 @@ impl<W: ListWire> ListLocated<W> {
 
     /// The client's first message after its instructions, in the neutral model: remembered
     /// when the body keeps it as it was, decoded otherwise.
-    pub fn first_message(&self, body: &[u8]) -> Option<Arc<Message>> {
+    pub fn first_message(&self, body: &ChunkedBody) -> Option<Arc<Message>> {
         let at = self.head.instructions;
         if let Some(walk) = &self.walk
             && let (Some(first), Some(step)) = (&walk.first, walk.steps.first())
@@ -220,7 +221,8 @@ impl<W: ListWire> ListLocated<W> {
         let entries = match &self.entries {
             Some(entries) => entries.get(at..)?,
             None => {
-                decoded = W::first_entries(body, self.split.ranges.get(at..)?)?;
+                let whole = body.get(0..body.len())?;
+                decoded = W::first_entries(&whole, self.split.ranges.get(at..)?)?;
                 &decoded
             }
         };
@@ -231,7 +233,7 @@ impl<W: ListWire> ListLocated<W> {
 /// What a walk gives the request.
 pub struct ListWalked<R> {
     /// The prepared body: our tools, the guidance and the exchanges put back, encoded.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// Where the list lies in `body`.
     pub list: Range<usize>,
     /// The prepared request, its list empty.
@@ -262,7 +264,7 @@ impl<W: ListWire> ListWalks<W> {
     /// Locates `body`'s entries and head against the remembered walks, or decodes it whole
     /// and prepares its head with what `offer` adds; `None` for a body the whole
     /// preparation must judge.
-    pub fn locate(&self, body: &Bytes, offer: Offer) -> Option<ListLocated<W>> {
+    pub fn locate(&self, body: &ChunkedBody, offer: Offer) -> Option<ListLocated<W>> {
         let generation = self.queue.generation();
         if let Some((walk, equal)) = self.queue.take_longest_prefix(body)
             && let Some((split, shared)) =
@@ -279,8 +281,9 @@ impl<W: ListWire> ListWalks<W> {
                 generation,
             });
         }
-        let split = W::scan(body)?;
-        let (request, entries) = W::decode(body)?;
+        let whole = body.get(0..body.len())?;
+        let split = W::scan(&whole)?;
+        let (request, entries) = W::decode(&whole)?;
         if split.ranges.len() != entries.len() {
             return None;
         }
@@ -302,7 +305,7 @@ impl<W: ListWire> ListWalks<W> {
     pub fn walk(
         &self,
         tx: &ReadTx<'_>,
-        body: &Bytes,
+        body: &ChunkedBody,
         located: ListLocated<W>,
         project: Option<ProjectId>,
         first: Arc<Message>,
@@ -322,18 +325,19 @@ impl<W: ListWire> ListWalks<W> {
             Some(Ok(Some(walk))) => walk,
             Some(Err(error)) => return Err(error),
             Some(Ok(None)) | None => ListWalk {
-                body: Bytes::new(),
+                body: ChunkedBody::new(),
                 split: split.clone(),
                 head: Arc::clone(&head),
                 project: project.clone(),
                 first: None,
                 out: Vec::new(),
-                prepared: Bytes::new(),
+                prepared: ChunkedBody::new(),
                 steps: Vec::new(),
                 found: FoundSplices::default(),
             },
         };
         let known = walk.kept_start();
+        let kept_encodings = head.leading.len() + walk.out.len();
         let (mut point, walked) = match walk.steps.last() {
             Some(step) => (W::point(step).clone(), W::walked(&walk.steps)),
             None => (Point::start(W::WIRE, project), 0),
@@ -345,7 +349,7 @@ impl<W: ListWire> ListWalks<W> {
                 let ranges = split.ranges.get(start..).unwrap_or_default();
                 let decoded = ranges
                     .iter()
-                    .map(|range| W::decode_entry(body.get(range.clone())?));
+                    .map(|range| W::decode_entry(&body.get(range.clone())?));
                 match decoded.collect::<Option<Vec<_>>>() {
                     Some(entries) => entries,
                     None => return Ok(None),
@@ -357,7 +361,8 @@ impl<W: ListWire> ListWalks<W> {
             return Ok(None);
         }
         let leading = head.leading.iter().chain(&walk.out);
-        let (body_out, list) = assemble(&head.before, leading, &head.after);
+        let kept = known.as_ref().map(|known| (known, kept_encodings));
+        let (body_out, list) = assemble(&head.before, leading, &head.after, kept);
         walk.prepared = body_out.clone();
         let walked = ListWalked {
             body: body_out,

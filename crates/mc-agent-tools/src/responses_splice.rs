@@ -3,6 +3,7 @@
 //! every request. The hidden rounds go before the run of items the client got as the
 //! answer, and our results right after it, before the client's own outputs.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use bytes::Bytes;
 use mc_core::ProjectId;
 use mc_engine::tools::Offer;
 use mc_store::{ReadTx, StoreError};
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::recent_bodies::KnownStart;
 use mc_wire::responses::{Content, Input, Item, MessageItem, MessageRole, ResponsesRequest};
 use serde_json::json;
@@ -29,7 +31,7 @@ pub struct ResponsesPrepared {
     pub head: Arc<ResponsesRequest>,
     /// The request with the guidance and the hidden exchanges spliced in, encoded: what the
     /// pass reads instead of the client's body.
-    pub body: Bytes,
+    pub body: ChunkedBody,
     /// Where the item list (`[` … `]`) lies in `body`.
     pub list: Range<usize>,
     /// What `body` is known to share with the previous prepared body (the walk's).
@@ -51,8 +53,11 @@ impl ResponsesPrepared {
         let (before, after) = next.encode_around_input();
         next.input = Some(Input::Items(hidden.to_vec()));
         let appended = next.encode();
-        let prepared = self.body.get(self.list.clone()).unwrap_or(b"[]");
-        let list = list_with(prepared, &appended, (before.len(), after.len()));
+        let prepared = self
+            .body
+            .get(self.list.clone())
+            .unwrap_or(Cow::Borrowed(b"[]"));
+        let list = list_with(&prepared, &appended, (before.len(), after.len()));
         let mut body = before;
         body.extend_from_slice(&list);
         body.extend_from_slice(&after);
@@ -91,7 +96,7 @@ pub fn splice_whole(
     let list = before.len()..body.len().saturating_sub(after.len());
     Ok(ResponsesPrepared {
         head: Arc::new(request),
-        body,
+        body: body.into(),
         list,
         point,
         project: None,

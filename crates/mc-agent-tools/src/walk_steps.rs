@@ -15,12 +15,13 @@ use mc_store::{ReadTx, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::recent_bodies::{KnownStart, remember_within, take_longest_prefix};
 
 /// A remembered walk, as its queue sees it.
 pub trait Remembered {
     /// The client body it walked, and where each of its messages lies.
-    fn body_and_ranges(&self) -> (&[u8], &[Range<usize>]);
+    fn body_and_ranges(&self) -> (&ChunkedBody, &[Range<usize>]);
     /// What it holds.
     fn held_bytes(&self) -> usize;
     /// Whether it looked `anchor` up where nothing was put back.
@@ -53,7 +54,7 @@ impl<W: Remembered> WalkQueue<W> {
 
     /// Takes out the walk whose body `body` repeats through the most whole messages, with
     /// the bytes the two share ([`take_longest_prefix`]).
-    pub fn take_longest_prefix(&self, body: &[u8]) -> Option<(W, usize)> {
+    pub fn take_longest_prefix(&self, body: &ChunkedBody) -> Option<(W, usize)> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         take_longest_prefix(&mut recent, body, None, |(walk, _)| walk.body_and_ranges())
             .map(|((walk, _), equal)| (walk, equal))
@@ -200,26 +201,59 @@ pub fn resume<S: PartialEq + DeserializeOwned, T: StepMark>(
 
 /// A prepared body: `before`, the list of `messages` (each encoded), `after`; and where the
 /// list (`[` … `]`) lies in it.
+///
+/// `known` is what [`kept_start`] said of the first `kept` encodings: the body assembled
+/// last from the same `before` began with them. That start is shared as a slice of that
+/// body and only the encodings after it are written, so a call costs what its new messages
+/// cost, not what the conversation does (the copy of the whole body was the largest
+/// per-byte cost left on the request path). A `known` whose length disagrees with the
+/// encodings is not used.
 pub fn assemble<'a>(
     before: &[u8],
     messages: impl Iterator<Item = &'a Bytes> + Clone,
     after: &[u8],
-) -> (Bytes, Range<usize>) {
-    let list_bytes: usize = messages.clone().map(|json| json.len() + 1).sum::<usize>() + 1;
-    let mut body = Vec::with_capacity(before.len() + list_bytes + after.len());
-    body.extend_from_slice(before);
-    let start = body.len();
-    body.push(b'[');
-    for (index, json) in messages.enumerate() {
-        if index > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(json);
+    known: Option<(&KnownStart, usize)>,
+) -> (ChunkedBody, Range<usize>) {
+    let list_start = before.len();
+    let mut body = ChunkedBody::new();
+    let mut written = 0;
+    if let Some((known, kept)) = known
+        && known.shared() == start_len(before, messages.clone().take(kept))
+        && let Some(shared) = known.of().slice(0..known.shared())
+    {
+        body.append(shared);
+        written = kept;
     }
-    body.push(b']');
-    let list = start..body.len();
-    body.extend_from_slice(after);
-    (Bytes::from(body), list)
+    let new_bytes: usize = messages
+        .clone()
+        .skip(written)
+        .map(|json| json.len() + 1)
+        .sum();
+    let mut fresh = Vec::with_capacity(new_bytes + after.len() + before.len() + 2);
+    if body.is_empty() {
+        fresh.extend_from_slice(before);
+        fresh.push(b'[');
+    }
+    for (index, json) in messages.enumerate().skip(written) {
+        if index > 0 {
+            fresh.push(b',');
+        }
+        fresh.extend_from_slice(json);
+    }
+    fresh.push(b']');
+    let list_end = body.len() + fresh.len();
+    fresh.extend_from_slice(after);
+    body.push(Bytes::from(fresh));
+    (body.bounded(), list_start..list_end)
+}
+
+/// The length of a body's start assembled from `before` and `kept` encodings: `before`, the
+/// `[` and the encodings, up to the separator after the last.
+fn start_len<'a>(before: &[u8], kept: impl Iterator<Item = &'a Bytes>) -> usize {
+    let (count, encodings) = kept.fold((0, 0), |(count, bytes), json| {
+        (count + 1, bytes + json.len())
+    });
+    before.len() + 1 + encodings + usize::saturating_sub(count, 1)
 }
 
 /// What a body [`assemble`]d from `before` and `kept` (then more) shares with `last`, the
@@ -227,18 +261,14 @@ pub fn assemble<'a>(
 /// `[` and every kept encoding, up to the separator after the last. `None` when nothing was
 /// assembled before (`last` empty).
 pub fn kept_start<'a>(
-    last: &Bytes,
+    last: &ChunkedBody,
     before: &[u8],
     kept: impl Iterator<Item = &'a Bytes>,
 ) -> Option<KnownStart> {
     if last.is_empty() {
         return None;
     }
-    let (count, encodings) = kept.fold((0, 0), |(count, bytes), json| {
-        (count + 1, bytes + json.len())
-    });
-    let list = encodings + usize::saturating_sub(count, 1);
-    Some(KnownStart::new(last.clone(), before.len() + 1 + list))
+    Some(KnownStart::new(last.clone(), start_len(before, kept)))
 }
 
 /// The message list `prepared` (`[` … `]`, as encoded) with the messages of `appended`

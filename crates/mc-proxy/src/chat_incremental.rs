@@ -15,9 +15,11 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "fuzzing")]
 use bytes::Bytes;
 use mc_core::{HashChain, HeldBytes, Message};
 use mc_wire::WireError;
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::openai::{self, ChatMessage, ChatRequest};
 
 use crate::render_openai::{conversation, prefix_identity};
@@ -43,7 +45,7 @@ pub struct ChatDecoded {
 /// Where a Chat body's messages lie, and its fields outside the message list.
 #[derive(Debug, Clone)]
 pub struct ChatLayout {
-    body: Bytes,
+    body: ChunkedBody,
     split: Split,
     /// The request with its message list empty.
     head: Arc<ChatRequest>,
@@ -113,7 +115,7 @@ struct Entry {
 }
 
 impl Listed for Entry {
-    fn listed(&self) -> (&[u8], &Split) {
+    fn listed(&self) -> (&ChunkedBody, &Split) {
         (&self.layout.body, &self.layout.split)
     }
 }
@@ -138,7 +140,7 @@ impl RecentChats {
     /// conversation (compared past what `known`, the body's maker, vouches for).
     pub fn decode(
         &self,
-        body: &Bytes,
+        body: &ChunkedBody,
         known: Option<&KnownStart>,
     ) -> Result<ChatDecoded, WireError> {
         match self.decode_incrementally(body, known) {
@@ -176,7 +178,7 @@ impl RecentChats {
 
     fn decode_incrementally(
         &self,
-        body: &Bytes,
+        body: &ChunkedBody,
         known: Option<&KnownStart>,
     ) -> Option<ChatDecoded> {
         let (mut entry, split, shared) = self.0.take_extended(body, known)?;
@@ -191,7 +193,7 @@ impl RecentChats {
         message_bytes.truncate(shared - instructions);
         for range in &split.ranges[shared..] {
             let bytes = body.get(range.clone())?;
-            let message = decode_alone(bytes, ChatMessage::decode)?;
+            let message = decode_alone(&bytes, ChatMessage::decode)?;
             entry.messages.push(message);
         }
         // A new leading instruction (all shared messages were instructions) moves where the
@@ -230,11 +232,12 @@ impl RecentChats {
 }
 
 /// A full decode, with the layout when the body splits into its messages.
-fn full_decode(body: &Bytes) -> Result<ChatDecoded, WireError> {
-    let mut request = ChatRequest::decode(body, usize::MAX)?;
+fn full_decode(body: &ChunkedBody) -> Result<ChatDecoded, WireError> {
+    let whole = body.get(0..body.len()).unwrap_or_default();
+    let mut request = ChatRequest::decode(&whole, usize::MAX)?;
     let conversation = conversation(&request)?;
     let chain = HashChain::of(&conversation);
-    let layout = Split::scan(body)
+    let layout = Split::scan(&whole)
         .filter(|split| split.ranges.len() == request.messages.len())
         .map(|split| {
             let messages = std::mem::take(&mut request.messages);
@@ -267,8 +270,8 @@ pub fn check_chat_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let recent = RecentChats::default();
     mc_wire::incremental_check::check_sequence(
         bodies,
-        |body| recent.decode(body, None),
-        full_decode,
+        |body| recent.decode(&ChunkedBody::from(body.clone()), None),
+        |body| full_decode(&ChunkedBody::from(body.clone())),
         |decoded: &ChatDecoded, full| {
             mc_wire::incremental_check::first_difference([
                 ("request", decoded.request != full.request),

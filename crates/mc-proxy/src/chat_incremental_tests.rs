@@ -1,19 +1,19 @@
 //! The incremental Chat decode equals a full decode whatever the client sends next, and a
 //! follow-up that only grows is decoded by its new messages.
 
-use bytes::Bytes;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::chunked_body::tests::cut_in_two;
 
-fn body(value: &Value, spaced: bool) -> Bytes {
+fn body(value: &Value, spaced: bool) -> ChunkedBody {
     let text = if spaced {
         serde_json::to_string_pretty(value).unwrap()
     } else {
         value.to_string()
     };
-    Bytes::from(text)
+    ChunkedBody::from(text.into_bytes())
 }
 
 fn request(system: &str, tools: u8, messages: &[Value]) -> Value {
@@ -37,9 +37,9 @@ fn turn(index: usize, text: &str) -> Vec<Value> {
 
 /// Decodes `body` as the proxy does and checks it against a full decode (the same result,
 /// or the same error); remembers what decodes, as the pass does.
-fn decode_checked(recent: &RecentChats, body: &Bytes) -> Result<(), TestCaseError> {
+fn decode_checked(recent: &RecentChats, body: &ChunkedBody) -> Result<(), TestCaseError> {
     let full = full_decode(body);
-    let got = recent.decode(body, None);
+    let got = recent.decode(&cut_in_two(body), None);
     match (got, full) {
         (Ok(got), Ok(full)) => {
             prop_assert_eq!(&got.request, &full.request);
@@ -179,12 +179,12 @@ proptest! {
                 }
             }
             let value = request(&format!("system {system}"), tools, &messages);
-            let mut bytes = body(&value, spaced).to_vec();
+            let mut bytes = body(&value, spaced).to_bytes().to_vec();
             if let Some((at, byte)) = corrupt {
                 let at = at % bytes.len();
                 bytes[at] = byte;
             }
-            decode_checked(&recent, &Bytes::from(bytes))?;
+            decode_checked(&recent, &ChunkedBody::from(bytes))?;
         }
     }
 }

@@ -1,4 +1,3 @@
-use bytes::Bytes;
 use mc_core::{Part, Role};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -155,7 +154,7 @@ impl Session {
         }
     }
 
-    fn body(&self) -> Bytes {
+    fn body(&self) -> ChunkedBody {
         let mut messages = vec![json!({"role": "system", "content": self.instructions})];
         messages.extend(self.client.iter().cloned());
         let mut body = json!({"model": "m", "stream": true, "messages": messages,
@@ -163,7 +162,7 @@ impl Session {
         if self.usage {
             body["stream_options"] = json!({"include_usage": true});
         }
-        Bytes::from(serde_json::to_vec(&body).unwrap())
+        ChunkedBody::from(serde_json::to_vec(&body).unwrap())
     }
 }
 

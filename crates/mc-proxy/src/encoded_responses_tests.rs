@@ -1,4 +1,3 @@
-use bytes::Bytes;
 use mc_core::{Part, Role};
 use mc_wire::responses::{self, MessageItem};
 use proptest::prelude::*;
@@ -188,7 +187,7 @@ impl Session {
         }
     }
 
-    fn body(&self) -> Bytes {
+    fn body(&self) -> ChunkedBody {
         let mut input = vec![json!({"role": "developer", "content": "be brief"})];
         input.extend(self.client.iter().cloned());
         let mut tools = vec![json!({"type": "function", "name": "bash", "parameters": {}})];
@@ -197,7 +196,7 @@ impl Session {
         }
         let body = json!({"model": "gpt-5", "instructions": "rules", "input": input,
             "tools": tools, "store": false, "stream": true});
-        Bytes::from(serde_json::to_vec(&body).unwrap())
+        ChunkedBody::from(serde_json::to_vec(&body).unwrap())
     }
 }
 

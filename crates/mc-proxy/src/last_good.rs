@@ -17,7 +17,6 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use bytes::Bytes;
 use mc_core::SessionId;
 
 use crate::chunked_body::ChunkedBody;
@@ -25,7 +24,7 @@ use crate::chunked_body::ChunkedBody;
 /// One session's latest managed request.
 struct Latest {
     /// The client body.
-    client: Bytes,
+    client: ChunkedBody,
     upstream: ChunkedBody,
     /// When it was remembered (a counter), for eviction.
     stamp: u64,
@@ -61,7 +60,7 @@ impl LastGood {
 
     /// Remembers that `client_body` of `session` was sent upstream as `upstream`, in place
     /// of the session's earlier request.
-    pub fn remember(&self, session: &SessionId, client_body: &Bytes, upstream: ChunkedBody) {
+    pub fn remember(&self, session: &SessionId, client_body: &ChunkedBody, upstream: ChunkedBody) {
         let held = client_body.len() + upstream.len();
         let mut kept = self.lock();
         if let Some(old) = kept.by_session.remove(session) {
@@ -95,11 +94,14 @@ impl LastGood {
     }
 
     /// The upstream body sent for an identical client body, when it is a session's latest.
-    pub fn replay(&self, client_body: &[u8]) -> Option<ChunkedBody> {
+    pub fn replay(&self, client_body: &ChunkedBody) -> Option<ChunkedBody> {
+        let len = client_body.len();
         self.lock()
             .by_session
             .values()
-            .find(|latest| latest.client == client_body)
+            .find(|latest| {
+                latest.client.len() == len && latest.client.range_eq(0..len, client_body, 0..len)
+            })
             .map(|latest| latest.upstream.clone())
     }
 
@@ -118,6 +120,16 @@ impl LastGood {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
+
+    /// A client body of `bytes`, cut in two so the comparison crosses a chunk.
+    fn client(bytes: &'static [u8]) -> ChunkedBody {
+        let whole = Bytes::from_static(bytes);
+        let mut body = ChunkedBody::new();
+        body.push(whole.slice(..bytes.len() / 2));
+        body.push(whole.slice(bytes.len() / 2..));
+        body
+    }
 
     fn id(name: &str) -> SessionId {
         SessionId::new(name).unwrap()
@@ -128,44 +140,44 @@ mod tests {
         let last = LastGood::new(1 << 20);
         last.remember(
             &id("a"),
-            &Bytes::from_static(b"{\"a\":1}"),
+            &client(b"{\"a\":1}"),
             ChunkedBody::from(Bytes::from_static(b"up-1")),
         );
         assert_eq!(
-            last.replay(b"{\"a\":1}")
+            last.replay(&client(b"{\"a\":1}"))
                 .map(|body| body.to_bytes())
                 .as_deref(),
             Some(&b"up-1"[..])
         );
-        assert!(last.replay(b"{\"a\":2}").is_none());
+        assert!(last.replay(&client(b"{\"a\":2}")).is_none());
         last.remember(
             &id("b"),
-            &Bytes::from_static(b"{\"b\":1}"),
+            &client(b"{\"b\":1}"),
             ChunkedBody::from(Bytes::from_static(b"up-b")),
         );
         assert_eq!(
-            last.replay(b"{\"a\":1}")
+            last.replay(&client(b"{\"a\":1}"))
                 .map(|body| body.to_bytes())
                 .as_deref(),
             Some(&b"up-1"[..])
         );
         last.remember(
             &id("a"),
-            &Bytes::from_static(b"{\"a\":2}"),
+            &client(b"{\"a\":2}"),
             ChunkedBody::from(Bytes::from_static(b"up-2")),
         );
         assert!(
-            last.replay(b"{\"a\":1}").is_none(),
+            last.replay(&client(b"{\"a\":1}")).is_none(),
             "replaced by the session's next"
         );
         assert_eq!(
-            last.replay(b"{\"a\":2}")
+            last.replay(&client(b"{\"a\":2}"))
                 .map(|body| body.to_bytes())
                 .as_deref(),
             Some(&b"up-2"[..])
         );
         assert_eq!(
-            last.replay(b"{\"b\":1}")
+            last.replay(&client(b"{\"b\":1}"))
                 .map(|body| body.to_bytes())
                 .as_deref(),
             Some(&b"up-b"[..])
@@ -178,18 +190,29 @@ mod tests {
         let last = LastGood::new(budget);
         for n in 0..20 {
             let body = ChunkedBody::from(vec![b'x'; 300]);
-            last.remember(&id(&format!("s{n}")), &Bytes::from(n.to_string()), body);
+            last.remember(
+                &id(&format!("s{n}")),
+                &ChunkedBody::from(n.to_string().into_bytes()),
+                body,
+            );
             assert!(last.held_bytes() <= budget);
         }
-        assert!(last.replay(b"16").is_none(), "the least recently used went");
-        assert_eq!(last.replay(b"19").map(|body| body.len()), Some(300));
+        assert!(
+            last.replay(&ChunkedBody::from(b"16".to_vec())).is_none(),
+            "the least recently used went"
+        );
+        assert_eq!(
+            last.replay(&ChunkedBody::from(b"19".to_vec()))
+                .map(|body| body.len()),
+            Some(300)
+        );
         last.remember(
             &id("huge"),
-            &Bytes::from_static(b"huge"),
+            &client(b"huge"),
             ChunkedBody::from(vec![b'x'; budget + 1]),
         );
         assert!(
-            last.replay(b"huge").is_none(),
+            last.replay(&client(b"huge")).is_none(),
             "larger than the budget: not kept"
         );
         assert!(last.held_bytes() <= budget);

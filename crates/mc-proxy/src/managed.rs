@@ -24,6 +24,7 @@ use axum::response::IntoResponse;
 use crate::acceptance;
 use crate::agent_tools;
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::client_call::{ClientCall, read_call};
 use crate::embedding_start;
 use crate::historian_start;
@@ -72,9 +73,10 @@ async fn run(
     app.store.open_if_closed().await;
     let prepared = agent_tools::prepare(&app, provider, &call.headers, &call.body).await?;
     // The pass reads the prepared request when the call gets the agent tools.
-    let body = prepared
-        .as_ref()
-        .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
+    let body = prepared.as_ref().map_or_else(
+        || ChunkedBody::from(call.body.clone()),
+        agent_tools::Ready::body,
+    );
     let known = prepared.as_ref().and_then(agent_tools::Ready::known_start);
     let planned = plan(&app, provider, &call.headers, &body, known, None).await?;
     historian_start::start(&app, provider, &call.headers, &planned);
@@ -119,9 +121,10 @@ async fn send_and_answer(
                 Upstream::Overflow(overflow) => overflow,
             };
         // The retry plans the request the pass read: with the proxy's tools when it had them.
-        let body = prepared
-            .as_ref()
-            .map_or_else(|| call.body.clone(), agent_tools::Ready::body);
+        let body = prepared.as_ref().map_or_else(
+            || ChunkedBody::from(call.body.clone()),
+            agent_tools::Ready::body,
+        );
         planned =
             replan_after_overflow(&app, provider, &call.headers, &body, &planned, overflow).await?;
         retried = true;

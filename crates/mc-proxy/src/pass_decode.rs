@@ -4,7 +4,6 @@
 //! A Responses request that leans on history stored at the provider (or carries no input)
 //! has no conversation to manage; it is named here and forwarded as sent.
 
-use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{HashChain, Message};
 
@@ -12,6 +11,7 @@ use crate::app::App;
 pub use crate::body_layout::BodyLayout;
 use crate::client_request::ClientRequest;
 use crate::provider::{ErrorKind, Provider, ProxyError};
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::recent_bodies::KnownStart;
 
 /// A client body read whole.
@@ -44,7 +44,7 @@ pub enum Decoding {
 pub fn decode(
     app: &App,
     provider: Provider,
-    body: &Bytes,
+    body: &ChunkedBody,
     known: Option<&KnownStart>,
 ) -> Result<Decoding, ProxyError> {
     let invalid = |error: mc_wire::WireError| {

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
-use bytes::Bytes;
 use mc_core::pass_plan::usable_window;
 use mc_core::{Host, ProjectId, SessionId, SessionMode, continues_compacted, session_mode};
 use mc_engine::{Engine, EngineError, PassOutcome, PassRequest};
@@ -47,7 +46,7 @@ pub fn plan_with_retries(
     app: &App,
     provider: Provider,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
     known: Option<&KnownStart>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
@@ -73,9 +72,9 @@ pub fn plan_with_retries(
                         tracing::warn!(%reason, "store busy; resending the upstream request of an identical call");
                         // The client's own request says whether it asked for usage.
                         let hide_usage_chunk = provider == Provider::OpenAi
-                            && ChatRequest::decode(body, usize::MAX).is_ok_and(|request| {
-                                request.is_stream() && !request.includes_stream_usage()
-                            });
+                            && ChatRequest::decode(&body.to_bytes(), usize::MAX).is_ok_and(
+                                |request| request.is_stream() && !request.includes_stream_usage(),
+                            );
                         Ok(Planned {
                             session: None,
                             project: None,
@@ -107,7 +106,7 @@ fn plan_once(
     app: &App,
     provider: Provider,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
     known: Option<&KnownStart>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, Failure> {
@@ -138,7 +137,7 @@ fn plan_once(
     let outcome = run_pass(app, engine, provider, &decoded, &mut target, last_usage)?;
     if target.mode == SessionMode::CompactionOff
         && let Some(upstream_body) =
-            host_managed_body::splice_head(provider, body, &outcome.messages[..2])
+            host_managed_body::splice_head(provider, &body.to_bytes(), &outcome.messages[..2])
     {
         let upstream_body = ChunkedBody::from(upstream_body);
         return Ok(Planned {

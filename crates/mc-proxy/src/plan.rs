@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
-use bytes::Bytes;
 
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::overflow::Overflow;
 use crate::pass_run::plan_with_retries;
 use crate::planned::Planned;
@@ -26,7 +26,7 @@ pub async fn plan(
     app: &Arc<App>,
     provider: Provider,
     headers: &Arc<HeaderMap>,
-    client_body: &Bytes,
+    client_body: &ChunkedBody,
     known: Option<KnownStart>,
     last_usage: Option<ReportedUsage>,
 ) -> Result<Planned, ProxyError> {
@@ -71,7 +71,7 @@ pub async fn replan_after_overflow(
     app: &Arc<App>,
     provider: Provider,
     headers: &Arc<HeaderMap>,
-    client_body: &Bytes,
+    client_body: &ChunkedBody,
     planned: &Planned,
     overflow: Overflow,
 ) -> Result<Planned, ProxyError> {

@@ -1,7 +1,6 @@
 //! What a call's pass produced for its upstream call: the body to send and the facts the
 //! ledger, the historian and acceptance read about it.
 
-use bytes::Bytes;
 use mc_core::{ProjectId, SessionId, SessionMode};
 
 use crate::chunked_body::ChunkedBody;
@@ -34,7 +33,7 @@ pub struct Planned {
 impl Planned {
     /// A call forwarded as the client sent it (a host's side call, a stateful Responses
     /// call): no session, no pass.
-    pub(crate) fn as_sent(model: String, body: &Bytes, side_call: SideCall) -> Self {
+    pub(crate) fn as_sent(model: String, body: &ChunkedBody, side_call: SideCall) -> Self {
         Self {
             session: None,
             project: None,
@@ -42,7 +41,7 @@ impl Planned {
             pass: None,
             usable_window: None,
             window_tokens: None,
-            upstream_body: ChunkedBody::from(body.clone()),
+            upstream_body: body.clone(),
             hide_usage_chunk: false,
             side_call: Some(side_call),
         }

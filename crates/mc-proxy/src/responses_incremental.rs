@@ -20,9 +20,11 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "fuzzing")]
 use bytes::Bytes;
 use mc_core::{HashChain, HeldBytes, Message, Role};
 use mc_wire::WireError;
+use mc_wire::chunked_body::ChunkedBody;
 use mc_wire::responses::{self, Input, Item, ResponsesRequest};
 
 use crate::render_responses::{conversation, prefix_identity};
@@ -49,7 +51,7 @@ pub struct ResponsesDecoded {
 /// conversation message starts at.
 #[derive(Debug, Clone)]
 pub struct ResponsesLayout {
-    body: Bytes,
+    body: ChunkedBody,
     split: Split,
     /// The request with no input.
     head: Arc<ResponsesRequest>,
@@ -131,7 +133,7 @@ struct Entry {
 }
 
 impl Listed for Entry {
-    fn listed(&self) -> (&[u8], &Split) {
+    fn listed(&self) -> (&ChunkedBody, &Split) {
         (&self.layout.body, &self.layout.split)
     }
 }
@@ -156,7 +158,7 @@ impl RecentResponses {
     /// conversation (compared past what `known`, the body's maker, vouches for).
     pub fn decode(
         &self,
-        body: &Bytes,
+        body: &ChunkedBody,
         known: Option<&KnownStart>,
     ) -> Result<ResponsesDecoded, WireError> {
         match self.decode_incrementally(body, known) {
@@ -194,7 +196,7 @@ impl RecentResponses {
 
     fn decode_incrementally(
         &self,
-        body: &Bytes,
+        body: &ChunkedBody,
         known: Option<&KnownStart>,
     ) -> Option<ResponsesDecoded> {
         let (mut entry, split, shared) = self.0.take_extended(body, known)?;
@@ -205,7 +207,7 @@ impl RecentResponses {
         entry.items.truncate(shared);
         for range in &split.ranges[shared..] {
             let bytes = body.get(range.clone())?;
-            entry.items.push(decode_alone(bytes, Item::decode)?);
+            entry.items.push(decode_alone(&bytes, Item::decode)?);
         }
         // A new leading instruction (all shared items were instructions) moves where the
         // conversation starts: decoded whole.
@@ -274,8 +276,9 @@ fn kept_messages(conversation: &[Message], starts: &mut Vec<usize>, shared: usiz
 }
 
 /// A full decode, with the layout when the body's input is a list of items.
-fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
-    let mut request = ResponsesRequest::decode(body, usize::MAX)?;
+fn full_decode(body: &ChunkedBody) -> Result<ResponsesDecoded, WireError> {
+    let whole = body.get(0..body.len()).unwrap_or_default();
+    let mut request = ResponsesRequest::decode(&whole, usize::MAX)?;
     let instructions = request.instruction_count();
     let (conversation, starts, items) = match &request.input {
         Some(Input::Items(items)) => {
@@ -286,7 +289,7 @@ fn full_decode(body: &Bytes) -> Result<ResponsesDecoded, WireError> {
         _ => (conversation(&request), Vec::new(), 0),
     };
     let chain = HashChain::of(&conversation);
-    let layout = Split::scan_input(body)
+    let layout = Split::scan_input(&whole)
         .filter(|split| split.ranges.len() == items)
         .map(|split| {
             let input = request.input.take();
@@ -321,8 +324,8 @@ pub fn check_responses_against_full(bodies: &[Bytes]) -> Result<(), String> {
     let starts = |layout: &Option<ResponsesLayout>| layout.as_ref().map(|l| l.starts.clone());
     mc_wire::incremental_check::check_sequence(
         bodies,
-        |body| recent.decode(body, None),
-        full_decode,
+        |body| recent.decode(&ChunkedBody::from(body.clone()), None),
+        |body| full_decode(&ChunkedBody::from(body.clone())),
         |decoded: &ResponsesDecoded, full| {
             mc_wire::incremental_check::first_difference([
                 ("request", decoded.request != full.request),

@@ -79,7 +79,7 @@ fn side_calls_and_compaction_never_join_the_main_session() {
                 &app,
                 Provider::Anthropic,
                 &call.headers,
-                &call.body,
+                &crate::chunked_body::ChunkedBody::from(call.body.clone()),
                 None,
                 None,
             )

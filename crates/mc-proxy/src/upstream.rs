@@ -139,7 +139,7 @@ pub async fn send_upstream(
     app.client
         .post(ProxySettings::upstream_url(base, path_and_query))
         .headers(managed_request_headers(headers))
-        .body(body.into_request_body())
+        .body(crate::chunked_body::request_body(body))
         .send()
         .await
 }

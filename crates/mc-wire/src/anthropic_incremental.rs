@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::WireError;
 use crate::anthropic::{self, MessagesRequest};
+use crate::chunked_body::ChunkedBody;
+#[cfg(feature = "fuzzing")]
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
 use mc_core::{ContentHash, HashChain, HeldBytes, Message};
@@ -50,7 +52,7 @@ pub struct Decoded {
 /// decoded head.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
-    body: Bytes,
+    body: ChunkedBody,
     ranges: Vec<Range<usize>>,
     one_hour: Vec<bool>,
     /// What each decoded message holds ([`HeldBytes`]), so remembering a request sums the
@@ -69,7 +71,7 @@ impl Layout {
 
     /// The layout of a body whose messages lie at `ranges` and whose head is `head`, for
     /// another remembered walk over the same bodies (the agent tools' preparation).
-    pub fn new(body: Bytes, ranges: Vec<Range<usize>>, head: Arc<Head>) -> Self {
+    pub fn new(body: ChunkedBody, ranges: Vec<Range<usize>>, head: Arc<Head>) -> Self {
         Self {
             body,
             ranges,
@@ -80,7 +82,7 @@ impl Layout {
     }
 
     /// The body.
-    pub fn body(&self) -> &[u8] {
+    pub fn body(&self) -> &ChunkedBody {
         &self.body
     }
 
@@ -90,23 +92,23 @@ impl Layout {
     }
 
     /// How many leading messages this body and a scanned one share byte for byte.
-    pub fn shared_messages(&self, body: &[u8], ranges: &[Range<usize>]) -> usize {
+    pub fn shared_messages(&self, body: &ChunkedBody, ranges: &[Range<usize>]) -> usize {
         shared_messages(self, body, ranges)
     }
 
-    fn message(&self, index: usize) -> Option<&[u8]> {
+    fn message(&self, index: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         self.body.get(self.ranges.get(index)?.clone())
     }
 
     /// [`Split::extend`] from this body over `body`, whose first `equal` bytes are this
     /// body's; `None` without a decoded head.
-    pub fn extend_split(&self, body: &[u8], equal: usize) -> Option<(Split, usize)> {
+    pub fn extend_split(&self, body: &ChunkedBody, equal: usize) -> Option<(Split, usize)> {
         let open = self.head.as_deref()?.open()?;
         Split::extend(&self.ranges, open, body, equal)
     }
 
     /// The decoded head, when `body` split at `split` has its bytes.
-    pub fn head_matching(&self, body: &[u8], split: &Split) -> Option<Arc<Head>> {
+    pub fn head_matching(&self, body: &ChunkedBody, split: &Split) -> Option<Arc<Head>> {
         self.head
             .as_ref()
             .filter(|head| head.matches(body, split))
@@ -145,7 +147,7 @@ impl RecentRequests {
     /// Decodes `body`, reusing what it shares with a remembered request of its conversation.
     pub fn decode(
         &self,
-        body: &Bytes,
+        body: &ChunkedBody,
         limit_bytes: usize,
         known: Option<&KnownStart>,
     ) -> Result<Decoded, WireError> {
@@ -193,7 +195,7 @@ impl RecentRequests {
 
     fn decode_incrementally(
         &self,
-        body: &Bytes,
+        body: &ChunkedBody,
         limit_bytes: usize,
         known: Option<&KnownStart>,
     ) -> Option<Decoded> {
@@ -225,7 +227,7 @@ impl RecentRequests {
         };
         for index in shared..layout.ranges.len() {
             let bytes = layout.message(index)?;
-            let wire: anthropic::Message = decode_alone(bytes, serde_json::from_slice)?;
+            let wire: anthropic::Message = decode_alone(&bytes, serde_json::from_slice)?;
             one_hour.push(anthropic::uses_one_hour(&wire));
             let message = anthropic::into_message(wire);
             chain.push(message.content_hash());
@@ -256,7 +258,7 @@ impl RecentRequests {
     /// (see [`head`]); otherwise it is scanned whole.
     fn locate(
         &self,
-        body: &Bytes,
+        body: &ChunkedBody,
         limit_bytes: usize,
         known: Option<&KnownStart>,
     ) -> Option<(Split, Arc<Head>, Option<Entry>, usize)> {
@@ -267,7 +269,9 @@ impl RecentRequests {
         {
             return Some((split, head, entry, shared));
         }
-        let split = Split::scan(body)?;
+        // A body that extends none is read in one piece (a client's body is one already).
+        let whole = body.get(0..body.len())?;
+        let split = Split::scan(&whole)?;
         let (entry, shared) = match entry {
             Some(entry) => {
                 let shared = shared_messages(&entry.layout, body, &split.ranges);
@@ -277,7 +281,7 @@ impl RecentRequests {
         };
         let head = match self.remembered_head(body, &split, entry.as_ref()) {
             Some(head) => head,
-            None => Arc::new(Head::decode(body, &split, limit_bytes)?),
+            None => Arc::new(Head::decode(&whole, &split, limit_bytes)?),
         };
         Some((split, head, entry, shared))
     }
@@ -285,7 +289,7 @@ impl RecentRequests {
     /// A remembered head with the bytes of `body`'s, `entry`'s first.
     fn remembered_head(
         &self,
-        body: &[u8],
+        body: &ChunkedBody,
         split: &Split,
         entry: Option<&Entry>,
     ) -> Option<Arc<Head>> {
@@ -303,7 +307,7 @@ impl RecentRequests {
     /// vouches for.
     fn take_longest_prefix(
         &self,
-        body: &[u8],
+        body: &ChunkedBody,
         known: Option<&KnownStart>,
     ) -> Option<(Entry, usize)> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
@@ -314,7 +318,7 @@ impl RecentRequests {
 
     /// Takes out the remembered request sharing the longest message prefix with a scanned
     /// body, and the count.
-    fn take_best(&self, body: &[u8], ranges: &[Range<usize>]) -> (Option<Entry>, usize) {
+    fn take_best(&self, body: &ChunkedBody, ranges: &[Range<usize>]) -> (Option<Entry>, usize) {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         let first = ranges.first().and_then(|range| body.get(range.clone()));
         let best = recent
@@ -332,8 +336,9 @@ impl RecentRequests {
 
 /// A full decode: the request, its conversation and chain, and its layout left empty (a
 /// request that needed it is not remembered).
-fn full_decode(body: &Bytes, limit_bytes: usize) -> Result<Decoded, WireError> {
-    let mut request = MessagesRequest::decode(body, limit_bytes)?;
+fn full_decode(body: &ChunkedBody, limit_bytes: usize) -> Result<Decoded, WireError> {
+    let whole = body.get(0..body.len()).unwrap_or_default();
+    let mut request = MessagesRequest::decode(&whole, limit_bytes)?;
     let client_ttl = anthropic::client_ttl(&request);
     let conversation = anthropic::into_conversation(std::mem::take(&mut request.messages));
     let chain = HashChain::of(&conversation);
@@ -347,7 +352,7 @@ fn full_decode(body: &Bytes, limit_bytes: usize) -> Result<Decoded, WireError> {
 }
 
 /// How many leading messages a remembered body and a scanned one share byte for byte.
-fn shared_messages(remembered: &Layout, body: &[u8], ranges: &[Range<usize>]) -> usize {
+fn shared_messages(remembered: &Layout, body: &ChunkedBody, ranges: &[Range<usize>]) -> usize {
     ranges
         .iter()
         .enumerate()
@@ -368,8 +373,8 @@ pub fn check_against_full(bodies: &[Bytes], limit_bytes: usize) -> Result<(), St
     let recent = RecentRequests::new(CHECK_BUDGET_BYTES);
     check_sequence(
         bodies,
-        |body| recent.decode(body, limit_bytes, None),
-        |body| full_decode(body, limit_bytes),
+        |body| recent.decode(&ChunkedBody::from(body.clone()), limit_bytes, None),
+        |body| full_decode(&ChunkedBody::from(body.clone()), limit_bytes),
         |decoded: &Decoded, full| {
             let identity_differs = decoded.layout.prefix_identity().is_some_and(|identity| {
                 let mut request = (*full.request).clone();

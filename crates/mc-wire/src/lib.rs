@@ -23,6 +23,7 @@
 pub mod anthropic;
 pub mod anthropic_incremental;
 mod arguments;
+pub mod chunked_body;
 mod error;
 #[cfg(feature = "fuzzing")]
 pub mod incremental_check;

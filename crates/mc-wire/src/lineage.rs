@@ -11,6 +11,8 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::chunked_body::ChunkedBody;
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A decoded body's identity, and the body it repeats the start of.
@@ -58,13 +60,13 @@ impl Lineage {
     /// `theirs[their_range]` (in `their`s): without a compare when [`Self::knows_same`].
     pub fn same_bytes(
         &self,
-        ours: &[u8],
+        ours: &ChunkedBody,
         range: Range<usize>,
         their: &Self,
-        theirs: &[u8],
+        theirs: &ChunkedBody,
         their_range: Range<usize>,
     ) -> bool {
-        self.knows_same(&range, their, &their_range) || ours.get(range) == theirs.get(their_range)
+        self.knows_same(&range, their, &their_range) || ours.range_eq(range, theirs, their_range)
     }
 }
 
@@ -72,7 +74,7 @@ impl Lineage {
 /// the body's lineage.
 pub struct LocatedList<'a> {
     /// The body.
-    pub body: &'a [u8],
+    pub body: &'a ChunkedBody,
     /// Where each entry of the list lies in it.
     pub ranges: &'a [Range<usize>],
     /// The body's lineage.
@@ -114,21 +116,25 @@ impl LocatedList<'_> {
 mod tests {
     use super::*;
 
+    fn one(bytes: &[u8]) -> ChunkedBody {
+        ChunkedBody::from(bytes.to_vec())
+    }
+
     #[test]
     fn a_shared_place_is_known_and_anything_else_is_compared() {
         let parent = Lineage::whole();
         let child = Lineage::follows(&parent, 4);
-        let (ours, theirs) = (b"abcdXY".as_slice(), b"abcdZW".as_slice());
+        let (ours, theirs) = (&one(b"abcdXY"), &one(b"abcdZW"));
         // The shared bytes at the same place: known.
         assert!(child.same_bytes(ours, 1..3, &parent, theirs, 1..3));
         // Past the shared bytes: compared, and they differ.
         assert!(!child.same_bytes(ours, 3..5, &parent, theirs, 3..5));
         // Another place: compared.
         assert!(!child.same_bytes(ours, 0..2, &parent, theirs, 1..3));
-        assert!(child.same_bytes(ours, 0..1, &parent, b"xa", 1..2));
+        assert!(child.same_bytes(ours, 0..1, &parent, &one(b"xa"), 1..2));
         // Another body with the same bytes: compared, and equal.
         let stranger = Lineage::whole();
-        assert!(child.same_bytes(ours, 0..3, &stranger, b"abc", 0..3));
-        assert!(!child.same_bytes(ours, 0..3, &stranger, b"abd", 0..3));
+        assert!(child.same_bytes(ours, 0..3, &stranger, &one(b"abc"), 0..3));
+        assert!(!child.same_bytes(ours, 0..3, &stranger, &one(b"abd"), 0..3));
     }
 }

@@ -14,6 +14,8 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::chunked_body::ChunkedBody;
+
 /// Bytes compared at once while looking for the first difference: large enough for memcmp's
 /// speed, small enough that the difference is then found in a short byte loop.
 const COMPARE_CHUNK: usize = 4096;
@@ -85,36 +87,49 @@ impl Split {
 
     /// Whether `body`, split as `self`, has the bytes of `other_body`, split as `other`,
     /// outside its list (the same fields around the messages or items).
-    pub fn same_outside(&self, body: &[u8], other: &Split, other_body: &[u8]) -> bool {
-        body.get(..self.open) == other_body.get(..other.open)
-            && body.get(self.close..) == other_body.get(other.close..)
+    pub fn same_outside(
+        &self,
+        body: &ChunkedBody,
+        other: &Split,
+        other_body: &ChunkedBody,
+    ) -> bool {
+        body.range_eq(0..self.open, other_body, 0..other.open)
+            && body.range_eq(
+                self.close..body.len(),
+                other_body,
+                other.close..other_body.len(),
+            )
     }
 
     /// Extends a remembered body's split (its messages' `remembered_ranges` and the `open` of
     /// its list) over `body`, whose first `equal` bytes are the remembered body's (its
     /// [`common_prefix_len`] with it, which must cover at least the first message); returns
     /// the split and how many leading messages the two bodies share. The bytes after `close`
-    /// are not read: they are the caller's to prove.
+    /// are not read: they are the caller's to prove. Only the bytes after the last shared
+    /// message are read, in one piece (borrowed when one chunk holds them, as the new part
+    /// a walk writes does).
     pub fn extend(
         remembered_ranges: &[Range<usize>],
         open: usize,
-        body: &[u8],
+        body: &ChunkedBody,
         equal: usize,
     ) -> Option<(Self, usize)> {
         let shared = remembered_ranges.partition_point(|range| range.end <= equal);
-        let mut at = remembered_ranges.get(shared.checked_sub(1)?)?.end;
+        let from = remembered_ranges.get(shared.checked_sub(1)?)?.end;
+        let rest = body.get(from..body.len())?;
         let mut ranges = remembered_ranges[..shared].to_vec();
+        let mut at = 0;
         let close = loop {
-            at = skip_whitespace(body, at);
-            match body.get(at)? {
-                b']' => break at,
+            at = skip_whitespace(&rest, at);
+            match rest.get(at)? {
+                b']' => break from + at,
                 b',' => {
-                    let start = skip_whitespace(body, at + 1);
-                    let mut deserializer = serde_json::Deserializer::from_slice(body.get(start..)?);
+                    let start = skip_whitespace(&rest, at + 1);
+                    let mut deserializer = serde_json::Deserializer::from_slice(rest.get(start..)?);
                     let message = <&RawValue>::deserialize(&mut deserializer).ok()?;
-                    let range = range_in(body, message.get().as_bytes())?;
+                    let range = range_in(&rest, message.get().as_bytes())?;
                     at = range.end;
-                    ranges.push(range);
+                    ranges.push(from + range.start..from + range.end);
                 }
                 _ => return None,
             }

@@ -8,9 +8,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use bytes::Bytes;
-
-use crate::list_split::common_prefix_len;
+use crate::chunked_body::ChunkedBody;
 
 /// Bodies remembered at most; a proxy serves a handful of live conversations at a time,
 /// and each follow-up is compared with every remembered body.
@@ -23,9 +21,9 @@ const REMEMBERED: usize = 16;
 /// for [`crate::list_split::Split::extend`].
 pub fn take_longest_prefix<E>(
     recent: &mut VecDeque<E>,
-    body: &[u8],
+    body: &ChunkedBody,
     known: Option<&KnownStart>,
-    layout: impl Fn(&E) -> (&[u8], &[Range<usize>]),
+    layout: impl Fn(&E) -> (&ChunkedBody, &[Range<usize>]),
 ) -> Option<(E, usize)> {
     let (_, position, equal) = recent
         .iter()
@@ -69,19 +67,19 @@ pub fn remember_within<E>(
 /// A body's first `shared` bytes are those of `of`.
 #[derive(Debug, Clone)]
 pub struct KnownStart {
-    of: Bytes,
+    of: ChunkedBody,
     shared: usize,
 }
 
 impl KnownStart {
     /// What the caller has proved: the body this goes with starts with `of[..shared]`.
-    pub fn new(of: Bytes, shared: usize) -> Self {
+    pub fn new(of: ChunkedBody, shared: usize) -> Self {
         let shared = shared.min(of.len());
         Self { of, shared }
     }
 
     /// The body it says the start of.
-    pub fn of(&self) -> &Bytes {
+    pub fn of(&self) -> &ChunkedBody {
         &self.of
     }
 
@@ -92,40 +90,54 @@ impl KnownStart {
 }
 
 /// How many leading bytes `body` shares with `remembered`: without a compare through the
-/// bytes `known` vouches for when `remembered` is its `of` itself (the same bytes in memory:
-/// `Bytes` never change, and a live one's address is no other's), compared past them.
-fn shared_prefix_len(known: Option<&KnownStart>, remembered: &[u8], body: &[u8]) -> usize {
+/// bytes `known` vouches for when `remembered` is its `of` itself
+/// ([`ChunkedBody::is_same_as`]), compared past them.
+fn shared_prefix_len(
+    known: Option<&KnownStart>,
+    remembered: &ChunkedBody,
+    body: &ChunkedBody,
+) -> usize {
     let vouched = known
-        .filter(|known| {
-            !remembered.is_empty()
-                && known.of.as_ptr() == remembered.as_ptr()
-                && known.of.len() == remembered.len()
-        })
+        .filter(|known| !remembered.is_empty() && known.of.is_same_as(remembered))
         .map_or(0, |known| known.shared.min(body.len()));
-    vouched + common_prefix_len(&remembered[vouched..], &body[vouched..])
+    remembered.common_prefix_len(body, vouched)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
+
+    fn one(bytes: &'static [u8]) -> ChunkedBody {
+        ChunkedBody::from(Bytes::from_static(bytes))
+    }
 
     #[test]
     fn the_vouched_bytes_are_skipped_only_for_the_very_body_vouched_for() {
-        let remembered = Bytes::from_static(b"[1,2,3]");
-        let body = b"[1,2,4]";
+        let remembered = one(b"[1,2,3]");
+        let body = &one(b"[1,2,4]");
         // Vouched through 5 bytes of `remembered` itself: compared from there.
         let known = KnownStart::new(remembered.clone(), 5);
         assert_eq!(shared_prefix_len(Some(&known), &remembered, body), 5);
         // A lie about the very body is believed (the maker's proof), and only up to it.
         let lying = KnownStart::new(remembered.clone(), 3);
-        assert_eq!(shared_prefix_len(Some(&lying), &remembered, b"[9,2,4]"), 5);
+        assert_eq!(
+            shared_prefix_len(Some(&lying), &remembered, &one(b"[9,2,4]")),
+            5
+        );
         // An equal body elsewhere in memory is compared whole.
-        let elsewhere = Bytes::copy_from_slice(&remembered);
-        assert_eq!(shared_prefix_len(Some(&known), &elsewhere, b"[9,2,4]"), 1);
+        let elsewhere = ChunkedBody::from(remembered.to_bytes().to_vec());
+        assert_eq!(
+            shared_prefix_len(Some(&known), &elsewhere, &one(b"[9,2,4]")),
+            1
+        );
         assert_eq!(shared_prefix_len(None, &remembered, body), 5);
         // Never past the body's end.
         let whole = KnownStart::new(remembered.clone(), 99);
         assert_eq!(whole.shared(), 7);
-        assert_eq!(shared_prefix_len(Some(&whole), &remembered, b"[1,"), 3);
+        assert_eq!(
+            shared_prefix_len(Some(&whole), &remembered, &one(b"[1,")),
+            3
+        );
     }
 }

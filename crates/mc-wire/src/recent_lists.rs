@@ -7,13 +7,14 @@ use std::sync::{Mutex, PoisonError};
 
 use mc_core::{ContentHash, HashChain};
 
+use crate::chunked_body::ChunkedBody;
 use crate::list_split::Split;
 use crate::recent_bodies::{KnownStart, remember_within, take_longest_prefix};
 
 /// What a remembered request shows of itself: its body and where its list lies.
 pub trait Listed {
     /// The body and its split.
-    fn listed(&self) -> (&[u8], &Split);
+    fn listed(&self) -> (&ChunkedBody, &Split);
 }
 
 /// Remembered requests, most recent last, within a byte budget.
@@ -52,7 +53,7 @@ impl<E: Listed> RecentLists<E> {
     /// vouches for of its first bytes.
     pub fn take_extended(
         &self,
-        body: &[u8],
+        body: &ChunkedBody,
         known: Option<&KnownStart>,
     ) -> Option<(E, Split, usize)> {
         let ((entry, _), equal) = {
@@ -73,7 +74,7 @@ impl<E: Listed> RecentLists<E> {
 /// forms hold), the neutral forms (`message_bytes`, what each holds, counted once when it
 /// was decoded: summing a long session's values again on every request grew a call's cost
 /// with the session) and their hashes.
-pub fn held_bytes(body: &[u8], message_bytes: &[usize], chain: &HashChain) -> usize {
+pub fn held_bytes(body: &ChunkedBody, message_bytes: &[usize], chain: &HashChain) -> usize {
     body.len()
         + 2 * message_bytes.iter().sum::<usize>()
         + chain.len() * std::mem::size_of::<ContentHash>()

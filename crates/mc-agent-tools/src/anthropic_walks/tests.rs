@@ -1,5 +1,6 @@
 use mc_store::Store;
 use mc_wire::anthropic::{self, MessagesRequest};
+use mc_wire::chunked_body::ChunkedBody;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -123,6 +124,7 @@ fn incremental(
     project: &Option<ProjectId>,
     body: &Bytes,
 ) -> Walked {
+    let body = &ChunkedBody::from(body.clone());
     let located = walks.locate(body).unwrap();
     let first = located.first_message(body).unwrap();
     let start = Start {
@@ -149,7 +151,7 @@ proptest! {
         let store = Store::open(dir.path().join("context.db")).unwrap();
         let project = Some(ProjectId::new("p").unwrap());
         let walks = RecentWalks::new(64 << 20);
-        let mut last: Option<Bytes> = None;
+        let mut last: Option<ChunkedBody> = None;
         for (index, turn) in turns.iter().enumerate() {
             let body = client_body(&turns, index);
             let sends = if turn.retried { 2 } else { 1 };
@@ -157,15 +159,15 @@ proptest! {
             for send in 0..sends {
                 let expected = from_scratch(&store, &project, &body);
                 let walked = incremental(&walks, &store, &project, &body);
-                prop_assert_eq!(&walked.body, &expected.body);
+                prop_assert_eq!(walked.body.to_bytes(), expected.body.to_bytes());
                 prop_assert_eq!(&walked.list, &expected.list);
                 prop_assert_eq!(&*walked.head, &*expected.head);
                 prop_assert_eq!(walked.point.anchor(), expected.point.anchor());
                 // What the walk vouches for is true, and of the body it walked last.
                 if let Some(known) = &walked.known {
                     let of = known.of();
-                    prop_assert!(last.as_ref().is_some_and(|last| last.as_ptr() == of.as_ptr()), "vouches for the body walked last");
-                    prop_assert_eq!(&walked.body[..known.shared()], &of[..known.shared()]);
+                    prop_assert!(last.as_ref().is_some_and(|last| last.is_same_as(of)), "vouches for the body walked last");
+                    prop_assert!(walked.body.range_eq(0..known.shared(), of, 0..known.shared()));
                 }
                 last = Some(walked.body.clone());
                 // Only the new turn and the message whose cache marker moved are walked.
@@ -222,9 +224,13 @@ fn a_deleted_exchange_is_not_put_back_from_memory() {
     walks.forget_anchor(&anchor);
     let second = client_body(&turns, 1);
     let with = incremental(&walks, &store, &project, &second);
-    assert_eq!(with.body, from_scratch(&store, &project, &second).body);
+    assert_eq!(
+        with.body.to_bytes(),
+        from_scratch(&store, &project, &second).body.to_bytes()
+    );
     assert!(
         with.body
+            .to_bytes()
             .windows(b"toolu_hidden0".len())
             .any(|window| window == b"toolu_hidden0"),
         "the exchange went back"
@@ -235,10 +241,14 @@ fn a_deleted_exchange_is_not_put_back_from_memory() {
         .unwrap();
     let third = client_body(&turns, 2);
     let without = incremental(&walks, &store, &project, &third);
-    assert_eq!(without.body, from_scratch(&store, &project, &third).body);
+    assert_eq!(
+        without.body.to_bytes(),
+        from_scratch(&store, &project, &third).body.to_bytes()
+    );
     assert!(
         !without
             .body
+            .to_bytes()
             .windows(b"toolu_hidden0".len())
             .any(|window| window == b"toolu_hidden0"),
         "the deleted exchange stayed out"
@@ -269,7 +279,7 @@ fn a_next_round_appends_to_the_prepared_encoding() {
     )
     .before;
     for last in [false, true] {
-        let mut expected = MessagesRequest::decode(&prepared.body, usize::MAX).unwrap();
+        let mut expected = MessagesRequest::decode(&prepared.body.to_bytes(), usize::MAX).unwrap();
         expected.messages.extend(hidden.iter().cloned());
         if last {
             expected
@@ -319,10 +329,14 @@ fn an_exchange_stored_behind_a_remembered_walk_goes_back() {
     walks.forget_anchor(&anchor);
     let next = client_body(&turns, 3);
     let walked = incremental(&walks, &store, &project, &next);
-    assert_eq!(walked.body, from_scratch(&store, &project, &next).body);
+    assert_eq!(
+        walked.body.to_bytes(),
+        from_scratch(&store, &project, &next).body.to_bytes()
+    );
     assert!(
         walked
             .body
+            .to_bytes()
             .windows(b"answer 0 (in full)".len())
             .any(|window| window == b"answer 0 (in full)"),
         "the exchange went back"
@@ -350,15 +364,27 @@ fn a_follow_up_is_vouched_for_up_to_its_kept_messages() {
     assert!(first.known.is_none(), "nothing walked before");
     let second = incremental(&walks, &store, &project, &client_body(&turns, 2));
     let known = second.known.expect("resumed from the first walk");
-    assert_eq!(known.of().as_ptr(), first.body.as_ptr());
-    let repeated = mc_wire::list_split::common_prefix_len(&first.body, &second.body);
+    assert!(known.of().is_same_as(&first.body));
+    let repeated = first.body.common_prefix_len(&second.body, 0);
+    // The start is shared with the first body, not copied: its first chunk is the first
+    // body's buffer.
+    assert_eq!(
+        second.body.chunks()[0].as_ptr(),
+        first.body.chunks()[0].as_ptr()
+    );
     assert!(known.shared() <= repeated);
     assert!(
         known.shared() > first.list.start,
         "the kept messages are vouched for"
     );
     assert!(
-        matches!(first.body[known.shared()], b']' | b','),
+        matches!(
+            first
+                .body
+                .get(known.shared()..known.shared() + 1)
+                .as_deref(),
+            Some(b"]" | b",")
+        ),
         "up to the separator after the last kept message"
     );
 }

@@ -8,7 +8,6 @@
 //! client's own `tool` messages.
 
 use axum::http::HeaderMap;
-use bytes::Bytes;
 use mc_agent_tools::chat_splice::{ChatPrepared, splice_whole};
 use mc_agent_tools::offers_ours;
 use mc_agent_tools::splice::Used;
@@ -18,6 +17,7 @@ use mc_wire::openai::{self, ChatMessage, ChatRequest, ChatRole};
 use super::prepare::{splice_failed, tool_project};
 use super::serve_choice::served_here;
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
 use crate::provider::{Provider, ProxyError};
@@ -33,7 +33,7 @@ use crate::side_call;
 pub fn prepare_chat(
     app: &App,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
 ) -> Result<Option<ChatPrepared>, ProxyError> {
     let Ok(engine) = app.engine() else {
         return Ok(None);
@@ -86,13 +86,13 @@ pub fn prepare_chat(
 fn prepare_whole(
     app: &App,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
 ) -> Result<Option<ChatPrepared>, ProxyError> {
     let Ok(engine) = app.engine() else {
         return Ok(None);
     };
     // A body that does not decode or convert is the pass's to refuse.
-    let Ok(request) = ChatRequest::decode(body, usize::MAX) else {
+    let Ok(request) = ChatRequest::decode(&body.to_bytes(), usize::MAX) else {
         return Ok(None);
     };
     let Ok(neutral) = conversation(&request) else {

@@ -72,6 +72,7 @@ pub use round_call::Call;
 use serve_choice::may_serve;
 
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::provider::{ErrorKind, Provider, ProxyError};
 use mc_wire::recent_bodies::KnownStart;
 
@@ -87,7 +88,7 @@ pub enum Ready {
 
 impl Ready {
     /// The body the pass reads instead of the client's: the prepared request, encoded.
-    pub fn body(&self) -> Bytes {
+    pub fn body(&self) -> ChunkedBody {
         match self {
             Self::Anthropic(prepared) => prepared.body.clone(),
             Self::Chat(prepared) => prepared.body.clone(),
@@ -143,6 +144,7 @@ fn ready(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Option<Ready>, ProxyError> {
+    let body = &ChunkedBody::from(body.clone());
     Ok(match provider {
         Provider::Anthropic => prepare::prepare(app, headers, body)?.map(Ready::Anthropic),
         Provider::OpenAi => chat::prepare_chat(app, headers, body)?.map(Ready::Chat),

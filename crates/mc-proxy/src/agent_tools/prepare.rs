@@ -9,7 +9,6 @@
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
-use bytes::Bytes;
 use mc_agent_tools::anthropic_splice::{Prepared, splice_whole};
 use mc_agent_tools::anthropic_walks::Start;
 use mc_agent_tools::offers_ours;
@@ -22,6 +21,7 @@ use mc_wire::anthropic::{self, MessagesRequest};
 
 use super::serve_choice::served_here;
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::client_request::{ClientRequest, first_message_texts};
 use crate::clock::now_ms;
 use crate::provider::{ErrorKind, Provider, ProxyError};
@@ -37,7 +37,7 @@ use crate::side_call;
 pub fn prepare(
     app: &App,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
 ) -> Result<Option<Prepared>, ProxyError> {
     let Ok(engine) = app.engine() else {
         return Ok(None);
@@ -99,12 +99,12 @@ fn gets_ours(mode: ToolsMode, headers: &HeaderMap, request: &MessagesRequest) ->
 fn prepare_whole(
     app: &App,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
 ) -> Result<Option<Prepared>, ProxyError> {
     let Ok(engine) = app.engine() else {
         return Ok(None);
     };
-    let Ok(request) = MessagesRequest::decode(body, usize::MAX) else {
+    let Ok(request) = MessagesRequest::decode(&body.to_bytes(), usize::MAX) else {
         return Ok(None);
     };
     if !gets_ours(engine.config().tools.mode, headers, &request) {

@@ -8,7 +8,6 @@
 //! outputs.
 
 use axum::http::HeaderMap;
-use bytes::Bytes;
 use mc_agent_tools::offers_ours;
 use mc_agent_tools::responses_splice::{ResponsesPrepared, splice_whole};
 use mc_agent_tools::splice::Used;
@@ -18,6 +17,7 @@ use mc_wire::responses::ResponsesRequest;
 use super::prepare::{splice_failed, tool_project};
 use super::serve_choice::served_here;
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::client_request::ClientRequest;
 use crate::clock::now_ms;
 use crate::provider::{Provider, ProxyError};
@@ -35,7 +35,7 @@ use crate::side_call;
 pub fn prepare_responses(
     app: &App,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
 ) -> Result<Option<ResponsesPrepared>, ProxyError> {
     let Ok(engine) = app.engine() else {
         return Ok(None);
@@ -88,13 +88,13 @@ pub fn prepare_responses(
 fn prepare_whole(
     app: &App,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: &ChunkedBody,
 ) -> Result<Option<ResponsesPrepared>, ProxyError> {
     let Ok(engine) = app.engine() else {
         return Ok(None);
     };
     // A body that does not decode is the pass's to refuse.
-    let Ok(request) = ResponsesRequest::decode(body, usize::MAX) else {
+    let Ok(request) = ResponsesRequest::decode(&body.to_bytes(), usize::MAX) else {
         return Ok(None);
     };
     if request.stateful_reason().is_some() {

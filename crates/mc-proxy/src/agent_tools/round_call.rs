@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::live::Sink;
 use super::reply::{Buffered, read_whole};
 use crate::app::App;
+use crate::chunked_body::ChunkedBody;
 use crate::forward::upstream_error;
 use crate::ledger::CallRecord;
 use crate::plan::plan;
@@ -117,9 +118,16 @@ impl Call {
         body: bytes::Bytes,
         live: Option<&Sink>,
     ) -> Result<reqwest::Response, RoundFailure> {
-        self.planned = plan(app, provider, &self.headers, &body, None, None)
-            .await
-            .map_err(RoundFailure::Refused)?;
+        self.planned = plan(
+            app,
+            provider,
+            &self.headers,
+            &ChunkedBody::from(body),
+            None,
+            None,
+        )
+        .await
+        .map_err(RoundFailure::Refused)?;
         self.retried = false;
         self.started = Instant::now();
         let send = send_upstream(

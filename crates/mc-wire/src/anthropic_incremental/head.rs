@@ -13,6 +13,7 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::anthropic::{self, MessagesRequest};
+use crate::chunked_body::ChunkedBody;
 use crate::list_split::Split;
 use bytes::Bytes;
 use mc_core::breakpoints::CacheTtlChoice;
@@ -57,9 +58,9 @@ impl Head {
     }
 
     /// Whether `body` split at `split` has exactly this head's bytes.
-    pub fn matches(&self, body: &[u8], split: &Split) -> bool {
-        body.get(..=split.open) == Some(&self.before[..])
-            && body.get(split.close..) == Some(&self.after[..])
+    pub fn matches(&self, body: &ChunkedBody, split: &Split) -> bool {
+        body.get(0..split.open + 1).as_deref() == Some(&self.before[..])
+            && body.get(split.close..body.len()).as_deref() == Some(&self.after[..])
     }
 
     /// Where the message list opens in a body with this head.

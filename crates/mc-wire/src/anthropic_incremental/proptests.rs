@@ -1,12 +1,14 @@
 //! The incremental decode equals a full decode, whatever a client sends next: growing and
 //! rewound conversations, moved cache markers, edits, changed system prompts and tools,
-//! another conversation in between, odd whitespace and key order, and corrupted bytes.
+//! another conversation in between, odd whitespace and key order, and corrupted bytes;
+//! and whatever chunks the body is held in.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 use super::RecentRequests;
 use super::tests::{TEST_BUDGET_BYTES, decode_and_remember};
+use crate::chunked_body::ChunkedBody;
 use bytes::Bytes;
 
 /// How a client writes its JSON: whitespace between tokens, the order of the top-level keys
@@ -311,6 +313,19 @@ fn corrupt(mut body: Vec<u8>, at: usize, how: u8, byte: u8) -> Vec<u8> {
     body
 }
 
+/// `body` held as chunks cut at `cuts`.
+fn cut(body: Vec<u8>, cuts: &[prop::sample::Index]) -> ChunkedBody {
+    let body = Bytes::from(body);
+    let mut at: Vec<usize> = cuts.iter().map(|cut| cut.index(body.len() + 1)).collect();
+    at.extend([0, body.len()]);
+    at.sort_unstable();
+    let mut chunked = ChunkedBody::new();
+    for pair in at.windows(2) {
+        chunked.push(body.slice(pair[0]..pair[1]));
+    }
+    chunked
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -318,6 +333,7 @@ proptest! {
     fn incremental_decode_equals_a_full_decode(
         styles in (arb_style(), arb_style()),
         steps in proptest::collection::vec(arb_step(), 1..24),
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
     ) {
         let recent = RecentRequests::new(TEST_BUDGET_BYTES);
         let mut conversations = [Conversation::new("fix the bug", styles.0), Conversation::new("write docs", styles.1)];
@@ -343,7 +359,7 @@ proptest! {
             if let Some((at, how, byte)) = corruption {
                 body = corrupt(body, at, how, byte);
             }
-            decode_and_remember(&recent, &Bytes::from(body));
+            decode_and_remember(&recent, &cut(body, &cuts));
         }
     }
 }

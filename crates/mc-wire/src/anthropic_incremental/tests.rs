@@ -1,20 +1,20 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::list_split::common_prefix_len;
 
 /// Room for every request of a test session.
 pub(super) const TEST_BUDGET_BYTES: usize = 256 << 20;
 
-fn body(messages: &[Value], one_hour_on_system: bool) -> Bytes {
+fn body(messages: &[Value], one_hour_on_system: bool) -> ChunkedBody {
     let mut system = json!({"type": "text", "text": "You are careful."});
     if one_hour_on_system {
         system["cache_control"] = json!({"type": "ephemeral", "ttl": "1h"});
     }
-    Bytes::from(
+    ChunkedBody::from(
         json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": [system],
             "messages": messages, "stream": true, "metadata": {"user_id": "u"}})
-        .to_string(),
+        .to_string()
+        .into_bytes(),
     )
 }
 
@@ -28,7 +28,7 @@ fn turn(n: usize) -> Vec<Value> {
     ]
 }
 
-pub(super) fn assert_same_as_full(decoded: &Decoded, body: &Bytes) {
+pub(super) fn assert_same_as_full(decoded: &Decoded, body: &ChunkedBody) {
     let full = full_decode(body, usize::MAX).unwrap();
     assert_eq!(decoded.request, full.request);
     assert_eq!(decoded.conversation, full.conversation);
@@ -49,7 +49,7 @@ pub(super) fn full_prefix_identity(request: &MessagesRequest) -> String {
 /// Decodes `body` as the proxy does, checks it against a full decode (the same value, or
 /// the same error), and remembers it when it decoded; returns whether it decoded with a
 /// remembered head (the incremental path).
-pub(super) fn decode_and_remember(recent: &RecentRequests, body: &Bytes) -> bool {
+pub(super) fn decode_and_remember(recent: &RecentRequests, body: &ChunkedBody) -> bool {
     match (
         recent.decode(body, usize::MAX, None),
         full_decode(body, usize::MAX),
@@ -73,11 +73,11 @@ pub(super) fn decode_and_remember(recent: &RecentRequests, body: &Bytes) -> bool
 }
 
 /// `body` with its first U+FFFD (EF BF BD) made invalid UTF-8 (EF BF FF).
-fn invalid_utf8(body: &Bytes) -> Bytes {
-    let mut bytes = body.to_vec();
+fn invalid_utf8(body: &ChunkedBody) -> ChunkedBody {
+    let mut bytes = body.to_bytes().to_vec();
     let at = bytes.iter().position(|&b| b == 0xbd).unwrap();
     bytes[at] = 0xff;
-    Bytes::from(bytes)
+    ChunkedBody::from(bytes)
 }
 
 fn conversation(turns: usize) -> Vec<Value> {
@@ -87,10 +87,11 @@ fn conversation(turns: usize) -> Vec<Value> {
 }
 
 /// `body` with its first `needle` replaced by `with`.
-fn edited(body: &Bytes, needle: &str, with: &str) -> Bytes {
-    let text = std::str::from_utf8(body).unwrap();
+fn edited(body: &ChunkedBody, needle: &str, with: &str) -> ChunkedBody {
+    let bytes = body.to_bytes();
+    let text = std::str::from_utf8(&bytes).unwrap();
     assert!(text.contains(needle), "{needle} in {text}");
-    Bytes::from(text.replacen(needle, with, 1))
+    ChunkedBody::from(text.replacen(needle, with, 1).into_bytes())
 }
 
 #[test]
@@ -135,17 +136,19 @@ fn odd_bodies_take_the_full_decode_and_its_errors() {
     let empty = body(&[], false);
     let decoded = recent.decode(&empty, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &empty);
-    let bad_message = Bytes::from_static(
+    let bad_message = ChunkedBody::from(bytes::Bytes::from_static(
         br#"{"model":"m","max_tokens":1,"messages":[{"role":"robot","content":"x"}]}"#,
-    );
+    ));
     let error = recent.decode(&bad_message, usize::MAX, None).unwrap_err();
     assert_eq!(error, full_decode(&bad_message, usize::MAX).unwrap_err());
-    let syntax = Bytes::from_static(br#"{"model":"m","messages":[{"role":"user""#);
+    let syntax = ChunkedBody::from(bytes::Bytes::from_static(
+        br#"{"model":"m","messages":[{"role":"user""#,
+    ));
     let error = recent.decode(&syntax, usize::MAX, None).unwrap_err();
     assert_eq!(error, full_decode(&syntax, usize::MAX).unwrap_err());
-    let spaced = Bytes::from_static(
+    let spaced = ChunkedBody::from(bytes::Bytes::from_static(
         b"{ \"model\" : \"m\" , \"messages\" : [ {\"role\":\"user\",\"content\":\"hi\"} ] , \"max_tokens\" : 5 }",
-    );
+    ));
     let decoded = recent.decode(&spaced, usize::MAX, None).unwrap();
     assert_same_as_full(&decoded, &spaced);
     assert_eq!(
@@ -161,9 +164,9 @@ fn a_follow_up_extends_the_remembered_layout() {
     assert!(decode_and_remember(&recent, &first));
     let follow_up = body(&conversation(3), false);
     let remembered = recent.recent.lock().unwrap().back().unwrap().layout.clone();
-    let equal = common_prefix_len(remembered.body(), &follow_up);
+    let equal = remembered.body().common_prefix_len(&follow_up, 0);
     let (split, shared) = remembered.extend_split(&follow_up, equal).unwrap();
-    assert_eq!(split, Split::scan(&follow_up).unwrap());
+    assert_eq!(split, Split::scan(&follow_up.to_bytes()).unwrap());
     assert_eq!(shared, 5);
     assert!(decode_and_remember(&recent, &follow_up));
     // The same bytes again, and a rewind to fewer messages.
@@ -186,8 +189,8 @@ fn bytes_after_the_shared_ones_are_checked_as_a_full_decode_would() {
             r#""stream":true,"messages":[{"role":"user","content":"x"}]"#,
         ),
         // Trailing bytes, a truncated body, a missing comma, a bad value, invalid UTF-8.
-        Bytes::from([&grown[..], b" x"].concat()),
-        grown.slice(..grown.len() - 1),
+        ChunkedBody::from([&grown.to_bytes()[..], b" x"].concat()),
+        grown.slice(0..grown.len() - 1).unwrap(),
         edited(
             &grown,
             r#"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2""#,
