@@ -92,6 +92,7 @@ mod session_resolve;
 mod settings;
 mod side_call;
 mod sse_frame;
+mod stated_directories;
 mod store_slot;
 mod stream_back;
 mod stream_overflow;
