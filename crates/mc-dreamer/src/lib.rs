@@ -45,11 +45,15 @@
 //! # Ok(()) }
 //! ```
 
+mod agent_loop;
+mod agent_tools;
 mod archive;
 mod batches;
 mod consolidate;
+mod doc_proposals;
 mod error;
 mod model;
+mod maintain_docs;
 mod near_duplicates;
 mod note_condition;
 mod project_commits;
@@ -71,11 +75,16 @@ mod task_settings;
 mod unchanged;
 mod verify;
 
+pub use agent_tools::{AgentTools, MAX_READ_LINES, MAX_RESULT_CHARS};
 pub use archive::{archive_stale_memories, staleness};
 pub use batches::TaskContext;
 pub use consolidate::{GROUPS_PER_CALL, consolidate_memories};
+pub use doc_proposals::{
+    DocProposal, PROPOSALS_DIR, Written, project_key, proposals_dir, read_proposals, write_proposal,
+};
 pub use error::{DreamerError, Result};
 pub use mc_core::dreamer::{Mention, mentions_of};
+pub use maintain_docs::{DOCS_OPENING, MAINTAINED_DOCS, docs_message, maintain_docs};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use note_condition::{Condition, ProjectNow, holds, parse_condition};
