@@ -4,6 +4,7 @@
 //! allowed.
 #![cfg(test)]
 
+mod agent_loop;
 mod archive;
 mod end_to_end;
 mod fixture;
