@@ -8,6 +8,7 @@ mod agent_loop;
 mod archive;
 mod end_to_end;
 mod fixture;
+mod maintain_docs;
 mod folder;
 mod promote;
 mod rewrite;
