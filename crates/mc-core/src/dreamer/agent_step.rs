@@ -21,8 +21,9 @@ use super::verdict::Verdict;
 /// The tool every step must call.
 pub const STEP_TOOL: &str = "dreamer_step";
 
-/// Most calls one step may make; the rest are answered with an error.
-pub const MAX_CALLS_PER_STEP: usize = 8;
+/// Most calls one step may make; the rest are answered with an error. Room for a verdict
+/// on each of a batch's ten memories and `finish`, so a loop needs no step just to decide.
+pub const MAX_CALLS_PER_STEP: usize = 16;
 
 /// The read-only tools over the project, offered to every loop.
 pub const LOOK_TOOLS: [&str; 5] = ["list_files", "read_file", "search", "git_log", "git_show"];
@@ -391,12 +392,12 @@ mod tests {
         );
         assert!(parse_step(&json!({"verdicts": []}), &VERIFY).is_err());
         assert!(parse_step(&json!({"calls": []}), &VERIFY).is_err());
-        let many = json!({"calls": vec![json!({"tool": "list_files"}); 9]});
+        let many = json!({"calls": vec![json!({"tool": "list_files"}); 17]});
         let read = parse_step(&many, &VERIFY).unwrap();
-        assert!(read[7].1.is_ok());
+        assert!(read[15].1.is_ok());
         assert_eq!(
-            read[8].1,
-            Err("not run: at most 8 calls per step".to_owned())
+            read[16].1,
+            Err("not run: at most 16 calls per step".to_owned())
         );
     }
 

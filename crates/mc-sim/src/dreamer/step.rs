@@ -3,13 +3,16 @@
 //!
 //! For memories whose file is gone it first asks `git_log` of each old path, then reads the
 //! logs it was shown: a rename (`R…\told\tnew`) updates the memory to the new path, anything
-//! else archives it; then it finishes. Any other loop (a docs loop) it finishes at once,
+//! else archives it; then it finishes. It makes no more calls a step than a step runs, and
+//! does not judge a memory twice. Any other loop (a docs loop) it finishes at once,
 //! proposing nothing. It judges only from the message, so a test gets the same steps every
 //! run; a test that needs other steps scripts them ([`crate::server::SimConfig::with_dreamer_steps`]).
 
 use std::collections::BTreeMap;
 
-use mc_core::dreamer::{CallShown, Candidate, Evidence, read_step_message, read_verify_message};
+use mc_core::dreamer::{
+    CallShown, Candidate, Evidence, MAX_CALLS_PER_STEP, read_step_message, read_verify_message,
+};
 use serde_json::{Value, json};
 
 /// The `dreamer_step` input for the step message `user_message`, or `None` when the message
@@ -28,23 +31,34 @@ pub fn step_answer(user_message: &str) -> Option<Value> {
         .iter()
         .filter_map(|candidate| gone_path(candidate).map(|path| (candidate, path)))
         .collect();
-    let mut unlogged: Vec<Value> = gone
+    let decided: Vec<u64> = steps
         .iter()
-        .filter(|(_, path)| !logs.contains_key(*path))
-        .map(|(_, path)| json!({ "tool": "git_log", "path": path }))
+        .flatten()
+        .filter(|shown| shown.result.starts_with("recorded"))
+        .filter_map(|shown| shown.call.get("memory_id")?.as_u64())
         .collect();
-    unlogged.dedup();
-    if !unlogged.is_empty() {
-        return Some(json!({ "calls": unlogged }));
+    let mut calls: Vec<Value> = Vec::new();
+    for (_, path) in &gone {
+        let call = json!({ "tool": "git_log", "path": path });
+        if !logs.contains_key(*path) && !calls.contains(&call) {
+            calls.push(call);
+        }
     }
-    let mut calls: Vec<Value> = gone
-        .iter()
-        .map(|(candidate, path)| {
-            let log = logs.get(*path).map_or("", String::as_str);
-            verdict(candidate, path, log)
-        })
-        .collect();
-    calls.push(json!({ "tool": "finish", "reason": "every memory judged" }));
+    let mut undecided = 0;
+    for (candidate, path) in &gone {
+        if decided.contains(&candidate.memory_id) {
+            continue;
+        }
+        match logs.get(*path) {
+            Some(log) => calls.push(verdict(candidate, path, log)),
+            None => undecided += 1,
+        }
+    }
+    let all_asked = undecided == 0 && calls.len() < MAX_CALLS_PER_STEP;
+    calls.truncate(MAX_CALLS_PER_STEP);
+    if all_asked {
+        calls.push(json!({ "tool": "finish", "reason": "every memory judged" }));
+    }
     Some(json!({ "calls": calls }))
 }
 
