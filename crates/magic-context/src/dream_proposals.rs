@@ -45,10 +45,10 @@ pub fn show_proposals(
                 })
             })
             .collect();
-        return Ok(crate::output::pretty(&json!({
+        return crate::output::pretty(&json!({
             "proposals_dir": dir.display().to_string(),
             "proposals": listed,
-        }))?);
+        }));
     }
     if proposals.is_empty() {
         return Ok(format!(

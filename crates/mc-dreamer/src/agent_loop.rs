@@ -9,8 +9,8 @@
 //! decisions are returned, not applied: the task applies them under its lease.
 
 use mc_core::dreamer::{
-    CallShown, FINISH, LOOK_TOOLS, Remaining, STEP_SYSTEM, StepCall, parse_step,
-    step_tool, step_user_message,
+    CallShown, FINISH, LOOK_TOOLS, Remaining, STEP_SYSTEM, StepCall, parse_step, step_tool,
+    step_user_message,
 };
 use mc_llm::StructuredRequest;
 
@@ -210,4 +210,3 @@ fn decide(decisions: &mut Vec<StepCall>, decision: StepCall) {
     decisions.retain(|earlier| new_key.is_none() || key(earlier) != new_key);
     decisions.push(decision);
 }
-

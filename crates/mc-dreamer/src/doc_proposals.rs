@@ -170,8 +170,8 @@ mod tests {
         assert!(dir.ends_with("proposals/git_ab_cd"));
         let current = "# Architecture\n\nParsing: src/old.rs\nNetwork: src/net.rs\n";
         let proposed = "# Architecture\n\nParsing: src/parse.rs\nNetwork: src/net.rs";
-        let written = write_proposal(&dir, "ARCHITECTURE.md", current, proposed, "why\nhow")
-            .unwrap();
+        let written =
+            write_proposal(&dir, "ARCHITECTURE.md", current, proposed, "why\nhow").unwrap();
         let Written::Proposed(path) = written else {
             panic!("no proposal written");
         };
@@ -187,6 +187,10 @@ mod tests {
         let same = write_proposal(&dir, "ARCHITECTURE.md", current, current.trim_end(), "x");
         assert_eq!(same.unwrap(), Written::Unchanged);
         assert!(!path.exists());
-        assert!(read_proposals(data.path(), Some(&project)).unwrap().is_empty());
+        assert!(
+            read_proposals(data.path(), Some(&project))
+                .unwrap()
+                .is_empty()
+        );
     }
 }

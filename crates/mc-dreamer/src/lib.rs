@@ -61,8 +61,8 @@ mod batches;
 mod consolidate;
 mod doc_proposals;
 mod error;
-mod model;
 mod maintain_docs;
+mod model;
 mod near_duplicates;
 mod note_condition;
 mod project_commits;
@@ -92,8 +92,8 @@ pub use doc_proposals::{
     DocProposal, PROPOSALS_DIR, Written, project_key, proposals_dir, read_proposals, write_proposal,
 };
 pub use error::{DreamerError, Result};
-pub use mc_core::dreamer::{Mention, mentions_of};
 pub use maintain_docs::{DOCS_OPENING, MAINTAINED_DOCS, docs_message, maintain_docs};
+pub use mc_core::dreamer::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use note_condition::{Condition, ProjectNow, holds, parse_condition};

@@ -20,7 +20,7 @@ use crate::doc_proposals::{Written, proposals_dir, write_proposal};
 use crate::error::Result;
 use crate::project_commits::commits_since;
 use crate::project_index::ProjectIndex;
-use crate::report::{Failure, TaskReport};
+use crate::report::TaskReport;
 
 /// The docs the task maintains, at the project's root.
 pub const MAINTAINED_DOCS: [&str; 2] = ["ARCHITECTURE.md", "STRUCTURE.md"];
@@ -44,11 +44,7 @@ are current, `finish` without proposing. Propose only the docs shown.";
 /// Runs `maintain_docs` on the context's project.
 pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     let Some(folder) = ctx.folder else {
-        let failure = Failure::new("project_folder", "the project's folder was not opened");
-        return Ok(TaskReport {
-            failure: Some(failure),
-            ..TaskReport::default()
-        });
+        return Ok(TaskReport::no_folder());
     };
     let docs: Vec<(&str, String)> = MAINTAINED_DOCS
         .iter()
@@ -144,7 +140,11 @@ pub fn docs_message(docs: &[(&str, String)], commits: &[String]) -> String {
     let mut out = String::from(DOCS_OPENING);
     out.push('\n');
     for (doc, text) in docs {
-        let _ = write!(out, "\n=== {doc} ===\n{}\n=== end of {doc} ===\n", text.trim_end());
+        let _ = write!(
+            out,
+            "\n=== {doc} ===\n{}\n=== end of {doc} ===\n",
+            text.trim_end()
+        );
     }
     out.push_str("\nNewest commits (subject, files):\n");
     if commits.is_empty() {

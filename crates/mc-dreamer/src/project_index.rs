@@ -92,8 +92,7 @@ impl ProjectIndex {
     ) -> Vec<Sighting> {
         let under = under.map(|folder| folder.trim_matches('/')).unwrap_or("");
         let prefix = format!("{under}/");
-        let inside =
-            |path: &str| under.is_empty() || path == under || path.starts_with(&prefix);
+        let inside = |path: &str| under.is_empty() || path == under || path.starts_with(&prefix);
         self.lines_in(inside, matches, limit)
     }
 

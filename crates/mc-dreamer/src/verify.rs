@@ -47,11 +47,7 @@ pub fn verify_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         .store
         .read(|tx| tx.memories(ctx.project, &[MemoryStatus::Active]))?;
     let Some(folder) = ctx.folder else {
-        let failure = Failure::new("project_folder", "the project's folder was not opened");
-        return Ok(TaskReport {
-            failure: Some(failure),
-            ..TaskReport::default()
-        });
+        return Ok(TaskReport::no_folder());
     };
     let index = ProjectIndex::load(folder)?;
     let (gone, judged): (Vec<Candidate>, Vec<Candidate>) = memories

@@ -210,7 +210,11 @@ fn the_agent_loop_caps_are_read_and_out_of_range_ones_keep_their_defaults() {
     assert!(issues.is_empty(), "{issues:?}");
     let caps = &config.dreamer;
     assert_eq!(
-        (caps.agent_max_steps, caps.agent_token_budget, caps.agent_max_seconds),
+        (
+            caps.agent_max_steps,
+            caps.agent_token_budget,
+            caps.agent_max_seconds
+        ),
         (5, 9000, 60)
     );
     let (config, issues) = resolve(&raw(json!({"dreamer": {
@@ -218,7 +222,11 @@ fn the_agent_loop_caps_are_read_and_out_of_range_ones_keep_their_defaults() {
     }})));
     let caps = &config.dreamer;
     assert_eq!(
-        (caps.agent_max_steps, caps.agent_token_budget, caps.agent_max_seconds),
+        (
+            caps.agent_max_steps,
+            caps.agent_token_budget,
+            caps.agent_max_seconds
+        ),
         (12, 40_000, 180)
     );
     let said: Vec<String> = issues

@@ -140,12 +140,12 @@ pub fn step_tool(offered: &[&str]) -> Value {
     })
 }
 
-/// Reads a step's input: each call as written (for the transcript) with what it asks, or
-/// why it cannot be done. `Err` when the input is not a list of calls at all.
-pub fn parse_step(
-    input: &Value,
-    offered: &[&str],
-) -> Result<Vec<(Value, Result<StepCall, String>)>, String> {
+/// One call of a step as written (for the transcript), with what it asks or why it cannot
+/// be done.
+pub type ReadCall = (Value, Result<StepCall, String>);
+
+/// Reads a step's input, call by call. `Err` when the input is not a list of calls at all.
+pub fn parse_step(input: &Value, offered: &[&str]) -> Result<Vec<ReadCall>, String> {
     let calls = input
         .get("calls")
         .and_then(Value::as_array)

@@ -22,8 +22,8 @@ mod rewrite;
 mod verdict;
 
 pub use agent_step::{
-    CallShown, DOC_TOOL, FINISH, LOOK_TOOLS, MAX_CALLS_PER_STEP, MEMORY_TOOLS, Remaining, STEP_SYSTEM,
-    STEP_TOOL, StepCall, parse_step, read_step_message, step_tool, step_user_message,
+    CallShown, DOC_TOOL, FINISH, LOOK_TOOLS, MAX_CALLS_PER_STEP, MEMORY_TOOLS, Remaining,
+    STEP_SYSTEM, STEP_TOOL, StepCall, parse_step, read_step_message, step_tool, step_user_message,
 };
 pub use evidence::{
     Candidate, Evidence, Sighting, VERIFY_SYSTEM, read_verify_message, verify_user_message,

@@ -14,12 +14,11 @@ use mc_dreamer::{DreamerModel, Limits, LlmJudge, Runner, Task, TaskSettings};
 use mc_llm::{
     LlmClient, LlmError, ModelEndpoint, RetryPolicy, StructuredAnswer, StructuredRequest, Wire,
 };
-use mc_sim::clock::SimClock;
-use mc_sim::script::Script;
-use mc_sim::server::{Responder, SimConfig, SimServer};
+use mc_sim::server::SimServer;
 use mc_store::{DreamerRun, MemoryAction, MemorySource, MemoryStatus, Store};
 use serde_json::{Value, json};
 
+use crate::end_to_end::{bind, sim_config};
 use crate::fixture::{
     CHANGED_VALUE, EVENING_MS, PLAIN_RULE, STALE_FILE, TRUE_MEMORY, is_step, memories, project,
     store_with_memories, write_project,
@@ -27,14 +26,7 @@ use crate::fixture::{
 
 /// The simulator, answering the loop's steps with `steps` first, then honestly.
 pub(crate) async fn scripted(steps: Vec<Value>) -> SimServer {
-    let script = json!([{ "content": [{ "type": "text", "text": "Scripted answer." }] }]);
-    let script = Script::parse(&script.to_string(), "agent loop test").unwrap();
-    let config = SimConfig::new(Responder::Script(script))
-        .with_clock(SimClock::new(1_700_000_000_000))
-        .with_dreamer_steps(steps);
-    SimServer::bind("127.0.0.1:0".parse().unwrap(), config)
-        .await
-        .unwrap()
+    bind(sim_config().with_dreamer_steps(steps)).await
 }
 
 /// A model asking the simulator, keeping each step's user message.
@@ -61,21 +53,11 @@ impl DreamerModel for Recording {
 }
 
 /// How a run is bounded, and how far its clock moves at each reading.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Bounds {
     pub settings: TaskSettings,
     pub limits: Limits,
     pub tick_ms: i64,
-}
-
-impl Default for Bounds {
-    fn default() -> Self {
-        Self {
-            settings: TaskSettings::default(),
-            limits: Limits::default(),
-            tick_ms: 0,
-        }
-    }
 }
 
 /// One run of `task` asking `server`; the run and every step's message.
@@ -207,7 +189,10 @@ async fn a_renamed_file_is_found_in_its_history_and_the_memory_follows_it() {
         .iter()
         .find(|entry| {
             entry.actor == Some(MemorySource::Dreamer)
-                && entry.detail.as_deref().is_some_and(|d| d.contains("renamed"))
+                && entry
+                    .detail
+                    .as_deref()
+                    .is_some_and(|d| d.contains("renamed"))
         })
         .unwrap();
     assert_eq!(followed.action, MemoryAction::Changed);
@@ -217,6 +202,12 @@ async fn a_renamed_file_is_found_in_its_history_and_the_memory_follows_it() {
         Some("content: `src/old_parser.rs` was renamed to `src/parsing/legacy.rs`")
     );
     assert!(CHANGED_VALUE.contains("8080"));
+}
+
+/// Asserts the run's detail says `what`.
+fn said(run: &DreamerRun, what: &str) {
+    let detail = run.detail.as_deref().unwrap_or_default();
+    assert!(detail.contains(what), "{detail}");
 }
 
 /// A scripted step that lists the files and archives nothing.
@@ -250,44 +241,35 @@ async fn the_step_cap_ends_the_loop_keeping_the_verdicts_already_given() {
     assert_eq!(run.outcome.as_str(), "done", "{:?}", run.detail);
     assert_eq!(asked.len(), 3);
     assert_eq!(run.model_calls, 1 + 3, "one judging call, three steps");
-    assert!(
-        run.detail
-            .as_deref()
-            .unwrap()
-            .contains("the loop stopped at the step cap (3 steps)"),
-        "{:?}",
-        run.detail
-    );
+    said(&run, "the loop stopped at the step cap (3 steps)");
     assert!(asked[2].contains("Left: 1 steps"), "{}", asked[2]);
     let stale = memories(&store).remove(1);
     assert_eq!(stale, (STALE_FILE.to_owned(), MemoryStatus::Archived));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_token_budget_ends_the_loop() {
+/// A verify run over the fixture whose loop only looks around, within `bounds`.
+async fn looking_around(bounds: Bounds) -> (Store, DreamerRun, Vec<String>) {
     let (code, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     write_project(code.path());
     let store = store_with_memories(data.path());
     let server = scripted(vec![look_around(); 20]).await;
-    let mut bounds = Bounds::default();
-    bounds.settings.agent_token_budget = 2_000;
-    let (store, run, asked) = run_task(
+    run_task(
         &server,
         Task::VerifyMemories,
         store,
         code.path().to_owned(),
         bounds,
     )
-    .await;
+    .await
+}
 
-    assert!(
-        run.detail
-            .as_deref()
-            .unwrap()
-            .contains("the loop stopped at the token budget (2000 tokens)"),
-        "{:?}",
-        run.detail
-    );
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_budget_ends_the_loop() {
+    let mut bounds = Bounds::default();
+    bounds.settings.agent_token_budget = 2_000;
+    let (store, run, asked) = looking_around(bounds).await;
+
+    said(&run, "the loop stopped at the token budget (2000 tokens)");
     assert!(
         (1..20).contains(&asked.len()),
         "{} steps before the budget ran out",
@@ -298,30 +280,12 @@ async fn the_token_budget_ends_the_loop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_time_cap_ends_the_loop() {
-    let (code, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write_project(code.path());
-    let store = store_with_memories(data.path());
-    let server = scripted(vec![look_around(); 20]).await;
     let mut bounds = Bounds::default();
     bounds.settings.agent_max_seconds = 10;
     bounds.tick_ms = 3_000;
-    let (_store, run, asked) = run_task(
-        &server,
-        Task::VerifyMemories,
-        store,
-        code.path().to_owned(),
-        bounds,
-    )
-    .await;
+    let (_store, run, asked) = looking_around(bounds).await;
 
-    assert!(
-        run.detail
-            .as_deref()
-            .unwrap()
-            .contains("the loop stopped at the time cap (10 s)"),
-        "{:?}",
-        run.detail
-    );
+    said(&run, "the loop stopped at the time cap (10 s)");
     assert!(
         (1..=3).contains(&asked.len()),
         "three seconds a reading leave room for a few steps in ten, not {}",
@@ -336,8 +300,7 @@ async fn paths_out_of_the_project_links_out_and_oversize_files_are_refused_in_wo
     write_project(&root);
     std::fs::write(code.path().join("secret.txt"), "SECRET-TOKEN-42\n").unwrap();
     #[cfg(unix)]
-    std::os::unix::fs::symlink(code.path().join("secret.txt"), root.join("src/link.rs"))
-        .unwrap();
+    std::os::unix::fs::symlink(code.path().join("secret.txt"), root.join("src/link.rs")).unwrap();
     std::fs::write(root.join("big.log"), "x".repeat(5_000)).unwrap();
     let store = store_with_memories(data.path());
     let server = scripted(vec![
@@ -354,8 +317,7 @@ async fn paths_out_of_the_project_links_out_and_oversize_files_are_refused_in_wo
     .await;
     let mut bounds = Bounds::default();
     bounds.limits.max_file_bytes = 1_000;
-    let (store, run, asked) =
-        run_task(&server, Task::VerifyMemories, store, root, bounds).await;
+    let (store, run, asked) = run_task(&server, Task::VerifyMemories, store, root, bounds).await;
 
     assert_eq!(run.outcome.as_str(), "done", "{:?}", run.detail);
     assert_eq!(asked.len(), 2);

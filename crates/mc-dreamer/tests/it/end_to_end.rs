@@ -19,11 +19,19 @@ use crate::fixture::{
 };
 
 pub(crate) async fn simulator(mode: HistorianMode) -> SimServer {
+    bind(sim_config().with_dreamer(mode)).await
+}
+
+/// The simulator's settings for the dreamer's tests: a script for any other call, a fixed
+/// clock.
+pub(crate) fn sim_config() -> SimConfig {
     let script = json!([{ "content": [{ "type": "text", "text": "Scripted answer." }] }]);
     let script = Script::parse(&script.to_string(), "dreamer test").unwrap();
-    let config = SimConfig::new(Responder::Script(script))
-        .with_clock(SimClock::new(1_700_000_000_000))
-        .with_dreamer(mode);
+    SimConfig::new(Responder::Script(script)).with_clock(SimClock::new(1_700_000_000_000))
+}
+
+/// The simulator with `config`, on a free port.
+pub(crate) async fn bind(config: SimConfig) -> SimServer {
     SimServer::bind("127.0.0.1:0".parse().unwrap(), config)
         .await
         .unwrap()

@@ -11,7 +11,24 @@ use serde_json::json;
 use crate::agent_loop::{Bounds, run_task, scripted};
 use crate::fixture::{project, store_with_memories, write_project};
 
-const ARCHITECTURE: &str = "# Architecture\n\nParsing lives in src/old_parser.rs.\nNetworking lives in src/net.rs.\n";
+const ARCHITECTURE: &str =
+    "# Architecture\n\nParsing lives in src/old_parser.rs.\nNetworking lives in src/net.rs.\n";
+
+/// One `maintain_docs` run on the project at `root`.
+async fn docs_run(
+    server: &mc_sim::server::SimServer,
+    store: mc_store::Store,
+    root: &Path,
+) -> (mc_store::Store, mc_store::DreamerRun, Vec<String>) {
+    run_task(
+        server,
+        Task::MaintainDocs,
+        store,
+        root.to_owned(),
+        Bounds::default(),
+    )
+    .await
+}
 
 fn project_with_docs(root: &Path) {
     write_project(root);
@@ -41,14 +58,7 @@ async fn a_differing_doc_becomes_a_patch_under_the_data_directory_only() {
     let store = store_with_memories(data.path());
     let updated = "# Architecture\n\nNetworking lives in src/net.rs.\n";
     let server = scripted(propose(updated)).await;
-    let (_store, run, asked) = run_task(
-        &server,
-        Task::MaintainDocs,
-        store,
-        code.path().to_owned(),
-        Bounds::default(),
-    )
-    .await;
+    let (_store, run, asked) = docs_run(&server, store, code.path()).await;
 
     assert_eq!(run.outcome.as_str(), "done", "{:?}", run.detail);
     assert_eq!((run.model_calls, run.changes), (2, 1), "{:?}", run.detail);
@@ -63,7 +73,9 @@ async fn a_differing_doc_becomes_a_patch_under_the_data_directory_only() {
             .as_str()
         )
     );
-    assert!(asked[0].starts_with("Project docs to keep current, as they are now:\n\n=== ARCHITECTURE.md ===\n# Architecture"));
+    assert!(asked[0].starts_with(
+        "Project docs to keep current, as they are now:\n\n=== ARCHITECTURE.md ===\n# Architecture"
+    ));
     assert_eq!(
         std::fs::read_to_string(code.path().join("ARCHITECTURE.md")).unwrap(),
         ARCHITECTURE,
@@ -111,14 +123,7 @@ async fn the_same_text_is_no_proposal_and_clears_an_older_one() {
     std::fs::create_dir_all(older.parent().unwrap()).unwrap();
     std::fs::write(&older, "an older proposal").unwrap();
     let server = scripted(propose(ARCHITECTURE)).await;
-    let (_store, run, _) = run_task(
-        &server,
-        Task::MaintainDocs,
-        store,
-        code.path().to_owned(),
-        Bounds::default(),
-    )
-    .await;
+    let (_store, run, _) = docs_run(&server, store, code.path()).await;
 
     assert_eq!((run.model_calls, run.changes), (2, 0), "{:?}", run.detail);
     assert_eq!(
@@ -135,14 +140,7 @@ async fn a_project_without_docs_costs_no_call_and_the_honest_model_proposes_noth
     write_project(code.path());
     let store = store_with_memories(data.path());
     let server = scripted(Vec::new()).await;
-    let (store, run, _) = run_task(
-        &server,
-        Task::MaintainDocs,
-        store,
-        code.path().to_owned(),
-        Bounds::default(),
-    )
-    .await;
+    let (store, run, _) = docs_run(&server, store, code.path()).await;
     assert_eq!(run.outcome.as_str(), "done");
     assert_eq!(run.model_calls, 0);
     assert_eq!(
@@ -150,15 +148,12 @@ async fn a_project_without_docs_costs_no_call_and_the_honest_model_proposes_noth
         Some("the project has no ARCHITECTURE.md or STRUCTURE.md; nothing to maintain")
     );
 
-    std::fs::write(code.path().join("STRUCTURE.md"), "# Structure\n\nsrc/: code\n").unwrap();
-    let (_store, run, _) = run_task(
-        &server,
-        Task::MaintainDocs,
-        store,
-        code.path().to_owned(),
-        Bounds::default(),
+    std::fs::write(
+        code.path().join("STRUCTURE.md"),
+        "# Structure\n\nsrc/: code\n",
     )
-    .await;
+    .unwrap();
+    let (_store, run, _) = docs_run(&server, store, code.path()).await;
     assert_eq!((run.model_calls, run.changes), (1, 0), "{:?}", run.detail);
     assert_eq!(
         run.detail.as_deref(),

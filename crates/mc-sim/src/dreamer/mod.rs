@@ -50,16 +50,7 @@ pub fn dreamer_answer(user_message: &str) -> Option<Value> {
 
 fn judge(candidate: &Candidate) -> Value {
     let id = candidate.memory_id;
-    let gone_file = candidate
-        .evidence
-        .iter()
-        .find_map(|evidence| match evidence {
-            Evidence::File {
-                path,
-                present: false,
-            } => Some(path),
-            _ => None,
-        });
+    let gone_file = gone_path(candidate);
     if let Some(path) = gone_file {
         return archive(id, format!("`{path}` is gone from the project"));
     }
@@ -98,6 +89,20 @@ fn judge(candidate: &Candidate) -> Value {
         Some(name) => archive(id, format!("`{name}` appears nowhere in the project")),
         None => json!({ "memory_id": id, "action": "keep" }),
     }
+}
+
+/// The first file the candidate names that is gone.
+fn gone_path(candidate: &Candidate) -> Option<&str> {
+    candidate
+        .evidence
+        .iter()
+        .find_map(|evidence| match evidence {
+            Evidence::File {
+                path,
+                present: false,
+            } => Some(path.as_str()),
+            Evidence::File { .. } | Evidence::Name { .. } | Evidence::Value { .. } => None,
+        })
 }
 
 fn archive(id: u64, reason: String) -> Value {

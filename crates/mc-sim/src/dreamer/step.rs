@@ -11,9 +11,11 @@
 use std::collections::BTreeMap;
 
 use mc_core::dreamer::{
-    CallShown, Candidate, Evidence, MAX_CALLS_PER_STEP, read_step_message, read_verify_message,
+    CallShown, Candidate, MAX_CALLS_PER_STEP, read_step_message, read_verify_message,
 };
 use serde_json::{Value, json};
+
+use super::gone_path;
 
 /// The `dreamer_step` input for the step message `user_message`, or `None` when the message
 /// is not a step's.
@@ -74,20 +76,6 @@ fn logged_path(shown: &CallShown) -> Option<String> {
     Some(shown.call.get("path")?.as_str()?.to_owned())
 }
 
-/// The first file the candidate names that is gone.
-fn gone_path(candidate: &Candidate) -> Option<&str> {
-    candidate
-        .evidence
-        .iter()
-        .find_map(|evidence| match evidence {
-            Evidence::File {
-                path,
-                present: false,
-            } => Some(path.as_str()),
-            Evidence::File { .. } | Evidence::Name { .. } | Evidence::Value { .. } => None,
-        })
-}
-
 /// Update to the new path when `log` shows `path` renamed, else archive.
 fn verdict(candidate: &Candidate, path: &str, log: &str) -> Value {
     let id = candidate.memory_id;
@@ -114,7 +102,7 @@ fn verdict(candidate: &Candidate, path: &str, log: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use mc_core::dreamer::{Remaining, step_user_message, verify_user_message};
+    use mc_core::dreamer::{Evidence, Remaining, step_user_message, verify_user_message};
 
     use super::*;
 

@@ -301,7 +301,16 @@ mod tests {
         );
         assert_eq!(demanded(Demand::AnthropicTool, &Map::new()), None);
         let other = rest(json!({"type": "tool", "name": "Bash"}));
-        assert!(plan(stalled(), &mut VecDeque::new(), Demand::AnthropicTool, &other, &[]).is_none());
+        assert!(
+            plan(
+                stalled(),
+                &mut VecDeque::new(),
+                Demand::AnthropicTool,
+                &other,
+                &[]
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -354,7 +363,13 @@ mod tests {
             dreamer: HistorianMode::Overloaded,
         };
         assert!(matches!(
-            plan(overloaded, &mut VecDeque::new(), Demand::AnthropicTool, &forced, &[]),
+            plan(
+                overloaded,
+                &mut VecDeque::new(),
+                Demand::AnthropicTool,
+                &forced,
+                &[]
+            ),
             Some(HistorianPlan::Overloaded)
         ));
         let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
