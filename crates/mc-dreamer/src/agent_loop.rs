@@ -9,8 +9,8 @@
 //! decisions are returned, not applied: the task applies them under its lease.
 
 use mc_core::dreamer::{
-    CallShown, FINISH, LOOK_TOOLS, Remaining, STEP_SYSTEM, StepCall, parse_step, step_tool,
-    step_user_message,
+    CallShown, FINISH, LOOK_TOOLS, Remaining, STEP_SYSTEM, StepCall, Verdict, parse_step,
+    step_tool, step_user_message,
 };
 use mc_llm::StructuredRequest;
 
@@ -30,7 +30,27 @@ pub(crate) struct Duty<'a> {
     /// The decision tools this duty offers, besides the looking tools and `finish`.
     pub decides_with: &'a [&'a str],
     /// Checks a decision; the text the model is shown for it, or why it is refused.
-    pub accept: &'a dyn Fn(&StepCall) -> Result<String, String>,
+    pub accept: &'a dyn Fn(Decision<'_>) -> Result<String, String>,
+}
+
+/// A decision the model gave, as its duty checks it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Decision<'c> {
+    /// A verdict on a memory.
+    Verdict(&'c Verdict),
+    /// A doc's proposed text.
+    Doc {
+        /// The doc.
+        path: &'c str,
+    },
+}
+
+/// A doc's proposed text, as the model gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProposedDoc {
+    pub path: String,
+    pub content: String,
+    pub reason: String,
 }
 
 /// What is spent of one run's caps, across all of its loops.
@@ -53,9 +73,10 @@ impl LoopBudget {
 }
 
 /// Why a loop ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) enum LoopStop {
     /// The model called `finish`.
+    #[default]
     Finished,
     /// The step cap was reached.
     StepCap(u32),
@@ -91,9 +112,11 @@ impl LoopStop {
 }
 
 /// A loop's end and the decisions it holds (the latest per memory or doc).
+#[derive(Debug, Default)]
 pub(crate) struct LoopEnd {
     pub stop: LoopStop,
-    pub decisions: Vec<StepCall>,
+    pub verdicts: Vec<Verdict>,
+    pub docs: Vec<ProposedDoc>,
 }
 
 /// Runs one loop for `duty`, spending from `budget`; calls and tokens are counted in
@@ -115,23 +138,22 @@ pub(crate) fn run_loop(
     let tool = step_tool(&offered);
     let caps = ctx.settings;
     let mut shown: Vec<Vec<CallShown>> = Vec::new();
-    let mut decisions: Vec<StepCall> = Vec::new();
-    let end = |stop, decisions| LoopEnd { stop, decisions };
+    let mut end = LoopEnd::default();
     loop {
         let now_ms = (ctx.clock)();
         let token_budget = u64::from(caps.agent_token_budget);
         let max_ms = i64::from(caps.agent_max_seconds).saturating_mul(1000);
         if budget.steps >= caps.agent_max_steps {
-            return end(LoopStop::StepCap(caps.agent_max_steps), decisions);
+            return end.stopped(LoopStop::StepCap(caps.agent_max_steps));
         }
         if budget.tokens >= token_budget {
-            return end(LoopStop::TokenBudget(token_budget), decisions);
+            return end.stopped(LoopStop::TokenBudget(token_budget));
         }
         if now_ms.saturating_sub(budget.started_ms) >= max_ms {
-            return end(LoopStop::TimeCap(caps.agent_max_seconds), decisions);
+            return end.stopped(LoopStop::TimeCap(caps.agent_max_seconds));
         }
         if now_ms >= ctx.deadline_ms {
-            return end(LoopStop::Deadline, decisions);
+            return end.stopped(LoopStop::Deadline);
         }
         let left = Remaining {
             steps: caps.agent_max_steps - budget.steps,
@@ -151,7 +173,7 @@ pub(crate) fn run_loop(
                     ctx.model.first_model(ctx.project),
                     Failure::of_model(&error),
                 );
-                return end(LoopStop::ModelFailed, Vec::new());
+                return LoopEnd::default().stopped(LoopStop::ModelFailed);
             }
         };
         report.count_answer(&answer);
@@ -162,7 +184,7 @@ pub(crate) fn run_loop(
             Ok(calls) => calls,
             Err(reason) => {
                 report.failure = Some(Failure::new("invalid_answer", reason));
-                return end(LoopStop::ModelFailed, Vec::new());
+                return LoopEnd::default().stopped(LoopStop::ModelFailed);
             }
         };
         let mut finished = false;
@@ -176,37 +198,66 @@ pub(crate) fn run_loop(
                 }
                 Ok(read) => match tools.look(&read) {
                     Some(result) => result,
-                    None => match (duty.accept)(&read) {
-                        Ok(said) => {
-                            decide(&mut decisions, read);
-                            said
-                        }
-                        Err(error) => format!("error: {error}"),
-                    },
+                    None => end.decide(duty, read),
                 },
             };
             step.push(CallShown { call, result });
         }
         shown.push(step);
         if finished {
-            return end(LoopStop::Finished, decisions);
+            return end.stopped(LoopStop::Finished);
         }
     }
 }
 
-/// Records `decision`, replacing an earlier one about the same memory or doc.
-fn decide(decisions: &mut Vec<StepCall>, decision: StepCall) {
-    let key = |call: &StepCall| match call {
-        StepCall::Verdict(verdict) => Some(format!("memory {}", verdict.memory_id())),
-        StepCall::ProposeDoc { path, .. } => Some(format!("doc {path}")),
-        StepCall::ListFiles { .. }
-        | StepCall::ReadFile { .. }
-        | StepCall::Search { .. }
-        | StepCall::GitLog { .. }
-        | StepCall::GitShow { .. }
-        | StepCall::Finish { .. } => None,
-    };
-    let new_key = key(&decision);
-    decisions.retain(|earlier| new_key.is_none() || key(earlier) != new_key);
-    decisions.push(decision);
+impl LoopEnd {
+    fn stopped(mut self, stop: LoopStop) -> Self {
+        self.stop = stop;
+        self
+    }
+
+    /// Records `call` when the duty accepts it, replacing an earlier decision about the
+    /// same memory or doc; what the model is shown for it.
+    fn decide(&mut self, duty: &Duty<'_>, call: StepCall) -> String {
+        let checked = match &call {
+            StepCall::Verdict(verdict) => (duty.accept)(Decision::Verdict(verdict)),
+            StepCall::ProposeDoc { path, .. } => (duty.accept)(Decision::Doc { path }),
+            StepCall::ListFiles { .. }
+            | StepCall::ReadFile { .. }
+            | StepCall::Search { .. }
+            | StepCall::GitLog { .. }
+            | StepCall::GitShow { .. }
+            | StepCall::Finish { .. } => Err("not a decision".to_owned()),
+        };
+        let said = match checked {
+            Ok(said) => said,
+            Err(error) => return format!("error: {error}"),
+        };
+        match call {
+            StepCall::Verdict(verdict) => {
+                let id = verdict.memory_id();
+                self.verdicts.retain(|earlier| earlier.memory_id() != id);
+                self.verdicts.push(verdict);
+            }
+            StepCall::ProposeDoc {
+                path,
+                content,
+                reason,
+            } => {
+                self.docs.retain(|earlier| earlier.path != path);
+                self.docs.push(ProposedDoc {
+                    path,
+                    content,
+                    reason,
+                });
+            }
+            StepCall::ListFiles { .. }
+            | StepCall::ReadFile { .. }
+            | StepCall::Search { .. }
+            | StepCall::GitLog { .. }
+            | StepCall::GitShow { .. }
+            | StepCall::Finish { .. } => {}
+        }
+        said
+    }
 }

@@ -11,14 +11,15 @@
 
 use std::fmt::Write as _;
 
-use mc_core::dreamer::{DOC_TOOL, StepCall};
+use mc_core::dreamer::DOC_TOOL;
 
-use crate::agent_loop::{Duty, LoopBudget, LoopStop, run_loop};
+use crate::agent_loop::{Decision, Duty, LoopBudget, LoopStop, ProposedDoc, run_loop};
 use crate::agent_tools::AgentTools;
 use crate::batches::TaskContext;
 use crate::doc_proposals::{Written, proposals_dir, write_proposal};
 use crate::error::Result;
 use crate::project_commits::commits_since;
+use crate::project_folder::ProjectFolder;
 use crate::project_index::ProjectIndex;
 use crate::report::TaskReport;
 
@@ -63,15 +64,15 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         index: &index,
     };
     let shown: Vec<&str> = docs.iter().map(|(doc, _)| *doc).collect();
-    let accept = |call: &StepCall| match call {
-        StepCall::ProposeDoc { path, .. } if shown.contains(&path.as_str()) => {
+    let accept = |decision: Decision<'_>| match decision {
+        Decision::Doc { path } if shown.contains(&path) => {
             Ok(format!("proposal for {path} recorded"))
         }
-        StepCall::ProposeDoc { path, .. } => Err(format!(
+        Decision::Doc { path } => Err(format!(
             "`{path}` is not one of the docs shown; propose only: {}",
             shown.join(", ")
         )),
-        _ => Err("not a doc proposal".to_owned()),
+        Decision::Verdict(_) => Err("this task judges no memory".to_owned()),
     };
     let duty = Duty {
         instructions: DOCS_INSTRUCTIONS,
@@ -87,15 +88,12 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     }
     let dir = proposals_dir(ctx.data_dir, ctx.project);
     let mut said = Vec::new();
-    for decision in end.decisions {
-        let StepCall::ProposeDoc {
-            path,
-            content,
-            reason,
-        } = decision
-        else {
-            continue;
-        };
+    for ProposedDoc {
+        path,
+        content,
+        reason,
+    } in end.docs
+    {
         let Some((_, current)) = docs.iter().find(|(doc, _)| *doc == path) else {
             continue;
         };
@@ -126,7 +124,7 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
 }
 
 /// The newest commits, a line each: subject and files.
-fn commit_lines(ctx: &TaskContext<'_>, folder: &crate::ProjectFolder) -> Vec<String> {
+fn commit_lines(ctx: &TaskContext<'_>, folder: &ProjectFolder) -> Vec<String> {
     let month_ms = 30 * 86_400_000;
     commits_since(folder, (ctx.clock)().saturating_sub(month_ms))
         .into_iter()

@@ -12,13 +12,13 @@
 
 use mc_core::ProjectId;
 use mc_core::dreamer::{
-    Candidate, Evidence, MEMORY_TOOLS, StepCall, VERIFY_SYSTEM, Verdict, judge_tool,
-    parse_verdicts, verify_user_message,
+    Candidate, Evidence, MEMORY_TOOLS, VERIFY_SYSTEM, Verdict, judge_tool, parse_verdicts,
+    verify_user_message,
 };
 use mc_llm::StructuredRequest;
 use mc_store::{MemoryStatus, StoreError, WriteTx};
 
-use crate::agent_loop::{Duty, LoopBudget, LoopStop, run_loop};
+use crate::agent_loop::{Decision, Duty, LoopBudget, LoopStop, run_loop};
 use crate::agent_tools::AgentTools;
 use crate::batches::{TaskContext, ask_batch, batch_max_tokens, judge_in_batches};
 use crate::error::Result;
@@ -96,15 +96,15 @@ fn look_at_gone_files(
     let mut looked_at = 0;
     for batch in gone.chunks(BATCH) {
         let asked: Vec<u64> = batch.iter().map(|candidate| candidate.memory_id).collect();
-        let accept = |call: &StepCall| match call {
-            StepCall::Verdict(verdict) if asked.contains(&verdict.memory_id()) => {
+        let accept = |decision: Decision<'_>| match decision {
+            Decision::Verdict(verdict) if asked.contains(&verdict.memory_id()) => {
                 Ok(format!("recorded for memory {}", verdict.memory_id()))
             }
-            StepCall::Verdict(verdict) => Err(format!(
+            Decision::Verdict(verdict) => Err(format!(
                 "memory {} is not one of this step's memories",
                 verdict.memory_id()
             )),
-            _ => Err("not a verdict".to_owned()),
+            Decision::Doc { .. } => Err("this task proposes no doc".to_owned()),
         };
         let duty = Duty {
             instructions: LOOK_INSTRUCTIONS,
@@ -118,14 +118,7 @@ fn look_at_gone_files(
             break;
         }
         looked_at += batch.len();
-        let verdicts: Vec<Verdict> = end
-            .decisions
-            .into_iter()
-            .filter_map(|decision| match decision {
-                StepCall::Verdict(verdict) => Some(verdict),
-                _ => None,
-            })
-            .collect();
+        let verdicts = end.verdicts;
         if !verdicts.is_empty() {
             if !(ctx.keep_lease)()? {
                 report.failure = Some(Failure::new(

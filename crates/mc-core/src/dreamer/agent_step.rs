@@ -236,9 +236,10 @@ fn read_call(call: &Value, offered: &[&str]) -> Result<StepCall, String> {
             content: text("content")?,
             reason: text("reason")?,
         },
-        _ => StepCall::Finish {
+        FINISH => StepCall::Finish {
             summary: optional("reason").unwrap_or_default(),
         },
+        other => return Err(format!("`{other}` is not a tool")),
     })
 }
 

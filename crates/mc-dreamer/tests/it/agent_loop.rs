@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 
 use crate::end_to_end::{bind, sim_config};
 use crate::fixture::{
-    CHANGED_VALUE, EVENING_MS, PLAIN_RULE, STALE_FILE, TRUE_MEMORY, is_step, memories, project,
-    store_with_memories, write_project,
+    CHANGED_VALUE, EVENING_MS, FakeModel, PLAIN_RULE, STALE_FILE, TRUE_MEMORY, is_step, memories,
+    project, provider_error, store_with_memories, untouched, write_project,
 };
 
 /// The simulator, answering the loop's steps with `steps` first, then honestly.
@@ -339,4 +339,43 @@ async fn paths_out_of_the_project_links_out_and_oversize_files_are_refused_in_wo
     );
     assert!(!asked.iter().any(|message| message.contains("SECRET-TOKEN")));
     assert_eq!(memories(&store).remove(1).1, MemoryStatus::Active);
+}
+
+#[test]
+fn a_model_failing_mid_loop_changes_nothing_it_decided() {
+    let (code, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_project(code.path());
+    let store = store_with_memories(data.path());
+    let id = stale_id(&store);
+    let mut steps = 0;
+    let model = FakeModel::new(move |request| {
+        if !is_step(request) {
+            return Ok(json!({"verdicts": []}));
+        }
+        steps += 1;
+        if steps == 1 {
+            Ok(json!({"calls": [
+                {"tool": "archive_memory", "memory_id": id, "reason": "gone"},
+                {"tool": "list_files"}
+            ]}))
+        } else {
+            Err(provider_error(529))
+        }
+    });
+    let clock = || EVENING_MS;
+    let runner = Runner {
+        store: &store,
+        model: &model,
+        owner: "loop",
+        clock: &clock,
+        limits: Limits::default(),
+        settings: TaskSettings::default(),
+    };
+    let run = runner
+        .run(Task::VerifyMemories, &project(), Some(code.path()))
+        .unwrap();
+    assert_eq!(run.outcome.as_str(), "failed");
+    assert_eq!(run.failure_class.as_deref(), Some("overloaded"));
+    assert_eq!((run.model_calls, run.changes), (3, 0));
+    assert_eq!(memories(&store), untouched());
 }
