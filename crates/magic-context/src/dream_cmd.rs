@@ -1,5 +1,6 @@
-//! `magic-context dream [--task T] [--project DIR] [--list] [--json]`: runs the dreamer's
-//! tasks now, or lists the runs it recorded.
+//! `magic-context dream [--task T] [--project DIR] [--list] [--show-proposals] [--json]`:
+//! runs the dreamer's tasks now, lists the runs it recorded, or prints the doc updates
+//! `maintain_docs` proposed ([`crate::dream_proposals`]).
 //!
 //! A run now is what `serve`'s scheduler does at a task's cron time, under the same lease
 //! (a `serve` running the same task on the same project makes this one skip, and the other
@@ -30,6 +31,7 @@ use mc_store::{
 use serde_json::json;
 
 use crate::clock::now_ms;
+use crate::dream_proposals::show_proposals;
 use crate::dreamer_runs::{run_json, runs_text};
 use crate::memory_cmd::project_of;
 use crate::output::{pretty, write_stdout};
@@ -39,7 +41,7 @@ use crate::status_viewpoint::Viewpoint;
 #[derive(Debug, Args)]
 pub struct DreamArgs {
     /// Run only this task (consolidate_memories, verify_memories, archive_stale_memories,
-    /// rewrite_verbose_memories, evaluate_smart_notes, promote_user_profile).
+    /// rewrite_verbose_memories, maintain_docs, evaluate_smart_notes, promote_user_profile).
     #[arg(long, value_name = "TASK")]
     pub task: Option<String>,
 
@@ -51,6 +53,11 @@ pub struct DreamArgs {
     /// List the recorded runs instead of running anything.
     #[arg(long)]
     pub list: bool,
+
+    /// Print the doc updates maintain_docs proposed (unified diffs under the data
+    /// directory) instead of running anything; with --project, only that project's.
+    #[arg(long, conflicts_with_all = ["list", "task"])]
+    pub show_proposals: bool,
 
     /// How many runs --list shows.
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -79,6 +86,16 @@ pub fn run(args: &DreamArgs) -> anyhow::Result<ExitCode> {
         Some(directory) => Some((project_of(directory)?, std::fs::canonicalize(directory)?)),
         None => None,
     };
+    if args.show_proposals {
+        let shown = show_proposals(
+            &location.dir,
+            project.as_ref().map(|(id, _)| id),
+            &view,
+            args.json,
+        )?;
+        write_stdout(&shown)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let runs = if args.list {
         store
             .read(|tx| tx.dreamer_runs(project.as_ref().map(|(id, _)| id), args.limit))

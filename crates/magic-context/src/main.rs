@@ -26,6 +26,7 @@ mod dashboard_cmd;
 mod doctor;
 mod doctor_hosts;
 mod dream_cmd;
+mod dream_proposals;
 mod dreamer_runs;
 mod flush_cmd;
 mod host_config;

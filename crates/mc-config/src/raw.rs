@@ -381,6 +381,16 @@ pub struct RawDreamer {
     /// of an active memory.
     #[schemars(range(min = DreamerConfig::REWRITE_OVER_CHARS.min, max = DreamerConfig::REWRITE_OVER_CHARS.max))]
     pub rewrite_over_chars: Option<u64>,
+    /// Most model calls (steps) one run's agent loop makes while it looks at the project's
+    /// code.
+    #[schemars(range(min = DreamerConfig::AGENT_MAX_STEPS.min, max = DreamerConfig::AGENT_MAX_STEPS.max))]
+    pub agent_max_steps: Option<u64>,
+    /// Most tokens (input and output) one run's agent loop spends.
+    #[schemars(range(min = DreamerConfig::AGENT_TOKEN_BUDGET.min, max = DreamerConfig::AGENT_TOKEN_BUDGET.max))]
+    pub agent_token_budget: Option<u64>,
+    /// Most seconds one run's agent loop takes.
+    #[schemars(range(min = DreamerConfig::AGENT_MAX_SECONDS.min, max = DreamerConfig::AGENT_MAX_SECONDS.max))]
+    pub agent_max_seconds: Option<u64>,
     /// Stop a task after this many consecutive failures with the same error.
     #[schemars(range(min = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.min, max = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.max))]
     pub stop_after_identical_failures: Option<u64>,

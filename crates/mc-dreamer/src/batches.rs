@@ -32,6 +32,8 @@ pub struct TaskContext<'a> {
     pub keep_lease: &'a dyn Fn() -> Result<bool>,
     /// When the run must stop asking, unix milliseconds.
     pub deadline_ms: i64,
+    /// The data directory (the store's folder), where doc proposals are written.
+    pub data_dir: &'a std::path::Path,
 }
 
 /// Runs `items` through the model `per_call` at a time: `ask` returns the model's answer for

@@ -69,6 +69,15 @@ pub enum DreamerError {
         #[source]
         source: std::io::Error,
     },
+    /// A doc proposal could not be written, read or removed under the data directory.
+    #[error("cannot write the doc proposal {}: {source}", .path.display())]
+    Proposal {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The crate's result.

@@ -25,6 +25,15 @@
 //! a shorter text of each memory over `dreamer.rewrite_over_chars`, and uses one only when it
 //! is shorter and keeps every path, name, value and number the original names.
 //!
+//! Tasks that need the code run a small agent loop ([`AgentTools`]): the model works in
+//! steps with read-only tools over the folder (list, read a line range, regex search,
+//! `git log` and `git show` of a path) and the decisions its task offers, within a step cap,
+//! a token budget and a time cap per run (`dreamer.agent_*`). `verify_memories` sends it
+//! the memories whose file is gone, to learn whether the file was renamed or deleted;
+//! `maintain_docs` has it compare ARCHITECTURE.md and STRUCTURE.md with the code and
+//! propose a new text, written as a unified diff under the data directory
+//! ([`write_proposal`]) when it differs, never into the project.
+//!
 //! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
 //! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
 //! the project's text as arguments), write into a project folder, or keep a credential
@@ -45,10 +54,14 @@
 //! # Ok(()) }
 //! ```
 
+mod agent_loop;
+mod agent_tools;
 mod archive;
 mod batches;
 mod consolidate;
+mod doc_proposals;
 mod error;
+mod maintain_docs;
 mod model;
 mod near_duplicates;
 mod note_condition;
@@ -71,10 +84,15 @@ mod task_settings;
 mod unchanged;
 mod verify;
 
+pub use agent_tools::{AgentTools, MAX_READ_LINES, MAX_RESULT_CHARS};
 pub use archive::{archive_stale_memories, staleness};
 pub use batches::TaskContext;
 pub use consolidate::{GROUPS_PER_CALL, consolidate_memories};
+pub use doc_proposals::{
+    DocProposal, PROPOSALS_DIR, Written, project_key, proposals_dir, read_proposals, write_proposal,
+};
 pub use error::{DreamerError, Result};
+pub use maintain_docs::{DOCS_OPENING, MAINTAINED_DOCS, docs_message, maintain_docs};
 pub use mc_core::dreamer::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};

@@ -118,25 +118,36 @@ impl ProjectFolder {
         Ok(files)
     }
 
-    /// `git ls-files` of tracked and untracked-but-not-ignored files, or `None` when the
-    /// folder is not a repository or git is not installed.
-    fn git_files(&self) -> Option<Vec<String>> {
+    /// What `git` prints for `args` run in the folder, or why it failed. Read-only commands
+    /// only are ever passed; the repository's own filesystem monitor is switched off so a
+    /// look at the history runs no program the repository names.
+    pub fn git(&self, args: &[&str]) -> std::result::Result<String, String> {
         let output = Command::new("git")
             .arg("-C")
             .arg(&self.root)
-            .args([
+            .args(["-c", "core.fsmonitor=false", "--no-pager"])
+            .args(args)
+            .output()
+            .map_err(|error| format!("git could not be run: {error}"))?;
+        if !output.status.success() {
+            let said = String::from_utf8_lossy(&output.stderr);
+            return Err(format!("git failed: {}", said.trim()));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// `git ls-files` of tracked and untracked-but-not-ignored files, or `None` when the
+    /// folder is not a repository or git is not installed.
+    fn git_files(&self) -> Option<Vec<String>> {
+        let listed = self
+            .git(&[
                 "ls-files",
                 "-z",
                 "--cached",
                 "--others",
                 "--exclude-standard",
             ])
-            .output()
             .ok()?;
-        if !output.status.success() {
-            return None;
-        }
-        let listed = String::from_utf8_lossy(&output.stdout);
         Some(
             listed
                 .split('\0')

@@ -53,6 +53,11 @@ impl ProjectIndex {
         self.files.len()
     }
 
+    /// Every listed file, relative, sorted.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
     /// Whether a listed file is `path` or ends with `/path` (a memory may name a file from
     /// inside a sub-project).
     pub fn has_file(&self, path: &str) -> bool {
@@ -77,9 +82,32 @@ impl ProjectIndex {
         )
     }
 
+    /// The lines of files under `under` (a folder, relative; every file when `None`) that
+    /// `matches`, at most `limit`.
+    pub fn lines_under(
+        &self,
+        under: Option<&str>,
+        matches: impl Fn(&str) -> bool,
+        limit: usize,
+    ) -> Vec<Sighting> {
+        let under = under.map(|folder| folder.trim_matches('/')).unwrap_or("");
+        let prefix = format!("{under}/");
+        let inside = |path: &str| under.is_empty() || path == under || path.starts_with(&prefix);
+        self.lines_in(inside, matches, limit)
+    }
+
     fn lines_where(&self, matches: impl Fn(&str) -> bool, limit: usize) -> Vec<Sighting> {
+        self.lines_in(|_| true, matches, limit)
+    }
+
+    fn lines_in(
+        &self,
+        inside: impl Fn(&str) -> bool,
+        matches: impl Fn(&str) -> bool,
+        limit: usize,
+    ) -> Vec<Sighting> {
         let mut found = Vec::new();
-        for (path, text) in &self.texts {
+        for (path, text) in self.texts.iter().filter(|(path, _)| inside(path)) {
             for (number, line) in text.lines().enumerate() {
                 if found.len() >= limit {
                     return found;

@@ -55,6 +55,17 @@ pub struct TaskReport {
 }
 
 impl TaskReport {
+    /// The report of a task that reads the folder, run without it.
+    pub fn no_folder() -> Self {
+        Self {
+            failure: Some(Failure::new(
+                "project_folder",
+                "the project's folder was not opened",
+            )),
+            ..Self::default()
+        }
+    }
+
     /// Counts a call that was answered.
     pub fn count_answer(&mut self, answer: &StructuredAnswer) {
         self.calls += 1;

@@ -14,6 +14,7 @@ use crate::archive::archive_stale_memories;
 use crate::batches::TaskContext;
 use crate::consolidate::consolidate_memories;
 use crate::error::{DreamerError, Result};
+use crate::maintain_docs::maintain_docs;
 use crate::model::DreamerModel;
 use crate::project_folder::{DEFAULT_MAX_FILE_BYTES, ProjectFolder};
 use crate::promote::promote_user_profile;
@@ -172,6 +173,7 @@ impl Runner<'_> {
             clock: self.clock,
             keep_lease: &keep_lease,
             deadline_ms: started_ms.saturating_add(self.limits.run_ms),
+            data_dir: self.store.path().parent().unwrap_or(Path::new(".")),
         };
         let result = match task {
             Task::VerifyMemories => verify_memories(&ctx),
@@ -180,7 +182,8 @@ impl Runner<'_> {
             Task::PromoteUserProfile => promote_user_profile(&ctx),
             Task::EvaluateSmartNotes => evaluate_smart_notes(&ctx),
             Task::RewriteVerboseMemories => rewrite_verbose_memories(&ctx),
-            Task::MaintainDocs | Task::PinKeyFiles => {
+            Task::MaintainDocs => maintain_docs(&ctx),
+            Task::PinKeyFiles => {
                 return skipped(format!("{} is not available in this version", task.name()));
             }
         };
@@ -188,6 +191,9 @@ impl Runner<'_> {
             Ok(report) if report.failure.is_some() => (RunOutcome::Failed, report),
             Ok(report) => (RunOutcome::Done, report),
             Err(error @ DreamerError::Store(_)) => failed(Failure::new("store", error.to_string())),
+            Err(error @ DreamerError::Proposal { .. }) => {
+                failed(Failure::new("proposal", error.to_string()))
+            }
             Err(error) => failed(Failure::new("project_folder", error.to_string())),
         }
     }

@@ -37,11 +37,7 @@ struct Due {
 /// Runs `evaluate_smart_notes` on the context's project.
 pub fn evaluate_smart_notes(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     let Some(folder) = ctx.folder else {
-        let failure = Failure::new("project_folder", "the project's folder was not opened");
-        return Ok(TaskReport {
-            failure: Some(failure),
-            ..TaskReport::default()
-        });
+        return Ok(TaskReport::no_folder());
     };
     let pending = ctx.store.read(|tx| tx.pending_smart_notes(ctx.project))?;
     let Some(oldest_ms) = pending.iter().map(|note| note.created_ms).min() else {

@@ -42,11 +42,12 @@ impl Task {
     ];
 
     /// The tasks this build runs; the others are accepted in the configuration and wait.
-    pub const BUILT: [Self; 6] = [
+    pub const BUILT: [Self; 7] = [
         Self::ConsolidateMemories,
         Self::VerifyMemories,
         Self::ArchiveStaleMemories,
         Self::RewriteVerboseMemories,
+        Self::MaintainDocs,
         Self::EvaluateSmartNotes,
         Self::PromoteUserProfile,
     ];
@@ -172,11 +173,12 @@ mod tests {
             unknown.contains("verify_memories, archive_stale_memories"),
             "{unknown}"
         );
-        let unbuilt = Task::MaintainDocs.built().unwrap_err().to_string();
+        let unbuilt = Task::PinKeyFiles.built().unwrap_err().to_string();
         assert_eq!(
             unbuilt,
-            "dreamer task `maintain_docs` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, rewrite_verbose_memories, evaluate_smart_notes, promote_user_profile"
+            "dreamer task `pin_key_files` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, rewrite_verbose_memories, maintain_docs, evaluate_smart_notes, promote_user_profile"
         );
+        assert_eq!(Task::MaintainDocs.built().unwrap(), Task::MaintainDocs);
     }
 
     #[test]

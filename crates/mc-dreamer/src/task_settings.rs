@@ -13,6 +13,12 @@ pub struct TaskSettings {
     /// `rewrite_verbose_memories` asks for a shorter text of a memory over this many
     /// characters.
     pub rewrite_over_chars: u32,
+    /// The agent loop's step cap per run.
+    pub agent_max_steps: u32,
+    /// The agent loop's token budget per run.
+    pub agent_token_budget: u32,
+    /// The agent loop's time cap per run, seconds.
+    pub agent_max_seconds: u32,
 }
 
 impl TaskSettings {
@@ -22,6 +28,9 @@ impl TaskSettings {
             archive_after_days: config.archive_after_days,
             profile_sightings: config.user_profile_promotion_sightings,
             rewrite_over_chars: config.rewrite_over_chars,
+            agent_max_steps: config.agent_max_steps,
+            agent_token_budget: config.agent_token_budget,
+            agent_max_seconds: config.agent_max_seconds,
         }
     }
 }

@@ -1,7 +1,10 @@
 //! The `verify_memories` task: each active memory checked against the project's code.
 //!
 //! Deterministic evidence first ([`crate::suspicion`]): only memories the search finds
-//! something against go to the model, a batch at a time, with that evidence. The model's
+//! something against go to the model, a batch at a time, with that evidence. A memory whose
+//! file is gone needs more than the current files can say (was the file renamed, moved or
+//! deleted?), so those go to the agent loop ([`crate::agent_loop`]) instead, where the model
+//! can read the file's history and the code before it decides. The model's
 //! verdicts are read strictly and applied in one write transaction per batch through the
 //! store's dreamer methods, which log each change with the task's name. A model that fails,
 //! stalls or answers garbage changes nothing: the batch's verdicts are applied only once the
@@ -9,11 +12,14 @@
 
 use mc_core::ProjectId;
 use mc_core::dreamer::{
-    Candidate, VERIFY_SYSTEM, Verdict, judge_tool, parse_verdicts, verify_user_message,
+    Candidate, Evidence, MEMORY_TOOLS, VERIFY_SYSTEM, Verdict, judge_tool, parse_verdicts,
+    verify_user_message,
 };
 use mc_llm::StructuredRequest;
 use mc_store::{MemoryStatus, StoreError, WriteTx};
 
+use crate::agent_loop::{Decision, Duty, LoopBudget, LoopStop, run_loop};
+use crate::agent_tools::AgentTools;
 use crate::batches::{TaskContext, ask_batch, batch_max_tokens, judge_in_batches};
 use crate::error::Result;
 use crate::project_index::ProjectIndex;
@@ -26,32 +32,114 @@ use crate::unchanged::is_unchanged;
 /// one bad answer loses little.
 pub const BATCH: usize = 10;
 
+/// What the agent loop is told its verifying duty is.
+const LOOK_INSTRUCTIONS: &str = "\
+Each memory in the message names a file that is no longer in the project. Find out what \
+happened to it: `git_log` of the old path shows the commit that renamed (R, old, new), moved \
+or deleted it; `search` and `read_file` show where its content lives now. Then give each \
+memory one verdict: `update_memory` with the corrected text (the new path in place of the \
+old, nothing else changed) and a reason, `archive_memory` with a reason when what it says \
+is gone, or `keep_memory`. A memory you give no verdict is kept.";
+
 /// Runs `verify_memories` on the context's project.
 pub fn verify_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     let memories = ctx
         .store
         .read(|tx| tx.memories(ctx.project, &[MemoryStatus::Active]))?;
     let Some(folder) = ctx.folder else {
-        let failure = Failure::new("project_folder", "the project's folder was not opened");
-        return Ok(TaskReport {
-            failure: Some(failure),
-            ..TaskReport::default()
-        });
+        return Ok(TaskReport::no_folder());
     };
     let index = ProjectIndex::load(folder)?;
-    let candidates: Vec<Candidate> = memories
+    let (gone, judged): (Vec<Candidate>, Vec<Candidate>) = memories
         .iter()
         .filter_map(|memory| candidate_of(memory, &index))
-        .collect();
-    let mut report = judge_in_batches(ctx, &candidates, BATCH, "verdicts", judge, apply)?;
+        .partition(names_a_gone_file);
+    let mut report = judge_in_batches(ctx, &judged, BATCH, "verdicts", judge, apply)?;
+    let looked = if report.failure.is_none() && !gone.is_empty() {
+        let tools = AgentTools {
+            folder,
+            index: &index,
+        };
+        format!(", {}", look_at_gone_files(ctx, &tools, &gone, &mut report)?)
+    } else {
+        String::new()
+    };
     report.detail = format!(
-        "{} active memories, {} candidates from {} files, {} changed",
+        "{} active memories, {} candidates from {} files ({} naming a gone file{looked}), {} changed",
         memories.len(),
-        candidates.len(),
+        judged.len() + gone.len(),
         index.file_count(),
+        gone.len(),
         report.changes
     );
     Ok(report)
+}
+
+/// Whether the evidence says a file the memory names is gone.
+fn names_a_gone_file(candidate: &Candidate) -> bool {
+    candidate
+        .evidence
+        .iter()
+        .any(|evidence| matches!(evidence, Evidence::File { present: false, .. }))
+}
+
+/// Runs the agent loop over `gone`, a batch at a time within the run's caps, and applies
+/// each batch's verdicts under the lease; says how the looking ended.
+fn look_at_gone_files(
+    ctx: &TaskContext<'_>,
+    tools: &AgentTools<'_>,
+    gone: &[Candidate],
+    report: &mut TaskReport,
+) -> Result<String> {
+    let mut budget = LoopBudget::new((ctx.clock)());
+    let mut stop = LoopStop::Finished;
+    let mut looked_at = 0;
+    for batch in gone.chunks(BATCH) {
+        let asked: Vec<u64> = batch.iter().map(|candidate| candidate.memory_id).collect();
+        let accept = |decision: Decision<'_>| match decision {
+            Decision::Verdict(verdict) if asked.contains(&verdict.memory_id()) => {
+                Ok(format!("recorded for memory {}", verdict.memory_id()))
+            }
+            Decision::Verdict(verdict) => Err(format!(
+                "memory {} is not one of this step's memories",
+                verdict.memory_id()
+            )),
+            Decision::Doc { .. } => Err("this task proposes no doc".to_owned()),
+        };
+        let duty = Duty {
+            instructions: LOOK_INSTRUCTIONS,
+            task: verify_user_message(batch),
+            decides_with: &MEMORY_TOOLS,
+            accept: &accept,
+        };
+        let end = run_loop(ctx, tools, &duty, &mut budget, report);
+        stop = end.stop;
+        if stop == LoopStop::ModelFailed {
+            break;
+        }
+        looked_at += batch.len();
+        let verdicts = end.verdicts;
+        if !verdicts.is_empty() {
+            if !(ctx.keep_lease)()? {
+                report.failure = Some(Failure::new(
+                    "lease_lost",
+                    "another dreamer took the lease; the loop's verdicts were not applied",
+                ));
+                break;
+            }
+            let now_ms = (ctx.clock)();
+            report.changes += ctx
+                .store
+                .write(|tx| apply(tx, ctx.project, batch, &verdicts, now_ms))?;
+        }
+        if stop.is_cap() {
+            break;
+        }
+    }
+    Ok(format!(
+        "{looked_at} looked at in the code, the loop {}",
+        stop.describe()
+    ))
 }
 
 /// Asks the model about `batch`; the verdicts, or `None` (the failure noted in `report`).

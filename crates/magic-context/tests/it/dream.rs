@@ -112,10 +112,15 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
             "verify_memories",
             "archive_stale_memories",
             "rewrite_verbose_memories",
+            "maintain_docs",
             "evaluate_smart_notes",
             "promote_user_profile"
         ],
         "{report}"
+    );
+    assert_eq!(
+        report["runs"][4]["detail"],
+        "the project has no ARCHITECTURE.md or STRUCTURE.md; nothing to maintain"
     );
     assert_eq!(report["runs"][2]["changes"], 0, "{report}");
     assert_eq!(
@@ -124,13 +129,16 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
     );
     let run = &report["runs"][1];
     assert_eq!(run["outcome"], "done", "{report}");
+    // The memory names a gone file, so the agent loop looks: the file's history (this
+    // folder is no repository, so none), then the verdict.
     assert_eq!(
         (run["changes"].as_u64(), run["model_calls"].as_u64()),
-        (Some(1), Some(1))
+        (Some(1), Some(2)),
+        "{run}"
     );
     assert_eq!(run["model"], "claude-haiku-4-5");
     assert!(run["cost_usd"].as_f64().unwrap() > 0.0);
-    assert_eq!(sim.ledger().len(), 1);
+    assert_eq!(sim.ledger().len(), 2);
     assert_eq!(
         statuses(&machine, &project),
         [
@@ -144,18 +152,21 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         .success()
         .json();
     assert_eq!(listed["runs"][0]["task"], "promote_user_profile");
-    assert_eq!(listed["runs"][4]["id"], run["id"], "newest first");
+    assert_eq!(listed["runs"][5]["id"], run["id"], "newest first");
     let status = machine
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(status["dreamer_runs"][4]["id"], run["id"], "{status}");
+    assert_eq!(
+        status["dreamer_runs"][4]["id"], report["runs"][2]["id"],
+        "the five newest: {status}"
+    );
     let text = machine
         .run(&["dream", "--list"], &env(&data))
         .success()
         .stdout;
     assert!(
-        text.contains("verify_memories on [TMP]/shop: done, 1 changes, 1 calls"),
+        text.contains("verify_memories on [TMP]/shop: done, 1 changes, 2 calls"),
         "{text}"
     );
 }
@@ -286,7 +297,7 @@ fn a_garbage_answer_changes_nothing_and_fails_the_exit_code() {
             (TRUE.to_owned(), MemoryStatus::Active),
         ]
     );
-    let unknown = machine.run(&["dream", "--task", "maintain_docs"], &env(&data));
+    let unknown = machine.run(&["dream", "--task", "pin_key_files"], &env(&data));
     assert_eq!(unknown.code, Some(1));
     assert!(
         unknown.stderr.contains("not available in this version"),
@@ -337,6 +348,7 @@ fn archiving_runs_without_a_model_and_the_tasks_that_need_one_say_so() {
             ("verify_memories", "skipped", 0),
             ("archive_stale_memories", "done", 1),
             ("rewrite_verbose_memories", "skipped", 0),
+            ("maintain_docs", "skipped", 0),
             ("evaluate_smart_notes", "done", 0),
             ("promote_user_profile", "done", 0),
         ],
@@ -356,6 +368,56 @@ fn archiving_runs_without_a_model_and_the_tasks_that_need_one_say_so() {
         Some(1),
         "a task that needs a model says there is none"
     );
+}
+
+#[test]
+fn show_proposals_prints_each_patch_and_where_it_is() {
+    let (machine, _sim, project) = seeded("honest");
+    let data = machine.path("data");
+    let none = machine
+        .run(&["dream", "--show-proposals"], &env(&data))
+        .success()
+        .stdout;
+    assert_eq!(
+        none,
+        "no doc proposals under [TMP]/data/proposals (`magic-context dream --task maintain_docs` makes them)\n"
+    );
+    let dir = mc_dreamer::proposals_dir(&data, &project);
+    mc_dreamer::write_proposal(
+        &dir,
+        "ARCHITECTURE.md",
+        "# Architecture\nParsing: src/old_parser.rs\n",
+        "# Architecture\nParsing: src/parser.rs\n",
+        "the parser moved",
+    )
+    .unwrap();
+    let text = machine
+        .run(&["dream", "--show-proposals"], &env(&data))
+        .success()
+        .stdout;
+    let key = mc_dreamer::project_key(&project);
+    assert_eq!(
+        text,
+        format!(
+            "doc proposals under [TMP]/data/proposals (none is applied: apply one with `git apply FILE` in its project's folder):\n\
+             \nARCHITECTURE.md in [TMP]/shop: [TMP]/data/proposals/{key}/ARCHITECTURE.md.patch\n\
+             # the parser moved\n--- a/ARCHITECTURE.md\n+++ b/ARCHITECTURE.md\n@@ -1,2 +1,2 @@\n # Architecture\n-Parsing: src/old_parser.rs\n+Parsing: src/parser.rs\n"
+        )
+    );
+    let json = machine
+        .run(&["dream", "--show-proposals", "--json"], &env(&data))
+        .success()
+        .json();
+    assert_eq!(json["proposals"][0]["project"], project.as_str());
+    assert_eq!(json["proposals"][0]["doc"], "ARCHITECTURE.md");
+    assert!(
+        json["proposals"][0]["patch"]
+            .as_str()
+            .unwrap()
+            .contains("+Parsing: src/parser.rs")
+    );
+    let both = machine.run(&["dream", "--show-proposals", "--list"], &env(&data));
+    assert_eq!(both.code, Some(2), "{}", both.stderr);
 }
 
 #[test]

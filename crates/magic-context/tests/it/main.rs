@@ -41,6 +41,7 @@ mod run_agent;
 mod search;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod serve_allocator;
+mod serve_dreamer;
 mod serve_port;
 mod setup_command;
 mod setup_hosts;

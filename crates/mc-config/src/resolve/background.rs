@@ -156,6 +156,24 @@ impl Checker {
                 DreamerConfig::REWRITE_OVER_CHARS,
                 d.rewrite_over_chars,
             ),
+            agent_max_steps: self.count(
+                key(&["dreamer", "agent_max_steps"]),
+                raw.agent_max_steps,
+                DreamerConfig::AGENT_MAX_STEPS,
+                d.agent_max_steps,
+            ),
+            agent_token_budget: self.count(
+                key(&["dreamer", "agent_token_budget"]),
+                raw.agent_token_budget,
+                DreamerConfig::AGENT_TOKEN_BUDGET,
+                d.agent_token_budget,
+            ),
+            agent_max_seconds: self.count(
+                key(&["dreamer", "agent_max_seconds"]),
+                raw.agent_max_seconds,
+                DreamerConfig::AGENT_MAX_SECONDS,
+                d.agent_max_seconds,
+            ),
             stop_after_identical_failures: self.count(
                 key(&["dreamer", "stop_after_identical_failures"]),
                 raw.stop_after_identical_failures,

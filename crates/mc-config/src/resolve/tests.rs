@@ -201,3 +201,44 @@ fn the_rewrite_budget_is_read_in_characters_and_a_too_small_one_keeps_the_defaul
         "must be between 100 and 10000 characters, got 20"
     );
 }
+
+#[test]
+fn the_agent_loop_caps_are_read_and_out_of_range_ones_keep_their_defaults() {
+    let (config, issues) = resolve(&raw(json!({"dreamer": {
+        "agent_max_steps": 5, "agent_token_budget": 9000, "agent_max_seconds": 60
+    }})));
+    assert!(issues.is_empty(), "{issues:?}");
+    let caps = &config.dreamer;
+    assert_eq!(
+        (
+            caps.agent_max_steps,
+            caps.agent_token_budget,
+            caps.agent_max_seconds
+        ),
+        (5, 9000, 60)
+    );
+    let (config, issues) = resolve(&raw(json!({"dreamer": {
+        "agent_max_steps": 0, "agent_token_budget": 100, "agent_max_seconds": 7200
+    }})));
+    let caps = &config.dreamer;
+    assert_eq!(
+        (
+            caps.agent_max_steps,
+            caps.agent_token_budget,
+            caps.agent_max_seconds
+        ),
+        (12, 40_000, 180)
+    );
+    let said: Vec<String> = issues
+        .iter()
+        .map(|issue| format!("{}: {}", issue.key, issue.reason))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "dreamer.agent_max_steps: must be between 1 and 100 steps, got 0",
+            "dreamer.agent_token_budget: must be between 2000 and 2000000 tokens, got 100",
+            "dreamer.agent_max_seconds: must be between 10 and 3600 seconds, got 7200",
+        ]
+    );
+}

@@ -27,6 +27,18 @@ pub struct DreamerConfig {
     /// reason, a path and a value or two; a memory past it is paid for in every session's
     /// `m[0]` on every call, so a terser one is worth a nightly model call.
     pub rewrite_over_chars: u32,
+    /// Most model calls (steps) one run's agent loop makes while it looks at the project's
+    /// code. 12: a renamed file takes two or three (its history, then a verdict); the rest
+    /// is room for a model that reads before it decides, not for one that wanders.
+    pub agent_max_steps: u32,
+    /// Most tokens (input and output, as the provider reports them) one run's agent loop
+    /// spends. 40,000: each step re-sends the transcript, so a dozen steps of a few
+    /// thousand tokens fit, and a nightly run stays at cents on a small model.
+    pub agent_token_budget: u32,
+    /// Most seconds one run's agent loop takes, model calls and tool calls together. 180:
+    /// a dozen small-model steps take well under that; a hung endpoint does not hold the
+    /// project's lease all night.
+    pub agent_max_seconds: u32,
     /// A task that fails this many times in a row with the same error stops until the next
     /// start, so a broken task does not spend tokens failing all night.
     pub stop_after_identical_failures: u32,
@@ -41,6 +53,15 @@ impl DreamerConfig {
     /// Accepted [`Self::rewrite_over_chars`]: under 100 characters a rewrite has nothing to
     /// gain; over 10,000 no memory would ever be rewritten.
     pub const REWRITE_OVER_CHARS: Bounds = Bounds::count(100, 10_000, "characters");
+    /// Accepted [`Self::agent_max_steps`]: one step is only a verdict without a look; past
+    /// 100 a loop is wandering.
+    pub const AGENT_MAX_STEPS: Bounds = Bounds::count(1, 100, "steps");
+    /// Accepted [`Self::agent_token_budget`]: under 2,000 tokens not even the first step's
+    /// prompt fits; 2,000,000 is far past any nightly run worth paying for.
+    pub const AGENT_TOKEN_BUDGET: Bounds = Bounds::count(2_000, 2_000_000, "tokens");
+    /// Accepted [`Self::agent_max_seconds`]: at least ten seconds for one model call; at
+    /// most an hour.
+    pub const AGENT_MAX_SECONDS: Bounds = Bounds::count(10, 3_600, "seconds");
     /// Accepted [`Self::stop_after_identical_failures`].
     pub const STOP_AFTER_IDENTICAL_FAILURES: Bounds = Bounds::count(1, 100, "failures");
 }
@@ -53,6 +74,9 @@ impl Default for DreamerConfig {
             user_profile_promotion_sightings: 3,
             archive_after_days: 90,
             rewrite_over_chars: 400,
+            agent_max_steps: 12,
+            agent_token_budget: 40_000,
+            agent_max_seconds: 180,
             stop_after_identical_failures: 3,
         }
     }

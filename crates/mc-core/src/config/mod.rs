@@ -121,6 +121,9 @@ mod tests {
         assert_eq!(c.dreamer.stop_after_identical_failures, 3);
         assert_eq!(c.dreamer.archive_after_days, 90);
         assert_eq!(c.dreamer.rewrite_over_chars, 400);
+        assert_eq!(c.dreamer.agent_max_steps, 12);
+        assert_eq!(c.dreamer.agent_token_budget, 40_000);
+        assert_eq!(c.dreamer.agent_max_seconds, 180);
         assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
         assert_eq!(c.retention.session_days, 90);
         assert!(c.compaction.enabled);
@@ -210,6 +213,18 @@ mod tests {
             (
                 DreamerConfig::REWRITE_OVER_CHARS,
                 u64::from(c.dreamer.rewrite_over_chars),
+            ),
+            (
+                DreamerConfig::AGENT_MAX_STEPS,
+                u64::from(c.dreamer.agent_max_steps),
+            ),
+            (
+                DreamerConfig::AGENT_TOKEN_BUDGET,
+                u64::from(c.dreamer.agent_token_budget),
+            ),
+            (
+                DreamerConfig::AGENT_MAX_SECONDS,
+                u64::from(c.dreamer.agent_max_seconds),
             ),
             (
                 DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES,

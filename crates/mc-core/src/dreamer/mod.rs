@@ -4,13 +4,15 @@
 //! memories that may say one thing twice, and the word overlap that finds them; and for
 //! smart notes whose condition is written in plain words, with the commits made since; and
 //! for memories over their length budget, with the paths, names and values a memory names
-//! ([`mentions_of`]), which a shorter rewrite must keep.
+//! ([`mentions_of`]), which a shorter rewrite must keep; and for the small agent loop that
+//! looks at the project's code step by step ([`STEP_TOOL`]).
 //!
 //! They live here rather than in the dreamer's own crate because the simulator reads the
 //! same prompt back to play the dreamer's model, and the simulator sits below the crates
 //! that call models. Finding the evidence (reading the project's files), scheduling and
 //! writing the verdicts to the store happen above the store.
 
+mod agent_step;
 mod evidence;
 mod mentions;
 mod merge;
@@ -19,6 +21,10 @@ mod overlap;
 mod rewrite;
 mod verdict;
 
+pub use agent_step::{
+    CallShown, DOC_TOOL, FINISH, LOOK_TOOLS, MAX_CALLS_PER_STEP, MEMORY_TOOLS, Remaining,
+    STEP_SYSTEM, STEP_TOOL, StepCall, parse_step, read_step_message, step_tool, step_user_message,
+};
 pub use evidence::{
     Candidate, Evidence, Sighting, VERIFY_SYSTEM, read_verify_message, verify_user_message,
 };

@@ -156,3 +156,17 @@ impl DreamerModel for FakeModel {
         Some("claude-haiku-4-5".into())
     }
 }
+
+/// Whether `request` is a step of the agent loop (rather than a one-shot judging call).
+pub fn is_step(request: &StructuredRequest) -> bool {
+    request.tool["name"] == mc_core::dreamer::STEP_TOOL
+}
+
+/// `judged` for a one-shot call; for an agent-loop step, `finish` (deciding nothing).
+pub fn or_finish(request: &StructuredRequest, judged: serde_json::Value) -> serde_json::Value {
+    if is_step(request) {
+        serde_json::json!({"calls": [{"tool": "finish"}]})
+    } else {
+        judged
+    }
+}

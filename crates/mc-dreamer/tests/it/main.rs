@@ -4,10 +4,12 @@
 //! allowed.
 #![cfg(test)]
 
+mod agent_loop;
 mod archive;
 mod end_to_end;
 mod fixture;
 mod folder;
+mod maintain_docs;
 mod promote;
 mod rewrite;
 mod scheduler;

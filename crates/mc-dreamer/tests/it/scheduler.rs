@@ -12,8 +12,8 @@ use mc_store::RunOutcome;
 use serde_json::json;
 
 use crate::fixture::{
-    Answer, EVENING_MS, FakeModel, label, memories, project, provider_error, store_with_memories,
-    untouched, write_project,
+    Answer, EVENING_MS, FakeModel, is_step, label, memories, or_finish, project, provider_error,
+    store_with_memories, untouched, write_project,
 };
 
 const MINUTE: i64 = 60_000;
@@ -50,7 +50,7 @@ fn a_run_skips_while_another_scheduler_holds_the_lease_and_releases_its_own() {
     write_project(dir.path());
     let store = store_with_memories(dir.path());
     let domain = Task::VerifyMemories.domain(&project());
-    let model = FakeModel::new(|_| Ok(json!({"verdicts": []})));
+    let model = FakeModel::new(|request| Ok(or_finish(request, json!({"verdicts": []}))));
     let now = Cell::new(EVENING_MS);
     let clock = || now.get();
     let runner = Runner {
@@ -84,7 +84,11 @@ fn a_run_skips_while_another_scheduler_holds_the_lease_and_releases_its_own() {
         RunOutcome::Done,
         "the lapsed lease is taken over"
     );
-    assert_eq!(model.calls(), 1, "one batch of candidates");
+    assert_eq!(
+        model.calls(),
+        2,
+        "one batch of candidates, one loop step over the memory naming a gone file"
+    );
     assert_eq!(
         store.read(|tx| tx.dreamer_lease(&domain)).unwrap(),
         None,
@@ -156,12 +160,12 @@ fn nothing_runs_before_the_cron_time_and_a_rate_limit_backs_off_then_succeeds() 
     write_project(dir.path());
     let store = store_with_memories(dir.path());
     let limited = Cell::new(2);
-    let model = FakeModel::new(move |_| {
+    let model = FakeModel::new(move |request| {
         if limited.get() > 0 {
             limited.set(limited.get() - 1);
             return Err(provider_error(429));
         }
-        Ok(json!({"verdicts": []}))
+        Ok(or_finish(request, json!({"verdicts": []})))
     });
     let now = Cell::new(EVENING_MS);
     let clock = || now.get();
@@ -300,7 +304,7 @@ fn a_memory_edited_while_the_model_thinks_keeps_the_edit() {
         .unwrap()
         .id;
     let db = dir.path().join("context.db");
-    let model = FakeModel::new(move |_| {
+    let model = FakeModel::new(move |request| {
         let operator = mc_store::Store::open(&db).unwrap();
         let edit = mc_store::MemoryEdit {
             category: None,
@@ -317,7 +321,14 @@ fn a_memory_edited_while_the_model_thinks_keeps_the_edit() {
                 )
             })
             .unwrap();
-        Ok(json!({"verdicts": [{"memory_id": stale_id, "action": "archive", "reason": "gone"}]}))
+        Ok(if is_step(request) {
+            json!({"calls": [
+                {"tool": "archive_memory", "memory_id": stale_id, "reason": "gone"},
+                {"tool": "finish"}
+            ]})
+        } else {
+            json!({"verdicts": []})
+        })
     });
     let clock = || EVENING_MS;
     let runner = Runner {

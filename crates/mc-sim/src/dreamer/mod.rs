@@ -2,7 +2,8 @@
 //! the `judge_memories` input a careful small model would write from the evidence shown;
 //! given a consolidating call's, the merges ([`merge_answer`]); given a smart-note judging
 //! call's, which conditions hold ([`notes_answer`]); given a rewriting call's, shorter texts
-//! of its verbose memories ([`rewrite_answer`]).
+//! of its verbose memories ([`rewrite_answer`]); given an agent loop's step, its next calls
+//! ([`step_answer`]).
 //!
 //! It judges only from the message, deterministically, so a test or a bench gets the same
 //! verdicts every run: a memory whose named file is gone is archived; one whose stated value
@@ -29,6 +30,7 @@
 mod merge;
 mod notes;
 mod rewrite;
+mod step;
 
 use mc_core::dreamer::{Candidate, Evidence, Sighting, read_verify_message};
 use serde_json::{Value, json};
@@ -36,6 +38,7 @@ use serde_json::{Value, json};
 pub use merge::merge_answer;
 pub use notes::notes_answer;
 pub use rewrite::rewrite_answer;
+pub use step::step_answer;
 
 /// The `judge_memories` input for the verifying user message `user_message`, or `None`
 /// when the message is not one.
@@ -47,16 +50,7 @@ pub fn dreamer_answer(user_message: &str) -> Option<Value> {
 
 fn judge(candidate: &Candidate) -> Value {
     let id = candidate.memory_id;
-    let gone_file = candidate
-        .evidence
-        .iter()
-        .find_map(|evidence| match evidence {
-            Evidence::File {
-                path,
-                present: false,
-            } => Some(path),
-            _ => None,
-        });
+    let gone_file = gone_path(candidate);
     if let Some(path) = gone_file {
         return archive(id, format!("`{path}` is gone from the project"));
     }
@@ -95,6 +89,20 @@ fn judge(candidate: &Candidate) -> Value {
         Some(name) => archive(id, format!("`{name}` appears nowhere in the project")),
         None => json!({ "memory_id": id, "action": "keep" }),
     }
+}
+
+/// The first file the candidate names that is gone.
+fn gone_path(candidate: &Candidate) -> Option<&str> {
+    candidate
+        .evidence
+        .iter()
+        .find_map(|evidence| match evidence {
+            Evidence::File {
+                path,
+                present: false,
+            } => Some(path.as_str()),
+            Evidence::File { .. } | Evidence::Name { .. } | Evidence::Value { .. } => None,
+        })
 }
 
 fn archive(id: u64, reason: String) -> Value {

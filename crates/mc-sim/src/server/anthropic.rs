@@ -94,6 +94,7 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     let model = (request.model.as_str(), Wire::Anthropic);
     let plan = historian::plan(
         state.background,
+        &mut state.dreamer_steps,
         Demand::AnthropicTool,
         &request.rest,
         &conversation,

@@ -12,17 +12,18 @@
 //! is answered as usual, so tests can show the background agents' failures never reach a
 //! request; the historian and the dreamer each have a mode of their own.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
 
-use mc_core::dreamer::{JUDGE_TOOL, MERGE_TOOL, NOTES_TOOL, REWRITE_TOOL};
+use mc_core::dreamer::{JUDGE_TOOL, MERGE_TOOL, NOTES_TOOL, REWRITE_TOOL, STEP_TOOL};
 use mc_core::historian::HISTORY_TOOL;
 use mc_core::{Message, Part, Role, joined_texts};
 use serde_json::{Map, Value, json};
 
 use super::error::InvalidHistorianMode;
 use super::reply::Reply;
-use crate::dreamer::{dreamer_answer, merge_answer, notes_answer, rewrite_answer};
+use crate::dreamer::{dreamer_answer, merge_answer, notes_answer, rewrite_answer, step_answer};
 use crate::historian::historian_answer;
 use crate::script::StopReason;
 
@@ -127,10 +128,12 @@ pub(crate) struct BackgroundModes {
 type HonestAnswer = fn(&str) -> Value;
 
 /// The plan for a request whose unmodelled fields are `rest`, read the way `demand` says, or
-/// `None` when it demands neither `record_history` nor `judge_memories` (the responder
-/// answers it).
+/// `None` when it demands neither `record_history` nor one of the dreamer's tools (the
+/// responder answers it). An honest agent-loop step takes the next of `steps` (a scripted
+/// model's), while there is one.
 pub(crate) fn plan(
     modes: BackgroundModes,
+    steps: &mut VecDeque<Value>,
     demand: Demand,
     rest: &Map<String, Value>,
     conversation: &[Message],
@@ -142,10 +145,16 @@ pub(crate) fn plan(
             MERGE_TOOL => (MERGE_TOOL, modes.dreamer, merge_input),
             NOTES_TOOL => (NOTES_TOOL, modes.dreamer, notes_input),
             REWRITE_TOOL => (REWRITE_TOOL, modes.dreamer, rewrite_input),
+            STEP_TOOL => (STEP_TOOL, modes.dreamer, step_input),
             _ => return None,
         };
+    let scripted = match (tool, mode) {
+        (STEP_TOOL, HistorianMode::Honest | HistorianMode::Slow) => steps.pop_front(),
+        _ => None,
+    };
     let honest = |conversation: &[Message]| {
-        answer(demand, tool, honest_answer(&last_user_text(conversation)))
+        let input = scripted.unwrap_or_else(|| honest_answer(&last_user_text(conversation)));
+        answer(demand, tool, input)
     };
     Some(match mode {
         HistorianMode::Honest => HistorianPlan::Reply(honest(conversation)),
@@ -190,6 +199,12 @@ fn notes_input(message: &str) -> Value {
 /// every memory as it was.
 fn rewrite_input(message: &str) -> Value {
     rewrite_answer(message).unwrap_or_else(|| json!({ "rewrites": [] }))
+}
+
+/// The dreamer's honest next step: a message that cannot be read gets `finish`, which ends
+/// the loop deciding nothing.
+fn step_input(message: &str) -> Value {
+    step_answer(message).unwrap_or_else(|| json!({ "calls": [{ "tool": "finish" }] }))
 }
 
 /// The structured output a request demands: the forced tool's name, or the name of the
@@ -286,7 +301,16 @@ mod tests {
         );
         assert_eq!(demanded(Demand::AnthropicTool, &Map::new()), None);
         let other = rest(json!({"type": "tool", "name": "Bash"}));
-        assert!(plan(stalled(), Demand::AnthropicTool, &other, &[]).is_none());
+        assert!(
+            plan(
+                stalled(),
+                &mut VecDeque::new(),
+                Demand::AnthropicTool,
+                &other,
+                &[]
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -295,6 +319,7 @@ mod tests {
         let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
         let Some(HistorianPlan::Reply(reply)) = plan(
             BackgroundModes::default(),
+            &mut VecDeque::new(),
             Demand::ResponsesFormat,
             &demanded,
             &conversation,
@@ -311,6 +336,7 @@ mod tests {
         let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
         let Some(HistorianPlan::Reply(reply)) = plan(
             BackgroundModes::default(),
+            &mut VecDeque::new(),
             Demand::AnthropicTool,
             &forced,
             &conversation,
@@ -337,12 +363,19 @@ mod tests {
             dreamer: HistorianMode::Overloaded,
         };
         assert!(matches!(
-            plan(overloaded, Demand::AnthropicTool, &forced, &[]),
+            plan(
+                overloaded,
+                &mut VecDeque::new(),
+                Demand::AnthropicTool,
+                &forced,
+                &[]
+            ),
             Some(HistorianPlan::Overloaded)
         ));
         let conversation = [Message::new(Role::User, vec![Part::text("hello")])];
         let Some(HistorianPlan::Reply(reply)) = plan(
             BackgroundModes::default(),
+            &mut VecDeque::new(),
             Demand::AnthropicTool,
             &forced,
             &conversation,

@@ -82,6 +82,9 @@ pub struct SimConfig {
     /// How calls that force the dreamer's `judge_memories` tool are answered; honestly by
     /// default.
     pub dreamer: HistorianMode,
+    /// The `dreamer_step` inputs a scripted dreamer gives, one per agent-loop step, before
+    /// the honest player takes over; empty by default.
+    pub dreamer_steps: Vec<serde_json::Value>,
     /// Whether a streamed Responses request over the window is refused inside a `200` stream
     /// (`response.created`, `response.in_progress`, then `response.failed` whose error has
     /// code `context_length_exceeded`), as some Responses backends refuse it, instead of
@@ -99,6 +102,7 @@ impl std::fmt::Debug for SimConfig {
             .field("token_scale", &self.token_scale)
             .field("historian", &self.historian)
             .field("dreamer", &self.dreamer)
+            .field("dreamer_steps", &self.dreamer_steps.len())
             .field("overflow_in_stream", &self.overflow_in_stream)
             .finish()
     }
@@ -115,6 +119,7 @@ impl SimConfig {
             token_scale: TokenScale::ONE,
             historian: HistorianMode::Honest,
             dreamer: HistorianMode::Honest,
+            dreamer_steps: Vec::new(),
             overflow_in_stream: false,
         }
     }
@@ -149,6 +154,13 @@ impl SimConfig {
     /// changes no memory).
     pub fn with_dreamer(mut self, mode: HistorianMode) -> Self {
         self.dreamer = mode;
+        self
+    }
+
+    /// Answers the dreamer's agent-loop steps with `steps`, in order (each a `dreamer_step`
+    /// input: `{"calls": [...]}`), then honestly: a scripted model driving the loop.
+    pub fn with_dreamer_steps(mut self, steps: Vec<serde_json::Value>) -> Self {
+        self.dreamer_steps = steps;
         self
     }
 
@@ -203,6 +215,7 @@ impl SimServer {
                 historian: config.historian,
                 dreamer: config.dreamer,
             },
+            dreamer_steps: config.dreamer_steps.into(),
             overflow_in_stream: config.overflow_in_stream,
         };
         let (stopping, stopping_seen) = watch::channel(());

@@ -78,6 +78,7 @@ fn respond(state: &mut SimState, body: &[u8], now_ms: u64, label: Option<String>
     let model = (request.model.as_str(), Wire::OpenAi);
     let plan = historian::plan(
         state.background,
+        &mut state.dreamer_steps,
         Demand::ResponsesFormat,
         &request.rest,
         &conversation,

@@ -25,6 +25,8 @@ pub(crate) struct SimState {
     pub(crate) playing: Playing,
     /// How the historian's and the dreamer's calls are answered.
     pub(crate) background: BackgroundModes,
+    /// A scripted dreamer's agent-loop steps, answered in order before the honest ones.
+    pub(crate) dreamer_steps: std::collections::VecDeque<serde_json::Value>,
     /// Whether a streamed Responses overflow is refused inside the stream.
     pub(crate) overflow_in_stream: bool,
 }
