@@ -62,6 +62,7 @@ mod fork;
 mod health;
 mod hidden_exchanges;
 mod historian_rows;
+mod knowledge;
 mod location;
 mod memories;
 mod memory_rows;
@@ -77,6 +78,8 @@ mod search_index;
 mod session_status;
 mod sessions;
 mod store;
+mod team_cache;
+mod team_outbox;
 mod token_corrections;
 mod user_profile;
 mod vectors;
@@ -97,6 +100,7 @@ pub use error::{Result, RowProblem, StoreError, StoreFailure};
 pub use health::StoreHealth;
 pub use hidden_exchanges::HiddenExchange;
 pub use historian_rows::{HistorianRun, StoredFact, history_scope};
+pub use knowledge::{ProjectKnowledge, ProjectKnowledgeWrite};
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,
@@ -114,5 +118,7 @@ pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
 pub use store::{DropsVersion, ReadTx, Store, WriteTx};
+pub use team_cache::TeamCache;
+pub use team_outbox::{QueuedTeamWrite, TeamWrite};
 pub use user_profile::ProfileLine;
 pub use vectors::{EmbedBatch, EmbedItem, StoredVector, VectorPlace, VectorSource};

@@ -18,7 +18,7 @@ use crate::error::{Result, StoreError};
 use crate::historian_rows::history_scope_of_project;
 use crate::memory_rows::{
     Added, COLUMNS, MemoryAction, MemoryEdit, MemoryLogEntry, MemoryRecord, MemorySource,
-    MemoryStatus, NewMemory, StoredMemory, key_of, memory_from_row, named,
+    MemoryStatus, NewMemory, StoredMemory, key_of, log_entry_from_row, memory_from_row,
 };
 use crate::store::{ReadTx, WriteTx};
 
@@ -74,20 +74,10 @@ impl ReadTx<'_> {
             )
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
-            .query_map(rusqlite::params![project.as_str(), after], |row| {
-                Ok(MemoryLogEntry {
-                    id: row.get(0)?,
-                    memory_id: row.get(1)?,
-                    action: named(row, 2, MemoryAction::parse)?,
-                    at_ms: row.get(3)?,
-                    detail: row.get(4)?,
-                    actor: match row.get::<_, Option<String>>(5)? {
-                        Some(name) => MemorySource::parse(&name),
-                        None => None,
-                    },
-                    task: row.get(6)?,
-                })
-            })
+            .query_map(
+                rusqlite::params![project.as_str(), after],
+                log_entry_from_row,
+            )
             .map_err(StoreError::sqlite(DOING))?;
         rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
             .collect()

@@ -233,6 +233,22 @@ pub(crate) fn memory_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Store
     })
 }
 
+/// A log row read as `id, memory_id, action, at_ms, detail, actor, task`.
+pub(crate) fn log_entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryLogEntry> {
+    Ok(MemoryLogEntry {
+        id: row.get(0)?,
+        memory_id: row.get(1)?,
+        action: named(row, 2, MemoryAction::parse)?,
+        at_ms: row.get(3)?,
+        detail: row.get(4)?,
+        actor: match row.get::<_, Option<String>>(5)? {
+            Some(name) => MemorySource::parse(&name),
+            None => None,
+        },
+        task: row.get(6)?,
+    })
+}
+
 /// The key a memory's content is merged by; empty content is refused.
 pub(crate) fn key_of(content: &str) -> Result<String> {
     let key = fact_key(content);

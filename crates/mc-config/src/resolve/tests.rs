@@ -201,3 +201,31 @@ fn the_rewrite_budget_is_read_in_characters_and_a_too_small_one_keeps_the_defaul
         "must be between 100 and 10000 characters, got 20"
     );
 }
+
+#[test]
+fn the_team_store_url_is_checked_and_never_shown_with_its_password() {
+    let (config, issues) = resolve(&raw(json!({
+        "team_store": {"url": "postgres://team:hunter2@127.0.0.1:5432/mc"}
+    })));
+    assert_eq!(issues, vec![]);
+    let url = config.team_store.url.as_ref().unwrap();
+    assert_eq!(url.expose(), "postgres://team:hunter2@127.0.0.1:5432/mc");
+    let shown = serde_json::to_string(&config).unwrap();
+    assert!(
+        shown.contains(r#""team_store":{"url":"postgres://team:<redacted>@127.0.0.1:5432/mc"}"#),
+        "{shown}"
+    );
+    assert!(!format!("{config:?}").contains("hunter2"));
+
+    let (config, issues) = resolve(&raw(
+        json!({"team_store": {"url": "mysql://team:hunter2@h/mc"}}),
+    ));
+    assert_eq!(config.team_store.url, None);
+    let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
+    assert_eq!(keys, ["team_store.url"]);
+    assert!(
+        !issues[0].reason.contains("hunter2"),
+        "{}",
+        issues[0].reason
+    );
+}

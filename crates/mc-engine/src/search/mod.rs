@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
 use mc_core::workspace::SharedSource;
 use mc_core::{ContentHash, ProjectId, SessionId};
-use mc_store::{Commit, ReadTx, SearchScope, Store, StoreError};
+use mc_store::{Commit, ProjectKnowledge, ReadTx, SearchScope, Store, StoreError};
 
 pub use date_bound::{DayEnd, date_bound_ms};
 pub use embedding::{
@@ -216,7 +216,8 @@ fn full_text(
     }
     let mut commits = HashMap::new();
     if let Some(project) = &request.scope.project {
-        for hit in tx.search_memories(query, project, &request.scope, pool)? {
+        let knowledge: &dyn ProjectKnowledge = tx;
+        for hit in knowledge.search_memories(query, project, &request.scope, pool)? {
             candidates.push(Candidate {
                 key: ItemKey::Memory(hit.id),
                 source: Source::Memory,
@@ -225,7 +226,7 @@ fn full_text(
             });
         }
         for source in &request.shared {
-            for hit in tx.search_memories(query, &source.project, &request.scope, pool)? {
+            for hit in knowledge.search_memories(query, &source.project, &request.scope, pool)? {
                 candidates.push(Candidate {
                     key: ItemKey::Memory(hit.id),
                     source: Source::Memory,

@@ -11,7 +11,8 @@ use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_core::workspace::SharedSource;
 use mc_store::{
-    Added, MemoryEdit, MemorySource, MemoryStatus, NewMemory, StoreError, StoredMemory, WriteTx,
+    Added, MemoryEdit, MemorySource, MemoryStatus, NewMemory, ProjectKnowledgeWrite, StoreError,
+    StoredMemory,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -147,9 +148,9 @@ fn line(memory: &StoredMemory) -> String {
     )
 }
 
-/// One change of the project's memories, in one write transaction.
-struct Change<'t, 'c> {
-    tx: &'t WriteTx<'c>,
+/// One change of the project's memories, in one write of the project's knowledge.
+struct Change<'t> {
+    tx: &'t dyn ProjectKnowledgeWrite,
     project: &'t ProjectId,
     /// The projects sharing memories with this one: readable here, never changed.
     shared: &'t [SharedSource],
@@ -158,7 +159,7 @@ struct Change<'t, 'c> {
 
 type Answer = Result<ToolAnswer, StoreError>;
 
-impl Change<'_, '_> {
+impl Change<'_> {
     fn add(&self, category: MemoryCategory, content: &str) -> Result<Added, StoreError> {
         let memory = NewMemory {
             category,
