@@ -59,6 +59,8 @@ mod status_cmd;
 mod status_history;
 mod status_viewpoint;
 mod store_size;
+mod team_link;
+mod team_report;
 mod upstream_reach;
 mod workspace_members;
 mod wrapup_cmd;

@@ -30,6 +30,7 @@ use crate::agent_process::{NOT_FOUND_EXIT, find_program, report, run_agent};
 use crate::cli::LogLevel;
 use crate::proxy_probe::{Listener, probe};
 use crate::run_log;
+use crate::team_link::{start_team_sync, team_link};
 use crate::serve_cmd::{
     DEFAULT_UPSTREAM_TIMEOUT_SECS, ServeArgs, configured_listen, open_engine, proxy_settings,
 };
@@ -208,7 +209,11 @@ async fn start_proxy(config: &Config, listen: SocketAddr) -> anyhow::Result<Runn
         upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT_SECS,
     };
     let settings = proxy_settings(&serve_args, config)?;
-    let (engine, store_path) = open_engine(config);
+    let team = team_link(config, &tokio::runtime::Handle::current());
+    if let Some(link) = &team {
+        start_team_sync(link);
+    }
+    let (engine, store_path) = open_engine(config, team.as_ref());
     let engine = match engine {
         Ok(engine) => engine,
         Err(reason) => bail!(

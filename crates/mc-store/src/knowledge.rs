@@ -18,6 +18,7 @@ use crate::memory_rows::{
 };
 use crate::search::{MemoryHit, SearchScope};
 use crate::store::{ReadTx, WriteTx};
+use crate::team_cache::TeamCache;
 
 /// The reads of a project's memories and their change log.
 ///
@@ -167,5 +168,76 @@ impl ProjectKnowledgeWrite for WriteTx<'_> {
         now_ms: i64,
     ) -> Result<StoredMemory> {
         WriteTx::supersede_memory(self, project, old, by, actor, now_ms)
+    }
+}
+
+/// Which tables hold a process's project knowledge.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KnowledgeSource {
+    /// The local tables (`memories`, `memory_log`): no team store is configured.
+    #[default]
+    Local,
+    /// The cache of the team store (`team_memories`, `team_memory_log`), kept up to date by
+    /// the team store's sync: what the engine reads when `team_store.url` is set.
+    TeamCache,
+}
+
+/// Project knowledge as `source` holds it, read in one transaction.
+#[derive(Clone, Copy)]
+pub enum KnowledgeView<'t, 'c> {
+    /// The local tables.
+    Local(&'t ReadTx<'c>),
+    /// The team store's cache.
+    Team(TeamCache<'t, 'c>),
+}
+
+impl<'c> ReadTx<'c> {
+    /// Project knowledge as `source` holds it, in this transaction.
+    pub fn knowledge(&self, source: KnowledgeSource) -> KnowledgeView<'_, 'c> {
+        match source {
+            KnowledgeSource::Local => KnowledgeView::Local(self),
+            KnowledgeSource::TeamCache => KnowledgeView::Team(TeamCache::new(self)),
+        }
+    }
+}
+
+impl KnowledgeView<'_, '_> {
+    fn inner(&self) -> &dyn ProjectKnowledge {
+        match self {
+            Self::Local(tx) => *tx,
+            Self::Team(cache) => cache,
+        }
+    }
+}
+
+impl ProjectKnowledge for KnowledgeView<'_, '_> {
+    fn memories(
+        &self,
+        project: &ProjectId,
+        statuses: &[MemoryStatus],
+    ) -> Result<Vec<StoredMemory>> {
+        self.inner().memories(project, statuses)
+    }
+
+    fn memory(&self, project: &ProjectId, id: u64) -> Result<Option<StoredMemory>> {
+        self.inner().memory(project, id)
+    }
+
+    fn memory_log_since(&self, project: &ProjectId, after: u64) -> Result<Vec<MemoryLogEntry>> {
+        self.inner().memory_log_since(project, after)
+    }
+
+    fn memory_log_head(&self, project: &ProjectId) -> Result<u64> {
+        self.inner().memory_log_head(project)
+    }
+
+    fn search_memories(
+        &self,
+        query: &FtsQuery,
+        project: &ProjectId,
+        scope: &SearchScope,
+        limit: u32,
+    ) -> Result<Vec<MemoryHit>> {
+        self.inner().search_memories(query, project, scope, limit)
     }
 }

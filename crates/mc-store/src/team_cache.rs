@@ -131,6 +131,38 @@ impl ProjectKnowledge for TeamCache<'_, '_> {
 }
 
 impl ReadTx<'_> {
+    /// The projects whose knowledge the cache keeps: every project a session was seen in,
+    /// and every project cached before.
+    pub fn knowledge_projects(&self) -> Result<Vec<ProjectId>> {
+        const DOING: &str = "listing the projects to cache";
+        let mut statement = self
+            .conn()
+            .prepare_cached(
+                "SELECT project FROM sessions WHERE project IS NOT NULL
+                 UNION SELECT project_id FROM team_cursors ORDER BY 1",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let rows = statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut projects = Vec::new();
+        for row in rows {
+            // A name that is no project id cannot be asked of the team store; skip it.
+            if let Ok(project) = ProjectId::new(row.map_err(StoreError::sqlite(DOING))?) {
+                projects.push(project);
+            }
+        }
+        Ok(projects)
+    }
+
+    /// When any project's cache last synced with the team store (`None`: never).
+    pub fn team_last_sync_ms(&self) -> Result<Option<i64>> {
+        self.conn()
+            .prepare_cached("SELECT MAX(synced_ms) FROM team_cursors")
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .map_err(StoreError::sqlite("reading when the team cache last synced"))
+    }
+
     /// The team store version the project's cache has read up to, and when it last synced
     /// (`None` when it never has).
     pub fn team_cursor(&self, project: &ProjectId) -> Result<Option<(u64, i64)>> {

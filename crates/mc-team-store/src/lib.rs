@@ -20,6 +20,7 @@ mod reads;
 mod rows;
 mod schema;
 mod sync;
+mod sync_loop;
 mod writes;
 
 pub use client::{CONNECT_TIMEOUT, TeamStore};
@@ -27,5 +28,6 @@ pub use error::{Result, TeamStoreError};
 pub use mc_core::config::TeamStoreUrl;
 pub use reads::Changes;
 pub use schema::TEAM_SCHEMA_VERSION;
+pub use sync_loop::{SYNC_EVERY, keep_in_step, round};
 pub use sync::{RETRY_AFTER_MS, Replayed, TeamHealth, TeamSync, Written};
 pub use writes::Applied;

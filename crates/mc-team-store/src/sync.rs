@@ -191,6 +191,17 @@ impl TeamSync {
         Ok(arrived)
     }
 
+    /// The projects whose knowledge this process caches.
+    pub async fn projects(&self) -> Result<Vec<ProjectId>> {
+        self.blocking(|store| store.read(|tx| tx.knowledge_projects()))
+            .await
+    }
+
+    /// Records a failure met outside a write or a pull (a migration).
+    pub fn note_failure(&self, now_ms: i64, error: &TeamStoreError) {
+        self.note(now_ms, Err(error));
+    }
+
     /// Sends one queued write; on an answer, forgets it (applied or refused for good).
     async fn send(&self, write: &QueuedTeamWrite, now_ms: i64) -> Result<Applied> {
         let result = self

@@ -23,7 +23,9 @@ use std::collections::HashMap;
 use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
 use mc_core::workspace::SharedSource;
 use mc_core::{ContentHash, ProjectId, SessionId};
-use mc_store::{Commit, ProjectKnowledge, ReadTx, SearchScope, Store, StoreError};
+use mc_store::{
+    Commit, KnowledgeSource, ProjectKnowledge, ReadTx, SearchScope, Store, StoreError,
+};
 
 pub use date_bound::{DayEnd, date_bound_ms};
 pub use embedding::{
@@ -58,6 +60,9 @@ pub struct SearchRequest {
     /// The projects whose memories the scope's project reads through its workspaces
     /// ([`mc_core::workspace::Workspaces::shared_with`]); empty searches its own only.
     pub shared: Vec<SharedSource>,
+    /// Where project knowledge is read: the local tables, or a team store's cache
+    /// ([`crate::Engine::knowledge_source`]).
+    pub knowledge: KnowledgeSource,
 }
 
 /// Which item of the store a hit is: the key both signals agree on.
@@ -216,7 +221,7 @@ fn full_text(
     }
     let mut commits = HashMap::new();
     if let Some(project) = &request.scope.project {
-        let knowledge: &dyn ProjectKnowledge = tx;
+        let knowledge = tx.knowledge(request.knowledge);
         for hit in knowledge.search_memories(query, project, &request.scope, pool)? {
             candidates.push(Candidate {
                 key: ItemKey::Memory(hit.id),
