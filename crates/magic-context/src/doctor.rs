@@ -265,7 +265,11 @@ fn render_text(report: &Value) -> String {
     }
     let team = &report["team_store"];
     if !team.is_null() {
-        let verdict = if team["reachable"] == Value::Bool(true) { "ok  " } else { "WARN" };
+        let verdict = if team["reachable"] == Value::Bool(true) {
+            "ok  "
+        } else {
+            "WARN"
+        };
         let now_ms = crate::clock::now_ms().unwrap_or_default();
         out.push_str(&format!("team    {verdict}  {}", team_line(team, now_ms)));
     }

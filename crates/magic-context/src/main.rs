@@ -16,6 +16,7 @@ mod bench_memory;
 mod bench_memory_turns;
 mod bench_recall_dropped;
 mod bench_store;
+mod bench_team_store;
 mod browser_open;
 mod cli;
 mod clock;

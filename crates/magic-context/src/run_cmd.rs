@@ -30,10 +30,10 @@ use crate::agent_process::{NOT_FOUND_EXIT, find_program, report, run_agent};
 use crate::cli::LogLevel;
 use crate::proxy_probe::{Listener, probe};
 use crate::run_log;
-use crate::team_link::{start_team_sync, team_link};
 use crate::serve_cmd::{
     DEFAULT_UPSTREAM_TIMEOUT_SECS, ServeArgs, configured_listen, open_engine, proxy_settings,
 };
+use crate::team_link::{start_team_sync, team_link};
 use crate::upstream_reach::{REACH_DEADLINE, Upstream, unreachable};
 
 /// How long a proxy `run` started may take to finish in-flight calls once the agent is gone.

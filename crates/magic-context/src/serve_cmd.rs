@@ -72,8 +72,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let config = loaded.config.clone();
     let reopen_team = team.clone();
-    let reopen: mc_proxy::Reopen =
-        Box::new(move || open_engine(&config, reopen_team.as_ref()).0);
+    let reopen: mc_proxy::Reopen = Box::new(move || open_engine(&config, reopen_team.as_ref()).0);
     runtime.block_on(async {
         if let Some(link) = &team {
             start_team_sync(link);

@@ -50,5 +50,7 @@ pub fn team_link(config: &Config, runtime: &Handle) -> Option<Arc<TeamLink>> {
 /// runtime; it stops with the runtime.
 pub fn start_team_sync(link: &TeamLink) {
     let sync = link.sync().clone();
-    tokio::spawn(keep_in_step(sync, SYNC_EVERY, || now_ms().unwrap_or_default()));
+    tokio::spawn(keep_in_step(sync, SYNC_EVERY, || {
+        now_ms().unwrap_or_default()
+    }));
 }

@@ -51,10 +51,7 @@ fn probe(url: mc_core::config::TeamStoreUrl) -> Result<i32, String> {
         match tokio::time::timeout(PROBE_DEADLINE, team.migrate()).await {
             Ok(Ok(version)) => Ok(version),
             Ok(Err(error)) => Err(error.to_string()),
-            Err(_) => Err(format!(
-                "no answer within {} s",
-                PROBE_DEADLINE.as_secs()
-            )),
+            Err(_) => Err(format!("no answer within {} s", PROBE_DEADLINE.as_secs())),
         }
     })
 }
@@ -76,7 +73,10 @@ pub fn team_line(report: &Value, now_ms: i64) -> String {
         ),
     };
     if report["reachable"] == Value::Bool(true) {
-        format!("team store: {url} reachable (schema v{}); {synced}; {waiting}\n", report["schema_version"])
+        format!(
+            "team store: {url} reachable (schema v{}); {synced}; {waiting}\n",
+            report["schema_version"]
+        )
     } else {
         format!(
             "team store: {url} UNREACHABLE ({}); requests are served from the local cache ({synced}); {waiting}\n",

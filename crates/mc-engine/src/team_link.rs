@@ -13,7 +13,7 @@ use std::sync::Arc;
 use mc_core::ProjectId;
 use mc_core::search::FtsQuery;
 use mc_store::{
-    Added, KnowledgeSource, MemoryEdit, MemoryLogEntry, MemorySource, MemoryStatus, MemoryHit,
+    Added, KnowledgeSource, MemoryEdit, MemoryHit, MemoryLogEntry, MemorySource, MemoryStatus,
     NewMemory, ProjectKnowledge, ProjectKnowledgeWrite, Result, SearchScope, Store, StoreError,
     StoredMemory, TeamCache, TeamWrite,
 };

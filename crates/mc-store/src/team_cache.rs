@@ -14,7 +14,8 @@ use rusqlite::OptionalExtension;
 use crate::error::{Result, StoreError};
 use crate::knowledge::ProjectKnowledge;
 use crate::memory_rows::{
-    COLUMNS, MemoryLogEntry, MemoryStatus, StoredMemory, log_entry_from_row, memory_from_row,
+    COLUMNS, MemoryLogEntry, MemoryStatus, StoredMemory, log_entries, memories_with_status,
+    memory_from_row,
 };
 use crate::search::{MemoryHit, SearchScope};
 use crate::store::{ReadTx, WriteTx};
@@ -38,25 +39,13 @@ impl ProjectKnowledge for TeamCache<'_, '_> {
         project: &ProjectId,
         statuses: &[MemoryStatus],
     ) -> Result<Vec<StoredMemory>> {
-        const DOING: &str = "reading cached team memories";
-        let mut statement = self
-            .tx
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM team_memories WHERE project_id = ?1 ORDER BY id"
-            ))
-            .map_err(StoreError::sqlite(DOING))?;
-        let rows = statement
-            .query_map([project.as_str()], memory_from_row)
-            .map_err(StoreError::sqlite(DOING))?;
-        let mut memories = Vec::new();
-        for row in rows {
-            let memory = row.map_err(StoreError::sqlite(DOING))?;
-            if statuses.contains(&memory.record.status) {
-                memories.push(memory);
-            }
-        }
-        Ok(memories)
+        memories_with_status(
+            self.tx.conn(),
+            &format!("SELECT {COLUMNS} FROM team_memories WHERE project_id = ?1 ORDER BY id"),
+            "reading cached team memories",
+            project.as_str(),
+            statuses,
+        )
     }
 
     fn memory(&self, project: &ProjectId, id: u64) -> Result<Option<StoredMemory>> {
@@ -74,23 +63,14 @@ impl ProjectKnowledge for TeamCache<'_, '_> {
     }
 
     fn memory_log_since(&self, project: &ProjectId, after: u64) -> Result<Vec<MemoryLogEntry>> {
-        const DOING: &str = "reading the cached team memory log";
-        let mut statement = self
-            .tx
-            .conn()
-            .prepare_cached(
-                "SELECT version, memory_id, action, at_ms, detail, actor, task
-                 FROM team_memory_log WHERE project_id = ?1 AND version > ?2 ORDER BY version",
-            )
-            .map_err(StoreError::sqlite(DOING))?;
-        let rows = statement
-            .query_map(
-                rusqlite::params![project.as_str(), after],
-                log_entry_from_row,
-            )
-            .map_err(StoreError::sqlite(DOING))?;
-        rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
-            .collect()
+        log_entries(
+            self.tx.conn(),
+            "SELECT version, memory_id, action, at_ms, detail, actor, task
+             FROM team_memory_log WHERE project_id = ?1 AND version > ?2 ORDER BY version",
+            "reading the cached team memory log",
+            project.as_str(),
+            after,
+        )
     }
 
     fn memory_log_head(&self, project: &ProjectId) -> Result<u64> {
@@ -160,7 +140,9 @@ impl ReadTx<'_> {
         self.conn()
             .prepare_cached("SELECT MAX(synced_ms) FROM team_cursors")
             .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
-            .map_err(StoreError::sqlite("reading when the team cache last synced"))
+            .map_err(StoreError::sqlite(
+                "reading when the team cache last synced",
+            ))
     }
 
     /// The team store version the project's cache has read up to, and when it last synced

@@ -5,7 +5,7 @@
 //! proxies starting together apply it once; a schema newer than this binary is refused
 //! untouched, as the local store's fence refuses a newer SQLite file.
 
-use deadpool_postgres::Object;
+use deadpool_postgres::{GenericClient, Object};
 
 use crate::error::{Result, TeamStoreError, postgres};
 
@@ -44,17 +44,7 @@ pub(crate) async fn migrate(client: &mut Object, url: &str) -> Result<i32> {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
             .await
             .map_err(postgres(url, "locking the schema"))?;
-        let found: i32 = tx
-            .query_one("SELECT version FROM mc_team_schema", &[])
-            .await
-            .map_err(postgres(url, "reading the schema version"))?
-            .get(0);
-        if found > TEAM_SCHEMA_VERSION {
-            return Err(TeamStoreError::SchemaTooNew {
-                found,
-                supported: TEAM_SCHEMA_VERSION,
-            });
-        }
+        let found = fenced_version(&tx, url).await?;
         if found >= migration.version {
             continue;
         }
@@ -71,6 +61,12 @@ pub(crate) async fn migrate(client: &mut Object, url: &str) -> Result<i32> {
             .await
             .map_err(postgres(url, "committing a migration"))?;
     }
+    fenced_version(&*client, url).await
+}
+
+/// The schema's version, or [`TeamStoreError::SchemaTooNew`] when this binary does not
+/// know it.
+async fn fenced_version(client: &impl GenericClient, url: &str) -> Result<i32> {
     let found: i32 = client
         .query_one("SELECT version FROM mc_team_schema", &[])
         .await

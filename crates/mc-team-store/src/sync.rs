@@ -127,9 +127,11 @@ impl TeamSync {
             })
         })
         .await?;
-        let recently_down = self.health().last_failure.is_some_and(|(failed_ms, _)| {
-            self.health().is_down() && now_ms - failed_ms < RETRY_AFTER_MS
-        });
+        let health = self.health();
+        let recently_down = health.is_down()
+            && health
+                .last_failure
+                .is_some_and(|(failed_ms, _)| now_ms - failed_ms < RETRY_AFTER_MS);
         if recently_down {
             return Ok(Written::Queued(write_id));
         }

@@ -230,7 +230,12 @@ pub(super) fn materialise(
                 let Some(project) = memory_project(request) else {
                     continue;
                 };
-                let Some((memory, shared_by)) = find_memory(&tx.knowledge(request.knowledge), project, &request.shared, *id)?
+                let Some((memory, shared_by)) = find_memory(
+                    &tx.knowledge(request.knowledge),
+                    project,
+                    &request.shared,
+                    *id,
+                )?
                 else {
                     continue;
                 };

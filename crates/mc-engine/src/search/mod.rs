@@ -23,9 +23,7 @@ use std::collections::HashMap;
 use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
 use mc_core::workspace::SharedSource;
 use mc_core::{ContentHash, ProjectId, SessionId};
-use mc_store::{
-    Commit, KnowledgeSource, ProjectKnowledge, ReadTx, SearchScope, Store, StoreError,
-};
+use mc_store::{Commit, KnowledgeSource, ProjectKnowledge, ReadTx, SearchScope, Store, StoreError};
 
 pub use date_bound::{DayEnd, date_bound_ms};
 pub use embedding::{

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use mc_store::{MemoryAction, MemorySource, MemoryStatus, TeamWrite};
-use mc_team_store::TeamStore;
+use mc_team_store::{Applied, TeamStore};
 
 use crate::support::{NOW_MS, add, open, project, team_store};
 
@@ -30,9 +30,7 @@ async fn concurrent_writes_from_two_proxies_lose_nothing_and_duplicate_nothing()
             let p = p.clone();
             writers.push(tokio::spawn(async move {
                 let fact = format!("Fact number {} holds.", n % DISTINCT_FACTS);
-                team.apply(&format!("{proxy}-{n}"), &p, &add(&fact), NOW_MS)
-                    .await
-                    .unwrap()
+                apply_until_answered(&team, &format!("{proxy}-{n}"), &p, &add(&fact)).await
             }));
         }
     }
@@ -92,9 +90,7 @@ async fn concurrent_edits_of_one_memory_are_each_logged_and_the_last_wins() {
                 content: Some(format!("Version {}.", n + 1)),
                 actor: MemorySource::Agent,
             };
-            team.apply(&format!("edit-{n}"), &p, &edit, NOW_MS + 1)
-                .await
-                .unwrap();
+            apply_until_answered(&team, &format!("edit-{n}"), &p, &edit).await;
         }));
     }
     for writer in writers {
@@ -114,6 +110,24 @@ async fn concurrent_edits_of_one_memory_are_each_logged_and_the_last_wins() {
         memory,
         "both proxies read the same final row"
     );
+}
+
+/// Applies `write` as a proxy's queue would: a pool that gave no connection in time (500
+/// writers on 16 connections, serialised by the project's lock) is tried again under the
+/// same write id, which the server applies once.
+async fn apply_until_answered(
+    team: &TeamStore,
+    write_id: &str,
+    p: &mc_core::ProjectId,
+    write: &TeamWrite,
+) -> Applied {
+    loop {
+        match team.apply(write_id, p, write, NOW_MS).await {
+            Ok(applied) => return applied,
+            Err(error) if error.is_retryable() => tokio::task::yield_now().await,
+            Err(error) => panic!("{write_id}: {error}"),
+        }
+    }
 }
 
 /// Reads the log by cursor until `done`, then once more; returns the versions seen.

@@ -3,8 +3,7 @@
 use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_store::{MemorySource, TeamWrite};
-use mc_team_store::{TeamStore, TeamStoreUrl};
-use tokio_postgres::NoTls;
+use mc_team_store::{TeamStore, TeamStoreUrl, create_scratch_database};
 
 pub const NOW_MS: i64 = 1_764_000_000_000;
 
@@ -21,37 +20,12 @@ pub fn server_url() -> Option<String> {
     }
 }
 
-/// A new, empty database on the server at `base`; returns its URL.
+/// A new, empty database on the server at `base`; returns its URL. A server that does not
+/// answer fails the test: the variable says one should be there.
 pub async fn fresh_database(base: &str) -> String {
-    let (client, connection) = tokio_postgres::connect(base, NoTls)
+    create_scratch_database(base)
         .await
-        .unwrap_or_else(|error| panic!("MC_TEST_PG_URL is set but does not answer: {error}"));
-    tokio::spawn(connection);
-    let mut bytes = [0_u8; 8];
-    getrandom::fill(&mut bytes).unwrap();
-    let name: String = "mc_t_"
-        .chars()
-        .chain(bytes.iter().map(|b| char::from(b'a' + b % 26)))
-        .collect();
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    with_database(base, &name)
-}
-
-/// `base` with its database replaced by `name`.
-pub fn with_database(base: &str, name: &str) -> String {
-    let (before_query, query) = base
-        .split_once('?')
-        .map_or((base, None), |(a, b)| (a, Some(b)));
-    let slash = before_query.rfind('/').unwrap();
-    let mut url = format!("{}/{name}", &before_query[..slash]);
-    if let Some(query) = query {
-        url.push('?');
-        url.push_str(query);
-    }
-    url
+        .unwrap_or_else(|error| panic!("MC_TEST_PG_URL is set but unusable: {error}"))
 }
 
 /// A migrated team store on a fresh database, or `None` when no server is configured.
