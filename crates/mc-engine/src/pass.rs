@@ -236,12 +236,10 @@ impl Engine {
         let boundary = usize::try_from(state.boundary)
             .unwrap_or(usize::MAX)
             .min(request.messages.len());
-        let memory = memory_delta(
-            &tx.knowledge(self.knowledge_source()),
-            session_project(tx, session)?,
-            &state,
-            &self.workspaces,
-        )?;
+        let project = session_project(tx, session)?;
+        let memory = tx.with_knowledge(self.knowledge_source(), |knowledge| {
+            memory_delta(knowledge, project, &state, &self.workspaces)
+        })?;
         let advance = plan_advance(
             tx,
             session,

@@ -182,62 +182,16 @@ pub enum KnowledgeSource {
     TeamCache,
 }
 
-/// Project knowledge as `source` holds it, read in one transaction.
-#[derive(Clone, Copy)]
-pub enum KnowledgeView<'t, 'c> {
-    /// The local tables.
-    Local(&'t ReadTx<'c>),
-    /// The team store's cache.
-    Team(TeamCache<'t, 'c>),
-}
-
-impl<'c> ReadTx<'c> {
-    /// Project knowledge as `source` holds it, in this transaction.
-    pub fn knowledge(&self, source: KnowledgeSource) -> KnowledgeView<'_, 'c> {
+impl ReadTx<'_> {
+    /// Runs `read` over project knowledge as `source` holds it, in this transaction.
+    pub fn with_knowledge<T>(
+        &self,
+        source: KnowledgeSource,
+        read: impl FnOnce(&dyn ProjectKnowledge) -> T,
+    ) -> T {
         match source {
-            KnowledgeSource::Local => KnowledgeView::Local(self),
-            KnowledgeSource::TeamCache => KnowledgeView::Team(TeamCache::new(self)),
+            KnowledgeSource::Local => read(self),
+            KnowledgeSource::TeamCache => read(&TeamCache::new(self)),
         }
-    }
-}
-
-impl KnowledgeView<'_, '_> {
-    fn inner(&self) -> &dyn ProjectKnowledge {
-        match self {
-            Self::Local(tx) => *tx,
-            Self::Team(cache) => cache,
-        }
-    }
-}
-
-impl ProjectKnowledge for KnowledgeView<'_, '_> {
-    fn memories(
-        &self,
-        project: &ProjectId,
-        statuses: &[MemoryStatus],
-    ) -> Result<Vec<StoredMemory>> {
-        self.inner().memories(project, statuses)
-    }
-
-    fn memory(&self, project: &ProjectId, id: u64) -> Result<Option<StoredMemory>> {
-        self.inner().memory(project, id)
-    }
-
-    fn memory_log_since(&self, project: &ProjectId, after: u64) -> Result<Vec<MemoryLogEntry>> {
-        self.inner().memory_log_since(project, after)
-    }
-
-    fn memory_log_head(&self, project: &ProjectId) -> Result<u64> {
-        self.inner().memory_log_head(project)
-    }
-
-    fn search_memories(
-        &self,
-        query: &FtsQuery,
-        project: &ProjectId,
-        scope: &SearchScope,
-        limit: u32,
-    ) -> Result<Vec<MemoryHit>> {
-        self.inner().search_memories(query, project, scope, limit)
     }
 }

@@ -100,7 +100,7 @@ pub use error::{Result, RowProblem, StoreError, StoreFailure};
 pub use health::StoreHealth;
 pub use hidden_exchanges::HiddenExchange;
 pub use historian_rows::{HistorianRun, StoredFact, history_scope};
-pub use knowledge::{KnowledgeSource, KnowledgeView, ProjectKnowledge, ProjectKnowledgeWrite};
+pub use knowledge::{KnowledgeSource, ProjectKnowledge, ProjectKnowledgeWrite};
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,

@@ -90,7 +90,7 @@ impl ProjectKnowledge for TeamCache<'_, '_> {
         scope: &SearchScope,
         limit: u32,
     ) -> Result<Vec<MemoryHit>> {
-        let hits = self.tx.project_fts_hits(
+        self.tx.memory_fts_hits(
             "SELECT m.id, -bm25(team_memory_search) AS score
              FROM team_memory_search JOIN team_memories m ON m.row = team_memory_search.rowid
              WHERE team_memory_search MATCH ?1 AND m.project_id = ?2 AND m.status <> 'archived'
@@ -102,11 +102,7 @@ impl ProjectKnowledge for TeamCache<'_, '_> {
             project,
             scope,
             limit,
-        )?;
-        Ok(hits
-            .into_iter()
-            .map(|(id, score)| MemoryHit { id, score })
-            .collect())
+        )
     }
 }
 

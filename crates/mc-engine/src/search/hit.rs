@@ -230,13 +230,10 @@ pub(super) fn materialise(
                 let Some(project) = memory_project(request) else {
                     continue;
                 };
-                let Some((memory, shared_by)) = find_memory(
-                    &tx.knowledge(request.knowledge),
-                    project,
-                    &request.shared,
-                    *id,
-                )?
-                else {
+                let found = tx.with_knowledge(request.knowledge, |knowledge| {
+                    find_memory(knowledge, project, &request.shared, *id)
+                })?;
+                let Some((memory, shared_by)) = found else {
                     continue;
                 };
                 // Retired memories keep their vectors until re-embedding; they are not hits.

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
 use mc_core::workspace::SharedSource;
 use mc_core::{ContentHash, ProjectId, SessionId};
-use mc_store::{Commit, KnowledgeSource, ProjectKnowledge, ReadTx, SearchScope, Store, StoreError};
+use mc_store::{Commit, KnowledgeSource, ReadTx, SearchScope, Store, StoreError};
 
 pub use date_bound::{DayEnd, date_bound_ms};
 pub use embedding::{
@@ -219,24 +219,22 @@ fn full_text(
     }
     let mut commits = HashMap::new();
     if let Some(project) = &request.scope.project {
-        let knowledge = tx.knowledge(request.knowledge);
-        for hit in knowledge.search_memories(query, project, &request.scope, pool)? {
+        let projects =
+            std::iter::once(project).chain(request.shared.iter().map(|source| &source.project));
+        let hits = tx.with_knowledge(request.knowledge, |knowledge| {
+            let mut hits = Vec::new();
+            for project in projects {
+                hits.extend(knowledge.search_memories(query, project, &request.scope, pool)?);
+            }
+            Ok::<_, StoreError>(hits)
+        })?;
+        for hit in hits {
             candidates.push(Candidate {
                 key: ItemKey::Memory(hit.id),
                 source: Source::Memory,
                 signal: Signal::FullText,
                 score: hit.score,
             });
-        }
-        for source in &request.shared {
-            for hit in knowledge.search_memories(query, &source.project, &request.scope, pool)? {
-                candidates.push(Candidate {
-                    key: ItemKey::Memory(hit.id),
-                    source: Source::Memory,
-                    signal: Signal::FullText,
-                    score: hit.score,
-                });
-            }
         }
         for hit in tx.search_notes(query, project, &request.scope, pool)? {
             candidates.push(Candidate {
