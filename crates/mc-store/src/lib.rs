@@ -6,7 +6,9 @@
 //! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
 //! sessions and their append-only raw message log, chained by content hash; the engine's
 //! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
-//! and runs; project memories and their change log; the dreamer's lease and runs; the exchanges the proxy ran for its own
+//! and runs; project memories and their change log, read and written through the
+//! [`ProjectKnowledge`] trait, and beside them a team store's local cache and durable write
+//! queue; the dreamer's lease and runs; the exchanges the proxy ran for its own
 //! tools; and the call ledger with the per-session status built on it. Retention prunes a
 //! whole session in one transaction; a backup is taken with SQLite's online backup API, and
 //! restored only when its schema is one this build knows.
