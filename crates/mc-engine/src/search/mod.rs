@@ -167,6 +167,12 @@ pub fn search(
                     .filter(|candidate| candidate.source == Source::Memory),
             );
         }
+        // Vectors are kept for the local memory table only: with a team store a memory's id
+        // is the team's, and a local vector's id would name another memory.
+        if request.knowledge != KnowledgeSource::Local {
+            near.candidates
+                .retain(|candidate| candidate.source != Source::Memory);
+        }
         neighbours::lend_to_neighbours(&mut near, Signal::Semantic, weights.neighbour_semantic);
         found.candidates.extend(near.candidates);
         for (hash, place) in near.places {
