@@ -11,6 +11,10 @@
 //! `flagged`, `hits`), `true_memories_lost`, `model_calls`, `input_tokens`, `output_tokens`,
 //! `cost_usd`, `wall_ms`.
 //!
+//! `bench team-store --json` prints
+//! [`TeamStoreReport`](crate::bench_team_store::TeamStoreReport): `memories`, `reads`, and
+//! `sqlite`, `postgres`, `team_cache`, `added` (each `p50_ms`, `p95_ms`).
+//!
 //! `bench locomo --json` prints the fields of [`LocomoReport`](crate::bench_locomo::LocomoReport):
 //! `mode`, `questions`, `recall_at_k` (k → recall), `recall_by_category`, `mrr`, `p50_ms`,
 //! `p95_ms`, `unresolved_evidence`, `questions_without_evidence`. With `--cross-validate` it
@@ -35,6 +39,7 @@ use crate::bench_memory::MemoryBench;
 use crate::output::{pretty, write_stdout};
 use crate::{
     bench_dreamer, bench_locomo, bench_locomo_cv, bench_memory, bench_recall_dropped, bench_store,
+    bench_team_store,
 };
 
 /// Arguments of `bench`.
@@ -119,6 +124,28 @@ pub enum Bench {
         #[arg(long)]
         json: bool,
     },
+    /// What a hard fold pays to read the project's memories from PostgreSQL instead of
+    /// SQLite (and from the team store's local cache, which is what a fold reads): p50 and
+    /// p95 of each, and the added latency.
+    TeamStore {
+        /// A PostgreSQL server it may create a scratch database on [default: $MC_TEST_PG_URL].
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "MC_TEST_PG_URL",
+            hide_env_values = true
+        )]
+        server: String,
+        /// Live memories the project holds.
+        #[arg(long, value_name = "N", default_value_t = 200)]
+        memories: usize,
+        /// Reads timed per store.
+        #[arg(long, value_name = "N", default_value_t = 500)]
+        reads: usize,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Full-text search over a large store built from recorded sessions: ingest throughput,
     /// append latency, query p50/p95.
     SearchStore {
@@ -175,10 +202,33 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             json,
         } => search_store(corpus, *messages, *queries, *json),
         Bench::Dreamer { json } => dreamer(*json),
+        Bench::TeamStore {
+            server,
+            memories,
+            reads,
+            json,
+        } => team_store(server, *memories, *reads, *json),
         Bench::RecallDropped { path, window, json } => {
             bench_recall_dropped::run(path, *window, *json)
         }
     }
+}
+
+fn team_store(
+    server: &str,
+    memories: usize,
+    reads: usize,
+    as_json: bool,
+) -> anyhow::Result<ExitCode> {
+    let dir = tempfile::tempdir().context("cannot create a scratch directory")?;
+    let report = bench_team_store::run(server, dir.path(), memories, reads)?;
+    let text = if as_json {
+        pretty(&serde_json::to_value(&report).context("cannot format the report")?)?
+    } else {
+        bench_team_store::text(&report)
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn dreamer(as_json: bool) -> anyhow::Result<ExitCode> {

@@ -15,7 +15,7 @@ use anyhow::Context;
 use mc_core::search::FusionWeights;
 use mc_core::{Host, Message, Part, ProjectId, Role, SessionId};
 use mc_engine::search::{HitPlace, SearchRequest, SemanticSearch, search};
-use mc_store::{NewSession, SearchScope, Store};
+use mc_store::{KnowledgeSource, NewSession, SearchScope, Store};
 use serde::Serialize;
 
 use crate::locomo::{Conversation, Question, load};
@@ -153,6 +153,7 @@ impl Asked<'_> {
             viewer: None,
             limit,
             shared: Vec::new(),
+            knowledge: KnowledgeSource::Local,
         };
         let hits = search(self.store, &request, self.semantic, weights)
             .with_context(|| format!("searching for `{}`", question.text))?;

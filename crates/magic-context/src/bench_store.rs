@@ -14,7 +14,7 @@ use anyhow::{Context, anyhow};
 use mc_core::search::{FusionWeights, indexed_text};
 use mc_core::{Host, Message, Part, ProjectId, SessionId};
 use mc_engine::search::{SearchRequest, search};
-use mc_store::{NewSession, SearchScope, Store};
+use mc_store::{KnowledgeSource, NewSession, SearchScope, Store};
 use serde::Serialize;
 
 use crate::bench_locomo::percentile;
@@ -137,6 +137,7 @@ pub fn run(
             viewer: None,
             limit: 10,
             shared: Vec::new(),
+            knowledge: KnowledgeSource::Local,
         };
         let at = Instant::now();
         match search(&store, &request, None, &FusionWeights::default()) {

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::doctor_hosts::{check_hosts, render_hosts};
 use crate::output::{pretty, write_stdout};
+use crate::team_report::{team_line, team_report};
 use crate::workspace_members::identify_members;
 
 /// Arguments of `doctor`.
@@ -46,8 +47,13 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(_) => Vec::new(), // the store check already says why there is no data directory
     };
     let ok = store["ok"] == Value::Bool(true) && chains["ok"] == Value::Bool(true);
-    let report =
-        json!({"ok": ok, "store": store, "chains": chains, "config": config, "hosts": hosts});
+    // An unreachable team store does not make the proxy unhealthy: it serves from the
+    // local cache and queues writes. It is reported, never counted against `ok`.
+    let team = check_team_store();
+    let report = json!({
+        "ok": ok, "store": store, "chains": chains, "config": config, "hosts": hosts,
+        "team_store": team,
+    });
     if args.json {
         write_stdout(&pretty(&report)?)?;
     } else {
@@ -58,6 +64,19 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The team store's report (`null` when none is configured or the store cannot be read).
+fn check_team_store() -> Value {
+    // `team_store` is read from the user file only, so no project file matters here.
+    let config = load(&ConfigSources::discover(None)).config;
+    let Ok(location) = resolve_data_dir(&LocationEnv::from_process(), Platform::current()) else {
+        return Value::Null;
+    };
+    match Store::open_location(&location, StoreOptions::default()) {
+        Ok(store) => team_report(&config, &store).unwrap_or(Value::Null),
+        Err(_) => Value::Null,
+    }
 }
 
 /// The store's summary, and the verification of every session's hash chain (`null` when the
@@ -243,6 +262,16 @@ fn render_text(report: &Value) -> String {
     }
     if let Some(hosts) = report["hosts"].as_array() {
         out.push_str(&render_hosts(hosts));
+    }
+    let team = &report["team_store"];
+    if !team.is_null() {
+        let verdict = if team["reachable"] == Value::Bool(true) {
+            "ok  "
+        } else {
+            "WARN"
+        };
+        let now_ms = crate::clock::now_ms().unwrap_or_default();
+        out.push_str(&format!("team    {verdict}  {}", team_line(team, now_ms)));
     }
     out
 }

@@ -51,6 +51,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::search_cmd::semantic_signal;
+use crate::team_link::{start_team_sync, team_link};
 use crate::workspace_members::configured_workspaces;
 
 /// The environment variable naming the stored session the tools act for.
@@ -87,8 +88,18 @@ pub fn run(_args: &McpArgs) -> anyhow::Result<ExitCode> {
         Store::open_location(&location, StoreOptions::default())
             .with_context(|| format!("cannot open the store {}", location.db_path().display()))
     };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
     let workspaces = configured_workspaces(&loaded.config);
+    let team = team_link(&loaded.config, runtime.handle());
     let engine = Engine::new(open()?, loaded.config).with_workspaces(workspaces);
+    let engine = match &team {
+        Some(link) => engine.with_team_store(Arc::clone(link)),
+        None => engine,
+    };
     if let Some(project) = &project {
         crate::search_cmd::index_commits(engine.store(), project, &directory);
     }
@@ -108,12 +119,10 @@ pub fn run(_args: &McpArgs) -> anyhow::Result<ExitCode> {
             binding,
         })),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     runtime.block_on(async {
+        if let Some(link) = &team {
+            start_team_sync(link);
+        }
         let service = server
             .serve(rmcp::transport::stdio())
             .await

@@ -33,6 +33,7 @@ use crate::run_log;
 use crate::serve_cmd::{
     DEFAULT_UPSTREAM_TIMEOUT_SECS, ServeArgs, configured_listen, open_engine, proxy_settings,
 };
+use crate::team_link::{start_team_sync, team_link};
 use crate::upstream_reach::{REACH_DEADLINE, Upstream, unreachable};
 
 /// How long a proxy `run` started may take to finish in-flight calls once the agent is gone.
@@ -208,7 +209,11 @@ async fn start_proxy(config: &Config, listen: SocketAddr) -> anyhow::Result<Runn
         upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT_SECS,
     };
     let settings = proxy_settings(&serve_args, config)?;
-    let (engine, store_path) = open_engine(config);
+    let team = team_link(config, &tokio::runtime::Handle::current());
+    if let Some(link) = &team {
+        start_team_sync(link);
+    }
+    let (engine, store_path) = open_engine(config, team.as_ref());
     let engine = match engine {
         Ok(engine) => engine,
         Err(reason) => bail!(

@@ -23,7 +23,9 @@ use mc_engine::search::{
     DayEnd, EmbeddedSearch, MAX_LIMIT, SearchHit, SearchRequest, SemanticSearch, date_bound_ms,
     embedding_settings, record_retrieved_memories, search,
 };
-use mc_store::{LocationEnv, Platform, SearchScope, Store, StoreOptions, resolve_data_dir};
+use mc_store::{
+    KnowledgeSource, LocationEnv, Platform, SearchScope, Store, StoreOptions, resolve_data_dir,
+};
 use serde_json::json;
 
 use crate::clock::now_ms;
@@ -96,6 +98,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     );
     index_commits(&store, &project, &directory);
     let semantic = semantic_signal(&store, &location.dir);
+    let config = load(&ConfigSources::discover(None)).config;
     let request = SearchRequest {
         query: args.query.clone(),
         scope: SearchScope {
@@ -106,8 +109,11 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         },
         viewer: None,
         limit: args.limit,
-        shared: configured_workspaces(&load(&ConfigSources::discover(None)).config)
-            .shared_with(&project),
+        shared: configured_workspaces(&config).shared_with(&project),
+        knowledge: match config.team_store.url {
+            Some(_) => KnowledgeSource::TeamCache,
+            None => KnowledgeSource::Local,
+        },
     };
     let semantic_ref = semantic
         .as_ref()

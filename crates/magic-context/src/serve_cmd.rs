@@ -8,17 +8,19 @@
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::config::{Config, upstream_url_problem};
-use mc_engine::Engine;
+use mc_engine::{Engine, TeamLink};
 use mc_proxy::{ProxySettings, RetryPolicy, RunningProxy, ServeError};
 use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
 
 use crate::proxy_probe::{Listener, probe};
+use crate::team_link::{start_team_sync, team_link};
 use crate::workspace_members::configured_workspaces;
 
 /// How long an upstream may stay silent before a call is abandoned, in seconds: long
@@ -59,17 +61,24 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::warn!("config: {diagnostic}");
     }
     let settings = proxy_settings(args, &loaded.config)?;
-    let (engine, store_path) = open_engine(&loaded.config);
-    if let Err(reason) = &engine {
-        tracing::error!(%reason, "the store cannot be opened; managed calls are refused until it can");
-    }
-    let config = loaded.config.clone();
-    let reopen: mc_proxy::Reopen = Box::new(move || open_engine(&config).0);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(settings, engine, reopen, &store_path))?;
+    let team = team_link(&loaded.config, runtime.handle());
+    let (engine, store_path) = open_engine(&loaded.config, team.as_ref());
+    if let Err(reason) = &engine {
+        tracing::error!(%reason, "the store cannot be opened; managed calls are refused until it can");
+    }
+    let config = loaded.config.clone();
+    let reopen_team = team.clone();
+    let reopen: mc_proxy::Reopen = Box::new(move || open_engine(&config, reopen_team.as_ref()).0);
+    runtime.block_on(async {
+        if let Some(link) = &team {
+            start_team_sync(link);
+        }
+        serve(settings, engine, reopen, &store_path).await
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -127,8 +136,12 @@ pub fn proxy_settings(args: &ServeArgs, config: &Config) -> anyhow::Result<Proxy
 
 /// The engine over the default store, or why it cannot be opened: the proxy still starts
 /// and refuses managed calls with that reason, so the agent shows the user what is wrong,
-/// and opens it again when a later call comes.
-pub fn open_engine(config: &Config) -> (Result<Engine, String>, String) {
+/// and opens it again when a later call comes. With `team`, project knowledge lives in the
+/// team store.
+pub fn open_engine(
+    config: &Config,
+    team: Option<&Arc<TeamLink>>,
+) -> (Result<Engine, String>, String) {
     let location = match resolve_data_dir(&LocationEnv::from_process(), Platform::current()) {
         Ok(location) => location,
         Err(error) => return (Err(error.to_string()), "(no data directory)".to_owned()),
@@ -140,6 +153,10 @@ pub fn open_engine(config: &Config) -> (Result<Engine, String>, String) {
             let engine = Engine::new(store, config.clone())
                 .with_cache_budget(budget)
                 .with_workspaces(configured_workspaces(config));
+            let engine = match team {
+                Some(link) => engine.with_team_store(Arc::clone(link)),
+                None => engine,
+            };
             (Ok(engine), path)
         }
         Err(error) => (Err(format!("{error} ({path})")), path),

@@ -39,6 +39,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use mc_config::{ConfigSources, load};
 use mc_core::window_fit::TokenCorrection;
 use mc_core::{ProjectId, SessionId, SessionMode};
 use mc_replay::thousands;
@@ -55,6 +56,7 @@ use crate::dreamer_runs::{run_json, runs_text};
 use crate::output::{pretty, write_stdout};
 use crate::run_log;
 use crate::store_size::{size_json, size_line};
+use crate::team_report::{team_line, team_report};
 
 /// Calls listed under a single session: enough to see the last few turns and a retry.
 const CALLS_SHOWN: usize = 10;
@@ -109,7 +111,13 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         Some(id) => one_session(&store, id, args.json, &view)?,
         None => {
             let log = run_log::existing(&location);
-            recent_sessions(&store, args.limit, args.json, &view, log.as_deref(), &path)?
+            let team = team_report(&load(&ConfigSources::discover(None)).config, &store);
+            let places = Places {
+                run_log: log.as_deref(),
+                store_path: &path,
+                team: team.as_ref(),
+            };
+            recent_sessions(&store, args.limit, args.json, &view, &places)?
         }
     };
     write_stdout(&text)?;
@@ -150,15 +158,28 @@ fn one_session(store: &Store, id: &str, as_json: bool, view: &Viewpoint) -> anyh
     Ok(text)
 }
 
+/// Where the store and its neighbours are, for the summary under the sessions.
+#[derive(Clone, Copy)]
+struct Places<'a> {
+    run_log: Option<&'a Path>,
+    store_path: &'a Path,
+    /// The team store's report, when one is configured.
+    team: Option<&'a Value>,
+}
+
 /// The `limit` most recently seen sessions, one block each.
 fn recent_sessions(
     store: &Store,
     limit: usize,
     as_json: bool,
     view: &Viewpoint,
-    run_log: Option<&Path>,
-    store_path: &Path,
+    places: &Places<'_>,
 ) -> anyhow::Result<String> {
+    let Places {
+        run_log,
+        store_path,
+        team,
+    } = *places;
     let now_ms = view.now_ms;
     let (sessions, corrections, unattributed, dreams) = store
         .read(|tx| {
@@ -202,12 +223,16 @@ fn recent_sessions(
         }
         if let Some(object) = out.as_object_mut() {
             object.insert("store".to_owned(), size_json(store_path));
+            if let Some(team) = team {
+                object.insert("team_store".to_owned(), team.clone());
+            }
         }
         return pretty(&out);
     }
     let log_line = format!(
-        "\n{}{}",
+        "\n{}{}{}",
         size_line(store_path),
+        team.map(|team| team_line(team, now_ms)).unwrap_or_default(),
         run_log
             .map(|path| format!("run's proxy log: {}\n", path.display()))
             .unwrap_or_default()

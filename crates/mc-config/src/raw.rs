@@ -64,6 +64,21 @@ pub struct RawConfig {
     /// only their own project edits them. User file only: a project file cannot join other
     /// projects' memories.
     pub workspaces: Option<BTreeMap<String, RawWorkspace>>,
+    /// A PostgreSQL store the team shares project knowledge through (memories and their
+    /// change log): what one person's agent learns, a colleague's agent sees on its next
+    /// rebuild. Raw logs, tags and the ledger stay local. User file only: a project file
+    /// cannot send the user's memories elsewhere.
+    pub team_store: Option<RawTeamStore>,
+}
+
+/// The team store.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTeamStore {
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. The password is never printed or
+    /// logged (`config show` shows `<redacted>`). No TLS is built in: use a server on
+    /// loopback or an SSH tunnel. Unset keeps project knowledge in the local store.
+    pub url: Option<String>,
 }
 
 /// One workspace: its member projects and what they share.

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use mc_core::config::{
     Bounds, CacheConfig, CacheTtl, CompactionConfig, Config, ExecuteThreshold, ExpandConfig,
     HistoryConfig, M1RefoldConfig, MemoryConfig, PassConfig, Percent, ProjectDocsConfig,
-    ProxyConfig, ReductionConfig, RetentionConfig, Tokens, ToolsConfig, ToolsMode,
-    allowed_host_problem, doc_file_problem, listen_address_problem, upstream_url_problem,
+    ProxyConfig, ReductionConfig, RetentionConfig, TeamStoreConfig, TeamStoreUrl, Tokens,
+    ToolsConfig, ToolsMode, allowed_host_problem, doc_file_problem, listen_address_problem,
+    upstream_url_problem,
 };
 
 mod background;
@@ -20,7 +21,8 @@ mod workspaces;
 use crate::key_path::KeyPath;
 use crate::raw::{
     RawCache, RawCacheTtl, RawCompaction, RawConfig, RawExpand, RawHistory, RawM1Refold, RawMemory,
-    RawPass, RawProjectDocs, RawProxy, RawReduction, RawRetention, RawTools, RawToolsMode,
+    RawPass, RawProjectDocs, RawProxy, RawReduction, RawRetention, RawTeamStore, RawTools,
+    RawToolsMode,
 };
 
 /// A key whose value was rejected, and why.
@@ -51,6 +53,7 @@ pub fn resolve(raw: &RawConfig) -> (Config, Vec<Issue>) {
         retention: checker.retention(raw.retention.clone().unwrap_or_default()),
         compaction: compaction(raw.compaction.clone().unwrap_or_default()),
         workspaces: checker.workspaces(raw.workspaces.clone().unwrap_or_default()),
+        team_store: checker.team_store(raw.team_store.clone().unwrap_or_default()),
     };
     (config, checker.issues)
 }
@@ -401,6 +404,17 @@ impl Checker {
                 d.hidden_exchange_max_age_days,
             ),
         }
+    }
+
+    fn team_store(&mut self, raw: RawTeamStore) -> TeamStoreConfig {
+        let url = raw.url.and_then(|url| match TeamStoreUrl::parse(&url) {
+            Ok(url) => Some(url),
+            Err(reason) => {
+                self.reject(key(&["team_store", "url"]), reason);
+                None
+            }
+        });
+        TeamStoreConfig { url }
     }
 
     fn retention(&mut self, raw: RawRetention) -> RetentionConfig {

@@ -10,7 +10,7 @@
 use mc_core::head::{Memory, MemoryChange};
 use mc_core::workspace::{SharedSource, Workspaces};
 use mc_core::{ProjectId, SessionId};
-use mc_store::{MemoryAction, MemorySource, MemoryStatus, StoredMemory, WriteTx};
+use mc_store::{MemoryAction, MemorySource, MemoryStatus, ProjectKnowledge, StoredMemory, WriteTx};
 
 use crate::error::Result;
 use crate::state::EngineState;
@@ -42,7 +42,7 @@ pub(crate) fn session_project(tx: &WriteTx<'_>, session: &SessionId) -> Result<O
 /// Shared memories show no changes here (`workspace_memory.rs` says why), but an
 /// operator's edit of one `m[0]` shows counts like one of the project's own.
 pub(crate) fn memory_delta(
-    tx: &WriteTx<'_>,
+    tx: &dyn ProjectKnowledge,
     project: Option<ProjectId>,
     state: &EngineState,
     workspaces: &Workspaces,
@@ -93,7 +93,7 @@ pub(crate) fn memory_delta(
 
 /// Every live memory of the project, for a hard fold, and the log position it reflects.
 pub(crate) fn memories_for_fold(
-    tx: &WriteTx<'_>,
+    tx: &dyn ProjectKnowledge,
     project: Option<&ProjectId>,
 ) -> Result<(Vec<Memory>, u64)> {
     let Some(project) = project else {

@@ -146,8 +146,13 @@ impl Engine {
                 };
                 let landed = tx.drop_state(session)?.landed;
                 let pinned = pinned_blocks(messages, state.boundary, tags, &state.reshape, &landed);
-                let (memories, memory_log) = memories_for_fold(tx, memory.project.as_ref())?;
-                let (shared, shared_log) = shared_for_fold(tx, &memory.shared)?;
+                let ((memories, memory_log), (shared, shared_log)) =
+                    tx.with_knowledge(self.knowledge_source(), |knowledge| {
+                        Ok::<_, crate::error::EngineError>((
+                            memories_for_fold(knowledge, memory.project.as_ref())?,
+                            shared_for_fold(knowledge, &memory.shared)?,
+                        ))
+                    })?;
                 let docs = self.docs_for_fold(request);
                 let profile = self.profile_lines(tx, request)?;
                 let profile_texts: Vec<String> =

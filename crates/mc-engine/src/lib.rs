@@ -32,6 +32,7 @@ mod session_cache;
 mod session_modes;
 mod state;
 mod tail_message;
+mod team_link;
 pub mod tools;
 mod workspace_memory;
 
@@ -42,3 +43,4 @@ pub use nudges::Nudge;
 pub use pass::{CountText, Engine, PassOutcome, PassRequest};
 pub use session_cache::SessionCache;
 pub use state::{EngineState, PROVEN_WINDOW_TTL_MS};
+pub use team_link::TeamLink;

@@ -20,7 +20,7 @@ use mc_core::tags::{TagAssignment, TagIndex, TagNo};
 use mc_core::window_fit::ShrinkAction;
 use mc_core::workspace::Workspaces;
 use mc_core::{HashChain, Message, Part, SessionId};
-use mc_store::{Store, WriteTx};
+use mc_store::{KnowledgeSource, Store, WriteTx};
 use serde::Serialize;
 
 use crate::cache_budget::{CacheBudget, EngineCaches};
@@ -37,6 +37,7 @@ use crate::pass_decide::{Decided, Decision};
 use crate::pass_end::{finish_pass, head_messages};
 use crate::rendered_tail::{RenderedTail, TailInputs};
 use crate::state::load_state;
+use crate::team_link::TeamLink;
 
 pub use crate::pass_request::{CountText, PassOutcome, PassRequest};
 
@@ -51,6 +52,8 @@ pub struct Engine {
     pub(crate) gate_until_accepted: bool,
     /// Which projects read each other's memories ([`Self::with_workspaces`]).
     pub(crate) workspaces: Workspaces,
+    /// The team store project knowledge lives in, if any ([`Self::with_team_store`]).
+    pub(crate) team: Option<Arc<TeamLink>>,
 }
 
 impl Engine {
@@ -74,6 +77,29 @@ impl Engine {
             caches: EngineCaches::new(CacheBudget::default()),
             gate_until_accepted: false,
             workspaces: Workspaces::default(),
+            team: None,
+        }
+    }
+
+    /// The engine with project knowledge in a team store: passes read its local cache, the
+    /// memory tool writes through to it (queued while it does not answer).
+    pub fn with_team_store(self, team: Arc<TeamLink>) -> Self {
+        Self {
+            team: Some(team),
+            ..self
+        }
+    }
+
+    /// The team store, when project knowledge lives in one.
+    pub fn team_store(&self) -> Option<&Arc<TeamLink>> {
+        self.team.as_ref()
+    }
+
+    /// Where passes, search and the tools read project knowledge.
+    pub fn knowledge_source(&self) -> KnowledgeSource {
+        match self.team {
+            Some(_) => TeamLink::source(),
+            None => KnowledgeSource::Local,
         }
     }
 
@@ -210,7 +236,10 @@ impl Engine {
         let boundary = usize::try_from(state.boundary)
             .unwrap_or(usize::MAX)
             .min(request.messages.len());
-        let memory = memory_delta(tx, session_project(tx, session)?, &state, &self.workspaces)?;
+        let project = session_project(tx, session)?;
+        let memory = tx.with_knowledge(self.knowledge_source(), |knowledge| {
+            memory_delta(knowledge, project, &state, &self.workspaces)
+        })?;
         let advance = plan_advance(
             tx,
             session,

@@ -106,7 +106,10 @@ impl Engine {
         let plan = plan_host_managed(&inputs);
         if plan.may_mutate {
             state.flush_requested = false;
-            let memory = memory_delta(tx, session_project(tx, session)?, &state, &self.workspaces)?;
+            let project = session_project(tx, session)?;
+            let memory = tx.with_knowledge(self.knowledge_source(), |knowledge| {
+                memory_delta(knowledge, project, &state, &self.workspaces)
+            })?;
             // Nothing is summarised, so the head pins and covers no message: no tags needed.
             let no_tags = TagIndex::new(Vec::new());
             self.refresh_head(tx, &mut state, &plan, request, &no_tags, &memory)?;

@@ -14,7 +14,7 @@
 
 use mc_core::head::SharedMemories;
 use mc_core::workspace::SharedSource;
-use mc_store::{MemoryAction, MemorySource, MemoryStatus, ReadTx};
+use mc_store::{MemoryAction, MemorySource, MemoryStatus, ProjectKnowledge};
 
 use crate::error::Result;
 use crate::head_memory::head_memory;
@@ -25,7 +25,7 @@ const LIVE: &[MemoryStatus] = &[MemoryStatus::Active, MemoryStatus::Permanent];
 /// Every source's live memories of the shared categories, for a hard fold, and the log
 /// position they reflect (the newest entry of any source's log: edits after it are news).
 pub(crate) fn shared_for_fold(
-    tx: &ReadTx<'_>,
+    tx: &dyn ProjectKnowledge,
     sources: &[SharedSource],
 ) -> Result<(Vec<SharedMemories>, u64)> {
     let mut shared = Vec::with_capacity(sources.len());
@@ -50,7 +50,7 @@ pub(crate) fn shared_for_fold(
 /// Whether the operator changed, superseded or archived a shared memory `m[0]` shows since
 /// it was rendered.
 pub(crate) fn shared_operator_edit(
-    tx: &ReadTx<'_>,
+    tx: &dyn ProjectKnowledge,
     sources: &[SharedSource],
     state: &EngineState,
 ) -> Result<bool> {

@@ -97,6 +97,7 @@ impl Magic {
             viewer: Some(session),
             limit,
             shared: Vec::new(),
+            knowledge: engine.knowledge_source(),
         };
         let hits = search(engine.store(), &request, None, &FusionWeights::default()).ok()?;
         Some(

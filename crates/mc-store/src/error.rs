@@ -369,6 +369,26 @@ pub enum StoreError {
         reason: &'static str,
     },
 
+    /// A change of project knowledge bound for the team store, which did not answer: it
+    /// waits in the local queue and lands when the server returns. Not a failure of the
+    /// change; its memory has no team id yet.
+    #[error(
+        "the team store is unreachable: the change waits in the local queue (write {write_id}) \
+         and lands when it returns; list the memories then to see its id"
+    )]
+    QueuedForTeam {
+        /// The id the queued write is replayed under.
+        write_id: String,
+    },
+
+    /// The team store answered with something this binary cannot use (a newer schema, a
+    /// row it cannot read).
+    #[error("the team store cannot be used: {problem}")]
+    TeamStore {
+        /// What is wrong, as the team store client said it (the URL's password redacted).
+        problem: String,
+    },
+
     /// A fork point lies past the end of its parent.
     #[error("cannot fork session `{parent}` at ordinal {at}: it has only {count} messages")]
     ForkBeyondEnd {
@@ -538,7 +558,9 @@ impl StoreError {
             | Self::RebuildIncomplete { .. }
             | Self::Encode { .. }
             | Self::CorruptRow { .. }
-            | Self::CorruptSession { .. } => false,
+            | Self::CorruptSession { .. }
+            | Self::QueuedForTeam { .. }
+            | Self::TeamStore { .. } => false,
         }
     }
 }

@@ -6,7 +6,9 @@
 //! several processes write without `SQLITE_BUSY`, and the repositories over the tables:
 //! sessions and their append-only raw message log, chained by content hash; the engine's
 //! tags, drops and pass log; the historian's compartments (and a rebuild's staged ones), facts
-//! and runs; project memories and their change log; the dreamer's lease and runs; the exchanges the proxy ran for its own
+//! and runs; project memories and their change log, read and written through the
+//! [`ProjectKnowledge`] trait, and beside them a team store's local cache and durable write
+//! queue; the dreamer's lease and runs; the exchanges the proxy ran for its own
 //! tools; and the call ledger with the per-session status built on it. Retention prunes a
 //! whole session in one transaction; a backup is taken with SQLite's online backup API, and
 //! restored only when its schema is one this build knows.
@@ -62,6 +64,7 @@ mod fork;
 mod health;
 mod hidden_exchanges;
 mod historian_rows;
+mod knowledge;
 mod location;
 mod memories;
 mod memory_rows;
@@ -77,6 +80,8 @@ mod search_index;
 mod session_status;
 mod sessions;
 mod store;
+mod team_cache;
+mod team_outbox;
 mod token_corrections;
 mod user_profile;
 mod vectors;
@@ -97,6 +102,7 @@ pub use error::{Result, RowProblem, StoreError, StoreFailure};
 pub use health::StoreHealth;
 pub use hidden_exchanges::HiddenExchange;
 pub use historian_rows::{HistorianRun, StoredFact, history_scope};
+pub use knowledge::{KnowledgeSource, ProjectKnowledge, ProjectKnowledgeWrite};
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,
@@ -114,5 +120,7 @@ pub use search::{CompartmentHit, MemoryHit, MessageHit, SearchScope};
 pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
 pub use store::{DropsVersion, ReadTx, Store, WriteTx};
+pub use team_cache::TeamCache;
+pub use team_outbox::{QueuedTeamWrite, TeamWrite};
 pub use user_profile::ProfileLine;
 pub use vectors::{EmbedBatch, EmbedItem, StoredVector, VectorPlace, VectorSource};

@@ -18,7 +18,8 @@ use crate::error::{Result, StoreError};
 use crate::historian_rows::history_scope_of_project;
 use crate::memory_rows::{
     Added, COLUMNS, MemoryAction, MemoryEdit, MemoryLogEntry, MemoryRecord, MemorySource,
-    MemoryStatus, NewMemory, StoredMemory, key_of, memory_from_row, named,
+    MemoryStatus, NewMemory, StoredMemory, key_of, log_entries, memories_with_status,
+    memory_from_row,
 };
 use crate::store::{ReadTx, WriteTx};
 
@@ -29,24 +30,13 @@ impl ReadTx<'_> {
         project: &ProjectId,
         statuses: &[MemoryStatus],
     ) -> Result<Vec<StoredMemory>> {
-        const DOING: &str = "reading memories";
-        let mut statement = self
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM memories WHERE project_id = ?1 ORDER BY id"
-            ))
-            .map_err(StoreError::sqlite(DOING))?;
-        let rows = statement
-            .query_map([project.as_str()], memory_from_row)
-            .map_err(StoreError::sqlite(DOING))?;
-        let mut memories = Vec::new();
-        for row in rows {
-            let memory = row.map_err(StoreError::sqlite(DOING))?;
-            if statuses.contains(&memory.record.status) {
-                memories.push(memory);
-            }
-        }
-        Ok(memories)
+        memories_with_status(
+            self.conn(),
+            &format!("SELECT {COLUMNS} FROM memories WHERE project_id = ?1 ORDER BY id"),
+            "reading memories",
+            project.as_str(),
+            statuses,
+        )
     }
 
     /// The project's memory `id`, or `None` when the project has no such memory.
@@ -65,32 +55,14 @@ impl ReadTx<'_> {
 
     /// The project's changes logged after log id `after` (0 for all), oldest first.
     pub fn memory_log_since(&self, project: &ProjectId, after: u64) -> Result<Vec<MemoryLogEntry>> {
-        const DOING: &str = "reading the memory log";
-        let mut statement = self
-            .conn()
-            .prepare_cached(
-                "SELECT id, memory_id, action, at_ms, detail, actor, task FROM memory_log
-                 WHERE project_id = ?1 AND id > ?2 ORDER BY id",
-            )
-            .map_err(StoreError::sqlite(DOING))?;
-        let rows = statement
-            .query_map(rusqlite::params![project.as_str(), after], |row| {
-                Ok(MemoryLogEntry {
-                    id: row.get(0)?,
-                    memory_id: row.get(1)?,
-                    action: named(row, 2, MemoryAction::parse)?,
-                    at_ms: row.get(3)?,
-                    detail: row.get(4)?,
-                    actor: match row.get::<_, Option<String>>(5)? {
-                        Some(name) => MemorySource::parse(&name),
-                        None => None,
-                    },
-                    task: row.get(6)?,
-                })
-            })
-            .map_err(StoreError::sqlite(DOING))?;
-        rows.map(|row| row.map_err(StoreError::sqlite(DOING)))
-            .collect()
+        log_entries(
+            self.conn(),
+            "SELECT id, memory_id, action, at_ms, detail, actor, task FROM memory_log
+             WHERE project_id = ?1 AND id > ?2 ORDER BY id",
+            "reading the memory log",
+            project.as_str(),
+            after,
+        )
     }
 
     /// The id of the project's newest memory log entry (0 when it has none): where a head

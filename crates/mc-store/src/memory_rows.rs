@@ -233,6 +233,65 @@ pub(crate) fn memory_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Store
     })
 }
 
+/// The memories `sql` selects ([`COLUMNS`], the project bound as ?1) whose status is in
+/// `statuses`: the local table's and the team cache's reads share this.
+pub(crate) fn memories_with_status(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    doing: &'static str,
+    project: &str,
+    statuses: &[MemoryStatus],
+) -> Result<Vec<StoredMemory>> {
+    let mut statement = conn
+        .prepare_cached(sql)
+        .map_err(StoreError::sqlite(doing))?;
+    let rows = statement
+        .query_map([project], memory_from_row)
+        .map_err(StoreError::sqlite(doing))?;
+    let mut memories = Vec::new();
+    for row in rows {
+        let memory = row.map_err(StoreError::sqlite(doing))?;
+        if statuses.contains(&memory.record.status) {
+            memories.push(memory);
+        }
+    }
+    Ok(memories)
+}
+
+/// The log rows `sql` selects (the project bound as ?1, the cursor as ?2).
+pub(crate) fn log_entries(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    doing: &'static str,
+    project: &str,
+    after: u64,
+) -> Result<Vec<MemoryLogEntry>> {
+    let mut statement = conn
+        .prepare_cached(sql)
+        .map_err(StoreError::sqlite(doing))?;
+    let rows = statement
+        .query_map(rusqlite::params![project, after], log_entry_from_row)
+        .map_err(StoreError::sqlite(doing))?;
+    rows.map(|row| row.map_err(StoreError::sqlite(doing)))
+        .collect()
+}
+
+/// A log row read as `id, memory_id, action, at_ms, detail, actor, task`.
+pub(crate) fn log_entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryLogEntry> {
+    Ok(MemoryLogEntry {
+        id: row.get(0)?,
+        memory_id: row.get(1)?,
+        action: named(row, 2, MemoryAction::parse)?,
+        at_ms: row.get(3)?,
+        detail: row.get(4)?,
+        actor: match row.get::<_, Option<String>>(5)? {
+            Some(name) => MemorySource::parse(&name),
+            None => None,
+        },
+        task: row.get(6)?,
+    })
+}
+
 /// The key a memory's content is merged by; empty content is refused.
 pub(crate) fn key_of(content: &str) -> Result<String> {
     let key = fact_key(content);

@@ -151,10 +151,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "when each memory was last retrieved or restated",
         sql: include_str!("migrations/0025_memory_use.sql"),
     },
+    Migration {
+        version: 26,
+        name: "team store cache and write queue",
+        sql: include_str!("migrations/0026_team_cache.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 25;
+pub const SCHEMA_VERSION: u32 = 26;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and

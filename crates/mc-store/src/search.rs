@@ -304,7 +304,7 @@ impl ReadTx<'_> {
         scope: &SearchScope,
         limit: u32,
     ) -> Result<Vec<MemoryHit>> {
-        let hits = self.project_fts_hits(
+        self.memory_fts_hits(
             "SELECT m.id, -bm25(memory_search) AS score
              FROM memory_search JOIN memories m ON m.id = memory_search.rowid
              WHERE memory_search MATCH ?1 AND m.project_id = ?2 AND m.status <> 'archived'
@@ -316,7 +316,20 @@ impl ReadTx<'_> {
             project,
             scope,
             limit,
-        )?;
+        )
+    }
+
+    /// [`Self::project_fts_hits`] read as memory hits.
+    pub(crate) fn memory_fts_hits(
+        &self,
+        sql: &str,
+        doing: &'static str,
+        query: &FtsQuery,
+        project: &ProjectId,
+        scope: &SearchScope,
+        limit: u32,
+    ) -> Result<Vec<MemoryHit>> {
+        let hits = self.project_fts_hits(sql, doing, query, project, scope, limit)?;
         Ok(hits
             .into_iter()
             .map(|(id, score)| MemoryHit { id, score })

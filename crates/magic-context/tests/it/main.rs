@@ -51,5 +51,6 @@ mod status;
 mod store_locked;
 mod store_read_only;
 mod support;
+mod team_store;
 mod workspaces;
 mod wrapup_recomp;

@@ -242,3 +242,31 @@ fn the_agent_loop_caps_are_read_and_out_of_range_ones_keep_their_defaults() {
         ]
     );
 }
+
+#[test]
+fn the_team_store_url_is_checked_and_never_shown_with_its_password() {
+    let (config, issues) = resolve(&raw(json!({
+        "team_store": {"url": "postgres://team:hunter2@127.0.0.1:5432/mc"}
+    })));
+    assert_eq!(issues, vec![]);
+    let url = config.team_store.url.as_ref().unwrap();
+    assert_eq!(url.expose(), "postgres://team:hunter2@127.0.0.1:5432/mc");
+    let shown = serde_json::to_string(&config).unwrap();
+    assert!(
+        shown.contains(r#""team_store":{"url":"postgres://team:<redacted>@127.0.0.1:5432/mc"}"#),
+        "{shown}"
+    );
+    assert!(!format!("{config:?}").contains("hunter2"));
+
+    let (config, issues) = resolve(&raw(
+        json!({"team_store": {"url": "mysql://team:hunter2@h/mc"}}),
+    ));
+    assert_eq!(config.team_store.url, None);
+    let keys: Vec<String> = issues.iter().map(|i| i.key.to_string()).collect();
+    assert_eq!(keys, ["team_store.url"]);
+    assert!(
+        !issues[0].reason.contains("hunter2"),
+        "{}",
+        issues[0].reason
+    );
+}

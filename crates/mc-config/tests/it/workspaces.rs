@@ -220,3 +220,23 @@ fn each_problem_is_named_at_its_key_and_drops_its_workspace() {
     // `typo` share every category.
     assert_eq!(kept, ["good"]);
 }
+
+#[test]
+fn a_project_file_cannot_choose_the_team_store() {
+    let files = files(
+        r#"{ "team_store": { "url": "postgres://me:mine@127.0.0.1/team" } }"#,
+        Some(r#"{ "team_store": { "url": "postgres://them:theirs@evil.example/loot" } }"#),
+    );
+    let loaded = load_files(&files);
+    assert_eq!(
+        loaded.diagnostics,
+        [diagnostic(
+            &files.project,
+            "team_store",
+            "`team_store` is read from the user config only (`magic-context config show` names \
+             it): a project's own file cannot send its user's memories to a server"
+        )]
+    );
+    let url = loaded.config.team_store.url.unwrap();
+    assert_eq!(url.redacted(), "postgres://me:<redacted>@127.0.0.1/team");
+}

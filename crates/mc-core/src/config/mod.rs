@@ -29,6 +29,7 @@ mod recall;
 mod reduction;
 mod retention;
 mod secret;
+mod team_store;
 mod tools;
 mod units;
 mod workspaces;
@@ -49,6 +50,7 @@ pub use recall::{ExpandConfig, MemoryConfig};
 pub use reduction::ReductionConfig;
 pub use retention::{RetentionConfig, cutoff_ms};
 pub use secret::Secret;
+pub use team_store::{TeamStoreConfig, TeamStoreUrl, redact_url, team_store_url_problem};
 pub use tools::{ToolsConfig, ToolsMode};
 pub use units::{Bounds, CacheTtl, OutOfRange, Percent, Tokens};
 pub use workspaces::{WorkspaceConfig, WorkspacesConfig, normalise_root, workspace_name_problem};
@@ -86,6 +88,8 @@ pub struct Config {
     pub compaction: CompactionConfig,
     /// Groups of projects that read each other's memories (user file only).
     pub workspaces: WorkspacesConfig,
+    /// The PostgreSQL store a team shares project knowledge through (user file only).
+    pub team_store: TeamStoreConfig,
 }
 
 #[cfg(test)]

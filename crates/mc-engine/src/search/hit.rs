@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use mc_core::search::{Fused, Source};
 use mc_core::workspace::SharedSource;
 use mc_core::{ProjectId, Role, SessionId};
-use mc_store::{ReadTx, StoredMemory};
+use mc_store::{ProjectKnowledge, ReadTx, StoredMemory};
 use serde::Serialize;
 
 use crate::history_head::is_pinned;
@@ -230,8 +230,10 @@ pub(super) fn materialise(
                 let Some(project) = memory_project(request) else {
                     continue;
                 };
-                let Some((memory, shared_by)) = find_memory(tx, project, &request.shared, *id)?
-                else {
+                let found = tx.with_knowledge(request.knowledge, |knowledge| {
+                    find_memory(knowledge, project, &request.shared, *id)
+                })?;
+                let Some((memory, shared_by)) = found else {
                     continue;
                 };
                 // Retired memories keep their vectors until re-embedding; they are not hits.
@@ -261,7 +263,7 @@ pub(super) fn materialise(
 /// Memory `id` of `project`, or of a project sharing it through a workspace (in a shared
 /// category), with that project's root.
 fn find_memory(
-    tx: &ReadTx<'_>,
+    tx: &dyn ProjectKnowledge,
     project: &ProjectId,
     shared: &[SharedSource],
     id: u64,

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
 use mc_core::workspace::SharedSource;
 use mc_core::{ContentHash, ProjectId, SessionId};
-use mc_store::{Commit, ReadTx, SearchScope, Store, StoreError};
+use mc_store::{Commit, KnowledgeSource, ReadTx, SearchScope, Store, StoreError};
 
 pub use date_bound::{DayEnd, date_bound_ms};
 pub use embedding::{
@@ -58,6 +58,9 @@ pub struct SearchRequest {
     /// The projects whose memories the scope's project reads through its workspaces
     /// ([`mc_core::workspace::Workspaces::shared_with`]); empty searches its own only.
     pub shared: Vec<SharedSource>,
+    /// Where project knowledge is read: the local tables, or a team store's cache
+    /// ([`crate::Engine::knowledge_source`]).
+    pub knowledge: KnowledgeSource,
 }
 
 /// Which item of the store a hit is: the key both signals agree on.
@@ -164,6 +167,12 @@ pub fn search(
                     .filter(|candidate| candidate.source == Source::Memory),
             );
         }
+        // Vectors are kept for the local memory table only: with a team store a memory's id
+        // is the team's, and a local vector's id would name another memory.
+        if request.knowledge != KnowledgeSource::Local {
+            near.candidates
+                .retain(|candidate| candidate.source != Source::Memory);
+        }
         neighbours::lend_to_neighbours(&mut near, Signal::Semantic, weights.neighbour_semantic);
         found.candidates.extend(near.candidates);
         for (hash, place) in near.places {
@@ -216,23 +225,22 @@ fn full_text(
     }
     let mut commits = HashMap::new();
     if let Some(project) = &request.scope.project {
-        for hit in tx.search_memories(query, project, &request.scope, pool)? {
+        let projects =
+            std::iter::once(project).chain(request.shared.iter().map(|source| &source.project));
+        let hits = tx.with_knowledge(request.knowledge, |knowledge| {
+            let mut hits = Vec::new();
+            for project in projects {
+                hits.extend(knowledge.search_memories(query, project, &request.scope, pool)?);
+            }
+            Ok::<_, StoreError>(hits)
+        })?;
+        for hit in hits {
             candidates.push(Candidate {
                 key: ItemKey::Memory(hit.id),
                 source: Source::Memory,
                 signal: Signal::FullText,
                 score: hit.score,
             });
-        }
-        for source in &request.shared {
-            for hit in tx.search_memories(query, &source.project, &request.scope, pool)? {
-                candidates.push(Candidate {
-                    key: ItemKey::Memory(hit.id),
-                    source: Source::Memory,
-                    signal: Signal::FullText,
-                    score: hit.score,
-                });
-            }
         }
         for hit in tx.search_notes(query, project, &request.scope, pool)? {
             candidates.push(Candidate {

@@ -5,7 +5,7 @@
 //! head still shows it. Only what the caller was given counts (the fused, cut results), not
 //! every candidate a signal scored.
 
-use mc_store::{Store, StoreError};
+use mc_store::{KnowledgeSource, Store, StoreError};
 
 use super::{HitPlace, SearchHit, SearchRequest, memory_project};
 
@@ -20,6 +20,10 @@ pub fn record_retrieved_memories(
     let Some(project) = memory_project(request) else {
         return Ok(0);
     };
+    // A team store's memories are not rows of the local table; their use is not tracked.
+    if request.knowledge != KnowledgeSource::Local {
+        return Ok(0);
+    }
     let ids: Vec<u64> = hits
         .iter()
         .filter_map(|hit| match &hit.place {

@@ -11,13 +11,15 @@ use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_core::workspace::SharedSource;
 use mc_store::{
-    Added, MemoryEdit, MemorySource, MemoryStatus, NewMemory, StoreError, StoredMemory, WriteTx,
+    Added, MemoryEdit, MemorySource, MemoryStatus, NewMemory, ProjectKnowledgeWrite, StoreError,
+    StoredMemory,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::shared_memory::{find_shared, read_only, shared_line, shared_lines};
 use super::{ToolAnswer, ToolContext, bound_project};
+use crate::team_link::TeamWriteThrough;
 
 pub(super) const NAME: &str = "ctx_memory";
 pub(super) const DESCRIPTION: &str = "Read and curate this project's long-lived memories: facts \
@@ -77,48 +79,32 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &MemoryArgs) -> ToolAnswer {
         .filter(|text| !text.trim().is_empty());
     let now_ms = ctx.now_ms;
     let shared = ctx.engine.workspaces().shared_with(project);
-    let result = ctx.engine.store().write_with(|tx| {
+    let act = |tx: &dyn ProjectKnowledgeWrite| {
         let change = Change {
             tx,
             project,
             shared: &shared,
             now_ms,
         };
-        match args.action {
-            MemoryAction::Write => match (category, content) {
-                (Some(category), Some(content)) => change.write(category, content),
-                _ => Ok(ToolAnswer::error(
-                    "write needs category and content, e.g. {\"action\": \"write\", \"category\": \
-                     \"CONSTRAINTS\", \"content\": \"Never call the network in tests.\"}",
-                )),
-            },
-            MemoryAction::Update => match ids {
-                [id] if category.is_some() || content.is_some() => {
-                    change.update(*id, category, content)
-                }
-                [_] => Ok(ToolAnswer::error(
-                    "update needs content or category (or both) to change",
-                )),
-                _ => Ok(ToolAnswer::error("update takes exactly one id: ids=[id]")),
-            },
-            MemoryAction::Archive if ids.is_empty() => Ok(ToolAnswer::error(
-                "archive needs the ids of the memories to retire: ids=[id, ...]",
-            )),
-            MemoryAction::Archive => change.archive(ids),
-            MemoryAction::Merge => change.merge(ids, category, content),
-            MemoryAction::Get if ids.is_empty() => Ok(ToolAnswer::error(
-                "get needs ids=[id, ...]; use action list to see every id",
-            )),
-            MemoryAction::Get => change.get(ids),
-            MemoryAction::List => change.list(category),
-        }
-    });
+        change.act(args.action, category, content, ids)
+    };
+    let result = match ctx.engine.team_store() {
+        // Each change goes to the team store on its own; no local transaction is held
+        // while it travels.
+        Some(link) => act(&TeamWriteThrough {
+            link,
+            store: ctx.engine.store(),
+        }),
+        None => ctx.engine.store().write_with(|tx| act(tx)),
+    };
     result.unwrap_or_else(|error| answer_for(&error))
 }
 
 /// A refusal of the memory repository is the model's to fix; anything else is the store's.
 fn answer_for(error: &StoreError) -> ToolAnswer {
     match error {
+        // Queued, not failed: the change lands when the team store returns.
+        StoreError::QueuedForTeam { .. } => ToolAnswer::ok(error.to_string()),
         StoreError::UnknownMemory { .. }
         | StoreError::DuplicateMemory { .. }
         | StoreError::MemoryRefused { .. }
@@ -147,9 +133,9 @@ fn line(memory: &StoredMemory) -> String {
     )
 }
 
-/// One change of the project's memories, in one write transaction.
-struct Change<'t, 'c> {
-    tx: &'t WriteTx<'c>,
+/// One change of the project's memories, in one write of the project's knowledge.
+struct Change<'t> {
+    tx: &'t dyn ProjectKnowledgeWrite,
     project: &'t ProjectId,
     /// The projects sharing memories with this one: readable here, never changed.
     shared: &'t [SharedSource],
@@ -158,7 +144,44 @@ struct Change<'t, 'c> {
 
 type Answer = Result<ToolAnswer, StoreError>;
 
-impl Change<'_, '_> {
+impl Change<'_> {
+    fn act(
+        &self,
+        action: MemoryAction,
+        category: Option<MemoryCategory>,
+        content: Option<&str>,
+        ids: &[u64],
+    ) -> Answer {
+        match action {
+            MemoryAction::Write => match (category, content) {
+                (Some(category), Some(content)) => self.write(category, content),
+                _ => Ok(ToolAnswer::error(
+                    "write needs category and content, e.g. {\"action\": \"write\", \"category\": \
+                     \"CONSTRAINTS\", \"content\": \"Never call the network in tests.\"}",
+                )),
+            },
+            MemoryAction::Update => match ids {
+                [id] if category.is_some() || content.is_some() => {
+                    self.update(*id, category, content)
+                }
+                [_] => Ok(ToolAnswer::error(
+                    "update needs content or category (or both) to change",
+                )),
+                _ => Ok(ToolAnswer::error("update takes exactly one id: ids=[id]")),
+            },
+            MemoryAction::Archive if ids.is_empty() => Ok(ToolAnswer::error(
+                "archive needs the ids of the memories to retire: ids=[id, ...]",
+            )),
+            MemoryAction::Archive => self.archive(ids),
+            MemoryAction::Merge => self.merge(ids, category, content),
+            MemoryAction::Get if ids.is_empty() => Ok(ToolAnswer::error(
+                "get needs ids=[id, ...]; use action list to see every id",
+            )),
+            MemoryAction::Get => self.get(ids),
+            MemoryAction::List => self.list(category),
+        }
+    }
+
     fn add(&self, category: MemoryCategory, content: &str) -> Result<Added, StoreError> {
         let memory = NewMemory {
             category,

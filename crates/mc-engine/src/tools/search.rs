@@ -89,6 +89,7 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &SearchArgs) -> ToolAnswer {
         viewer: ctx.session.clone(),
         limit,
         shared,
+        knowledge: ctx.engine.knowledge_source(),
     };
     match search(
         ctx.engine.store(),

@@ -8,7 +8,7 @@
 
 use mc_core::head::MemoryCategory;
 use mc_core::workspace::SharedSource;
-use mc_store::{MemoryStatus, ReadTx, StoreError, StoredMemory};
+use mc_store::{MemoryStatus, ProjectKnowledge, StoreError, StoredMemory};
 
 use super::ToolAnswer;
 
@@ -20,7 +20,7 @@ pub(super) struct SharedHit<'a> {
 
 /// Shared memory `id`, when one of `sources` owns it in a category it shares.
 pub(super) fn find_shared<'a>(
-    tx: &ReadTx<'_>,
+    tx: &dyn ProjectKnowledge,
     sources: &'a [SharedSource],
     id: u64,
 ) -> Result<Option<SharedHit<'a>>, StoreError> {
@@ -60,7 +60,7 @@ pub(super) fn shared_line(hit: &SharedHit<'_>) -> String {
 /// The live shared memories of `category` (every shared category when `None`), by source
 /// then id, as `list` shows them.
 pub(super) fn shared_lines(
-    tx: &ReadTx<'_>,
+    tx: &dyn ProjectKnowledge,
     sources: &[SharedSource],
     category: Option<MemoryCategory>,
 ) -> Result<String, StoreError> {

@@ -41,6 +41,8 @@ mod snapshot;
 #[cfg(test)]
 mod support;
 #[cfg(test)]
+mod team_store;
+#[cfg(test)]
 mod window_fit;
 #[cfg(test)]
 mod workspace_head;

@@ -5,23 +5,10 @@
 
 use mc_core::head::{M1_PLACEHOLDER, MemoryCategory};
 use mc_core::pass_plan::PassKind;
-use mc_core::{Host, Message, Part, ProjectId, Role};
+use mc_core::{Host, Message, ProjectId};
 use mc_store::{MemoryEdit, MemorySource, NewMemory, NewSession};
 
-use crate::support::{Call, Harness, MODEL, START_MS};
-
-fn conversation(turns: usize) -> Vec<Message> {
-    (0..turns)
-        .map(|turn| {
-            let role = if turn % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            };
-            Message::new(role, vec![Part::text(format!("turn {turn} ").repeat(20))])
-        })
-        .collect()
-}
+use crate::support::{Call, Harness, MODEL, START_MS, conversation};
 
 fn text_of(message: &Message) -> String {
     mc_core::joined_texts(&message.parts)
@@ -58,20 +45,7 @@ fn memories_reach_m0_changes_wait_for_a_bust_and_an_operator_edit_folds() {
     let harness = Harness::new();
     let project = ProjectId::new("git:abc").unwrap();
     let elsewhere = ProjectId::new("git:other").unwrap();
-    harness
-        .engine
-        .store()
-        .write(|tx| {
-            tx.upsert_session(
-                &NewSession {
-                    id: harness.session.clone(),
-                    host: Host::ClaudeCode,
-                    project: Some(project.clone()),
-                },
-                0,
-            )
-        })
-        .unwrap();
+    harness.bind_project(&project);
     let rule = add(
         &harness,
         &project,

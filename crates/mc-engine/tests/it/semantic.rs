@@ -9,7 +9,7 @@ use mc_embed::to_blob;
 use mc_engine::search::{
     Found, HitPlace, SearchError, SearchRequest, SemanticSearch, VectorIndex, search,
 };
-use mc_store::{MemorySource, NewMemory, NewSession, SearchScope, Store};
+use mc_store::{KnowledgeSource, MemorySource, NewMemory, NewSession, SearchScope, Store};
 
 const MODEL: &str = "test:4d";
 
@@ -125,6 +125,7 @@ fn meaning_finds_what_words_miss_within_the_project_and_hides_what_is_seen() {
         viewer: viewer.map(|id| SessionId::new(id).unwrap()),
         limit: 5,
         shared: Vec::new(),
+        knowledge: KnowledgeSource::Local,
     };
     let hits = search(
         &store,
@@ -238,6 +239,7 @@ async fn the_local_model_finds_an_answer_that_shares_no_word_with_the_question()
             viewer: None,
             limit: 3,
             shared: Vec::new(),
+            knowledge: KnowledgeSource::Local,
         };
         search(&store, &request, Some(&semantic), &FusionWeights::default()).unwrap()
     })

@@ -24,6 +24,20 @@ pub const PREFIX: &str = "system-v1";
 /// Unix ms of the first request of every session: a fixed instant, never the wall clock.
 pub const START_MS: u64 = 1_795_952_640_000;
 
+/// `turns` messages, user and assistant in turn, each twenty words of its own.
+pub fn conversation(turns: usize) -> Vec<Message> {
+    (0..turns)
+        .map(|turn| {
+            let role = if turn % 2 == 0 {
+                mc_core::Role::User
+            } else {
+                mc_core::Role::Assistant
+            };
+            Message::new(role, vec![Part::text(format!("turn {turn} ").repeat(20))])
+        })
+        .collect()
+}
+
 /// The deterministic token estimate: a token per four bytes.
 pub fn count(text: &str) -> u64 {
     text.len() as u64 / 4
@@ -141,6 +155,41 @@ impl Harness {
             engine: self.engine.with_workspaces(workspaces),
             ..self
         }
+    }
+
+    /// Stores the harness's session as one of `project`'s.
+    pub fn bind_project(&self, project: &mc_core::ProjectId) {
+        self.engine
+            .store()
+            .write(|tx| {
+                tx.upsert_session(
+                    &mc_store::NewSession {
+                        id: self.session.clone(),
+                        host: Host::ClaudeCode,
+                        project: Some(project.clone()),
+                    },
+                    0,
+                )
+            })
+            .unwrap();
+    }
+
+    /// The harness with its project knowledge in `team`: a second handle on its store file
+    /// holds the team store's cache and queue, and `runtime` runs the team store's calls.
+    /// Returns the sync a proxy's background loop would drive.
+    pub fn with_team_store(
+        self,
+        team: mc_team_store::TeamStore,
+        runtime: &tokio::runtime::Handle,
+    ) -> (Self, mc_team_store::TeamSync) {
+        let store = Store::open(self.dir.path().join("context.db")).unwrap();
+        let sync = mc_team_store::TeamSync::new(std::sync::Arc::new(store), team);
+        let link = mc_engine::TeamLink::new(sync.clone(), runtime.clone());
+        let harness = Self {
+            engine: self.engine.with_team_store(link),
+            ..self
+        };
+        (harness, sync)
     }
 
     /// A process restart: a new engine over the same file, with nothing kept in memory.

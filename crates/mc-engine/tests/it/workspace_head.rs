@@ -7,26 +7,13 @@ use mc_core::config::{Config, Tokens};
 use mc_core::head::{M1_PLACEHOLDER, MemoryCategory};
 use mc_core::pass_plan::PassKind;
 use mc_core::workspace::{WorkspaceMember, Workspaces};
-use mc_core::{Host, Message, Part, ProjectId, Role};
+use mc_core::{Host, Message, ProjectId};
 use mc_store::{MemoryEdit, MemorySource, NewMemory, NewSession};
 
-use crate::support::{Call, Harness, MODEL, START_MS};
+use crate::support::{Call, Harness, MODEL, START_MS, conversation};
 
 /// Past the 5-minute cache TTL: the next pass is a hard fold, the natural rebuild.
 const IDLE_MS: u64 = 6 * 60 * 1000;
-
-fn conversation(turns: usize) -> Vec<Message> {
-    (0..turns)
-        .map(|turn| {
-            let role = if turn % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            };
-            Message::new(role, vec![Part::text(format!("turn {turn} ").repeat(20))])
-        })
-        .collect()
-}
 
 fn text_of(message: &Message) -> String {
     mc_core::joined_texts(&message.parts)

@@ -111,7 +111,9 @@ impl From<mc_store::StoreError> for DashboardError {
             | Store::NotAStore { .. }
             | Store::BackupTooNew { .. }
             | Store::PreviousKept { .. }
-            | Store::StoreInUse { .. } => Self::Unavailable(error.to_string()),
+            | Store::StoreInUse { .. }
+            | Store::QueuedForTeam { .. }
+            | Store::TeamStore { .. } => Self::Unavailable(error.to_string()),
         }
     }
 }

@@ -52,6 +52,8 @@ pub async fn run(app: &App, asked: &SearchQuery) -> Result<SearchResults, Dashbo
         .map(|project| project_id(Some(project)))
         .transpose()?;
     let limit = asked.limit.unwrap_or(DEFAULT_LIMIT);
+    app.store.open_if_closed().await;
+    let engine = Arc::clone(app.engine().map_err(DashboardError::Unavailable)?);
     let request = SearchRequest {
         query: query.clone(),
         scope: SearchScope {
@@ -61,9 +63,8 @@ pub async fn run(app: &App, asked: &SearchQuery) -> Result<SearchResults, Dashbo
         viewer: None,
         limit,
         shared: Vec::new(),
+        knowledge: engine.knowledge_source(),
     };
-    app.store.open_if_closed().await;
-    let engine = Arc::clone(app.engine().map_err(DashboardError::Unavailable)?);
     let found = tokio::task::spawn_blocking(move || {
         search(engine.store(), &request, None, &FusionWeights::default())
     })

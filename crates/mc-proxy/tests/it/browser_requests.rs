@@ -5,7 +5,7 @@
 use axum::http::Method;
 use mc_core::search::FusionWeights;
 use mc_engine::search::{SearchRequest, search};
-use mc_store::SearchScope;
+use mc_store::{KnowledgeSource, SearchScope};
 use serde_json::{Value, json};
 
 use crate::support::{Proxy, Reply, Upstream, anthropic_message, json_response, send};
@@ -60,6 +60,7 @@ fn found(proxy: &Proxy, query: &str) -> Vec<String> {
         viewer: None,
         limit: 10,
         shared: Vec::new(),
+        knowledge: KnowledgeSource::Local,
     };
     search(&proxy.store(), &request, None, &FusionWeights::default())
         .unwrap()

@@ -33,6 +33,23 @@ const KEPT_TABLES: &[(&str, &str)] = &[
     ("user_profile", "the user's, across projects"),
     ("dreamer_leases", "per project"),
     ("dreamer_runs", "per project"),
+    (
+        "team_memories",
+        "a cache of the team store's project knowledge",
+    ),
+    (
+        "team_memory_log",
+        "a cache of the team store's project knowledge",
+    ),
+    (
+        "team_memory_search",
+        "indexes the team store's cached memories",
+    ),
+    ("team_cursors", "per project"),
+    (
+        "team_outbox",
+        "writes bound for the team store, per project",
+    ),
 ];
 
 /// Indexes whose entries follow the rows they index through triggers: a session's entries

@@ -37,3 +37,5 @@ mod smart_notes;
 mod staging;
 #[cfg(test)]
 mod support;
+#[cfg(test)]
+mod team_cache;

@@ -86,7 +86,8 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (
                 25,
                 "when each memory was last retrieved or restated".to_string()
-            )
+            ),
+            (26, "team store cache and write queue".to_string())
         ]
     );
 }

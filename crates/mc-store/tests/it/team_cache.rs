@@ -1,0 +1,200 @@
+//! The team store's local side: the cache answers through the same `ProjectKnowledge` trait
+//! as the local tables, copying the same changes twice changes nothing, and queued writes
+//! survive a reopen in the order they were made.
+
+use mc_core::ProjectId;
+use mc_core::head::MemoryCategory;
+use mc_core::search::fts_query;
+use mc_store::{
+    MemoryAction, MemoryLogEntry, MemoryRecord, MemorySource, MemoryStatus, ProjectKnowledge,
+    SearchScope, Store, StoredMemory, TeamCache, TeamWrite,
+};
+
+use crate::support::{NOW_MS, TempStore};
+
+fn project(id: &str) -> ProjectId {
+    ProjectId::new(id).unwrap()
+}
+
+fn memory(id: u64, content: &str, status: MemoryStatus) -> StoredMemory {
+    StoredMemory {
+        id,
+        record: MemoryRecord {
+            category: MemoryCategory::Constraints,
+            content: content.to_owned(),
+            status,
+            source: MemorySource::Agent,
+            seen_count: 1,
+            created_ms: NOW_MS,
+            updated_ms: NOW_MS,
+        },
+        superseded_by: None,
+    }
+}
+
+fn entry(version: u64, memory_id: u64, action: MemoryAction) -> MemoryLogEntry {
+    MemoryLogEntry {
+        id: version,
+        memory_id,
+        action,
+        at_ms: NOW_MS,
+        detail: None,
+        actor: Some(MemorySource::Agent),
+        task: None,
+    }
+}
+
+#[test]
+fn the_cache_reads_like_the_local_tables_and_applies_changes_once() {
+    let temp = TempStore::new();
+    let p = project("team-p");
+    let first = vec![(
+        memory(7, "Never call the network in tests.", MemoryStatus::Active),
+        3,
+    )];
+    let log = vec![entry(3, 7, MemoryAction::Added)];
+    for _ in 0..2 {
+        temp.store
+            .write(|tx| tx.cache_team_changes(&p, &first, &log, 3, NOW_MS))
+            .unwrap();
+    }
+    let archived = vec![(
+        memory(
+            7,
+            "Never call the network in tests.",
+            MemoryStatus::Archived,
+        ),
+        9,
+    )];
+    let stale = vec![(
+        memory(7, "an older row arriving late", MemoryStatus::Active),
+        2,
+    )];
+    temp.store
+        .write(|tx| {
+            tx.cache_team_changes(
+                &p,
+                &archived,
+                &[entry(9, 7, MemoryAction::Archived)],
+                9,
+                NOW_MS,
+            )?;
+            tx.cache_team_changes(&p, &stale, &[], 2, NOW_MS)
+        })
+        .unwrap();
+
+    temp.store
+        .read(|tx| {
+            let cache: &dyn ProjectKnowledge = &TeamCache::new(tx);
+            assert_eq!(cache.memory_log_head(&p)?, 9);
+            assert_eq!(tx.team_cursor(&p)?, Some((9, NOW_MS)));
+            let actions: Vec<_> = cache
+                .memory_log_since(&p, 0)?
+                .iter()
+                .map(|entry| (entry.id, entry.action))
+                .collect();
+            assert_eq!(
+                actions,
+                [(3, MemoryAction::Added), (9, MemoryAction::Archived)]
+            );
+            assert_eq!(cache.memory_log_since(&p, 3)?.len(), 1);
+            let stored = cache.memory(&p, 7)?.unwrap();
+            assert_eq!(stored.record.status, MemoryStatus::Archived);
+            assert_eq!(stored.record.content, "Never call the network in tests.");
+            assert!(cache.memory(&project("other"), 7)?.is_none());
+            assert!(cache.memories(&p, &[MemoryStatus::Active])?.is_empty());
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn the_cache_is_searched_by_full_text() {
+    let temp = TempStore::new();
+    let p = project("team-p");
+    let rows = vec![
+        (
+            memory(
+                1,
+                "The billing service retries webhooks.",
+                MemoryStatus::Active,
+            ),
+            1,
+        ),
+        (
+            memory(
+                2,
+                "Tests run against a scratch cluster.",
+                MemoryStatus::Active,
+            ),
+            2,
+        ),
+    ];
+    temp.store
+        .write(|tx| tx.cache_team_changes(&p, &rows, &[], 2, NOW_MS))
+        .unwrap();
+    let query = fts_query("webhooks").unwrap();
+    let hits = temp
+        .store
+        .read(|tx| TeamCache::new(tx).search_memories(&query, &p, &SearchScope::default(), 10))
+        .unwrap();
+    assert_eq!(hits.iter().map(|hit| hit.id).collect::<Vec<_>>(), [1]);
+}
+
+#[test]
+fn queued_writes_survive_a_reopen_in_order_and_queue_once() {
+    let temp = TempStore::new();
+    let p = project("team-p");
+    let writes = [
+        TeamWrite::Add {
+            category: MemoryCategory::Naming,
+            content: "Handlers end in _handler.".to_owned(),
+            source: MemorySource::Agent,
+            permanent: true,
+        },
+        TeamWrite::Edit {
+            id: 4,
+            category: None,
+            content: Some("new wording".to_owned()),
+            actor: MemorySource::Operator,
+        },
+        TeamWrite::Archive {
+            id: 5,
+            actor: MemorySource::Agent,
+        },
+        TeamWrite::Supersede {
+            old: 6,
+            by: 4,
+            actor: MemorySource::Dreamer,
+        },
+    ];
+    temp.store
+        .write(|tx| {
+            for (n, write) in writes.iter().enumerate() {
+                tx.queue_team_write(&format!("w{n}"), &p, write, NOW_MS + n as i64)?;
+            }
+            tx.queue_team_write("w0", &p, &writes[0], NOW_MS + 99)
+        })
+        .unwrap();
+    let reopened = Store::open(temp.path()).unwrap();
+    let queued = reopened.read(|tx| tx.queued_team_writes(10)).unwrap();
+    assert_eq!(
+        queued.iter().map(|q| q.write.clone()).collect::<Vec<_>>(),
+        writes
+    );
+    assert_eq!(queued[0].write_id, "w0");
+    assert_eq!(queued[0].queued_ms, NOW_MS);
+    assert_eq!(
+        reopened.read(|tx| tx.team_queue()).unwrap(),
+        (4, Some(NOW_MS))
+    );
+    reopened
+        .write(|tx| {
+            tx.note_team_write_failure("w1", "unreachable")?;
+            tx.forget_team_write("w0")
+        })
+        .unwrap();
+    let left = reopened.read(|tx| tx.queued_team_writes(10)).unwrap();
+    assert_eq!(left.len(), 3);
+    assert_eq!((left[0].write_id.as_str(), left[0].attempts), ("w1", 1));
+}

@@ -1,0 +1,183 @@
+//! Reading a project's knowledge from the team store: its memories, its change log by
+//! version cursor, and full-text hits ranked by PostgreSQL.
+
+use mc_core::ProjectId;
+use mc_store::{MemoryLogEntry, MemoryStatus, StoredMemory};
+
+use crate::client::TeamStore;
+use crate::error::{Result, postgres};
+use crate::rows::{LOG_COLUMNS, MEMORY_COLUMNS, log_entry_of, memory_of, pg_id};
+
+/// What changed in a project after a version: the memory rows as they stand now and the
+/// log entries to show, and the version both reach.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Every memory whose row changed after the cursor, oldest first, with the version of
+    /// its row.
+    pub memories: Vec<(StoredMemory, u64)>,
+    /// The change log after the cursor; each entry's id is its version.
+    pub log: Vec<MemoryLogEntry>,
+    /// The newest version seen (the cursor to ask from next time).
+    pub head: u64,
+}
+
+impl TeamStore {
+    /// The project's memories whose status is in `statuses`, oldest first.
+    pub async fn memories(
+        &self,
+        project: &ProjectId,
+        statuses: &[MemoryStatus],
+    ) -> Result<Vec<StoredMemory>> {
+        const DOING: &str = "reading memories";
+        let names: Vec<&str> = statuses.iter().map(|status| status.as_str()).collect();
+        let client = self.client(DOING).await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT {MEMORY_COLUMNS} FROM mc_memories
+                     WHERE project_id = $1 AND status = ANY($2) ORDER BY id"
+                ),
+                &[&project.as_str(), &names],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        rows.iter()
+            .map(|row| memory_of(row).map(|(memory, _)| memory))
+            .collect()
+    }
+
+    /// The project's memory `id`, or `None`.
+    pub async fn memory(&self, project: &ProjectId, id: u64) -> Result<Option<StoredMemory>> {
+        const DOING: &str = "reading a memory";
+        let client = self.client(DOING).await?;
+        let row = client
+            .query_opt(
+                &format!(
+                    "SELECT {MEMORY_COLUMNS} FROM mc_memories WHERE project_id = $1 AND id = $2"
+                ),
+                &[&project.as_str(), &pg_id(id)],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        row.map(|row| memory_of(&row).map(|(memory, _)| memory))
+            .transpose()
+    }
+
+    /// The newest version of the project's log (0 when it has none).
+    pub async fn memory_log_head(&self, project: &ProjectId) -> Result<u64> {
+        const DOING: &str = "reading the memory log";
+        let client = self.client(DOING).await?;
+        let head: i64 = client
+            .query_one(
+                "SELECT COALESCE(MAX(version), 0) FROM mc_memory_log WHERE project_id = $1",
+                &[&project.as_str()],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?
+            .get(0);
+        Ok(u64::try_from(head).unwrap_or_default())
+    }
+
+    /// Everything that changed in the project after version `after`, read in one snapshot
+    /// so the rows and the log agree.
+    pub async fn changes_since(&self, project: &ProjectId, after: u64) -> Result<Changes> {
+        const DOING: &str = "reading changes";
+        let mut client = self.client(DOING).await?;
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        let after = pg_id(after);
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT {MEMORY_COLUMNS} FROM mc_memories
+                     WHERE project_id = $1 AND version > $2 ORDER BY id"
+                ),
+                &[&project.as_str(), &after],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        let log_rows = tx
+            .query(
+                &format!(
+                    "SELECT {LOG_COLUMNS} FROM mc_memory_log
+                     WHERE project_id = $1 AND version > $2 ORDER BY version"
+                ),
+                &[&project.as_str(), &after],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        tx.commit()
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        let mut changes = Changes {
+            head: u64::try_from(after).unwrap_or_default(),
+            ..Changes::default()
+        };
+        for row in &rows {
+            let (memory, version) = memory_of(row)?;
+            changes.head = changes.head.max(version);
+            changes.memories.push((memory, version));
+        }
+        for row in &log_rows {
+            let entry = log_entry_of(row)?;
+            changes.head = changes.head.max(entry.id);
+            changes.log.push(entry);
+        }
+        Ok(changes)
+    }
+
+    /// Live memories of the project matching any of `terms`, best first, with their
+    /// `ts_rank` score.
+    pub async fn search_memories(
+        &self,
+        project: &ProjectId,
+        terms: &[String],
+        limit: u32,
+    ) -> Result<Vec<(u64, f64)>> {
+        const DOING: &str = "searching memories";
+        let Some(query) = tsquery(terms) else {
+            return Ok(Vec::new());
+        };
+        let client = self.client(DOING).await?;
+        let rows = client
+            .query(
+                "SELECT id, ts_rank(search, q)::float8 AS score
+                 FROM mc_memories, to_tsquery('simple', $2) q
+                 WHERE project_id = $1 AND status <> 'archived' AND search @@ q
+                 ORDER BY score DESC, id LIMIT $3",
+                &[&project.as_str(), &query, &i64::from(limit)],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                (
+                    u64::try_from(row.get::<_, i64>(0)).unwrap_or_default(),
+                    row.get(1),
+                )
+            })
+            .collect())
+    }
+}
+
+/// `terms` as a `tsquery` matching any of them; each term keeps only letters and digits, so
+/// no query syntax reaches PostgreSQL from the user's text.
+fn tsquery(terms: &[String]) -> Option<String> {
+    let words: Vec<String> = terms
+        .iter()
+        .map(|term| {
+            term.chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+        })
+        .filter(|word| !word.is_empty())
+        .map(|word| format!("'{word}'"))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" | "))
+}

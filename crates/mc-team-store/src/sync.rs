@@ -1,0 +1,258 @@
+//! The failure rule between a proxy and its team store: the request path never waits on
+//! PostgreSQL and never fails because of it.
+//!
+//! Reads on the request path come from the local cache ([`mc_store::TeamCache`]); [`TeamSync::pull`]
+//! brings it up to date by version cursor, off the request path. A write is first queued
+//! durably in SQLite under a fresh write id, then sent; when the server does not answer it
+//! stays queued and [`TeamSync::replay`] sends it later, oldest first. The server records the
+//! write ids it applied, so a write sent twice lands once. After a failure, writes are not
+//! sent on the request path for [`RETRY_AFTER_MS`]: they queue at once, so an unreachable
+//! server costs a request nothing, not a connect timeout per write.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mc_core::ProjectId;
+use mc_store::{QueuedTeamWrite, Store, TeamWrite};
+
+use crate::client::TeamStore;
+use crate::error::{Result, TeamStoreError};
+use crate::writes::Applied;
+
+/// How long after a failure the request path stops trying the server and queues directly.
+pub const RETRY_AFTER_MS: i64 = 5_000;
+
+/// How many queued writes one replay sends at most.
+const REPLAY_BATCH: u32 = 500;
+
+/// What this process last knew of the team store, for `status` and `doctor`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamHealth {
+    /// When the server last answered, unix milliseconds.
+    pub last_ok_ms: Option<i64>,
+    /// When it last failed, and why (the password never appears: errors carry the
+    /// redacted URL).
+    pub last_failure: Option<(i64, String)>,
+}
+
+impl TeamHealth {
+    /// Whether the last contact failed.
+    pub fn is_down(&self) -> bool {
+        match (&self.last_failure, self.last_ok_ms) {
+            (Some((failed_ms, _)), Some(ok_ms)) => *failed_ms > ok_ms,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+/// What became of a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    /// The team store applied it.
+    Landed(Applied),
+    /// The team store is unreachable; it waits in the local queue under this write id.
+    Queued(String),
+}
+
+/// What one replay did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Replayed {
+    /// Writes the server applied now or had applied before.
+    pub landed: u64,
+    /// Writes the server refused for good (the memory was archived or removed meanwhile),
+    /// with the reason; they leave the queue.
+    pub refused: Vec<(QueuedTeamWrite, String)>,
+    /// Writes still queued because the server did not answer.
+    pub left: u64,
+}
+
+/// The local store and the team store of one process, kept in step.
+#[derive(Debug, Clone)]
+pub struct TeamSync {
+    store: Arc<Store>,
+    team: TeamStore,
+    health: Arc<Mutex<TeamHealth>>,
+}
+
+impl TeamSync {
+    /// Pairs a local store with a team store.
+    pub fn new(store: Arc<Store>, team: TeamStore) -> Self {
+        Self {
+            store,
+            team,
+            health: Arc::default(),
+        }
+    }
+
+    /// The team store.
+    pub fn team(&self) -> &TeamStore {
+        &self.team
+    }
+
+    /// What this process last knew of the server.
+    pub fn health(&self) -> TeamHealth {
+        self.health
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Queues `write` durably, then sends it unless the server failed in the last
+    /// [`RETRY_AFTER_MS`]. A refusal by the server (unknown memory, duplicate wording) is
+    /// returned and nothing stays queued; an unreachable server leaves it queued.
+    pub async fn write(
+        &self,
+        project: &ProjectId,
+        write: TeamWrite,
+        now_ms: i64,
+    ) -> Result<Written> {
+        let write_id = new_write_id()?;
+        let queued = QueuedTeamWrite {
+            seq: 0,
+            write_id: write_id.clone(),
+            project: project.clone(),
+            write,
+            queued_ms: now_ms,
+            attempts: 0,
+        };
+        let to_queue = queued.clone();
+        self.blocking(move |store| {
+            store.write(|tx| {
+                tx.queue_team_write(
+                    &to_queue.write_id,
+                    &to_queue.project,
+                    &to_queue.write,
+                    now_ms,
+                )
+            })
+        })
+        .await?;
+        let health = self.health();
+        let recently_down = health.is_down()
+            && health
+                .last_failure
+                .is_some_and(|(failed_ms, _)| now_ms - failed_ms < RETRY_AFTER_MS);
+        if recently_down {
+            return Ok(Written::Queued(write_id));
+        }
+        match self.send(&queued, now_ms).await {
+            Ok(applied) => Ok(Written::Landed(applied)),
+            Err(error) if error.is_retryable() => Ok(Written::Queued(write_id)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Sends every queued write, oldest first, until the server stops answering.
+    pub async fn replay(&self, now_ms: i64) -> Result<Replayed> {
+        let queued = self
+            .blocking(|store| store.read(|tx| tx.queued_team_writes(REPLAY_BATCH)))
+            .await?;
+        let mut replayed = Replayed::default();
+        let total = queued.len() as u64;
+        for write in queued {
+            match self.send(&write, now_ms).await {
+                Ok(_) => replayed.landed += 1,
+                Err(error) if error.is_retryable() => break,
+                Err(error) => replayed.refused.push((write, error.to_string())),
+            }
+        }
+        replayed.left = total - replayed.landed - replayed.refused.len() as u64;
+        Ok(replayed)
+    }
+
+    /// Copies what changed in the project since the cache's cursor into the cache;
+    /// returns how many log entries arrived.
+    pub async fn pull(&self, project: &ProjectId, now_ms: i64) -> Result<usize> {
+        let owned = project.clone();
+        let cursor = self
+            .blocking(move |store| store.read(|tx| tx.team_cursor(&owned)))
+            .await?
+            .map_or(0, |(version, _)| version);
+        let changes = match self.team.changes_since(project, cursor).await {
+            Ok(changes) => changes,
+            Err(error) => {
+                self.note(now_ms, Err(&error));
+                return Err(error);
+            }
+        };
+        self.note(now_ms, Ok(()));
+        let arrived = changes.log.len();
+        let project = project.clone();
+        self.blocking(move |store| {
+            store.write(|tx| {
+                tx.cache_team_changes(
+                    &project,
+                    &changes.memories,
+                    &changes.log,
+                    changes.head,
+                    now_ms,
+                )
+            })
+        })
+        .await?;
+        Ok(arrived)
+    }
+
+    /// The projects whose knowledge this process caches.
+    pub async fn projects(&self) -> Result<Vec<ProjectId>> {
+        self.blocking(|store| store.read(|tx| tx.knowledge_projects()))
+            .await
+    }
+
+    /// Records a failure met outside a write or a pull (a migration).
+    pub fn note_failure(&self, now_ms: i64, error: &TeamStoreError) {
+        self.note(now_ms, Err(error));
+    }
+
+    /// Sends one queued write; on an answer, forgets it (applied or refused for good).
+    async fn send(&self, write: &QueuedTeamWrite, now_ms: i64) -> Result<Applied> {
+        let result = self
+            .team
+            .apply(&write.write_id, &write.project, &write.write, now_ms)
+            .await;
+        let write_id = write.write_id.clone();
+        match &result {
+            Err(error) if error.is_retryable() => {
+                self.note(now_ms, Err(error));
+                let message = error.to_string();
+                self.blocking(move |store| {
+                    store.write(|tx| tx.note_team_write_failure(&write_id, &message))
+                })
+                .await?;
+            }
+            Ok(_) | Err(_) => {
+                self.note(now_ms, Ok(()));
+                self.blocking(move |store| store.write(|tx| tx.forget_team_write(&write_id)))
+                    .await?;
+            }
+        }
+        result
+    }
+
+    fn note(&self, now_ms: i64, outcome: std::result::Result<(), &TeamStoreError>) {
+        let mut health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+        match outcome {
+            Ok(()) => health.last_ok_ms = Some(now_ms),
+            Err(error) => health.last_failure = Some((now_ms, error.to_string())),
+        }
+    }
+
+    /// Runs SQLite work off the async runtime's threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Store) -> mc_store::Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let store = Arc::clone(&self.store);
+        tokio::task::spawn_blocking(move || work(&store))
+            .await
+            .map_err(|_| TeamStoreError::Interrupted)?
+            .map_err(TeamStoreError::Local)
+    }
+}
+
+/// 128 random bits, hex: unique across every proxy of the team without coordination.
+fn new_write_id() -> Result<String> {
+    let mut bytes = [0_u8; 16];
+    getrandom::fill(&mut bytes).map_err(|error| TeamStoreError::Random(error.to_string()))?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}

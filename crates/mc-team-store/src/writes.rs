@@ -1,0 +1,347 @@
+//! Writing a project's knowledge to the team store: each change in one transaction that
+//! holds the project's advisory lock, applies the same rules as the local repository
+//! (`mc-store`'s `memories.rs`), logs its change at a fresh version, and records its write
+//! id, so a write replayed from a proxy's queue changes nothing the second time.
+
+use deadpool_postgres::Transaction;
+use mc_core::ProjectId;
+use mc_core::head::MemoryCategory;
+use mc_core::historian::fact_key;
+use mc_store::{
+    Added, MemoryAction, MemorySource, MemoryStatus, StoreError, StoredMemory, TeamWrite,
+};
+
+use crate::client::TeamStore;
+use crate::error::{Result, TeamStoreError, postgres};
+use crate::rows::{MEMORY_COLUMNS, memory_of, pg_id};
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// It ran now; the memory it touched (for an add, new or merged).
+    Now(Added),
+    /// This write id had already landed; the memory it touched then.
+    Before(u64),
+}
+
+impl Applied {
+    /// The memory the write touched.
+    pub fn memory_id(self) -> u64 {
+        match self {
+            Self::Now(added) => added.id(),
+            Self::Before(id) => id,
+        }
+    }
+}
+
+/// The write transaction of one change.
+struct Change<'a> {
+    tx: Transaction<'a>,
+    project: &'a ProjectId,
+    now_ms: i64,
+    url: &'a str,
+}
+
+impl TeamStore {
+    /// Applies `write` to the project once: a `write_id` seen before returns what it did
+    /// then. A refusal (unknown memory, duplicate wording, archived) is
+    /// [`TeamStoreError::Refused`] and records nothing.
+    pub async fn apply(
+        &self,
+        write_id: &str,
+        project: &ProjectId,
+        write: &TeamWrite,
+        now_ms: i64,
+    ) -> Result<Applied> {
+        const DOING: &str = "writing a memory";
+        let url = self.redacted();
+        let mut client = self.client(DOING).await?;
+        let tx = client.transaction().await.map_err(postgres(url, DOING))?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&project.as_str()],
+        )
+        .await
+        .map_err(postgres(url, "locking the project"))?;
+        if let Some(row) = tx
+            .query_opt(
+                "SELECT memory_id FROM mc_writes WHERE write_id = $1",
+                &[&write_id],
+            )
+            .await
+            .map_err(postgres(url, "looking up a write id"))?
+        {
+            let id: Option<i64> = row.get(0);
+            return Ok(Applied::Before(
+                id.and_then(|id| u64::try_from(id).ok()).unwrap_or_default(),
+            ));
+        }
+        let change = Change {
+            tx,
+            project,
+            now_ms,
+            url,
+        };
+        let added = change.run(write).await?;
+        change
+            .tx
+            .execute(
+                "INSERT INTO mc_writes (write_id, project_id, memory_id, applied_ms)
+                 VALUES ($1, $2, $3, $4)",
+                &[&write_id, &project.as_str(), &pg_id(added.id()), &now_ms],
+            )
+            .await
+            .map_err(postgres(url, "recording a write id"))?;
+        change
+            .tx
+            .commit()
+            .await
+            .map_err(postgres(url, "committing a memory write"))?;
+        Ok(Applied::Now(added))
+    }
+}
+
+impl Change<'_> {
+    async fn run(&self, write: &TeamWrite) -> Result<Added> {
+        match write {
+            TeamWrite::Add {
+                category,
+                content,
+                source,
+                permanent,
+            } => self.add(*category, content, *source, *permanent).await,
+            TeamWrite::Edit {
+                id,
+                category,
+                content,
+                actor,
+            } => self
+                .edit(*id, *category, content.as_deref(), *actor)
+                .await
+                .map(Added::Merged),
+            TeamWrite::Archive { id, actor } => {
+                let memory = self.require(*id).await?;
+                if memory.record.status == MemoryStatus::Archived {
+                    return Err(refused(*id, "it is already archived"));
+                }
+                self.retire(*id, None).await?;
+                self.log(*id, MemoryAction::Archived, *actor, None).await?;
+                Ok(Added::Merged(*id))
+            }
+            TeamWrite::Supersede { old, by, actor } => {
+                let retired = self.require(*old).await?;
+                let successor = self.require(*by).await?;
+                if old == by {
+                    return Err(refused(*old, "a memory cannot supersede itself"));
+                }
+                if retired.record.status == MemoryStatus::Archived
+                    || successor.record.status == MemoryStatus::Archived
+                {
+                    return Err(refused(
+                        *old,
+                        "both it and its successor must be live, not archived",
+                    ));
+                }
+                self.retire(*old, Some(*by)).await?;
+                let detail = format!("by {by}");
+                self.log(*old, MemoryAction::Superseded, *actor, Some(&detail))
+                    .await?;
+                Ok(Added::Merged(*old))
+            }
+        }
+    }
+
+    async fn add(
+        &self,
+        category: MemoryCategory,
+        content: &str,
+        source: MemorySource,
+        permanent: bool,
+    ) -> Result<Added> {
+        let key = key_of(content)?;
+        if let Some(id) = self.live_with_key(&key).await? {
+            self.tx
+                .execute(
+                    "UPDATE mc_memories SET seen_count = seen_count + 1,
+                       version = nextval('mc_version') WHERE id = $1",
+                    &[&pg_id(id)],
+                )
+                .await
+                .map_err(postgres(self.url, "counting a repeated memory"))?;
+            return Ok(Added::Merged(id));
+        }
+        let status = if permanent {
+            MemoryStatus::Permanent
+        } else {
+            MemoryStatus::Active
+        };
+        let id: i64 = self
+            .tx
+            .query_one(
+                "INSERT INTO mc_memories (project_id, category, content, content_key, status,
+                   source, created_ms, updated_ms, version)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7, nextval('mc_version')) RETURNING id",
+                &[
+                    &self.project.as_str(),
+                    &category.as_str(),
+                    &content.trim(),
+                    &key,
+                    &status.as_str(),
+                    &source.as_str(),
+                    &self.now_ms,
+                ],
+            )
+            .await
+            .map_err(postgres(self.url, "adding a memory"))?
+            .get(0);
+        let id = u64::try_from(id).unwrap_or_default();
+        self.log(id, MemoryAction::Added, source, Some(source.as_str()))
+            .await?;
+        Ok(Added::New(id))
+    }
+
+    async fn edit(
+        &self,
+        id: u64,
+        category: Option<MemoryCategory>,
+        content: Option<&str>,
+        actor: MemorySource,
+    ) -> Result<u64> {
+        let mut memory = self.require(id).await?;
+        if memory.record.status == MemoryStatus::Archived {
+            return Err(refused(id, "it is archived; add the fact again instead"));
+        }
+        let mut changes = Vec::new();
+        if let Some(content) = content.map(str::trim)
+            && content != memory.record.content
+        {
+            let key = key_of(content)?;
+            if let Some(existing) = self.live_with_key(&key).await?
+                && existing != id
+            {
+                return Err(StoreError::DuplicateMemory {
+                    project: self.project.to_string(),
+                    id,
+                    existing,
+                }
+                .into());
+            }
+            memory.record.content = content.to_owned();
+            changes.push("content".to_owned());
+        }
+        if let Some(category) = category
+            && category != memory.record.category
+        {
+            changes.push(format!(
+                "category {} -> {}",
+                memory.record.category.as_str(),
+                category.as_str()
+            ));
+            memory.record.category = category;
+        }
+        if changes.is_empty() {
+            return Ok(id);
+        }
+        self.tx
+            .execute(
+                "UPDATE mc_memories SET category = $2, content = $3, content_key = $4,
+                   updated_ms = $5, version = nextval('mc_version') WHERE id = $1",
+                &[
+                    &pg_id(id),
+                    &memory.record.category.as_str(),
+                    &memory.record.content,
+                    &fact_key(&memory.record.content),
+                    &self.now_ms,
+                ],
+            )
+            .await
+            .map_err(postgres(self.url, "editing a memory"))?;
+        self.log(id, MemoryAction::Changed, actor, Some(&changes.join(", ")))
+            .await?;
+        Ok(id)
+    }
+
+    async fn require(&self, id: u64) -> Result<StoredMemory> {
+        let row = self
+            .tx
+            .query_opt(
+                &format!(
+                    "SELECT {MEMORY_COLUMNS} FROM mc_memories WHERE project_id = $1 AND id = $2"
+                ),
+                &[&self.project.as_str(), &pg_id(id)],
+            )
+            .await
+            .map_err(postgres(self.url, "reading a memory"))?;
+        match row {
+            Some(row) => Ok(memory_of(&row)?.0),
+            None => Err(StoreError::UnknownMemory {
+                project: self.project.to_string(),
+                id,
+            }
+            .into()),
+        }
+    }
+
+    async fn live_with_key(&self, key: &str) -> Result<Option<u64>> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT id FROM mc_memories
+                 WHERE project_id = $1 AND content_key = $2 AND status <> 'archived'",
+                &[&self.project.as_str(), &key],
+            )
+            .await
+            .map_err(postgres(self.url, "looking up a memory by its key"))?;
+        Ok(row.and_then(|row| u64::try_from(row.get::<_, i64>(0)).ok()))
+    }
+
+    async fn retire(&self, id: u64, by: Option<u64>) -> Result<()> {
+        self.tx
+            .execute(
+                "UPDATE mc_memories SET status = 'archived', superseded_by = $2, updated_ms = $3,
+                   version = nextval('mc_version') WHERE id = $1",
+                &[&pg_id(id), &by.map(pg_id), &self.now_ms],
+            )
+            .await
+            .map(|_| ())
+            .map_err(postgres(self.url, "archiving a memory"))
+    }
+
+    async fn log(
+        &self,
+        memory_id: u64,
+        action: MemoryAction,
+        actor: MemorySource,
+        detail: Option<&str>,
+    ) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT INTO mc_memory_log (version, project_id, memory_id, action, at_ms,
+                   detail, actor)
+                 VALUES (nextval('mc_version'), $1, $2, $3, $4, $5, $6)",
+                &[
+                    &self.project.as_str(),
+                    &pg_id(memory_id),
+                    &action.as_str(),
+                    &self.now_ms,
+                    &detail,
+                    &actor.as_str(),
+                ],
+            )
+            .await
+            .map(|_| ())
+            .map_err(postgres(self.url, "logging a memory change"))
+    }
+}
+
+fn refused(id: u64, reason: &'static str) -> TeamStoreError {
+    StoreError::MemoryRefused { id, reason }.into()
+}
+
+fn key_of(content: &str) -> Result<String> {
+    let key = fact_key(content);
+    if key.is_empty() {
+        return Err(StoreError::EmptyMemory.into());
+    }
+    Ok(key)
+}
