@@ -112,7 +112,8 @@ pub enum Bench {
     /// What `ctx_search` finds of what `magic`'s requests no longer held: the recordings
     /// replayed with `magic`, and wherever a recorded answer used an identifier its request
     /// missed, the session's store searched for it (the identifier, then the answer's
-    /// sentence around it): recall@1/@5 of the message that first showed it, MRR, p95.
+    /// sentence around it): recall@1/@5 of a message that showed it, MRR, p95; with
+    /// `--model-dir`, hybrid figures beside full text.
     RecallDropped {
         /// A recording or a folder of them.
         #[arg(value_name = "FILE|DIR")]
@@ -120,6 +121,10 @@ pub enum Bench {
         /// The context window in tokens [default: the model's].
         #[arg(long, value_name = "TOKENS")]
         window: Option<u64>,
+        /// Also ask each query with the semantic signal of the local model in this
+        /// directory (hybrid), beside full text alone.
+        #[arg(long, value_name = "DIR")]
+        model_dir: Option<PathBuf>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -208,9 +213,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             reads,
             json,
         } => team_store(server, *memories, *reads, *json),
-        Bench::RecallDropped { path, window, json } => {
-            bench_recall_dropped::run(path, *window, *json)
-        }
+        Bench::RecallDropped {
+            path,
+            window,
+            model_dir,
+            json,
+        } => bench_recall_dropped::run(path, *window, model_dir.as_deref(), *json),
     }
 }
 

@@ -84,6 +84,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         stand_in_tokens: args.stand_in_tokens,
         progress: true,
         probe_recall: false,
+        probe_semantic: None,
         engine_config: config.config.clone(),
     };
     if !args.sweep.is_empty() {

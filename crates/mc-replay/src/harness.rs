@@ -38,7 +38,7 @@ use crate::estimate::Estimate;
 use crate::magic::Magic;
 use crate::memo::MemoCounter;
 use crate::progress::replay_bar;
-use crate::recall_dropped::{RecallDropped, RecallProbe};
+use crate::recall_dropped::{RecallDropped, RecallProbe, SharedSemanticProbe};
 use crate::references_kept::StepReferences;
 use crate::stand_in::{self, StandIn};
 use crate::totals::{CallUsage, StrategyTotals};
@@ -69,6 +69,9 @@ pub struct ReplayOptions {
     /// Ask `magic`'s store, wherever a request missed what its answer used, what
     /// `ctx_search` finds of it ([`crate::recall_dropped`]).
     pub probe_recall: bool,
+    /// With [`Self::probe_recall`]: the semantic signal to ask each query with a second
+    /// time (hybrid figures); `None` asks with full text alone.
+    pub probe_semantic: Option<SharedSemanticProbe>,
     /// The configuration the `magic` strategy's engine and historian run with.
     pub engine_config: Config,
 }
@@ -83,6 +86,7 @@ impl Default for ReplayOptions {
             stand_in_tokens: None,
             progress: false,
             probe_recall: false,
+            probe_semantic: None,
             engine_config: Config::default(),
         }
     }
@@ -260,8 +264,8 @@ fn replay_strategy(kind: StrategyKind, inputs: &Inputs<'_>) -> Result<StrategyRu
         per_recording: Vec::new(),
         recall_dropped: None,
     };
-    let mut probe =
-        (options.probe_recall && kind == StrategyKind::Magic).then(RecallProbe::default);
+    let mut probe = (options.probe_recall && kind == StrategyKind::Magic)
+        .then(|| RecallProbe::new(options.probe_semantic.clone()));
     for (index, ((recording, user_messages), references)) in inputs
         .recordings
         .iter()

@@ -50,7 +50,9 @@ pub use magic::Magic;
 pub use mc_core::thousands;
 pub use memo::MemoCounter;
 pub use plot::{PlotSeries, render_svg};
-pub use recall_dropped::{QueryFigures, RecallDropped, RecordingRecall};
+pub use recall_dropped::{
+    HybridFigures, QueryFigures, RecallDropped, RecordingRecall, SemanticProbe, SharedSemanticProbe,
+};
 pub use references_kept::StepReferences;
 pub use stand_in::StandIn;
 pub use totals::{CallUsage, LabelTotals, StrategyTotals};

@@ -10,12 +10,13 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use mc_core::breakpoints::{CacheTtlChoice, Ttl};
 use mc_core::pass_plan::{BustCause, usable_window};
 use mc_core::search::FusionWeights;
 use mc_core::{Host, Message, Part, Role, SessionId};
-use mc_engine::search::{HitPlace, SearchRequest, search};
+use mc_engine::search::{HitPlace, SearchRequest, SemanticSearch, search};
 use mc_engine::{Engine, EngineError, PassRequest};
 use mc_historian::HistorianSettings;
 use mc_sim::ToolSpec;
@@ -23,6 +24,9 @@ use mc_sim::strategy::{CacheMarks, Prepared, PreparedCall, StepView, Strategy, S
 use mc_store::{SearchScope, Store};
 
 use crate::magic_historian::ReplayHistorian;
+
+/// The name of the engine's store file in its temporary directory.
+const STORE_FILE: &str = "context.db";
 
 /// The engine as a replay strategy.
 pub struct Magic {
@@ -47,7 +51,7 @@ impl Magic {
     /// strategy passing requests through, counted as failures.
     pub fn new(config: mc_core::config::Config) -> Self {
         let opened = tempfile::tempdir().ok().and_then(|dir| {
-            let store = Store::open(dir.path().join("context.db")).ok()?;
+            let store = Store::open(dir.path().join(STORE_FILE)).ok()?;
             Some((dir, Engine::new(store, config)))
         });
         match opened {
@@ -83,10 +87,20 @@ impl Magic {
         SessionId::new(format!("replay-{}", self.branch)).ok()
     }
 
-    /// What `ctx_search` would answer the session now for `query`: the message range of
-    /// each of its first `limit` hits, best first (`None` for a hit that is not messages).
-    /// `None` without an engine or when the search fails.
-    pub fn search_session(&self, query: &str, limit: usize) -> Option<Vec<Option<(u64, u64)>>> {
+    /// The file of the engine's store, while there is one.
+    pub fn store_path(&self) -> Option<PathBuf> {
+        self._dir.as_ref().map(|dir| dir.path().join(STORE_FILE))
+    }
+
+    /// What `ctx_search` would answer the session now for `query`, with the semantic signal
+    /// when given: the message range of each of its first `limit` hits, best first (`None`
+    /// for a hit that is not messages). `None` without an engine or when the search fails.
+    pub fn search_session(
+        &self,
+        query: &str,
+        limit: usize,
+        semantic: Option<&dyn SemanticSearch>,
+    ) -> Option<Vec<Option<(u64, u64)>>> {
         let (engine, session) = (self.engine.as_ref()?, self.session()?);
         let request = SearchRequest {
             query: query.to_owned(),
@@ -99,7 +113,13 @@ impl Magic {
             shared: Vec::new(),
             knowledge: engine.knowledge_source(),
         };
-        let hits = search(engine.store(), &request, None, &FusionWeights::default()).ok()?;
+        let hits = search(
+            engine.store(),
+            &request,
+            semantic,
+            &FusionWeights::default(),
+        )
+        .ok()?;
         Some(
             hits.iter()
                 .map(|hit| match hit.place {

@@ -7,12 +7,16 @@
 //! around it. A hit finds it when its message range covers a message of the history that
 //! showed the identifier (any of them: each gives it back); the figures are recall@1,
 //! recall@5 and the mean reciprocal rank within the first [`LIMIT`], with the query time's
-//! 95th percentile.
+//! 95th percentile. With a [`SemanticProbe`] every query is asked a second time with the
+//! semantic signal added (hybrid), over the same store at the same step.
 
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use mc_core::identifiers::message_identifiers;
 use mc_core::{Message, Part};
+use mc_engine::search::SemanticSearch;
 use serde::Serialize;
 
 use crate::magic::Magic;
@@ -47,6 +51,44 @@ pub struct RecordingRecall {
     pub by_identifier: QueryFigures,
     /// Searching for the answer's sentence around it.
     pub by_sentence: QueryFigures,
+    /// The same queries with the semantic signal added, when the probe had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridFigures>,
+}
+
+/// The figures of the queries asked with the semantic signal added.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HybridFigures {
+    /// Searching for the identifier alone.
+    pub by_identifier: QueryFigures,
+    /// Searching for the answer's sentence around it.
+    pub by_sentence: QueryFigures,
+}
+
+/// The semantic signal over the store a replay's `magic` writes: what makes the probe's
+/// second, hybrid, figures. Implemented where an embedding model is at hand (the binary).
+pub trait SemanticProbe: Send {
+    /// The signal over the store at `path` with every stored item embedded first; `None`
+    /// when the model failed (the hybrid query then finds nothing).
+    fn signal(&mut self, path: &Path) -> Option<&dyn SemanticSearch>;
+}
+
+/// A [`SemanticProbe`] carried by the replay's options; two are equal when they are the same.
+#[derive(Clone)]
+pub struct SharedSemanticProbe(pub Arc<Mutex<dyn SemanticProbe>>);
+
+impl PartialEq for SharedSemanticProbe {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SharedSemanticProbe {}
+
+impl std::fmt::Debug for SharedSemanticProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedSemanticProbe")
+    }
 }
 
 /// The probe's figures over every recording.
@@ -56,6 +98,9 @@ pub struct RecallDropped {
     pub by_identifier: QueryFigures,
     /// Searching for the answer's sentence around it.
     pub by_sentence: QueryFigures,
+    /// The same queries with the semantic signal added, when the probe had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridFigures>,
     /// Per recording, in the order replayed (those with nothing missed left out).
     pub per_recording: Vec<RecordingRecall>,
 }
@@ -103,14 +148,30 @@ impl Asked {
     }
 }
 
+/// The queries of one recording, by kind: full text by identifier and by sentence, then
+/// hybrid by identifier and by sentence.
+#[derive(Debug, Default)]
+struct RecordingAsked {
+    name: String,
+    kinds: [Asked; 4],
+}
+
 /// Collects the probe's answers over a replay.
 #[derive(Debug, Default)]
 pub struct RecallProbe {
-    /// Per recording: its name, then the identifier and the sentence queries.
-    recordings: Vec<(String, Asked, Asked)>,
+    recordings: Vec<RecordingAsked>,
+    semantic: Option<SharedSemanticProbe>,
 }
 
 impl RecallProbe {
+    /// A probe asking with full text alone, and with `semantic` added when given.
+    pub fn new(semantic: Option<SharedSemanticProbe>) -> Self {
+        Self {
+            recordings: Vec::new(),
+            semantic,
+        }
+    }
+
     /// Asks `magic`'s store, as it stands, for each of `missed` (an identifier and the
     /// index of the message that first showed it) of a step of recording `name` whose
     /// history was `history` and whose recorded answer was `answer`.
@@ -125,63 +186,97 @@ impl RecallProbe {
         if missed.is_empty() {
             return;
         }
-        if self
-            .recordings
-            .last()
-            .is_none_or(|(last, _, _)| last != name)
-        {
-            self.recordings
-                .push((name.to_owned(), Asked::default(), Asked::default()));
+        if self.recordings.last().is_none_or(|last| last.name != name) {
+            self.recordings.push(RecordingAsked {
+                name: name.to_owned(),
+                ..RecordingAsked::default()
+            });
         }
-        let Some((_, by_identifier, by_sentence)) = self.recordings.last_mut() else {
+        let Some(recording) = self.recordings.last_mut() else {
             return;
+        };
+        let mut semantic = self
+            .semantic
+            .as_ref()
+            .map(|probe| probe.0.lock().unwrap_or_else(PoisonError::into_inner));
+        let signal = match (semantic.as_deref_mut(), magic.store_path()) {
+            (Some(probe), Some(path)) => Some(probe.signal(&path)),
+            _ => None,
         };
         let text = answer_text(answer);
         for &(identifier, first) in missed {
             let shown = shown_in(history, identifier, first);
             let sentence = sentence_around(&text, identifier);
-            for (query, asked) in [
-                (identifier, &mut *by_identifier),
-                (sentence, &mut *by_sentence),
-            ] {
+            let [
+                by_identifier,
+                by_sentence,
+                hybrid_identifier,
+                hybrid_sentence,
+            ] = &mut recording.kinds;
+            let mut asks = vec![
+                (identifier, None, by_identifier),
+                (sentence, None, by_sentence),
+            ];
+            if let Some(signal) = signal {
+                asks.push((identifier, Some(signal), hybrid_identifier));
+                asks.push((sentence, Some(signal), hybrid_sentence));
+            }
+            for (query, with, asked) in asks {
                 let started = Instant::now();
-                let hits = magic.search_session(query, LIMIT).unwrap_or_default();
+                let hits = match with {
+                    Some(None) => None,
+                    Some(Some(signal)) => magic.search_session(query, LIMIT, Some(signal)),
+                    None => magic.search_session(query, LIMIT, None),
+                };
                 asked.millis.push(started.elapsed().as_secs_f64() * 1000.0);
-                asked.ranks.push(rank_holding(&hits, &shown));
+                asked
+                    .ranks
+                    .push(rank_holding(&hits.unwrap_or_default(), &shown));
             }
         }
     }
 
     /// The figures, overall and per recording.
     pub fn figures(&self) -> RecallDropped {
-        let (mut identifier, mut sentence) = (Asked::default(), Asked::default());
+        let mut all: [Asked; 4] = Default::default();
+        let hybrid = |kinds: &[Asked; 4]| {
+            self.semantic.is_some().then(|| HybridFigures {
+                by_identifier: kinds[2].figures(),
+                by_sentence: kinds[3].figures(),
+            })
+        };
         let per_recording = self
             .recordings
             .iter()
-            .map(|(name, by_identifier, by_sentence)| {
-                identifier.extend(by_identifier);
-                sentence.extend(by_sentence);
+            .map(|recording| {
+                for (total, kind) in all.iter_mut().zip(&recording.kinds) {
+                    total.extend(kind);
+                }
                 RecordingRecall {
-                    name: name.clone(),
-                    by_identifier: by_identifier.figures(),
-                    by_sentence: by_sentence.figures(),
+                    name: recording.name.clone(),
+                    by_identifier: recording.kinds[0].figures(),
+                    by_sentence: recording.kinds[1].figures(),
+                    hybrid: hybrid(&recording.kinds),
                 }
             })
             .collect();
         RecallDropped {
-            by_identifier: identifier.figures(),
-            by_sentence: sentence.figures(),
+            by_identifier: all[0].figures(),
+            by_sentence: all[1].figures(),
+            hybrid: hybrid(&all),
             per_recording,
         }
     }
 }
 
-/// The indexes of the messages of `history` (from `first`, the first to show it) that show
-/// `identifier`: name it on its own or inside a longer name (`old_field` in
-/// `old_field.model`, a file in its path), as a reader of that message would see it.
+/// The indexes of the messages of `history` that show `identifier`: name it on its own or
+/// inside a longer name (`old_field` in `old_field.model`, a file in its path), as a reader
+/// of that message would see it. Any of them gives it back, also one before `first` (the
+/// first to show it as a whole identifier, which a name inside a longer one is not);
+/// `first` alone when none does.
 fn shown_in(history: &[Message], identifier: &str, first: usize) -> Vec<u64> {
     let mut shown = Vec::new();
-    for (index, message) in history.iter().enumerate().skip(first) {
+    for (index, message) in history.iter().enumerate() {
         let mut holds = false;
         message_identifiers(message, &mut |run| holds |= names(run, identifier));
         if holds {
@@ -301,6 +396,8 @@ mod tests {
         assert_eq!(shown_in(&history, "elsewhere.rs", 1), [1]);
         assert_eq!(shown_in(&history, "card_parser", 0), [0, 2]);
         assert_eq!(shown_in(&history, "card_parse", 0), [0]);
+        // Inside a longer name before the first showing as a whole identifier.
+        assert_eq!(shown_in(&history, "card_parser", 2), [0, 2]);
     }
 
     #[test]

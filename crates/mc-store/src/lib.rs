@@ -77,6 +77,7 @@ mod provisional;
 mod prune;
 mod search;
 mod search_index;
+mod search_written;
 mod session_status;
 mod sessions;
 mod store;

@@ -181,7 +181,7 @@ fn gist(message: Option<&(String, String)>) -> String {
     })
 }
 
-fn words_of(role: &str, content: &str) -> String {
+pub(crate) fn words_of(role: &str, content: &str) -> String {
     let Some(role) = Role::from_name(role) else {
         return String::new();
     };

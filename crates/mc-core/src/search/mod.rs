@@ -11,4 +11,4 @@ mod query;
 
 pub use fusion::{Candidate, Fused, FusionWeights, Signal, Source, fuse};
 pub use indexed_text::indexed_text;
-pub use query::{FtsQuery, MAX_QUERY_TERMS, QueryError, fts_query};
+pub use query::{FtsQuery, MAX_QUERY_TERMS, QueryError, fts_query, writes_name};

@@ -48,6 +48,19 @@ pub struct FtsQuery {
     /// text that names nothing of more than one word, or that is made names alone (then
     /// [`Self::made_names`]).
     pub named_in_text: Option<String>,
+    /// Those made names of more than one word as written, lower-cased (`self.do_query`,
+    /// `model_fields`): a phrase matches words side by side whatever stands between them,
+    /// and stemmed (`"model fields"` is also `models/fields`), so the rows that write a
+    /// name exactly are told apart by their text ([`writes_name`]).
+    pub written: Vec<String>,
+}
+
+impl FtsQuery {
+    /// Whether the text names something of more than one word: then the rows that write
+    /// it are asked for first ([`Self::made_names`], [`Self::named_in_text`]).
+    pub fn names_something(&self) -> bool {
+        self.made_names.is_some() || self.named_in_text.is_some()
+    }
 }
 
 /// Why a query cannot be searched.
@@ -93,7 +106,7 @@ pub fn fts_query(text: &str) -> Result<FtsQuery, QueryError> {
     let mut terms = if content.is_empty() { words } else { content };
     terms.truncate(MAX_QUERY_TERMS);
     let quoted: Vec<String> = terms.iter().map(|term| format!("\"{term}\"")).collect();
-    let (phrases, names_only) = made_name_phrases(text, &terms);
+    let (phrases, written, names_only) = made_name_phrases(text, &terms);
     let joined = |with: &str| (!phrases.is_empty()).then(|| phrases.join(with));
     let (made_names, named_in_text) = if names_only {
         (joined(" AND "), None)
@@ -106,13 +119,16 @@ pub fn fts_query(text: &str) -> Result<FtsQuery, QueryError> {
         terms,
         made_names,
         named_in_text,
+        written,
     })
 }
 
-/// The made names of `text` of more than one word, each as an FTS5 phrase, and whether
-/// `text` is made names alone (every one of `terms`, its words, belongs to one).
-fn made_name_phrases(text: &str, terms: &[String]) -> (Vec<String>, bool) {
+/// The made names of `text` of more than one word, each as an FTS5 phrase and as written
+/// (lower-cased), and whether `text` is made names alone (every one of `terms`, its words,
+/// belongs to one).
+fn made_name_phrases(text: &str, terms: &[String]) -> (Vec<String>, Vec<String>, bool) {
     let mut phrases: Vec<String> = Vec::new();
+    let mut written: Vec<String> = Vec::new();
     let mut named: Vec<String> = Vec::new();
     crate::identifiers::identifiers(text, &mut |name| {
         let words: Vec<String> = name
@@ -124,10 +140,27 @@ fn made_name_phrases(text: &str, terms: &[String]) -> (Vec<String>, bool) {
         named.extend(words.iter().cloned());
         if words.len() > 1 && phrases.len() < MAX_QUERY_TERMS && !phrases.contains(&phrase) {
             phrases.push(phrase);
+            written.push(name.to_lowercase());
         }
     });
     let names_only = terms.iter().all(|term| named.contains(term));
-    (phrases, names_only)
+    (phrases, written, names_only)
+}
+
+/// Whether `text` writes `name` (lower-case, as in [`FtsQuery::written`]) exactly, ignoring
+/// case, with no letter, digit or `_` right before or after it: `old_field.model` writes
+/// `old_field`, `models/fields` does not write `model_fields`, nor `old_fields` `old_field`.
+pub fn writes_name(text: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let is_name_char = |c: char| c.is_alphanumeric() || c == '_';
+    let lower = text.to_lowercase();
+    lower.match_indices(name).any(|(at, _)| {
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + name.len()..].chars().next();
+        !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+    })
 }
 
 #[cfg(test)]
@@ -164,6 +197,25 @@ mod tests {
         assert_eq!(fts_query("why does it fail").unwrap().named_in_text, None);
         assert_eq!(fts_query("parse the card").unwrap().made_names, None);
         assert_eq!(fts_query("parseValue v2").unwrap().made_names, None);
+    }
+
+    #[test]
+    fn made_names_are_kept_as_written() {
+        let query = fts_query("why does self.do_query fail near Card_Parser.py").unwrap();
+        assert_eq!(query.written, ["self.do_query", "card_parser.py"]);
+        assert!(fts_query("parseValue v2").unwrap().written.is_empty());
+    }
+
+    #[test]
+    fn a_name_is_written_only_exactly() {
+        assert!(writes_name("see self.old_field.model here", "old_field"));
+        assert!(writes_name("tests/Model_Fields/", "model_fields"));
+        assert!(writes_name("model_fields", "model_fields"));
+        assert!(!writes_name("django/db/models/fields/", "model_fields"));
+        assert!(!writes_name("old_fields", "old_field"));
+        assert!(!writes_name("my_old_field", "old_field"));
+        assert!(!writes_name("anything", ""));
+        assert!(writes_name("Ünïcode then x_y", "x_y"));
     }
 
     #[test]

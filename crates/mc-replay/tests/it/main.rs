@@ -12,6 +12,7 @@ mod golden_swe;
 mod invariants;
 mod long_session;
 mod magic;
+mod recall_probe;
 mod shared_data;
 mod snapshot;
 mod tiny;

@@ -628,3 +628,25 @@ fn a_sentence_ranks_the_message_writing_its_made_name_first() {
     assert_eq!(found.first(), Some(&("s1".to_owned(), 2)), "{found:?}");
     assert_eq!(found.len(), messages.len(), "{found:?}");
 }
+
+/// Of the messages a made name's phrase matches, the one that writes the name exactly comes
+/// first: the phrase `model fields` also matches the stemmed path `models/fields`, whose
+/// short message BM25 ranks above the long listing that wrote `model_fields`.
+#[test]
+fn the_message_writing_a_made_name_exactly_comes_before_its_stemmed_words() {
+    let temp = TempStore::new();
+    let listing = format!(
+        "{} model_fields {}",
+        "admin_checks admin_views aggregation annotations ".repeat(20),
+        "queries schema serializers signals ".repeat(20)
+    );
+    let messages = [
+        text(Role::Assistant, "see django/db/models/fields/__init__.py"),
+        text(Role::User, &listing),
+        text(Role::Assistant, "and models/fields again"),
+    ];
+    seed(&temp.store, "s1", &messages, NOW_MS);
+    let found = ordinals(&temp.store, "model_fields", &SearchScope::default());
+    assert_eq!(found.first(), Some(&("s1".to_owned(), 1)), "{found:?}");
+    assert_eq!(found.len(), messages.len(), "{found:?}");
+}
