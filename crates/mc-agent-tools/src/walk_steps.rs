@@ -229,7 +229,8 @@ pub fn assemble<'a>(
         .skip(written)
         .map(|json| json.len() + 1)
         .sum();
-    let mut fresh = Vec::with_capacity(new_bytes + after.len() + before.len() + 2);
+    let start = if body.is_empty() { before.len() + 1 } else { 0 };
+    let mut fresh = Vec::with_capacity(start + new_bytes + 1 + after.len());
     if body.is_empty() {
         fresh.extend_from_slice(before);
         fresh.push(b'[');
