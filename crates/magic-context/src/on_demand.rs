@@ -20,7 +20,7 @@ use mc_historian::{
 use mc_llm::{LlmClient, RetryPolicy};
 use mc_proxy::TokenEstimator;
 use mc_replay::thousands;
-use mc_store::{LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
+use mc_store::{KnowledgeSource, LocationEnv, Platform, Store, StoreOptions, resolve_data_dir};
 use serde_json::{Value, json};
 
 use crate::clock::now_ms;
@@ -98,7 +98,14 @@ impl Operation {
             .build()
             .context("cannot start the async runtime")?;
         Ok(Self {
-            settings: HistorianSettings::new(&config, usable_window),
+            // With a team store the project's facts are queued for it (the running proxy's
+            // sync sends them), never promoted into the local table it no longer reads.
+            settings: HistorianSettings::new(&config, usable_window).with_knowledge(
+                match config.team_store.url {
+                    Some(_) => KnowledgeSource::TeamCache,
+                    None => KnowledgeSource::Local,
+                },
+            ),
             engine: Engine::new(store, config),
             session,
             count_model: session_model.unwrap_or_default(),

@@ -14,7 +14,7 @@ use mc_core::historian::{
 use mc_core::tags::{TagIndex, TagNo};
 use mc_core::{Message, ProjectId, Role, SessionId};
 use mc_llm::StructuredRequest;
-use mc_store::{MemoryStatus, Store, StoredMessage, history_scope};
+use mc_store::{KnowledgeSource, MemoryStatus, Store, StoredMessage, history_scope};
 
 use crate::error::Result;
 use crate::settings::HistorianSettings;
@@ -65,6 +65,8 @@ pub struct Job {
     /// Where the destination's compartments ended when the job was read; a publish that
     /// finds them ending elsewhere was overtaken by another run.
     pub history_until: u64,
+    /// Where the project's memories live, so its facts are promoted there.
+    pub knowledge: KnowledgeSource,
 }
 
 impl Job {
@@ -187,7 +189,10 @@ fn find_job(
                 .collect(),
             memories: match &record.project {
                 Some(project) => tx
-                    .memories(project, &[MemoryStatus::Active, MemoryStatus::Permanent])?
+                    .with_knowledge(settings.knowledge, |knowledge| {
+                        knowledge
+                            .memories(project, &[MemoryStatus::Active, MemoryStatus::Permanent])
+                    })?
                     .into_iter()
                     .map(|memory| {
                         let record = memory.record;
@@ -308,6 +313,7 @@ fn find_job(
         closed: (settings.closes_range && reaches_limit) || user_speaks_next,
         cut_short: !reaches_limit,
         history_until: read.history_until,
+        knowledge: settings.knowledge,
     }))
 }
 

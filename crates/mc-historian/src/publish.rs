@@ -7,7 +7,7 @@
 //! counting it again would inflate how often each was seen.
 
 use mc_core::head::Compartment;
-use mc_store::{HistorianRun, Store, WriteTx};
+use mc_store::{HistorianRun, KnowledgeSource, Store, WriteTx};
 
 use crate::accept::Accepted;
 use crate::error::Result;
@@ -143,7 +143,13 @@ fn append_to_history(
     )?;
     tx.store_observations(&job.scope, &accepted.validated.observations, finished_ms)?;
     if let Some(project) = &job.project {
-        tx.promote_historian_facts(project, finished_ms)?;
+        match job.knowledge {
+            KnowledgeSource::Local => tx.promote_historian_facts(project, finished_ms)?,
+            // Queued with the compartments; the team store's sync sends them.
+            KnowledgeSource::TeamCache => {
+                tx.queue_historian_facts_for_team(project, finished_ms)?
+            }
+        };
     }
     Ok(Published::Compartments {
         count: u32::try_from(rows.len())

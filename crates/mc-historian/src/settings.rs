@@ -2,6 +2,7 @@
 //! usable window.
 
 use mc_core::config::{Config, Tokens};
+use mc_store::KnowledgeSource;
 
 /// How large a chunk may grow, as a multiple of the trigger budget: a backlog (the historian
 /// was off, or failed for a while) is caught up in a few large runs rather than many small
@@ -43,6 +44,9 @@ pub struct HistorianSettings {
     /// compartment is final rather than left open for the lookahead. Off for the
     /// background historian, whose next run reads on; on for [`Self::on_demand`] runs.
     pub closes_range: bool,
+    /// Where the project's memories live: the local tables, or a team store's cache (then
+    /// published facts are queued for the team store, as the agent's own memory writes are).
+    pub knowledge: KnowledgeSource,
 }
 
 impl HistorianSettings {
@@ -60,7 +64,13 @@ impl HistorianSettings {
             execute_percent: u64::from(config.pass.execute_threshold_percent.get()),
             start_usage_percent: u64::from(config.historian.start_usage_percent.get()),
             closes_range: false,
+            knowledge: KnowledgeSource::Local,
         }
+    }
+
+    /// The settings with the project's memories read from, and promoted to, `knowledge`.
+    pub fn with_knowledge(self, knowledge: KnowledgeSource) -> Self {
+        Self { knowledge, ..self }
     }
 
     /// The settings of a run the operator asks for now (`wrapup`, `recomp`): no trigger

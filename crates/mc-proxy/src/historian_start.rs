@@ -51,7 +51,8 @@ pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Plann
     let Some(runtime) = store.historian.as_ref() else {
         return;
     };
-    let settings = HistorianSettings::new(engine.config(), planned.usable_window);
+    let settings = HistorianSettings::new(engine.config(), planned.usable_window)
+        .with_knowledge(engine.knowledge_source());
     let usage_percent = planned
         .usable_window
         .filter(|&usable| usable > 0)

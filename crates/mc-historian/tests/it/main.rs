@@ -8,3 +8,5 @@ mod long_episode;
 mod on_demand;
 #[cfg(test)]
 mod runs;
+#[cfg(test)]
+mod team_store;

@@ -92,6 +92,7 @@ pub fn settings() -> HistorianSettings {
         execute_percent: 65,
         start_usage_percent: 0,
         closes_range: false,
+        knowledge: mc_store::KnowledgeSource::Local,
     }
 }
 

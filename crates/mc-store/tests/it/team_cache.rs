@@ -198,3 +198,66 @@ fn queued_writes_survive_a_reopen_in_order_and_queue_once() {
     assert_eq!(left.len(), 3);
     assert_eq!((left[0].write_id.as_str(), left[0].attempts), ("w1", 1));
 }
+
+#[test]
+fn historian_facts_queue_for_the_team_unless_the_cache_states_or_retired_them() {
+    let temp = TempStore::new();
+    let p = project("team-p");
+    let session = mc_core::SessionId::new("s").unwrap();
+    let facts = vec![
+        (MemoryCategory::Naming, "Tests end in _test.".to_owned()),
+        (
+            MemoryCategory::Constraints,
+            "Never call the network in tests".to_owned(),
+        ),
+        (MemoryCategory::ConfigValues, "The port is 8080.".to_owned()),
+    ];
+    let cached = vec![
+        (
+            memory(4, "never call the network in tests.", MemoryStatus::Active),
+            1,
+        ),
+        (memory(5, "The port is 8080", MemoryStatus::Archived), 2),
+    ];
+    let queued = temp
+        .store
+        .write(|tx| {
+            tx.store_facts(
+                &mc_store::history_scope(&session, Some(p.as_str())),
+                &session,
+                &facts,
+                NOW_MS,
+            )?;
+            tx.cache_team_changes(&p, &cached, &[], 2, NOW_MS)?;
+            let first = tx.queue_historian_facts_for_team(&p, NOW_MS)?;
+            // Promoted again before the write was sent: the same write id, queued once.
+            let again = tx.queue_historian_facts_for_team(&p, NOW_MS + 10)?;
+            Ok((first, again))
+        })
+        .unwrap();
+    assert_eq!(queued, (1, 1));
+    let outbox = temp.store.read(|tx| tx.queued_team_writes(10)).unwrap();
+    let written: Vec<_> = outbox
+        .iter()
+        .map(|queued| (queued.write_id.clone(), queued.write.clone()))
+        .collect();
+    assert_eq!(
+        written,
+        [(
+            mc_store::historian_write_id(&p, "tests end in _test"),
+            TeamWrite::Add {
+                category: MemoryCategory::Naming,
+                content: "Tests end in _test.".to_owned(),
+                source: MemorySource::Historian,
+                permanent: false,
+            }
+        )]
+    );
+    // Nothing reached the local table: the team's memories are the project's.
+    assert!(
+        temp.store
+            .read(|tx| tx.memories(&p, &[MemoryStatus::Active]))
+            .unwrap()
+            .is_empty()
+    );
+}
