@@ -22,12 +22,13 @@ use anyhow::{Context, bail};
 use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::ProjectId;
-use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings};
+use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings, TeamLeases};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, RetryPolicy};
 use mc_store::{
     DreamerRun, LocationEnv, Platform, RunOutcome, Store, StoreOptions, resolve_data_dir,
 };
+use mc_team_store::TeamStore;
 use serde_json::json;
 
 use crate::clock::now_ms;
@@ -166,6 +167,20 @@ fn dream_now(
     let client = LlmClient::new(RetryPolicy::default()).context("cannot build the HTTP client")?;
     let judge = LlmJudge::new(client, endpoints, runtime.handle().clone());
     let owner = format!("dream-{}", std::process::id());
+    // With a team store, the memory tasks wait their turn behind every proxy of the team.
+    let team_leases = match config.team_store.url.clone() {
+        Some(url) => {
+            let team = TeamStore::new(url)?;
+            // An unreachable server is found again when the lease is asked for, and the
+            // run's record says so.
+            let _migrated = runtime.block_on(team.migrate());
+            Some(
+                TeamLeases::new(team, runtime.handle().clone(), &owner)
+                    .context("cannot name this run on the team store's leases")?,
+            )
+        }
+        None => None,
+    };
     let clock = || now_ms().unwrap_or(0);
     let runner = Runner {
         store,
@@ -174,6 +189,7 @@ fn dream_now(
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::of(&config.dreamer),
+        team_leases: team_leases.as_ref(),
     };
     let mut runs = Vec::new();
     for task in tasks {

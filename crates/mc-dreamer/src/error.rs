@@ -9,6 +9,15 @@ pub enum DreamerError {
     /// The store could not be read or written.
     #[error(transparent)]
     Store(#[from] mc_store::StoreError),
+    /// The team store could not renew the run's lease on the project's memories: the run
+    /// stops before its next write rather than risk a second dreamer's.
+    #[error(
+        "the team store could not renew the lease on the project's memories, so nothing more is changed: {reason}"
+    )]
+    TeamLease {
+        /// Why (the URL in it is redacted).
+        reason: String,
+    },
     /// A task's schedule is not a cron expression.
     #[error("dreamer.schedules.{task}: `{expr}` is not a valid cron expression: {reason}")]
     BadSchedule {

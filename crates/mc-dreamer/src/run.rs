@@ -3,7 +3,9 @@
 //! The run takes its conflict domain's lease first (skipped, and recorded as skipped, when
 //! another scheduler holds it), renews it before each write, releases it at the end, and
 //! records what happened whatever it was, so `status` and `dream --list` can account for
-//! every run. A killed process leaves its lease to lapse after [`Limits::lease_ms`].
+//! every run. A killed process leaves its lease to lapse after [`Limits::lease_ms`]. With a
+//! team store, the memory-changing tasks hold their lease there ([`TeamLeases`]); when it does
+//! not answer they do not run, and the record says so.
 
 use std::path::Path;
 
@@ -23,6 +25,7 @@ use crate::rewrite::rewrite_verbose_memories;
 use crate::smart_notes::evaluate_smart_notes;
 use crate::task::Task;
 use crate::task_settings::TaskSettings;
+use crate::team_lease::{LeaseAnswer, TeamLeases};
 use crate::verify::verify_memories;
 
 /// The bounds of one run.
@@ -61,6 +64,9 @@ pub struct Runner<'a> {
     pub limits: Limits,
     /// What the configuration tells the tasks.
     pub settings: TaskSettings,
+    /// Where the memory-changing tasks take their lease when the project's memories live in
+    /// a team store (`None`: in the local store, as every other lease).
+    pub team_leases: Option<&'a TeamLeases>,
 }
 
 impl Runner<'_> {
@@ -82,18 +88,30 @@ impl Runner<'_> {
             );
             return self.record(task, project, started_ms, outcome, &report);
         }
-        let (outcome, report) = match self.take_lease(&domain) {
-            Ok(true) => {
+        let team = self.team_leases.filter(|_| task.changes_memories());
+        let (outcome, report) = match self.take_lease(team, &domain) {
+            Ok(LeaseAnswer::Granted) => {
                 let report = self.run_holding(task, project, folder, started_ms);
-                if let Err(error) = self
-                    .store
-                    .write(|tx| tx.release_dreamer_lease(&domain, self.owner))
-                {
+                let released = match team {
+                    Some(team) => team.release(&domain).map_err(|error| error.to_string()),
+                    None => self
+                        .store
+                        .write(|tx| tx.release_dreamer_lease(&domain, self.owner))
+                        .map_err(|error| error.to_string()),
+                };
+                if let Err(error) = released {
                     tracing::warn!(%error, domain, "dreamer: the lease could not be released; it lapses on its own");
                 }
                 report
             }
-            Ok(false) => skipped(format!("another dreamer holds {domain}")),
+            Ok(LeaseAnswer::Held) if team.is_some() => skipped(format!(
+                "another dreamer of the team holds {domain} in the team store"
+            )),
+            Ok(LeaseAnswer::Held) => skipped(format!("another dreamer holds {domain}")),
+            Ok(LeaseAnswer::Unknown(reason)) => skipped(format!(
+                "the team store could not be asked for the lease on {domain}, so the task does \
+                 not change the team's memories: {reason}"
+            )),
             Err(error) => failed(Failure::new("store", error.to_string())),
         };
         self.record(task, project, started_ms, outcome, &report)
@@ -136,12 +154,21 @@ impl Runner<'_> {
         Ok(run)
     }
 
-    fn take_lease(&self, domain: &str) -> Result<bool> {
-        let now_ms = (self.clock)();
+    /// Takes or renews the lease on `domain`, in `team` when given, else in the store.
+    fn take_lease(&self, team: Option<&TeamLeases>, domain: &str) -> Result<LeaseAnswer> {
         let ttl = self.limits.lease_ms;
-        Ok(self
+        if let Some(team) = team {
+            return Ok(team.take(domain, ttl));
+        }
+        let now_ms = (self.clock)();
+        let granted = self
             .store
-            .write(|tx| tx.take_dreamer_lease(domain, self.owner, now_ms, ttl))?)
+            .write(|tx| tx.take_dreamer_lease(domain, self.owner, now_ms, ttl))?;
+        Ok(if granted {
+            LeaseAnswer::Granted
+        } else {
+            LeaseAnswer::Held
+        })
     }
 
     /// The task's run while this scheduler holds the lease.
@@ -163,7 +190,12 @@ impl Runner<'_> {
             },
         };
         let domain = task.domain(project);
-        let keep_lease = || self.take_lease(&domain);
+        let team = self.team_leases.filter(|_| task.changes_memories());
+        let keep_lease = || match self.take_lease(team, &domain)? {
+            LeaseAnswer::Granted => Ok(true),
+            LeaseAnswer::Held => Ok(false),
+            LeaseAnswer::Unknown(reason) => Err(DreamerError::TeamLease { reason }),
+        };
         let ctx = TaskContext {
             store: self.store,
             project,
@@ -191,6 +223,9 @@ impl Runner<'_> {
             Ok(report) if report.failure.is_some() => (RunOutcome::Failed, report),
             Ok(report) => (RunOutcome::Done, report),
             Err(error @ DreamerError::Store(_)) => failed(Failure::new("store", error.to_string())),
+            Err(error @ DreamerError::TeamLease { .. }) => {
+                failed(Failure::new("team_store", error.to_string()))
+            }
             Err(error @ DreamerError::Proposal { .. }) => {
                 failed(Failure::new("proposal", error.to_string()))
             }

@@ -18,6 +18,7 @@ use crate::model::DreamerModel;
 use crate::run::{Limits, Runner};
 use crate::scheduler::Scheduler;
 use crate::task_settings::TaskSettings;
+use crate::team_lease::TeamLeases;
 
 /// How often the service looks for due tasks.
 const WAKE_EVERY: Duration = Duration::from_secs(60);
@@ -40,6 +41,8 @@ pub struct Service {
     pub owner: String,
     /// The wall clock, unix milliseconds.
     pub clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// The team store holding the memory-changing tasks' leases, when memories live there.
+    pub team_leases: Option<TeamLeases>,
 }
 
 impl Service {
@@ -92,6 +95,7 @@ impl Service {
             clock: &clock,
             limits: Limits::default(),
             settings: TaskSettings::of(&self.config),
+            team_leases: self.team_leases.as_ref(),
         };
         match scheduler.tick(&runner, &folders, now_ms) {
             Ok(runs) => {

@@ -120,6 +120,20 @@ impl Task {
         }
     }
 
+    /// Whether the task changes the project's memories (or the docs beside them), so holds
+    /// the project's memory lease: in the team store when the memories live there.
+    pub const fn changes_memories(self) -> bool {
+        match self {
+            Self::ConsolidateMemories
+            | Self::VerifyMemories
+            | Self::ArchiveStaleMemories
+            | Self::RewriteVerboseMemories
+            | Self::MaintainDocs
+            | Self::PinKeyFiles => true,
+            Self::EvaluateSmartNotes | Self::PromoteUserProfile => false,
+        }
+    }
+
     /// Whether the task cannot run without a model: the deterministic ones decide from the
     /// store alone and run on a project nobody can pay a model for.
     pub const fn needs_model(self) -> bool {

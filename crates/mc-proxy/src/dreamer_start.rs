@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use mc_core::ProjectId;
-use mc_dreamer::{DreamerModel, LlmJudge, Service, StoreHandle};
+use mc_dreamer::{DreamerModel, LlmJudge, Service, StoreHandle, TeamLeases};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, LlmError, ModelEndpoint, StructuredAnswer, StructuredRequest};
 use mc_store::Store;
@@ -82,12 +82,26 @@ pub fn start(app: &Arc<App>) -> Option<JoinHandle<()>> {
         standalone,
         credentials: Arc::clone(&app.dreamer_credentials),
     };
+    let owner = format!("serve-{}", std::process::id());
+    // With a team store, one dreamer of the whole team changes a project's memories.
+    let team_leases = engine.team_store().and_then(|link| {
+        TeamLeases::new(
+            link.sync().team().clone(),
+            tokio::runtime::Handle::current(),
+            &owner,
+        )
+        .inspect_err(|error| {
+            tracing::error!(%error, "dreamer: no name for the team store's leases could be drawn; memory tasks hold this store's lease only");
+        })
+        .ok()
+    });
     let service = Service {
         store: Arc::clone(app) as Arc<dyn StoreHandle>,
         model: Arc::new(judge),
         config: config.dreamer.clone(),
-        owner: format!("serve-{}", std::process::id()),
+        owner,
         clock: Arc::new(now_ms),
+        team_leases,
     };
     Some(service.start())
 }

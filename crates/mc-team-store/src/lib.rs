@@ -7,7 +7,8 @@
 //! sequence, so a reader's version cursor sees changes in commit order and never skips one;
 //! every change carries a write id recorded with it, so a write replayed from a proxy's
 //! durable queue lands once. Full text uses a generated `tsvector` with a GIN index;
-//! embeddings are `bytea`, compared in the proxy.
+//! embeddings are `bytea`, compared in the proxy. The dreamer's leases live here too, on the
+//! server's clock, so one dreamer at a time changes a project's memories across the team.
 //!
 //! What it must not do: hold a SQLite transaction, log the URL's password (only
 //! [`TeamStoreUrl`]'s redacted form ever prints), or wait long: every call gives up after
@@ -16,6 +17,7 @@
 
 mod client;
 mod error;
+mod leases;
 mod reads;
 mod rows;
 mod schema;
@@ -26,6 +28,7 @@ mod writes;
 
 pub use client::{CONNECT_TIMEOUT, TeamStore};
 pub use error::{Result, TeamStoreError};
+pub use leases::lease_holder;
 pub use mc_core::config::TeamStoreUrl;
 pub use reads::Changes;
 pub use schema::TEAM_SCHEMA_VERSION;

@@ -15,13 +15,19 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: include_str!("migrations/0001_knowledge.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: include_str!("migrations/0001_knowledge.sql"),
+    },
+    Migration {
+        version: 2,
+        sql: include_str!("migrations/0002_dreamer_leases.sql"),
+    },
+];
 
 /// The newest team schema this binary knows.
-pub const TEAM_SCHEMA_VERSION: i32 = 1;
+pub const TEAM_SCHEMA_VERSION: i32 = 2;
 
 /// The key of the advisory lock migrations hold ("mc schema" in ASCII).
 const SCHEMA_LOCK: i64 = 0x6d63_2073_6368_656d;

@@ -251,7 +251,7 @@ impl TeamSync {
 }
 
 /// 128 random bits, hex: unique across every proxy of the team without coordination.
-fn new_write_id() -> Result<String> {
+pub(crate) fn new_write_id() -> Result<String> {
     let mut bytes = [0_u8; 16];
     getrandom::fill(&mut bytes).map_err(|error| TeamStoreError::Random(error.to_string()))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())

@@ -97,7 +97,7 @@ fn a_reachable_team_store_is_reported_with_its_schema_and_queue() {
     let text = machine.run(&["status"], &env).success();
     assert!(
         text.stdout
-            .contains("reachable (schema v1); cache never synced; no writes queued"),
+            .contains("reachable (schema v2); cache never synced; no writes queued"),
         "{}",
         text.stdout
     );

@@ -47,6 +47,7 @@ fn run(store: &Store, model: &FakeModel, days: u32) -> mc_store::DreamerRun {
             archive_after_days: days,
             ..TaskSettings::default()
         },
+        team_leases: None,
     };
     runner
         .run(Task::ArchiveStaleMemories, &project(), None)
@@ -205,6 +206,7 @@ fn a_project_of_no_model_and_no_folder_is_still_archived() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
+        team_leases: None,
     };
     let run = runner
         .run(

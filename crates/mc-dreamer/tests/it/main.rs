@@ -14,3 +14,4 @@ mod promote;
 mod rewrite;
 mod scheduler;
 mod smart_notes;
+mod team_lease;

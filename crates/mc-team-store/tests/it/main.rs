@@ -12,6 +12,8 @@ mod concurrency;
 #[cfg(test)]
 mod failure;
 #[cfg(test)]
+mod leases;
+#[cfg(test)]
 mod support;
 #[cfg(test)]
 mod writes;
