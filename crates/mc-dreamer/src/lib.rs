@@ -61,6 +61,7 @@ mod batches;
 mod consolidate;
 mod doc_proposals;
 mod error;
+mod in_flight;
 mod maintain_docs;
 mod model;
 mod near_duplicates;
@@ -92,6 +93,7 @@ pub use doc_proposals::{
     DocProposal, PROPOSALS_DIR, Written, project_key, proposals_dir, read_proposals, write_proposal,
 };
 pub use error::{DreamerError, Result};
+pub use in_flight::{CallGuard, CredentialId, InFlight, InFlightCalls};
 pub use maintain_docs::{DOCS_OPENING, MAINTAINED_DOCS, docs_message, maintain_docs};
 pub use mc_core::dreamer::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};

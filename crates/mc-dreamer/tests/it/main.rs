@@ -13,4 +13,5 @@ mod maintain_docs;
 mod promote;
 mod rewrite;
 mod scheduler;
+mod scheduler_defer;
 mod smart_notes;
