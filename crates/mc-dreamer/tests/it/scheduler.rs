@@ -12,8 +12,8 @@ use mc_store::RunOutcome;
 use serde_json::json;
 
 use crate::fixture::{
-    Answer, EVENING_MS, FakeModel, NoCalls, is_step, label, memories, or_finish, project, provider_error,
-    store_with_memories, untouched, write_project,
+    Answer, EVENING_MS, FakeModel, NoCalls, is_step, label, memories, or_finish, project,
+    provider_error, store_with_memories, untouched, write_project,
 };
 
 pub const MINUTE: i64 = 60_000;
@@ -234,7 +234,10 @@ fn identical_failures_stop_the_task_until_restart() {
     for hour in 1..=6 {
         let at = EVENING_MS + hour * 60 * MINUTE;
         now.set(at);
-        runs += scheduler.tick(&runner, &folders, &NoCalls, at).unwrap().len();
+        runs += scheduler
+            .tick(&runner, &folders, &NoCalls, at)
+            .unwrap()
+            .len();
     }
     assert_eq!(runs, 3, "stopped after the third identical failure");
     assert_eq!(

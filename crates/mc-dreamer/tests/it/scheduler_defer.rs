@@ -44,7 +44,10 @@ fn a_run_waits_for_its_projects_call_on_the_same_credential_and_then_runs() {
     let other = ProjectId::new("git:cafe").unwrap();
     let folders = HashMap::from([
         (project(), dir.path().to_string_lossy().into_owned()),
-        (other.clone(), other_dir.path().to_string_lossy().into_owned()),
+        (
+            other.clone(),
+            other_dir.path().to_string_lossy().into_owned(),
+        ),
     ]);
     let model = FakeModel::new(|request| Ok(or_finish(request, json!({"verdicts": []}))));
     let now = std::cell::Cell::new(EVENING_MS);
@@ -95,7 +98,11 @@ fn a_run_waits_for_its_projects_call_on_the_same_credential_and_then_runs() {
         .iter()
         .map(|run| (run.project.as_str(), run.outcome))
         .collect();
-    assert_eq!(ran, [("git:feedface", RunOutcome::Done)], "deferred, not dropped");
+    assert_eq!(
+        ran,
+        [("git:feedface", RunOutcome::Done)],
+        "deferred, not dropped"
+    );
     assert!(model.calls() > 0);
     assert!(!scheduler.has_deferred());
     assert!(
