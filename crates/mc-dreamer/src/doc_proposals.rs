@@ -63,18 +63,21 @@ pub enum Written {
     Unchanged,
 }
 
-/// Writes the proposal that `doc` (whose text is `current`, in the project at `root`)
-/// become `proposed`, with `header` lines above the diff, into `dir`; or removes an older
-/// one when the two texts do not differ.
+/// Writes the proposal that `doc` (whose text is `current`, `None` when the project has no
+/// such file) become `proposed`, with `header` lines above the diff, into `dir`; or removes
+/// an older one when the two texts do not differ. A proposal for a missing doc is a diff
+/// from `/dev/null`, which `git apply` reads as creating the file.
 pub fn write_proposal(
     dir: &Path,
     doc: &str,
-    current: &str,
+    current: Option<&str>,
     proposed: &str,
     header: &str,
 ) -> Result<Written> {
     let path = dir.join(format!("{}{PATCH_SUFFIX}", doc.replace('/', "__")));
     let proposed = with_final_newline(proposed);
+    let old_name = current.map_or_else(|| "/dev/null".to_owned(), |_| format!("a/{doc}"));
+    let current = current.unwrap_or_default();
     if proposed == with_final_newline(current) {
         match fs::remove_file(&path) {
             Ok(()) => {}
@@ -86,7 +89,7 @@ pub fn write_proposal(
     let diff = TextDiff::from_lines(current, proposed.as_str())
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/{doc}"), &format!("b/{doc}"))
+        .header(&old_name, &format!("b/{doc}"))
         .to_string();
     let mut text = String::new();
     for line in header.lines() {
@@ -171,7 +174,7 @@ mod tests {
         let current = "# Architecture\n\nParsing: src/old.rs\nNetwork: src/net.rs\n";
         let proposed = "# Architecture\n\nParsing: src/parse.rs\nNetwork: src/net.rs";
         let written =
-            write_proposal(&dir, "ARCHITECTURE.md", current, proposed, "why\nhow").unwrap();
+            write_proposal(&dir, "ARCHITECTURE.md", Some(current), proposed, "why\nhow").unwrap();
         let Written::Proposed(path) = written else {
             panic!("no proposal written");
         };
@@ -184,7 +187,13 @@ mod tests {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].doc, "ARCHITECTURE.md");
         assert_eq!(listed[0].project_key, "git_ab_cd");
-        let same = write_proposal(&dir, "ARCHITECTURE.md", current, current.trim_end(), "x");
+        let same = write_proposal(
+            &dir,
+            "ARCHITECTURE.md",
+            Some(current),
+            current.trim_end(),
+            "x",
+        );
         assert_eq!(same.unwrap(), Written::Unchanged);
         assert!(!path.exists());
         assert!(
@@ -192,5 +201,30 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_missing_doc_is_proposed_as_a_diff_creating_it() {
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path().join("p");
+        let written = write_proposal(
+            &dir,
+            "ARCHITECTURE.md",
+            None,
+            "# A
+
+B",
+            "new",
+        )
+        .unwrap();
+        let Written::Proposed(path) = written else {
+            panic!("no proposal written");
+        };
+        assert_eq!(
+            fs::read_to_string(path).unwrap(),
+            "# new\n--- /dev/null\n+++ b/ARCHITECTURE.md\n@@ -0,0 +1,3 @@\n+# A\n+\n+B\n"
+        );
+        let empty = write_proposal(&dir, "STRUCTURE.md", None, "\n", "new").unwrap();
+        assert_eq!(empty, Written::Unchanged, "an empty doc is no proposal");
     }
 }

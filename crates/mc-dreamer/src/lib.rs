@@ -6,7 +6,9 @@
 //! store, so two proxies on one store never run them at once and a killed one's lease lapses.
 //! Every run is recorded (task, project, times, calls, tokens, list-price cost, outcome,
 //! failure class, the provider's error). A rate limit or overload backs off; the same failure
-//! repeated `stop_after_identical_failures` times stops the task until restart.
+//! repeated `stop_after_identical_failures` times stops the task until restart. A run that
+//! would ask on the credential a call of its project is using right now waits for that call
+//! to end ([`InFlight`]), so it never competes with the session for the key's rate limit.
 //!
 //! The first task, `verify_memories`, gathers deterministic evidence before any model call:
 //! each memory is mapped to the paths and identifiers it names, searched in the project's
@@ -32,7 +34,8 @@
 //! the memories whose file is gone, to learn whether the file was renamed or deleted;
 //! `maintain_docs` has it compare ARCHITECTURE.md and STRUCTURE.md with the code and
 //! propose a new text, written as a unified diff under the data directory
-//! ([`write_proposal`]) when it differs, never into the project.
+//! ([`write_proposal`]) when it differs, never into the project; a project with neither doc
+//! but a busy last month may be proposed a first ARCHITECTURE.md the same way.
 //!
 //! It must not: bust a cache (its writes reach the prompt only when a pass rebuilds the head
 //! anyway), read the clock in its decisions (cron, backoff and candidates take the time and
@@ -61,6 +64,7 @@ mod batches;
 mod consolidate;
 mod doc_proposals;
 mod error;
+mod in_flight;
 mod maintain_docs;
 mod model;
 mod near_duplicates;
@@ -93,7 +97,11 @@ pub use doc_proposals::{
     DocProposal, PROPOSALS_DIR, Written, project_key, proposals_dir, read_proposals, write_proposal,
 };
 pub use error::{DreamerError, Result};
-pub use maintain_docs::{DOCS_OPENING, MAINTAINED_DOCS, docs_message, maintain_docs};
+pub use in_flight::{CallGuard, CredentialId, InFlight, InFlightCalls};
+pub use maintain_docs::{
+    DOCS_OPENING, MAINTAINED_DOCS, NEW_DOC_MIN_COMMITS, NEW_DOC_MIN_FILES, NEW_DOC_OPENING,
+    docs_message, maintain_docs, new_doc_message,
+};
 pub use mc_core::dreamer::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};

@@ -5,10 +5,15 @@
 //! The model is shown each doc that exists and the newest commits, looks at the code with
 //! the loop's read-only tools, and answers `propose_doc` with a doc's full new text or
 //! finishes. Only the docs it was shown can be proposed; a proposal identical to the file
-//! is none (and clears an older one). Nothing is written into the project, and a project
-//! with neither doc has nothing to maintain: the dreamer does not start a doc the user
-//! never wrote.
+//! is none (and clears an older one). Nothing is written into the project.
+//!
+//! A project with neither doc is left alone while it is quiet: a doc nobody asked for is
+//! noise. Once its last month is busy ([`NEW_DOC_MIN_COMMITS`] commits touching
+//! [`NEW_DOC_MIN_FILES`] files), the code has a shape worth describing, and the model may
+//! propose a first ARCHITECTURE.md, as a patch that creates the file when the user applies
+//! it; still never written into the project.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use mc_core::dreamer::DOC_TOOL;
@@ -18,8 +23,7 @@ use crate::agent_tools::AgentTools;
 use crate::batches::TaskContext;
 use crate::doc_proposals::{Written, proposals_dir, write_proposal};
 use crate::error::Result;
-use crate::project_commits::commits_since;
-use crate::project_folder::ProjectFolder;
+use crate::project_commits::{ProjectCommit, commits_since};
 use crate::project_index::ProjectIndex;
 use crate::report::TaskReport;
 
@@ -28,6 +32,30 @@ pub const MAINTAINED_DOCS: [&str; 2] = ["ARCHITECTURE.md", "STRUCTURE.md"];
 
 /// Commits shown with the docs: what changed lately is where a doc goes stale.
 const COMMITS_SHOWN: usize = 20;
+
+/// The doc proposed to a project that has neither: how the code is built is what a reader
+/// new to it misses first.
+const NEW_DOC: &str = "ARCHITECTURE.md";
+
+/// Commits in the last 30 days before a project with neither doc gets one proposed.
+pub const NEW_DOC_MIN_COMMITS: usize = 10;
+
+/// Distinct files those commits touched before a project with neither doc gets one
+/// proposed: many commits to one file are not a structure to describe.
+pub const NEW_DOC_MIN_FILES: usize = 20;
+
+/// Opens the message of a project that has neither doc.
+pub const NEW_DOC_OPENING: &str = "The project has no ARCHITECTURE.md or STRUCTURE.md yet.";
+
+/// What the loop is told when it may start the project's first doc.
+const NEW_DOC_INSTRUCTIONS: &str = "\
+The project has no ARCHITECTURE.md or STRUCTURE.md, and the commits of its last month \
+(shown) changed many files. Look at the project with the tools: its folders, entry points \
+and the files the commits touch most. When the code has a structure a reader new to it \
+should know, call `propose_doc` with path ARCHITECTURE.md, its full text and a reason: \
+the components and what each does, how data flows between them, and where each lives, \
+stating only what the code shows, in under 80 lines. When there is nothing worth \
+describing, `finish` without proposing.";
 
 /// Opens the docs task's message.
 pub const DOCS_OPENING: &str = "Project docs to keep current, as they are now:";
@@ -51,10 +79,17 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         .iter()
         .filter_map(|doc| folder.read_text(doc).ok().map(|text| (*doc, text)))
         .collect();
-    if docs.is_empty() {
+    let month_ms = 30 * 86_400_000;
+    let commits = commits_since(folder, (ctx.clock)().saturating_sub(month_ms));
+    let starting = docs.is_empty();
+    if starting && !is_busy(&commits) {
         return Ok(TaskReport {
-            detail: "the project has no ARCHITECTURE.md or STRUCTURE.md; nothing to maintain"
-                .to_owned(),
+            detail: format!(
+                "the project has no ARCHITECTURE.md or STRUCTURE.md and its last month is quiet \
+                 ({} commits; one is proposed from {NEW_DOC_MIN_COMMITS} commits touching \
+                 {NEW_DOC_MIN_FILES} files); nothing to maintain",
+                commits.len()
+            ),
             ..TaskReport::default()
         });
     }
@@ -63,7 +98,11 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         folder,
         index: &index,
     };
-    let shown: Vec<&str> = docs.iter().map(|(doc, _)| *doc).collect();
+    let shown: Vec<&str> = if starting {
+        vec![NEW_DOC]
+    } else {
+        docs.iter().map(|(doc, _)| *doc).collect()
+    };
     let accept = |decision: Decision<'_>| match decision {
         Decision::Doc { path } if shown.contains(&path) => {
             Ok(format!("proposal for {path} recorded"))
@@ -74,9 +113,19 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         )),
         Decision::Verdict(_) => Err("this task judges no memory".to_owned()),
     };
+    let lines: Vec<String> = commits
+        .iter()
+        .take(COMMITS_SHOWN)
+        .map(commit_line)
+        .collect();
+    let (instructions, task) = if starting {
+        (NEW_DOC_INSTRUCTIONS, new_doc_message(&commits, &lines))
+    } else {
+        (DOCS_INSTRUCTIONS, docs_message(&docs, &lines))
+    };
     let duty = Duty {
-        instructions: DOCS_INSTRUCTIONS,
-        task: docs_message(&docs, &commit_lines(ctx, folder)),
+        instructions,
+        task,
         decides_with: &[DOC_TOOL],
         accept: &accept,
     };
@@ -94,8 +143,10 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         reason,
     } in end.docs
     {
-        let Some((_, current)) = docs.iter().find(|(doc, _)| *doc == path) else {
-            continue;
+        let current = match docs.iter().find(|(doc, _)| *doc == path) {
+            Some((_, current)) => Some(current.as_str()),
+            None if starting && path == NEW_DOC => None,
+            None => continue,
         };
         let header = format!(
             "Proposed by magic-context's dreamer (maintain_docs) for {}\n{reason}\nApply it in that folder with: git apply <this file>",
@@ -109,10 +160,13 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
             Written::Unchanged => said.push(format!("{path}: current")),
         }
     }
+    let checked = if starting {
+        format!("no docs, {} commits this month", commits.len())
+    } else {
+        format!("{} of {} docs checked", docs.len(), MAINTAINED_DOCS.len())
+    };
     report.detail = format!(
-        "{} of {} docs checked, the loop {}{}",
-        docs.len(),
-        MAINTAINED_DOCS.len(),
+        "{checked}, the loop {}{}",
         end.stop.describe(),
         if said.is_empty() {
             "; no proposal".to_owned()
@@ -123,14 +177,35 @@ pub fn maintain_docs(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     Ok(report)
 }
 
-/// The newest commits, a line each: subject and files.
-fn commit_lines(ctx: &TaskContext<'_>, folder: &ProjectFolder) -> Vec<String> {
-    let month_ms = 30 * 86_400_000;
-    commits_since(folder, (ctx.clock)().saturating_sub(month_ms))
-        .into_iter()
-        .take(COMMITS_SHOWN)
-        .map(|commit| format!("{} ({})", commit.subject, commit.files.join(", ")))
-        .collect()
+/// Whether the month's `commits` are enough to start a project's first doc.
+fn is_busy(commits: &[ProjectCommit]) -> bool {
+    commits.len() >= NEW_DOC_MIN_COMMITS && touched_files(commits) >= NEW_DOC_MIN_FILES
+}
+
+/// How many distinct files `commits` touched.
+fn touched_files(commits: &[ProjectCommit]) -> usize {
+    commits
+        .iter()
+        .flat_map(|commit| commit.files.iter().map(String::as_str))
+        .collect::<HashSet<&str>>()
+        .len()
+}
+
+/// A commit as the model is shown it: subject and files.
+fn commit_line(commit: &ProjectCommit) -> String {
+    format!("{} ({})", commit.subject, commit.files.join(", "))
+}
+
+/// The message of a project with neither doc: what its month changed, then the newest
+/// commits.
+pub fn new_doc_message(commits: &[ProjectCommit], lines: &[String]) -> String {
+    let mut out = format!(
+        "{NEW_DOC_OPENING}\nIn the last 30 days: {} commits touching {} files.\n",
+        commits.len(),
+        touched_files(commits)
+    );
+    push_commits(&mut out, lines);
+    out
 }
 
 /// The docs task's message: each doc's text, then the commits.
@@ -144,6 +219,12 @@ pub fn docs_message(docs: &[(&str, String)], commits: &[String]) -> String {
             text.trim_end()
         );
     }
+    push_commits(&mut out, commits);
+    out
+}
+
+/// The newest commits, a line each, under their heading.
+fn push_commits(out: &mut String, commits: &[String]) {
     out.push_str("\nNewest commits (subject, files):\n");
     if commits.is_empty() {
         out.push_str("none in the last 30 days\n");
@@ -151,5 +232,4 @@ pub fn docs_message(docs: &[(&str, String)], commits: &[String]) -> String {
     for commit in commits {
         let _ = writeln!(out, "- {commit}");
     }
-    out
 }

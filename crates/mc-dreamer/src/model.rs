@@ -9,6 +9,8 @@
 use mc_core::ProjectId;
 use mc_llm::{LlmClient, LlmError, ModelEndpoint, StructuredAnswer, StructuredRequest};
 
+use crate::in_flight::CredentialId;
+
 /// A model that answers a task's structured questions about a project.
 ///
 /// The project is an argument because the proxy may ask each project's model with the
@@ -29,6 +31,13 @@ pub trait DreamerModel: Send + Sync {
     /// failed, so a project nobody can pay for does not stop the task for the others.
     fn has_model(&self, project: &ProjectId) -> bool {
         self.first_model(project).is_some()
+    }
+
+    /// The credential asked first for `project`, so the scheduler can hold a run back while
+    /// a call of that project is in flight on it ([`crate::InFlight`]); `None` for a model
+    /// that shares no rate limit with the proxy's calls.
+    fn credential(&self, _project: &ProjectId) -> Option<CredentialId> {
+        None
     }
 }
 
@@ -82,6 +91,10 @@ impl DreamerModel for LlmJudge {
         self.endpoints
             .first()
             .map(|endpoint| endpoint.model.clone())
+    }
+
+    fn credential(&self, _project: &ProjectId) -> Option<CredentialId> {
+        self.endpoints.first().map(CredentialId::of)
     }
 }
 

@@ -7,6 +7,12 @@
 //! recorded when a session arrives), each run under its domain's lease. A rate limit or an
 //! overload ends the sweep and retries it after a backoff; the same failure class
 //! `stop_after_identical_failures` times in a row stops the task until the process restarts.
+//!
+//! A project with a call in flight on the credential its run would use is deferred, not
+//! dropped: the task stays due for it (the rest of the sweep runs), and the next tick, which
+//! the service makes as soon as a call ends, tries it again. The sweep's end (clean, or its
+//! last failure) is kept across those ticks, so the task's next time and its failure count
+//! follow the whole sweep.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -16,6 +22,7 @@ use mc_core::config::DreamerConfig;
 use mc_store::{DreamerRun, RunOutcome};
 
 use crate::error::Result;
+use crate::in_flight::InFlight;
 use crate::model::is_transient;
 use crate::run::Runner;
 use crate::schedule::Schedule;
@@ -27,8 +34,12 @@ struct Scheduled {
     task: Task,
     schedule: Schedule,
     clock: TaskClock,
-    /// Projects of an interrupted sweep still to run, in order.
+    /// Projects of an interrupted or deferred sweep still to run, in order.
     remaining: Vec<ProjectId>,
+    /// How the sweep in progress has gone so far.
+    end: SweepEnd,
+    /// The last tick left projects of this task waiting for their calls to end.
+    deferred: bool,
 }
 
 /// The dreamer's schedule of tasks.
@@ -49,6 +60,8 @@ impl Scheduler {
                     clock: TaskClock::new(schedule.next_after(now_ms)),
                     schedule,
                     remaining: Vec::new(),
+                    end: SweepEnd::Clean,
+                    deferred: false,
                 });
             }
         }
@@ -79,12 +92,19 @@ impl Scheduler {
             .collect()
     }
 
+    /// Whether a due task holds projects back until a call of theirs ends.
+    pub fn has_deferred(&self) -> bool {
+        self.tasks.iter().any(|task| task.deferred)
+    }
+
     /// Runs every task due at `now_ms` over the projects in `folders` (each project's last
-    /// folder); returns the runs, recorded.
+    /// folder), deferring a project while `calls` has one of its calls in flight on the
+    /// credential its run would use; returns the runs, recorded.
     pub fn tick(
         &mut self,
         runner: &Runner<'_>,
         folders: &HashMap<ProjectId, String>,
+        calls: &dyn InFlight,
         now_ms: i64,
     ) -> Result<Vec<DreamerRun>> {
         let mut runs = Vec::new();
@@ -98,7 +118,13 @@ impl Scheduler {
                 projects.sort();
                 scheduled.remaining = projects;
             }
-            let end = sweep(scheduled, runner, folders, &mut runs)?;
+            let transient = sweep(scheduled, runner, folders, calls, &mut runs)?;
+            scheduled.deferred = !transient && !scheduled.remaining.is_empty();
+            if scheduled.deferred {
+                // The task stays due and its sweep goes on at the next tick.
+                continue;
+            }
+            let end = std::mem::replace(&mut scheduled.end, SweepEnd::Clean);
             let finished_ms = (runner.clock)();
             let next = scheduled.schedule.next_after(finished_ms);
             scheduled.clock = scheduled
@@ -117,15 +143,27 @@ impl Scheduler {
 }
 
 /// Runs the task on its remaining projects until they are done or a transient failure
-/// ends the sweep early (the failed project stays first in line for the retry).
+/// ends the sweep early (the failed project stays first in line for the retry); a project
+/// whose call competes for the credential stays in line, deferred. Returns whether a
+/// transient failure ended the sweep.
 fn sweep(
     scheduled: &mut Scheduled,
     runner: &Runner<'_>,
     folders: &HashMap<ProjectId, String>,
+    calls: &dyn InFlight,
     runs: &mut Vec<DreamerRun>,
-) -> Result<SweepEnd> {
-    let mut end = SweepEnd::Clean;
-    while let Some(project) = scheduled.remaining.first().cloned() {
+) -> Result<bool> {
+    let mut next = 0;
+    while let Some(project) = scheduled.remaining.get(next).cloned() {
+        if is_competing(runner, calls, &project) {
+            tracing::debug!(
+                task = scheduled.task.name(),
+                project = %project,
+                "dreamer: deferred while the project's session is calling on the same credential"
+            );
+            next += 1;
+            continue;
+        }
         let folder = folders.get(&project).map(Path::new);
         let run = runner.run(scheduled.task, &project, folder)?;
         let failure = (run.outcome == RunOutcome::Failed)
@@ -133,12 +171,21 @@ fn sweep(
         runs.push(run);
         if let Some(class) = failure {
             let transient = is_transient(&class);
-            end = SweepEnd::Failed { class, transient };
+            scheduled.end = SweepEnd::Failed { class, transient };
             if transient {
-                return Ok(end);
+                return Ok(true);
             }
         }
-        scheduled.remaining.remove(0);
+        scheduled.remaining.remove(next);
     }
-    Ok(end)
+    Ok(false)
+}
+
+/// Whether a run for `project` would compete with one of its calls in flight: its model
+/// asks on a credential that call is using.
+fn is_competing(runner: &Runner<'_>, calls: &dyn InFlight, project: &ProjectId) -> bool {
+    runner
+        .model
+        .credential(project)
+        .is_some_and(|credential| calls.is_calling(project, &credential))
 }

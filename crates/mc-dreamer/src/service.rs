@@ -1,5 +1,7 @@
 //! The scheduler inside `serve`: a task that wakes once a minute (cron's resolution) and
-//! runs what is due on a blocking thread, off the request path.
+//! runs what is due on a blocking thread, off the request path. While a run waits for a
+//! project's call to end ([`crate::InFlight`]), the service also wakes when a call ends, so
+//! the deferred run follows the call instead of the next minute.
 //!
 //! Store work and model calls both happen on that blocking thread (the model's async chain
 //! is driven on the runtime's handle from there), so no SQLite call runs on a runtime
@@ -14,6 +16,7 @@ use mc_core::config::DreamerConfig;
 use mc_store::Store;
 use tokio::task::JoinHandle;
 
+use crate::in_flight::InFlightCalls;
 use crate::model::DreamerModel;
 use crate::run::{Limits, Runner};
 use crate::scheduler::Scheduler;
@@ -43,6 +46,8 @@ pub struct Service {
     pub clock: Arc<dyn Fn() -> i64 + Send + Sync>,
     /// The team store holding the memory-changing tasks' leases, when memories live there.
     pub team_leases: Option<TeamLeases>,
+    /// The proxy's calls in flight, which a run on the same credential waits for.
+    pub calls: Arc<InFlightCalls>,
 }
 
 impl Service {
@@ -59,7 +64,13 @@ impl Service {
             };
             let this = Arc::new(self);
             loop {
-                tokio::time::sleep(WAKE_EVERY).await;
+                let deferred = scheduler.lock().is_ok_and(|it| it.has_deferred());
+                if deferred {
+                    // Either wake is fine: a timeout only means no call ended this minute.
+                    let _ = tokio::time::timeout(WAKE_EVERY, this.calls.call_ended()).await;
+                } else {
+                    tokio::time::sleep(WAKE_EVERY).await;
+                }
                 let (this, scheduler) = (Arc::clone(&this), Arc::clone(&scheduler));
                 let ticked = tokio::task::spawn_blocking(move || this.tick(&scheduler)).await;
                 if let Err(error) = ticked {
@@ -97,7 +108,7 @@ impl Service {
             settings: TaskSettings::of(&self.config),
             team_leases: self.team_leases.as_ref(),
         };
-        match scheduler.tick(&runner, &folders, now_ms) {
+        match scheduler.tick(&runner, &folders, self.calls.as_ref(), now_ms) {
             Ok(runs) => {
                 for run in runs {
                     tracing::info!(

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
+use mc_dreamer::InFlightCalls;
 use mc_engine::{Engine, SessionCache};
 use tokio::sync::Semaphore;
 
@@ -87,6 +88,9 @@ pub struct App {
     pub project_docs: DocsReader,
     /// The endpoints each project's newest call used, lent to the dreamer.
     pub dreamer_credentials: Arc<DreamerCredentials>,
+    /// The managed calls in flight, per project and credential, which a dreamer run on the
+    /// same credential waits for.
+    pub dreamer_calls: Arc<InFlightCalls>,
     /// Whether a stateful Responses call was seen (and said so in the log) yet.
     stateful_noted: AtomicBool,
 }
@@ -132,6 +136,7 @@ impl App {
             fixed_tokens: FixedTokens::default(),
             project_docs: DocsReader::default(),
             dreamer_credentials: Arc::default(),
+            dreamer_calls: Arc::default(),
             store,
             stateful_noted: AtomicBool::new(false),
         })

@@ -4,12 +4,14 @@
 //! used ([`crate::dreamer_credentials`]: the session's upstream and credentials, the small
 //! model first), else the chain an operator command would use (`historian.endpoint`, else a
 //! provider key in the proxy's environment). A project with neither is skipped, and said so
-//! in its run's record. With the dreamer off, nothing starts.
+//! in its run's record. With the dreamer off, nothing starts. A run on a project's borrowed
+//! credentials waits while a call of that project is in flight on them
+//! ([`crate::call_in_flight`]).
 
 use std::sync::Arc;
 
 use mc_core::ProjectId;
-use mc_dreamer::{DreamerModel, LlmJudge, Service, StoreHandle, TeamLeases};
+use mc_dreamer::{CredentialId, DreamerModel, LlmJudge, Service, StoreHandle, TeamLeases};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, LlmError, ModelEndpoint, StructuredAnswer, StructuredRequest};
 use mc_store::Store;
@@ -54,6 +56,10 @@ impl DreamerModel for SessionJudge {
         self.endpoints(project)
             .first()
             .map(|endpoint| endpoint.model.clone())
+    }
+
+    fn credential(&self, project: &ProjectId) -> Option<CredentialId> {
+        self.endpoints(project).first().map(CredentialId::of)
     }
 }
 
@@ -102,6 +108,7 @@ pub fn start(app: &Arc<App>) -> Option<JoinHandle<()>> {
         owner,
         clock: Arc::new(now_ms),
         team_leases,
+        calls: Arc::clone(&app.dreamer_calls),
     };
     Some(service.start())
 }

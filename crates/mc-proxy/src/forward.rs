@@ -76,10 +76,7 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response<
     {
         provider = Provider::OpenAi;
     }
-    let base = match provider {
-        Provider::Anthropic => &app.settings.upstream_anthropic,
-        Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
-    };
+    let base = app.settings.upstream(provider);
     let url = ProxySettings::upstream_url(base, &path_and_query);
     let upstream = app
         .client

@@ -35,10 +35,7 @@ pub fn start(app: &App, provider: Provider, headers: &HeaderMap, planned: &Plann
     };
     let engine = &store.engine;
     let config = &engine.config().historian;
-    let upstream = match provider {
-        Provider::Anthropic => &app.settings.upstream_anthropic,
-        Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
-    };
+    let upstream = app.settings.upstream(provider);
     let endpoints = endpoints(config, provider, upstream, headers, &planned.model);
     if let Some(project) = &planned.project {
         app.dreamer_credentials.remember(project, &endpoints);
@@ -83,11 +80,6 @@ fn endpoints(
     if let Some(endpoints) = configured_endpoints(config, Some(session_model), &env) {
         return endpoints;
     }
-    let wire = match provider {
-        Provider::Anthropic => Wire::Anthropic,
-        Provider::OpenAi => Wire::OpenAiChat,
-        Provider::OpenAiResponses => Wire::OpenAiResponses,
-    };
     let small = match provider {
         Provider::Anthropic => ANTHROPIC_SMALL_MODEL,
         Provider::OpenAi | Provider::OpenAiResponses if upstream.contains("://api.openai.com") => {
@@ -98,16 +90,33 @@ fn endpoints(
     let mut models: Vec<&str> = vec![config.model.as_deref().unwrap_or(small)];
     models.extend(config.fallback_models.iter().map(String::as_str));
     models.push(session_model);
-    let credentials = Credentials::of(provider, headers);
+    let session = session_endpoint(provider, upstream, headers, session_model);
     distinct(models)
         .into_iter()
-        .map(|model| {
-            let mut endpoint =
-                ModelEndpoint::new(wire, upstream.to_owned(), model, credentials.key.clone());
-            endpoint.extra_headers = credentials.headers.clone();
-            endpoint
+        .map(|model| ModelEndpoint {
+            model: model.to_owned(),
+            ..session.clone()
         })
         .collect()
+}
+
+/// The call's own upstream, wire and credentials, on `model`: what the session's calls draw
+/// on, and what the historian and the dreamer borrow unless an endpoint is configured.
+pub fn session_endpoint(
+    provider: Provider,
+    upstream: &str,
+    headers: &HeaderMap,
+    model: &str,
+) -> ModelEndpoint {
+    let wire = match provider {
+        Provider::Anthropic => Wire::Anthropic,
+        Provider::OpenAi => Wire::OpenAiChat,
+        Provider::OpenAiResponses => Wire::OpenAiResponses,
+    };
+    let credentials = Credentials::of(provider, headers);
+    let mut endpoint = ModelEndpoint::new(wire, upstream.to_owned(), model, credentials.key);
+    endpoint.extra_headers = credentials.headers;
+    endpoint
 }
 
 /// The call's credentials as the historian re-sends them, each a [`Secret`] from the moment

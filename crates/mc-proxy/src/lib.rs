@@ -40,6 +40,7 @@ mod agent_tools;
 mod app;
 mod body_layout;
 mod browser_guard;
+mod call_in_flight;
 mod chat_incremental;
 mod chunked_body;
 mod client_call;

@@ -10,6 +10,9 @@
 //! HTTP error, or a Responses stream failed before any output) is retried once with an
 //! emergency plan before the client sees anything.
 //!
+//! From its plan until its answer is sent, the call is counted in flight for the dreamer
+//! ([`crate::call_in_flight`]).
+//!
 //! What the request carried becomes searchable, and the historian may summarise it, only
 //! once the provider answered with a success ([`crate::acceptance`]).
 
@@ -24,6 +27,7 @@ use axum::response::IntoResponse;
 use crate::acceptance;
 use crate::agent_tools;
 use crate::app::App;
+use crate::call_in_flight;
 use crate::chunked_body::ChunkedBody;
 use crate::client_call::{ClientCall, read_call};
 use crate::embedding_start;
@@ -82,7 +86,9 @@ async fn run(
     historian_start::start(&app, provider, &call.headers, &planned);
     embedding_start::start(&app);
     search_index_start::start(&app);
-    send_and_answer(app, provider, call, prepared, planned).await
+    let in_flight = call_in_flight::begin(&app, provider, &call.headers, &planned);
+    let response = send_and_answer(app, provider, call, prepared, planned).await?;
+    Ok(call_in_flight::until_sent(response, in_flight))
 }
 
 /// Sends the planned call and answers the client: a success streams back (through the

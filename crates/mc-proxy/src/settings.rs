@@ -7,6 +7,7 @@ use mc_engine::CacheBudget;
 use mc_llm::RetryPolicy;
 
 use crate::client_connections::ClientLimits;
+use crate::provider::Provider;
 
 /// The proxy's settings, resolved from the command line and the config file.
 #[derive(Debug, Clone)]
@@ -42,6 +43,14 @@ pub struct ProxySettings {
 }
 
 impl ProxySettings {
+    /// The upstream base URL a request of `provider` is forwarded to.
+    pub fn upstream(&self, provider: Provider) -> &str {
+        match provider {
+            Provider::Anthropic => &self.upstream_anthropic,
+            Provider::OpenAi | Provider::OpenAiResponses => &self.upstream_openai,
+        }
+    }
+
     /// The upstream URL for a client request to `path_and_query` on `base`.
     pub fn upstream_url(base: &str, path_and_query: &str) -> String {
         format!("{}{path_and_query}", base.trim_end_matches('/'))

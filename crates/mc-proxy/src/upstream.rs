@@ -132,10 +132,7 @@ pub async fn send_upstream(
     path_and_query: &str,
     body: ChunkedBody,
 ) -> Result<reqwest::Response, reqwest::Error> {
-    let base = match provider {
-        Provider::Anthropic => &app.settings.upstream_anthropic,
-        Provider::OpenAi | Provider::OpenAiResponses => &app.settings.upstream_openai,
-    };
+    let base = app.settings.upstream(provider);
     app.client
         .post(ProxySettings::upstream_url(base, path_and_query))
         .headers(managed_request_headers(headers))

@@ -120,7 +120,8 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
     );
     assert_eq!(
         report["runs"][4]["detail"],
-        "the project has no ARCHITECTURE.md or STRUCTURE.md; nothing to maintain"
+        "the project has no ARCHITECTURE.md or STRUCTURE.md and its last month is quiet \
+         (0 commits; one is proposed from 10 commits touching 20 files); nothing to maintain"
     );
     assert_eq!(report["runs"][2]["changes"], 0, "{report}");
     assert_eq!(
@@ -386,7 +387,7 @@ fn show_proposals_prints_each_patch_and_where_it_is() {
     mc_dreamer::write_proposal(
         &dir,
         "ARCHITECTURE.md",
-        "# Architecture\nParsing: src/old_parser.rs\n",
+        Some("# Architecture\nParsing: src/old_parser.rs\n"),
         "# Architecture\nParsing: src/parser.rs\n",
         "the parser moved",
     )

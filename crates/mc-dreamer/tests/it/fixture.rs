@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
-use mc_dreamer::DreamerModel;
-use mc_llm::{EndpointLabel, LlmError, StructuredAnswer, StructuredRequest, Usage};
+use mc_dreamer::{CredentialId, DreamerModel, InFlight};
+use mc_llm::{
+    EndpointLabel, LlmError, ModelEndpoint, StructuredAnswer, StructuredRequest, Usage, Wire,
+};
 use mc_store::{MemorySource, MemoryStatus, NewMemory, Store, StoredMemory};
 
 /// 2026-12-05 21:00 UTC.
@@ -154,6 +156,30 @@ impl DreamerModel for FakeModel {
 
     fn first_model(&self, _project: &ProjectId) -> Option<String> {
         Some("claude-haiku-4-5".into())
+    }
+
+    fn credential(&self, _project: &ProjectId) -> Option<CredentialId> {
+        Some(fake_credential())
+    }
+}
+
+/// The credential a [`FakeModel`] asks on, for every project.
+pub fn fake_credential() -> CredentialId {
+    let key = Some(mc_core::Secret::new("sk-fake"));
+    CredentialId::of(&ModelEndpoint::new(
+        Wire::Anthropic,
+        "http://fake",
+        "claude-haiku-4-5",
+        key,
+    ))
+}
+
+/// A proxy with no call in flight.
+pub struct NoCalls;
+
+impl InFlight for NoCalls {
+    fn is_calling(&self, _project: &ProjectId, _credential: &CredentialId) -> bool {
+        false
     }
 }
 

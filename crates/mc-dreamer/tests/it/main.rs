@@ -13,5 +13,6 @@ mod maintain_docs;
 mod promote;
 mod rewrite;
 mod scheduler;
+mod scheduler_defer;
 mod smart_notes;
 mod team_lease;

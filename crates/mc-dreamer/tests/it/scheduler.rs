@@ -12,21 +12,21 @@ use mc_store::RunOutcome;
 use serde_json::json;
 
 use crate::fixture::{
-    Answer, EVENING_MS, FakeModel, is_step, label, memories, or_finish, project, provider_error,
-    store_with_memories, untouched, write_project,
+    Answer, EVENING_MS, FakeModel, NoCalls, is_step, label, memories, or_finish, project,
+    provider_error, store_with_memories, untouched, write_project,
 };
 
-const MINUTE: i64 = 60_000;
+pub const MINUTE: i64 = 60_000;
 
 /// 03:30 UTC on the morning after [`EVENING_MS`]: verify_memories' default time.
-const NIGHTLY_MS: i64 = EVENING_MS + 6 * 60 * MINUTE + 30 * MINUTE;
+pub const NIGHTLY_MS: i64 = EVENING_MS + 6 * 60 * MINUTE + 30 * MINUTE;
 
 fn folders(root: &std::path::Path) -> HashMap<mc_core::ProjectId, String> {
     HashMap::from([(project(), root.to_string_lossy().into_owned())])
 }
 
 /// The default schedules with only `verify_memories` on.
-fn verify_only() -> DreamerConfig {
+pub fn verify_only() -> DreamerConfig {
     let off = TaskSchedule::Off;
     let schedules = DreamerSchedules {
         verify_memories: DreamerSchedules::default().verify_memories,
@@ -185,7 +185,7 @@ fn nothing_runs_before_the_cron_time_and_a_rate_limit_backs_off_then_succeeds() 
     let folders = folders(dir.path());
     let mut tick = |at: i64| {
         now.set(at);
-        scheduler.tick(&runner, &folders, at).unwrap()
+        scheduler.tick(&runner, &folders, &NoCalls, at).unwrap()
     };
     assert!(tick(NIGHTLY_MS - 1).is_empty());
     let first = tick(NIGHTLY_MS);
@@ -238,7 +238,10 @@ fn identical_failures_stop_the_task_until_restart() {
     for hour in 1..=6 {
         let at = EVENING_MS + hour * 60 * MINUTE;
         now.set(at);
-        runs += scheduler.tick(&runner, &folders, at).unwrap().len();
+        runs += scheduler
+            .tick(&runner, &folders, &NoCalls, at)
+            .unwrap()
+            .len();
     }
     assert_eq!(runs, 3, "stopped after the third identical failure");
     assert_eq!(

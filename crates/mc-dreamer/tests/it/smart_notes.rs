@@ -13,10 +13,10 @@ use mc_store::{NewNote, NoteStatus, Store};
 use crate::end_to_end::{dream_task, simulator};
 use crate::fixture::{EVENING_MS, project};
 
-const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+pub(crate) const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// Commits `files` (written with their name as content) at `at_ms` with `subject`.
-fn commit(root: &Path, at_ms: i64, subject: &str, files: &[&str]) {
+pub(crate) fn commit(root: &Path, at_ms: i64, subject: &str, files: &[&str]) {
     for file in files {
         let path = root.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
