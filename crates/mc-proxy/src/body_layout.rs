@@ -24,4 +24,13 @@ impl BodyLayout {
             Self::Responses(layout) => Some(layout.prefix_identity()),
         }
     }
+
+    /// Where the body's message list (Responses: input list) opens, as the decode found it.
+    pub fn list_open(&self) -> Option<usize> {
+        match self {
+            Self::Anthropic(layout) => layout.list_open(),
+            Self::Chat(layout) => Some(layout.list_open()),
+            Self::Responses(layout) => Some(layout.list_open()),
+        }
+    }
 }

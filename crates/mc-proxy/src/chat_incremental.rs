@@ -66,6 +66,11 @@ impl ChatLayout {
         &self.prefix_identity
     }
 
+    /// Where the body's message list opens (its `[`).
+    pub fn list_open(&self) -> usize {
+        self.split.open
+    }
+
     /// How many messages the body has, instructions included.
     pub fn message_count(&self) -> usize {
         self.split.ranges.len()

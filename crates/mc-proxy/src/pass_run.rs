@@ -136,10 +136,13 @@ fn plan_once(
     let mut target = resolve_target(app, engine, provider, headers, &decoded, model)?;
     let outcome = run_pass(app, engine, provider, &decoded, &mut target, last_usage)?;
     if target.mode == SessionMode::CompactionOff
-        && let Some(upstream_body) =
-            host_managed_body::splice_head(provider, &body.to_bytes(), &outcome.messages[..2])
+        && let Some(upstream_body) = host_managed_body::splice_head(
+            provider,
+            body,
+            decoded.layout.as_ref().and_then(BodyLayout::list_open),
+            &outcome.messages[..2],
+        )
     {
-        let upstream_body = ChunkedBody::from(upstream_body);
         return Ok(Planned {
             pass: Some(pass_facts(&decoded, &target, &outcome)),
             session: Some(target.session),

@@ -69,6 +69,11 @@ pub struct ResponsesLayout {
 }
 
 impl ResponsesLayout {
+    /// Where the body's input list opens (its `[`).
+    pub fn list_open(&self) -> usize {
+        self.split.open
+    }
+
     /// The identity of the body's instructions and tools.
     pub fn prefix_identity(&self) -> &str {
         &self.prefix_identity

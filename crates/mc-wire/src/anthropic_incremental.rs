@@ -81,6 +81,11 @@ impl Layout {
         }
     }
 
+    /// Where the body's message list opens (its `[`); `None` after a full decode.
+    pub fn list_open(&self) -> Option<usize> {
+        self.head.as_deref()?.open()
+    }
+
     /// The body.
     pub fn body(&self) -> &ChunkedBody {
         &self.body

@@ -365,8 +365,22 @@ async fn with_compaction_off_every_tool_but_reduce_is_offered() {
     }
     let seen = upstream.seen();
     assert_eq!(seen.len(), 2);
-    for sent in &seen {
+    for (sent, turns) in seen.iter().zip([&first[..], &second[..]]) {
         let sent = sent.json();
+        // The head goes first, then the client's messages as it sent them (the follow-up's
+        // list is found where its decode found it, the first's by parsing the body).
+        let guidance = json!(mc_engine::tools::HOST_COMPACTS_GUIDANCE);
+        let client: Vec<&serde_json::Value> = sent["messages"].as_array().unwrap()[2..]
+            .iter()
+            .filter(|m| m["content"] != guidance)
+            .collect();
+        let sent_by_client = request(turns, false);
+        let expected: Vec<&serde_json::Value> = sent_by_client["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(client, expected, "{sent}");
         let tools: Vec<&str> = sent["tools"]
             .as_array()
             .unwrap()
