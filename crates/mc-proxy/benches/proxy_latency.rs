@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use mc_proxy::{ProxySettings, RunningProxy, SESSION_HEADER};
+use mc_proxy::{RunningProxy, SESSION_HEADER};
 use mc_sim::script::Script;
 use mc_sim::server::{Responder, SimConfig, SimServer};
 use mc_sim::{CountTokens, O200kCounter};
@@ -62,11 +62,13 @@ mod corpus;
 mod flat_upstream;
 #[path = "proxy_latency/growing.rs"]
 mod growing;
+#[path = "proxy_latency/proxies.rs"]
+mod proxies;
 
 use corpus::{Conversation, Corpus};
 use flat_upstream::FlatUpstream;
 use growing::{Growing, Wire, growing_table};
-use mc_core::config::ToolsMode;
+use proxies::{Managed, start_proxy};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 type Result<T> = std::result::Result<T, BoxError>;
@@ -203,7 +205,7 @@ async fn run() -> Result<()> {
     println!(
         "upstream: a flat server that reads the body and streams a fixed answer, so a call costs it the same either way"
     );
-    let (proxy, _store) = start_proxy(&flat.url(), ToolsMode::Off).await?;
+    let (proxy, _store) = start_proxy(&flat.url(), Managed::TOOLS_OFF).await?;
     let verdicts = latency_table(&client, &corpus, &o200k, &flat.url(), &proxy).await?;
     proxy.shutdown().await;
     println!();
@@ -215,7 +217,7 @@ async fn run() -> Result<()> {
     println!(
         "upstream: the simulator (its cost per call depends on the body's cache markers, which the proxy moves: read with care)"
     );
-    let (proxy, _store) = start_proxy(&sim_url, ToolsMode::Off).await?;
+    let (proxy, _store) = start_proxy(&sim_url, Managed::TOOLS_OFF).await?;
     latency_table(&client, &corpus, &o200k, &sim_url, &proxy).await?;
     let proxied = format!("http://{}/v1/messages", proxy.local_addr());
 
@@ -252,39 +254,6 @@ async fn run() -> Result<()> {
         return Err(format!("{} requests failed under concurrency", load.errors).into());
     }
     Ok(())
-}
-
-/// A proxy over a fresh store in a temp dir (kept alive by the returned guard), sending
-/// both wires to `upstream`. Every tag is protected: nothing is dropped, so the proxied body
-/// is the client's (plus tags) and the pairs compare like with like. With drops, the first
-/// pass of a long session lands reclaimed output and the upstream then handles a smaller
-/// body than the direct call's. The latency tables turn the proxy's own tools off for the
-/// same reason (they would add our tool definitions and guidance to every body); the
-/// growing session compares both `tools` modes.
-async fn start_proxy(
-    upstream: &str,
-    tools: ToolsMode,
-) -> Result<(RunningProxy, tempfile::TempDir)> {
-    let store_dir = tempfile::tempdir()?;
-    let store = mc_store::Store::open(store_dir.path().join("bench.db"))?;
-    let mut config = mc_core::config::Config::default();
-    config.reduction.protected_tags = u32::MAX;
-    config.tools.mode = tools;
-    let engine = mc_engine::Engine::new(store, config);
-    let settings = ProxySettings {
-        listen: "127.0.0.1:0".parse()?,
-        upstream_anthropic: upstream.to_owned(),
-        upstream_openai: upstream.to_owned(),
-        max_request_bytes: 64 << 20,
-        context_window: Some(WINDOW_TOKENS),
-        upstream_idle_timeout: Duration::from_secs(120),
-        historian_retry: mc_proxy::RetryPolicy::default(),
-        cache_budget: mc_proxy::CacheBudget::default(),
-        allowed_hosts: Vec::new(),
-        client_limits: mc_proxy::ClientLimits::default(),
-        user_config: None,
-    };
-    Ok((RunningProxy::start(settings, Ok(engine)).await?, store_dir))
 }
 
 /// Prints one latency table, direct calls going to `upstream`; returns the verdicts.

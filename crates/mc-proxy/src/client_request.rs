@@ -7,7 +7,7 @@ use mc_core::Message;
 use mc_engine::PassOutcome;
 use mc_wire::anthropic::{BlockContent, ContentBlock, MessagesRequest};
 use mc_wire::openai::{ChatMessage, ChatRequest};
-use mc_wire::responses::{Item, ResponsesRequest};
+use mc_wire::responses::{Input, Item, ResponsesRequest};
 use serde_json::Value;
 
 use crate::body_layout::BodyLayout;
@@ -251,6 +251,22 @@ impl ClientRequest {
                     client_messages: Some(ClientMessages::Responses(rendered.client_items)),
                 }
             }
+        }
+    }
+}
+
+impl ClientRequest {
+    /// The client's messages on its wire, as the session's next request is decoded by
+    /// (none for Anthropic, whose layout holds what its decode needs). For a call sent up
+    /// without rendering (compaction off), as a rendering would have returned them.
+    pub fn into_client_messages(self) -> Option<ClientMessages> {
+        match self {
+            Self::Anthropic(_) => None,
+            Self::OpenAi(request) => Some(ClientMessages::Chat(request.messages)),
+            Self::Responses(request) => Some(ClientMessages::Responses(match request.input {
+                Some(Input::Items(items)) => items,
+                Some(Input::Text(_)) | None => Vec::new(),
+            })),
         }
     }
 }

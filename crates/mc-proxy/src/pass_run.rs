@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use axum::http::HeaderMap;
 use mc_core::pass_plan::usable_window;
-use mc_core::{Host, ProjectId, SessionId, SessionMode, continues_compacted, session_mode};
+use mc_core::{
+    HashChain, Host, Message, ProjectId, SessionId, SessionMode, continues_compacted, session_mode,
+};
 use mc_engine::{Engine, EngineError, PassOutcome, PassRequest};
 use mc_wire::openai::ChatRequest;
 
@@ -143,8 +145,17 @@ fn plan_once(
             &outcome.messages[..2],
         )
     {
+        let pass = pass_facts(&decoded, &target, &outcome);
+        let decoded = *decoded;
+        remember_decoded(
+            app,
+            decoded.layout,
+            decoded.client.into_client_messages(),
+            decoded.conversation,
+            decoded.chain,
+        );
         return Ok(Planned {
-            pass: Some(pass_facts(&decoded, &target, &outcome)),
+            pass: Some(pass),
             session: Some(target.session),
             project: target.project,
             model: target.model,
@@ -381,21 +392,13 @@ fn render_pass(
     if let Some(encoded) = rendered.encoded {
         app.encoded_messages.put(&session, encoded);
     }
-    match (decoded.layout, rendered.client_messages) {
-        (Some(BodyLayout::Anthropic(layout)), _) => {
-            app.recent_requests
-                .remember(layout, decoded.conversation, decoded.chain);
-        }
-        (Some(BodyLayout::Chat(layout)), Some(ClientMessages::Chat(messages))) => {
-            app.recent_chats
-                .remember(layout, messages, decoded.conversation, decoded.chain);
-        }
-        (Some(BodyLayout::Responses(layout)), Some(ClientMessages::Responses(items))) => {
-            app.recent_responses
-                .remember(layout, items, decoded.conversation, decoded.chain);
-        }
-        _ => {}
-    }
+    remember_decoded(
+        app,
+        decoded.layout,
+        rendered.client_messages,
+        decoded.conversation,
+        decoded.chain,
+    );
     Planned {
         session: Some(session),
         project: target.project,
@@ -406,6 +409,32 @@ fn render_pass(
         upstream_body: rendered.body,
         hide_usage_chunk: rendered.hide_usage_chunk,
         side_call: None,
+    }
+}
+
+/// Keeps what the session's next request is decoded by (the body's layout, its messages
+/// on the client's wire and in the neutral model), so that request decodes only what it
+/// adds: every managed call, rendered or sent up as the client wrote it.
+fn remember_decoded(
+    app: &App,
+    layout: Option<BodyLayout>,
+    client_messages: Option<ClientMessages>,
+    conversation: Vec<Message>,
+    chain: HashChain,
+) {
+    match (layout, client_messages) {
+        (Some(BodyLayout::Anthropic(layout)), _) => {
+            app.recent_requests.remember(layout, conversation, chain);
+        }
+        (Some(BodyLayout::Chat(layout)), Some(ClientMessages::Chat(messages))) => {
+            app.recent_chats
+                .remember(layout, messages, conversation, chain);
+        }
+        (Some(BodyLayout::Responses(layout)), Some(ClientMessages::Responses(items))) => {
+            app.recent_responses
+                .remember(layout, items, conversation, chain);
+        }
+        _ => {}
     }
 }
 

@@ -1,12 +1,13 @@
-//! One long session growing step by step, sent through two proxies at once: one with the
+//! One long session growing step by step, sent through three proxies at once: one with the
 //! agent tools off, one at the default configuration, which serves the tools to a client
-//! without Claude Code's headers (as OpenCode and Pi get them). The added time is printed
+//! without Claude Code's headers (as OpenCode and Pi get them), and one with the engine's
+//! compaction off (the host manages the window; the tools at their default). The added time is printed
 //! per quarter of the run, so a cost that grows with the conversation shows as a rising
 //! p50 rather than hiding in one median.
 //!
 //! The session opens at ~1 MB (the size where a growing per-call cost was first seen) and
-//! takes one agent step per request. Each body goes direct, through the tools-off proxy
-//! and through the tools-on proxy, in an order that rotates per request, and each proxy's
+//! takes one agent step per request. Each body goes direct and through each proxy, in an
+//! order that rotates per request, and each proxy's
 //! added time is its time minus the direct time of the same body. The body carries no
 //! `metadata.user_id` and the session is named by OpenCode's `x-session-id`, so `auto`
 //! serves the tools. The run is made on the Anthropic wire, on Chat Completions and on
@@ -19,9 +20,8 @@
 
 use std::time::Duration;
 
-use mc_core::config::ToolsMode;
-
 use super::corpus::{Conversation, Corpus};
+use super::proxies::Managed;
 use super::{Result, VERBATIM_PATH, call, call_verbatim, ms, percentile_of, start_proxy};
 
 /// o200k tokens of the session's first measured body: about 1 MB of JSON.
@@ -77,6 +77,8 @@ pub struct Growing {
 struct Added {
     off: Vec<f64>,
     on: Vec<f64>,
+    /// Compaction off (tools at their default).
+    host: Vec<f64>,
     /// The verbatim hop's.
     hop: Vec<f64>,
 }
@@ -89,14 +91,15 @@ pub async fn growing_table(
     run: &Growing,
     wire: Wire,
 ) -> Result<()> {
-    let (off, _off_store) = start_proxy(upstream, ToolsMode::Off).await?;
-    let (on, _on_store) =
-        start_proxy(upstream, mc_core::config::ToolsConfig::default().mode).await?;
+    let (off, _off_store) = start_proxy(upstream, Managed::TOOLS_OFF).await?;
+    let (on, _on_store) = start_proxy(upstream, Managed::defaults()).await?;
+    let (host, _host_store) = start_proxy(upstream, Managed::compaction_off()).await?;
     let path = wire.path();
     let urls = [
         format!("{upstream}{path}"),
         format!("http://{}{path}", off.local_addr()),
         format!("http://{}{path}", on.local_addr()),
+        format!("http://{}{path}", host.local_addr()),
     ];
     let hops = [
         format!("{upstream}{VERBATIM_PATH}"),
@@ -109,9 +112,9 @@ pub async fn growing_table(
     for index in 0..WARMUP + run.steps {
         conversation.grow(corpus);
         let body = wire.body(&conversation, corpus)?;
-        let mut times = [Duration::ZERO; 3];
-        for turn in 0..3 {
-            let which = (index + turn) % 3;
+        let mut times = [Duration::ZERO; 4];
+        for turn in 0..4 {
+            let which = (index + turn) % 4;
             times[which] = call(client, &urls[which], &body, &headers).await?;
         }
         if index < WARMUP {
@@ -120,6 +123,7 @@ pub async fn growing_table(
         let direct = times[0].as_secs_f64();
         added.off.push(times[1].as_secs_f64() - direct);
         added.on.push(times[2].as_secs_f64() - direct);
+        added.host.push(times[3].as_secs_f64() - direct);
         let hop_direct = call_verbatim(client, &hops[0], &body).await?;
         let hop_proxied = call_verbatim(client, &hops[1], &body).await?;
         added
@@ -129,6 +133,7 @@ pub async fn growing_table(
     }
     off.shutdown().await;
     on.shutdown().await;
+    host.shutdown().await;
     println!("{wire:?} wire ({path}):");
     print_table(&added, &body_bytes);
     Ok(())
@@ -136,16 +141,16 @@ pub async fn growing_table(
 
 fn print_table(added: &Added, body_bytes: &[usize]) {
     println!(
-        "| quarter | body MB | n | tools off added p50 ms | off p99 ms | tools on added p50 ms | on p99 ms | on - off p50 ms | verbatim hop p50 ms |"
+        "| quarter | body MB | n | tools off added p50 ms | off p99 ms | tools on added p50 ms | on p99 ms | on - off p50 ms | compaction off p50 ms | compaction off p99 ms | verbatim hop p50 ms |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let quarters = quarters(added.on.len());
     for (number, range) in quarters.iter().enumerate() {
         let (off, on) = (&added.off[range.clone()], &added.on[range.clone()]);
-        let hop = &added.hop[range.clone()];
+        let (host, hop) = (&added.host[range.clone()], &added.hop[range.clone()]);
         let bytes = &body_bytes[range.clone()];
         println!(
-            "| Q{} | {:.2}-{:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| Q{} | {:.2}-{:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             number + 1,
             mb(bytes.first()),
             mb(bytes.last()),
@@ -155,6 +160,8 @@ fn print_table(added: &Added, body_bytes: &[usize]) {
             ms(percentile_of(on, 0.50)),
             ms(percentile_of(on, 0.99)),
             ms(percentile_of(on, 0.50) - percentile_of(off, 0.50)),
+            ms(percentile_of(host, 0.50)),
+            ms(percentile_of(host, 0.99)),
             ms(percentile_of(hop, 0.50)),
         );
     }
@@ -178,12 +185,14 @@ fn print_table(added: &Added, body_bytes: &[usize]) {
     let growth_net_of_hop =
         (quarter_p50(&added.on, true) - hop_growth) / quarter_p50(&added.on, false);
     println!(
-        "| all | {:.2}-{:.2} | {} | {off_p50:.2} | {:.2} | {on_p50:.2} | {on_p99:.2} | {:.2} | {:.2} |",
+        "| all | {:.2}-{:.2} | {} | {off_p50:.2} | {:.2} | {on_p50:.2} | {on_p99:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
         mb(body_bytes.first()),
         mb(body_bytes.last()),
         added.on.len(),
         ms(percentile_of(&added.off, 0.99)),
         on_p50 - off_p50,
+        ms(percentile_of(&added.host, 0.50)),
+        ms(percentile_of(&added.host, 0.99)),
         ms(percentile_of(&added.hop, 0.50)),
     );
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
@@ -195,9 +204,10 @@ fn print_table(added: &Added, body_bytes: &[usize]) {
         on_p50 / off_p50,
     );
     println!(
-        "added per MB of body (median of the slopes between every two steps, steadier than the quarters on a shared machine): tools off {:.2} ms/MB, tools on {:.2} ms/MB, verbatim hop {:.2} ms/MB",
+        "added per MB of body (median of the slopes between every two steps, steadier than the quarters on a shared machine): tools off {:.2} ms/MB, tools on {:.2} ms/MB, compaction off {:.2} ms/MB, verbatim hop {:.2} ms/MB",
         ms(slope_per_mb(&added.off, body_bytes)),
         ms(slope_per_mb(&added.on, body_bytes)),
+        ms(slope_per_mb(&added.host, body_bytes)),
         ms(slope_per_mb(&added.hop, body_bytes)),
     );
     println!(

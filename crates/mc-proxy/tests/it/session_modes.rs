@@ -194,3 +194,43 @@ async fn with_compaction_off_an_overflow_reaches_the_client_unretried() {
     assert_eq!(reply.json(), too_long);
     assert_eq!(upstream.seen().len(), 1, "not retried");
 }
+
+/// The same on the Responses wire, with the agent tools at their default: each request of a
+/// growing conversation (the follow-ups decoded from what the session's last request left)
+/// goes up with the head first and then every input item the client sent, as it sent it.
+#[tokio::test]
+async fn with_compaction_off_responses_items_go_up_as_the_client_sent_them() {
+    use crate::agent_tools_responses::{answer, call, output, request, said, scripted, user};
+    let upstream = scripted(vec![answer(vec![said("Done.")])]).await;
+    let mut config = quiet_config();
+    config.compaction.enabled = false;
+    let proxy = Proxy::start_with_config(settings(&upstream.url()), config).await;
+    let turns = [
+        user("Rename the crate."),
+        call("c1", "read_file", json!({"path": "Cargo.toml"})),
+        output("c1", "[package]\nname = \"old\"\n"),
+        said("Renamed."),
+        user("Now its tests \u{00e9}."),
+    ];
+    for end in [1, 3, 5] {
+        let body = request(&turns[..end], false);
+        let reply = send(
+            Method::POST,
+            &proxy.url("/v1/responses"),
+            &[("content-type", "application/json")],
+            body.to_string(),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let sent = upstream.seen().last().unwrap().json();
+        let input = sent["input"].as_array().unwrap();
+        let client = body["input"].as_array().unwrap();
+        assert_eq!(
+            input.len(),
+            client.len() + 2,
+            "the head, then the items: {sent}"
+        );
+        assert_eq!(input[2..], client[..], "{sent}");
+    }
+    proxy.shutdown().await;
+}
