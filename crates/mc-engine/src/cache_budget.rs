@@ -11,6 +11,7 @@
 use mc_core::SessionId;
 use mc_core::reclaim::FingerprintIndex;
 
+use crate::host_tail::HostTail;
 use crate::kept_rows::KeptRows;
 use crate::part_tokens::PartTokens;
 use crate::rendered_tail::RenderedTail;
@@ -120,7 +121,23 @@ pub(crate) struct EngineCaches {
     pub indexes: SessionCache<FingerprintIndex>,
     pub part_tokens: SessionCache<PartTokens>,
     pub rows: SessionCache<KeptRows>,
-    pub rendered: SessionCache<RenderedTail>,
+    pub tails: SessionCache<SessionTail>,
+}
+
+/// A session's tail kept between passes: rendered by the engine, or (compaction off) the
+/// client's own messages. A session is in one mode at a time, so both share one budget.
+pub(crate) enum SessionTail {
+    Rendered(Box<RenderedTail>),
+    Host(HostTail),
+}
+
+impl mc_core::HeldBytes for SessionTail {
+    fn held_bytes(&self) -> usize {
+        match self {
+            Self::Rendered(tail) => tail.held_bytes(),
+            Self::Host(tail) => tail.held_bytes(),
+        }
+    }
 }
 
 impl EngineCaches {
@@ -129,7 +146,7 @@ impl EngineCaches {
             indexes: SessionCache::with_budget(budget.fingerprints()),
             part_tokens: SessionCache::with_budget(budget.part_tokens()),
             rows: SessionCache::with_budget(budget.kept_rows()),
-            rendered: SessionCache::with_budget(budget.rendered_tails()),
+            tails: SessionCache::with_budget(budget.rendered_tails()),
         }
     }
 
@@ -139,7 +156,7 @@ impl EngineCaches {
         drop(self.indexes.take(session));
         drop(self.part_tokens.take(session));
         drop(self.rows.take(session));
-        drop(self.rendered.take(session));
+        drop(self.tails.take(session));
     }
 }
 

@@ -15,6 +15,7 @@ mod flush;
 mod fork;
 mod head_memory;
 mod history_head;
+mod host_tail;
 mod ingest;
 mod kept_rows;
 mod nudges;

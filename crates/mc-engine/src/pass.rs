@@ -23,7 +23,7 @@ use mc_core::{HashChain, Message, Part, SessionId};
 use mc_store::{KnowledgeSource, Store, WriteTx};
 use serde::Serialize;
 
-use crate::cache_budget::{CacheBudget, EngineCaches};
+use crate::cache_budget::{CacheBudget, EngineCaches, SessionTail};
 use crate::correction::{self, Report};
 use crate::earlier_conversation::carry_earlier;
 use crate::error::{EngineError, Result};
@@ -169,11 +169,10 @@ impl Engine {
             .unwrap_or_default();
         counts.update(request.model, request.messages, request.count_text);
         let mut rows = self.caches.rows.take(request.session).unwrap_or_default();
-        let mut rendered = self
-            .caches
-            .rendered
-            .take(request.session)
-            .unwrap_or_default();
+        let mut rendered = match self.caches.tails.take(request.session) {
+            Some(SessionTail::Rendered(tail)) => tail,
+            _ => Box::default(),
+        };
         let kept = Kept {
             index: &mut index,
             counts: &counts,
@@ -184,7 +183,9 @@ impl Engine {
             .store
             .write_with(|tx| self.pass_in(tx, request, now_ms, kept))?;
         self.caches.indexes.put(request.session, index);
-        self.caches.rendered.put(request.session, rendered);
+        self.caches
+            .tails
+            .put(request.session, SessionTail::Rendered(rendered));
         self.caches.part_tokens.put(request.session, counts);
         self.caches.rows.put(request.session, rows);
         Ok(outcome)

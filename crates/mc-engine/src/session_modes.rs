@@ -10,13 +10,16 @@
 
 use std::sync::Arc;
 
+use mc_core::Message;
 use mc_core::breakpoints::plan_breakpoints;
 use mc_core::pass_plan::{PassInputs, plan_host_managed};
 use mc_core::tags::TagIndex;
 use mc_store::WriteTx;
 
+use crate::cache_budget::SessionTail;
 use crate::error::Result;
 use crate::head_memory::{memory_delta, session_project};
+use crate::host_tail::HostTail;
 use crate::ingest::{Ingested, ingest};
 use crate::pass::{Engine, PassOutcome, PassRequest, layout_of};
 use crate::pass_end::{finish_pass, head_messages};
@@ -70,10 +73,20 @@ impl Engine {
             .unwrap_or_default();
         counts.update(request.model, request.messages, request.count_text);
         let tail_tokens = counts.total();
+        let kept = match self.caches.tails.take(request.session) {
+            Some(SessionTail::Host(tail)) => Some(tail),
+            _ => None,
+        };
+        let (tail, kept) = HostTail::share(kept, request.messages, request.chain);
         let outcome = self
             .store()
-            .write_with(|tx| self.host_managed_in(tx, request, now_ms, tail_tokens));
+            .write_with(|tx| self.host_managed_in(tx, request, now_ms, tail_tokens, &tail));
         self.caches.part_tokens.put(request.session, counts);
+        if let (Ok(_), Some(kept)) = (&outcome, kept) {
+            self.caches
+                .tails
+                .put(request.session, SessionTail::Host(kept));
+        }
         outcome
     }
 
@@ -83,6 +96,7 @@ impl Engine {
         request: &PassRequest<'_>,
         now_ms: i64,
         tail_tokens: u64,
+        tail: &[Arc<Message>],
     ) -> Result<PassOutcome> {
         let session = request.session;
         let ingested = self.ingest_request(tx, request, now_ms)?;
@@ -115,7 +129,7 @@ impl Engine {
             self.refresh_head(tx, &mut state, &plan, request, &no_tags, &memory)?;
         }
         let mut messages = head_messages(&state);
-        messages.extend(request.messages.iter().cloned().map(Arc::new));
+        messages.extend(tail.iter().cloned());
         let breakpoints = plan_breakpoints(
             &layout_of(request.system_blocks, &messages),
             request.client_ttl,
