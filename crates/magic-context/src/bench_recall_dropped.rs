@@ -2,18 +2,16 @@
 //! no longer held, on recorded sessions ([`mc_replay::recall_dropped`]), with full text and,
 //! given an embedding model, hybrid.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, anyhow};
-use mc_embed::{Embedder, EmbeddingProvider, EmbeddingSettings};
-use mc_engine::search::{EmbeddedSearch, SemanticSearch, embed_pending};
+use anyhow::Context;
 use mc_replay::{
-    QueryFigures, RecallDropped, ReplayOptions, SemanticProbe, SharedSemanticProbe, replay,
+    EmbeddedProbe, QueryFigures, RecallDropped, ReplayOptions, SemanticProbe, SharedSemanticProbe,
+    replay,
 };
 use mc_sim::strategy::StrategyKind;
-use mc_store::Store;
 
 use crate::output::{pretty, write_stdout};
 
@@ -31,7 +29,8 @@ pub fn run(
     let loaded = mc_config::load(&mc_config::ConfigSources::discover(None));
     let probe_semantic = match model_dir {
         Some(dir) => {
-            let probe: Arc<Mutex<dyn SemanticProbe>> = Arc::new(Mutex::new(LocalProbe::new(dir)?));
+            let probe: Arc<Mutex<dyn SemanticProbe>> =
+                Arc::new(Mutex::new(EmbeddedProbe::local(dir)?));
             Some(SharedSemanticProbe(probe))
         }
         None => None,
@@ -57,57 +56,6 @@ pub fn run(
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The local model's semantic signal over the store of the recording being replayed: the
-/// store is opened beside the engine's own handle, and everything stored since the last
-/// query is embedded before the next.
-struct LocalProbe {
-    runtime: tokio::runtime::Runtime,
-    embedder: Embedder,
-    over: Option<(PathBuf, Arc<Store>, EmbeddedSearch)>,
-}
-
-impl LocalProbe {
-    fn new(model_dir: &Path) -> anyhow::Result<Self> {
-        let settings = EmbeddingSettings {
-            provider: EmbeddingProvider::Local {
-                model_dir: model_dir.to_path_buf(),
-            },
-        };
-        let embedder = Embedder::from_settings(&settings)
-            .context("cannot load the embedding model")?
-            .ok_or_else(|| anyhow!("no embedding model in {}", model_dir.display()))?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?;
-        Ok(Self {
-            runtime,
-            embedder,
-            over: None,
-        })
-    }
-}
-
-impl SemanticProbe for LocalProbe {
-    fn signal(&mut self, path: &Path) -> Option<&dyn SemanticSearch> {
-        if self.over.as_ref().is_none_or(|(open, ..)| open != path) {
-            self.over = None;
-            let store = Arc::new(Store::open(path).ok()?);
-            let search = EmbeddedSearch::new(
-                self.embedder.clone(),
-                Arc::clone(&store),
-                self.runtime.handle().clone(),
-            );
-            self.over = Some((path.to_path_buf(), store, search));
-        }
-        let (_, store, search) = self.over.as_ref()?;
-        self.runtime
-            .block_on(embed_pending(Arc::clone(store), &self.embedder, usize::MAX))
-            .ok()?;
-        Some(search)
-    }
 }
 
 fn as_table(figures: &RecallDropped) -> String {

@@ -28,6 +28,7 @@
 //! ```
 
 mod busts;
+mod embedded_probe;
 mod error;
 mod estimate;
 mod harness;
@@ -44,6 +45,7 @@ mod totals;
 mod user_words_kept;
 
 pub use busts::{BustTracker, CacheOutcome, PREFIX_CHANGED, TTL_EXPIRED};
+pub use embedded_probe::{EmbeddedProbe, ProbeModelError};
 pub use error::ReplayError;
 pub use harness::{RecordingRun, Replay, ReplayOptions, StepPoint, StrategyRun, replay};
 pub use magic::Magic;

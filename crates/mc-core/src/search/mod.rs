@@ -9,6 +9,6 @@ mod fusion;
 mod indexed_text;
 mod query;
 
-pub use fusion::{Candidate, Fused, FusionWeights, Signal, Source, fuse};
+pub use fusion::{Candidate, Fused, FusionWeights, Lead, Signal, Source, fuse};
 pub use indexed_text::indexed_text;
 pub use query::{FtsQuery, MAX_QUERY_TERMS, QueryError, fts_query, writes_name};

@@ -20,7 +20,9 @@ mod vector_index;
 
 use std::collections::HashMap;
 
-use mc_core::search::{Candidate, FusionWeights, QueryError, Signal, Source, fts_query, fuse};
+use mc_core::search::{
+    Candidate, FusionWeights, Lead, QueryError, Signal, Source, fts_query, fuse,
+};
 use mc_core::workspace::SharedSource;
 use mc_core::{ContentHash, ProjectId, SessionId};
 use mc_store::{Commit, KnowledgeSource, ReadTx, SearchScope, Store, StoreError};
@@ -187,7 +189,14 @@ pub fn search(
         }
         found.commits.extend(near.commits);
     }
-    let fused = fuse(&found.candidates, weights);
+    // A query that names something is a lexical one: the messages writing the name lead
+    // and meaning adds what full text did not find ([`Lead::FullText`]).
+    let lead = if query.names_something() {
+        Lead::FullText
+    } else {
+        Lead::Fused
+    };
+    let fused = fuse(&found.candidates, weights, lead);
     store
         .read(|tx| hit::materialise(tx, request, &fused, &found))
         .map_err(SearchError::from)

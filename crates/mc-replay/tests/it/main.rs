@@ -9,6 +9,7 @@ mod coding_sessions;
 mod failures;
 mod golden_capture;
 mod golden_swe;
+mod hybrid_not_worse;
 mod invariants;
 mod long_session;
 mod magic;
