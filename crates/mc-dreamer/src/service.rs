@@ -18,7 +18,7 @@ use crate::model::DreamerModel;
 use crate::run::{Limits, Runner};
 use crate::scheduler::Scheduler;
 use crate::task_settings::TaskSettings;
-use crate::team_lease::TeamLeases;
+use crate::team_memories::TeamMemories;
 
 /// How often the service looks for due tasks.
 const WAKE_EVERY: Duration = Duration::from_secs(60);
@@ -42,7 +42,7 @@ pub struct Service {
     /// The wall clock, unix milliseconds.
     pub clock: Arc<dyn Fn() -> i64 + Send + Sync>,
     /// The team store holding the memory-changing tasks' leases, when memories live there.
-    pub team_leases: Option<TeamLeases>,
+    pub team: Option<TeamMemories>,
 }
 
 impl Service {
@@ -95,7 +95,7 @@ impl Service {
             clock: &clock,
             limits: Limits::default(),
             settings: TaskSettings::of(&self.config),
-            team_leases: self.team_leases.as_ref(),
+            team: self.team.as_ref(),
         };
         match scheduler.tick(&runner, &folders, now_ms) {
             Ok(runs) => {

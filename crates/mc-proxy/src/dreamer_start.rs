@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use mc_core::ProjectId;
-use mc_dreamer::{DreamerModel, LlmJudge, Service, StoreHandle, TeamLeases};
+use mc_dreamer::{DreamerModel, LlmJudge, Service, StoreHandle, TeamMemories};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, LlmError, ModelEndpoint, StructuredAnswer, StructuredRequest};
 use mc_store::Store;
@@ -84,9 +84,9 @@ pub fn start(app: &Arc<App>) -> Option<JoinHandle<()>> {
     };
     let owner = format!("serve-{}", std::process::id());
     // With a team store, one dreamer of the whole team changes a project's memories.
-    let team_leases = engine.team_store().and_then(|link| {
-        TeamLeases::new(
-            link.sync().team().clone(),
+    let team = engine.team_store().and_then(|link| {
+        TeamMemories::new(
+            link.sync().clone(),
             tokio::runtime::Handle::current(),
             &owner,
         )
@@ -101,7 +101,7 @@ pub fn start(app: &Arc<App>) -> Option<JoinHandle<()>> {
         config: config.dreamer.clone(),
         owner,
         clock: Arc::new(now_ms),
-        team_leases,
+        team,
     };
     Some(service.start())
 }

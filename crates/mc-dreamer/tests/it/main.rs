@@ -15,3 +15,4 @@ mod rewrite;
 mod scheduler;
 mod smart_notes;
 mod team_lease;
+mod team_maintenance;
