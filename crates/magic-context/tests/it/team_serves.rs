@@ -45,7 +45,8 @@ fn team_machine(url: &str) -> (Machine, PathBuf, ProjectId) {
 }
 
 /// A scratch database on the shared test server, or `None` when none is configured.
-fn scratch_url() -> Option<String> {
+/// A fresh team database on the server `MC_TEST_PG_URL` names, or `None` (said) without it.
+pub(crate) fn scratch_url() -> Option<String> {
     let Ok(server) = std::env::var("MC_TEST_PG_URL") else {
         eprintln!(
             "skipped: MC_TEST_PG_URL is not set (eval \"$(.ci/postgres-scratch start)\" sets it)"
@@ -112,6 +113,8 @@ fn user(text: &str) -> Value {
 fn on_server(url: &str, project: &ProjectId) -> BTreeMap<String, u64> {
     let runtime = runtime();
     let team = TeamStore::new(TeamStoreUrl::parse(url).unwrap()).unwrap();
+    // Asked before a proxy has brought the schema up, the tables would not be there yet.
+    runtime.block_on(team.migrate()).unwrap();
     let memories = runtime
         .block_on(team.memories(project, &[MemoryStatus::Active]))
         .unwrap();
