@@ -43,6 +43,11 @@ pub struct MemoryArgs {
     /// Print one JSON object instead of text (`export` always prints JSON lines).
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Act on this machine's own memory table even when `team_store.url` is set: to export
+    /// the memories written before the team store, and import them into it.
+    #[arg(long, global = true)]
+    pub local: bool,
 }
 
 /// The `memory` subcommands.
@@ -151,7 +156,11 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_location(&location, StoreOptions::default())
         .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
     let now_ms = now_ms()?;
-    let place = MemoryPlace::open(&store, &directory, &project, now_ms)?;
+    let place = if args.local {
+        MemoryPlace::local(&store)
+    } else {
+        MemoryPlace::open(&store, &directory, &project, now_ms)?
+    };
     let text = match act(args, &place, (&project, &directory), now_ms) {
         Ok(text) => text,
         Err(error) => match error

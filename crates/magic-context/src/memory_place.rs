@@ -36,6 +36,11 @@ pub struct MemoryPlace<'a> {
 }
 
 impl<'a> MemoryPlace<'a> {
+    /// This machine's own memory table, whatever the configuration says.
+    pub fn local(store: &'a Store) -> Self {
+        Self { store, team: None }
+    }
+
     /// The memories of `project` (whose folder is `directory`) as the configuration there
     /// places them; in team mode, caught up with the team store first.
     pub fn open(
@@ -46,7 +51,7 @@ impl<'a> MemoryPlace<'a> {
     ) -> anyhow::Result<Self> {
         let config = load(&ConfigSources::discover(Some(directory))).config;
         if config.team_store.url.is_none() {
-            return Ok(Self { store, team: None });
+            return Ok(Self::local(store));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)

@@ -175,6 +175,35 @@ fn the_memory_commands_work_on_the_teams_memories_and_say_so() {
 
     // Neither machine's own table holds any of it.
     assert_eq!((alice.local_memories(), bob.local_memories()), (0, 0));
+
+    // What bob's machine learnt before the team store moves over with --local.
+    bob.memory(
+        &project,
+        &[
+            "add",
+            "--local",
+            "--category",
+            "naming",
+            "Fixtures live in tests/fixtures.",
+        ],
+    )
+    .success();
+    assert_eq!(bob.local_memories(), 1);
+    let old = bob.machine.path("old.jsonl");
+    bob.memory(
+        &project,
+        &["export", "--local", "--out", old.to_str().unwrap()],
+    )
+    .success();
+    let moved = bob
+        .memory(&project, &["import", old.to_str().unwrap()])
+        .success();
+    assert_eq!(
+        moved.stdout,
+        format!("imported 1 new memories, 0 already present\n{note}")
+    );
+    let live = alice.memory(&project, &["list", "--json"]).success();
+    assert_eq!(contents(&live).len(), 3, "{:?}", contents(&live));
 }
 
 #[test]
