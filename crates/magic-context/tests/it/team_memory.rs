@@ -1,15 +1,18 @@
-//! `magic-context memory` with a team store, through the built binary: what one machine
-//! adds, edits, archives or imports is the team's, and the other machine lists it; every
-//! output says it worked on the team store (password redacted); the local tables stay
-//! empty; a team store that does not answer queues the change and says so. The shared half
-//! needs `MC_TEST_PG_URL`.
+//! `magic-context memory` and the dashboard's memory API with a team store, through the
+//! built binary: what one machine adds, edits, archives or imports (by command or through
+//! its proxy's dashboard) is the team's, and the other machine lists it; every output says
+//! it worked on the team store (password redacted); the local tables stay empty; a team
+//! store that does not answer queues the change and says so. The shared half needs
+//! `MC_TEST_PG_URL`.
 
 use std::ffi::OsStr;
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::support::servers::Server;
 use crate::support::{Machine, Run};
 use crate::team_serves::scratch_url;
 
@@ -246,4 +249,112 @@ fn a_team_store_that_does_not_answer_queues_the_change_and_says_so() {
         })
         .unwrap();
     assert_eq!(queued, 1, "the change waits in the queue");
+}
+
+/// One HTTP/1.1 request to the proxy at `port` with the dashboard's `token`; the whole answer.
+fn dashboard_call(port: u16, (method, path): (&str, &str), token: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-magic-context-token: {token}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+fn json_body(answer: &str) -> Value {
+    let (_, body) = answer.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+#[test]
+fn the_dashboards_memory_api_changes_the_teams_memories() {
+    let Some(scratch) = scratch_url() else {
+        return;
+    };
+    let (_, rest) = scratch.split_once('@').unwrap();
+    let url = format!("postgres://mc:{PASSWORD}@{rest}");
+    let (alice, bob) = (Member::new(&url), Member::new(&url));
+    let project = alice.machine.path("work");
+    let id = mc_proxy::identify_project(&std::fs::canonicalize(&project).unwrap()).unwrap();
+    let proxy = Server::serve(&alice.machine, "http://127.0.0.1:9", &alice.data, 200_000);
+    let port: u16 = proxy.base_url.rsplit(':').next().unwrap().parse().unwrap();
+    let env: [(&str, &OsStr); 1] = [("MAGIC_CONTEXT_DATA_DIR", alice.data.as_os_str())];
+    let printed = alice
+        .machine
+        .run(&["dashboard", "--port", &port.to_string(), "--json"], &env)
+        .success()
+        .json();
+    let login = printed["url"].as_str().unwrap();
+    let token = &login[login.find("token=").unwrap() + "token=".len()..];
+
+    let body =
+        json!({"project": id.as_str(), "category": "NAMING", "content": "Jobs end in _job."});
+    let added = dashboard_call(
+        port,
+        ("POST", "/_magic-context/api/memories"),
+        token,
+        &body.to_string(),
+    );
+    assert!(
+        added.starts_with("HTTP/1.1 200"),
+        "{added}\n{}",
+        proxy.stderr()
+    );
+    let memory_id = json_body(&added)["id"].as_u64().unwrap();
+    let listed = bob.memory(&project, &["list", "--json"]).success();
+    assert_eq!(
+        contents(&listed),
+        [("Jobs end in _job.".to_owned(), "active".to_owned())]
+    );
+
+    let archive = json!({"project": id.as_str()}).to_string();
+    let path = format!("/_magic-context/api/memories/{memory_id}/archive");
+    let archived = dashboard_call(port, ("POST", &path), token, &archive);
+    assert!(archived.starts_with("HTTP/1.1 200"), "{archived}");
+    let shown = dashboard_call(
+        port,
+        (
+            "GET",
+            &format!(
+                "/_magic-context/api/memories?project={}&archived=true",
+                id.as_str()
+            ),
+        ),
+        token,
+        "",
+    );
+    let shown = json_body(&shown);
+    assert_eq!(
+        shown["team_store"],
+        format!("postgres://mc:<redacted>@{rest}")
+    );
+    assert_eq!(shown["memories"][0]["status"], "archived", "{shown}");
+    let page = dashboard_call(
+        port,
+        (
+            "GET",
+            &format!("/_magic-context/ui/memories?project={}", id.as_str()),
+        ),
+        token,
+        "",
+    );
+    assert!(
+        page.contains("These are the team") && page.contains("in the team store at"),
+        "{page}"
+    );
+    let gone = bob
+        .memory(&project, &["list", "--status", "archived", "--json"])
+        .success();
+    assert_eq!(contents(&gone).len(), 1);
+    assert_eq!(
+        alice.local_memories(),
+        0,
+        "the proxy's own table is untouched"
+    );
+    assert!(!proxy.stderr().contains(PASSWORD));
 }
