@@ -63,9 +63,10 @@ impl TaskContext<'_> {
     }
 
     /// Runs `change` over the project's memories in one write transaction and returns the
-    /// changes it counted: applied at once to the local tables, or in team mode queued in
-    /// the transaction and sent once it has committed (changes the team store refused are
-    /// not counted; those it could not take yet are, as they wait in the queue).
+    /// memories it changed: applied at once to the local tables, or in team mode queued in
+    /// the transaction and sent once it has committed (the memories of a change the team
+    /// store refused are not counted; those of one it could not take yet are, as the change
+    /// waits in the queue).
     pub fn maintain(
         &self,
         change: impl FnOnce(&dyn MemoryMaintenance, i64) -> mc_store::Result<u32>,
@@ -88,11 +89,14 @@ impl TaskContext<'_> {
                         reason: other.to_string(),
                     },
                 })?;
-        if delivered.refused > 0 {
+        if delivered.refused > 0 || delivered.queued > 0 {
             tracing::info!(
-                refused = delivered.refused,
                 sent,
-                "dreamer: the team store refused changes made on memories that moved on"
+                landed = delivered.landed,
+                queued = delivered.queued,
+                refused = delivered.refused,
+                "dreamer: not every change landed in the team store now (refused: the memory \
+                 moved on; queued: sent when the server answers)"
             );
         }
         Ok(counted.saturating_sub(delivered.refused))

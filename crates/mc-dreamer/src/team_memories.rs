@@ -20,7 +20,7 @@
 //! own blocking thread).
 
 use mc_core::ProjectId;
-use mc_store::QueuedTeamWrite;
+use mc_store::{QueuedTeamWrite, TeamWrite};
 use mc_team_store::{TeamStoreError, TeamSync, lease_holder};
 use tokio::runtime::Handle;
 
@@ -42,7 +42,8 @@ pub(crate) struct Delivered {
     pub landed: u32,
     /// Still queued: the server stopped answering; the sync sends them later.
     pub queued: u32,
-    /// Refused by the team store (the memory changed or went meanwhile).
+    /// Memories the refused changes named (a merge names several): the team store refused
+    /// them because a memory changed or went meanwhile.
     pub refused: u32,
 }
 
@@ -120,11 +121,22 @@ impl TeamMemories {
             );
         }
         self.refresh(project, now_ms);
-        let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let named = replayed
+            .refused
+            .iter()
+            .map(|(write, _)| match &write.write {
+                TeamWrite::Maintain(maintenance) => maintenance.seen.len(),
+                TeamWrite::Add { .. }
+                | TeamWrite::Edit { .. }
+                | TeamWrite::Archive { .. }
+                | TeamWrite::Supersede { .. } => 1,
+            })
+            .sum();
         Ok(Delivered {
-            landed: count(replayed.landed),
-            queued: count(replayed.left),
-            refused: count(replayed.refused.len() as u64),
+            landed: u32::try_from(replayed.landed).unwrap_or(u32::MAX),
+            queued: u32::try_from(replayed.left).unwrap_or(u32::MAX),
+            refused: count(named),
         })
     }
 }

@@ -360,3 +360,58 @@ fn archive_stale_memories_retires_the_teams_untouched_memories_and_keeps_the_one
     );
     assert_eq!(again.changes, 0, "{again:?}");
 }
+
+#[test]
+fn consolidate_memories_merges_two_team_memories_into_one_on_every_machine() {
+    let Some((runtime, url)) = scratch() else {
+        return;
+    };
+    let code = tempfile::tempdir().unwrap();
+    let (alice, bob) = (Machine::new(&runtime, &url), Machine::new(&runtime, &url));
+    let mut ids = Vec::new();
+    for content in [
+        "Run the tests with cargo nextest before pushing.",
+        "Before pushing, run the tests with cargo nextest.",
+    ] {
+        let write = TeamWrite::Add {
+            category: MemoryCategory::ProjectRules,
+            content: content.to_owned(),
+            source: MemorySource::Agent,
+            permanent: false,
+        };
+        let written = runtime
+            .block_on(bob.sync.write(&project(), write, EVENING_MS - DAY_MS))
+            .unwrap();
+        let Written::Landed(applied) = written else {
+            panic!("not landed: {written:?}");
+        };
+        ids.push(applied.memory_id());
+    }
+    let (keep, other) = (ids[0], ids[1]);
+    let model = FakeModel::new(move |_| {
+        Ok(json!({"merges": [{
+            "keep": keep, "others": [other],
+            "content": "Run the tests with cargo nextest before every push."
+        }]}))
+    });
+    let run = dream(
+        &runtime,
+        &alice,
+        &model,
+        Task::ConsolidateMemories,
+        code.path(),
+    );
+    assert_eq!(run.outcome, RunOutcome::Done, "{run:?}");
+    assert_eq!(run.changes, 2, "{run:?}");
+    let seen = bob.team_memories(&runtime);
+    assert_eq!(
+        status_of(&seen, keep),
+        (
+            "Run the tests with cargo nextest before every push.".to_owned(),
+            MemoryStatus::Active
+        )
+    );
+    let retired = seen.iter().find(|memory| memory.id == other).unwrap();
+    assert_eq!(retired.record.status, MemoryStatus::Archived);
+    assert_eq!(retired.superseded_by, Some(keep));
+}
