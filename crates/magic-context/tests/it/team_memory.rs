@@ -249,6 +249,43 @@ fn a_team_store_that_does_not_answer_queues_the_change_and_says_so() {
         })
         .unwrap();
     assert_eq!(queued, 1, "the change waits in the queue");
+
+    // Through the dashboard's API the change is accepted (202), not failed: a client that
+    // retried would make it twice.
+    let proxy = Server::serve(&carol.machine, "http://127.0.0.1:9", &carol.data, 200_000);
+    let proxy_port: u16 = proxy.base_url.rsplit(':').next().unwrap().parse().unwrap();
+    let token = dashboard_token(&carol, proxy_port);
+    let id = mc_proxy::identify_project(&std::fs::canonicalize(&project).unwrap()).unwrap();
+    let body =
+        json!({"project": id.as_str(), "category": "NAMING", "content": "Jobs end in _job."});
+    let answer = dashboard_call(
+        proxy_port,
+        ("POST", "/_magic-context/api/memories"),
+        &token,
+        &body.to_string(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    let answer = json_body(&answer);
+    assert!(answer["queued"].is_string(), "{answer}");
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the team store does not answer: the change waits in the local queue"),
+        "{answer}"
+    );
+}
+
+/// The dashboard's access token of `member`'s proxy listening on `port`.
+fn dashboard_token(member: &Member, port: u16) -> String {
+    let env: [(&str, &OsStr); 1] = [("MAGIC_CONTEXT_DATA_DIR", member.data.as_os_str())];
+    let printed = member
+        .machine
+        .run(&["dashboard", "--port", &port.to_string(), "--json"], &env)
+        .success()
+        .json();
+    let login = printed["url"].as_str().unwrap();
+    login[login.find("token=").unwrap() + "token=".len()..].to_owned()
 }
 
 /// One HTTP/1.1 request to the proxy at `port` with the dashboard's `token`; the whole answer.
@@ -283,14 +320,7 @@ fn the_dashboards_memory_api_changes_the_teams_memories() {
     let id = mc_proxy::identify_project(&std::fs::canonicalize(&project).unwrap()).unwrap();
     let proxy = Server::serve(&alice.machine, "http://127.0.0.1:9", &alice.data, 200_000);
     let port: u16 = proxy.base_url.rsplit(':').next().unwrap().parse().unwrap();
-    let env: [(&str, &OsStr); 1] = [("MAGIC_CONTEXT_DATA_DIR", alice.data.as_os_str())];
-    let printed = alice
-        .machine
-        .run(&["dashboard", "--port", &port.to_string(), "--json"], &env)
-        .success()
-        .json();
-    let login = printed["url"].as_str().unwrap();
-    let token = &login[login.find("token=").unwrap() + "token=".len()..];
+    let token = &dashboard_token(&alice, port);
 
     let body =
         json!({"project": id.as_str(), "category": "NAMING", "content": "Jobs end in _job."});
