@@ -191,7 +191,7 @@ fn nightly_run(
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let started = Instant::now();
     let runs = [Task::ConsolidateMemories, Task::VerifyMemories]

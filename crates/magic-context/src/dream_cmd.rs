@@ -17,18 +17,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::ProjectId;
-use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings, TeamLeases};
+use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings, TeamMemories};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, RetryPolicy};
 use mc_store::{
     DreamerRun, LocationEnv, Platform, RunOutcome, Store, StoreOptions, resolve_data_dir,
 };
-use mc_team_store::TeamStore;
+use mc_team_store::{TeamStore, TeamSync};
 use serde_json::json;
 
 use crate::clock::now_ms;
@@ -168,15 +169,22 @@ fn dream_now(
     let judge = LlmJudge::new(client, endpoints, runtime.handle().clone());
     let owner = format!("dream-{}", std::process::id());
     // With a team store, the memory tasks wait their turn behind every proxy of the team.
-    let team_leases = match config.team_store.url.clone() {
+    let team = match config.team_store.url.clone() {
         Some(url) => {
             let team = TeamStore::new(url)?;
             // An unreachable server is found again when the lease is asked for, and the
             // run's record says so.
             let _migrated = runtime.block_on(team.migrate());
+            // The sync's own handle on the store file, as `serve`'s link has.
+            let queue = Store::open_with(store.path(), StoreOptions::default())
+                .context("cannot open the store for the team store's queue")?;
             Some(
-                TeamLeases::new(team, runtime.handle().clone(), &owner)
-                    .context("cannot name this run on the team store's leases")?,
+                TeamMemories::new(
+                    TeamSync::new(Arc::new(queue), team),
+                    runtime.handle().clone(),
+                    &owner,
+                )
+                .context("cannot name this run on the team store's leases")?,
             )
         }
         None => None,
@@ -189,7 +197,7 @@ fn dream_now(
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::of(&config.dreamer),
-        team_leases: team_leases.as_ref(),
+        team: team.as_ref(),
     };
     let mut runs = Vec::new();
     for task in tasks {

@@ -39,6 +39,7 @@ mod mcp_cmd;
 mod mcp_command;
 mod memory_cmd;
 mod memory_lines;
+mod memory_place;
 mod on_demand;
 mod output;
 mod profile_cmd;

@@ -20,12 +20,13 @@ use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_store::{
     Added, LocationEnv, MemoryEdit, MemorySource, MemoryStatus, NewMemory, Platform, Store,
-    StoreOptions, StoredMemory, resolve_data_dir,
+    StoreError, StoreOptions, StoredMemory, resolve_data_dir,
 };
 use serde_json::{Value, json};
 
 use crate::clock::now_ms;
 use crate::memory_lines;
+use crate::memory_place::MemoryPlace;
 use crate::output::{pretty, write_stdout};
 
 /// Arguments of `memory`.
@@ -42,6 +43,11 @@ pub struct MemoryArgs {
     /// Print one JSON object instead of text (`export` always prints JSON lines).
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Act on this machine's own memory table even when `team_store.url` is set: to export
+    /// the memories written before the team store, and import them into it.
+    #[arg(long, global = true)]
+    pub local: bool,
 }
 
 /// The `memory` subcommands.
@@ -150,15 +156,42 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_location(&location, StoreOptions::default())
         .with_context(|| format!("cannot open the store {}", location.db_path().display()))?;
     let now_ms = now_ms()?;
-    let text = match &args.action {
-        MemoryAction::List { status } => list(&store, (&project, &directory), *status, args.json)?,
+    let place = if args.local {
+        MemoryPlace::local(&store)
+    } else {
+        MemoryPlace::open(&store, &directory, &project, now_ms)?
+    };
+    let text = match act(args, &place, (&project, &directory), now_ms) {
+        Ok(text) => text,
+        Err(error) => match error
+            .downcast_ref::<StoreError>()
+            .and_then(|e| place.queued(e))
+        {
+            Some(queued) => queued,
+            None => return Err(error),
+        },
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the action on the memories of `project` where `place` holds them; the text to print.
+fn act(
+    args: &MemoryArgs,
+    place: &MemoryPlace<'_>,
+    (project, directory): (&ProjectId, &Path),
+    now_ms: i64,
+) -> anyhow::Result<String> {
+    let note = place.note();
+    Ok(match &args.action {
+        MemoryAction::List { status } => list(place, (project, directory), *status, args.json)?,
         MemoryAction::Add {
             category,
             permanent,
             text,
         } => add(
-            &store,
-            &project,
+            place,
+            project,
             (category, *permanent, text),
             now_ms,
             args.json,
@@ -172,49 +205,64 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
                 category: category.as_deref().map(parse_category).transpose()?,
                 content: content.as_deref(),
             };
-            let memory = store
-                .write(|tx| tx.edit_memory(&project, *id, edit, MemorySource::Operator, now_ms))
+            let memory = place
+                .write(|knowledge| {
+                    knowledge.edit_memory(project, *id, edit, MemorySource::Operator, now_ms)
+                })
                 .with_context(|| {
                     format!(
                         "cannot edit memory {id} of the project at {}",
                         directory.display()
                     )
                 })?;
-            one(&memory, "edited", args.json)?
+            one(place, &memory, "edited", args.json)?
         }
         MemoryAction::Archive { id } => {
-            let memory = store
-                .write(|tx| tx.archive_memory(&project, *id, MemorySource::Operator, now_ms))
+            let memory = place
+                .write(|knowledge| {
+                    knowledge.archive_memory(project, *id, MemorySource::Operator, now_ms)
+                })
                 .with_context(|| {
                     format!(
                         "cannot archive memory {id} of the project at {}",
                         directory.display()
                     )
                 })?;
-            one(&memory, "archived", args.json)?
+            one(place, &memory, "archived", args.json)?
         }
         MemoryAction::Export { out } => {
-            let lines = memory_lines::export(&store, &project)?;
+            let lines = memory_lines::export(place, project)?;
             match out {
                 Some(path) => {
                     std::fs::write(path, &lines)
                         .with_context(|| format!("cannot write {}", path.display()))?;
-                    String::new()
+                    // stdout is free: say whose memories the file holds.
+                    note
                 }
-                None => lines,
+                // stdout is the JSON lines; the note goes to stderr.
+                None => {
+                    if place.is_team() {
+                        eprint!("{note}");
+                    }
+                    lines
+                }
             }
         }
         MemoryAction::Import { file } => {
-            let (added, merged) = memory_lines::import(&store, &project, file.as_deref(), now_ms)?;
+            let imported = memory_lines::import(place, project, file.as_deref(), now_ms)?;
             if args.json {
-                pretty(&json!({"project": project.as_str(), "added": added, "merged": merged}))?
+                pretty(&place.json(json!({
+                    "project": project.as_str(),
+                    "added": imported.added,
+                    "merged": imported.merged,
+                    "queued": imported.queued,
+                    "skipped_archived": imported.skipped_archived,
+                })))?
             } else {
-                format!("imported {added} new memories, {merged} already present\n")
+                format!("{}{note}", imported.describe())
             }
         }
-    };
-    write_stdout(&text)?;
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// The project `directory` belongs to, identified as the proxy identifies it.
@@ -242,31 +290,33 @@ pub fn parse_category(name: &str) -> anyhow::Result<MemoryCategory> {
 
 /// The memories of `project` (found from `directory`) that `filter` selects, as a table.
 fn list(
-    store: &Store,
+    place: &MemoryPlace<'_>,
     (project, directory): (&ProjectId, &Path),
     filter: StatusFilter,
     as_json: bool,
 ) -> anyhow::Result<String> {
     let wanted = filter.statuses();
-    let memories = store
-        .read(|tx| tx.memories(project, wanted))
+    let memories = place
+        .read(|knowledge| knowledge.memories(project, wanted))
         .context("cannot read the project's memories")?;
     if as_json {
         let rows: Vec<Value> = memories.iter().map(memory_json).collect();
-        return pretty(&json!({"project": project.as_str(), "memories": rows}));
+        return pretty(&place.json(json!({"project": project.as_str(), "memories": rows})));
     }
     if memories.is_empty() {
         return Ok(format!(
             "no {} for the project at {}; add one with `magic-context memory add --category C \
-             \"text\"`\n",
+             \"text\"`\n{}",
             filter.described(),
-            directory.display()
+            directory.display(),
+            place.note()
         ));
     }
-    let mut text = format!(
+    let mut text = place.note();
+    text.push_str(&format!(
         "{:>5}  {:<13}  {:<9}  {:<9}  {:>4}  CONTENT\n",
         "ID", "CATEGORY", "STATUS", "SOURCE", "SEEN"
-    );
+    ));
     for memory in &memories {
         let record = &memory.record;
         let content = record.content.replace('\n', " ");
@@ -287,7 +337,7 @@ fn list(
 }
 
 fn add(
-    store: &Store,
+    place: &MemoryPlace<'_>,
     project: &ProjectId,
     (category, permanent, text): (&str, bool, &str),
     now_ms: i64,
@@ -299,10 +349,10 @@ fn add(
         source: MemorySource::Operator,
         permanent,
     };
-    let (added, stored) = store
-        .write(|tx| {
-            let added = tx.add_memory(project, &memory, now_ms)?;
-            Ok((added, tx.memory(project, added.id())?))
+    let (added, stored) = place
+        .write(|knowledge| {
+            let added = knowledge.add_memory(project, &memory, now_ms)?;
+            Ok((added, knowledge.memory(project, added.id())?))
         })
         .context("cannot add the memory")?;
     let stored = stored.ok_or_else(|| anyhow!("memory {} vanished after adding", added.id()))?;
@@ -311,27 +361,34 @@ fn add(
         Added::Merged(_) => "merged",
     };
     if as_json {
-        return pretty(&json!({"outcome": outcome, "memory": memory_json(&stored)}));
+        return pretty(&place.json(json!({"outcome": outcome, "memory": memory_json(&stored)})));
     }
-    Ok(match added {
+    let done = match added {
         Added::New(id) => format!("added memory {id} ({})\n", stored.record.category.as_str()),
         Added::Merged(id) => format!(
             "memory {id} already says this; counted it as seen again ({} times)\n",
             stored.record.seen_count
         ),
-    })
+    };
+    Ok(done + &place.note())
 }
 
-fn one(memory: &StoredMemory, done: &str, as_json: bool) -> anyhow::Result<String> {
+fn one(
+    place: &MemoryPlace<'_>,
+    memory: &StoredMemory,
+    done: &str,
+    as_json: bool,
+) -> anyhow::Result<String> {
     if as_json {
-        return pretty(&json!({"memory": memory_json(memory)}));
+        return pretty(&place.json(json!({"memory": memory_json(memory)})));
     }
     Ok(format!(
-        "{done} memory {} ({}, {}): {}\n",
+        "{done} memory {} ({}, {}): {}\n{}",
         memory.id,
         memory.record.category.as_str(),
         memory.record.status.as_str(),
-        memory.record.content
+        memory.record.content,
+        place.note()
     ))
 }
 

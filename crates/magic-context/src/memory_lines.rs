@@ -7,18 +7,62 @@
 //! `category` and `content` are required on import (a hand-written file may omit the rest);
 //! an unknown key is refused rather than silently dropped.
 //!
-//! An import is one transaction: a bad line leaves the store as it was, and the error names
-//! the line.
+//! Every line is read before anything is written: a bad line leaves the memories as they
+//! were, and the error names the line. Into the local tables an import is one transaction.
+//! Into a team store each line is its own write through the team's write path (queued
+//! durably first); a line a live team memory already states is counted as present and not
+//! sent, so importing twice changes nothing there either, and archived lines are left out
+//! (the team keeps its own record of what it retired).
 
 use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, anyhow, bail};
+use std::collections::HashSet;
+
 use mc_core::ProjectId;
-use mc_store::{Added, MemoryRecord, MemorySource, MemoryStatus, Store};
+use mc_core::historian::fact_key;
+use mc_store::{Added, MemoryRecord, MemorySource, MemoryStatus, NewMemory, StoreError};
 use serde_json::{Map, Value};
 
 use crate::memory_cmd::parse_category;
+use crate::memory_place::MemoryPlace;
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// New memories.
+    pub added: u64,
+    /// Lines a memory already present states.
+    pub merged: u64,
+    /// Lines waiting in the queue for a team store that does not answer.
+    pub queued: u64,
+    /// Archived lines a team store was not sent.
+    pub skipped_archived: u64,
+}
+
+impl Imported {
+    /// One line saying what happened.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "imported {} new memories, {} already present",
+            self.added, self.merged
+        );
+        if self.queued > 0 {
+            text.push_str(&format!(
+                ", {} queued for the team store, which does not answer",
+                self.queued
+            ));
+        }
+        if self.skipped_archived > 0 {
+            text.push_str(&format!(
+                ", {} archived lines left out",
+                self.skipped_archived
+            ));
+        }
+        text + "\n"
+    }
+}
 
 /// The keys a line may carry.
 const KEYS: [&str; 7] = [
@@ -32,9 +76,11 @@ const KEYS: [&str; 7] = [
 ];
 
 /// The project's live memories, one JSON line each, oldest first.
-pub fn export(store: &Store, project: &ProjectId) -> anyhow::Result<String> {
-    let memories = store
-        .read(|tx| tx.memories(project, &[MemoryStatus::Active, MemoryStatus::Permanent]))
+pub fn export(place: &MemoryPlace<'_>, project: &ProjectId) -> anyhow::Result<String> {
+    let memories = place
+        .read(|knowledge| {
+            knowledge.memories(project, &[MemoryStatus::Active, MemoryStatus::Permanent])
+        })
         .context("cannot read the project's memories")?;
     let mut lines = String::new();
     for memory in memories {
@@ -44,14 +90,13 @@ pub fn export(store: &Store, project: &ProjectId) -> anyhow::Result<String> {
     Ok(lines)
 }
 
-/// Imports the lines of `file` (stdin when `None`) into the project; returns how many were
-/// new and how many merged into memories already present.
+/// Imports the lines of `file` (stdin when `None`) into the project.
 pub fn import(
-    store: &Store,
+    place: &MemoryPlace<'_>,
     project: &ProjectId,
     file: Option<&Path>,
     now_ms: i64,
-) -> anyhow::Result<(u64, u64)> {
+) -> anyhow::Result<Imported> {
     let (text, name) = match file {
         Some(path) => (
             std::fs::read_to_string(path)
@@ -75,18 +120,62 @@ pub fn import(
             .with_context(|| format!("line {} of {name} is not a memory", index + 1))?;
         records.push(record);
     }
-    store
-        .write(|tx| {
-            let (mut added, mut merged) = (0, 0);
+    if place.is_team() {
+        return import_to_team(place, project, &records, now_ms)
+            .with_context(|| format!("cannot import every memory from {name}"));
+    }
+    place
+        .local_write(|tx| {
+            let mut imported = Imported::default();
             for record in &records {
                 match tx.import_memory(project, record, now_ms)? {
-                    Added::New(_) => added += 1,
-                    Added::Merged(_) => merged += 1,
+                    Added::New(_) => imported.added += 1,
+                    Added::Merged(_) => imported.merged += 1,
                 }
             }
-            Ok((added, merged))
+            Ok(imported)
         })
         .with_context(|| format!("cannot import memories from {name}; nothing was imported"))
+}
+
+/// Sends each live record the team's memories do not state yet, one write each.
+fn import_to_team(
+    place: &MemoryPlace<'_>,
+    project: &ProjectId,
+    records: &[MemoryRecord],
+    now_ms: i64,
+) -> anyhow::Result<Imported> {
+    let mut known: HashSet<String> = place
+        .read(|knowledge| {
+            knowledge.memories(project, &[MemoryStatus::Active, MemoryStatus::Permanent])
+        })?
+        .iter()
+        .map(|memory| fact_key(&memory.record.content))
+        .collect();
+    let mut imported = Imported::default();
+    for record in records {
+        if record.status == MemoryStatus::Archived {
+            imported.skipped_archived += 1;
+            continue;
+        }
+        if !known.insert(fact_key(&record.content)) {
+            imported.merged += 1;
+            continue;
+        }
+        let memory = NewMemory {
+            category: record.category,
+            content: &record.content,
+            source: record.source,
+            permanent: record.status == MemoryStatus::Permanent,
+        };
+        match place.write(|knowledge| knowledge.add_memory(project, &memory, now_ms)) {
+            Ok(Added::New(_)) => imported.added += 1,
+            Ok(Added::Merged(_)) => imported.merged += 1,
+            Err(StoreError::QueuedForTeam { .. }) => imported.queued += 1,
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(imported)
 }
 
 fn parse_line(line: &str, now_ms: i64) -> anyhow::Result<MemoryRecord> {

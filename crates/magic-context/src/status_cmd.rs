@@ -575,12 +575,17 @@ fn percent(ratio: f64) -> String {
 /// How long ago `at_ms` was, in the largest whole unit; a time ahead of the clock (another
 /// machine's skew) reads as now.
 pub fn age(now_ms: i64, at_ms: i64) -> String {
-    let seconds = now_ms.saturating_sub(at_ms).max(0) / 1_000;
+    format!("{} ago", span(now_ms.saturating_sub(at_ms)))
+}
+
+/// A span of `ms` in the largest whole unit (`45s`, `9m`, `3h`, `4d`); negative is none.
+pub fn span(ms: i64) -> String {
+    let seconds = ms.max(0) / 1_000;
     match seconds {
-        0..60 => format!("{seconds}s ago"),
-        60..3_600 => format!("{}m ago", seconds / 60),
-        3_600..172_800 => format!("{}h ago", seconds / 3_600),
-        _ => format!("{}d ago", seconds / 86_400),
+        0..60 => format!("{seconds}s"),
+        60..3_600 => format!("{}m", seconds / 60),
+        3_600..172_800 => format!("{}h", seconds / 3_600),
+        _ => format!("{}d", seconds / 86_400),
     }
 }
 

@@ -1,5 +1,7 @@
 //! What `status` and `doctor` say about the team store: whether it answers now, how many
-//! writes wait in the local queue, and when the cache last synced.
+//! writes wait in the local queue, when the cache last synced, and who holds the team's
+//! dreamer leases (the one dreamer of the team changing a project's memories: its holder,
+//! the project, and when the lease lapses unless renewed, reckoned on the server's clock).
 //!
 //! An unreachable team store is not an error of the proxy (requests keep flowing from the
 //! local cache and writes queue), so this reports, it never fails a command. The URL is
@@ -8,11 +10,11 @@
 use std::time::Duration;
 
 use mc_core::config::Config;
-use mc_store::Store;
+use mc_store::{Lease, Store};
 use mc_team_store::{TEAM_SCHEMA_VERSION, TeamStore};
 use serde_json::{Value, json};
 
-use crate::status_cmd::age;
+use crate::status_cmd::{age, span};
 
 /// The probe gives up after this: `status` must stay quick with the server down.
 const PROBE_DEADLINE: Duration = Duration::from_secs(3);
@@ -28,28 +30,63 @@ pub fn team_report(config: &Config, store: &Store) -> Option<Value> {
         })
         .unwrap_or((0, None, None));
     let reached = probe(url);
+    let (version, leases) = match &reached {
+        Ok((version, leases)) => (Some(*version), leases.clone()),
+        Err(_) => (None, Value::Null),
+    };
     Some(json!({
         "url": shown,
         "reachable": reached.is_ok(),
-        "schema_version": reached.as_ref().ok(),
+        "schema_version": version,
         "supported_schema_version": TEAM_SCHEMA_VERSION,
         "error": reached.err(),
         "queued_writes": queued,
         "oldest_queued_ms": oldest_ms,
         "last_synced_ms": synced_ms,
+        "dreamer_leases": leases,
     }))
 }
 
-/// Connects, checks (and if needed brings up) the team schema, and says its version.
-fn probe(url: mc_core::config::TeamStoreUrl) -> Result<i32, String> {
+/// The team's dreamer leases as JSON: `domain`, `project` (for a project's memory lease),
+/// `holder`, `acquired_ms`, `expires_ms` and `expires_in_ms` (negative once lapsed), both
+/// on the server's clock.
+fn leases_json(leases: &[Lease], server_now_ms: i64) -> Value {
+    Value::from(
+        leases
+            .iter()
+            .map(|lease| {
+                json!({
+                    "domain": lease.domain,
+                    "project": lease.domain.strip_prefix("memories:"),
+                    "holder": lease.owner,
+                    "acquired_ms": lease.acquired_ms,
+                    "expires_ms": lease.expires_ms,
+                    "expires_in_ms": lease.expires_ms.saturating_sub(server_now_ms),
+                })
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Connects, checks (and if needed brings up) the team schema, and says its version with
+/// the dreamer leases (`null` when they could not be read).
+fn probe(url: mc_core::config::TeamStoreUrl) -> Result<(i32, Value), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|error| error.to_string())?;
     runtime.block_on(async {
         let team = TeamStore::new(url).map_err(|error| error.to_string())?;
-        match tokio::time::timeout(PROBE_DEADLINE, team.migrate()).await {
-            Ok(Ok(version)) => Ok(version),
+        let asked = async {
+            let version = team.migrate().await?;
+            let leases = team
+                .dreamer_leases()
+                .await
+                .map_or(Value::Null, |(leases, now_ms)| leases_json(&leases, now_ms));
+            Ok::<_, mc_team_store::TeamStoreError>((version, leases))
+        };
+        match tokio::time::timeout(PROBE_DEADLINE, asked).await {
+            Ok(Ok(found)) => Ok(found),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err(format!("no answer within {} s", PROBE_DEADLINE.as_secs())),
         }
@@ -74,8 +111,9 @@ pub fn team_line(report: &Value, now_ms: i64) -> String {
     };
     if report["reachable"] == Value::Bool(true) {
         format!(
-            "team store: {url} reachable (schema v{}); {synced}; {waiting}\n",
-            report["schema_version"]
+            "team store: {url} reachable (schema v{}); {synced}; {waiting}\n{}",
+            report["schema_version"],
+            lease_lines(&report["dreamer_leases"])
         )
     } else {
         format!(
@@ -83,4 +121,34 @@ pub fn team_line(report: &Value, now_ms: i64) -> String {
             report["error"].as_str().unwrap_or("no answer")
         )
     }
+}
+
+/// One indented line per dreamer lease of the team: who holds which project's memories and
+/// until when.
+fn lease_lines(leases: &Value) -> String {
+    let Some(leases) = leases.as_array() else {
+        return "  dreamer leases: could not be read\n".to_owned();
+    };
+    if leases.is_empty() {
+        return "  dreamer leases: none held (no dreamer is changing the team's memories)\n"
+            .to_owned();
+    }
+    let mut lines = String::new();
+    for lease in leases {
+        let what = match lease["project"].as_str() {
+            Some(project) => format!("the memories of {project}"),
+            None => lease["domain"].as_str().unwrap_or_default().to_owned(),
+        };
+        let left_ms = lease["expires_in_ms"].as_i64().unwrap_or_default();
+        let until = if left_ms > 0 {
+            format!("expires in {} unless renewed", span(left_ms))
+        } else {
+            format!("lapsed {} ago; the next dreamer takes it", span(-left_ms))
+        };
+        lines.push_str(&format!(
+            "  dreamer lease on {what}: held by {} ({until})\n",
+            lease["holder"].as_str().unwrap_or_default()
+        ));
+    }
+    lines
 }

@@ -10,6 +10,8 @@
 //! memory used within the threshold is never archived, and a second run archives nothing.
 //! Like every dreamer change, an archive reaches the prompt at the next natural rebuild.
 
+use std::cell::Cell;
+
 use chrono::DateTime;
 use mc_core::config::cutoff_ms;
 use mc_store::{MemoryStatus, UsedMemory};
@@ -78,20 +80,25 @@ pub fn archive_stale_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         ));
         return Ok(report);
     }
-    let now_ms = (ctx.clock)();
     let days = ctx.settings.archive_after_days;
     let task = Task::ArchiveStaleMemories.name();
-    let (active, archived) = ctx.store.write(|tx| {
-        let memories = tx.memories_with_use(ctx.project, &[MemoryStatus::Active])?;
+    if let Some(team) = ctx.team {
+        team.refresh(ctx.project, (ctx.clock)());
+    }
+    let active = Cell::new(0);
+    let archived = ctx.maintain(|memories, now_ms| {
+        let used = memories.memories_with_use(ctx.project, &[MemoryStatus::Active])?;
+        active.set(used.len());
         let mut archived = 0;
-        for memory in &memories {
+        for memory in &used {
             if let Some(reason) = staleness(memory, now_ms, days) {
-                tx.dreamer_archive_memory(ctx.project, memory.memory.id, task, &reason, now_ms)?;
+                memories.archive(ctx.project, memory.memory.id, task, &reason, now_ms)?;
                 archived += 1;
             }
         }
-        Ok((memories.len(), archived))
+        Ok(archived)
     })?;
+    let active = active.get();
     report.changes = archived;
     report.detail =
         format!("{active} active memories, {archived} untouched for {days} days or more archived");

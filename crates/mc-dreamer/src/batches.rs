@@ -4,14 +4,18 @@
 
 use mc_core::ProjectId;
 use mc_llm::StructuredRequest;
-use mc_store::{Store, WriteTx};
+use mc_store::{
+    KnowledgeSource, MemoryMaintenance, MemoryStatus, Store, StoredMemory, TeamMaintenance,
+};
+use mc_team_store::TeamStoreError;
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::error::{DreamerError, Result};
 use crate::model::DreamerModel;
 use crate::project_folder::ProjectFolder;
 use crate::report::{Failure, TaskReport};
 use crate::task_settings::TaskSettings;
+use crate::team_memories::TeamMemories;
 
 /// What a task runs with.
 pub struct TaskContext<'a> {
@@ -34,18 +38,82 @@ pub struct TaskContext<'a> {
     pub deadline_ms: i64,
     /// The data directory (the store's folder), where doc proposals are written.
     pub data_dir: &'a std::path::Path,
+    /// The team store, when the project's memories live there and the task changes them:
+    /// the task then reads the team's memories and its changes go through the team's
+    /// write path.
+    pub team: Option<&'a TeamMemories>,
+}
+
+impl TaskContext<'_> {
+    /// The project's memories whose status is in `statuses`, from the store that holds
+    /// them (the team's freshly synced cache in team mode).
+    pub fn memories(&self, statuses: &[MemoryStatus]) -> Result<Vec<StoredMemory>> {
+        let source = match self.team {
+            Some(team) => {
+                team.refresh(self.project, (self.clock)());
+                KnowledgeSource::TeamCache
+            }
+            None => KnowledgeSource::Local,
+        };
+        Ok(self.store.read(|tx| {
+            tx.with_knowledge(source, |knowledge| {
+                knowledge.memories(self.project, statuses)
+            })
+        })?)
+    }
+
+    /// Runs `change` over the project's memories in one write transaction and returns the
+    /// memories it changed: applied at once to the local tables, or in team mode queued in
+    /// the transaction and sent once it has committed (the memories of a change the team
+    /// store refused are not counted; those of one it could not take yet are, as the change
+    /// waits in the queue).
+    pub fn maintain(
+        &self,
+        change: impl FnOnce(&dyn MemoryMaintenance, i64) -> mc_store::Result<u32>,
+    ) -> Result<u32> {
+        let now_ms = (self.clock)();
+        let Some(team) = self.team else {
+            return Ok(self.store.write(|tx| change(tx, now_ms))?);
+        };
+        let (counted, queued) = self.store.write(|tx| {
+            let queue = TeamMaintenance::new(tx);
+            let counted = change(&queue, now_ms)?;
+            Ok((counted, queue.into_queued()))
+        })?;
+        let sent = queued.len();
+        let delivered =
+            team.deliver(self.project, queued, now_ms)
+                .map_err(|error| match error {
+                    TeamStoreError::Local(error) => DreamerError::Store(error),
+                    other => DreamerError::TeamQueue {
+                        reason: other.to_string(),
+                    },
+                })?;
+        if delivered.refused > 0 || delivered.queued > 0 {
+            tracing::info!(
+                sent,
+                landed = delivered.landed,
+                queued = delivered.queued,
+                refused = delivered.refused,
+                "dreamer: not every change landed in the team store now (refused: the memory \
+                 moved on; queued: sent when the server answers)"
+            );
+        }
+        Ok(counted.saturating_sub(delivered.refused))
+    }
 }
 
 /// Runs `items` through the model `per_call` at a time: `ask` returns the model's answer for
-/// a batch (`None` stops the run; it has said why in the report), `apply` writes it in one
-/// transaction and counts the changes. `answers` names what a lost lease left unapplied.
+/// a batch (`None` stops the run; it has said why in the report), `apply` writes it (in one
+/// transaction: [`TaskContext::maintain`] for memories) and counts the changes. `answers`
+/// names what a lost lease left unapplied.
 pub(crate) fn judge_in_batches<T, A>(
     ctx: &TaskContext<'_>,
     items: &[T],
     per_call: usize,
     answers: &str,
     ask: impl Fn(&TaskContext<'_>, &[T], &mut TaskReport) -> Option<Vec<A>>,
-    apply: impl Fn(&WriteTx<'_>, &ProjectId, &[T], &[A], i64) -> mc_store::Result<u32>,
+    apply: impl Fn(&[T], &[A]) -> Result<u32>,
 ) -> Result<TaskReport> {
     let mut report = TaskReport::default();
     for batch in items.chunks(per_call) {
@@ -63,10 +131,7 @@ pub(crate) fn judge_in_batches<T, A>(
             ));
             break;
         }
-        let now_ms = (ctx.clock)();
-        report.changes += ctx
-            .store
-            .write(|tx| apply(tx, ctx.project, batch, &answered, now_ms))?;
+        report.changes += apply(batch, &answered)?;
     }
     Ok(report)
 }

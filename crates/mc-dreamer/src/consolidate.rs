@@ -11,7 +11,7 @@ use mc_core::dreamer::{
     MERGE_SYSTEM, Merge, MergeGroup, merge_tool, merge_user_message, parse_merges,
 };
 use mc_llm::StructuredRequest;
-use mc_store::{MemoryStatus, StoreError, WriteTx};
+use mc_store::{MemoryMaintenance, MemoryStatus, StoreError};
 
 use crate::batches::{TaskContext, ask_batch, batch_max_tokens, judge_in_batches};
 use crate::error::Result;
@@ -25,11 +25,12 @@ pub const GROUPS_PER_CALL: usize = 8;
 
 /// Runs `consolidate_memories` on the context's project.
 pub fn consolidate_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
-    let memories = ctx
-        .store
-        .read(|tx| tx.memories(ctx.project, &[MemoryStatus::Active]))?;
+    let memories = ctx.memories(&[MemoryStatus::Active])?;
     let groups = near_duplicate_groups(&memories);
-    let mut report = judge_in_batches(ctx, &groups, GROUPS_PER_CALL, "merges", ask, apply)?;
+    let apply_batch = |batch: &[MergeGroup], merges: &[Merge]| {
+        ctx.maintain(|memories, now_ms| apply(memories, ctx.project, batch, merges, now_ms))
+    };
+    let mut report = judge_in_batches(ctx, &groups, GROUPS_PER_CALL, "merges", ask, apply_batch)?;
     report.detail = format!(
         "{} active memories, {} groups by word overlap, {} changed",
         memories.len(),
@@ -41,7 +42,7 @@ pub fn consolidate_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
 
 /// Whether every memory `merge` names still says what its group showed the model.
 fn all_unchanged(
-    tx: &WriteTx<'_>,
+    memories: &dyn MemoryMaintenance,
     project: &ProjectId,
     batch: &[MergeGroup],
     merge: &Merge,
@@ -54,7 +55,7 @@ fn all_unchanged(
         let Some((_, _, content)) = seen else {
             return Ok(false);
         };
-        if !is_unchanged(tx, project, id, content)? {
+        if !is_unchanged(memories, project, id, content)? {
             return Ok(false);
         }
     }
@@ -75,7 +76,7 @@ fn ask(ctx: &TaskContext<'_>, batch: &[MergeGroup], report: &mut TaskReport) -> 
 /// retired one). A merge naming a memory that changed since it was read, or that the store
 /// refuses, is skipped.
 fn apply(
-    tx: &WriteTx<'_>,
+    memories: &dyn MemoryMaintenance,
     project: &ProjectId,
     batch: &[MergeGroup],
     merges: &[Merge],
@@ -84,13 +85,12 @@ fn apply(
     let task = Task::ConsolidateMemories.name();
     let mut changes = 0;
     for merge in merges {
-        if !all_unchanged(tx, project, batch, merge)? {
+        if !all_unchanged(memories, project, batch, merge)? {
             continue;
         }
-        match tx.dreamer_merge_memories(
+        match memories.merge(
             project,
-            merge.keep,
-            &merge.others,
+            (merge.keep, &merge.others),
             &merge.content,
             task,
             now_ms,

@@ -18,6 +18,15 @@ pub enum DreamerError {
         /// Why (the URL in it is redacted).
         reason: String,
     },
+    /// The task's changes were queued for the team store but could not be handed on; they
+    /// stay queued and the sync sends them.
+    #[error(
+        "the dreamer's changes wait in the team write queue, which could not be read: {reason}"
+    )]
+    TeamQueue {
+        /// Why.
+        reason: String,
+    },
     /// A task's schedule is not a cron expression.
     #[error("dreamer.schedules.{task}: `{expr}` is not a valid cron expression: {reason}")]
     BadSchedule {

@@ -49,7 +49,7 @@
 //! let clock = || 1_796_504_400_000;
 //! let runner = Runner {
 //!     store, model, owner: "cli-1", clock: &clock,
-//!     limits: Limits::default(), settings: TaskSettings::default(), team_leases: None,
+//!     limits: Limits::default(), settings: TaskSettings::default(), team: None,
 //! };
 //! let project = mc_core::ProjectId::new("git:abc").expect("a valid id");
 //! let run = runner.run(Task::VerifyMemories, &project, Some(std::path::Path::new("/src/shop")))?;
@@ -85,7 +85,7 @@ mod suspicion;
 mod task;
 mod task_clock;
 mod task_settings;
-mod team_lease;
+mod team_memories;
 mod unchanged;
 mod verify;
 
@@ -122,5 +122,5 @@ pub use suspicion::{candidate_of, evidence_for};
 pub use task::Task;
 pub use task_clock::{BACKOFF_BASE_MS, BACKOFF_MAX_MS, SweepEnd, TaskClock, backoff_ms};
 pub use task_settings::TaskSettings;
-pub use team_lease::TeamLeases;
+pub use team_memories::TeamMemories;
 pub use verify::{BATCH, verify_memories};

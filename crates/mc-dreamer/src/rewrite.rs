@@ -16,7 +16,7 @@ use mc_core::dreamer::{
     REWRITE_SYSTEM, Rewrite, VerboseMemory, parse_rewrites, rewrite_tool, rewrite_user_message,
 };
 use mc_llm::StructuredRequest;
-use mc_store::{MemoryStatus, StoreError, WriteTx};
+use mc_store::{MemoryMaintenance, MemoryStatus, StoreError};
 
 use crate::batches::{TaskContext, ask_batch, batch_max_tokens, judge_in_batches};
 use crate::error::Result;
@@ -31,9 +31,7 @@ pub const REWRITES_PER_CALL: usize = 8;
 /// Runs `rewrite_verbose_memories` on the context's project.
 pub fn rewrite_verbose_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     let budget = ctx.settings.rewrite_over_chars;
-    let memories = ctx
-        .store
-        .read(|tx| tx.memories(ctx.project, &[MemoryStatus::Active]))?;
+    let memories = ctx.memories(&[MemoryStatus::Active])?;
     let verbose: Vec<VerboseMemory> = memories
         .iter()
         .filter(|memory| memory.record.content.chars().count() > budget as usize)
@@ -48,7 +46,17 @@ pub fn rewrite_verbose_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         let rewrites = ask_rewrites(ctx, batch, report)?;
         Some(accepted(batch, rewrites, &mut left.borrow_mut()))
     };
-    let mut report = judge_in_batches(ctx, &verbose, REWRITES_PER_CALL, "rewrites", ask, apply)?;
+    let apply_batch = |batch: &[VerboseMemory], rewrites: &[Rewrite]| {
+        ctx.maintain(|memories, now_ms| apply(memories, ctx.project, batch, rewrites, now_ms))
+    };
+    let mut report = judge_in_batches(
+        ctx,
+        &verbose,
+        REWRITES_PER_CALL,
+        "rewrites",
+        ask,
+        apply_batch,
+    )?;
     let left = left.into_inner();
     report.detail = format!(
         "{} active memories, {} over {budget} characters, {} rewritten{}",
@@ -108,7 +116,7 @@ fn accepted(
 /// memory changed since it was read, or that the store refuses (the text repeats another
 /// memory), is skipped.
 fn apply(
-    tx: &WriteTx<'_>,
+    memories: &dyn MemoryMaintenance,
     project: &ProjectId,
     batch: &[VerboseMemory],
     rewrites: &[Rewrite],
@@ -121,7 +129,7 @@ fn apply(
         let Some(seen) = batch.iter().find(|memory| memory.memory_id == id) else {
             continue;
         };
-        if !is_unchanged(tx, project, id, &seen.content)? {
+        if !is_unchanged(memories, project, id, &seen.content)? {
             continue;
         }
         let reason = format!(
@@ -129,7 +137,7 @@ fn apply(
             seen.content.chars().count(),
             rewrite.content.chars().count()
         );
-        match tx.dreamer_rewrite_memory(project, id, &rewrite.content, task, &reason, now_ms) {
+        match memories.rewrite(project, id, &rewrite.content, (task, &reason), now_ms) {
             Ok(_) => changes += 1,
             Err(StoreError::MemoryRefused { id, reason }) => {
                 tracing::info!(memory = id, reason, "dreamer: a rewrite was not applied");

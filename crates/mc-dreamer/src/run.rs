@@ -4,7 +4,7 @@
 //! another scheduler holds it), renews it before each write, releases it at the end, and
 //! records what happened whatever it was, so `status` and `dream --list` can account for
 //! every run. A killed process leaves its lease to lapse after [`Limits::lease_ms`]. With a
-//! team store, the memory-changing tasks hold their lease there ([`TeamLeases`]); when it does
+//! team store, the memory-changing tasks hold their lease there ([`TeamMemories`]); when it does
 //! not answer they do not run, and the record says so.
 
 use std::path::Path;
@@ -25,7 +25,7 @@ use crate::rewrite::rewrite_verbose_memories;
 use crate::smart_notes::evaluate_smart_notes;
 use crate::task::Task;
 use crate::task_settings::TaskSettings;
-use crate::team_lease::{LeaseAnswer, TeamLeases};
+use crate::team_memories::{LeaseAnswer, TeamMemories};
 use crate::verify::verify_memories;
 
 /// The bounds of one run.
@@ -66,7 +66,7 @@ pub struct Runner<'a> {
     pub settings: TaskSettings,
     /// Where the memory-changing tasks take their lease when the project's memories live in
     /// a team store (`None`: in the local store, as every other lease).
-    pub team_leases: Option<&'a TeamLeases>,
+    pub team: Option<&'a TeamMemories>,
 }
 
 impl Runner<'_> {
@@ -88,7 +88,7 @@ impl Runner<'_> {
             );
             return self.record(task, project, started_ms, outcome, &report);
         }
-        let team = self.team_leases.filter(|_| task.changes_memories());
+        let team = self.team.filter(|_| task.changes_memories());
         let (outcome, report) = match self.take_lease(team, &domain) {
             Ok(LeaseAnswer::Granted) => {
                 let report = self.run_holding(task, project, folder, started_ms);
@@ -155,7 +155,7 @@ impl Runner<'_> {
     }
 
     /// Takes or renews the lease on `domain`, in `team` when given, else in the store.
-    fn take_lease(&self, team: Option<&TeamLeases>, domain: &str) -> Result<LeaseAnswer> {
+    fn take_lease(&self, team: Option<&TeamMemories>, domain: &str) -> Result<LeaseAnswer> {
         let ttl = self.limits.lease_ms;
         if let Some(team) = team {
             return Ok(team.take(domain, ttl));
@@ -190,7 +190,7 @@ impl Runner<'_> {
             },
         };
         let domain = task.domain(project);
-        let team = self.team_leases.filter(|_| task.changes_memories());
+        let team = self.team.filter(|_| task.changes_memories());
         let keep_lease = || match self.take_lease(team, &domain)? {
             LeaseAnswer::Granted => Ok(true),
             LeaseAnswer::Held => Ok(false),
@@ -204,6 +204,7 @@ impl Runner<'_> {
             model: self.model,
             clock: self.clock,
             keep_lease: &keep_lease,
+            team,
             deadline_ms: started_ms.saturating_add(self.limits.run_ms),
             data_dir: self.store.path().parent().unwrap_or(Path::new(".")),
         };
@@ -223,7 +224,7 @@ impl Runner<'_> {
             Ok(report) if report.failure.is_some() => (RunOutcome::Failed, report),
             Ok(report) => (RunOutcome::Done, report),
             Err(error @ DreamerError::Store(_)) => failed(Failure::new("store", error.to_string())),
-            Err(error @ DreamerError::TeamLease { .. }) => {
+            Err(error @ (DreamerError::TeamLease { .. } | DreamerError::TeamQueue { .. })) => {
                 failed(Failure::new("team_store", error.to_string()))
             }
             Err(error @ DreamerError::Proposal { .. }) => {

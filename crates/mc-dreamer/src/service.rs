@@ -21,7 +21,7 @@ use crate::model::DreamerModel;
 use crate::run::{Limits, Runner};
 use crate::scheduler::Scheduler;
 use crate::task_settings::TaskSettings;
-use crate::team_lease::TeamLeases;
+use crate::team_memories::TeamMemories;
 
 /// How often the service looks for due tasks.
 const WAKE_EVERY: Duration = Duration::from_secs(60);
@@ -45,7 +45,7 @@ pub struct Service {
     /// The wall clock, unix milliseconds.
     pub clock: Arc<dyn Fn() -> i64 + Send + Sync>,
     /// The team store holding the memory-changing tasks' leases, when memories live there.
-    pub team_leases: Option<TeamLeases>,
+    pub team: Option<TeamMemories>,
     /// The proxy's calls in flight, which a run on the same credential waits for.
     pub calls: Arc<InFlightCalls>,
 }
@@ -106,7 +106,7 @@ impl Service {
             clock: &clock,
             limits: Limits::default(),
             settings: TaskSettings::of(&self.config),
-            team_leases: self.team_leases.as_ref(),
+            team: self.team.as_ref(),
         };
         match scheduler.tick(&runner, &folders, self.calls.as_ref(), now_ms) {
             Ok(runs) => {

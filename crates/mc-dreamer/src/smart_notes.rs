@@ -84,7 +84,19 @@ pub fn evaluate_smart_notes(ctx: &TaskContext<'_>) -> Result<TaskReport> {
     } else if !ctx.model.has_model(ctx.project) {
         format!("; {} in plain words wait for a model", plain.len())
     } else {
-        report = judge_in_batches(ctx, &plain, NOTES_PER_CALL, "note verdicts", judge, apply)?;
+        report = judge_in_batches(
+            ctx,
+            &plain,
+            NOTES_PER_CALL,
+            "note verdicts",
+            judge,
+            |batch, verdicts| {
+                let now_ms = (ctx.clock)();
+                Ok(ctx
+                    .store
+                    .write(|tx| apply(tx, ctx.project, batch, verdicts, now_ms))?)
+            },
+        )?;
         format!(
             "; {} in plain words, {} found due by the model",
             plain.len(),

@@ -6,16 +6,16 @@
 //! the task read, and skipped when the memory moved on.
 
 use mc_core::ProjectId;
-use mc_store::{MemoryStatus, WriteTx};
+use mc_store::{MemoryMaintenance, MemoryStatus};
 
 /// Whether memory `id` is still active and says `seen`, as the task read it.
 pub fn is_unchanged(
-    tx: &WriteTx<'_>,
+    memories: &dyn MemoryMaintenance,
     project: &ProjectId,
     id: u64,
     seen: &str,
 ) -> mc_store::Result<bool> {
-    let current = tx.memory(project, id)?;
+    let current = memories.memory(project, id)?;
     let unchanged = current.is_some_and(|memory| {
         memory.record.status == MemoryStatus::Active && memory.record.content == seen
     });

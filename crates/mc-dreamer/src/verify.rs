@@ -16,7 +16,7 @@ use mc_core::dreamer::{
     verify_user_message,
 };
 use mc_llm::StructuredRequest;
-use mc_store::{MemoryStatus, StoreError, WriteTx};
+use mc_store::{MemoryMaintenance, MemoryStatus, StoreError};
 
 use crate::agent_loop::{Decision, Duty, LoopBudget, LoopStop, run_loop};
 use crate::agent_tools::AgentTools;
@@ -43,9 +43,7 @@ is gone, or `keep_memory`. A memory you give no verdict is kept.";
 
 /// Runs `verify_memories` on the context's project.
 pub fn verify_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
-    let memories = ctx
-        .store
-        .read(|tx| tx.memories(ctx.project, &[MemoryStatus::Active]))?;
+    let memories = ctx.memories(&[MemoryStatus::Active])?;
     let Some(folder) = ctx.folder else {
         return Ok(TaskReport::no_folder());
     };
@@ -54,7 +52,10 @@ pub fn verify_memories(ctx: &TaskContext<'_>) -> Result<TaskReport> {
         .iter()
         .filter_map(|memory| candidate_of(memory, &index))
         .partition(names_a_gone_file);
-    let mut report = judge_in_batches(ctx, &judged, BATCH, "verdicts", judge, apply)?;
+    let apply_batch = |batch: &[Candidate], verdicts: &[Verdict]| {
+        ctx.maintain(|memories, now_ms| apply(memories, ctx.project, batch, verdicts, now_ms))
+    };
+    let mut report = judge_in_batches(ctx, &judged, BATCH, "verdicts", judge, apply_batch)?;
     let looked = if report.failure.is_none() && !gone.is_empty() {
         let tools = AgentTools {
             folder,
@@ -127,10 +128,9 @@ fn look_at_gone_files(
                 ));
                 break;
             }
-            let now_ms = (ctx.clock)();
-            report.changes += ctx
-                .store
-                .write(|tx| apply(tx, ctx.project, batch, &verdicts, now_ms))?;
+            report.changes += ctx.maintain(|memories, now_ms| {
+                apply(memories, ctx.project, batch, &verdicts, now_ms)
+            })?;
         }
         if stop.is_cap() {
             break;
@@ -162,7 +162,7 @@ fn judge(
 /// memory that changed since it was read, or that the store refuses (the new text repeats
 /// another memory), is skipped, not fatal: the rest of the batch still holds.
 fn apply(
-    tx: &WriteTx<'_>,
+    memories: &dyn MemoryMaintenance,
     project: &ProjectId,
     batch: &[Candidate],
     verdicts: &[Verdict],
@@ -175,7 +175,8 @@ fn apply(
         let Some(seen) = batch.iter().find(|candidate| candidate.memory_id == id) else {
             continue;
         };
-        if matches!(verdict, Verdict::Keep { .. }) || !is_unchanged(tx, project, id, &seen.content)?
+        if matches!(verdict, Verdict::Keep { .. })
+            || !is_unchanged(memories, project, id, &seen.content)?
         {
             continue;
         }
@@ -185,12 +186,10 @@ fn apply(
                 memory_id,
                 content,
                 reason,
-            } => tx
-                .dreamer_rewrite_memory(project, *memory_id, content, task, reason, now_ms)
-                .map(|_| ()),
-            Verdict::Archive { memory_id, reason } => tx
-                .dreamer_archive_memory(project, *memory_id, task, reason, now_ms)
-                .map(|_| ()),
+            } => memories.rewrite(project, *memory_id, content, (task, reason), now_ms),
+            Verdict::Archive { memory_id, reason } => {
+                memories.archive(project, *memory_id, task, reason, now_ms)
+            }
         };
         match applied {
             Ok(()) => changes += 1,

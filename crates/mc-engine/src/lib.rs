@@ -44,4 +44,4 @@ pub use nudges::Nudge;
 pub use pass::{CountText, Engine, PassOutcome, PassRequest};
 pub use session_cache::SessionCache;
 pub use state::{EngineState, PROVEN_WINDOW_TTL_MS};
-pub use team_link::TeamLink;
+pub use team_link::{TeamLink, read_knowledge, write_knowledge};

@@ -43,6 +43,33 @@ impl TeamLink {
         KnowledgeSource::TeamCache
     }
 
+    /// The team store's URL as it may be shown (password redacted).
+    pub fn shown_url(&self) -> &str {
+        self.sync.team().url().redacted()
+    }
+
+    /// Sends what waits in the queue, then brings the project's cache up to date, before an
+    /// operator reads or changes the team's memories. Blocks the calling thread, which must
+    /// not be one of the runtime's workers. An error says the server did not answer: the
+    /// cache stays as the last sync left it, and writes queue.
+    pub fn catch_up(
+        &self,
+        project: &ProjectId,
+        now_ms: i64,
+    ) -> std::result::Result<(), TeamStoreError> {
+        self.runtime.block_on(async {
+            let replayed = self.sync.replay(now_ms).await?;
+            for (write, reason) in &replayed.refused {
+                tracing::warn!(
+                    write_id = %write.write_id,
+                    %reason,
+                    "the team store refused a queued memory change; it was dropped"
+                );
+            }
+            self.sync.pull(project, now_ms).await.map(|_| ())
+        })
+    }
+
     /// Sends `write` (or queues it) and refreshes the project's cache when it landed.
     /// Blocks the calling thread, which must not be one of the runtime's workers.
     fn write(&self, project: &ProjectId, write: TeamWrite, now_ms: i64) -> Result<Applied> {
@@ -78,12 +105,41 @@ fn store_error(error: TeamStoreError) -> StoreError {
     }
 }
 
+/// Runs `read` over project knowledge where it lives: the team store's cache when `team`
+/// is given, else the local tables, in one read snapshot of `store`.
+pub fn read_knowledge<T>(
+    store: &Store,
+    team: Option<&TeamLink>,
+    read: impl FnOnce(&dyn ProjectKnowledge) -> Result<T>,
+) -> Result<T> {
+    let source = match team {
+        Some(_) => TeamLink::source(),
+        None => KnowledgeSource::Local,
+    };
+    store.read(|tx| tx.with_knowledge(source, read))
+}
+
+/// Runs `write` over project knowledge where it lives: through to the team store when
+/// `team` is given (each change its own write, no local transaction held while it
+/// travels; a change the server cannot take now is queued and reported as
+/// [`StoreError::QueuedForTeam`]), else in one write transaction of `store`.
+pub fn write_knowledge<T>(
+    store: &Store,
+    team: Option<&TeamLink>,
+    write: impl FnOnce(&dyn ProjectKnowledgeWrite) -> Result<T>,
+) -> Result<T> {
+    match team {
+        Some(link) => write(&TeamWriteThrough { link, store }),
+        None => store.write_with(|tx| write(tx)),
+    }
+}
+
 /// Project knowledge read from the team store's cache and written through to the team
 /// store. Each change is its own write: a merge of several memories is not atomic here as
 /// it is in one SQLite transaction, but each step lands once and the log shows each.
-pub(crate) struct TeamWriteThrough<'a> {
-    pub link: &'a TeamLink,
-    pub store: &'a Store,
+struct TeamWriteThrough<'a> {
+    link: &'a TeamLink,
+    store: &'a Store,
 }
 
 impl TeamWriteThrough<'_> {

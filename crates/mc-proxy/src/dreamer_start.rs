@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use mc_core::ProjectId;
-use mc_dreamer::{CredentialId, DreamerModel, LlmJudge, Service, StoreHandle, TeamLeases};
+use mc_dreamer::{CredentialId, DreamerModel, LlmJudge, Service, StoreHandle, TeamMemories};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, LlmError, ModelEndpoint, StructuredAnswer, StructuredRequest};
 use mc_store::Store;
@@ -90,9 +90,9 @@ pub fn start(app: &Arc<App>) -> Option<JoinHandle<()>> {
     };
     let owner = format!("serve-{}", std::process::id());
     // With a team store, one dreamer of the whole team changes a project's memories.
-    let team_leases = engine.team_store().and_then(|link| {
-        TeamLeases::new(
-            link.sync().team().clone(),
+    let team = engine.team_store().and_then(|link| {
+        TeamMemories::new(
+            link.sync().clone(),
             tokio::runtime::Handle::current(),
             &owner,
         )
@@ -107,7 +107,7 @@ pub fn start(app: &Arc<App>) -> Option<JoinHandle<()>> {
         config: config.dreamer.clone(),
         owner,
         clock: Arc::new(now_ms),
-        team_leases,
+        team,
         calls: Arc::clone(&app.dreamer_calls),
     };
     Some(service.start())

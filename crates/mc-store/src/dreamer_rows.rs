@@ -369,18 +369,24 @@ impl WriteTx<'_> {
 
     /// The project's memory `id`, refused unless it is active.
     fn require_active(&self, project: &ProjectId, id: u64) -> Result<StoredMemory> {
-        let memory = self.require_memory(project, id)?;
-        match memory.record.status {
-            MemoryStatus::Active => Ok(memory),
-            MemoryStatus::Permanent => Err(StoreError::MemoryRefused {
-                id,
-                reason: "it is permanent; only the operator retires it",
-            }),
-            MemoryStatus::Archived => Err(StoreError::MemoryRefused {
-                id,
-                reason: "it is already archived",
-            }),
-        }
+        only_active(self.require_memory(project, id)?)
+    }
+}
+
+/// `memory`, refused unless it is active: the dreamer never retires a permanent memory (the
+/// operator's) and has nothing to do with an archived one.
+pub(crate) fn only_active(memory: StoredMemory) -> Result<StoredMemory> {
+    let id = memory.id;
+    match memory.record.status {
+        MemoryStatus::Active => Ok(memory),
+        MemoryStatus::Permanent => Err(StoreError::MemoryRefused {
+            id,
+            reason: "it is permanent; only the operator retires it",
+        }),
+        MemoryStatus::Archived => Err(StoreError::MemoryRefused {
+            id,
+            reason: "it is already archived",
+        }),
     }
 }
 

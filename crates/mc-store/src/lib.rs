@@ -67,6 +67,7 @@ mod historian_rows;
 mod knowledge;
 mod location;
 mod memories;
+mod memory_maintenance;
 mod memory_rows;
 mod memory_use;
 mod messages;
@@ -82,6 +83,7 @@ mod session_status;
 mod sessions;
 mod store;
 mod team_cache;
+mod team_memory_use;
 mod team_outbox;
 mod team_promotion;
 mod token_corrections;
@@ -109,6 +111,7 @@ pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,
     resolve_data_dir,
 };
+pub use memory_maintenance::{MemoryMaintenance, TeamMaintenance};
 pub use memory_rows::{
     Added, MemoryAction, MemoryEdit, MemoryLogEntry, MemoryRecord, MemorySource, MemoryStatus,
     NewMemory, StoredMemory,
@@ -123,7 +126,7 @@ pub use session_status::{BustCount, ContextUse, SessionStatus, TokenTotals};
 pub use sessions::{ForkPoint, NewSession, SessionRecord};
 pub use store::{DropsVersion, ReadTx, Store, WriteTx};
 pub use team_cache::TeamCache;
-pub use team_outbox::{QueuedTeamWrite, TeamWrite};
+pub use team_outbox::{Maintenance, MaintenanceKind, QueuedTeamWrite, TeamWrite};
 pub use team_promotion::historian_write_id;
 pub use user_profile::ProfileLine;
 pub use vectors::{EmbedBatch, EmbedItem, StoredVector, VectorPlace, VectorSource};

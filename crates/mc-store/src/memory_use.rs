@@ -71,6 +71,22 @@ fn used_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<UsedMemory> {
     })
 }
 
+/// The memories of `rows` whose status is in `statuses`.
+pub(crate) fn with_status(
+    rows: impl Iterator<Item = rusqlite::Result<UsedMemory>>,
+    statuses: &[MemoryStatus],
+    doing: &'static str,
+) -> Result<Vec<UsedMemory>> {
+    let mut memories = Vec::new();
+    for row in rows {
+        let used = row.map_err(StoreError::sqlite(doing))?;
+        if statuses.contains(&used.memory.record.status) {
+            memories.push(used);
+        }
+    }
+    Ok(memories)
+}
+
 impl ReadTx<'_> {
     /// The project's memories whose status is in `statuses`, oldest first, each with its use.
     pub fn memories_with_use(
@@ -88,14 +104,7 @@ impl ReadTx<'_> {
         let rows = statement
             .query_map([project.as_str()], used_from_row)
             .map_err(StoreError::sqlite(DOING))?;
-        let mut memories = Vec::new();
-        for row in rows {
-            let used = row.map_err(StoreError::sqlite(DOING))?;
-            if statuses.contains(&used.memory.record.status) {
-                memories.push(used);
-            }
-        }
-        Ok(memories)
+        with_status(rows, statuses, DOING)
     }
 
     /// The project's memory `id` with its use, or `None` when the project has no such memory.

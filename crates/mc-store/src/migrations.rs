@@ -156,10 +156,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "team store cache and write queue",
         sql: include_str!("migrations/0026_team_cache.sql"),
     },
+    Migration {
+        version: 27,
+        name: "dreamer maintenance through the team write queue",
+        sql: include_str!("migrations/0027_team_maintenance.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 26;
+pub const SCHEMA_VERSION: u32 = 27;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and

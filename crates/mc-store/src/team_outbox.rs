@@ -55,6 +55,86 @@ pub enum TeamWrite {
         /// Who merged them.
         actor: MemorySource,
     },
+    /// A dreamer task's change, logged with the dreamer as actor and the task's name.
+    Maintain(Maintenance),
+}
+
+/// A dreamer task's change to a team's memories.
+///
+/// The task decided from the text it read, maybe minutes before the write lands (a model
+/// was asked meanwhile); an operator or agent on another machine may have changed the memory
+/// since, and the lease does not keep them out. So the change carries what it read, and the
+/// team store applies it only while every memory it names is still active and says exactly
+/// that: a verdict about an old text never overwrites a newer one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Maintenance {
+    /// What the change does.
+    pub change: MaintenanceKind,
+    /// The memories it names with the text the task read, the changed (or kept) one first;
+    /// a merge retires every other one in favour of the first.
+    pub seen: Vec<(u64, String)>,
+    /// The task that made it (`verify_memories`, ...).
+    pub task: String,
+    /// Why, as the log shows it.
+    pub reason: String,
+}
+
+/// What a maintenance change does to the memories it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MaintenanceKind {
+    /// Retire the memory.
+    Archive,
+    /// Give the memory this text.
+    Rewrite {
+        /// The new text.
+        content: String,
+    },
+    /// Keep the first memory with this text, retiring the others in its favour.
+    Merge {
+        /// The merged text.
+        content: String,
+    },
+}
+
+impl Maintenance {
+    /// The memory the change is about (the kept one of a merge); 0 when it names none.
+    pub fn memory_id(&self) -> u64 {
+        self.seen.first().map_or(0, |(id, _)| *id)
+    }
+
+    /// The write id of this change made at `now_ms`: derived from what it is, so queuing
+    /// the same decision twice queues it once, while the same change decided again later
+    /// (the memory came back to the same text) is a write of its own.
+    pub fn write_id(&self, project: &ProjectId, now_ms: i64) -> String {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(b"mc-dreamer-maintenance-v1\0");
+        for part in [project.as_str(), self.task.as_str(), self.kind_name()] {
+            hasher.update(part.as_bytes());
+            hasher.update(b"\0");
+        }
+        if let MaintenanceKind::Rewrite { content } | MaintenanceKind::Merge { content } =
+            &self.change
+        {
+            hasher.update(content.as_bytes());
+            hasher.update(b"\0");
+        }
+        for (id, text) in &self.seen {
+            hasher.update(&id.to_le_bytes());
+            hasher.update(text.as_bytes());
+            hasher.update(b"\0");
+        }
+        hasher.update(&now_ms.to_le_bytes());
+        let hex = hasher.finalize().to_hex();
+        format!("dreamer-{}", &hex[..32])
+    }
+
+    fn kind_name(&self) -> &'static str {
+        match self.change {
+            MaintenanceKind::Archive => "maintain_archive",
+            MaintenanceKind::Rewrite { .. } => "maintain_rewrite",
+            MaintenanceKind::Merge { .. } => "maintain_merge",
+        }
+    }
 }
 
 /// A write waiting in the queue.
@@ -83,6 +163,9 @@ struct Columns<'a> {
     content: Option<&'a str>,
     actor: MemorySource,
     permanent: bool,
+    task: Option<&'a str>,
+    detail: Option<&'a str>,
+    seen: Option<String>,
 }
 
 fn columns(write: &TeamWrite) -> Columns<'_> {
@@ -93,13 +176,11 @@ fn columns(write: &TeamWrite) -> Columns<'_> {
             source,
             permanent,
         } => Columns {
-            kind: "add",
-            memory_id: None,
-            other_id: None,
             category: Some(category.as_str()),
             content: Some(content),
             actor: *source,
             permanent: *permanent,
+            ..Columns::plain("add")
         },
         TeamWrite::Edit {
             id,
@@ -107,33 +188,75 @@ fn columns(write: &TeamWrite) -> Columns<'_> {
             content,
             actor,
         } => Columns {
-            kind: "edit",
             memory_id: Some(*id),
-            other_id: None,
             category: category.map(MemoryCategory::as_str),
             content: content.as_deref(),
             actor: *actor,
-            permanent: false,
+            ..Columns::plain("edit")
         },
         TeamWrite::Archive { id, actor } => Columns {
-            kind: "archive",
             memory_id: Some(*id),
+            actor: *actor,
+            ..Columns::plain("archive")
+        },
+        TeamWrite::Supersede { old, by, actor } => Columns {
+            memory_id: Some(*old),
+            other_id: Some(*by),
+            actor: *actor,
+            ..Columns::plain("supersede")
+        },
+        TeamWrite::Maintain(maintenance) => Columns {
+            memory_id: Some(maintenance.memory_id()),
+            content: match &maintenance.change {
+                MaintenanceKind::Archive => None,
+                MaintenanceKind::Rewrite { content } | MaintenanceKind::Merge { content } => {
+                    Some(content)
+                }
+            },
+            actor: MemorySource::Dreamer,
+            task: Some(&maintenance.task),
+            detail: Some(&maintenance.reason),
+            seen: Some(
+                serde_json::Value::from(
+                    maintenance
+                        .seen
+                        .iter()
+                        .map(|(id, text)| serde_json::json!([id, text]))
+                        .collect::<Vec<_>>(),
+                )
+                .to_string(),
+            ),
+            ..Columns::plain(maintenance.kind_name())
+        },
+    }
+}
+
+impl Columns<'_> {
+    /// The columns of a write of `kind` that fills none of them yet.
+    fn plain(kind: &'static str) -> Self {
+        Self {
+            kind,
+            memory_id: None,
             other_id: None,
             category: None,
             content: None,
-            actor: *actor,
+            actor: MemorySource::Operator,
             permanent: false,
-        },
-        TeamWrite::Supersede { old, by, actor } => Columns {
-            kind: "supersede",
-            memory_id: Some(*old),
-            other_id: Some(*by),
-            category: None,
-            content: None,
-            actor: *actor,
-            permanent: false,
-        },
+            task: None,
+            detail: None,
+            seen: None,
+        }
     }
+}
+
+/// The `seen` column read back: `[[id, text], …]`.
+fn seen_of(json: &str) -> Option<Vec<(u64, String)>> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    value
+        .as_array()?
+        .iter()
+        .map(|pair| Some((pair.get(0)?.as_u64()?, pair.get(1)?.as_str()?.to_owned())))
+        .collect()
 }
 
 fn write_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<TeamWrite> {
@@ -148,6 +271,28 @@ fn write_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<TeamWrite> {
     let actor = named(row, 9, MemorySource::parse)?;
     let permanent: bool = row.get(10)?;
     let missing = || rusqlite::Error::InvalidColumnType(5, kind.clone(), Type::Null);
+    if let Some(change) = match kind.as_str() {
+        "maintain_archive" => Some(MaintenanceKind::Archive),
+        "maintain_rewrite" => Some(MaintenanceKind::Rewrite {
+            content: content.clone().ok_or_else(missing)?,
+        }),
+        "maintain_merge" => Some(MaintenanceKind::Merge {
+            content: content.clone().ok_or_else(missing)?,
+        }),
+        _ => None,
+    } {
+        let seen = row
+            .get::<_, Option<String>>(13)?
+            .as_deref()
+            .and_then(seen_of)
+            .ok_or_else(missing)?;
+        return Ok(TeamWrite::Maintain(Maintenance {
+            change,
+            seen,
+            task: row.get::<_, Option<String>>(12)?.ok_or_else(missing)?,
+            reason: row.get::<_, Option<String>>(14)?.unwrap_or_default(),
+        }));
+    }
     Ok(match kind.as_str() {
         "add" => TeamWrite::Add {
             category: category.ok_or_else(missing)?,
@@ -181,7 +326,7 @@ impl ReadTx<'_> {
             .conn()
             .prepare_cached(
                 "SELECT seq, write_id, project_id, queued_ms, kind, memory_id, other_id,
-                   category, content, actor, permanent, attempts
+                   category, content, actor, permanent, attempts, task, seen, detail
                  FROM team_outbox ORDER BY seq LIMIT ?1",
             )
             .map_err(StoreError::sqlite(DOING))?;
@@ -228,8 +373,8 @@ impl WriteTx<'_> {
         self.conn()
             .prepare_cached(
                 "INSERT OR IGNORE INTO team_outbox (write_id, project_id, kind, memory_id,
-                   other_id, category, content, actor, permanent, queued_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                   other_id, category, content, actor, permanent, queued_ms, task, detail, seen)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )
             .and_then(|mut statement| {
                 statement.execute(rusqlite::params![
@@ -242,7 +387,10 @@ impl WriteTx<'_> {
                     columns.content,
                     columns.actor.as_str(),
                     columns.permanent,
-                    now_ms
+                    now_ms,
+                    columns.task,
+                    columns.detail,
+                    columns.seen
                 ])
             })
             .map(|_| ())

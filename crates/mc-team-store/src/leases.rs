@@ -68,6 +68,42 @@ impl TeamStore {
         Ok(())
     }
 
+    /// Every lease as stored, lapsed or not, by domain, with the server's clock now: a
+    /// lease's expiry is read against the clock it was reckoned on, not the reader's.
+    pub async fn dreamer_leases(&self) -> Result<(Vec<Lease>, i64)> {
+        const DOING: &str = "listing the dreamer leases";
+        let url = self.redacted();
+        let client = self.client(DOING).await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT domain, owner, acquired_ms, expires_ms, {SERVER_NOW_MS}
+                     FROM mc_dreamer_leases ORDER BY domain"
+                ),
+                &[],
+            )
+            .await
+            .map_err(postgres(url, DOING))?;
+        let now_ms = match rows.first() {
+            Some(row) => row.get(4),
+            None => client
+                .query_one(&format!("SELECT {SERVER_NOW_MS}"), &[])
+                .await
+                .map_err(postgres(url, DOING))?
+                .get(0),
+        };
+        let leases = rows
+            .iter()
+            .map(|row| Lease {
+                domain: row.get(0),
+                owner: row.get(1),
+                acquired_ms: row.get(2),
+                expires_ms: row.get(3),
+            })
+            .collect();
+        Ok((leases, now_ms))
+    }
+
     /// The lease on `domain` as stored, lapsed or not; times on the server's clock.
     pub async fn dreamer_lease(&self, domain: &str) -> Result<Option<Lease>> {
         const DOING: &str = "reading a dreamer lease";

@@ -18,6 +18,7 @@
 mod client;
 mod error;
 mod leases;
+mod maintenance;
 mod reads;
 mod rows;
 mod schema;

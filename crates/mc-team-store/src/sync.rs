@@ -147,6 +147,17 @@ impl TeamSync {
         let queued = self
             .blocking(|store| store.read(|tx| tx.queued_team_writes(REPLAY_BATCH)))
             .await?;
+        self.send_in_order(queued, now_ms).await
+    }
+
+    /// Sends `queued`, writes already in the durable queue (queued in a transaction of the
+    /// caller's), in order, until the server stops answering; what is left stays queued for
+    /// [`Self::replay`].
+    pub async fn send_in_order(
+        &self,
+        queued: Vec<QueuedTeamWrite>,
+        now_ms: i64,
+    ) -> Result<Replayed> {
         let mut replayed = Replayed::default();
         let total = queued.len() as u64;
         for write in queued {

@@ -35,11 +35,11 @@ impl Applied {
 }
 
 /// The write transaction of one change.
-struct Change<'a> {
-    tx: Transaction<'a>,
-    project: &'a ProjectId,
-    now_ms: i64,
-    url: &'a str,
+pub(crate) struct Change<'a> {
+    pub(crate) tx: Transaction<'a>,
+    pub(crate) project: &'a ProjectId,
+    pub(crate) now_ms: i64,
+    pub(crate) url: &'a str,
 }
 
 impl TeamStore {
@@ -125,7 +125,8 @@ impl Change<'_> {
                     return Err(refused(*id, "it is already archived"));
                 }
                 self.retire(*id, None).await?;
-                self.log(*id, MemoryAction::Archived, *actor, None).await?;
+                self.log(*id, MemoryAction::Archived, (*actor, None), None)
+                    .await?;
                 Ok(Added::Merged(*id))
             }
             TeamWrite::Supersede { old, by, actor } => {
@@ -144,10 +145,16 @@ impl Change<'_> {
                 }
                 self.retire(*old, Some(*by)).await?;
                 let detail = format!("by {by}");
-                self.log(*old, MemoryAction::Superseded, *actor, Some(&detail))
-                    .await?;
+                self.log(
+                    *old,
+                    MemoryAction::Superseded,
+                    (*actor, None),
+                    Some(&detail),
+                )
+                .await?;
                 Ok(Added::Merged(*old))
             }
+            TeamWrite::Maintain(maintenance) => self.maintain(maintenance).await,
         }
     }
 
@@ -195,8 +202,13 @@ impl Change<'_> {
             .map_err(postgres(self.url, "adding a memory"))?
             .get(0);
         let id = u64::try_from(id).unwrap_or_default();
-        self.log(id, MemoryAction::Added, source, Some(source.as_str()))
-            .await?;
+        self.log(
+            id,
+            MemoryAction::Added,
+            (source, None),
+            Some(source.as_str()),
+        )
+        .await?;
         Ok(Added::New(id))
     }
 
@@ -215,17 +227,7 @@ impl Change<'_> {
         if let Some(content) = content.map(str::trim)
             && content != memory.record.content
         {
-            let key = key_of(content)?;
-            if let Some(existing) = self.live_with_key(&key).await?
-                && existing != id
-            {
-                return Err(StoreError::DuplicateMemory {
-                    project: self.project.to_string(),
-                    id,
-                    existing,
-                }
-                .into());
-            }
+            self.refuse_repeat(id, content).await?;
             memory.record.content = content.to_owned();
             changes.push("content".to_owned());
         }
@@ -256,12 +258,17 @@ impl Change<'_> {
             )
             .await
             .map_err(postgres(self.url, "editing a memory"))?;
-        self.log(id, MemoryAction::Changed, actor, Some(&changes.join(", ")))
-            .await?;
+        self.log(
+            id,
+            MemoryAction::Changed,
+            (actor, None),
+            Some(&changes.join(", ")),
+        )
+        .await?;
         Ok(id)
     }
 
-    async fn require(&self, id: u64) -> Result<StoredMemory> {
+    pub(crate) async fn require(&self, id: u64) -> Result<StoredMemory> {
         let row = self
             .tx
             .query_opt(
@@ -282,6 +289,20 @@ impl Change<'_> {
         }
     }
 
+    /// Refuses `content` for memory `id` when another live memory already states it.
+    pub(crate) async fn refuse_repeat(&self, id: u64, content: &str) -> Result<()> {
+        let key = key_of(content)?;
+        match self.live_with_key(&key).await? {
+            Some(existing) if existing != id => Err(StoreError::DuplicateMemory {
+                project: self.project.to_string(),
+                id,
+                existing,
+            }
+            .into()),
+            Some(_) | None => Ok(()),
+        }
+    }
+
     async fn live_with_key(&self, key: &str) -> Result<Option<u64>> {
         let row = self
             .tx
@@ -295,7 +316,7 @@ impl Change<'_> {
         Ok(row.and_then(|row| u64::try_from(row.get::<_, i64>(0)).ok()))
     }
 
-    async fn retire(&self, id: u64, by: Option<u64>) -> Result<()> {
+    pub(crate) async fn retire(&self, id: u64, by: Option<u64>) -> Result<()> {
         self.tx
             .execute(
                 "UPDATE mc_memories SET status = 'archived', superseded_by = $2, updated_ms = $3,
@@ -307,18 +328,19 @@ impl Change<'_> {
             .map_err(postgres(self.url, "archiving a memory"))
     }
 
-    async fn log(
+    /// Logs one change at a fresh version: who made it and, for the dreamer, which task.
+    pub(crate) async fn log(
         &self,
         memory_id: u64,
         action: MemoryAction,
-        actor: MemorySource,
+        (actor, task): (MemorySource, Option<&str>),
         detail: Option<&str>,
     ) -> Result<()> {
         self.tx
             .execute(
                 "INSERT INTO mc_memory_log (version, project_id, memory_id, action, at_ms,
-                   detail, actor)
-                 VALUES (nextval('mc_version'), $1, $2, $3, $4, $5, $6)",
+                   detail, actor, task)
+                 VALUES (nextval('mc_version'), $1, $2, $3, $4, $5, $6, $7)",
                 &[
                     &self.project.as_str(),
                     &pg_id(memory_id),
@@ -326,6 +348,7 @@ impl Change<'_> {
                     &self.now_ms,
                     &detail,
                     &actor.as_str(),
+                    &task,
                 ],
             )
             .await
@@ -334,11 +357,11 @@ impl Change<'_> {
     }
 }
 
-fn refused(id: u64, reason: &'static str) -> TeamStoreError {
+pub(crate) fn refused(id: u64, reason: &'static str) -> TeamStoreError {
     StoreError::MemoryRefused { id, reason }.into()
 }
 
-fn key_of(content: &str) -> Result<String> {
+pub(crate) fn key_of(content: &str) -> Result<String> {
     let key = fact_key(content);
     if key.is_empty() {
         return Err(StoreError::EmptyMemory.into());

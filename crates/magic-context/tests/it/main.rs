@@ -51,6 +51,8 @@ mod status;
 mod store_locked;
 mod store_read_only;
 mod support;
+mod team_concurrent_writes;
+mod team_memory;
 mod team_serves;
 mod team_store;
 mod workspaces;

@@ -29,10 +29,10 @@ mod cluster;
 const FACT: &str = "Release branches are cut on Tuesdays.";
 /// How long the background sync (every second) may take to carry a change.
 const SYNC_DEADLINE: Duration = Duration::from_secs(20);
-const WINDOW_TOKENS: u64 = 200_000;
+pub(crate) const WINDOW_TOKENS: u64 = 200_000;
 
 /// A machine whose user file points at `url`, with a project folder; the folder and its id.
-fn team_machine(url: &str) -> (Machine, PathBuf, ProjectId) {
+pub(crate) fn team_machine(url: &str) -> (Machine, PathBuf, ProjectId) {
     let machine = Machine::fresh();
     let user = machine.user_file();
     std::fs::create_dir_all(user.parent().unwrap()).unwrap();
@@ -44,8 +44,8 @@ fn team_machine(url: &str) -> (Machine, PathBuf, ProjectId) {
     (machine, shop, project)
 }
 
-/// A scratch database on the shared test server, or `None` when none is configured.
-fn scratch_url() -> Option<String> {
+/// A fresh team database on the server `MC_TEST_PG_URL` names, or `None` (said) without it.
+pub(crate) fn scratch_url() -> Option<String> {
     let Ok(server) = std::env::var("MC_TEST_PG_URL") else {
         eprintln!(
             "skipped: MC_TEST_PG_URL is not set (eval \"$(.ci/postgres-scratch start)\" sets it)"
@@ -104,14 +104,16 @@ fn send(proxy: &Server, shop: &Path, session: &str, key: &str, messages: Value) 
     text
 }
 
-fn user(text: &str) -> Value {
+pub(crate) fn user(text: &str) -> Value {
     json!({"role": "user", "content": [{"type": "text", "text": text}]})
 }
 
 /// The live memories of the project in the team store, by content, with their counts.
-fn on_server(url: &str, project: &ProjectId) -> BTreeMap<String, u64> {
+pub(crate) fn on_server(url: &str, project: &ProjectId) -> BTreeMap<String, u64> {
     let runtime = runtime();
     let team = TeamStore::new(TeamStoreUrl::parse(url).unwrap()).unwrap();
+    // Asked before a proxy has brought the schema up, the tables would not be there yet.
+    runtime.block_on(team.migrate()).unwrap();
     let memories = runtime
         .block_on(team.memories(project, &[MemoryStatus::Active]))
         .unwrap();
@@ -123,7 +125,7 @@ fn on_server(url: &str, project: &ProjectId) -> BTreeMap<String, u64> {
 }
 
 /// Waits until `done` holds, or fails saying `what`.
-fn wait_for(what: &str, proxy: &Server, done: impl Fn() -> bool) {
+pub(crate) fn wait_for(what: &str, proxy: &Server, done: impl Fn() -> bool) {
     let started = Instant::now();
     while !done() {
         assert!(
@@ -135,7 +137,7 @@ fn wait_for(what: &str, proxy: &Server, done: impl Fn() -> bool) {
     }
 }
 
-fn queued(data: &Path) -> u64 {
+pub(crate) fn queued(data: &Path) -> u64 {
     let store = Store::open(data.join("context.db")).unwrap();
     store.read(|tx| tx.team_queue()).unwrap().0
 }

@@ -1,7 +1,8 @@
 //! The team store through the built binary: `config show`, `status` and `doctor` report it
 //! with its password redacted; a server that answers is reported reachable (its schema
-//! brought up), one that does not is a warning that leaves `doctor` healthy, since requests
-//! keep flowing from the local cache. The reachable half needs `MC_TEST_PG_URL`.
+//! brought up) with who holds the team's dreamer leases, one that does not is a warning that
+//! leaves `doctor` healthy, since requests keep flowing from the local cache. The reachable
+//! half needs `MC_TEST_PG_URL`.
 
 use std::ffi::OsStr;
 use std::net::TcpListener;
@@ -96,12 +97,41 @@ fn a_reachable_team_store_is_reported_with_its_schema_and_queue() {
     assert_eq!(status.json()["team_store"]["reachable"], true);
     let text = machine.run(&["status"], &env).success();
     assert!(
-        text.stdout
-            .contains("reachable (schema v2); cache never synced; no writes queued"),
+        text.stdout.contains(
+            "reachable (schema v2); cache never synced; no writes queued\n  dreamer leases: \
+             none held (no dreamer is changing the team's memories)\n"
+        ),
         "{}",
         text.stdout
     );
-    for run in [&report, &status, &text] {
+
+    // A dreamer on another machine holds a project's memories: both commands name it.
+    let team = mc_team_store::TeamStore::new(mc_team_store::TeamStoreUrl::parse(&scratch).unwrap())
+        .unwrap();
+    assert!(
+        runtime
+            .block_on(team.take_dreamer_lease(
+                "memories:git:feedface",
+                "serve-7-0a1b2c3d4e5f",
+                600_000
+            ))
+            .unwrap()
+    );
+    let leases =
+        machine.run(&["status", "--json"], &env).success().json()["team_store"]["dreamer_leases"]
+            .clone();
+    assert_eq!(leases.as_array().map(Vec::len), Some(1), "{leases}");
+    assert_eq!(leases[0]["project"], "git:feedface");
+    assert_eq!(leases[0]["holder"], "serve-7-0a1b2c3d4e5f");
+    let left = leases[0]["expires_in_ms"].as_i64().unwrap();
+    assert!((590_000..=600_000).contains(&left), "{leases}");
+    let held = "  dreamer lease on the memories of git:feedface: held by serve-7-0a1b2c3d4e5f \
+                (expires in 9m unless renewed)\n";
+    let doctor = machine.run(&["doctor"], &env).success();
+    assert!(doctor.stdout.contains(held), "{}", doctor.stdout);
+    let text = machine.run(&["status"], &env).success();
+    assert!(text.stdout.contains(held), "{}", text.stdout);
+    for run in [&report, &status, &text, &doctor] {
         assert!(!run.stdout.contains(PASSWORD) && !run.stderr.contains(PASSWORD));
     }
 }

@@ -97,7 +97,7 @@ pub(crate) async fn run_task(
             clock: &clock,
             limits: bounds.limits,
             settings: bounds.settings,
-            team_leases: None,
+            team: None,
         };
         let run = runner.run(task, &project(), Some(&root)).unwrap();
         let steps = model.steps.into_inner().unwrap();
@@ -371,7 +371,7 @@ fn a_model_failing_mid_loop_changes_nothing_it_decided() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let run = runner
         .run(Task::VerifyMemories, &project(), Some(code.path()))

@@ -47,7 +47,7 @@ fn run(store: &Store, model: &FakeModel, days: u32) -> mc_store::DreamerRun {
             archive_after_days: days,
             ..TaskSettings::default()
         },
-        team_leases: None,
+        team: None,
     };
     runner
         .run(Task::ArchiveStaleMemories, &project(), None)
@@ -206,7 +206,7 @@ fn a_project_of_no_model_and_no_folder_is_still_archived() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let run = runner
         .run(

@@ -71,7 +71,7 @@ pub(crate) async fn dream_task(
             clock: &clock,
             limits: Limits::default(),
             settings: TaskSettings::default(),
-            team_leases: None,
+            team: None,
         };
         let run = runner.run(task, &project(), Some(&root)).unwrap();
         (store, run)

@@ -16,3 +16,4 @@ mod scheduler;
 mod scheduler_defer;
 mod smart_notes;
 mod team_lease;
+mod team_maintenance;

@@ -23,7 +23,7 @@ fn run(store: &Store, sightings: u32) -> DreamerRun {
             profile_sightings: sightings,
             ..TaskSettings::default()
         },
-        team_leases: None,
+        team: None,
     };
     runner
         .run(Task::PromoteUserProfile, &project(), None)

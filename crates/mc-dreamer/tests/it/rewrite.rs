@@ -149,7 +149,7 @@ fn a_rewrite_that_drops_an_identifier_grows_or_is_empty_changes_nothing_and_says
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let run = runner
         .run(Task::RewriteVerboseMemories, &project(), None)
@@ -197,7 +197,7 @@ fn a_lower_budget_sends_the_shorter_memories_too() {
             rewrite_over_chars: 60,
             ..TaskSettings::default()
         },
-        team_leases: None,
+        team: None,
     };
     let run = runner
         .run(Task::RewriteVerboseMemories, &project(), None)

@@ -60,7 +60,7 @@ fn a_run_skips_while_another_scheduler_holds_the_lease_and_releases_its_own() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
 
     store
@@ -142,7 +142,7 @@ fn a_failing_model_never_changes_a_memory() {
             clock: &clock,
             limits: Limits::default(),
             settings: TaskSettings::default(),
-            team_leases: None,
+            team: None,
         };
         let run = runner
             .run(Task::VerifyMemories, &project(), Some(dir.path()))
@@ -178,7 +178,7 @@ fn nothing_runs_before_the_cron_time_and_a_rate_limit_backs_off_then_succeeds() 
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let mut scheduler = Scheduler::new(&verify_only(), EVENING_MS).unwrap();
     assert_eq!(scheduler.next_due_ms(), Some(NIGHTLY_MS));
@@ -228,7 +228,7 @@ fn identical_failures_stop_the_task_until_restart() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let mut config = verify_only();
     config.schedules.verify_memories = TaskSchedule::Cron("0 * * * *".into());
@@ -283,7 +283,7 @@ fn a_project_without_a_model_is_skipped_not_failed() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let run = runner
         .run(Task::VerifyMemories, &project(), Some(dir.path()))
@@ -346,7 +346,7 @@ fn a_memory_edited_while_the_model_thinks_keeps_the_edit() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let run = runner
         .run(Task::VerifyMemories, &project(), Some(dir.path()))

@@ -59,7 +59,7 @@ fn a_run_waits_for_its_projects_call_on_the_same_credential_and_then_runs() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: None,
+        team: None,
     };
     let mut scheduler = Scheduler::new(&verify_only(), EVENING_MS).unwrap();
     let calls = Calls::default();

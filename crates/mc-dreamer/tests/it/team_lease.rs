@@ -6,18 +6,24 @@
 //! `MC_TEST_PG_URL`.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mc_dreamer::{Limits, Runner, Task, TaskSettings, TeamLeases};
-use mc_store::RunOutcome;
-use mc_team_store::{TeamStore, TeamStoreUrl, create_scratch_database};
+use mc_dreamer::{Limits, Runner, Task, TaskSettings, TeamMemories};
+use mc_store::{RunOutcome, Store};
+use mc_team_store::{TeamStore, TeamStoreUrl, TeamSync, create_scratch_database};
 use serde_json::json;
 
 use crate::fixture::{
     EVENING_MS, FakeModel, or_finish, project, store_with_memories, write_project,
 };
 
-fn team_store(runtime: &tokio::runtime::Runtime, url: &str) -> TeamStore {
+/// A team store sync over its own handle on `store`'s file, as `serve`'s link has.
+pub(crate) fn sync_of(store: &Store, team: TeamStore) -> TeamSync {
+    TeamSync::new(Arc::new(Store::open(store.path()).unwrap()), team)
+}
+
+pub(crate) fn team_store(runtime: &tokio::runtime::Runtime, url: &str) -> TeamStore {
     let team = TeamStore::new(TeamStoreUrl::parse(url).unwrap()).unwrap();
     runtime.block_on(team.migrate()).unwrap();
     team
@@ -35,20 +41,25 @@ fn a_dreamer_elsewhere_holding_the_team_lease_makes_the_run_skip_until_it_lets_g
     let url = runtime
         .block_on(create_scratch_database(&server))
         .unwrap_or_else(|error| panic!("MC_TEST_PG_URL is set but unusable: {error}"));
+    let dir = tempfile::tempdir().unwrap();
+    write_project(dir.path());
+    let store = store_with_memories(dir.path());
     // Two machines whose proxies happen to have the same process id.
-    let alice = TeamLeases::new(
-        team_store(&runtime, &url),
+    let alice = TeamMemories::new(
+        sync_of(&store, team_store(&runtime, &url)),
         runtime.handle().clone(),
         "serve-7",
     )
     .unwrap();
     let team = team_store(&runtime, &url);
-    let bob = TeamLeases::new(team.clone(), runtime.handle().clone(), "serve-7").unwrap();
+    let bob = TeamMemories::new(
+        sync_of(&store, team.clone()),
+        runtime.handle().clone(),
+        "serve-7",
+    )
+    .unwrap();
     assert_ne!(alice.owner(), bob.owner());
 
-    let dir = tempfile::tempdir().unwrap();
-    write_project(dir.path());
-    let store = store_with_memories(dir.path());
     let domain = Task::VerifyMemories.domain(&project());
     let model = FakeModel::new(|request| Ok(or_finish(request, json!({"verdicts": []}))));
     let clock = || EVENING_MS;
@@ -59,7 +70,7 @@ fn a_dreamer_elsewhere_holding_the_team_lease_makes_the_run_skip_until_it_lets_g
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: Some(&bob),
+        team: Some(&bob),
     };
 
     // Alice's dreamer is running on the project.
@@ -86,7 +97,11 @@ fn a_dreamer_elsewhere_holding_the_team_lease_makes_the_run_skip_until_it_lets_g
         .run(Task::VerifyMemories, &project(), Some(dir.path()))
         .unwrap();
     assert_eq!(done.outcome, RunOutcome::Done, "{done:?}");
-    assert!(model.calls() > 0);
+    let detail = done.detail.unwrap_or_default();
+    assert!(
+        detail.starts_with("0 active memories"),
+        "the team's memories are read (none yet), not the local table's four: {detail}"
+    );
     assert_eq!(
         runtime.block_on(team.dreamer_lease(&domain)).unwrap(),
         None,
@@ -104,11 +119,11 @@ fn an_unreachable_team_store_skips_memory_tasks_at_once_and_says_why() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let url = format!("postgres://team:hunter2-dream@127.0.0.1:{port}/mc");
     let team = TeamStore::new(TeamStoreUrl::parse(&url).unwrap()).unwrap();
-    let leases = TeamLeases::new(team, runtime.handle().clone(), "serve-7").unwrap();
-
     let dir = tempfile::tempdir().unwrap();
     write_project(dir.path());
     let store = store_with_memories(dir.path());
+    let leases =
+        TeamMemories::new(sync_of(&store, team), runtime.handle().clone(), "serve-7").unwrap();
     let model = FakeModel::new(|request| Ok(or_finish(request, json!({"verdicts": []}))));
     let clock = || EVENING_MS;
     let runner = Runner {
@@ -118,7 +133,7 @@ fn an_unreachable_team_store_skips_memory_tasks_at_once_and_says_why() {
         clock: &clock,
         limits: Limits::default(),
         settings: TaskSettings::default(),
-        team_leases: Some(&leases),
+        team: Some(&leases),
     };
     let started = Instant::now();
     let skipped = runner

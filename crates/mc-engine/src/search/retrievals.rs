@@ -20,10 +20,6 @@ pub fn record_retrieved_memories(
     let Some(project) = memory_project(request) else {
         return Ok(0);
     };
-    // A team store's memories are not rows of the local table; their use is not tracked.
-    if request.knowledge != KnowledgeSource::Local {
-        return Ok(0);
-    }
     let ids: Vec<u64> = hits
         .iter()
         .filter_map(|hit| match &hit.place {
@@ -34,5 +30,10 @@ pub fn record_retrieved_memories(
     if ids.is_empty() {
         return Ok(0);
     }
-    store.write(|tx| tx.record_memory_retrievals(project, &ids, now_ms))
+    // A team store's memories are not rows of the local table: their use is kept beside
+    // the cache, under the team's ids.
+    store.write(|tx| match request.knowledge {
+        KnowledgeSource::Local => tx.record_memory_retrievals(project, &ids, now_ms),
+        KnowledgeSource::TeamCache => tx.record_team_memory_retrievals(project, &ids, now_ms),
+    })
 }

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::shared_memory::{find_shared, read_only, shared_line, shared_lines};
 use super::{ToolAnswer, ToolContext, bound_project};
-use crate::team_link::TeamWriteThrough;
+use crate::team_link::write_knowledge;
 
 pub(super) const NAME: &str = "ctx_memory";
 pub(super) const DESCRIPTION: &str = "Read and curate this project's long-lived memories: facts \
@@ -88,15 +88,11 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &MemoryArgs) -> ToolAnswer {
         };
         change.act(args.action, category, content, ids)
     };
-    let result = match ctx.engine.team_store() {
-        // Each change goes to the team store on its own; no local transaction is held
-        // while it travels.
-        Some(link) => act(&TeamWriteThrough {
-            link,
-            store: ctx.engine.store(),
-        }),
-        None => ctx.engine.store().write_with(|tx| act(tx)),
-    };
+    let result = write_knowledge(
+        ctx.engine.store(),
+        ctx.engine.team_store().map(AsRef::as_ref),
+        act,
+    );
     result.unwrap_or_else(|error| answer_for(&error))
 }
 

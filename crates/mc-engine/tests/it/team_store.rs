@@ -114,6 +114,19 @@ fn a_memory_written_through_one_proxy_reaches_the_others_m1_and_search() {
         "{}",
         found.text
     );
+    // The search counts as use of the team's memory, kept beside Bob's cache under its team
+    // id, for archive_stale_memories; his local table has no such memory.
+    let used = bob
+        .engine
+        .store()
+        .read(|tx| tx.team_memories_with_use(&project, &[mc_store::MemoryStatus::Active]))
+        .unwrap();
+    assert_eq!(used.len(), 1);
+    assert_eq!(used[0].used.retrievals, 1);
+    assert_eq!(
+        used[0].used.last_retrieved_ms,
+        Some(START_MS as i64 + 30_000)
+    );
 }
 
 #[test]

@@ -162,10 +162,11 @@ pub async fn memories(
 ) -> Result<Json<memories::ProjectMemories>, DashboardError> {
     let Query(query) = query?;
     let project = memories::project_id(query.project.as_deref())?;
-    let found = store_work::read(&dashboard.app, move |tx| {
-        memories::project_memories(tx, &project, &query)
+    let (mut found, team_store) = store_work::read_memories(&dashboard.app, move |knowledge| {
+        memories::project_memories(knowledge, &project, &query)
     })
     .await?;
+    found.team_store = team_store;
     Ok(Json(found))
 }
 
@@ -179,8 +180,9 @@ pub async fn export_memories(
     let Query(query) = query?;
     let project = memories::project_id(query.project.as_deref())?;
     let name = format!("memories-{}.jsonl", project.as_str());
-    let lines = store_work::read(&dashboard.app, move |tx| {
-        let live = tx.memories(&project, &[MemoryStatus::Active, MemoryStatus::Permanent])?;
+    let (lines, _team) = store_work::read_memories(&dashboard.app, move |knowledge| {
+        let live =
+            knowledge.memories(&project, &[MemoryStatus::Active, MemoryStatus::Permanent])?;
         Ok(live
             .iter()
             .map(|memory| memory.record.export_line() + "\n")
@@ -210,8 +212,13 @@ pub async fn add_memory(
     let project = memories::project_id(Some(&add.project))?;
     let category = memories::category(&add.category)?;
     let now = now_ms();
-    store_work::write(&dashboard.app, move |tx| {
-        memories::add(tx, &project, (category, &add.content, add.permanent), now)
+    store_work::write_memories(&dashboard.app, move |knowledge| {
+        memories::add(
+            knowledge,
+            &project,
+            (category, &add.content, add.permanent),
+            now,
+        )
     })
     .await?
     .map(Json)
@@ -237,8 +244,14 @@ pub async fn edit_memory(
         ));
     }
     let now = now_ms();
-    let edited = store_work::write(&dashboard.app, move |tx| {
-        memories::edit(tx, &project, id, (category, edit.content.as_deref()), now)
+    let edited = store_work::write_memories(&dashboard.app, move |knowledge| {
+        memories::edit(
+            knowledge,
+            &project,
+            id,
+            (category, edit.content.as_deref()),
+            now,
+        )
     })
     .await?;
     Ok(Json(edited))
@@ -253,8 +266,8 @@ pub async fn archive_memory(
     let Json(archive) = body?;
     let project = memories::project_id(Some(&archive.project))?;
     let now = now_ms();
-    let archived = store_work::write(&dashboard.app, move |tx| {
-        memories::archive(tx, &project, id, now)
+    let archived = store_work::write_memories(&dashboard.app, move |knowledge| {
+        memories::archive(knowledge, &project, id, now)
     })
     .await?;
     Ok(Json(archived))

@@ -1,7 +1,8 @@
 //! What a dashboard request can fail with, and the answer each failure gets.
 //!
-//! API answers are JSON (`{"error": "..."}`); page answers are a short HTML page saying the
-//! same. Neither ever carries a header or a body of a proxied call.
+//! API answers are JSON (`{"error": "..."}`; a change queued for a team store that does not
+//! answer is `202` with `{"queued": WRITE_ID, "message": "..."}`); page answers are a short
+//! HTML page saying the same. Neither ever carries a header or a body of a proxied call.
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::http::{StatusCode, header};
@@ -28,6 +29,16 @@ pub enum DashboardError {
     /// The store is not open (or the data directory cannot be found).
     #[error("the store is not available: {0}")]
     Unavailable(String),
+    /// The change was accepted but waits in the team write queue: the team store does not
+    /// answer. Not a failure (202): a client that retried would make the change twice.
+    #[error(
+        "the team store does not answer: the change waits in the local queue (write \
+         {write_id}) and lands when it returns"
+    )]
+    Queued {
+        /// The id the queued write is sent under.
+        write_id: String,
+    },
 }
 
 impl DashboardError {
@@ -39,6 +50,7 @@ impl DashboardError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Queued { .. } => StatusCode::ACCEPTED,
         }
     }
 
@@ -112,8 +124,8 @@ impl From<mc_store::StoreError> for DashboardError {
             | Store::BackupTooNew { .. }
             | Store::PreviousKept { .. }
             | Store::StoreInUse { .. }
-            | Store::QueuedForTeam { .. }
             | Store::TeamStore { .. } => Self::Unavailable(error.to_string()),
+            Store::QueuedForTeam { write_id } => Self::Queued { write_id },
         }
     }
 }
@@ -139,7 +151,14 @@ impl From<JsonRejection> for DashboardError {
 impl IntoResponse for DashboardError {
     fn into_response(self) -> Response {
         self.log();
-        let body = json!({"error": self.to_string()});
+        let body = match &self {
+            Self::Queued { write_id } => json!({"queued": write_id, "message": self.to_string()}),
+            Self::Unauthorized
+            | Self::Forbidden(_)
+            | Self::NotFound(_)
+            | Self::BadRequest(_)
+            | Self::Unavailable(_) => json!({"error": self.to_string()}),
+        };
         (self.status(), axum::Json(body)).into_response()
     }
 }

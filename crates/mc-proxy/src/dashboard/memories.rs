@@ -9,7 +9,10 @@ use std::collections::BTreeSet;
 
 use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
-use mc_store::{MemoryEdit, MemorySource, MemoryStatus, NewMemory, ReadTx, StoredMemory, WriteTx};
+use mc_store::{
+    MemoryEdit, MemorySource, MemoryStatus, NewMemory, ProjectKnowledge, ProjectKnowledgeWrite,
+    ReadTx, StoredMemory,
+};
 use serde::{Deserialize, Serialize};
 
 use super::error::DashboardError;
@@ -79,6 +82,9 @@ pub struct ProjectMemories {
     pub memories: Vec<MemoryView>,
     /// Its newest changes, newest first.
     pub log: Vec<LogView>,
+    /// The team store these memories live in (its URL, password redacted), or `None` for
+    /// this machine's own tables: the page says whose memories it edits.
+    pub team_store: Option<String>,
 }
 
 /// What the memories list is asked for.
@@ -123,7 +129,7 @@ pub fn project_id(raw: Option<&str>) -> Result<ProjectId, DashboardError> {
 
 /// The memories of `project` matching `query`, with the project's log.
 pub fn project_memories(
-    tx: &ReadTx<'_>,
+    tx: &dyn ProjectKnowledge,
     project: &ProjectId,
     query: &MemoriesQuery,
 ) -> mc_store::Result<ProjectMemories> {
@@ -167,6 +173,7 @@ pub fn project_memories(
         project: project.as_str().to_owned(),
         memories,
         log,
+        team_store: None,
     })
 }
 
@@ -222,7 +229,7 @@ pub fn category(name: &str) -> Result<MemoryCategory, DashboardError> {
 
 /// Adds `memory` as the operator.
 pub fn add(
-    tx: &WriteTx<'_>,
+    tx: &dyn ProjectKnowledgeWrite,
     project: &ProjectId,
     (category, content, permanent): (MemoryCategory, &str, bool),
     now_ms: i64,
@@ -242,7 +249,7 @@ pub fn add(
 
 /// Edits memory `id` as the operator.
 pub fn edit(
-    tx: &WriteTx<'_>,
+    tx: &dyn ProjectKnowledgeWrite,
     project: &ProjectId,
     id: u64,
     (category, content): (Option<MemoryCategory>, Option<&str>),
@@ -260,7 +267,7 @@ pub fn edit(
 
 /// Archives memory `id` as the operator.
 pub fn archive(
-    tx: &WriteTx<'_>,
+    tx: &dyn ProjectKnowledgeWrite,
     project: &ProjectId,
     id: u64,
     now_ms: i64,

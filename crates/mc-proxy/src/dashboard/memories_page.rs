@@ -31,21 +31,25 @@ pub async fn page(
 ) -> Result<Html<String>, PageError> {
     let Query(query) = query?;
     let token = dashboard.token().await?.as_str().to_owned();
-    let asked = query.clone();
-    let (projects, shown) = store_work::read(&dashboard.app, move |tx| {
-        let projects = known_projects(tx)?;
-        let chosen = asked
-            .project
-            .clone()
-            .filter(|project| !project.trim().is_empty())
-            .or_else(|| projects.first().cloned());
-        let shown = match chosen.as_deref().map(|raw| project_id(Some(raw))) {
-            Some(Ok(project)) => Some(project_memories(tx, &project, &asked)?),
-            Some(Err(_)) | None => None,
-        };
-        Ok((projects, shown))
-    })
-    .await?;
+    let projects = store_work::read(&dashboard.app, known_projects).await?;
+    let chosen = query
+        .project
+        .clone()
+        .filter(|project| !project.trim().is_empty())
+        .or_else(|| projects.first().cloned());
+    let shown = match chosen.as_deref().map(|raw| project_id(Some(raw))) {
+        Some(Ok(project)) => {
+            let asked = query.clone();
+            let (mut shown, team_store) =
+                store_work::read_memories(&dashboard.app, move |knowledge| {
+                    project_memories(knowledge, &project, &asked)
+                })
+                .await?;
+            shown.team_store = team_store;
+            Some(shown)
+        }
+        Some(Err(_)) | None => None,
+    };
     Ok(render(Page {
         title: "Memories",
         section: Section::Memories,
@@ -88,6 +92,12 @@ fn body(
 fn memories(shown: &ProjectMemories, now: i64) -> Markup {
     let project = shown.project.as_str();
     html! {
+        @if let Some(url) = &shown.team_store {
+            p.meta #team-store {
+                "These are the team's memories, in the team store at " code { (url) }
+                ": what you change here every proxy of the team shows."
+            }
+        }
         h2 { "Add a memory" }
         form.change data-api="/_magic-context/api/memories" {
             input type="hidden" name="project" value=(project);

@@ -50,6 +50,10 @@ const KEPT_TABLES: &[(&str, &str)] = &[
         "team_outbox",
         "writes bound for the team store, per project",
     ),
+    (
+        "team_memory_use",
+        "per project, keyed by the team's memory ids",
+    ),
 ];
 
 /// Indexes whose entries follow the rows they index through triggers: a session's entries

@@ -87,7 +87,11 @@ fn reopening_applies_nothing_and_keeps_the_data() {
                 25,
                 "when each memory was last retrieved or restated".to_string()
             ),
-            (26, "team store cache and write queue".to_string())
+            (26, "team store cache and write queue".to_string()),
+            (
+                27,
+                "dreamer maintenance through the team write queue".to_string()
+            )
         ]
     );
 }

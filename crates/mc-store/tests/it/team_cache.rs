@@ -6,8 +6,8 @@ use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_core::search::fts_query;
 use mc_store::{
-    MemoryAction, MemoryLogEntry, MemoryRecord, MemorySource, MemoryStatus, ProjectKnowledge,
-    SearchScope, Store, StoredMemory, TeamCache, TeamWrite,
+    Maintenance, MaintenanceKind, MemoryAction, MemoryLogEntry, MemoryRecord, MemorySource,
+    MemoryStatus, ProjectKnowledge, SearchScope, Store, StoredMemory, TeamCache, TeamWrite,
 };
 
 use crate::support::{NOW_MS, TempStore};
@@ -141,6 +141,38 @@ fn the_cache_is_searched_by_full_text() {
     assert_eq!(hits.iter().map(|hit| hit.id).collect::<Vec<_>>(), [1]);
 }
 
+/// A dreamer task's change of the memories in `seen`.
+fn maintain(change: MaintenanceKind, seen: &[(u64, &str)]) -> TeamWrite {
+    TeamWrite::Maintain(Maintenance {
+        change,
+        seen: seen
+            .iter()
+            .map(|(id, text)| (*id, (*text).to_owned()))
+            .collect(),
+        task: "verify_memories".to_owned(),
+        reason: "the file moved".to_owned(),
+    })
+}
+
+#[test]
+fn maintenance_write_ids_tell_apart_what_differs_and_only_that() {
+    let p = project("team-p");
+    let archive = |text: &str| match maintain(MaintenanceKind::Archive, &[(7, text)]) {
+        TeamWrite::Maintain(maintenance) => maintenance,
+        other => panic!("not a maintenance write: {other:?}"),
+    };
+    let id = archive("a").write_id(&p, NOW_MS);
+    assert_eq!(id, archive("a").write_id(&p, NOW_MS), "the same decision");
+    assert!(id.starts_with("dreamer-"), "{id}");
+    assert_ne!(id, archive("b").write_id(&p, NOW_MS), "another text read");
+    assert_ne!(
+        id,
+        archive("a").write_id(&p, NOW_MS + 1),
+        "decided again later"
+    );
+    assert_ne!(id, archive("a").write_id(&project("team-q"), NOW_MS));
+}
+
 #[test]
 fn queued_writes_survive_a_reopen_in_order_and_queue_once() {
     let temp = TempStore::new();
@@ -167,6 +199,22 @@ fn queued_writes_survive_a_reopen_in_order_and_queue_once() {
             by: 4,
             actor: MemorySource::Dreamer,
         },
+        maintain(
+            MaintenanceKind::Archive,
+            &[(7, "Parsing lives in src/old.rs")],
+        ),
+        maintain(
+            MaintenanceKind::Rewrite {
+                content: "Port: 4141".to_owned(),
+            },
+            &[(8, "The port is \"8080\", see [config]")],
+        ),
+        maintain(
+            MaintenanceKind::Merge {
+                content: "Tests run with nextest.".to_owned(),
+            },
+            &[(9, "Use nextest."), (10, "Run tests with cargo nextest.")],
+        ),
     ];
     temp.store
         .write(|tx| {
@@ -186,7 +234,7 @@ fn queued_writes_survive_a_reopen_in_order_and_queue_once() {
     assert_eq!(queued[0].queued_ms, NOW_MS);
     assert_eq!(
         reopened.read(|tx| tx.team_queue()).unwrap(),
-        (4, Some(NOW_MS))
+        (7, Some(NOW_MS))
     );
     reopened
         .write(|tx| {
@@ -195,7 +243,7 @@ fn queued_writes_survive_a_reopen_in_order_and_queue_once() {
         })
         .unwrap();
     let left = reopened.read(|tx| tx.queued_team_writes(10)).unwrap();
-    assert_eq!(left.len(), 3);
+    assert_eq!(left.len(), 6);
     assert_eq!((left[0].write_id.as_str(), left[0].attempts), ("w1", 1));
 }
 

@@ -14,6 +14,8 @@ mod failure;
 #[cfg(test)]
 mod leases;
 #[cfg(test)]
+mod maintenance;
+#[cfg(test)]
 mod support;
 #[cfg(test)]
 mod writes;

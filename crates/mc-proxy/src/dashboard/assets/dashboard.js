@@ -26,7 +26,11 @@ document.addEventListener("submit", async (event) => {
       headers: { "content-type": "application/json", "x-magic-context-token": token },
       body: JSON.stringify(body),
     });
-    if (answer.ok) {
+    if (answer.status === 202) {
+      // Accepted, not applied yet: the team store does not answer and the change is queued.
+      const queued = await answer.json().catch(() => ({}));
+      flash(queued.message ?? "queued");
+    } else if (answer.ok) {
       window.location.reload();
     } else {
       const error = await answer.json().catch(() => ({}));
