@@ -367,8 +367,8 @@ async fn with_compaction_off_every_tool_but_reduce_is_offered() {
     assert_eq!(seen.len(), 2);
     for (sent, turns) in seen.iter().zip([&first[..], &second[..]]) {
         let sent = sent.json();
-        // The head goes first, then the client's messages as it sent them (the follow-up's
-        // list is found where its decode found it, the first's by parsing the body).
+        // The head goes first, then the client's messages as it sent them (the head is put
+        // where the decode found the message list, on the first request and the walked one).
         let guidance = json!(mc_engine::tools::HOST_COMPACTS_GUIDANCE);
         let client: Vec<&serde_json::Value> = sent["messages"].as_array().unwrap()[2..]
             .iter()
@@ -397,7 +397,6 @@ async fn with_compaction_off_every_tool_but_reduce_is_offered() {
                 "ctx_search"
             ]
         );
-        let guidance = json!(mc_engine::tools::HOST_COMPACTS_GUIDANCE);
         let messages = sent["messages"].as_array().unwrap();
         assert!(
             messages.iter().any(|m| m["content"] == guidance),
