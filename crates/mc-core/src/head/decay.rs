@@ -19,30 +19,41 @@ pub enum DetailTier {
     Paragraph,
     /// One line.
     Line,
-    /// The heading line alone.
+    /// The heading line and the user's own words of the range: what the user asked for
+    /// outlives every summary of it.
     Heading,
+    /// The heading line alone. Never chosen by decay: only when every compartment is at
+    /// [`Self::Heading`] and the history is still over its budget, most decayed first.
+    Title,
 }
 
 impl DetailTier {
-    /// The next less detailed tier; `Heading` stays `Heading`.
+    /// The next less detailed tier that decay and the budget's first rounds use; `Heading`
+    /// (and `Title`) stay where they are.
     pub const fn demoted(self) -> Self {
         match self {
             Self::Full => Self::Condensed,
             Self::Condensed => Self::Paragraph,
             Self::Paragraph => Self::Line,
             Self::Line | Self::Heading => Self::Heading,
+            Self::Title => Self::Title,
         }
     }
 
-    /// Index into [`super::Compartment::tiers`], or `None` for the heading alone.
+    /// Index into [`super::Compartment::tiers`], or `None` for the heading tiers.
     pub const fn tier_index(self) -> Option<usize> {
         match self {
             Self::Full => Some(0),
             Self::Condensed => Some(1),
             Self::Paragraph => Some(2),
             Self::Line => Some(3),
-            Self::Heading => None,
+            Self::Heading | Self::Title => None,
         }
+    }
+
+    /// Whether the compartment shows its summary text and index (above the heading tiers).
+    pub const fn shows_summary(self) -> bool {
+        self.tier_index().is_some()
     }
 }
 

@@ -3,11 +3,15 @@
 //! Tiers come from [`decay_tier`] under the pressure of the full-detail cost; if the decayed
 //! history still overshoots the budget, compartments are demoted one tier at a time, most
 //! decayed first (largest `z = age / H`, so old and unimportant before new and important),
-//! round after round, until it fits or only headings are left. Headings are never
-//! dropped: the model always sees every range it could expand. Above the heading tier a
-//! compartment also shows its index (the files, commands and names of its range), each name
-//! once across the element; what the indexes cost is counted in full when tiers are chosen,
-//! so sharing names only ever makes the history smaller than planned.
+//! round after round, until it fits or only headings are left. The heading tier keeps the
+//! user's own words of the range: a summary may fade, what the user asked for may not, so
+//! the budget buys narrative, not instructions. Only if the history is still over budget
+//! with every compartment at its heading do compartments lose their quotes too (the
+//! [`DetailTier::Title`] tier), most decayed first. Headings are never dropped: the model
+//! always sees every range it could expand. Above the heading tiers a compartment also
+//! shows its index (the files, commands and names of its range), each name once across the
+//! element; what the indexes cost is counted in full when tiers are chosen, so sharing
+//! names only ever makes the history smaller than planned.
 
 use std::collections::HashSet;
 
@@ -30,10 +34,10 @@ pub(super) fn heading(compartment: &Compartment) -> String {
     )
 }
 
-/// One compartment at `tier`: the heading; then, above the heading tier, its index line
-/// ([`index_line`]), each quote of the user as `<user ordinal="N">text</user>` on its own
-/// lines, and the tier's text (trimmed); always ends with a newline. An empty index or tier
-/// text adds nothing.
+/// One compartment at `tier`: the heading; then, above the heading tiers, its index line
+/// ([`index_line`]); then, above [`DetailTier::Title`], each quote of the user as
+/// `<user ordinal="N">text</user>` on its own lines; then the tier's text (trimmed); always
+/// ends with a newline. An empty index or tier text adds nothing.
 pub(super) fn render_compartment(compartment: &Compartment, tier: DetailTier) -> String {
     render_with_index(compartment, tier, &compartment.index)
 }
@@ -42,11 +46,13 @@ pub(super) fn render_compartment(compartment: &Compartment, tier: DetailTier) ->
 fn render_with_index(compartment: &Compartment, tier: DetailTier, index: &RangeIndex) -> String {
     let mut block = heading(compartment);
     block.push('\n');
-    if tier != DetailTier::Heading {
-        if let Some(line) = index_line(index) {
-            block.push_str(&line);
-            block.push('\n');
-        }
+    if tier.shows_summary()
+        && let Some(line) = index_line(index)
+    {
+        block.push_str(&line);
+        block.push('\n');
+    }
+    if tier != DetailTier::Title {
         for quote in &compartment.quotes {
             block.push_str(&format!(
                 "<user ordinal=\"{}\">{}</user>\n",
@@ -93,7 +99,7 @@ pub(super) fn render_compartments(chosen: &[(&Compartment, DetailTier)]) -> Stri
     let mut shown: HashSet<&str> = HashSet::new();
     let mut indexes: Vec<RangeIndex> = vec![RangeIndex::default(); chosen.len()];
     for (slot, &(compartment, tier)) in chosen.iter().enumerate().rev() {
-        if tier == DetailTier::Heading {
+        if !tier.shows_summary() {
             continue;
         }
         let index = &compartment.index;
@@ -148,15 +154,16 @@ pub(super) fn decay_history<'a>(
     let mut ordered: Vec<&Compartment> = compartments.iter().collect();
     ordered.sort_by_key(|c| (c.start_ordinal, c.end_ordinal));
 
-    // costs[i][t]: tokens of compartment i rendered at tier t (Full..=Heading).
+    // costs[i][t]: tokens of compartment i rendered at tier t (Full..=Title).
     let tiers = [
         DetailTier::Full,
         DetailTier::Condensed,
         DetailTier::Paragraph,
         DetailTier::Line,
         DetailTier::Heading,
+        DetailTier::Title,
     ];
-    let costs: Vec<[u64; 5]> = ordered
+    let costs: Vec<[u64; 6]> = ordered
         .iter()
         .map(|c| tiers.map(|tier| count_tokens(&render_compartment(c, tier))))
         .collect();
@@ -199,6 +206,18 @@ pub(super) fn decay_history<'a>(
             break;
         }
     }
+    // Every compartment is at its heading and the history is still over: the user's words
+    // go too, most decayed first, until it fits.
+    for &(_, index) in &trim_order {
+        if total <= budget_tokens {
+            break;
+        }
+        if chosen[index] == DetailTier::Heading && !ordered[index].quotes.is_empty() {
+            total = total.saturating_sub(cost_of(index, DetailTier::Heading))
+                + cost_of(index, DetailTier::Title);
+            chosen[index] = DetailTier::Title;
+        }
+    }
 
     DecayedHistory {
         chosen: ordered.into_iter().zip(chosen).collect(),
@@ -207,8 +226,12 @@ pub(super) fn decay_history<'a>(
 
 /// Position of `tier` in the cost table.
 const fn tier_slot(tier: DetailTier) -> usize {
-    match tier.tier_index() {
-        Some(index) => index,
-        None => 4,
+    match tier {
+        DetailTier::Full => 0,
+        DetailTier::Condensed => 1,
+        DetailTier::Paragraph => 2,
+        DetailTier::Line => 3,
+        DetailTier::Heading => 4,
+        DetailTier::Title => 5,
     }
 }

@@ -20,9 +20,12 @@
 //!   compacted it), rendered once when the session started ([`render_earlier`]).
 //! - `<history>`: one heading line per [`Compartment`] by start ordinal,
 //!   `### START-END | YYYY-MM-DD HH:MM to YYYY-MM-DD HH:MM UTC | Title`, then (above the
-//!   heading-only tier) the user's own messages of the range verbatim, one
-//!   `<user ordinal="N">text</user>` each, then the text of the tier chosen by decay ([`decay_tier`], pressure = full-detail cost ÷ history budget, floor
-//!   0.1); when still over budget, compartments are demoted oldest first; headings always stay.
+//!   heading tiers) the range's index line, then (at every tier but the last, `Title`) the
+//!   user's own messages of the range verbatim, one `<user ordinal="N">text</user>` each,
+//!   then the text of the tier chosen by decay ([`decay_tier`], pressure = full-detail cost ÷
+//!   history budget, floor 0.1); when still over budget, compartments are demoted most
+//!   decayed first down to their heading and quotes, then lose their quotes; headings always
+//!   stay.
 //! - `<project-memory>`: `## CATEGORY` groups in [`MemoryCategory::ALL`] order, `- #ID content`
 //!   items by id, within the memory budget; the newest memories are kept (see `memory.rs`).
 //! - `<shared-memory workspace="NAME" project="ROOT">`: one per other project of the

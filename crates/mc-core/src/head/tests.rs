@@ -467,12 +467,27 @@ mod properties {
     use super::*;
 
     fn arb_compartments() -> impl Strategy<Value = Vec<Compartment>> {
-        prop::collection::vec((0u8..=120, 0u64..30, "[a-z ]{0,12}"), 0..25).prop_map(|rows| {
+        let row = (
+            0u8..=120,
+            0u64..30,
+            "[a-z ]{0,12}",
+            prop::option::of("[a-z][a-z ]{0,40}"),
+        );
+        prop::collection::vec(row, 0..25).prop_map(|rows| {
             rows.into_iter()
                 .enumerate()
-                .map(|(i, (importance, day, title))| {
+                .map(|(i, (importance, day, title, said))| {
                     let start = i as u64 * 10;
-                    compartment(start, start + 9, day, importance, &title)
+                    Compartment {
+                        quotes: said
+                            .map(|text| Quote {
+                                ordinal: start + 1,
+                                text,
+                            })
+                            .into_iter()
+                            .collect(),
+                        ..compartment(start, start + 9, day, importance, &title)
+                    }
                 })
                 .collect()
         })
@@ -480,7 +495,7 @@ mod properties {
 
     proptest! {
         #[test]
-        fn history_fits_or_is_all_headings(compartments in arb_compartments(), budget in 0u64..3_000) {
+        fn history_fits_or_is_all_bare_headings(compartments in arb_compartments(), budget in 0u64..3_000) {
             let inputs = HeadInputs { compartments: &compartments, ..HeadInputs::default() };
             let head = render_m0(&inputs, budgets(budget, 0), &count);
             prop_assert_eq!(head.tiers_chosen.len(), compartments.len());
@@ -489,17 +504,35 @@ mod properties {
                 .zip(&head.tiers_chosen)
                 .map(|(c, &(_, tier))| count(&render_compartment(c, tier)))
                 .sum();
-            let all_headings = head.tiers_chosen.iter().all(|&(_, t)| t == DetailTier::Heading);
-            prop_assert!(cost <= budget || all_headings);
-            for c in &compartments {
+            let all_bare = compartments
+                .iter()
+                .zip(&head.tiers_chosen)
+                .all(|(c, &(_, t))| t == DetailTier::Title || (t == DetailTier::Heading && c.quotes.is_empty()));
+            prop_assert!(cost <= budget || all_bare);
+            // The user's words go only once every summary has: a compartment loses its
+            // quotes only when none shows more than its heading.
+            if head.tiers_chosen.iter().any(|&(_, t)| t == DetailTier::Title) {
+                prop_assert!(head.tiers_chosen.iter().all(|&(_, t)| t >= DetailTier::Heading));
+            }
+            for (c, &(_, tier)) in compartments.iter().zip(&head.tiers_chosen) {
                 prop_assert!(head.text.contains(&heading(c)));
+                if tier != DetailTier::Title {
+                    for quote in &c.quotes {
+                        let quoted = format!("<user ordinal=\"{}\">{}</user>", quote.ordinal, quote.text);
+                        prop_assert!(head.text.contains(&quoted));
+                    }
+                }
             }
             // The newest compartment never shows less than any older one of equal or lower
-            // importance.
+            // importance: no more faded summary, and no quotes lost before theirs.
+            let summary = |tier: DetailTier| tier.min(DetailTier::Heading);
             if let Some((newest, &(_, newest_tier))) = compartments.last().zip(head.tiers_chosen.last()) {
                 for (c, &(_, tier)) in compartments.iter().zip(&head.tiers_chosen) {
                     if c.importance.clamp(1, 100) <= newest.importance.clamp(1, 100) {
-                        prop_assert!(tier >= newest_tier);
+                        prop_assert!(summary(tier) >= summary(newest_tier));
+                        if newest_tier == DetailTier::Title && !c.quotes.is_empty() {
+                            prop_assert_eq!(tier, DetailTier::Title);
+                        }
                     }
                 }
             }
@@ -538,6 +571,27 @@ fn index_lines_snapshot() {
         ..HeadDelta::default()
     };
     insta::assert_snapshot!(render_m1(&delta));
+}
+
+/// The user's words outlive every summary tier: the heading tier keeps the quotes (and no
+/// index), and only the bare title tier, taken once every compartment is at its heading,
+/// drops them.
+#[test]
+fn the_heading_tier_keeps_the_users_words_and_the_title_tier_does_not() {
+    let said = Compartment {
+        index: RangeIndex {
+            files: vec!["src/retry.rs".into()],
+            ran: Vec::new(),
+            names: vec!["backoff_ms".into()],
+        },
+        ..compartments()[1].clone()
+    };
+    insta::assert_snapshot!(history::render_compartment(&said, DetailTier::Heading), @r#"
+    ### 41-88 | 2026-11-10 09:00 to 2026-11-10 09:45 UTC | Chase a flaky retry test
+    <user ordinal="41">The retry test fails one run in ten.
+    Find out why; no sleeps.</user>
+    "#);
+    insta::assert_snapshot!(history::render_compartment(&said, DetailTier::Title), @"### 41-88 | 2026-11-10 09:00 to 2026-11-10 09:45 UTC | Chase a flaky retry test");
 }
 
 /// An index never shows at the heading tier, and a compartment without one renders as
