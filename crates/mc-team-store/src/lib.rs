@@ -1,5 +1,5 @@
-//! Magic Context's team store: a project's knowledge (memories and their change log) kept in
-//! PostgreSQL, shared by every proxy of a team.
+//! Magic Context's team store: a project's knowledge (memories, their change log and the
+//! team's use of them) kept in PostgreSQL, shared by every proxy of a team.
 //!
 //! The raw log, tags, drops and ledger stay in each machine's SQLite store; only project
 //! knowledge goes here. The team schema is versioned behind a fence like the local one
@@ -25,6 +25,7 @@ mod schema;
 mod scratch;
 mod sync;
 mod sync_loop;
+mod usage;
 mod writes;
 
 pub use client::{CONNECT_TIMEOUT, TeamStore};

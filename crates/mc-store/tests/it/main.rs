@@ -39,3 +39,5 @@ mod staging;
 mod support;
 #[cfg(test)]
 mod team_cache;
+#[cfg(test)]
+mod team_use;

@@ -301,6 +301,15 @@ fn historian_facts_queue_for_the_team_unless_the_cache_states_or_retired_them() 
             }
         )]
     );
+    // The fact memory 4 states counts as restated when the historian last saw it, here and
+    // in the use bound for the team store; queuing again is no news.
+    let used = temp
+        .store
+        .read(|tx| tx.team_memories_with_use(&p, &[MemoryStatus::Active]))
+        .unwrap();
+    assert_eq!(used.len(), 1);
+    assert_eq!(used[0].used.last_restated_ms, Some(NOW_MS));
+    assert_eq!(temp.store.read(|tx| tx.team_use_queue()).unwrap(), 1);
     // Nothing reached the local table: the team's memories are the project's.
     assert!(
         temp.store
