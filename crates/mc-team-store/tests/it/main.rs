@@ -18,4 +18,6 @@ mod maintenance;
 #[cfg(test)]
 mod support;
 #[cfg(test)]
+mod usage;
+#[cfg(test)]
 mod writes;
