@@ -163,8 +163,8 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 28,
-        name: "team-wide use of the team's memories",
-        sql: include_str!("migrations/0028_team_use.sql"),
+        name: "team-wide memory use and the team's smart notes",
+        sql: include_str!("migrations/0028_team_use_and_notes.sql"),
     },
 ];
 

@@ -148,17 +148,56 @@ impl TeamSync {
     }
 
     /// Sends every queued write, oldest first, until the server stops answering; when all
-    /// of them went, sends this machine's use of the team's memories (after the writes, so
-    /// use of a memory added meanwhile finds it).
+    /// of them went, the queued changes to the team's smart notes, then this machine's use
+    /// of the team's memories (after the writes, so use of a memory added meanwhile finds
+    /// it).
     pub async fn replay(&self, now_ms: i64) -> Result<Replayed> {
         let queued = self
             .blocking(|store| store.read(|tx| tx.queued_team_writes(REPLAY_BATCH)))
             .await?;
         let mut replayed = self.send_in_order(queued, now_ms).await?;
         if replayed.left == 0 {
+            self.send_notes(&mut replayed, now_ms).await?;
+        }
+        if replayed.left == 0 {
             replayed.use_batches = self.send_use(now_ms).await?;
         }
         Ok(replayed)
+    }
+
+    /// Sends the queued changes to the team's smart notes, oldest first, until the server
+    /// stops answering; each it answered leaves the queue, counted in `replayed`.
+    async fn send_notes(&self, replayed: &mut Replayed, now_ms: i64) -> Result<()> {
+        let queued = self
+            .blocking(|store| store.read(|tx| tx.queued_team_note_writes(REPLAY_BATCH)))
+            .await?;
+        for queued in queued {
+            let result = self
+                .team
+                .apply_note(&queued.write_id, &queued.project, &queued.write, now_ms)
+                .await;
+            match result {
+                Err(error) if error.is_retryable() => {
+                    self.note(now_ms, Err(&error));
+                    let left = self
+                        .blocking(|store| store.read(|tx| tx.team_note_queue()))
+                        .await?;
+                    replayed.left += left;
+                    return Ok(());
+                }
+                Ok(_) => replayed.landed += 1,
+                Err(error) => tracing::warn!(
+                    write_id = %queued.write_id,
+                    %error,
+                    "the team store refused a queued smart note change; it was dropped"
+                ),
+            }
+            self.note(now_ms, Ok(()));
+            let write_id = queued.write_id;
+            self.blocking(move |store| store.write(|tx| tx.forget_team_note_write(&write_id)))
+                .await?;
+        }
+        Ok(())
     }
 
     /// Seals the use gathered since the last batch, one batch per project, and sends every
@@ -251,7 +290,8 @@ impl TeamSync {
                     changes.head,
                     now_ms,
                 )?;
-                tx.cache_team_use(&project, &changes.uses)
+                tx.cache_team_use(&project, &changes.uses)?;
+                tx.cache_team_notes(&project, &changes.notes)
             })
         })
         .await?;
@@ -316,7 +356,7 @@ impl TeamSync {
 }
 
 /// 128 random bits, hex: unique across every proxy of the team without coordination.
-pub(crate) fn new_write_id() -> Result<String> {
+pub fn new_write_id() -> Result<String> {
     let mut bytes = [0_u8; 16];
     getrandom::fill(&mut bytes).map_err(|error| TeamStoreError::Random(error.to_string()))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())

@@ -58,6 +58,10 @@ const KEPT_TABLES: &[(&str, &str)] = &[
         "team_use_outbox",
         "use bound for the team store, per project",
     ),
+    (
+        "team_note_outbox",
+        "smart note changes bound for the team store, per project",
+    ),
 ];
 
 /// Indexes whose entries follow the rows they index through triggers: a session's entries

@@ -40,4 +40,6 @@ mod support;
 #[cfg(test)]
 mod team_cache;
 #[cfg(test)]
+mod team_notes;
+#[cfg(test)]
 mod team_use;

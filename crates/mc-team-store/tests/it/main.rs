@@ -16,6 +16,8 @@ mod leases;
 #[cfg(test)]
 mod maintenance;
 #[cfg(test)]
+mod notes;
+#[cfg(test)]
 mod support;
 #[cfg(test)]
 mod usage;
