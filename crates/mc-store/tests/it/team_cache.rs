@@ -318,3 +318,39 @@ fn historian_facts_queue_for_the_team_unless_the_cache_states_or_retired_them() 
             .is_empty()
     );
 }
+
+#[test]
+fn a_project_known_only_by_a_queued_change_is_one_the_cache_keeps() {
+    let temp = TempStore::new();
+    let (cached, written, noted) = (project("cached"), project("written"), project("noted"));
+    temp.store
+        .write(|tx| {
+            tx.cache_team_changes(&cached, &[], &[], 0, NOW_MS)?;
+            tx.queue_team_write(
+                "w-1",
+                &written,
+                &TeamWrite::Archive {
+                    id: 1,
+                    actor: MemorySource::Operator,
+                },
+                NOW_MS,
+            )?;
+            let session = mc_core::SessionId::new("s").unwrap();
+            let note = tx.add_note(
+                &mc_store::NewNote {
+                    project: Some(&noted),
+                    session: Some(&session),
+                    content: "Check the quotas.",
+                    surface_condition: Some("when the plan changes"),
+                },
+                NOW_MS,
+            )?;
+            tx.share_note_with_team(&noted, note, "origin-n", NOW_MS)?;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        temp.store.read(|tx| tx.knowledge_projects()).unwrap(),
+        [cached, noted, written]
+    );
+}
