@@ -33,7 +33,17 @@ pub struct TeamUse {
 /// SQL keeping the later of two nullable times (SQLite's `MAX` is null when either is).
 macro_rules! later {
     ($old:literal, $new:literal) => {
-        concat!("MAX(COALESCE(", $old, ", ", $new, "), COALESCE(", $new, ", ", $old, "))")
+        concat!(
+            "MAX(COALESCE(",
+            $old,
+            ", ",
+            $new,
+            "), COALESCE(",
+            $new,
+            ", ",
+            $old,
+            "))"
+        )
     };
 }
 pub(crate) use later;

@@ -67,9 +67,9 @@ impl TeamNoteWrite {
     pub fn origin(&self) -> Option<&str> {
         match self {
             Self::Add { .. } => None,
-            Self::Update { origin, .. } | Self::Surface { origin, .. } | Self::Dismiss { origin } => {
-                Some(origin)
-            }
+            Self::Update { origin, .. }
+            | Self::Surface { origin, .. }
+            | Self::Dismiss { origin } => Some(origin),
         }
     }
 

@@ -74,42 +74,41 @@ impl TeamStore {
 impl Change<'_> {
     async fn note(&self, write_id: &str, write: &TeamNoteWrite) -> Result<bool> {
         let project = self.project.as_str();
-        let (sql, params): (&str, Vec<&(dyn tokio_postgres::types::ToSql + Sync)>) =
-            match write {
-                TeamNoteWrite::Add { content, condition } => (
-                    "INSERT INTO mc_notes (origin, project_id, content, surface_condition, status,
+        let (sql, params): (&str, Vec<&(dyn tokio_postgres::types::ToSql + Sync)>) = match write {
+            TeamNoteWrite::Add { content, condition } => (
+                "INSERT INTO mc_notes (origin, project_id, content, surface_condition, status,
                        created_ms, updated_ms, version)
                      VALUES ($1, $2, $3, $4, 'pending', $5, $5, nextval('mc_version'))
                      ON CONFLICT (origin) DO NOTHING",
-                    vec![&write_id, &project, content, condition, &self.now_ms],
-                ),
-                TeamNoteWrite::Update {
-                    origin,
-                    content,
-                    condition,
-                } => (
-                    "UPDATE mc_notes SET content = $3,
+                vec![&write_id, &project, content, condition, &self.now_ms],
+            ),
+            TeamNoteWrite::Update {
+                origin,
+                content,
+                condition,
+            } => (
+                "UPDATE mc_notes SET content = $3,
                        surface_condition = COALESCE($4, surface_condition),
                        status = CASE WHEN $4::text IS NOT NULL AND status = 'active'
                          THEN 'pending' ELSE status END,
                        updated_ms = $5, version = nextval('mc_version')
                      WHERE origin = $1 AND project_id = $2",
-                    vec![origin, &project, content, condition, &self.now_ms],
-                ),
-                TeamNoteWrite::Surface { origin, condition } => (
-                    "UPDATE mc_notes SET status = 'active', updated_ms = $4,
+                vec![origin, &project, content, condition, &self.now_ms],
+            ),
+            TeamNoteWrite::Surface { origin, condition } => (
+                "UPDATE mc_notes SET status = 'active', updated_ms = $4,
                        version = nextval('mc_version')
                      WHERE origin = $1 AND project_id = $2 AND status = 'pending'
                        AND surface_condition = $3",
-                    vec![origin, &project, condition, &self.now_ms],
-                ),
-                TeamNoteWrite::Dismiss { origin } => (
-                    "UPDATE mc_notes SET status = 'dismissed', updated_ms = $3,
+                vec![origin, &project, condition, &self.now_ms],
+            ),
+            TeamNoteWrite::Dismiss { origin } => (
+                "UPDATE mc_notes SET status = 'dismissed', updated_ms = $3,
                        version = nextval('mc_version')
                      WHERE origin = $1 AND project_id = $2 AND status <> 'dismissed'",
-                    vec![origin, &project, &self.now_ms],
-                ),
-            };
+                vec![origin, &project, &self.now_ms],
+            ),
+        };
         let changed = self
             .tx
             .execute(sql, &params)

@@ -104,9 +104,14 @@ fn requests_keep_flowing_at_the_same_added_latency_while_postgres_is_down() {
             }))
             .unwrap();
             let started = Instant::now();
-            let (head, _) =
-                exchange(&direct_sim.base_url, &session, &session, &body, &AtomicUsize::new(0))
-                    .unwrap();
+            let (head, _) = exchange(
+                &direct_sim.base_url,
+                &session,
+                &session,
+                &body,
+                &AtomicUsize::new(0),
+            )
+            .unwrap();
             direct.push(started.elapsed());
             assert!(head.starts_with("HTTP/1.1 200"), "{head}");
             let started = Instant::now();
@@ -156,7 +161,11 @@ fn requests_keep_flowing_at_the_same_added_latency_while_postgres_is_down() {
 
     cluster.up();
     crate::team_serves::wait_for("the queue drained", &proxy, || queued(&data) == 0);
-    assert_eq!(on_server(&url, &project).len(), 2 * REQUESTS, "nothing lost");
+    assert_eq!(
+        on_server(&url, &project).len(),
+        2 * REQUESTS,
+        "nothing lost"
+    );
     // The same reads once more with the server back: what the run's order (a store grown
     // by the earlier phases) adds, against which to read the stopped phase.
     let again = phase("again-read", READING);

@@ -85,7 +85,13 @@ fn writing_script(machine: &Machine, count: usize) -> PathBuf {
 }
 
 /// One streamed Anthropic call in `shop` with `messages`; the response's text.
-pub(crate) fn send(proxy: &Server, shop: &Path, session: &str, key: &str, messages: Value) -> String {
+pub(crate) fn send(
+    proxy: &Server,
+    shop: &Path,
+    session: &str,
+    key: &str,
+    messages: Value,
+) -> String {
     let body = serde_json::to_vec(&json!({
         "model": "claude-sonnet-4-5",
         "max_tokens": 256,

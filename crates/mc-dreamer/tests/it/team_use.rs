@@ -5,8 +5,8 @@
 //! `MC_TEST_PG_URL`; without it the test says it skipped.
 
 use mc_core::SessionId;
-use mc_dreamer::Task;
 use mc_core::head::MemoryCategory;
+use mc_dreamer::Task;
 use mc_store::{MemoryStatus, RunOutcome};
 
 use crate::fixture::{CHANGED_VALUE, EVENING_MS, FakeModel, project};
@@ -26,7 +26,9 @@ fn use_on_one_machine_keeps_a_team_memory_alive_for_the_task_run_on_another() {
     // On bob's machine only: a search returned the first memory five days ago, and bob's
     // historian stated the third one's fact again three days ago.
     bob.store
-        .write(|tx| tx.record_team_memory_retrievals(&project(), &[ids[0]], EVENING_MS - 5 * DAY_MS))
+        .write(|tx| {
+            tx.record_team_memory_retrievals(&project(), &[ids[0]], EVENING_MS - 5 * DAY_MS)
+        })
         .unwrap();
     let session = SessionId::new("bob-session").unwrap();
     bob.store
@@ -41,7 +43,9 @@ fn use_on_one_machine_keeps_a_team_memory_alive_for_the_task_run_on_another() {
         })
         .unwrap();
     // Bob's background sync sends both in one batch.
-    let replayed = runtime.block_on(bob.sync.replay(EVENING_MS - DAY_MS)).unwrap();
+    let replayed = runtime
+        .block_on(bob.sync.replay(EVENING_MS - DAY_MS))
+        .unwrap();
     assert_eq!(replayed.use_batches, 1, "{replayed:?}");
 
     let model = FakeModel::new(|_| panic!("archive_stale_memories asks no model"));

@@ -237,5 +237,8 @@ fn a_smart_note_written_through_one_proxy_is_read_and_found_through_the_other() 
     );
     assert!(!read.contains("Alice's own reminder."), "{read}");
     let found = tool(&bob, "ctx_search", json!({"query": "staging certificates"}));
-    assert!(found.contains("Rotate the staging certificates."), "{found}");
+    assert!(
+        found.contains("Rotate the staging certificates."),
+        "{found}"
+    );
 }

@@ -112,7 +112,7 @@ fn use_is_summed_per_memory_sealed_into_batches_and_forgotten_once_sent() {
     };
     assert_eq!(
         temp.store.read(|tx| tx.sealed_team_use()).unwrap(),
-        [first_batch.clone()]
+        std::slice::from_ref(&first_batch)
     );
     seal("w2");
     let batches = temp.store.read(|tx| tx.sealed_team_use()).unwrap();
@@ -155,9 +155,7 @@ fn the_teams_use_merges_into_this_machines_and_never_moves_a_time_back() {
         },
     ];
     for _ in 0..2 {
-        temp.store
-            .write(|tx| tx.cache_team_use(&p, &team))
-            .unwrap();
+        temp.store.write(|tx| tx.cache_team_use(&p, &team)).unwrap();
     }
     assert_eq!(
         with_use(&temp),

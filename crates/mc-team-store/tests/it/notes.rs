@@ -43,7 +43,11 @@ async fn note_changes_land_once_and_follow_the_local_rules() {
         content: "Bump the MSRV to 1.96.".to_owned(),
         condition: Some("when Rust 1.97 is out".to_owned()),
     };
-    assert!(team.apply_note("u-1", &p, &update, NOW_MS + 20).await.unwrap());
+    assert!(
+        team.apply_note("u-1", &p, &update, NOW_MS + 20)
+            .await
+            .unwrap()
+    );
 
     let changes = team.changes_since(&p, head).await.unwrap();
     assert_eq!(changes.notes.len(), 1);
@@ -76,8 +80,14 @@ async fn note_changes_land_once_and_follow_the_local_rules() {
     let stray = TeamNoteWrite::Dismiss {
         origin: "nobody".to_owned(),
     };
-    let refused = team.apply_note("d-1", &p, &stray, NOW_MS).await.unwrap_err();
-    assert!(matches!(refused, TeamStoreError::UnknownNote { .. }), "{refused}");
+    let refused = team
+        .apply_note("d-1", &p, &stray, NOW_MS)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, TeamStoreError::UnknownNote { .. }),
+        "{refused}"
+    );
     assert!(!refused.is_retryable());
 }
 
@@ -127,7 +137,11 @@ async fn a_smart_note_written_on_one_machine_is_surfaced_on_another_and_due_on_b
 
     bob.pull(&p, NOW_MS + 2).await.unwrap();
     let pending = bob_store.read(|tx| tx.pending_smart_notes(&p)).unwrap();
-    assert_eq!(pending.len(), 1, "bob sees the smart note, not the session note");
+    assert_eq!(
+        pending.len(),
+        1,
+        "bob sees the smart note, not the session note"
+    );
     assert_eq!(pending[0].content, "Re-check the cache keys.");
     // Bob's dreamer finds it due; the change travels with bob's next sync.
     let surfaced = bob_store
@@ -166,6 +180,8 @@ async fn a_smart_note_written_on_one_machine_is_surfaced_on_another_and_due_on_b
     );
     alice.replay(NOW_MS + 8).await.unwrap();
     bob.pull(&p, NOW_MS + 9).await.unwrap();
-    let bobs = bob_store.read(|tx| tx.project_note(&p, pending[0].id)).unwrap();
+    let bobs = bob_store
+        .read(|tx| tx.project_note(&p, pending[0].id))
+        .unwrap();
     assert_eq!(bobs.map(|note| note.status), Some(NoteStatus::Dismissed));
 }

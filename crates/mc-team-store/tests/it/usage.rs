@@ -46,14 +46,20 @@ async fn a_batch_counts_once_and_use_follows_the_version_cursor() {
         used(foreign, 1, Some(NOW_MS + 10), None),
         used(9_999, 1, Some(NOW_MS + 10), None),
     ];
-    assert_eq!(team.record_use("use-1", &p, &batch, NOW_MS).await.unwrap(), 2);
+    assert_eq!(
+        team.record_use("use-1", &p, &batch, NOW_MS).await.unwrap(),
+        2
+    );
     assert_eq!(
         team.record_use("use-1", &p, &batch, NOW_MS).await.unwrap(),
         0,
         "a batch sent again is not counted again"
     );
     let late = [used(ids[0], 1, Some(NOW_MS + 5), Some(NOW_MS + 1))];
-    assert_eq!(team.record_use("use-2", &p, &late, NOW_MS).await.unwrap(), 1);
+    assert_eq!(
+        team.record_use("use-2", &p, &late, NOW_MS).await.unwrap(),
+        1
+    );
 
     let changes = team.changes_since(&p, head).await.unwrap();
     assert!(changes.memories.is_empty() && changes.log.is_empty());
