@@ -23,12 +23,13 @@ const PROBE_DEADLINE: Duration = Duration::from_secs(3);
 pub fn team_report(config: &Config, store: &Store) -> Option<Value> {
     let url = config.team_store.url.clone()?;
     let shown = url.redacted().to_owned();
-    let (queued, oldest_ms, synced_ms) = store
+    let (queued, oldest_ms, synced_ms, waiting) = store
         .read(|tx| {
             let (queued, oldest) = tx.team_queue()?;
-            Ok((queued, oldest, tx.team_last_sync_ms()?))
+            let waiting = (tx.team_note_queue()?, tx.team_use_queue()?);
+            Ok((queued, oldest, tx.team_last_sync_ms()?, waiting))
         })
-        .unwrap_or((0, None, None));
+        .unwrap_or((0, None, None, (0, 0)));
     let reached = probe(url);
     let (version, leases) = match &reached {
         Ok((version, leases)) => (Some(*version), leases.clone()),
@@ -42,6 +43,8 @@ pub fn team_report(config: &Config, store: &Store) -> Option<Value> {
         "error": reached.err(),
         "queued_writes": queued,
         "oldest_queued_ms": oldest_ms,
+        "queued_note_changes": waiting.0,
+        "queued_memory_uses": waiting.1,
         "last_synced_ms": synced_ms,
         "dreamer_leases": leases,
     }))
@@ -107,6 +110,20 @@ pub fn team_line(report: &Value, now_ms: i64) -> String {
             "{n} write{} queued (oldest {}), landing when it answers",
             if n == 1 { "" } else { "s" },
             age(now_ms, at_ms)
+        ),
+    };
+    let waiting = match report["queued_note_changes"].as_u64().unwrap_or_default() {
+        0 => waiting,
+        n => format!(
+            "{waiting}; {n} smart note change{} queued",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    let waiting = match report["queued_memory_uses"].as_u64().unwrap_or_default() {
+        0 => waiting,
+        n => format!(
+            "{waiting}; the use of {n} memor{} waits to be sent",
+            if n == 1 { "y" } else { "ies" }
         ),
     };
     if report["reachable"] == Value::Bool(true) {

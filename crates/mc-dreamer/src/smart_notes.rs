@@ -8,7 +8,9 @@
 //! on a verdict that reads cleanly and names a reason; a model that fails, stalls or answers
 //! garbage surfaces nothing, and without a model such notes simply wait. A note whose
 //! condition the agent rewrote while it was being judged is not surfaced: it goes back to
-//! be judged again. Surfacing changes no byte of a prompt already sent.
+//! be judged again. Surfacing changes no byte of a prompt already sent. A team's smart note
+//! is surfaced the same way: the store queues the change for the team store in the same
+//! transaction (`mc-store`'s `team_notes.rs`).
 
 use mc_core::ProjectId;
 use mc_core::dreamer::{

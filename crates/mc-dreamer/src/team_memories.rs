@@ -4,8 +4,10 @@
 //! The local lease (`dreamer_leases` in SQLite) keeps apart the proxies sharing one store
 //! file; a team's proxies each have their own file, so with `team_store.url` set the
 //! memory-changing tasks take their project's lease in PostgreSQL instead, and one dreamer
-//! at a time changes a project's memories across the team. The other domains (smart notes,
-//! the user profile) hold knowledge that stays on the machine, so their leases stay local.
+//! at a time changes a project's memories across the team. The other domains keep their
+//! local lease: the user profile stays on the machine, and a team's smart note surfaced by
+//! two machines' dreamers surfaces once (the team store applies a surface only while the note
+//! still waits on the condition judged).
 //!
 //! The tasks read the team's memories from the local cache, and their changes go the way
 //! every change of the team's knowledge goes: queued durably in the task's write transaction

@@ -99,6 +99,7 @@ fn store_error(error: TeamStoreError) -> StoreError {
         | TeamStoreError::SchemaTooNew { .. }
         | TeamStoreError::CorruptRow { .. }
         | TeamStoreError::Random(_)
+        | TeamStoreError::UnknownNote { .. }
         | TeamStoreError::Interrupted) => StoreError::TeamStore {
             problem: other.to_string(),
         },

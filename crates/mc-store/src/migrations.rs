@@ -161,10 +161,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "dreamer maintenance through the team write queue",
         sql: include_str!("migrations/0027_team_maintenance.sql"),
     },
+    Migration {
+        version: 28,
+        name: "team-wide memory use and the team's smart notes",
+        sql: include_str!("migrations/0028_team_use_and_notes.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 27;
+pub const SCHEMA_VERSION: u32 = 28;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and

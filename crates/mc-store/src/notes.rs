@@ -3,7 +3,9 @@
 //! A session note belongs to one session; a smart note belongs to a project and waits as
 //! `pending` until the dreamer finds its condition holds and surfaces it (`active`). Reads and changes take the
 //! owner they act for (session and project), and a note of another owner is reported as not
-//! found: one store serves every project on the machine.
+//! found: one store serves every project on the machine. With a team store, a smart note may
+//! be the team's (`team_notes.rs`): a change to one here is queued for the team store in the
+//! same transaction.
 
 use mc_core::search::FtsQuery;
 use mc_core::{ProjectId, SessionId};
@@ -12,6 +14,7 @@ use rusqlite::{OptionalExtension, Row};
 use crate::error::{Result, StoreError};
 use crate::search::SearchScope;
 use crate::store::{ReadTx, WriteTx};
+use crate::team_notes::TeamNoteWrite;
 
 /// Whether a note is shown, waiting for evaluation, or retired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,7 +37,8 @@ impl NoteStatus {
         }
     }
 
-    fn parse(name: &str) -> Option<Self> {
+    /// The status of a stored name, `None` for a name this binary does not know.
+    pub fn parse(name: &str) -> Option<Self> {
         [Self::Active, Self::Pending, Self::Dismissed]
             .into_iter()
             .find(|status| status.as_str() == name)
@@ -306,6 +310,14 @@ impl WriteTx<'_> {
                 ])
             })
             .map_err(StoreError::sqlite("updating a note"))?;
+        if let (Some(origin), Some(project)) = (self.team_origin_of_note(id)?, &note.project) {
+            let write = TeamNoteWrite::Update {
+                origin,
+                content: content.map_or(note.content.as_str(), str::trim).to_owned(),
+                condition: surface_condition.and(condition),
+            };
+            self.queue_team_note(project, &write, now_ms)?;
+        }
         Ok(true)
     }
 
@@ -331,18 +343,30 @@ impl WriteTx<'_> {
                 statement.execute(rusqlite::params![id, project.as_str(), condition, now_ms])
             })
             .map_err(StoreError::sqlite("surfacing a smart note"))?;
+        if changed > 0
+            && let Some(origin) = self.team_origin_of_note(id)?
+        {
+            let write = TeamNoteWrite::Surface {
+                origin,
+                condition: condition.to_owned(),
+            };
+            self.queue_team_note(project, &write, now_ms)?;
+        }
         Ok(changed > 0)
     }
 
     /// Dismisses note `id`; `false` when `owner` has no such note.
     pub fn dismiss_note(&self, owner: NoteOwner<'_>, id: u64, now_ms: i64) -> Result<bool> {
-        if self.note(owner, id)?.is_none() {
+        let Some(note) = self.note(owner, id)? else {
             return Ok(false);
-        }
+        };
         self.conn()
             .prepare_cached("UPDATE notes SET status = 'dismissed', updated_ms = ?2 WHERE id = ?1")
             .and_then(|mut statement| statement.execute(rusqlite::params![id, now_ms]))
             .map_err(StoreError::sqlite("dismissing a note"))?;
+        if let (Some(origin), Some(project)) = (self.team_origin_of_note(id)?, &note.project) {
+            self.queue_team_note(project, &TeamNoteWrite::Dismiss { origin }, now_ms)?;
+        }
         Ok(true)
     }
 }

@@ -108,14 +108,18 @@ impl ProjectKnowledge for TeamCache<'_, '_> {
 
 impl ReadTx<'_> {
     /// The projects whose knowledge the cache keeps: every project a session was seen in,
-    /// and every project cached before.
+    /// every project cached before, and every project with a change waiting for the team
+    /// store (a change queued from the dashboard or a command, on a machine with no session
+    /// in that project, must come back into the cache once it lands).
     pub fn knowledge_projects(&self) -> Result<Vec<ProjectId>> {
         const DOING: &str = "listing the projects to cache";
         let mut statement = self
             .conn()
             .prepare_cached(
                 "SELECT project FROM sessions WHERE project IS NOT NULL
-                 UNION SELECT project_id FROM team_cursors ORDER BY 1",
+                 UNION SELECT project_id FROM team_cursors
+                 UNION SELECT project_id FROM team_outbox
+                 UNION SELECT project_id FROM team_note_outbox ORDER BY 1",
             )
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement

@@ -11,10 +11,12 @@
 //! fact promoted again before the cache has caught up with its first promotion, by this
 //! proxy or another, carries the same id, and the server, having recorded it, applies it
 //! once. The rules are those of the local promotion, read against the team cache: a fact a
-//! live memory already states is not sent again, and a fact the team retired is not brought
-//! back.
+//! live memory already states is not sent again but counts as that memory stated again (its
+//! use, queued for the team store when the historian saw it later than recorded, keeps
+//! `archive_stale_memories` on every machine from retiring it), and a fact the team retired
+//! is not brought back.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use mc_core::ProjectId;
 use mc_core::historian::fact_key;
@@ -40,29 +42,42 @@ pub fn historian_write_id(project: &ProjectId, key: &str) -> String {
 
 impl WriteTx<'_> {
     /// Queues, for the team store, each fact the historian stored for the project that the
-    /// team's cached memories neither state nor retired; returns how many writes it queued
-    /// (a write already waiting under the same id counts as queued, once).
+    /// team's cached memories neither state nor retired, and the restatement of each they
+    /// state; returns how many writes it queued (a write already waiting under the same id
+    /// counts as queued, once).
     pub fn queue_historian_facts_for_team(&self, project: &ProjectId, now_ms: i64) -> Result<u64> {
         let facts = self.historian_facts(&history_scope_of_project(project.as_str()))?;
         if facts.is_empty() {
             return Ok(0);
         }
-        let known: HashSet<String> = TeamCache::new(self)
-            .memories(
-                project,
-                &[
-                    MemoryStatus::Active,
-                    MemoryStatus::Permanent,
-                    MemoryStatus::Archived,
-                ],
-            )?
-            .iter()
-            .map(|memory| fact_key(&memory.record.content))
-            .collect();
+        let mut live = HashMap::new();
+        let mut retired = HashSet::new();
+        for memory in TeamCache::new(self).memories(
+            project,
+            &[
+                MemoryStatus::Active,
+                MemoryStatus::Permanent,
+                MemoryStatus::Archived,
+            ],
+        )? {
+            let key = fact_key(&memory.record.content);
+            match memory.record.status {
+                MemoryStatus::Active | MemoryStatus::Permanent => {
+                    live.insert(key, memory.id);
+                }
+                MemoryStatus::Archived => {
+                    retired.insert(key);
+                }
+            }
+        }
         let mut queued = 0;
         for fact in facts {
             let key = fact_key(&fact.content);
-            if key.is_empty() || known.contains(&key) {
+            if let Some(&id) = live.get(&key) {
+                self.note_team_restated(project, id, fact.last_ms)?;
+                continue;
+            }
+            if key.is_empty() || retired.contains(&key) {
                 continue;
             }
             let write = TeamWrite::Add {

@@ -51,6 +51,12 @@ pub enum TeamStoreError {
         /// The value found.
         value: String,
     },
+    /// A change names a smart note the team store does not hold.
+    #[error("the team store holds no smart note {origin}; the change was dropped")]
+    UnknownNote {
+        /// The note's name across the team.
+        origin: String,
+    },
     /// The system gave no random bytes for a write id.
     #[error("no randomness for a write id: {0}")]
     Random(String),
@@ -76,6 +82,7 @@ impl TeamStoreError {
             | Self::SchemaTooNew { .. }
             | Self::CorruptRow { .. }
             | Self::Refused(_)
+            | Self::UnknownNote { .. }
             | Self::Local(_) => false,
         }
     }

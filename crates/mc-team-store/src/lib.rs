@@ -1,5 +1,5 @@
-//! Magic Context's team store: a project's knowledge (memories and their change log) kept in
-//! PostgreSQL, shared by every proxy of a team.
+//! Magic Context's team store: a project's knowledge (memories, their change log and the
+//! team's use of them, smart notes) kept in PostgreSQL, shared by every proxy of a team.
 //!
 //! The raw log, tags, drops and ledger stay in each machine's SQLite store; only project
 //! knowledge goes here. The team schema is versioned behind a fence like the local one
@@ -19,12 +19,14 @@ mod client;
 mod error;
 mod leases;
 mod maintenance;
+mod notes;
 mod reads;
 mod rows;
 mod schema;
 mod scratch;
 mod sync;
 mod sync_loop;
+mod usage;
 mod writes;
 
 pub use client::{CONNECT_TIMEOUT, TeamStore};
@@ -34,6 +36,6 @@ pub use mc_core::config::TeamStoreUrl;
 pub use reads::Changes;
 pub use schema::TEAM_SCHEMA_VERSION;
 pub use scratch::create_scratch_database;
-pub use sync::{RETRY_AFTER_MS, Replayed, TeamHealth, TeamSync, Written};
+pub use sync::{RETRY_AFTER_MS, Replayed, TeamHealth, TeamSync, Written, new_write_id};
 pub use sync_loop::{SYNC_EVERY, keep_in_step, round};
 pub use writes::Applied;

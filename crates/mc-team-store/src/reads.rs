@@ -2,14 +2,17 @@
 //! version cursor, and full-text hits ranked by PostgreSQL.
 
 use mc_core::ProjectId;
-use mc_store::{MemoryLogEntry, MemoryStatus, StoredMemory};
+use mc_store::{MemoryLogEntry, MemoryStatus, StoredMemory, TeamNote, TeamUse};
+
+use crate::notes::{NOTE_COLUMNS, note_of};
 
 use crate::client::TeamStore;
 use crate::error::{Result, postgres};
-use crate::rows::{LOG_COLUMNS, MEMORY_COLUMNS, log_entry_of, memory_of, pg_id};
+use crate::rows::{LOG_COLUMNS, MEMORY_COLUMNS, id, log_entry_of, memory_of, pg_id};
 
-/// What changed in a project after a version: the memory rows as they stand now and the
-/// log entries to show, and the version both reach.
+/// What changed in a project after a version: the memory rows as they stand now, the log
+/// entries to show, the team's use of its memories, its smart notes, and the version they
+/// reach.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changes {
     /// Every memory whose row changed after the cursor, oldest first, with the version of
@@ -17,6 +20,10 @@ pub struct Changes {
     pub memories: Vec<(StoredMemory, u64)>,
     /// The change log after the cursor; each entry's id is its version.
     pub log: Vec<MemoryLogEntry>,
+    /// The team's use of every memory whose use changed after the cursor: its totals now.
+    pub uses: Vec<TeamUse>,
+    /// Every smart note changed after the cursor, as it stands now.
+    pub notes: Vec<TeamNote>,
     /// The newest version seen (the cursor to ask from next time).
     pub head: u64,
 }
@@ -111,6 +118,24 @@ impl TeamStore {
             )
             .await
             .map_err(postgres(self.redacted(), DOING))?;
+        let use_rows = tx
+            .query(
+                "SELECT memory_id, retrievals, last_retrieved_ms, last_restated_ms, version
+                 FROM mc_memory_use WHERE project_id = $1 AND version > $2 ORDER BY version",
+                &[&project.as_str(), &after],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
+        let note_rows = tx
+            .query(
+                &format!(
+                    "SELECT {NOTE_COLUMNS} FROM mc_notes
+                     WHERE project_id = $1 AND version > $2 ORDER BY version"
+                ),
+                &[&project.as_str(), &after],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
         tx.commit()
             .await
             .map_err(postgres(self.redacted(), DOING))?;
@@ -127,6 +152,21 @@ impl TeamStore {
             let entry = log_entry_of(row)?;
             changes.head = changes.head.max(entry.id);
             changes.log.push(entry);
+        }
+        for row in &use_rows {
+            let version = id(row.get(4));
+            changes.head = changes.head.max(version);
+            changes.uses.push(TeamUse {
+                id: id(row.get(0)),
+                retrievals: id(row.get(1)),
+                last_retrieved_ms: row.get(2),
+                last_restated_ms: row.get(3),
+            });
+        }
+        for row in &note_rows {
+            let (note, version) = note_of(row)?;
+            changes.head = changes.head.max(id(version));
+            changes.notes.push(note);
         }
         Ok(changes)
     }

@@ -20,7 +20,8 @@ fn named<T>(what: &'static str, value: String, parse: impl Fn(&str) -> Option<T>
     parse(&value).ok_or(TeamStoreError::CorruptRow { what, value })
 }
 
-fn id(value: i64) -> u64 {
+/// A `bigint` id or count as ours (a negative one, which we never write, as 0).
+pub(crate) fn id(value: i64) -> u64 {
     u64::try_from(value).unwrap_or_default()
 }
 

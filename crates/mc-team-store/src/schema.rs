@@ -24,10 +24,18 @@ const MIGRATIONS: &[Migration] = &[
         version: 2,
         sql: include_str!("migrations/0002_dreamer_leases.sql"),
     },
+    Migration {
+        version: 3,
+        sql: include_str!("migrations/0003_memory_use.sql"),
+    },
+    Migration {
+        version: 4,
+        sql: include_str!("migrations/0004_smart_notes.sql"),
+    },
 ];
 
 /// The newest team schema this binary knows.
-pub const TEAM_SCHEMA_VERSION: i32 = 2;
+pub const TEAM_SCHEMA_VERSION: i32 = 4;
 
 /// The key of the advisory lock migrations hold ("mc schema" in ASCII).
 const SCHEMA_LOCK: i64 = 0x6d63_2073_6368_656d;

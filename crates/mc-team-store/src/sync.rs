@@ -7,7 +7,9 @@
 //! stays queued and [`TeamSync::replay`] sends it later, oldest first. The server records the
 //! write ids it applied, so a write sent twice lands once. After a failure, writes are not
 //! sent on the request path for [`RETRY_AFTER_MS`]: they queue at once, so an unreachable
-//! server costs a request nothing, not a connect timeout per write.
+//! server costs a request nothing, not a connect timeout per write. This machine's use of the
+//! team's memories (searches, restatements) never travels on the request path: it is summed
+//! in SQLite as it happens and sent in batches by [`TeamSync::replay`].
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -64,6 +66,9 @@ pub struct Replayed {
     pub refused: Vec<(QueuedTeamWrite, String)>,
     /// Writes still queued because the server did not answer.
     pub left: u64,
+    /// Batches of this machine's use of the team's memories the server counted (now or
+    /// before); a batch it did not answer stays queued.
+    pub use_batches: u64,
 }
 
 /// The local store and the team store of one process, kept in step.
@@ -142,12 +147,99 @@ impl TeamSync {
         }
     }
 
-    /// Sends every queued write, oldest first, until the server stops answering.
+    /// Sends every queued write, oldest first, until the server stops answering; when all
+    /// of them went, the queued changes to the team's smart notes, then this machine's use
+    /// of the team's memories (after the writes, so use of a memory added meanwhile finds
+    /// it).
     pub async fn replay(&self, now_ms: i64) -> Result<Replayed> {
         let queued = self
             .blocking(|store| store.read(|tx| tx.queued_team_writes(REPLAY_BATCH)))
             .await?;
-        self.send_in_order(queued, now_ms).await
+        let mut replayed = self.send_in_order(queued, now_ms).await?;
+        if replayed.left == 0 {
+            self.send_notes(&mut replayed, now_ms).await?;
+        }
+        if replayed.left == 0 {
+            replayed.use_batches = self.send_use(now_ms).await?;
+        }
+        Ok(replayed)
+    }
+
+    /// Sends the queued changes to the team's smart notes, oldest first, until the server
+    /// stops answering; each it answered leaves the queue, counted in `replayed`.
+    async fn send_notes(&self, replayed: &mut Replayed, now_ms: i64) -> Result<()> {
+        let queued = self
+            .blocking(|store| store.read(|tx| tx.queued_team_note_writes(REPLAY_BATCH)))
+            .await?;
+        for queued in queued {
+            let result = self
+                .team
+                .apply_note(&queued.write_id, &queued.project, &queued.write, now_ms)
+                .await;
+            match result {
+                Err(error) if error.is_retryable() => {
+                    self.note(now_ms, Err(&error));
+                    let left = self
+                        .blocking(|store| store.read(|tx| tx.team_note_queue()))
+                        .await?;
+                    replayed.left += left;
+                    return Ok(());
+                }
+                Ok(_) => replayed.landed += 1,
+                Err(error) => tracing::warn!(
+                    write_id = %queued.write_id,
+                    %error,
+                    "the team store refused a queued smart note change; it was dropped"
+                ),
+            }
+            self.note(now_ms, Ok(()));
+            let write_id = queued.write_id;
+            self.blocking(move |store| store.write(|tx| tx.forget_team_note_write(&write_id)))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Seals the use gathered since the last batch, one batch per project, and sends every
+    /// sealed batch, oldest first, until the server stops answering; returns how many it
+    /// answered. A batch it refused (its ids are no memory of the project) is forgotten too:
+    /// use of a memory the team does not hold has nothing to keep alive.
+    async fn send_use(&self, now_ms: i64) -> Result<u64> {
+        let open = self
+            .blocking(|store| store.read(|tx| tx.team_use_to_seal()))
+            .await?;
+        if !open.is_empty() {
+            let sealed = open
+                .into_iter()
+                .map(|project| Ok((project, new_write_id()?)))
+                .collect::<Result<Vec<_>>>()?;
+            self.blocking(move |store| store.write(|tx| tx.seal_team_use(&sealed)))
+                .await?;
+        }
+        let batches = self
+            .blocking(|store| store.read(|tx| tx.sealed_team_use()))
+            .await?;
+        let mut answered = 0;
+        for batch in batches {
+            let result = self
+                .team
+                .record_use(&batch.write_id, &batch.project, &batch.uses, now_ms)
+                .await;
+            match result {
+                Err(error) if error.is_retryable() => {
+                    self.note(now_ms, Err(&error));
+                    break;
+                }
+                Ok(_) | Err(_) => {
+                    self.note(now_ms, Ok(()));
+                    answered += 1;
+                    let write_id = batch.write_id;
+                    self.blocking(move |store| store.write(|tx| tx.forget_team_use(&write_id)))
+                        .await?;
+                }
+            }
+        }
+        Ok(answered)
     }
 
     /// Sends `queued`, writes already in the durable queue (queued in a transaction of the
@@ -197,7 +289,9 @@ impl TeamSync {
                     &changes.log,
                     changes.head,
                     now_ms,
-                )
+                )?;
+                tx.cache_team_use(&project, &changes.uses)?;
+                tx.cache_team_notes(&project, &changes.notes)
             })
         })
         .await?;
@@ -262,7 +356,7 @@ impl TeamSync {
 }
 
 /// 128 random bits, hex: unique across every proxy of the team without coordination.
-pub(crate) fn new_write_id() -> Result<String> {
+pub fn new_write_id() -> Result<String> {
     let mut bytes = [0_u8; 16];
     getrandom::fill(&mut bytes).map_err(|error| TeamStoreError::Random(error.to_string()))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())

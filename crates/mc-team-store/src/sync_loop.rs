@@ -35,7 +35,16 @@ pub async fn keep_in_step(sync: TeamSync, every: Duration, now_ms: impl Fn() -> 
 }
 
 /// One round: replay, then pull each known project; stops at the first unreachable answer.
+/// The projects are listed before the replay, so a project known only by a queued change
+/// is pulled in the round that sends it.
 pub async fn round(sync: &TeamSync, now_ms: &impl Fn() -> i64) {
+    let projects = match sync.projects().await {
+        Ok(projects) => projects,
+        Err(error) => {
+            tracing::warn!(%error, "could not list the projects to sync with the team store");
+            return;
+        }
+    };
     match sync.replay(now_ms()).await {
         Ok(replayed) => {
             for (write, reason) in &replayed.refused {
@@ -55,13 +64,6 @@ pub async fn round(sync: &TeamSync, now_ms: &impl Fn() -> i64) {
             return;
         }
     }
-    let projects = match sync.projects().await {
-        Ok(projects) => projects,
-        Err(error) => {
-            tracing::warn!(%error, "could not list the projects to sync with the team store");
-            return;
-        }
-    };
     for project in projects {
         if let Err(error) = sync.pull(&project, now_ms()).await {
             tracing::debug!(%error, %project, "team store sync stopped for this round");

@@ -57,41 +57,17 @@ impl TeamStore {
         let url = self.redacted();
         let mut client = self.client(DOING).await?;
         let tx = client.transaction().await.map_err(postgres(url, DOING))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            &[&project.as_str()],
-        )
-        .await
-        .map_err(postgres(url, "locking the project"))?;
-        if let Some(row) = tx
-            .query_opt(
-                "SELECT memory_id FROM mc_writes WHERE write_id = $1",
-                &[&write_id],
-            )
-            .await
-            .map_err(postgres(url, "looking up a write id"))?
-        {
-            let id: Option<i64> = row.get(0);
-            return Ok(Applied::Before(
-                id.and_then(|id| u64::try_from(id).ok()).unwrap_or_default(),
-            ));
-        }
         let change = Change {
             tx,
             project,
             now_ms,
             url,
         };
+        if let Some(id) = change.lock_and_check(write_id).await? {
+            return Ok(Applied::Before(id));
+        }
         let added = change.run(write).await?;
-        change
-            .tx
-            .execute(
-                "INSERT INTO mc_writes (write_id, project_id, memory_id, applied_ms)
-                 VALUES ($1, $2, $3, $4)",
-                &[&write_id, &project.as_str(), &pg_id(added.id()), &now_ms],
-            )
-            .await
-            .map_err(postgres(url, "recording a write id"))?;
+        change.record_write(write_id, Some(added.id())).await?;
         change
             .tx
             .commit()
@@ -102,6 +78,48 @@ impl TeamStore {
 }
 
 impl Change<'_> {
+    /// Takes the project's lock, then looks `write_id` up: the memory it touched when it
+    /// landed before (0 for a write that names none), or `None` when it has not.
+    pub(crate) async fn lock_and_check(&self, write_id: &str) -> Result<Option<u64>> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                &[&self.project.as_str()],
+            )
+            .await
+            .map_err(postgres(self.url, "locking the project"))?;
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT memory_id FROM mc_writes WHERE write_id = $1",
+                &[&write_id],
+            )
+            .await
+            .map_err(postgres(self.url, "looking up a write id"))?;
+        Ok(row.map(|row| {
+            let id: Option<i64> = row.get(0);
+            id.and_then(|id| u64::try_from(id).ok()).unwrap_or_default()
+        }))
+    }
+
+    /// Records that `write_id` landed, touching `memory_id`.
+    pub(crate) async fn record_write(&self, write_id: &str, memory_id: Option<u64>) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT INTO mc_writes (write_id, project_id, memory_id, applied_ms)
+                 VALUES ($1, $2, $3, $4)",
+                &[
+                    &write_id,
+                    &self.project.as_str(),
+                    &memory_id.map(pg_id),
+                    &self.now_ms,
+                ],
+            )
+            .await
+            .map(|_| ())
+            .map_err(postgres(self.url, "recording a write id"))
+    }
+
     async fn run(&self, write: &TeamWrite) -> Result<Added> {
         match write {
             TeamWrite::Add {
@@ -175,6 +193,7 @@ impl Change<'_> {
                 )
                 .await
                 .map_err(postgres(self.url, "counting a repeated memory"))?;
+            self.note_restated(id).await?;
             return Ok(Added::Merged(id));
         }
         let status = if permanent {

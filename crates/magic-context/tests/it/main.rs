@@ -52,6 +52,7 @@ mod store_locked;
 mod store_read_only;
 mod support;
 mod team_concurrent_writes;
+mod team_latency;
 mod team_memory;
 mod team_serves;
 mod team_store;

@@ -339,18 +339,28 @@ fn the_dashboards_memory_api_changes_the_teams_memories() {
     );
     let active = [("Jobs end in _job.".to_owned(), "active".to_owned())];
     until_bob_lists(&bob, &project, "active", &active);
-    let listed_here = dashboard_call(
-        port,
-        (
-            "GET",
-            &format!("/_magic-context/api/memories?project={}", id.as_str()),
-        ),
-        token,
-        "",
-    );
-    let memory_id = json_body(&listed_here)["memories"][0]["id"]
-        .as_u64()
-        .unwrap();
+    // A queued change reaches this proxy's own cache with the sync round after it was sent,
+    // which may come after Bob's command fetched it from the server.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let memory_id = loop {
+        let listed_here = dashboard_call(
+            port,
+            (
+                "GET",
+                &format!("/_magic-context/api/memories?project={}", id.as_str()),
+            ),
+            token,
+            "",
+        );
+        if let Some(id) = json_body(&listed_here)["memories"][0]["id"].as_u64() {
+            break id;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the proxy's cache never showed the memory: {listed_here}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
 
     let archive = json!({"project": id.as_str()}).to_string();
     let path = format!("/_magic-context/api/memories/{memory_id}/archive");

@@ -23,7 +23,7 @@ use crate::support::servers::Server;
 use crate::support::stream_client::exchange;
 
 #[path = "../../../mc-team-store/tests/it/cluster.rs"]
-mod cluster;
+pub(crate) mod cluster;
 
 /// The memory Alice's agent writes and Bob's finds.
 const FACT: &str = "Release branches are cut on Tuesdays.";
@@ -59,7 +59,7 @@ pub(crate) fn scratch_url() -> Option<String> {
     )
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -85,7 +85,13 @@ fn writing_script(machine: &Machine, count: usize) -> PathBuf {
 }
 
 /// One streamed Anthropic call in `shop` with `messages`; the response's text.
-fn send(proxy: &Server, shop: &Path, session: &str, key: &str, messages: Value) -> String {
+pub(crate) fn send(
+    proxy: &Server,
+    shop: &Path,
+    session: &str,
+    key: &str,
+    messages: Value,
+) -> String {
     let body = serde_json::to_vec(&json!({
         "model": "claude-sonnet-4-5",
         "max_tokens": 256,

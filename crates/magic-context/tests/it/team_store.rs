@@ -93,12 +93,14 @@ fn a_reachable_team_store_is_reported_with_its_schema_and_queue() {
     assert_eq!(team["reachable"], true, "{team}");
     assert_eq!(team["schema_version"], team["supported_schema_version"]);
     assert_eq!(team["queued_writes"], 0);
+    assert_eq!(team["queued_memory_uses"], 0);
+    assert_eq!(team["queued_note_changes"], 0);
     let status = machine.run(&["status", "--json"], &env).success();
     assert_eq!(status.json()["team_store"]["reachable"], true);
     let text = machine.run(&["status"], &env).success();
     assert!(
         text.stdout.contains(
-            "reachable (schema v2); cache never synced; no writes queued\n  dreamer leases: \
+            "reachable (schema v4); cache never synced; no writes queued\n  dreamer leases: \
              none held (no dreamer is changing the team's memories)\n"
         ),
         "{}",

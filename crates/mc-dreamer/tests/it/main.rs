@@ -17,3 +17,4 @@ mod scheduler_defer;
 mod smart_notes;
 mod team_lease;
 mod team_maintenance;
+mod team_use;

@@ -25,14 +25,14 @@ use crate::team_lease::{sync_of, team_store};
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// One machine: its store file and its link to the team store.
-struct Machine {
+pub(crate) struct Machine {
     _dir: tempfile::TempDir,
-    store: Store,
-    sync: TeamSync,
+    pub(crate) store: Store,
+    pub(crate) sync: TeamSync,
 }
 
 impl Machine {
-    fn new(runtime: &Runtime, url: &str) -> Self {
+    pub(crate) fn new(runtime: &Runtime, url: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("context.db")).unwrap();
         let sync = sync_of(&store, team_store(runtime, url));
@@ -44,7 +44,7 @@ impl Machine {
     }
 
     /// The project's memories as this machine's cache holds them after a sync.
-    fn team_memories(&self, runtime: &Runtime) -> Vec<StoredMemory> {
+    pub(crate) fn team_memories(&self, runtime: &Runtime) -> Vec<StoredMemory> {
         runtime
             .block_on(self.sync.pull(&project(), EVENING_MS))
             .unwrap();
@@ -64,7 +64,7 @@ impl Machine {
 }
 
 /// A runtime and a fresh team database, or `None` (said) without `MC_TEST_PG_URL`.
-fn scratch() -> Option<(Runtime, String)> {
+pub(crate) fn scratch() -> Option<(Runtime, String)> {
     let Ok(server) = std::env::var("MC_TEST_PG_URL") else {
         eprintln!(
             "skipped: MC_TEST_PG_URL is not set (eval \"$(.ci/postgres-scratch start)\" sets it)"
@@ -80,7 +80,7 @@ fn scratch() -> Option<(Runtime, String)> {
 
 /// Writes the fixture's four memories to the team store through `machine`, stored at
 /// `at_ms`; returns their team ids in fixture order.
-fn seed_team(runtime: &Runtime, machine: &Machine, at_ms: i64) -> Vec<u64> {
+pub(crate) fn seed_team(runtime: &Runtime, machine: &Machine, at_ms: i64) -> Vec<u64> {
     [TRUE_MEMORY, STALE_FILE, CHANGED_VALUE, PLAIN_RULE]
         .into_iter()
         .map(|content| {
@@ -101,13 +101,13 @@ fn seed_team(runtime: &Runtime, machine: &Machine, at_ms: i64) -> Vec<u64> {
         .collect()
 }
 
-fn status_of(memories: &[StoredMemory], id: u64) -> (String, MemoryStatus) {
+pub(crate) fn status_of(memories: &[StoredMemory], id: u64) -> (String, MemoryStatus) {
     let memory = memories.iter().find(|memory| memory.id == id).unwrap();
     (memory.record.content.clone(), memory.record.status)
 }
 
 /// Runs `task` on alice's machine, its memories in the team store, asking `model`.
-fn dream(
+pub(crate) fn dream(
     runtime: &Runtime,
     alice: &Machine,
     model: &FakeModel,

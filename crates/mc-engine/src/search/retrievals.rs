@@ -31,7 +31,8 @@ pub fn record_retrieved_memories(
         return Ok(0);
     }
     // A team store's memories are not rows of the local table: their use is kept beside
-    // the cache, under the team's ids.
+    // the cache, under the team's ids, and queued in the same transaction for the team
+    // store's background sync to send in batches (never waited for here).
     store.write(|tx| match request.knowledge {
         KnowledgeSource::Local => tx.record_memory_retrievals(project, &ids, now_ms),
         KnowledgeSource::TeamCache => tx.record_team_memory_retrievals(project, &ids, now_ms),

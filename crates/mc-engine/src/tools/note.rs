@@ -3,7 +3,9 @@
 //! A session note is a reminder for the rest of this session (a plan, a deferred check). A
 //! smart note carries a condition ("when the CI config changes") and belongs to the project:
 //! it waits as pending until the dreamer's `evaluate_smart_notes` finds the condition holds,
-//! and is then listed as due (and in `m[1]` from the next rebuild).
+//! and is then listed as due (and in `m[1]` from the next rebuild). With a team store a smart
+//! note is the team's: every proxy of the team caches it, and a change to it on any of them
+//! reaches the others (`mc-store`'s `team_notes.rs`).
 
 use mc_store::{NewNote, NoteOwner, NoteStatus, StoreError, StoredNote};
 use schemars::JsonSchema;
@@ -54,6 +56,15 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &NoteArgs) -> ToolAnswer {
     if args.action == NoteAction::Write && content.is_none() {
         return ToolAnswer::error("write needs content: the note's text");
     }
+    // A smart note written with a team store is the team's: it is named by a fresh write id
+    // and its add is queued with it, for the background sync to send.
+    let team_origin = match (args.action, condition, ctx.engine.team_store()) {
+        (NoteAction::Write, Some(_), Some(_)) => match mc_team_store::new_write_id() {
+            Ok(origin) => Some(origin),
+            Err(error) => return ToolAnswer::error(error.to_string()),
+        },
+        _ => None,
+    };
     let result = ctx.engine.store().write_with(|tx| {
         // A smart note needs only the project; everything else needs the session.
         let smart_write = args.action == NoteAction::Write && condition.is_some();
@@ -84,10 +95,17 @@ pub(super) fn run(ctx: &ToolContext<'_>, args: &NoteArgs) -> ToolAnswer {
                     surface_condition: condition,
                 };
                 let id = tx.add_note(&note, ctx.now_ms)?;
+                let shared = match (&team_origin, ctx.project.as_ref()) {
+                    (Some(origin), Some(project)) => {
+                        tx.share_note_with_team(project, id, origin, ctx.now_ms)?
+                    }
+                    _ => false,
+                };
                 Ok(ToolAnswer::ok(match condition {
                     Some(_) => format!(
-                        "saved smart note {id} for this project; it is pending until the \
-                         dreamer evaluates its condition, and will resurface once that holds"
+                        "saved smart note {id} for this project{}; it is pending until the \
+                         dreamer evaluates its condition, and will resurface once that holds",
+                        if shared { " and its team" } else { "" }
                     ),
                     None => format!("saved note {id}; read your notes with action read"),
                 }))

@@ -190,3 +190,55 @@ fn concurrent_tool_writes_from_both_proxies_land_once_each() {
         .unwrap();
     assert_eq!(cached, on_server);
 }
+
+#[test]
+fn a_smart_note_written_through_one_proxy_is_read_and_found_through_the_other() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let project = ProjectId::new("git:team").unwrap();
+    let Some([(alice, alice_sync), (bob, bob_sync)]) = two_proxies(&runtime, &project) else {
+        return;
+    };
+    let tool = |harness: &Harness, name: &str, arguments: serde_json::Value| {
+        let ctx = ToolContext {
+            engine: &harness.engine,
+            project: Some(project.clone()),
+            session: Some(harness.session.clone()),
+            semantic: None,
+            now_ms: START_MS as i64,
+        };
+        let answer = call_tool(&ctx, name, arguments);
+        assert!(!answer.is_error, "{}", answer.text);
+        answer.text
+    };
+    let saved = tool(
+        &alice,
+        "ctx_note",
+        json!({"action": "write", "content": "Rotate the staging certificates.",
+               "surface_condition": "when the staging cluster is rebuilt"}),
+    );
+    assert!(saved.contains("for this project and its team"), "{saved}");
+    let session_note = tool(
+        &alice,
+        "ctx_note",
+        json!({"action": "write", "content": "Alice's own reminder."}),
+    );
+    assert!(session_note.starts_with("saved note "), "{session_note}");
+
+    // Each proxy's background loop runs a round: Alice's sends, Bob's pulls.
+    runtime.block_on(round(&alice_sync, &|| START_MS as i64 + 1_000));
+    runtime.block_on(round(&bob_sync, &|| START_MS as i64 + 2_000));
+    let read = tool(&bob, "ctx_note", json!({"action": "read"}));
+    assert!(
+        read.contains(
+            "smart, pending evaluation (when: when the staging cluster is rebuilt): \
+             Rotate the staging certificates."
+        ),
+        "{read}"
+    );
+    assert!(!read.contains("Alice's own reminder."), "{read}");
+    let found = tool(&bob, "ctx_search", json!({"query": "staging certificates"}));
+    assert!(
+        found.contains("Rotate the staging certificates."),
+        "{found}"
+    );
+}

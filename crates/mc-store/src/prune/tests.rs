@@ -54,6 +54,14 @@ const KEPT_TABLES: &[(&str, &str)] = &[
         "team_memory_use",
         "per project, keyed by the team's memory ids",
     ),
+    (
+        "team_use_outbox",
+        "use bound for the team store, per project",
+    ),
+    (
+        "team_note_outbox",
+        "smart note changes bound for the team store, per project",
+    ),
 ];
 
 /// Indexes whose entries follow the rows they index through triggers: a session's entries

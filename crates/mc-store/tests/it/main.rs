@@ -39,3 +39,7 @@ mod staging;
 mod support;
 #[cfg(test)]
 mod team_cache;
+#[cfg(test)]
+mod team_notes;
+#[cfg(test)]
+mod team_use;

@@ -91,7 +91,11 @@ fn reopening_applies_nothing_and_keeps_the_data() {
             (
                 27,
                 "dreamer maintenance through the team write queue".to_string()
-            )
+            ),
+            (
+                28,
+                "team-wide memory use and the team's smart notes".to_string()
+            ),
         ]
     );
 }

@@ -318,6 +318,10 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              DROP TABLE project_folders;
              DROP TABLE user_profile;
              DROP TABLE team_memory_use;
+             DROP TABLE team_use_outbox;
+             DROP TABLE team_note_outbox;
+             DROP INDEX notes_by_team_origin;
+             ALTER TABLE notes DROP COLUMN team_origin;
              DROP TABLE team_memory_search;
              DROP TABLE team_memories;
              DROP TABLE team_memory_log;

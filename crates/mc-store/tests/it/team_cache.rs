@@ -301,11 +301,56 @@ fn historian_facts_queue_for_the_team_unless_the_cache_states_or_retired_them() 
             }
         )]
     );
+    // The fact memory 4 states counts as restated when the historian last saw it, here and
+    // in the use bound for the team store; queuing again is no news.
+    let used = temp
+        .store
+        .read(|tx| tx.team_memories_with_use(&p, &[MemoryStatus::Active]))
+        .unwrap();
+    assert_eq!(used.len(), 1);
+    assert_eq!(used[0].used.last_restated_ms, Some(NOW_MS));
+    assert_eq!(temp.store.read(|tx| tx.team_use_queue()).unwrap(), 1);
     // Nothing reached the local table: the team's memories are the project's.
     assert!(
         temp.store
             .read(|tx| tx.memories(&p, &[MemoryStatus::Active]))
             .unwrap()
             .is_empty()
+    );
+}
+
+#[test]
+fn a_project_known_only_by_a_queued_change_is_one_the_cache_keeps() {
+    let temp = TempStore::new();
+    let (cached, written, noted) = (project("cached"), project("written"), project("noted"));
+    temp.store
+        .write(|tx| {
+            tx.cache_team_changes(&cached, &[], &[], 0, NOW_MS)?;
+            tx.queue_team_write(
+                "w-1",
+                &written,
+                &TeamWrite::Archive {
+                    id: 1,
+                    actor: MemorySource::Operator,
+                },
+                NOW_MS,
+            )?;
+            let session = mc_core::SessionId::new("s").unwrap();
+            let note = tx.add_note(
+                &mc_store::NewNote {
+                    project: Some(&noted),
+                    session: Some(&session),
+                    content: "Check the quotas.",
+                    surface_condition: Some("when the plan changes"),
+                },
+                NOW_MS,
+            )?;
+            tx.share_note_with_team(&noted, note, "origin-n", NOW_MS)?;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        temp.store.read(|tx| tx.knowledge_projects()).unwrap(),
+        [cached, noted, written]
     );
 }

@@ -1,6 +1,7 @@
 //! The failure rule: with the server stopped, writes keep returning at once (queued durably),
 //! the cache keeps answering, and after a restart every queued write lands exactly once,
-//! even one whose first sending reached the server but whose answer was lost.
+//! even one whose first sending reached the server but whose answer was lost; a search made
+//! meanwhile waits with them and is counted after the restart.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -51,6 +52,14 @@ async fn writes_made_while_the_server_is_down_land_once_after_it_returns() {
         .read(|tx| TeamCache::new(tx).memories(&p, &[MemoryStatus::Active]))
         .unwrap();
     assert_eq!(cached.len(), 1, "the cache still answers");
+    // A search meanwhile is recorded here and waits with the writes.
+    let searched = store
+        .write(|tx| tx.record_team_memory_retrievals(&p, &[cached[0].id], NOW_MS + 2_500))
+        .unwrap();
+    assert_eq!(searched, 1);
+    let down = sync.replay(NOW_MS + 3_000).await.unwrap();
+    assert_eq!((down.left, down.use_batches), (OFFLINE_WRITES as u64, 0));
+    assert_eq!(store.read(|tx| tx.team_use_queue()).unwrap(), 1);
     assert_eq!(
         store.read(|tx| tx.team_queue()).unwrap().0,
         OFFLINE_WRITES as u64
@@ -70,10 +79,16 @@ async fn writes_made_while_the_server_is_down_land_once_after_it_returns() {
     .unwrap();
     let replayed = sync.replay(NOW_MS + 10_000).await.unwrap();
     assert_eq!(
-        (replayed.landed, replayed.refused.len(), replayed.left),
-        (OFFLINE_WRITES as u64, 0, 0)
+        (
+            replayed.landed,
+            replayed.refused.len(),
+            replayed.left,
+            replayed.use_batches
+        ),
+        (OFFLINE_WRITES as u64, 0, 0, 1)
     );
     assert_eq!(store.read(|tx| tx.team_queue()).unwrap().0, 0);
+    assert_eq!(store.read(|tx| tx.team_use_queue()).unwrap(), 0);
     let on_server = team.memories(&p, &[MemoryStatus::Active]).await.unwrap();
     assert_eq!(
         on_server.len(),

@@ -16,6 +16,10 @@ mod leases;
 #[cfg(test)]
 mod maintenance;
 #[cfg(test)]
+mod notes;
+#[cfg(test)]
 mod support;
+#[cfg(test)]
+mod usage;
 #[cfg(test)]
 mod writes;
