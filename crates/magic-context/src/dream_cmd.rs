@@ -23,7 +23,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::ProjectId;
-use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings, TeamMemories};
+use mc_dreamer::{InFlightCalls, Limits, LlmJudge, Runner, Task, TaskSettings, TeamMemories};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, RetryPolicy};
 use mc_store::{
@@ -189,10 +189,13 @@ fn dream_now(
         }
         None => None,
     };
+    // No proxy's calls are in flight in this process: each model call asks at once.
+    let calls = InFlightCalls::default();
     let clock = || now_ms().unwrap_or(0);
     let runner = Runner {
         store,
         model: &judge,
+        calls: &calls,
         owner: &owner,
         clock: &clock,
         limits: Limits::default(),

@@ -8,7 +8,8 @@
 //! failure class, the provider's error). A rate limit or overload backs off; the same failure
 //! repeated `stop_after_identical_failures` times stops the task until restart. A run that
 //! would ask on the credential a call of its project is using right now waits for that call
-//! to end ([`InFlight`]), so it never competes with the session for the key's rate limit.
+//! to end ([`InFlight`]), and so does each of its model calls once it runs, within the
+//! run's time, so it never competes with the session for the key's rate limit.
 //!
 //! The first task, `verify_memories`, gathers deterministic evidence before any model call:
 //! each memory is mapped to the paths and identifiers it names, searched in the project's
@@ -47,8 +48,9 @@
 //! use mc_dreamer::{Limits, Runner, Task, TaskSettings};
 //!
 //! let clock = || 1_796_504_400_000;
+//! let calls = mc_dreamer::InFlightCalls::default();
 //! let runner = Runner {
-//!     store, model, owner: "cli-1", clock: &clock,
+//!     store, model, calls: &calls, owner: "cli-1", clock: &clock,
 //!     limits: Limits::default(), settings: TaskSettings::default(), team: None,
 //! };
 //! let project = mc_core::ProjectId::new("git:abc").expect("a valid id");
@@ -67,6 +69,7 @@ mod error;
 mod in_flight;
 mod maintain_docs;
 mod model;
+mod model_turn;
 mod near_duplicates;
 mod note_condition;
 mod project_commits;
@@ -104,6 +107,7 @@ pub use maintain_docs::{
 };
 pub use mc_core::dreamer::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
+pub use model_turn::SESSION_BUSY;
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use note_condition::{Condition, ProjectNow, holds, parse_condition};
 pub use project_commits::{MAX_COMMITS, ProjectCommit, commits_since};

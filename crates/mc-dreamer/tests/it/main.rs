@@ -12,6 +12,7 @@ mod folder;
 mod maintain_docs;
 mod promote;
 mod rewrite;
+mod run_waits;
 mod scheduler;
 mod scheduler_defer;
 mod smart_notes;
