@@ -128,8 +128,8 @@ fn dream_now(
     project: Option<(ProjectId, PathBuf)>,
 ) -> anyhow::Result<Vec<DreamerRun>> {
     let tasks = match &args.task {
-        Some(name) => vec![Task::parse(name)?.built()?],
-        None => Task::BUILT.to_vec(),
+        Some(name) => vec![Task::parse(name)?],
+        None => Task::ALL.to_vec(),
     };
     let projects: Vec<(ProjectId, PathBuf)> = match project {
         Some(one) => vec![one],

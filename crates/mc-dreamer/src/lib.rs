@@ -28,6 +28,10 @@
 //! a shorter text of each memory over `dreamer.rewrite_over_chars`, and uses one only when it
 //! is shorter and keeps every path, name, value and number the original names.
 //!
+//! `pin_key_files` needs no model either: it counts the files the project's sessions read
+//! (their tool calls in the raw log, weighted by recency) and pins the few read most, as
+//! they are now, in `m[0]` within `dreamer.pin_key_files_budget_tokens`.
+//!
 //! Tasks that need the code run a small agent loop ([`AgentTools`]): the model works in
 //! steps with read-only tools over the folder (list, read a line range, regex search,
 //! `git log` and `git show` of a path) and the decisions its task offers, within a step cap,
@@ -72,6 +76,7 @@ mod model;
 mod model_turn;
 mod near_duplicates;
 mod note_condition;
+mod pin_key_files;
 mod project_commits;
 mod project_folder;
 mod project_index;
@@ -110,6 +115,7 @@ pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
 pub use model_turn::SESSION_BUSY;
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use note_condition::{Condition, ProjectNow, holds, parse_condition};
+pub use pin_key_files::{CHARS_PER_TOKEN, MIN_EXCERPT_CHARS, pin_key_files};
 pub use project_commits::{MAX_COMMITS, ProjectCommit, commits_since};
 pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder};
 pub use project_index::ProjectIndex;

@@ -19,6 +19,7 @@ use crate::error::{DreamerError, Result};
 use crate::in_flight::InFlight;
 use crate::maintain_docs::maintain_docs;
 use crate::model::DreamerModel;
+use crate::pin_key_files::pin_key_files;
 use crate::project_folder::{DEFAULT_MAX_FILE_BYTES, ProjectFolder};
 use crate::promote::promote_user_profile;
 use crate::report::{Failure, TaskReport};
@@ -222,9 +223,7 @@ impl Runner<'_> {
             Task::EvaluateSmartNotes => evaluate_smart_notes(&ctx),
             Task::RewriteVerboseMemories => rewrite_verbose_memories(&ctx),
             Task::MaintainDocs => maintain_docs(&ctx),
-            Task::PinKeyFiles => {
-                return skipped(format!("{} is not available in this version", task.name()));
-            }
+            Task::PinKeyFiles => pin_key_files(&ctx),
         };
         match result {
             Ok(report) if report.failure.is_some() => (RunOutcome::Failed, report),

@@ -1,4 +1,4 @@
-//! The scheduler: every built task on its cron, over every project that had a session, one
+//! The scheduler: every task on its cron, over every project that had a session, one
 //! run at a time.
 //!
 //! [`Scheduler::tick`] is synchronous and takes the time as an argument: the async shell
@@ -52,11 +52,11 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// The built tasks of `config` that are not off, each first due at its cron's next time
+    /// The tasks of `config` that are not off, each first due at its cron's next time
     /// after `now_ms`.
     pub fn new(config: &DreamerConfig, now_ms: i64) -> Result<Self> {
         let mut tasks = Vec::new();
-        for task in Task::BUILT {
+        for task in Task::ALL {
             if let Some(schedule) = Schedule::of(task.name(), task.schedule(&config.schedules))? {
                 tasks.push(Scheduled {
                     task,

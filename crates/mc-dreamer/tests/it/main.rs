@@ -10,6 +10,7 @@ mod end_to_end;
 mod fixture;
 mod folder;
 mod maintain_docs;
+mod pin_key_files;
 mod promote;
 mod rewrite;
 mod run_waits;
