@@ -303,7 +303,9 @@ fn a_garbage_answer_changes_nothing_and_fails_the_exit_code() {
     assert_eq!(unknown.code, Some(1));
     assert!(
         unknown.stderr.contains("unknown dreamer task `sleep`")
-            && unknown.stderr.contains("promote_user_profile, pin_key_files"),
+            && unknown
+                .stderr
+                .contains("promote_user_profile, pin_key_files"),
         "{}",
         unknown.stderr
     );
