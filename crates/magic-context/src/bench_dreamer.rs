@@ -16,8 +16,8 @@ use anyhow::Context;
 use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_dreamer::{
-    Limits, LlmJudge, ProjectFolder, ProjectIndex, Runner, Task, TaskSettings, candidate_of,
-    near_duplicate_groups,
+    InFlightCalls, Limits, LlmJudge, ProjectFolder, ProjectIndex, Runner, Task, TaskSettings,
+    candidate_of, near_duplicate_groups,
 };
 use mc_llm::{LlmClient, ModelEndpoint, RetryPolicy, Wire};
 use mc_sim::script::Script;
@@ -183,10 +183,12 @@ fn nightly_run(
     );
     let client = LlmClient::new(RetryPolicy::default()).context("cannot build the HTTP client")?;
     let judge = LlmJudge::new(client, vec![endpoint], runtime.handle().clone());
+    let calls = InFlightCalls::default();
     let clock = || now_ms().unwrap_or(0);
     let runner = Runner {
         store,
         model: &judge,
+        calls: &calls,
         owner: "bench",
         clock: &clock,
         limits: Limits::default(),

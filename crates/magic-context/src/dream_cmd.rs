@@ -23,7 +23,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use mc_config::{ConfigSources, load};
 use mc_core::ProjectId;
-use mc_dreamer::{Limits, LlmJudge, Runner, Task, TaskSettings, TeamMemories};
+use mc_dreamer::{InFlightCalls, Limits, LlmJudge, Runner, Task, TaskSettings, TeamMemories};
 use mc_historian::{EnvLookup, standalone_endpoints};
 use mc_llm::{LlmClient, RetryPolicy};
 use mc_store::{
@@ -128,8 +128,8 @@ fn dream_now(
     project: Option<(ProjectId, PathBuf)>,
 ) -> anyhow::Result<Vec<DreamerRun>> {
     let tasks = match &args.task {
-        Some(name) => vec![Task::parse(name)?.built()?],
-        None => Task::BUILT.to_vec(),
+        Some(name) => vec![Task::parse(name)?],
+        None => Task::ALL.to_vec(),
     };
     let projects: Vec<(ProjectId, PathBuf)> = match project {
         Some(one) => vec![one],
@@ -189,10 +189,13 @@ fn dream_now(
         }
         None => None,
     };
+    // No proxy's calls are in flight in this process: each model call asks at once.
+    let calls = InFlightCalls::default();
     let clock = || now_ms().unwrap_or(0);
     let runner = Runner {
         store,
         model: &judge,
+        calls: &calls,
         owner: &owner,
         clock: &clock,
         limits: Limits::default(),

@@ -409,6 +409,15 @@ pub struct RawDreamer {
     /// Stop a task after this many consecutive failures with the same error.
     #[schemars(range(min = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.min, max = DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES.max))]
     pub stop_after_identical_failures: Option<u64>,
+    /// Most files `pin_key_files` pins in `m[0]` (0 pins none).
+    #[schemars(range(min = DreamerConfig::PIN_KEY_FILES_MAX_FILES.min, max = DreamerConfig::PIN_KEY_FILES_MAX_FILES.max))]
+    pub pin_key_files_max_files: Option<u64>,
+    /// Tokens the pinned files may take in `m[0]`, all of them together.
+    #[schemars(range(min = DreamerConfig::PIN_KEY_FILES_BUDGET_TOKENS.min, max = DreamerConfig::PIN_KEY_FILES_BUDGET_TOKENS.max))]
+    pub pin_key_files_budget_tokens: Option<u64>,
+    /// Reads in the last 30 days before `pin_key_files` pins a file.
+    #[schemars(range(min = DreamerConfig::PIN_KEY_FILES_MIN_READS.min, max = DreamerConfig::PIN_KEY_FILES_MIN_READS.max))]
+    pub pin_key_files_min_reads: Option<u64>,
 }
 
 /// When each dreamer task runs: a 5-field cron expression (minute hour day-of-month month

@@ -5,8 +5,11 @@
 //! provider reports, and the wall-clock time, counted across every loop of one run (see
 //! [`LoopBudget`]), plus the run's own deadline. A cap ends the loop with the decisions
 //! made so far, each of which was complete when it was given; a model that fails or
-//! answers garbage ends it with none, so such a model never changes anything. The
-//! decisions are returned, not applied: the task applies them under its lease.
+//! answers garbage ends it with none, so such a model never changes anything. Each step
+//! waits while the project's session calls on the same credential
+//! ([`crate::model_turn`]), within the time cap; a session busy until then ends the loop
+//! like a cap. The decisions are returned, not applied: the task applies them under its
+//! lease.
 
 use mc_core::dreamer::{
     CallShown, FINISH, LOOK_TOOLS, Remaining, STEP_SYSTEM, StepCall, Verdict, parse_step,
@@ -16,6 +19,7 @@ use mc_llm::StructuredRequest;
 
 use crate::agent_tools::AgentTools;
 use crate::batches::TaskContext;
+use crate::model_turn::Unanswered;
 use crate::report::{Failure, TaskReport};
 
 /// The answer's room per step: a few calls, or one doc's full text.
@@ -88,6 +92,9 @@ pub(crate) enum LoopStop {
     Deadline,
     /// The model failed or answered garbage (noted in the report); nothing it decided holds.
     ModelFailed,
+    /// The project's session kept calling on the run's credential until a cap (noted in
+    /// the report); the decisions made before hold, as at a cap.
+    SessionBusy,
 }
 
 impl LoopStop {
@@ -107,6 +114,9 @@ impl LoopStop {
             Self::TimeCap(seconds) => format!("stopped at the time cap ({seconds} s)"),
             Self::Deadline => "stopped at the run's deadline".to_owned(),
             Self::ModelFailed => "stopped: the model failed".to_owned(),
+            Self::SessionBusy => {
+                "stopped: the project's session kept calling on the same credential".to_owned()
+            }
         }
     }
 }
@@ -165,18 +175,16 @@ pub(crate) fn run_loop(
             tool: tool.clone(),
             max_tokens: STEP_MAX_TOKENS,
         };
-        budget.steps += 1;
-        let answer = match ctx.model.ask(ctx.project, &request) {
+        // A wait for the session counts toward both the loop's time cap and the run's.
+        let until_ms = ctx
+            .deadline_ms
+            .min(budget.started_ms.saturating_add(max_ms));
+        let answer = match ctx.ask(&request, until_ms, report) {
             Ok(answer) => answer,
-            Err(error) => {
-                report.count_failure(
-                    ctx.model.first_model(ctx.project),
-                    Failure::of_model(&error),
-                );
-                return LoopEnd::default().stopped(LoopStop::ModelFailed);
-            }
+            Err(Unanswered::SessionBusy) => return end.stopped(LoopStop::SessionBusy),
+            Err(Unanswered::Failed) => return LoopEnd::default().stopped(LoopStop::ModelFailed),
         };
-        report.count_answer(&answer);
+        budget.steps += 1;
         let usage = answer.usage;
         budget.tokens += usage.input_tokens + usage.cache_read + usage.cache_write;
         budget.tokens += usage.output_tokens;

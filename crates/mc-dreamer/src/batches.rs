@@ -11,6 +11,7 @@ use mc_team_store::TeamStoreError;
 use serde_json::Value;
 
 use crate::error::{DreamerError, Result};
+use crate::in_flight::InFlight;
 use crate::model::DreamerModel;
 use crate::project_folder::ProjectFolder;
 use crate::report::{Failure, TaskReport};
@@ -30,6 +31,9 @@ pub struct TaskContext<'a> {
     pub settings: TaskSettings,
     /// The model to ask.
     pub model: &'a dyn DreamerModel,
+    /// The proxy's calls in flight, which each model call of the run waits for
+    /// ([`TaskContext::ask`]).
+    pub calls: &'a dyn InFlight,
     /// The wall clock, unix milliseconds.
     pub clock: &'a dyn Fn() -> i64,
     /// Renews this run's lease; `false` once another holder has it.
@@ -137,25 +141,15 @@ pub(crate) fn judge_in_batches<T, A>(
 }
 
 /// Asks the model `request` about one batch and reads its answer with `parse`; `None` when
-/// the call failed or the answer does not hold (the failure noted in `report`, the answer's
-/// tokens counted either way).
+/// the call failed, the session kept the credential busy, or the answer does not hold (the
+/// failure noted in `report`, the answer's tokens counted either way).
 pub(crate) fn ask_batch<A>(
     ctx: &TaskContext<'_>,
     request: &StructuredRequest,
     report: &mut TaskReport,
     parse: impl FnOnce(&Value) -> std::result::Result<A, String>,
 ) -> Option<A> {
-    let answer = match ctx.model.ask(ctx.project, request) {
-        Ok(answer) => answer,
-        Err(error) => {
-            report.count_failure(
-                ctx.model.first_model(ctx.project),
-                Failure::of_model(&error),
-            );
-            return None;
-        }
-    };
-    report.count_answer(&answer);
+    let answer = ctx.ask(request, ctx.deadline_ms, report).ok()?;
     match parse(&answer.input) {
         Ok(parsed) => Some(parsed),
         Err(reason) => {

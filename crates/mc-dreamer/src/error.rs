@@ -45,14 +45,6 @@ pub enum DreamerError {
         /// The tasks there are.
         known: String,
     },
-    /// A task that is named in the configuration but not built yet.
-    #[error("dreamer task `{task}` is not available in this version; run one of: {available}")]
-    TaskNotBuilt {
-        /// The task.
-        task: &'static str,
-        /// The tasks that run.
-        available: String,
-    },
     /// The project's folder cannot be opened.
     #[error("cannot open the project folder {}: {source}", .root.display())]
     Folder {

@@ -4,12 +4,15 @@
 //! A run that borrowed a session's credentials draws on the same rate limit as the
 //! session's own calls; made while one of them is in flight, it would compete with the user
 //! waiting for the answer (DESIGN §5 "Dreamer"). The scheduler defers such a run until the
-//! project's calls on that credential end ([`InFlight`]). Credentials are compared by a
-//! digest ([`CredentialId`]), so the view holds no key and a log of it prints none.
+//! project's calls on that credential end ([`InFlight`]), and a run already going waits
+//! before each of its model calls the same way ([`InFlight::wait_free`]). Credentials are
+//! compared by a digest ([`CredentialId`]), so the view holds no key and a log of it prints
+//! none.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use mc_core::ProjectId;
 use mc_llm::ModelEndpoint;
@@ -52,10 +55,15 @@ impl fmt::Debug for CredentialId {
     }
 }
 
-/// What the scheduler asks before a run that calls a model.
+/// What the scheduler asks before a run that calls a model, and a run before each call.
 pub trait InFlight: Send + Sync {
     /// Whether a call of `project` on `credential` is in flight now.
     fn is_calling(&self, project: &ProjectId, credential: &CredentialId) -> bool;
+
+    /// Blocks this thread until no call of `project` on `credential` is in flight, or
+    /// `timeout` has passed; whether the credential is free. Called from the blocking
+    /// thread a run works on, never from a runtime thread.
+    fn wait_free(&self, project: &ProjectId, credential: &CredentialId, timeout: Duration) -> bool;
 }
 
 /// The proxy's calls in flight, counted per project and credential; a call is counted from
@@ -64,7 +72,10 @@ pub trait InFlight: Send + Sync {
 #[derive(Default)]
 pub struct InFlightCalls {
     calls: Mutex<HashMap<(ProjectId, CredentialId), usize>>,
+    /// Wakes the scheduler's async loop.
     ended: Notify,
+    /// Wakes a run blocked in [`InFlight::wait_free`].
+    freed: Condvar,
 }
 
 impl InFlightCalls {
@@ -93,6 +104,26 @@ impl InFlight for InFlightCalls {
             .lock()
             .is_ok_and(|calls| calls.contains_key(&(project.clone(), *credential)))
     }
+
+    fn wait_free(&self, project: &ProjectId, credential: &CredentialId, timeout: Duration) -> bool {
+        let key = (project.clone(), *credential);
+        let until = Instant::now() + timeout;
+        // A poisoned count is read as free, as `is_calling` reads it.
+        let Ok(mut calls) = self.calls.lock() else {
+            return true;
+        };
+        while calls.contains_key(&key) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            calls = match self.freed.wait_timeout(calls, left) {
+                Ok((calls, _)) => calls,
+                Err(_) => return true,
+            };
+        }
+        true
+    }
 }
 
 /// One call in flight; dropping it ends the call.
@@ -112,6 +143,7 @@ impl Drop for CallGuard {
             }
         }
         self.calls.ended.notify_one();
+        self.calls.freed.notify_all();
     }
 }
 
@@ -161,5 +193,37 @@ mod tests {
         tokio::time::timeout(signalled, calls.call_ended())
             .await
             .unwrap();
+    }
+
+    #[test]
+    fn a_wait_ends_when_the_last_call_ends_or_at_its_timeout() {
+        let calls = Arc::new(InFlightCalls::default());
+        let project = ProjectId::new("git:abc").unwrap();
+        let key = CredentialId::of(&endpoint("http://up", "m", "sk-1"));
+        let other = CredentialId::of(&endpoint("http://up", "m", "sk-2"));
+        assert!(
+            calls.wait_free(&project, &key, Duration::ZERO),
+            "nothing in flight"
+        );
+        let guard = calls.begin(&project, key);
+        assert!(calls.wait_free(&project, &other, Duration::ZERO));
+        let started = Instant::now();
+        assert!(!calls.wait_free(&project, &key, Duration::from_millis(200)));
+        assert!(
+            started.elapsed() >= Duration::from_millis(200),
+            "waited its timeout"
+        );
+        let ending = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(guard);
+        });
+        let started = Instant::now();
+        assert!(calls.wait_free(&project, &key, Duration::from_secs(30)));
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(250) && waited < Duration::from_secs(10),
+            "freed by the call's end, not the timeout: {waited:?}"
+        );
+        ending.join().unwrap();
     }
 }

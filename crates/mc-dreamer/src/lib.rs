@@ -8,7 +8,8 @@
 //! failure class, the provider's error). A rate limit or overload backs off; the same failure
 //! repeated `stop_after_identical_failures` times stops the task until restart. A run that
 //! would ask on the credential a call of its project is using right now waits for that call
-//! to end ([`InFlight`]), so it never competes with the session for the key's rate limit.
+//! to end ([`InFlight`]), and so does each of its model calls once it runs, within the
+//! run's time, so it never competes with the session for the key's rate limit.
 //!
 //! The first task, `verify_memories`, gathers deterministic evidence before any model call:
 //! each memory is mapped to the paths and identifiers it names, searched in the project's
@@ -26,6 +27,10 @@
 //! the note) and surfaces the ones that hold. `rewrite_verbose_memories` asks the model for
 //! a shorter text of each memory over `dreamer.rewrite_over_chars`, and uses one only when it
 //! is shorter and keeps every path, name, value and number the original names.
+//!
+//! `pin_key_files` needs no model either: it counts the files the project's sessions read
+//! (their tool calls in the raw log, weighted by recency) and pins the few read most, as
+//! they are now, in `m[0]` within `dreamer.pin_key_files_budget_tokens`.
 //!
 //! Tasks that need the code run a small agent loop ([`AgentTools`]): the model works in
 //! steps with read-only tools over the folder (list, read a line range, regex search,
@@ -47,8 +52,9 @@
 //! use mc_dreamer::{Limits, Runner, Task, TaskSettings};
 //!
 //! let clock = || 1_796_504_400_000;
+//! let calls = mc_dreamer::InFlightCalls::default();
 //! let runner = Runner {
-//!     store, model, owner: "cli-1", clock: &clock,
+//!     store, model, calls: &calls, owner: "cli-1", clock: &clock,
 //!     limits: Limits::default(), settings: TaskSettings::default(), team: None,
 //! };
 //! let project = mc_core::ProjectId::new("git:abc").expect("a valid id");
@@ -67,8 +73,10 @@ mod error;
 mod in_flight;
 mod maintain_docs;
 mod model;
+mod model_turn;
 mod near_duplicates;
 mod note_condition;
+mod pin_key_files;
 mod project_commits;
 mod project_folder;
 mod project_index;
@@ -104,8 +112,10 @@ pub use maintain_docs::{
 };
 pub use mc_core::dreamer::{Mention, mentions_of};
 pub use model::{DreamerModel, LlmJudge, failure_class, is_transient};
+pub use model_turn::SESSION_BUSY;
 pub use near_duplicates::{MAX_GROUP, MIN_OVERLAP, near_duplicate_groups};
 pub use note_condition::{Condition, ProjectNow, holds, parse_condition};
+pub use pin_key_files::{CHARS_PER_TOKEN, MIN_EXCERPT_CHARS, pin_key_files};
 pub use project_commits::{MAX_COMMITS, ProjectCommit, commits_since};
 pub use project_folder::{DEFAULT_MAX_FILE_BYTES, MAX_LISTED_FILES, ProjectFolder};
 pub use project_index::ProjectIndex;

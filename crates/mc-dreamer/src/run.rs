@@ -16,8 +16,10 @@ use crate::archive::archive_stale_memories;
 use crate::batches::TaskContext;
 use crate::consolidate::consolidate_memories;
 use crate::error::{DreamerError, Result};
+use crate::in_flight::InFlight;
 use crate::maintain_docs::maintain_docs;
 use crate::model::DreamerModel;
+use crate::pin_key_files::pin_key_files;
 use crate::project_folder::{DEFAULT_MAX_FILE_BYTES, ProjectFolder};
 use crate::promote::promote_user_profile;
 use crate::report::{Failure, TaskReport};
@@ -56,6 +58,10 @@ pub struct Runner<'a> {
     pub store: &'a Store,
     /// The model tasks ask.
     pub model: &'a dyn DreamerModel,
+    /// The proxy's calls in flight: the scheduler defers a run while its project calls on
+    /// the credential it would use, and each model call of a run waits for them
+    /// (an empty [`crate::InFlightCalls`] where no proxy serves, as in `dream`).
+    pub calls: &'a dyn InFlight,
     /// This scheduler's name on the leases it takes (unique per process).
     pub owner: &'a str,
     /// The wall clock, unix milliseconds.
@@ -202,6 +208,7 @@ impl Runner<'_> {
             folder: folder.as_ref(),
             settings: self.settings,
             model: self.model,
+            calls: self.calls,
             clock: self.clock,
             keep_lease: &keep_lease,
             team,
@@ -216,9 +223,7 @@ impl Runner<'_> {
             Task::EvaluateSmartNotes => evaluate_smart_notes(&ctx),
             Task::RewriteVerboseMemories => rewrite_verbose_memories(&ctx),
             Task::MaintainDocs => maintain_docs(&ctx),
-            Task::PinKeyFiles => {
-                return skipped(format!("{} is not available in this version", task.name()));
-            }
+            Task::PinKeyFiles => pin_key_files(&ctx),
         };
         match result {
             Ok(report) if report.failure.is_some() => (RunOutcome::Failed, report),

@@ -1,4 +1,4 @@
-//! The scheduler: every built task on its cron, over every project that had a session, one
+//! The scheduler: every task on its cron, over every project that had a session, one
 //! run at a time.
 //!
 //! [`Scheduler::tick`] is synchronous and takes the time as an argument: the async shell
@@ -10,7 +10,10 @@
 //!
 //! A project with a call in flight on the credential its run would use is deferred, not
 //! dropped: the task stays due for it (the rest of the sweep runs), and the next tick, which
-//! the service makes as soon as a call ends, tries it again. The sweep's end (clean, or its
+//! the service makes as soon as a call ends, tries it again. A run whose session started
+//! calling after it began, and kept calling until the run's time ran out
+//! ([`crate::SESSION_BUSY`]), is deferred the same way: it is neither a failure the task
+//! backs off from nor one that counts toward stopping it. The sweep's end (clean, or its
 //! last failure) is kept across those ticks, so the task's next time and its failure count
 //! follow the whole sweep.
 
@@ -22,8 +25,8 @@ use mc_core::config::DreamerConfig;
 use mc_store::{DreamerRun, RunOutcome};
 
 use crate::error::Result;
-use crate::in_flight::InFlight;
 use crate::model::is_transient;
+use crate::model_turn::SESSION_BUSY;
 use crate::run::Runner;
 use crate::schedule::Schedule;
 use crate::task::Task;
@@ -49,11 +52,11 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// The built tasks of `config` that are not off, each first due at its cron's next time
+    /// The tasks of `config` that are not off, each first due at its cron's next time
     /// after `now_ms`.
     pub fn new(config: &DreamerConfig, now_ms: i64) -> Result<Self> {
         let mut tasks = Vec::new();
-        for task in Task::BUILT {
+        for task in Task::ALL {
             if let Some(schedule) = Schedule::of(task.name(), task.schedule(&config.schedules))? {
                 tasks.push(Scheduled {
                     task,
@@ -98,13 +101,12 @@ impl Scheduler {
     }
 
     /// Runs every task due at `now_ms` over the projects in `folders` (each project's last
-    /// folder), deferring a project while `calls` has one of its calls in flight on the
-    /// credential its run would use; returns the runs, recorded.
+    /// folder), deferring a project while the runner's calls in flight hold one of its
+    /// calls on the credential its run would use; returns the runs, recorded.
     pub fn tick(
         &mut self,
         runner: &Runner<'_>,
         folders: &HashMap<ProjectId, String>,
-        calls: &dyn InFlight,
         now_ms: i64,
     ) -> Result<Vec<DreamerRun>> {
         let mut runs = Vec::new();
@@ -118,7 +120,7 @@ impl Scheduler {
                 projects.sort();
                 scheduled.remaining = projects;
             }
-            let transient = sweep(scheduled, runner, folders, calls, &mut runs)?;
+            let transient = sweep(scheduled, runner, folders, &mut runs)?;
             scheduled.deferred = !transient && !scheduled.remaining.is_empty();
             if scheduled.deferred {
                 // The task stays due and its sweep goes on at the next tick.
@@ -144,18 +146,18 @@ impl Scheduler {
 
 /// Runs the task on its remaining projects until they are done or a transient failure
 /// ends the sweep early (the failed project stays first in line for the retry); a project
-/// whose call competes for the credential stays in line, deferred. Returns whether a
+/// whose call competes for the credential, before its run or until the run's time ran
+/// out, stays in line, deferred. Returns whether a
 /// transient failure ended the sweep.
 fn sweep(
     scheduled: &mut Scheduled,
     runner: &Runner<'_>,
     folders: &HashMap<ProjectId, String>,
-    calls: &dyn InFlight,
     runs: &mut Vec<DreamerRun>,
 ) -> Result<bool> {
     let mut next = 0;
     while let Some(project) = scheduled.remaining.get(next).cloned() {
-        if is_competing(runner, calls, &project) {
+        if is_competing(runner, &project) {
             tracing::debug!(
                 task = scheduled.task.name(),
                 project = %project,
@@ -169,6 +171,10 @@ fn sweep(
         let failure = (run.outcome == RunOutcome::Failed)
             .then(|| run.failure_class.clone().unwrap_or_default());
         runs.push(run);
+        if failure.as_deref() == Some(SESSION_BUSY) {
+            next += 1;
+            continue;
+        }
         if let Some(class) = failure {
             let transient = is_transient(&class);
             scheduled.end = SweepEnd::Failed { class, transient };
@@ -183,9 +189,9 @@ fn sweep(
 
 /// Whether a run for `project` would compete with one of its calls in flight: its model
 /// asks on a credential that call is using.
-fn is_competing(runner: &Runner<'_>, calls: &dyn InFlight, project: &ProjectId) -> bool {
+fn is_competing(runner: &Runner<'_>, project: &ProjectId) -> bool {
     runner
         .model
         .credential(project)
-        .is_some_and(|credential| calls.is_calling(project, &credential))
+        .is_some_and(|credential| runner.calls.is_calling(project, &credential))
 }

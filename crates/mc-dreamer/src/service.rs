@@ -102,13 +102,14 @@ impl Service {
         let runner = Runner {
             store,
             model: self.model.as_ref(),
+            calls: self.calls.as_ref(),
             owner: &self.owner,
             clock: &clock,
             limits: Limits::default(),
             settings: TaskSettings::of(&self.config),
             team: self.team.as_ref(),
         };
-        match scheduler.tick(&runner, &folders, self.calls.as_ref(), now_ms) {
+        match scheduler.tick(&runner, &folders, now_ms) {
             Ok(runs) => {
                 for run in runs {
                     tracing::info!(

@@ -1,5 +1,5 @@
-//! The dreamer's tasks: their names (the `dreamer.schedules` keys), which of them this build
-//! runs, and the conflict domain each one holds while it runs.
+//! The dreamer's tasks: their names (the `dreamer.schedules` keys) and the conflict domain
+//! each one holds while it runs.
 
 use mc_core::ProjectId;
 use mc_core::config::{DreamerSchedules, TaskSchedule};
@@ -41,17 +41,6 @@ impl Task {
         Self::PinKeyFiles,
     ];
 
-    /// The tasks this build runs; the others are accepted in the configuration and wait.
-    pub const BUILT: [Self; 7] = [
-        Self::ConsolidateMemories,
-        Self::VerifyMemories,
-        Self::ArchiveStaleMemories,
-        Self::RewriteVerboseMemories,
-        Self::MaintainDocs,
-        Self::EvaluateSmartNotes,
-        Self::PromoteUserProfile,
-    ];
-
     /// The task's name, as `dreamer.schedules` and the run records spell it.
     pub const fn name(self) -> &'static str {
         match self {
@@ -77,18 +66,6 @@ impl Task {
             })
     }
 
-    /// The task when this build runs it, else why not.
-    pub fn built(self) -> Result<Self> {
-        if Self::BUILT.contains(&self) {
-            Ok(self)
-        } else {
-            Err(DreamerError::TaskNotBuilt {
-                task: self.name(),
-                available: names(&Self::BUILT),
-            })
-        }
-    }
-
     /// The task's schedule in `schedules`.
     pub fn schedule(self, schedules: &DreamerSchedules) -> &TaskSchedule {
         match self {
@@ -105,18 +82,19 @@ impl Task {
 
     /// The lease it holds while it runs on `project`: every task that changes memories
     /// shares one domain per project, so two of them never edit the same memories at once;
-    /// smart notes have a domain of their own per project (they touch no memory), and the
-    /// user's profile is one for every project, so its task holds one store-wide lease.
+    /// smart notes and key files have a domain of their own per project (they touch no
+    /// memory), and the user's profile is one for every project, so its task holds one
+    /// store-wide lease.
     pub fn domain(self, project: &ProjectId) -> String {
         match self {
             Self::PromoteUserProfile => PROFILE_DOMAIN.to_owned(),
             Self::EvaluateSmartNotes => format!("notes:{project}"),
+            Self::PinKeyFiles => format!("key_files:{project}"),
             Self::ConsolidateMemories
             | Self::VerifyMemories
             | Self::ArchiveStaleMemories
             | Self::RewriteVerboseMemories
-            | Self::MaintainDocs
-            | Self::PinKeyFiles => format!("memories:{project}"),
+            | Self::MaintainDocs => format!("memories:{project}"),
         }
     }
 
@@ -128,9 +106,8 @@ impl Task {
             | Self::VerifyMemories
             | Self::ArchiveStaleMemories
             | Self::RewriteVerboseMemories
-            | Self::MaintainDocs
-            | Self::PinKeyFiles => true,
-            Self::EvaluateSmartNotes | Self::PromoteUserProfile => false,
+            | Self::MaintainDocs => true,
+            Self::EvaluateSmartNotes | Self::PromoteUserProfile | Self::PinKeyFiles => false,
         }
     }
 
@@ -178,7 +155,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_read_back_and_unknown_or_unbuilt_tasks_say_what_exists() {
+    fn names_read_back_and_unknown_tasks_say_what_exists() {
         for task in Task::ALL {
             assert_eq!(Task::parse(task.name()).unwrap(), task);
         }
@@ -187,12 +164,10 @@ mod tests {
             unknown.contains("verify_memories, archive_stale_memories"),
             "{unknown}"
         );
-        let unbuilt = Task::PinKeyFiles.built().unwrap_err().to_string();
-        assert_eq!(
-            unbuilt,
-            "dreamer task `pin_key_files` is not available in this version; run one of: consolidate_memories, verify_memories, archive_stale_memories, rewrite_verbose_memories, maintain_docs, evaluate_smart_notes, promote_user_profile"
+        assert!(
+            unknown.ends_with("promote_user_profile, pin_key_files"),
+            "{unknown}"
         );
-        assert_eq!(Task::MaintainDocs.built().unwrap(), Task::MaintainDocs);
     }
 
     #[test]

@@ -19,6 +19,12 @@ pub struct TaskSettings {
     pub agent_token_budget: u32,
     /// The agent loop's time cap per run, seconds.
     pub agent_max_seconds: u32,
+    /// `pin_key_files` pins at most this many files.
+    pub pin_key_files_max_files: u32,
+    /// The tokens the pinned files may take in `m[0]`.
+    pub pin_key_files_budget_tokens: u32,
+    /// The reads within 30 days that make a file a key file.
+    pub pin_key_files_min_reads: u32,
 }
 
 impl TaskSettings {
@@ -31,6 +37,9 @@ impl TaskSettings {
             agent_max_steps: config.agent_max_steps,
             agent_token_budget: config.agent_token_budget,
             agent_max_seconds: config.agent_max_seconds,
+            pin_key_files_max_files: config.pin_key_files_max_files,
+            pin_key_files_budget_tokens: config.pin_key_files_budget_tokens,
+            pin_key_files_min_reads: config.pin_key_files_min_reads,
         }
     }
 }

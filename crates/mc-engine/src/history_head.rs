@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use mc_core::config::Tokens;
 use mc_core::head::{
-    Compartment, HeadBudgets, HeadDelta, HeadInputs, MemoryChange, OpenNote, PinnedBlock,
+    Compartment, HeadBudgets, HeadDelta, HeadInputs, KeyFile, MemoryChange, OpenNote, PinnedBlock,
     ProjectDoc, fit_docs, render_m0, render_m1,
 };
 use mc_core::pass_plan::{PassKind, PassPlan};
@@ -154,6 +154,16 @@ impl Engine {
                         ))
                     })?;
                 let docs = self.docs_for_fold(request);
+                // Pinned by the dreamer in the background: read only here, when the head is
+                // rebuilt anyway, so a new pin never causes a bust of its own.
+                let key_files: Vec<KeyFile> = match memory.project.as_ref() {
+                    Some(project) => tx
+                        .key_files(project)?
+                        .into_iter()
+                        .map(|pinned| pinned.file)
+                        .collect(),
+                    None => Vec::new(),
+                };
                 let profile = self.profile_lines(tx, request)?;
                 let profile_texts: Vec<String> =
                     profile.iter().map(|line| line.text.clone()).collect();
@@ -161,6 +171,7 @@ impl Engine {
                 let inputs = HeadInputs {
                     pinned: &pinned,
                     project_docs: &docs,
+                    key_files: &key_files,
                     profile: &profile_texts,
                     earlier: earlier.as_deref(),
                     compartments: &compartments,

@@ -64,6 +64,7 @@ mod fork;
 mod health;
 mod hidden_exchanges;
 mod historian_rows;
+mod key_files;
 mod knowledge;
 mod location;
 mod memories;
@@ -108,6 +109,7 @@ pub use error::{Result, RowProblem, StoreError, StoreFailure};
 pub use health::StoreHealth;
 pub use hidden_exchanges::HiddenExchange;
 pub use historian_rows::{HistorianRun, StoredFact, history_scope};
+pub use key_files::PinnedFile;
 pub use knowledge::{KnowledgeSource, ProjectKnowledge, ProjectKnowledgeWrite};
 pub use location::{
     APP_DIR_NAME, DATA_DIR_ENV, DB_FILE_NAME, DataLocation, DirOwner, LocationEnv, Platform,

@@ -166,10 +166,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "team-wide memory use and the team's smart notes",
         sql: include_str!("migrations/0028_team_use_and_notes.sql"),
     },
+    Migration {
+        version: 29,
+        name: "the dreamer's pinned key files",
+        sql: include_str!("migrations/0029_key_files.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 28;
+pub const SCHEMA_VERSION: u32 = 29;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and

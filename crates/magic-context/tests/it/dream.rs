@@ -114,7 +114,8 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
             "rewrite_verbose_memories",
             "maintain_docs",
             "evaluate_smart_notes",
-            "promote_user_profile"
+            "promote_user_profile",
+            "pin_key_files"
         ],
         "{report}"
     );
@@ -152,14 +153,14 @@ fn dream_archives_the_stale_memory_and_records_the_run() {
         .run(&["dream", "--list", "--json"], &env(&data))
         .success()
         .json();
-    assert_eq!(listed["runs"][0]["task"], "promote_user_profile");
-    assert_eq!(listed["runs"][5]["id"], run["id"], "newest first");
+    assert_eq!(listed["runs"][0]["task"], "pin_key_files");
+    assert_eq!(listed["runs"][6]["id"], run["id"], "newest first");
     let status = machine
         .run(&["status", "--json"], &env(&data))
         .success()
         .json();
     assert_eq!(
-        status["dreamer_runs"][4]["id"], report["runs"][2]["id"],
+        status["dreamer_runs"][4]["id"], report["runs"][3]["id"],
         "the five newest: {status}"
     );
     let text = machine
@@ -298,10 +299,13 @@ fn a_garbage_answer_changes_nothing_and_fails_the_exit_code() {
             (TRUE.to_owned(), MemoryStatus::Active),
         ]
     );
-    let unknown = machine.run(&["dream", "--task", "pin_key_files"], &env(&data));
+    let unknown = machine.run(&["dream", "--task", "sleep"], &env(&data));
     assert_eq!(unknown.code, Some(1));
     assert!(
-        unknown.stderr.contains("not available in this version"),
+        unknown.stderr.contains("unknown dreamer task `sleep`")
+            && unknown
+                .stderr
+                .contains("promote_user_profile, pin_key_files"),
         "{}",
         unknown.stderr
     );
@@ -352,6 +356,7 @@ fn archiving_runs_without_a_model_and_the_tasks_that_need_one_say_so() {
             ("maintain_docs", "skipped", 0),
             ("evaluate_smart_notes", "done", 0),
             ("promote_user_profile", "done", 0),
+            ("pin_key_files", "done", 0),
         ],
         "{report}"
     );

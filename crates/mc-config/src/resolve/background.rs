@@ -180,6 +180,24 @@ impl Checker {
                 DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES,
                 d.stop_after_identical_failures,
             ),
+            pin_key_files_max_files: self.count(
+                key(&["dreamer", "pin_key_files_max_files"]),
+                raw.pin_key_files_max_files,
+                DreamerConfig::PIN_KEY_FILES_MAX_FILES,
+                d.pin_key_files_max_files,
+            ),
+            pin_key_files_budget_tokens: self.count(
+                key(&["dreamer", "pin_key_files_budget_tokens"]),
+                raw.pin_key_files_budget_tokens,
+                DreamerConfig::PIN_KEY_FILES_BUDGET_TOKENS,
+                d.pin_key_files_budget_tokens,
+            ),
+            pin_key_files_min_reads: self.count(
+                key(&["dreamer", "pin_key_files_min_reads"]),
+                raw.pin_key_files_min_reads,
+                DreamerConfig::PIN_KEY_FILES_MIN_READS,
+                d.pin_key_files_min_reads,
+            ),
         }
     }
 

@@ -203,6 +203,45 @@ fn the_rewrite_budget_is_read_in_characters_and_a_too_small_one_keeps_the_defaul
 }
 
 #[test]
+fn pin_key_files_settings_are_read_and_checked() {
+    let (config, issues) = resolve(&raw(json!({"dreamer": {
+        "pin_key_files_max_files": 2,
+        "pin_key_files_budget_tokens": 1500,
+        "pin_key_files_min_reads": 5
+    }})));
+    assert!(issues.is_empty(), "{issues:?}");
+    let d = &config.dreamer;
+    assert_eq!(
+        (
+            d.pin_key_files_max_files,
+            d.pin_key_files_budget_tokens,
+            d.pin_key_files_min_reads
+        ),
+        (2, 1_500, 5)
+    );
+    let (config, issues) = resolve(&raw(json!({"dreamer": {
+        "pin_key_files_max_files": 50,
+        "pin_key_files_min_reads": 0
+    }})));
+    let keys: Vec<String> = issues.iter().map(|issue| issue.key.to_string()).collect();
+    assert_eq!(
+        keys,
+        [
+            "dreamer.pin_key_files_max_files",
+            "dreamer.pin_key_files_min_reads"
+        ]
+    );
+    assert_eq!(
+        (
+            config.dreamer.pin_key_files_max_files,
+            config.dreamer.pin_key_files_min_reads
+        ),
+        (4, 3),
+        "the defaults stand in"
+    );
+}
+
+#[test]
 fn the_agent_loop_caps_are_read_and_out_of_range_ones_keep_their_defaults() {
     let (config, issues) = resolve(&raw(json!({"dreamer": {
         "agent_max_steps": 5, "agent_token_budget": 9000, "agent_max_seconds": 60

@@ -42,6 +42,19 @@ pub struct DreamerConfig {
     /// A task that fails this many times in a row with the same error stops until the next
     /// start, so a broken task does not spend tokens failing all night.
     pub stop_after_identical_failures: u32,
+    /// `pin_key_files` pins at most this many files. 4: the few files a project's work
+    /// turns around (its main module, its config, the file under change this week); more
+    /// would be a listing, not a pin.
+    pub pin_key_files_max_files: u32,
+    /// Tokens the pinned files may take in `m[0]`, every file together. 3,000: a
+    /// mid-sized source file or a few small ones, under the 4,000 the project's memories
+    /// get, and cheap at the cache-read price on every call; a larger file is pinned as
+    /// its first lines.
+    pub pin_key_files_budget_tokens: u32,
+    /// A file is pinned only when the agent read it at least this many times in the last
+    /// 30 days. 3: once is finding one's way, twice can be a check after an edit; a third
+    /// read is a file the agent keeps coming back to.
+    pub pin_key_files_min_reads: u32,
 }
 
 impl DreamerConfig {
@@ -62,6 +75,14 @@ impl DreamerConfig {
     /// Accepted [`Self::agent_max_seconds`]: at least ten seconds for one model call; at
     /// most an hour.
     pub const AGENT_MAX_SECONDS: Bounds = Bounds::count(10, 3_600, "seconds");
+    /// Accepted [`Self::pin_key_files_max_files`]: 0 pins nothing (the task then only
+    /// clears its pins); past 20 the section is a listing.
+    pub const PIN_KEY_FILES_MAX_FILES: Bounds = Bounds::count(0, 20, "files");
+    /// Accepted [`Self::pin_key_files_budget_tokens`]: 0 shows none; 50,000 is past any
+    /// head worth paying for on every call.
+    pub const PIN_KEY_FILES_BUDGET_TOKENS: Bounds = Bounds::count(0, 50_000, "tokens");
+    /// Accepted [`Self::pin_key_files_min_reads`].
+    pub const PIN_KEY_FILES_MIN_READS: Bounds = Bounds::count(1, 1_000, "reads");
     /// Accepted [`Self::stop_after_identical_failures`].
     pub const STOP_AFTER_IDENTICAL_FAILURES: Bounds = Bounds::count(1, 100, "failures");
 }
@@ -78,6 +99,9 @@ impl Default for DreamerConfig {
             agent_token_budget: 40_000,
             agent_max_seconds: 180,
             stop_after_identical_failures: 3,
+            pin_key_files_max_files: 4,
+            pin_key_files_budget_tokens: 3_000,
+            pin_key_files_min_reads: 3,
         }
     }
 }

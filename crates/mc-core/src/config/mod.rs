@@ -128,6 +128,14 @@ mod tests {
         assert_eq!(c.dreamer.agent_max_steps, 12);
         assert_eq!(c.dreamer.agent_token_budget, 40_000);
         assert_eq!(c.dreamer.agent_max_seconds, 180);
+        assert_eq!(
+            (
+                c.dreamer.pin_key_files_max_files,
+                c.dreamer.pin_key_files_budget_tokens,
+                c.dreamer.pin_key_files_min_reads
+            ),
+            (4, 3_000, 3)
+        );
         assert_eq!(c.tools.hidden_exchange_max_age_days, 30);
         assert_eq!(c.retention.session_days, 90);
         assert!(c.compaction.enabled);
@@ -233,6 +241,18 @@ mod tests {
             (
                 DreamerConfig::STOP_AFTER_IDENTICAL_FAILURES,
                 u64::from(c.dreamer.stop_after_identical_failures),
+            ),
+            (
+                DreamerConfig::PIN_KEY_FILES_MAX_FILES,
+                u64::from(c.dreamer.pin_key_files_max_files),
+            ),
+            (
+                DreamerConfig::PIN_KEY_FILES_BUDGET_TOKENS,
+                u64::from(c.dreamer.pin_key_files_budget_tokens),
+            ),
+            (
+                DreamerConfig::PIN_KEY_FILES_MIN_READS,
+                u64::from(c.dreamer.pin_key_files_min_reads),
             ),
         ];
         for (bounds, value) in checks {

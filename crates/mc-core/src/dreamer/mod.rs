@@ -5,7 +5,8 @@
 //! smart notes whose condition is written in plain words, with the commits made since; and
 //! for memories over their length budget, with the paths, names and values a memory names
 //! ([`mentions_of`]), which a shorter rewrite must keep; and for the small agent loop that
-//! looks at the project's code step by step ([`STEP_TOOL`]).
+//! looks at the project's code step by step ([`STEP_TOOL`]); and the ranking of the files
+//! the agent re-reads most ([`rank_reads`]), which needs no model.
 //!
 //! They live here rather than in the dreamer's own crate because the simulator reads the
 //! same prompt back to play the dreamer's model, and the simulator sits below the crates
@@ -14,6 +15,7 @@
 
 mod agent_step;
 mod evidence;
+mod key_files;
 mod mentions;
 mod merge;
 mod note_check;
@@ -27,6 +29,9 @@ pub use agent_step::{
 };
 pub use evidence::{
     Candidate, Evidence, Sighting, VERIFY_SYSTEM, read_verify_message, verify_user_message,
+};
+pub use key_files::{
+    FileRead, HALF_LIFE_MS, LOOKBACK_MS, RankedFile, project_relative, rank_reads,
 };
 pub use mentions::{Mention, mentions_of};
 pub use merge::{

@@ -4,8 +4,9 @@ use crate::config::{Config, Tokens};
 
 use super::decay::DetailTier;
 use super::history::decay_history;
+use super::key_files::render_key_files;
 use super::memory::{render_memory_section, select_memories};
-use super::rows::{Compartment, Memory, PinnedBlock, ProjectDoc};
+use super::rows::{Compartment, KeyFile, Memory, PinnedBlock, ProjectDoc};
 use super::shared_memory::{SharedMemories, render_shared, select_shared};
 
 /// Everything `m[0]` is rendered from: stored rows, borrowed.
@@ -15,6 +16,9 @@ pub struct HeadInputs<'a> {
     pub pinned: &'a [PinnedBlock],
     /// Project docs when enabled; rendered sorted by name, empty ones skipped.
     pub project_docs: &'a [ProjectDoc],
+    /// The files the dreamer pinned for the project, in its rank order; shown within
+    /// [`HeadBudgets::key_files_tokens`].
+    pub key_files: &'a [KeyFile],
     /// User profile lines in stored order; blank lines skipped.
     pub profile: &'a [String],
     /// What the conversation this session continues held, as rendered once when it started
@@ -37,6 +41,8 @@ pub struct HeadBudgets {
     /// The `<project-memory>` element and the `<shared-memory>` elements after it
     /// (DESIGN §9: 4,000 tokens).
     pub memory_tokens: Tokens,
+    /// The `<key-files>` element (`dreamer.pin_key_files_budget_tokens`, 3,000).
+    pub key_files_tokens: Tokens,
 }
 
 impl HeadBudgets {
@@ -45,6 +51,7 @@ impl HeadBudgets {
         Self {
             history_tokens: config.history.budget_tokens(usable_window),
             memory_tokens: config.memory.injection_budget_tokens,
+            key_files_tokens: Tokens(u64::from(config.dreamer.pin_key_files_budget_tokens)),
         }
     }
 }
@@ -74,6 +81,12 @@ pub fn render_m0(
     let mut sections: Vec<String> = Vec::new();
     sections.extend(render_pinned(inputs.pinned));
     sections.extend(render_docs(inputs.project_docs));
+    let key_files = render_key_files(
+        inputs.key_files,
+        budgets.key_files_tokens.get(),
+        count_tokens,
+    );
+    sections.extend(key_files.map(|(section, _)| section));
     sections.extend(render_profile("user-profile", inputs.profile));
     sections.extend(inputs.earlier.map(str::to_owned));
 

@@ -15,6 +15,10 @@
 //!   verbatim, by source ordinal.
 //! - `<project-docs>`: one `<doc name="…">` element per non-empty [`ProjectDoc`], by name,
 //!   within the docs budget ([`fit_docs`]: a long doc is cut at a heading, with a note).
+//! - `<key-files>`: the files the dreamer pinned because the agent keeps re-reading them,
+//!   a line saying they are snapshots, then one `<file path="…">` element per [`KeyFile`]
+//!   in the dreamer's rank order, text verbatim (an excerpt ends with a line counting the
+//!   lines not shown), within the key-files budget (a file that does not fit is skipped).
 //! - `<user-profile>`: one `- line` per profile line.
 //! - `<earlier-conversation>`: what the conversation this one continues held (the client
 //!   compacted it), rendered once when the session started ([`render_earlier`]).
@@ -80,7 +84,11 @@
 //!     memories: &memories,
 //!     ..HeadInputs::default()
 //! };
-//! let budgets = HeadBudgets { history_tokens: Tokens(30_000), memory_tokens: Tokens(4_000) };
+//! let budgets = HeadBudgets {
+//!     history_tokens: Tokens(30_000),
+//!     memory_tokens: Tokens(4_000),
+//!     key_files_tokens: Tokens(3_000),
+//! };
 //! let words = |text: &str| text.split_whitespace().count() as u64;
 //! let m0 = render_m0(&inputs, budgets, &words);
 //! assert_eq!(m0.text, "\
@@ -122,6 +130,7 @@ mod decay;
 mod docs_fit;
 mod earlier;
 mod history;
+mod key_files;
 mod m0;
 mod m1;
 mod memory;
@@ -131,11 +140,12 @@ mod shared_memory;
 pub use decay::{DetailTier, PRESSURE_FLOOR, decay_tier};
 pub use docs_fit::fit_docs;
 pub use earlier::{EarlierConversation, render_earlier};
+pub use key_files::KEY_FILES_OPENING;
 pub use m0::{HeadBudgets, HeadInputs, RenderedHead, render_m0};
 pub use m1::{HeadDelta, M1_PLACEHOLDER, render_m1};
 pub use rows::{
-    Compartment, Memory, MemoryCategory, MemoryChange, OpenNote, PinnedBlock, ProjectDoc, Quote,
-    RangeIndex,
+    Compartment, KeyFile, Memory, MemoryCategory, MemoryChange, OpenNote, PinnedBlock, ProjectDoc,
+    Quote, RangeIndex,
 };
 pub use shared_memory::SharedMemories;
 

@@ -184,6 +184,18 @@ pub struct ProjectDoc {
     pub text: String,
 }
 
+/// A file the dreamer pinned for the project (`pin_key_files`): one the agent keeps
+/// re-reading, as it was when pinned, shown in `m[0]` so it need not be read again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyFile {
+    /// The file, relative to the project's root.
+    pub path: String,
+    /// Its text when pinned: the whole file, or its first lines when `cut_lines` is not 0.
+    pub text: String,
+    /// Lines of the file after `text` that are not shown.
+    pub cut_lines: u32,
+}
+
 /// A note the agent left open for its session (or a project's smart note whose condition
 /// came true), shown in `m[1]` so it comes back without a `ctx_note read`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,6 +13,7 @@ fn budgets(memory: u64) -> HeadBudgets {
     HeadBudgets {
         history_tokens: Tokens(1_000),
         memory_tokens: Tokens(memory),
+        key_files_tokens: Tokens(3_000),
     }
 }
 

@@ -120,16 +120,35 @@ fn budgets(history: u64, memory: u64) -> HeadBudgets {
     HeadBudgets {
         history_tokens: Tokens(history),
         memory_tokens: Tokens(memory),
+        key_files_tokens: Tokens(3_000),
     }
+}
+
+/// A whole small file and the first lines of a larger one, as the dreamer pins them.
+fn key_files() -> Vec<KeyFile> {
+    vec![
+        KeyFile {
+            path: "src/retry.rs".into(),
+            text: "pub const MAX_RETRIES: u32 = 7;\n\npub fn backoff_ms(attempt: u32) -> u64 {\n    100 << attempt.min(6)\n}\n".into(),
+            cut_lines: 0,
+        },
+        KeyFile {
+            path: "src/config.rs".into(),
+            text: "//! The proxy's settings.\n\npub struct Settings {\n    pub port: u16,".into(),
+            cut_lines: 212,
+        },
+    ]
 }
 
 #[test]
 fn m0_snapshot() {
     let (pinned, docs, profile, compartments, memories) =
         (pinned(), docs(), profile(), compartments(), memories());
+    let key_files = key_files();
     let inputs = HeadInputs {
         pinned: &pinned,
         project_docs: &docs,
+        key_files: &key_files,
         profile: &profile,
         earlier: None,
         compartments: &compartments,
@@ -240,12 +259,59 @@ fn empty_m0_keeps_the_history_element() {
 }
 
 #[test]
+fn key_files_render_within_their_budget_in_rank_order() {
+    let mut files = key_files();
+    files.insert(
+        1,
+        KeyFile {
+            path: "src/huge.rs".into(),
+            text: "pub fn step() {}\n".repeat(200),
+            cut_lines: 0,
+        },
+    );
+    let render = |budget: u64| {
+        let inputs = HeadInputs {
+            key_files: &files,
+            ..HeadInputs::default()
+        };
+        let mut budgets = budgets(1_000, 1_000);
+        budgets.key_files_tokens = Tokens(budget);
+        let text = render_m0(&inputs, budgets, &count).text;
+        let start = text.find("<key-files>")?;
+        let end = text.find("</key-files>")? + "</key-files>".len();
+        Some(text[start..end].to_owned())
+    };
+    let roomy = render(100_000).unwrap();
+    let order: Vec<&str> = roomy
+        .lines()
+        .filter_map(|line| line.strip_prefix("<file path=\""))
+        .collect();
+    assert_eq!(
+        order,
+        ["src/retry.rs\">", "src/huge.rs\">", "src/config.rs\">"],
+        "rank order"
+    );
+    for budget in [70, 100, 120, 500] {
+        let section = render(budget).unwrap();
+        assert!(count(&section) <= budget, "{budget}: {section}");
+        assert!(!section.contains("src/huge.rs"), "too large for {budget}");
+        assert!(
+            section.contains("src/retry.rs"),
+            "the first fits in {budget}"
+        );
+    }
+    assert_eq!(render(10), None, "nothing fits: no section");
+    assert_eq!(render(0), None);
+}
+
+#[test]
 fn rendering_is_deterministic_and_order_free() {
     let (pinned, docs, profile, compartments, memories) =
         (pinned(), docs(), profile(), compartments(), memories());
     let inputs = HeadInputs {
         pinned: &pinned,
         project_docs: &docs,
+        key_files: &[],
         profile: &profile,
         earlier: None,
         compartments: &compartments,
@@ -268,6 +334,7 @@ fn rendering_is_deterministic_and_order_free() {
     let reversed = HeadInputs {
         pinned: &pinned_r,
         project_docs: &docs_r,
+        key_files: &[],
         profile: &profile,
         earlier: None,
         compartments: &compartments_r,

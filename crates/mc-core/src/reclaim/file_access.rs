@@ -41,6 +41,16 @@ impl FileAccess {
     }
 }
 
+/// The file a structured tool call reads, whole or in part (a `Read`, a `read_file`, an
+/// editor's `view`, a shell `cat`, `head` or `sed -n` of one path), as the call wrote it;
+/// `None` for a call that reads no file or that this matcher cannot be sure of.
+pub fn read_path(name: &str, input: &Value) -> Option<String> {
+    match classify_call(name, input)? {
+        FileAccess::Read { path, .. } => Some(path),
+        FileAccess::Write { .. } => None,
+    }
+}
+
 /// Classifies a structured tool call.
 pub(super) fn classify_call(name: &str, input: &Value) -> Option<FileAccess> {
     let name = name.to_ascii_lowercase();
@@ -387,6 +397,31 @@ mod tests {
         ] {
             assert_eq!(classify_command(command), None, "{command}");
         }
+    }
+
+    #[test]
+    fn the_path_a_call_reads() {
+        let reads = [
+            ("Read", json!({"file_path": "/src/shop/src/a.rs"})),
+            ("read", json!({"filePath": "src/a.rs", "offset": 10})),
+            ("Bash", json!({"command": "sed -n '1,40p' ./src/a.rs"})),
+            ("shell", json!({"command": ["bash", "-lc", "cat src/a.rs"]})),
+        ];
+        let paths: Vec<Option<String>> = reads
+            .iter()
+            .map(|(name, input)| read_path(name, input))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                Some("/src/shop/src/a.rs".to_owned()),
+                Some("src/a.rs".to_owned()),
+                Some("src/a.rs".to_owned()),
+                Some("src/a.rs".to_owned()),
+            ]
+        );
+        assert_eq!(read_path("Edit", &json!({"file_path": "src/a.rs"})), None);
+        assert_eq!(read_path("Bash", &json!({"command": "cargo test"})), None);
     }
 
     #[test]

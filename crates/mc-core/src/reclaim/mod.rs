@@ -76,6 +76,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use config::ReclaimConfig;
+pub use file_access::read_path;
 pub use index::FingerprintIndex;
 pub use inputs::{InputReclaim, MIN_INPUT_TOKENS, plan_input_reclaim};
 pub use nudge::{NudgeAudience, nudge};

@@ -91,6 +91,7 @@ pub(crate) async fn run_task(
         let now = AtomicI64::new(EVENING_MS);
         let clock = || now.fetch_add(bounds.tick_ms, Ordering::SeqCst);
         let runner = Runner {
+            calls: &crate::fixture::NoCalls,
             store: &store,
             model: &model,
             owner: "loop",
@@ -365,6 +366,7 @@ fn a_model_failing_mid_loop_changes_nothing_it_decided() {
     });
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store: &store,
         model: &model,
         owner: "loop",

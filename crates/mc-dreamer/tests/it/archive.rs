@@ -38,6 +38,7 @@ fn status(store: &Store, id: u64) -> MemoryStatus {
 fn run(store: &Store, model: &FakeModel, days: u32) -> mc_store::DreamerRun {
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store,
         model,
         owner: "archive-test",
@@ -200,6 +201,7 @@ fn a_project_of_no_model_and_no_folder_is_still_archived() {
     let id = add(&store, "Use tabs.", false, EVENING_MS - 365 * DAY_MS);
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store: &store,
         model: &crate::scheduler::NoModel,
         owner: "archive-test",

@@ -65,6 +65,7 @@ pub(crate) async fn dream_task(
     tokio::task::spawn_blocking(move || {
         let clock = || EVENING_MS;
         let runner = Runner {
+            calls: &crate::fixture::NoCalls,
             store: &store,
             model: &judge,
             owner: "e2e",

@@ -181,6 +181,10 @@ impl InFlight for NoCalls {
     fn is_calling(&self, _project: &ProjectId, _credential: &CredentialId) -> bool {
         false
     }
+
+    fn wait_free(&self, _: &ProjectId, _: &CredentialId, _: std::time::Duration) -> bool {
+        true
+    }
 }
 
 /// Whether `request` is a step of the agent loop (rather than a one-shot judging call).

@@ -14,6 +14,7 @@ use crate::scheduler::NoModel;
 fn run(store: &Store, sightings: u32) -> DreamerRun {
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store,
         model: &NoModel,
         owner: "promote-test",

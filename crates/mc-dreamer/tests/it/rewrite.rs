@@ -143,6 +143,7 @@ fn a_rewrite_that_drops_an_identifier_grows_or_is_empty_changes_nothing_and_says
     });
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store: &store,
         model: &model,
         owner: "rewrite-test",
@@ -188,6 +189,7 @@ fn a_lower_budget_sends_the_shorter_memories_too() {
     });
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store: &store,
         model: &model,
         owner: "rewrite-test",

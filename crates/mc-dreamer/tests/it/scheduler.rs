@@ -54,6 +54,7 @@ fn a_run_skips_while_another_scheduler_holds_the_lease_and_releases_its_own() {
     let now = Cell::new(EVENING_MS);
     let clock = || now.get();
     let runner = Runner {
+        calls: &NoCalls,
         store: &store,
         model: &model,
         owner: "proxy-b",
@@ -136,6 +137,7 @@ fn a_failing_model_never_changes_a_memory() {
     for (answer, class) in failures {
         let model = FakeModel::new(move |_| answer());
         let runner = Runner {
+            calls: &NoCalls,
             store: &store,
             model: &model,
             owner: "cli",
@@ -172,6 +174,7 @@ fn nothing_runs_before_the_cron_time_and_a_rate_limit_backs_off_then_succeeds() 
     let now = Cell::new(EVENING_MS);
     let clock = || now.get();
     let runner = Runner {
+        calls: &NoCalls,
         store: &store,
         model: &model,
         owner: "proxy",
@@ -185,7 +188,7 @@ fn nothing_runs_before_the_cron_time_and_a_rate_limit_backs_off_then_succeeds() 
     let folders = folders(dir.path());
     let mut tick = |at: i64| {
         now.set(at);
-        scheduler.tick(&runner, &folders, &NoCalls, at).unwrap()
+        scheduler.tick(&runner, &folders, at).unwrap()
     };
     assert!(tick(NIGHTLY_MS - 1).is_empty());
     let first = tick(NIGHTLY_MS);
@@ -222,6 +225,7 @@ fn identical_failures_stop_the_task_until_restart() {
     let now = Cell::new(EVENING_MS);
     let clock = || now.get();
     let runner = Runner {
+        calls: &NoCalls,
         store: &store,
         model: &model,
         owner: "proxy",
@@ -238,10 +242,7 @@ fn identical_failures_stop_the_task_until_restart() {
     for hour in 1..=6 {
         let at = EVENING_MS + hour * 60 * MINUTE;
         now.set(at);
-        runs += scheduler
-            .tick(&runner, &folders, &NoCalls, at)
-            .unwrap()
-            .len();
+        runs += scheduler.tick(&runner, &folders, at).unwrap().len();
     }
     assert_eq!(runs, 3, "stopped after the third identical failure");
     assert_eq!(
@@ -277,6 +278,7 @@ fn a_project_without_a_model_is_skipped_not_failed() {
     let store = store_with_memories(dir.path());
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &NoCalls,
         store: &store,
         model: &NoModel,
         owner: "proxy",
@@ -340,6 +342,7 @@ fn a_memory_edited_while_the_model_thinks_keeps_the_edit() {
     });
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &NoCalls,
         store: &store,
         model: &model,
         owner: "proxy",

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use mc_core::ProjectId;
 use mc_dreamer::{CredentialId, InFlight, Limits, Runner, Scheduler, TaskSettings};
@@ -33,6 +34,11 @@ impl InFlight for Calls {
             .unwrap()
             .contains(&(project.clone(), *credential))
     }
+
+    /// A test's calls never end while a run waits: the run waits out its time.
+    fn wait_free(&self, project: &ProjectId, credential: &CredentialId, _: Duration) -> bool {
+        !self.is_calling(project, credential)
+    }
 }
 
 #[test]
@@ -52,9 +58,11 @@ fn a_run_waits_for_its_projects_call_on_the_same_credential_and_then_runs() {
     let model = FakeModel::new(|request| Ok(or_finish(request, json!({"verdicts": []}))));
     let now = std::cell::Cell::new(EVENING_MS);
     let clock = || now.get();
+    let calls = Calls::default();
     let runner = Runner {
         store: &store,
         model: &model,
+        calls: &calls,
         owner: "proxy",
         clock: &clock,
         limits: Limits::default(),
@@ -62,7 +70,6 @@ fn a_run_waits_for_its_projects_call_on_the_same_credential_and_then_runs() {
         team: None,
     };
     let mut scheduler = Scheduler::new(&verify_only(), EVENING_MS).unwrap();
-    let calls = Calls::default();
     let elsewhere = CredentialId::of(&mc_llm::ModelEndpoint::new(
         mc_llm::Wire::Anthropic,
         "http://fake",
@@ -72,7 +79,7 @@ fn a_run_waits_for_its_projects_call_on_the_same_credential_and_then_runs() {
     calls.set(&[(project(), fake_credential()), (other.clone(), elsewhere)]);
     let tick = |scheduler: &mut Scheduler, at: i64| {
         now.set(at);
-        scheduler.tick(&runner, &folders, &calls, at).unwrap()
+        scheduler.tick(&runner, &folders, at).unwrap()
     };
 
     let first = tick(&mut scheduler, NIGHTLY_MS);

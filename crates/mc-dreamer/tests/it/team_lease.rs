@@ -64,6 +64,7 @@ fn a_dreamer_elsewhere_holding_the_team_lease_makes_the_run_skip_until_it_lets_g
     let model = FakeModel::new(|request| Ok(or_finish(request, json!({"verdicts": []}))));
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store: &store,
         model: &model,
         owner: "serve-7",
@@ -127,6 +128,7 @@ fn an_unreachable_team_store_skips_memory_tasks_at_once_and_says_why() {
     let model = FakeModel::new(|request| Ok(or_finish(request, json!({"verdicts": []}))));
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store: &store,
         model: &model,
         owner: "serve-7",

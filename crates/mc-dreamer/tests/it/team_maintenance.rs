@@ -117,6 +117,7 @@ pub(crate) fn dream(
     let team = TeamMemories::new(alice.sync.clone(), runtime.handle().clone(), "serve-1").unwrap();
     let clock = || EVENING_MS;
     let runner = Runner {
+        calls: &crate::fixture::NoCalls,
         store: &alice.store,
         model,
         owner: "serve-1",

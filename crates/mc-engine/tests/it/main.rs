@@ -15,6 +15,8 @@ mod examples;
 #[cfg(test)]
 mod history;
 #[cfg(test)]
+mod key_files_head;
+#[cfg(test)]
 mod memory_head;
 #[cfg(test)]
 mod modes;

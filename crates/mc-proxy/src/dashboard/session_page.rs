@@ -248,7 +248,8 @@ fn tier_name(tier: DetailTier) -> &'static str {
         DetailTier::Condensed => "Condensed",
         DetailTier::Paragraph => "Paragraph",
         DetailTier::Line => "One line",
-        DetailTier::Heading => "Heading only",
+        DetailTier::Heading => "Heading and the user's words",
+        DetailTier::Title => "Heading only",
     }
 }
 

@@ -34,10 +34,10 @@ enum Part {
 }
 
 /// Within the proxy's idle timeout for the upstream (20 s in the tests' settings).
-const PING_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const PING_EVERY: Duration = Duration::from_secs(5);
 
 /// The closing events of the answer [`anthropic_stream_head`] starts.
-fn stream_tail() -> String {
+pub(crate) fn stream_tail() -> String {
     [
         sse_event(
             "content_block_stop",
@@ -84,12 +84,53 @@ async fn holding_upstream(release: Arc<Notify>) -> Upstream {
     .await
 }
 
-fn unix_ms() -> i64 {
+pub(crate) fn unix_ms() -> i64 {
     let elapsed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     i64::try_from(elapsed.as_millis()).unwrap()
 }
 
-fn verify_runs(proxy: &Proxy) -> Vec<DreamerRun> {
+/// The test configuration with only `verify_memories` on, due every minute.
+pub(crate) fn verify_every_minute() -> mc_core::config::Config {
+    let mut config = quiet_config();
+    let off = TaskSchedule::Off;
+    config.dreamer.schedules = DreamerSchedules {
+        verify_memories: TaskSchedule::Cron("* * * * *".into()),
+        consolidate_memories: off.clone(),
+        archive_stale_memories: off.clone(),
+        rewrite_verbose_memories: off.clone(),
+        maintain_docs: off.clone(),
+        evaluate_smart_notes: off.clone(),
+        promote_user_profile: off.clone(),
+        pin_key_files: off,
+    };
+    config
+}
+
+/// Sends a streaming Claude Code call working in `folder`, asking `text`; the response as
+/// soon as its head arrives.
+pub(crate) async fn stream_in(
+    proxy: &Proxy,
+    folder: &std::path::Path,
+    text: &str,
+) -> reqwest::Response {
+    let folder = folder.canonicalize().unwrap();
+    let system = format!(
+        "You are Claude Code.\nPrimary working directory: {}\n",
+        folder.display()
+    );
+    let mut request = body(&system, text);
+    request["stream"] = json!(true);
+    client()
+        .post(proxy.url("/v1/messages"))
+        .header("content-type", "application/json")
+        .header("x-api-key", "sk-ant-test-dreamer")
+        .body(request.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+pub(crate) fn verify_runs(proxy: &Proxy) -> Vec<DreamerRun> {
     proxy
         .store()
         .read(|tx| tx.dreamer_runs(None, 10))
@@ -103,37 +144,12 @@ fn verify_runs(proxy: &Proxy) -> Vec<DreamerRun> {
 async fn a_due_run_waits_for_the_projects_call_and_follows_its_end() {
     let release = Arc::new(Notify::new());
     let upstream = holding_upstream(Arc::clone(&release)).await;
-    let mut config = quiet_config();
-    let off = TaskSchedule::Off;
-    config.dreamer.schedules = DreamerSchedules {
-        verify_memories: TaskSchedule::Cron("* * * * *".into()),
-        consolidate_memories: off.clone(),
-        archive_stale_memories: off.clone(),
-        rewrite_verbose_memories: off.clone(),
-        maintain_docs: off.clone(),
-        evaluate_smart_notes: off.clone(),
-        promote_user_profile: off.clone(),
-        pin_key_files: off,
-    };
+    let config = verify_every_minute();
     let started = Instant::now();
     let proxy = Proxy::start_with_config(settings(&upstream.url()), config).await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".git")).unwrap();
-    let folder = dir.path().canonicalize().unwrap();
-    let system = format!(
-        "You are Claude Code.\nPrimary working directory: {}\n",
-        folder.display()
-    );
-    let mut request = body(&system, "Fix the parser.");
-    request["stream"] = json!(true);
-    let response = client()
-        .post(proxy.url("/v1/messages"))
-        .header("content-type", "application/json")
-        .header("x-api-key", "sk-ant-test-dreamer")
-        .body(request.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = stream_in(&proxy, dir.path(), "Fix the parser.").await;
     assert_eq!(response.status().as_u16(), 200);
 
     tokio::time::sleep(HOLD.saturating_sub(started.elapsed())).await;

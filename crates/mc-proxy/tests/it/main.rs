@@ -20,6 +20,7 @@ mod continued_sessions;
 mod dashboard;
 mod dashboard_browser;
 mod dashboard_host_compaction;
+mod dreamer_steps_wait;
 mod dreamer_waits;
 mod embeddings;
 mod failures;

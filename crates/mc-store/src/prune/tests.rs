@@ -34,6 +34,10 @@ const KEPT_TABLES: &[(&str, &str)] = &[
     ("dreamer_leases", "per project"),
     ("dreamer_runs", "per project"),
     (
+        "key_files",
+        "per project: replaced by each pin_key_files run",
+    ),
+    (
         "team_memories",
         "a cache of the team store's project knowledge",
     ),

@@ -23,6 +23,65 @@ fn applied_migrations(path: &Path) -> Vec<(u32, String)> {
         .unwrap()
 }
 
+/// Every migration this binary applies, by version and name.
+fn every_migration() -> Vec<(u32, String)> {
+    vec![
+        (1, "sessions and raw messages".to_string()),
+        (2, "engine state: tags, drops, passes".to_string()),
+        (3, "call ledger".to_string()),
+        (4, "raw log keyed by row id, content last".to_string()),
+        (5, "learned token corrections per model".to_string()),
+        (6, "historian compartments".to_string()),
+        (
+            7,
+            "historian facts, observations, runs and quotes".to_string(),
+        ),
+        (8, "staging area of compartment rebuilds".to_string()),
+        (9, "project memories and their change log".to_string()),
+        (10, "full-text search indexes".to_string()),
+        (11, "agent notes".to_string()),
+        (12, "exchanges the proxy ran for its own tools".to_string()),
+        (13, "message search holds the next message".to_string()),
+        (14, "when each hidden exchange was last used".to_string()),
+        (15, "provisional compartments".to_string()),
+        (16, "messages a provider accepted".to_string()),
+        (17, "compartment indexes".to_string()),
+        (18, "the folder of each project".to_string()),
+        (19, "the user's profile".to_string()),
+        (
+            20,
+            "dreamer lease and runs; the task behind a memory change".to_string(),
+        ),
+        (21, "a whole session can be pruned".to_string()),
+        (
+            22,
+            "session modes and the session a subagent works for".to_string(),
+        ),
+        (
+            23,
+            "what a session carries from the conversation its client compacted away".to_string(),
+        ),
+        (
+            24,
+            "the client's own prompt and the window on each call".to_string(),
+        ),
+        (
+            25,
+            "when each memory was last retrieved or restated".to_string(),
+        ),
+        (26, "team store cache and write queue".to_string()),
+        (
+            27,
+            "dreamer maintenance through the team write queue".to_string(),
+        ),
+        (
+            28,
+            "team-wide memory use and the team's smart notes".to_string(),
+        ),
+        (29, "the dreamer's pinned key files".to_string()),
+    ]
+}
+
 fn user_version(path: &Path) -> u32 {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.query_row("PRAGMA user_version", [], |row| row.get(0))
@@ -40,64 +99,7 @@ fn reopening_applies_nothing_and_keeps_the_data() {
         assert_eq!(store.read(|tx| tx.message_count(&sid("s"))).unwrap(), 3);
     }
     assert_eq!(user_version(&path), SCHEMA_VERSION);
-    assert_eq!(
-        applied_migrations(&path),
-        vec![
-            (1, "sessions and raw messages".to_string()),
-            (2, "engine state: tags, drops, passes".to_string()),
-            (3, "call ledger".to_string()),
-            (4, "raw log keyed by row id, content last".to_string()),
-            (5, "learned token corrections per model".to_string()),
-            (6, "historian compartments".to_string()),
-            (
-                7,
-                "historian facts, observations, runs and quotes".to_string()
-            ),
-            (8, "staging area of compartment rebuilds".to_string()),
-            (9, "project memories and their change log".to_string()),
-            (10, "full-text search indexes".to_string()),
-            (11, "agent notes".to_string()),
-            (12, "exchanges the proxy ran for its own tools".to_string()),
-            (13, "message search holds the next message".to_string()),
-            (14, "when each hidden exchange was last used".to_string()),
-            (15, "provisional compartments".to_string()),
-            (16, "messages a provider accepted".to_string()),
-            (17, "compartment indexes".to_string()),
-            (18, "the folder of each project".to_string()),
-            (19, "the user's profile".to_string()),
-            (
-                20,
-                "dreamer lease and runs; the task behind a memory change".to_string()
-            ),
-            (21, "a whole session can be pruned".to_string()),
-            (
-                22,
-                "session modes and the session a subagent works for".to_string()
-            ),
-            (
-                23,
-                "what a session carries from the conversation its client compacted away"
-                    .to_string()
-            ),
-            (
-                24,
-                "the client's own prompt and the window on each call".to_string()
-            ),
-            (
-                25,
-                "when each memory was last retrieved or restated".to_string()
-            ),
-            (26, "team store cache and write queue".to_string()),
-            (
-                27,
-                "dreamer maintenance through the team write queue".to_string()
-            ),
-            (
-                28,
-                "team-wide memory use and the team's smart notes".to_string()
-            ),
-        ]
-    );
+    assert_eq!(applied_migrations(&path), every_migration());
 }
 
 #[test]
@@ -188,7 +190,7 @@ fn threads_opening_one_fresh_file_at_once_all_succeed_and_migrate_once() {
             }
         }
         assert_eq!(user_version(&path), SCHEMA_VERSION);
-        assert_eq!(applied_migrations(&path).len(), SCHEMA_VERSION as usize);
+        assert_eq!(applied_migrations(&path), every_migration());
         let store = Store::open(path.as_path()).unwrap();
         assert_eq!(store.read(|tx| tx.list_sessions(100)).unwrap().len(), 8);
     }
@@ -243,7 +245,7 @@ fn processes_opening_one_fresh_file_at_once_all_succeed() {
         assert!(stdout.contains("1 passed"), "{stdout}");
     }
     assert_eq!(store.read(|tx| tx.list_sessions(100)).unwrap().len(), 4);
-    assert_eq!(applied_migrations(&path).len(), SCHEMA_VERSION as usize);
+    assert_eq!(applied_migrations(&path), every_migration());
 }
 
 /// How long a child opening the store may take: it does one open and one write, so longer

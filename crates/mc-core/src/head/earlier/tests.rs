@@ -111,6 +111,7 @@ fn m0_shows_the_earlier_conversation_after_the_profile_and_before_the_history() 
     let budgets = HeadBudgets {
         history_tokens: Tokens(1_000),
         memory_tokens: Tokens(1_000),
+        key_files_tokens: Tokens(1_000),
     };
     let m0 = render_m0(&inputs, budgets, &count);
     assert_eq!(
