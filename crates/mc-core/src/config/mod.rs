@@ -12,7 +12,7 @@
 //! let execute = config.pass.execute_threshold_for("claude-sonnet-4-5").percent_of(Tokens(200_000));
 //! assert_eq!(execute.get(), 65);
 //! assert_eq!(PassConfig::force_band_percent(execute).get(), 85);
-//! assert_eq!(config.history.budget_tokens(Some(Tokens(200_000))), Tokens(30_000));
+//! assert_eq!(config.history.budget_tokens(Some(Tokens(200_000))), Tokens(10_000));
 //! ```
 
 mod cache;
@@ -108,8 +108,8 @@ mod tests {
             (c.reduction.protected_tags, c.reduction.drop_skeletons),
             (20, 20)
         );
-        assert_eq!(c.history.budget_percent.get(), 15);
-        assert_eq!(c.history.budget_tokens_unknown_window, Tokens(60_000));
+        assert_eq!(c.history.budget_percent.get(), 5);
+        assert_eq!(c.history.budget_tokens_unknown_window, Tokens(20_000));
         let m1 = &c.history.m1_refold;
         assert_eq!(m1.history_budget_percent.get(), 20);
         assert_eq!(

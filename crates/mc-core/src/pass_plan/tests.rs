@@ -393,14 +393,14 @@ fn new_compartments_alone_soft_bust() {
 #[test]
 fn m1_backstop_boundaries() {
     let history = HistoryConfig::default();
-    // History budget of a 200K window is 30K; 20% of it is 6,000 tokens.
+    // History budget of a 200K window is 10K; 20% of it is 2,000 tokens.
     let over_budget = |m1: u64| PassInputs {
         m1_tokens: Tokens(m1),
         m0_tokens: Tokens(0),
         ..live()
     };
-    assert!(m1_backstop(&over_budget(6_000), &history).is_none());
-    assert!(m1_backstop(&over_budget(6_001), &history).is_some());
+    assert!(m1_backstop(&over_budget(2_000), &history).is_none());
+    assert!(m1_backstop(&over_budget(2_001), &history).is_some());
     // 15% of m[0] once m[0] ≥ 500 tokens: 75 of 500.
     let of_m0 = |m0: u64, m1: u64| PassInputs {
         m0_tokens: Tokens(m0),
@@ -420,13 +420,13 @@ fn m1_backstop_boundaries() {
         m1_backstop(&updates(41), &history),
         Some("m[1] backstop: 41 memory updates > 40".to_owned())
     );
-    // Unknown window: the 60K fallback budget, so 12,000 tokens.
+    // Unknown window: the 20K fallback budget, so 4,000 tokens.
     let unknown = |m1: u64| PassInputs {
         usable_window: None,
         ..over_budget(m1)
     };
-    assert!(m1_backstop(&unknown(12_000), &history).is_none());
-    assert!(m1_backstop(&unknown(12_001), &history).is_some());
+    assert!(m1_backstop(&unknown(4_000), &history).is_none());
+    assert!(m1_backstop(&unknown(4_001), &history).is_some());
 }
 
 #[test]
