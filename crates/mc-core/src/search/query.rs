@@ -204,7 +204,13 @@ mod tests {
     /// something as much as one it splits (snake_case, dotted, a path).
     #[test]
     fn a_made_name_of_one_word_names_something() {
-        for text in ["parseValue", "test42", "HTTPServer2", "old_field", "card_parser.py"] {
+        for text in [
+            "parseValue",
+            "test42",
+            "HTTPServer2",
+            "old_field",
+            "card_parser.py",
+        ] {
             assert!(fts_query(text).unwrap().names_something(), "{text}");
         }
         let alone = fts_query("parseValue").unwrap();
