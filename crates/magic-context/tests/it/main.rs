@@ -22,6 +22,8 @@ mod crash;
 mod dashboard;
 mod doctor;
 mod dream;
+#[cfg(feature = "local-embeddings")]
+mod locomo_cross_validation;
 mod mcp;
 mod memory;
 mod opencode;

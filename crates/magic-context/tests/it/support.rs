@@ -66,6 +66,18 @@ impl Machine {
     }
 
     pub fn run_in(&self, cwd: &Path, args: &[&str], extra_env: &[(&str, &OsStr)]) -> Run {
+        self.run_bounded(cwd, args, extra_env, deadline::QUICK)
+    }
+
+    /// [`Self::run_in`] with a deadline of `limit` instead of [`deadline::QUICK`], for a
+    /// command whose work is long by nature (a benchmark).
+    pub fn run_bounded(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        extra_env: &[(&str, &OsStr)],
+        limit: std::time::Duration,
+    ) -> Run {
         let mut command = Command::new(env!("CARGO_BIN_EXE_magic-context"));
         command
             .args(args)
@@ -77,7 +89,7 @@ impl Machine {
             command.env(name, value);
         }
         let name = format!("magic-context {}", args.join(" "));
-        let output = deadline::Bounded::output(&mut command, &name, deadline::QUICK);
+        let output = deadline::Bounded::output(&mut command, &name, limit);
         Run::from(output, self.root.path())
     }
 }

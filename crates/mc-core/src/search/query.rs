@@ -36,28 +36,30 @@ pub struct FtsQuery {
     pub all_words: String,
     /// The words searched, lower-cased, in the order they first appeared.
     pub terms: Vec<String>,
-    /// The made names of the text ([`crate::identifiers`]) of more than one word, each as an
-    /// FTS5 phrase, joined with `AND`: `old_field` is the words `old` and `field` side by
-    /// side, which rows that merely hold both words apart (`old` here, `field` there) are
-    /// not. `None` when the text names nothing of more than one word, or says more than
-    /// its made names.
+    /// The made names of the text ([`crate::identifiers`]), each as an FTS5 phrase, joined
+    /// with `AND`: `old_field` is the words `old` and `field` side by side, which rows that
+    /// merely hold both words apart (`old` here, `field` there) are not; a name of one word
+    /// (`parseValue`, `test42`) is that word. `None` when the text names nothing, or says
+    /// more than its made names.
     pub made_names: Option<String>,
     /// For a text that says more than its made names (a sentence around one), those made
-    /// names of more than one word as FTS5 phrases joined with `OR`: the rows that write one
-    /// of them as one are ranked first, then the sentence's words rank the rest. `None` for a
-    /// text that names nothing of more than one word, or that is made names alone (then
-    /// [`Self::made_names`]).
+    /// names as FTS5 phrases joined with `OR`: the rows that write one of them are ranked
+    /// first, then the sentence's words rank the rest. `None` for a text that names
+    /// nothing, or that is made names alone (then [`Self::made_names`]).
     pub named_in_text: Option<String>,
-    /// Those made names of more than one word as written, lower-cased (`self.do_query`,
-    /// `model_fields`): a phrase matches words side by side whatever stands between them,
+    /// Those made names as written, lower-cased (`self.do_query`, `model_fields`,
+    /// `parsevalue`): a phrase matches words side by side whatever stands between them,
     /// and stemmed (`"model fields"` is also `models/fields`), so the rows that write a
     /// name exactly are told apart by their text ([`writes_name`]).
     pub written: Vec<String>,
 }
 
 impl FtsQuery {
-    /// Whether the text names something of more than one word: then the rows that write
-    /// it are asked for first ([`Self::made_names`], [`Self::named_in_text`]).
+    /// Whether the text names something: a made name ([`crate::identifiers`]: snake_case,
+    /// CamelCase, dotted or path-like, a word with digits), of one word or several. Then the
+    /// rows that write it are asked for first ([`Self::made_names`],
+    /// [`Self::named_in_text`]) and full text leads the ranking: the message that wrote
+    /// `parseValue` is what is asked for, as much as the one that wrote `parse_value`.
     pub fn names_something(&self) -> bool {
         self.made_names.is_some() || self.named_in_text.is_some()
     }
@@ -123,9 +125,8 @@ pub fn fts_query(text: &str) -> Result<FtsQuery, QueryError> {
     })
 }
 
-/// The made names of `text` of more than one word, each as an FTS5 phrase and as written
-/// (lower-cased), and whether `text` is made names alone (every one of `terms`, its words,
-/// belongs to one).
+/// The made names of `text`, each as an FTS5 phrase and as written (lower-cased), and
+/// whether `text` is made names alone (every one of `terms`, its words, belongs to one).
 fn made_name_phrases(text: &str, terms: &[String]) -> (Vec<String>, Vec<String>, bool) {
     let mut phrases: Vec<String> = Vec::new();
     let mut written: Vec<String> = Vec::new();
@@ -138,7 +139,7 @@ fn made_name_phrases(text: &str, terms: &[String]) -> (Vec<String>, Vec<String>,
             .collect();
         let phrase = format!("\"{}\"", words.join(" "));
         named.extend(words.iter().cloned());
-        if words.len() > 1 && phrases.len() < MAX_QUERY_TERMS && !phrases.contains(&phrase) {
+        if !words.is_empty() && phrases.len() < MAX_QUERY_TERMS && !phrases.contains(&phrase) {
             phrases.push(phrase);
             written.push(name.to_lowercase());
         }
@@ -196,14 +197,40 @@ mod tests {
         );
         assert_eq!(fts_query("why does it fail").unwrap().named_in_text, None);
         assert_eq!(fts_query("parse the card").unwrap().made_names, None);
-        assert_eq!(fts_query("parseValue v2").unwrap().made_names, None);
+        assert!(!fts_query("parse the card").unwrap().names_something());
+    }
+
+    /// A made name the tokenizer keeps as one word (CamelCase, a word with digits) names
+    /// something as much as one it splits (snake_case, dotted, a path).
+    #[test]
+    fn a_made_name_of_one_word_names_something() {
+        for text in [
+            "parseValue",
+            "test42",
+            "HTTPServer2",
+            "old_field",
+            "card_parser.py",
+        ] {
+            assert!(fts_query(text).unwrap().names_something(), "{text}");
+        }
+        let alone = fts_query("parseValue").unwrap();
+        assert_eq!(alone.made_names.as_deref(), Some(r#""parsevalue""#));
+        assert_eq!(alone.written, ["parsevalue"]);
+        let sentence = fts_query("parseValue v2").unwrap();
+        assert_eq!(sentence.made_names, None);
+        assert_eq!(sentence.named_in_text.as_deref(), Some(r#""parsevalue""#));
+        // Short runs and plain words are not names (`v2`, `HTTP`).
+        for text in ["v2 of it", "the HTTP server", "When did Caroline paint?"] {
+            assert!(!fts_query(text).unwrap().names_something(), "{text}");
+        }
     }
 
     #[test]
     fn made_names_are_kept_as_written() {
         let query = fts_query("why does self.do_query fail near Card_Parser.py").unwrap();
         assert_eq!(query.written, ["self.do_query", "card_parser.py"]);
-        assert!(fts_query("parseValue v2").unwrap().written.is_empty());
+        assert_eq!(fts_query("parseValue v2").unwrap().written, ["parsevalue"]);
+        assert!(fts_query("parse v2").unwrap().written.is_empty());
     }
 
     #[test]

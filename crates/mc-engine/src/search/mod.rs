@@ -9,6 +9,7 @@
 //! asker's workspaces share with it ([`SearchRequest::shared`]) are searched beside the
 //! project's own, in the shared categories only, and come back marked with their project.
 
+mod centre;
 mod date_bound;
 mod embedding;
 mod hit;

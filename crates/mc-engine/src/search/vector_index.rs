@@ -12,6 +12,7 @@ use mc_core::search::{Candidate, Signal, Source};
 use mc_core::{ContentHash, SessionId};
 use mc_store::{SearchScope, Store, VectorPlace, VectorSource};
 
+use super::centre::Centred;
 use super::{Found, ItemKey, MessagePlace};
 
 /// Rows read per statement while refreshing.
@@ -90,16 +91,28 @@ impl VectorIndex {
     }
 
     /// The `per_source` items of each source nearest `query` within `scope`, each scored by
-    /// cosine similarity; items with none (at most 0) are not candidates. Memories are only
-    /// searched within the scope's project.
+    /// cosine similarity seen from the mean of the vectors in scope ([`Centred`]; from the
+    /// origin when the scope holds few); items with none (at most 0) are not candidates.
+    /// Memories are only searched within the scope's project.
     pub fn nearest(&self, query: &[f32], scope: &SearchScope, per_source: usize) -> Found {
+        let in_scope: Vec<usize> = (0..self.entries.len())
+            .filter(|&index| in_scope(&self.entries[index], scope))
+            .collect();
+        let centred = Centred::new(
+            query,
+            in_scope
+                .iter()
+                .map(|&index| self.entries[index].vector.as_slice()),
+        );
         let mut scored: HashMap<VectorSource, Vec<(f32, usize)>> = HashMap::new();
-        for (index, entry) in self.entries.iter().enumerate() {
-            if !in_scope(entry, scope) {
-                continue;
-            }
+        for index in in_scope {
+            let entry = &self.entries[index];
             // Vectors of another width are another model's; no similarity means unrelated.
-            let Some(similarity) = mc_embed::cosine(query, &entry.vector) else {
+            let similarity = match &centred {
+                Some(centred) => centred.similarity(&entry.vector),
+                None => mc_embed::cosine(query, &entry.vector),
+            };
+            let Some(similarity) = similarity else {
                 continue;
             };
             if similarity <= 0.0 {
