@@ -184,7 +184,7 @@ fn replay_and_check(seed: u64) -> f64 {
     assert!(magic.labelled.contains_key("historian"));
     let kept = magic.user_words_kept.unwrap();
     let lost = autocompact.user_words_kept.unwrap();
-    assert!(kept >= 0.95, "magic kept {kept} of the user's messages");
+    assert!(kept >= 0.98, "magic kept {kept} of the user's messages");
     assert!(lost <= 0.5, "compaction kept {lost} of the user's messages");
     // What the model went on to use (file names, values) is still in front of it far more
     // often than after a compaction.
@@ -194,10 +194,11 @@ fn replay_and_check(seed: u64) -> f64 {
         magic_refs >= compaction_refs + 0.1,
         "magic kept {magic_refs} of the references the model used, compaction {compaction_refs}"
     );
-    // And it costs less than compaction. Seeds 1-8 measured 0.758-0.805 (mean 0.787); the
-    // product's aim is 0.7, so this bound only keeps a regression from passing unseen.
+    // And it costs less than compaction. Seeds 1-8 measured 0.735-0.781 (mean 0.763, user
+    // words 1.0 in each); the product's aim is 0.7, so this bound only keeps a regression
+    // from passing unseen.
     assert!(
-        controlled <= 0.85,
+        controlled <= 0.80,
         "magic cost {controlled:.3} of compaction's controlled cost"
     );
     controlled
