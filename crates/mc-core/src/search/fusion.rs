@@ -377,6 +377,8 @@ mod tests {
     fn rank_fusion_sums_reciprocal_ranks_within_each_list() {
         let weights = FusionWeights {
             rank_constant: Some(60.0),
+            semantic: 0.5,
+            full_text: 0.5,
             ..FusionWeights::default()
         };
         // Item 1 is first by full text only; item 2 second by full text and first by
