@@ -3,6 +3,20 @@
 //! History fades with age measured in compartments, not time: a session idle for a week has
 //! not forgotten anything, while one that moved on through many tasks has. Importance stretches
 //! the half-life and pressure (how far full detail would overshoot the budget) shrinks it.
+//!
+//! Decay starts at the condensed summary, not the full one (DESIGN §9 has the newest
+//! compartments of `m[0]` at full detail): a compartment is shown in full once, in `m[1]`,
+//! while it is news; folded into `m[0]`, read on every call until the session ends, it shows
+//! its condensed summary, with its index of names and the user's words, and `ctx_expand`
+//! gives back the range itself. The full summaries of the newest compartments were the
+//! largest part of `m[0]`'s history, and the names a later turn reaches for are in the index,
+//! not the prose. Replay (controlled cost against autocompact / references kept, user words
+//! 1.0 throughout; full below z 0.201 -> never): swe set at 200K 0.881 / 0.9886 -> 0.861 /
+//! 0.9880, at 64K 1.100 / 0.9679 -> 1.079 / 0.9669; the long generated sessions (seeds 1, 2,
+//! 3, 7) 0.764 -> 0.756, references unchanged; the anthropic capture 1.008 -> 1.008 at 200K,
+//! 1.074 -> 1.070 at 64K. Showing new compartments condensed in `m[1]` too was cheaper on the
+//! swe set (0.850 and 1.062) but cost the capture at 64K a bust (1.144), so `m[1]` keeps the
+//! full summary.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,9 +77,9 @@ pub const PRESSURE_FLOOR: f64 = 0.1;
 /// Half-life in compartments at importance 50 and pressure 1.
 const BASE_HALF_LIFE: f64 = 24.0;
 
-/// Upper bounds of `z = age / H` for each tier (DESIGN §9), most detailed first.
-const Z_LIMITS: [(f64, DetailTier); 4] = [
-    (0.201, DetailTier::Full),
+/// Upper bounds of `z = age / H` for each tier (DESIGN §9), most detailed first; DESIGN's
+/// full tier (below 0.201) folds into the condensed one (see the module doc).
+const Z_LIMITS: [(f64, DetailTier); 3] = [
     (0.729, DetailTier::Condensed),
     (1.322, DetailTier::Paragraph),
     (2.587, DetailTier::Line),
@@ -73,11 +87,11 @@ const Z_LIMITS: [(f64, DetailTier); 4] = [
 
 /// The tier of a compartment `age_compartments` older than the newest (the newest has age 0).
 ///
-/// `H = 24 · 2^((importance − 50)/25) / pressure`, `z = age / H`; full below 0.201, condensed
-/// below 0.729, paragraph below 1.322, line below 2.587, else the heading only. Importance is
-/// clamped to 1–100 and pressure to at least [`PRESSURE_FLOOR`] (a NaN pressure counts as the
-/// floor), so every input gives an answer, the newest is always full and older never shows
-/// more than newer.
+/// `H = 24 · 2^((importance − 50)/25) / pressure`, `z = age / H`; condensed below 0.729,
+/// paragraph below 1.322, line below 2.587, else the heading only (never full: see the module
+/// doc). Importance is clamped to 1–100 and pressure to at least [`PRESSURE_FLOOR`] (a NaN
+/// pressure counts as the floor), so every input gives an answer, the newest always shows its
+/// condensed summary and older never shows more than newer.
 pub fn decay_tier(age_compartments: u32, importance: u8, pressure: f64) -> DetailTier {
     let z = decay_z(age_compartments, importance, pressure);
     Z_LIMITS

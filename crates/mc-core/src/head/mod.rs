@@ -106,7 +106,7 @@
 //! <history>
 //! #### 1-14 | 2026-11-29 11:44 to 2026-11-29 12:14 UTC | Fix the flaky retry test
 //! <user ordinal=\"1\">Don't add sleeps.</user>
-//! The retry test slept on a real clock; it now uses the simulated clock.
+//! Retry test moved to the simulated clock.
 //! </history>
 //!
 //! <project-memory>

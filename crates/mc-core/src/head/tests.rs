@@ -160,8 +160,8 @@ fn m0_snapshot() {
         head.tiers_chosen,
         vec![
             (1, DetailTier::Condensed),
-            (41, DetailTier::Paragraph),
-            (89, DetailTier::Full)
+            (41, DetailTier::Condensed),
+            (89, DetailTier::Condensed)
         ]
     );
     assert_eq!(head.memory_ids, vec![2, 7, 5, 9]);
@@ -346,10 +346,11 @@ fn rendering_is_deterministic_and_order_free() {
 
 #[test]
 fn decay_boundaries_at_neutral_importance() {
-    // H = 24 at importance 50 and pressure 1: limits at ages 4.824, 17.496, 31.728, 62.088.
+    // H = 24 at importance 50 and pressure 1: limits at ages 17.496, 31.728, 62.088; the
+    // newest shows its condensed summary (the full one is `m[1]`'s).
     let cases = [
-        (0, DetailTier::Full),
-        (4, DetailTier::Full),
+        (0, DetailTier::Condensed),
+        (4, DetailTier::Condensed),
         (5, DetailTier::Condensed),
         (17, DetailTier::Condensed),
         (18, DetailTier::Paragraph),
@@ -366,12 +367,12 @@ fn decay_boundaries_at_neutral_importance() {
 
 #[test]
 fn decay_importance_and_pressure_scale_the_half_life() {
-    // Importance 75 doubles H (48): age 9 is z = 0.1875, still full.
-    assert_eq!(decay_tier(9, 75, 1.0), DetailTier::Full);
-    assert_eq!(decay_tier(10, 75, 1.0), DetailTier::Condensed);
-    // Pressure 2 halves H (12): age 2 is z = 0.167, age 3 is z = 0.25.
-    assert_eq!(decay_tier(2, 50, 2.0), DetailTier::Full);
-    assert_eq!(decay_tier(3, 50, 2.0), DetailTier::Condensed);
+    // Importance 75 doubles H (48): age 34 is z = 0.708, still condensed; 35 is 0.729.
+    assert_eq!(decay_tier(34, 75, 1.0), DetailTier::Condensed);
+    assert_eq!(decay_tier(35, 75, 1.0), DetailTier::Paragraph);
+    // Pressure 2 halves H (12): age 8 is z = 0.667, age 9 is z = 0.75.
+    assert_eq!(decay_tier(8, 50, 2.0), DetailTier::Condensed);
+    assert_eq!(decay_tier(9, 50, 2.0), DetailTier::Paragraph);
     // Out-of-range inputs are clamped rather than rejected.
     assert_eq!(decay_tier(40, 0, 1.0), decay_tier(40, 1, 1.0));
     assert_eq!(decay_tier(40, 255, 1.0), decay_tier(40, 100, 1.0));
@@ -384,7 +385,7 @@ fn decay_importance_and_pressure_scale_the_half_life() {
         decay_tier(400, 50, PRESSURE_FLOOR)
     );
     assert_eq!(decay_tier(400, 50, f64::INFINITY), DetailTier::Heading);
-    assert_eq!(decay_tier(0, 1, f64::INFINITY), DetailTier::Full);
+    assert_eq!(decay_tier(0, 1, f64::INFINITY), DetailTier::Condensed);
 }
 
 #[test]
@@ -394,6 +395,7 @@ fn decay_is_monotonic() {
         for importance in [1u8, 20, 50, 51, 80, 100] {
             for age in 0..400u32 {
                 let tier = decay_tier(age, importance, pressure);
+                assert!(tier > DetailTier::Full, "decay never shows full");
                 assert!(
                     decay_tier(age + 1, importance, pressure) >= tier,
                     "older shows more"
@@ -450,12 +452,13 @@ fn history_trims_to_its_budget_most_decayed_first_keeping_headings() {
             assert!(head.text.contains(&history::heading(c)));
         }
     }
+    // With room for everything, every compartment shows the most decay ever shows.
     let roomy = render_m0(&inputs, budgets(100_000, 0), &count);
     assert!(
         roomy
             .tiers_chosen
             .iter()
-            .all(|&(_, tier)| tier == DetailTier::Full)
+            .all(|&(_, tier)| tier == DetailTier::Condensed)
     );
 }
 

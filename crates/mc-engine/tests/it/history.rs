@@ -109,7 +109,7 @@ fn compartments_land_on_busts_only_soft_in_m1_then_folded_into_m0_with_the_task_
         "{m0}"
     );
     assert!(
-        m0.contains("| First steps\n<user ordinal=\"1\">quote 1</user>\nFirst steps: full."),
+        m0.contains("| First steps\n<user ordinal=\"1\">quote 1</user>\nFirst steps: condensed."),
         "{m0}"
     );
     assert_eq!(text_of(&fold.messages[1]), M1_PLACEHOLDER);

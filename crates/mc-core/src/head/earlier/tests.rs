@@ -67,7 +67,7 @@ fn an_earlier_conversation_shows_its_task_history_and_the_words_after_it() {
     ### 1-12 | 2026-11-07 09:01 to 2026-11-07 09:12 UTC | Weather app with OpenWeatherMap
     files: weather/index.html · names: GRAZ_LAT
     <user ordinal="8">use metric units</user>
-    Weather app with OpenWeatherMap: the full account of what was read, changed and run.
+    Weather app with OpenWeatherMap: condensed.
     </history>
     <user ordinal="14">please use a service that needs no api key</user>
     </earlier-conversation>
