@@ -26,10 +26,14 @@ pub fn team_report(config: &Config, store: &Store) -> Option<Value> {
     let (queued, oldest_ms, synced_ms, waiting) = store
         .read(|tx| {
             let (queued, oldest) = tx.team_queue()?;
-            let waiting = (tx.team_note_queue()?, tx.team_use_queue()?);
+            let waiting = (
+                tx.team_note_queue()?,
+                tx.team_use_queue()?,
+                tx.team_commit_queue()?,
+            );
             Ok((queued, oldest, tx.team_last_sync_ms()?, waiting))
         })
-        .unwrap_or((0, None, None, (0, 0)));
+        .unwrap_or((0, None, None, (0, 0, 0)));
     let reached = probe(url);
     let (version, leases) = match &reached {
         Ok((version, leases)) => (Some(*version), leases.clone()),
@@ -45,6 +49,7 @@ pub fn team_report(config: &Config, store: &Store) -> Option<Value> {
         "oldest_queued_ms": oldest_ms,
         "queued_note_changes": waiting.0,
         "queued_memory_uses": waiting.1,
+        "unsent_commits": waiting.2,
         "last_synced_ms": synced_ms,
         "dreamer_leases": leases,
     }))
@@ -124,6 +129,14 @@ pub fn team_line(report: &Value, now_ms: i64) -> String {
         n => format!(
             "{waiting}; the use of {n} memor{} waits to be sent",
             if n == 1 { "y" } else { "ies" }
+        ),
+    };
+    let waiting = match report["unsent_commits"].as_u64().unwrap_or_default() {
+        0 => waiting,
+        n => format!(
+            "{waiting}; {n} commit{} of the index wait{} to be shared",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" }
         ),
     };
     if report["reachable"] == Value::Bool(true) {

@@ -89,13 +89,7 @@ impl ReadTx<'_> {
                 rusqlite::params![query.expression, project.as_str(), since, until, limit],
                 |row| {
                     Ok(CommitHit {
-                        commit: Commit {
-                            sha: row.get(0)?,
-                            author: row.get(1)?,
-                            committed_ms: row.get(2)?,
-                            subject: row.get(3)?,
-                            body: row.get(4)?,
-                        },
+                        commit: commit_at(row, 0)?,
                         score: row.get(5)?,
                     })
                 },
@@ -104,4 +98,15 @@ impl ReadTx<'_> {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(StoreError::sqlite(DOING))
     }
+}
+
+/// The commit in five columns of `row` from `first`: sha, author, committed_ms, subject, body.
+pub(crate) fn commit_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Commit> {
+    Ok(Commit {
+        sha: row.get(first)?,
+        author: row.get(first + 1)?,
+        committed_ms: row.get(first + 2)?,
+        subject: row.get(first + 3)?,
+        body: row.get(first + 4)?,
+    })
 }

@@ -171,10 +171,15 @@ const MIGRATIONS: &[Migration] = &[
         name: "the dreamer's pinned key files",
         sql: include_str!("migrations/0029_key_files.sql"),
     },
+    Migration {
+        version: 30,
+        name: "the commit index shared through the team store",
+        sql: include_str!("migrations/0030_team_commits.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows; a store above it is refused.
-pub const SCHEMA_VERSION: u32 = 29;
+pub const SCHEMA_VERSION: u32 = 30;
 
 /// The stored version and whether the file has any schema, read in one statement so both come
 /// from the same snapshot: read apart, another process's migration could land in between and

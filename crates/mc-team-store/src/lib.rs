@@ -1,5 +1,6 @@
 //! Magic Context's team store: a project's knowledge (memories, their change log and the
-//! team's use of them, smart notes) kept in PostgreSQL, shared by every proxy of a team.
+//! team's use of them, smart notes, the commit index) kept in PostgreSQL, shared by every
+//! proxy of a team.
 //!
 //! The raw log, tags, drops and ledger stay in each machine's SQLite store; only project
 //! knowledge goes here. The team schema is versioned behind a fence like the local one
@@ -16,6 +17,7 @@
 //! cache and queue.
 
 mod client;
+mod commits;
 mod error;
 mod leases;
 mod maintenance;

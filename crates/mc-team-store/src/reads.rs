@@ -2,8 +2,9 @@
 //! version cursor, and full-text hits ranked by PostgreSQL.
 
 use mc_core::ProjectId;
-use mc_store::{MemoryLogEntry, MemoryStatus, StoredMemory, TeamNote, TeamUse};
+use mc_store::{Commit, MemoryLogEntry, MemoryStatus, StoredMemory, TeamNote, TeamUse};
 
+use crate::commits::{COMMIT_COLUMNS, commit_of};
 use crate::notes::{NOTE_COLUMNS, note_of};
 
 use crate::client::TeamStore;
@@ -11,8 +12,8 @@ use crate::error::{Result, postgres};
 use crate::rows::{LOG_COLUMNS, MEMORY_COLUMNS, id, log_entry_of, memory_of, pg_id};
 
 /// What changed in a project after a version: the memory rows as they stand now, the log
-/// entries to show, the team's use of its memories, its smart notes, and the version they
-/// reach.
+/// entries to show, the team's use of its memories, its smart notes, the commits added to its
+/// index, and the version they reach.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changes {
     /// Every memory whose row changed after the cursor, oldest first, with the version of
@@ -24,6 +25,8 @@ pub struct Changes {
     pub uses: Vec<TeamUse>,
     /// Every smart note changed after the cursor, as it stands now.
     pub notes: Vec<TeamNote>,
+    /// The commits added to the project's index after the cursor.
+    pub commits: Vec<Commit>,
     /// The newest version seen (the cursor to ask from next time).
     pub head: u64,
 }
@@ -136,6 +139,16 @@ impl TeamStore {
             )
             .await
             .map_err(postgres(self.redacted(), DOING))?;
+        let commit_rows = tx
+            .query(
+                &format!(
+                    "SELECT {COMMIT_COLUMNS} FROM mc_commits
+                     WHERE project_id = $1 AND version > $2 ORDER BY version"
+                ),
+                &[&project.as_str(), &after],
+            )
+            .await
+            .map_err(postgres(self.redacted(), DOING))?;
         tx.commit()
             .await
             .map_err(postgres(self.redacted(), DOING))?;
@@ -167,6 +180,11 @@ impl TeamStore {
             let (note, version) = note_of(row)?;
             changes.head = changes.head.max(id(version));
             changes.notes.push(note);
+        }
+        for row in &commit_rows {
+            let (commit, version) = commit_of(row);
+            changes.head = changes.head.max(id(version));
+            changes.commits.push(commit);
         }
         Ok(changes)
     }

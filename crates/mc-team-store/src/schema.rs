@@ -32,10 +32,14 @@ const MIGRATIONS: &[Migration] = &[
         version: 4,
         sql: include_str!("migrations/0004_smart_notes.sql"),
     },
+    Migration {
+        version: 5,
+        sql: include_str!("migrations/0005_commits.sql"),
+    },
 ];
 
 /// The newest team schema this binary knows.
-pub const TEAM_SCHEMA_VERSION: i32 = 4;
+pub const TEAM_SCHEMA_VERSION: i32 = 5;
 
 /// The key of the advisory lock migrations hold ("mc schema" in ASCII).
 const SCHEMA_LOCK: i64 = 0x6d63_2073_6368_656d;

@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mc_core::ProjectId;
-use mc_store::{QueuedTeamWrite, Store, TeamWrite};
+use mc_store::{Commit, QueuedTeamWrite, Store, TeamWrite};
 
 use crate::client::TeamStore;
 use crate::error::{Result, TeamStoreError};
@@ -25,6 +25,9 @@ pub const RETRY_AFTER_MS: i64 = 5_000;
 
 /// How many queued writes one replay sends at most.
 const REPLAY_BATCH: u32 = 500;
+
+/// How many stored commits one message to the team store carries.
+const COMMIT_BATCH: u32 = 500;
 
 /// What this process last knew of the team store, for `status` and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,6 +72,8 @@ pub struct Replayed {
     /// Batches of this machine's use of the team's memories the server counted (now or
     /// before); a batch it did not answer stays queued.
     pub use_batches: u64,
+    /// Stored commits sent to the team's commit index (new there or not).
+    pub commits: u64,
 }
 
 /// The local store and the team store of one process, kept in step.
@@ -150,7 +155,7 @@ impl TeamSync {
     /// Sends every queued write, oldest first, until the server stops answering; when all
     /// of them went, the queued changes to the team's smart notes, then this machine's use
     /// of the team's memories (after the writes, so use of a memory added meanwhile finds
-    /// it).
+    /// it), then the commits it stored that the team's index has not had from it.
     pub async fn replay(&self, now_ms: i64) -> Result<Replayed> {
         let queued = self
             .blocking(|store| store.read(|tx| tx.queued_team_writes(REPLAY_BATCH)))
@@ -162,7 +167,46 @@ impl TeamSync {
         if replayed.left == 0 {
             replayed.use_batches = self.send_use(now_ms).await?;
         }
+        if replayed.left == 0 {
+            replayed.commits = self.send_commits(now_ms).await?;
+        }
         Ok(replayed)
+    }
+
+    /// Sends the stored commits the team's index has not had from this machine, a batch per
+    /// project at a time, oldest first, until none is left or the server stops answering;
+    /// returns how many it took. Each batch is marked sent once the server answered (a batch
+    /// it refused too: it would refuse it again).
+    async fn send_commits(&self, now_ms: i64) -> Result<u64> {
+        let mut sent = 0;
+        loop {
+            let unsent = self
+                .blocking(|store| store.read(|tx| tx.unsent_team_commits(COMMIT_BATCH)))
+                .await?;
+            let Some(project) = unsent.first().map(|first| first.project.clone()) else {
+                return Ok(sent);
+            };
+            let (rows, commits): (Vec<i64>, Vec<Commit>) = unsent
+                .into_iter()
+                .filter(|unsent| unsent.project == project)
+                .map(|unsent| (unsent.row, unsent.commit))
+                .unzip();
+            match self.team.add_commits(&project, &commits).await {
+                Err(error) if error.is_retryable() => {
+                    self.note(now_ms, Err(&error));
+                    return Ok(sent);
+                }
+                Err(error) => tracing::warn!(
+                    %error,
+                    count = commits.len(),
+                    "the team store refused stored commits; they stay searchable here only"
+                ),
+                Ok(_) => sent += commits.len() as u64,
+            }
+            self.note(now_ms, Ok(()));
+            self.blocking(move |store| store.write(|tx| tx.mark_team_commits_sent(&rows)))
+                .await?;
+        }
     }
 
     /// Sends the queued changes to the team's smart notes, oldest first, until the server
@@ -291,7 +335,9 @@ impl TeamSync {
                     now_ms,
                 )?;
                 tx.cache_team_use(&project, &changes.uses)?;
-                tx.cache_team_notes(&project, &changes.notes)
+                tx.cache_team_notes(&project, &changes.notes)?;
+                tx.cache_team_commits(&project, &changes.commits)
+                    .map(|_| ())
             })
         })
         .await?;

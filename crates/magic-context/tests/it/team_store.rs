@@ -100,7 +100,7 @@ fn a_reachable_team_store_is_reported_with_its_schema_and_queue() {
     let text = machine.run(&["status"], &env).success();
     assert!(
         text.stdout.contains(
-            "reachable (schema v4); cache never synced; no writes queued\n  dreamer leases: \
+            "reachable (schema v5); cache never synced; no writes queued\n  dreamer leases: \
              none held (no dreamer is changing the team's memories)\n"
         ),
         "{}",

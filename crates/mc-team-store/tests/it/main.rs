@@ -8,6 +8,8 @@
 #[cfg(test)]
 mod cluster;
 #[cfg(test)]
+mod commits;
+#[cfg(test)]
 mod concurrency;
 #[cfg(test)]
 mod failure;
