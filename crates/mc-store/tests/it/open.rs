@@ -79,6 +79,10 @@ fn every_migration() -> Vec<(u32, String)> {
             "team-wide memory use and the team's smart notes".to_string(),
         ),
         (29, "the dreamer's pinned key files".to_string()),
+        (
+            30,
+            "the commit index shared through the team store".to_string(),
+        ),
     ]
 }
 

@@ -333,6 +333,8 @@ fn a_store_indexed_without_successors_is_reindexed_with_them_and_keeps_its_log()
              DROP TRIGGER messages_are_append_only_delete;
              DROP TABLE sessions_being_pruned;
              DROP TABLE key_files;
+             DROP INDEX commits_team_unsent;
+             ALTER TABLE commits DROP COLUMN team_sent;
              ALTER TABLE sessions DROP COLUMN mode;
              ALTER TABLE sessions DROP COLUMN spawned_by;
              ALTER TABLE calls DROP COLUMN client_prompt_tokens;
