@@ -84,19 +84,24 @@ impl WriteTx<'_> {
     /// returns how many were new here.
     pub fn cache_team_commits(&self, project: &ProjectId, commits: &[Commit]) -> Result<usize> {
         const DOING: &str = "storing the team's commits";
-        let mut insert = self
-            .conn()
+        let conn = self.conn();
+        let mut insert = conn
             .prepare_cached(
                 "INSERT INTO commits
                    (project_id, sha, author, committed_ms, subject, body, team_sent)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
-                 ON CONFLICT (project_id, sha) DO UPDATE SET team_sent = 1
-                 WHERE team_sent = 0",
+                 ON CONFLICT (project_id, sha) DO NOTHING",
             )
             .map_err(StoreError::sqlite(DOING))?;
-        let before = self.total_commits(project)?;
+        let mut held = conn
+            .prepare_cached(
+                "UPDATE commits SET team_sent = 1
+                 WHERE project_id = ?1 AND sha = ?2 AND team_sent = 0",
+            )
+            .map_err(StoreError::sqlite(DOING))?;
+        let mut added = 0;
         for commit in commits {
-            insert
+            let inserted = insert
                 .execute(rusqlite::params![
                     project.as_str(),
                     commit.sha,
@@ -106,18 +111,13 @@ impl WriteTx<'_> {
                     commit.body
                 ])
                 .map_err(StoreError::sqlite(DOING))?;
+            if inserted == 0 {
+                held.execute(rusqlite::params![project.as_str(), commit.sha])
+                    .map_err(StoreError::sqlite(DOING))?;
+            }
+            added += inserted;
         }
-        Ok(self.total_commits(project)?.saturating_sub(before))
-    }
-
-    fn total_commits(&self, project: &ProjectId) -> Result<usize> {
-        self.conn()
-            .query_row(
-                "SELECT COUNT(*) FROM commits WHERE project_id = ?1",
-                [project.as_str()],
-                |row| row.get(0),
-            )
-            .map_err(StoreError::sqlite("counting stored commits"))
+        Ok(added)
     }
 }
 

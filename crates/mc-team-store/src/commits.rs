@@ -7,6 +7,7 @@ use tokio_postgres::Row;
 
 use crate::client::TeamStore;
 use crate::error::{Result, postgres};
+use crate::writes::lock_project;
 
 /// The columns [`commit_of`] reads, in order.
 pub(crate) const COMMIT_COLUMNS: &str = "sha, author, committed_ms, subject, body, version";
@@ -32,12 +33,7 @@ impl TeamStore {
         let url = self.redacted();
         let mut client = self.client(DOING).await?;
         let tx = client.transaction().await.map_err(postgres(url, DOING))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            &[&project.as_str()],
-        )
-        .await
-        .map_err(postgres(url, "locking the project"))?;
+        lock_project(&tx, project, url).await?;
         let column =
             |field: fn(&Commit) -> &str| -> Vec<&str> { commits.iter().map(field).collect() };
         let times: Vec<i64> = commits.iter().map(|commit| commit.committed_ms).collect();

@@ -48,25 +48,14 @@ impl TeamStore {
         now_ms: i64,
     ) -> Result<bool> {
         const DOING: &str = "writing a smart note";
-        let url = self.redacted();
         let mut client = self.client(DOING).await?;
-        let tx = client.transaction().await.map_err(postgres(url, DOING))?;
-        let change = Change {
-            tx,
-            project,
-            now_ms,
-            url,
-        };
+        let change = Change::begin(&mut client, project, now_ms, self.redacted(), DOING).await?;
         if change.lock_and_check(write_id).await?.is_some() {
             return Ok(false);
         }
         let changed = change.note(write_id, write).await?;
         change.record_write(write_id, None).await?;
-        change
-            .tx
-            .commit()
-            .await
-            .map_err(postgres(url, "committing a smart note change"))?;
+        change.commit("committing a smart note change").await?;
         Ok(changed)
     }
 }

@@ -101,54 +101,29 @@ impl TeamStore {
             .await
             .map_err(postgres(self.redacted(), DOING))?;
         let after = pg_id(after);
-        let rows = tx
-            .query(
-                &format!(
-                    "SELECT {MEMORY_COLUMNS} FROM mc_memories
-                     WHERE project_id = $1 AND version > $2 ORDER BY id"
-                ),
-                &[&project.as_str(), &after],
-            )
-            .await
-            .map_err(postgres(self.redacted(), DOING))?;
-        let log_rows = tx
-            .query(
-                &format!(
-                    "SELECT {LOG_COLUMNS} FROM mc_memory_log
-                     WHERE project_id = $1 AND version > $2 ORDER BY version"
-                ),
-                &[&project.as_str(), &after],
-            )
-            .await
-            .map_err(postgres(self.redacted(), DOING))?;
-        let use_rows = tx
-            .query(
-                "SELECT memory_id, retrievals, last_retrieved_ms, last_restated_ms, version
-                 FROM mc_memory_use WHERE project_id = $1 AND version > $2 ORDER BY version",
-                &[&project.as_str(), &after],
-            )
-            .await
-            .map_err(postgres(self.redacted(), DOING))?;
-        let note_rows = tx
-            .query(
-                &format!(
-                    "SELECT {NOTE_COLUMNS} FROM mc_notes
-                     WHERE project_id = $1 AND version > $2 ORDER BY version"
-                ),
-                &[&project.as_str(), &after],
-            )
-            .await
-            .map_err(postgres(self.redacted(), DOING))?;
-        let commit_rows = tx
-            .query(
-                &format!(
-                    "SELECT {COMMIT_COLUMNS} FROM mc_commits
-                     WHERE project_id = $1 AND version > $2 ORDER BY version"
-                ),
-                &[&project.as_str(), &after],
-            )
-            .await
-            .map_err(postgres(self.redacted(), DOING))?;
+        // The project's rows of one table past the cursor, in `order`.
+        let past = |columns: &str, table: &str, order: &str| {
+            let sql = format!(
+                "SELECT {columns} FROM {table}
+                 WHERE project_id = $1 AND version > $2 ORDER BY {order}"
+            );
+            let tx = &tx;
+            async move {
+                tx.query(&sql, &[&project.as_str(), &after])
+                    .await
+                    .map_err(postgres(self.redacted(), DOING))
+            }
+        };
+        let rows = past(MEMORY_COLUMNS, "mc_memories", "id").await?;
+        let log_rows = past(LOG_COLUMNS, "mc_memory_log", "version").await?;
+        let use_rows = past(
+            "memory_id, retrievals, last_retrieved_ms, last_restated_ms, version",
+            "mc_memory_use",
+            "version",
+        )
+        .await?;
+        let note_rows = past(NOTE_COLUMNS, "mc_notes", "version").await?;
+        let commit_rows = past(COMMIT_COLUMNS, "mc_commits", "version").await?;
         tx.commit()
             .await
             .map_err(postgres(self.redacted(), DOING))?;

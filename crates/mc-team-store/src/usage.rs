@@ -39,25 +39,14 @@ impl TeamStore {
         now_ms: i64,
     ) -> Result<u64> {
         const DOING: &str = "recording the use of memories";
-        let url = self.redacted();
         let mut client = self.client(DOING).await?;
-        let tx = client.transaction().await.map_err(postgres(url, DOING))?;
-        let change = Change {
-            tx,
-            project,
-            now_ms,
-            url,
-        };
+        let change = Change::begin(&mut client, project, now_ms, self.redacted(), DOING).await?;
         if change.lock_and_check(write_id).await?.is_some() {
             return Ok(0);
         }
         let counted = change.add_use(uses).await?;
         change.record_write(write_id, None).await?;
-        change
-            .tx
-            .commit()
-            .await
-            .map_err(postgres(url, "committing the use of memories"))?;
+        change.commit("committing the use of memories").await?;
         Ok(counted)
     }
 }

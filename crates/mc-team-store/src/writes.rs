@@ -3,7 +3,7 @@
 //! (`mc-store`'s `memories.rs`), logs its change at a fresh version, and records its write
 //! id, so a write replayed from a proxy's queue changes nothing the second time.
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::{Object, Transaction};
 use mc_core::ProjectId;
 use mc_core::head::MemoryCategory;
 use mc_core::historian::fact_key;
@@ -42,6 +42,22 @@ pub(crate) struct Change<'a> {
     pub(crate) url: &'a str,
 }
 
+/// Takes `project`'s advisory lock for the rest of `tx`, so the project's changes draw their
+/// versions in commit order and a version cursor never skips one that commits late.
+pub(crate) async fn lock_project(
+    tx: &Transaction<'_>,
+    project: &ProjectId,
+    url: &str,
+) -> Result<()> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[&project.as_str()],
+    )
+    .await
+    .map_err(postgres(url, "locking the project"))?;
+    Ok(())
+}
+
 impl TeamStore {
     /// Applies `write` to the project once: a `write_id` seen before returns what it did
     /// then. A refusal (unknown memory, duplicate wording, archived) is
@@ -54,40 +70,45 @@ impl TeamStore {
         now_ms: i64,
     ) -> Result<Applied> {
         const DOING: &str = "writing a memory";
-        let url = self.redacted();
         let mut client = self.client(DOING).await?;
-        let tx = client.transaction().await.map_err(postgres(url, DOING))?;
-        let change = Change {
-            tx,
-            project,
-            now_ms,
-            url,
-        };
+        let change = Change::begin(&mut client, project, now_ms, self.redacted(), DOING).await?;
         if let Some(id) = change.lock_and_check(write_id).await? {
             return Ok(Applied::Before(id));
         }
         let added = change.run(write).await?;
         change.record_write(write_id, Some(added.id())).await?;
-        change
-            .tx
-            .commit()
-            .await
-            .map_err(postgres(url, "committing a memory write"))?;
+        change.commit("committing a memory write").await?;
         Ok(Applied::Now(added))
     }
 }
 
-impl Change<'_> {
+impl<'a> Change<'a> {
+    /// Opens the transaction of a change to `project` on `client`.
+    pub(crate) async fn begin(
+        client: &'a mut Object,
+        project: &'a ProjectId,
+        now_ms: i64,
+        url: &'a str,
+        doing: &'static str,
+    ) -> Result<Self> {
+        let tx = client.transaction().await.map_err(postgres(url, doing))?;
+        Ok(Self {
+            tx,
+            project,
+            now_ms,
+            url,
+        })
+    }
+
+    /// Commits the change.
+    pub(crate) async fn commit(self, doing: &'static str) -> Result<()> {
+        self.tx.commit().await.map_err(postgres(self.url, doing))
+    }
+
     /// Takes the project's lock, then looks `write_id` up: the memory it touched when it
     /// landed before (0 for a write that names none), or `None` when it has not.
     pub(crate) async fn lock_and_check(&self, write_id: &str) -> Result<Option<u64>> {
-        self.tx
-            .execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                &[&self.project.as_str()],
-            )
-            .await
-            .map_err(postgres(self.url, "locking the project"))?;
+        lock_project(&self.tx, self.project, self.url).await?;
         let row = self
             .tx
             .query_opt(
