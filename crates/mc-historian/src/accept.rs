@@ -67,7 +67,9 @@ pub fn accept(job: &Job, input: &Value, lookahead: u32) -> Result<Accepted, Stri
 }
 
 /// A validated draft as a stored row: times of its first and last message, and the user's
-/// own messages of its range (the task is pinned elsewhere).
+/// own messages of its range (the task is pinned elsewhere). The model writes no full tier
+/// (see `mc_core::historian::prompt`): the condensed text is stored as full too, so `m[1]`,
+/// search and the dashboard read a row of any age the same way.
 fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
     let in_range: Vec<&(u64, Message, i64)> = job
         .messages
@@ -90,7 +92,7 @@ fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
         importance: u8::try_from(draft.importance.clamp(1, 100)).unwrap_or(50),
         episode: draft.episode.trim().to_owned(),
         tiers: [
-            draft.full.trim().to_owned(),
+            draft.condensed.trim().to_owned(),
             draft.condensed.trim().to_owned(),
             draft.paragraph.trim().to_owned(),
             draft.line.trim().to_owned(),

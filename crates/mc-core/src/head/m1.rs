@@ -39,7 +39,7 @@ impl HeadDelta<'_> {
     }
 }
 
-/// Renders `m[1]` (format in the module doc): new compartments at full detail, new memories,
+/// Renders `m[1]` (format in the module doc): new compartments at their full tier, new memories,
 /// memory updates in log order, new profile lines; [`M1_PLACEHOLDER`] when there is nothing.
 pub fn render_m1(delta: &HeadDelta<'_>) -> String {
     let mut sections: Vec<String> = Vec::new();

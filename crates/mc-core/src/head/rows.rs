@@ -37,7 +37,9 @@ pub struct Compartment {
     /// The historian's episode type (debugging, feature, research, …); stored for search and
     /// the dreamer, not rendered.
     pub episode: String,
-    /// The four detail tiers the historian wrote: full, condensed, one paragraph, one line.
+    /// The four detail tiers: full, condensed, one paragraph, one line. The historian writes
+    /// the last three and its condensed text is stored as the full tier too; compartments
+    /// stored before it stopped writing a full tier keep the one they have.
     pub tiers: [String; 4],
     /// The user's own messages of the range, verbatim (long ones excerpted), in order. They
     /// render at every tier above the heading: what users lose first to compaction is their

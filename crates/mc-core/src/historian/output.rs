@@ -29,9 +29,8 @@ pub struct CompartmentDraft {
     pub importance: u32,
     /// What kind of work it was (debugging, feature, research, …).
     pub episode: String,
-    /// Full detail.
-    pub full: String,
-    /// Condensed.
+    /// The most detailed tier the historian writes: what a later turn could need, in few
+    /// words. The stored compartment's full tier is this text too (see [`super::prompt`]).
     pub condensed: String,
     /// One paragraph.
     pub paragraph: String,

@@ -237,7 +237,6 @@ fn check_compartment(
     }
     let fields = [
         ("title", &compartment.title),
-        ("full", &compartment.full),
         ("condensed", &compartment.condensed),
         ("paragraph", &compartment.paragraph),
         ("line", &compartment.line),
@@ -272,7 +271,6 @@ mod tests {
             title: format!("episode {start}"),
             importance: 50,
             episode: "feature".into(),
-            full: "full".into(),
             condensed: "condensed".into(),
             paragraph: "paragraph".into(),
             line: "line".into(),

@@ -1,7 +1,7 @@
-//! Writing one episode's compartment: its title, importance, type and four tiers.
+//! Writing one episode's compartment: its title, importance, type and three tiers.
 //!
 //! The tiers are sized the way a real answer's are, relative to the transcript they
-//! summarise (`full` about a quarter of it, `condensed` a third of `full`, a paragraph, a
+//! summarise (`condensed` about a twelfth of it and at most about 150 words, a paragraph, a
 //! line), because replay prices the historian's output and the decay renderer chooses among
 //! them by size: a simulator that answered with one-word tiers would make history look free.
 
@@ -10,11 +10,11 @@ use mc_core::historian::CompartmentDraft;
 use super::episode::{Digest, Episode, Note, Rank, excerpt};
 use super::facts::sentences;
 
-/// The characters `full` aims at even when a quarter of the episode is less: a model writes
-/// a couple of sentences about a few short messages (never more than the messages, though).
-const FULL_MIN_CHARS: usize = 200;
-/// The most characters `full` holds, however long the episode.
-const FULL_MAX_CHARS: usize = 2_400;
+/// The characters `condensed` aims at even when a twelfth of the episode is less: a model
+/// writes a sentence about a few short messages (never more than the messages, though).
+const CONDENSED_MIN_CHARS: usize = 70;
+/// The most characters `condensed` holds, however long the episode.
+const CONDENSED_MAX_CHARS: usize = 800;
 /// The most characters the `paragraph` tier holds.
 const PARAGRAPH_MAX_CHARS: usize = 400;
 /// The most characters the `line` tier holds.
@@ -46,16 +46,15 @@ pub(crate) fn write_compartment(
     let kind = episode_kind(digest);
     let title = title(episode, digest);
     let range = format!("{}–{}", episode.start, episode.end);
-    let full_budget = (digest.chars / 4)
-        .max(digest.chars.min(FULL_MIN_CHARS))
-        .min(FULL_MAX_CHARS);
+    let budget = (digest.chars / 12)
+        .max(digest.chars.min(CONDENSED_MIN_CHARS))
+        .min(CONDENSED_MAX_CHARS);
     let mut notes = digest.notes.clone();
     if let Some(summary) = summary(digest) {
         notes.push(summary);
     }
     let opening = format!("Messages {range}: {kind}.");
-    let full = excerpt(&fill(&opening, &notes, full_budget), FULL_MAX_CHARS);
-    let condensed = fill(&opening, &notes, full.chars().count() / 3);
+    let condensed = excerpt(&fill(&opening, &notes, budget), CONDENSED_MAX_CHARS);
     let paragraph = excerpt(
         &paragraph(&title, kind, &range, digest),
         PARAGRAPH_MAX_CHARS,
@@ -77,7 +76,6 @@ pub(crate) fn write_compartment(
         title,
         importance,
         episode: kind.to_owned(),
-        full,
         condensed,
         paragraph,
         line,
