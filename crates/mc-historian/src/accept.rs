@@ -67,9 +67,10 @@ pub fn accept(job: &Job, input: &Value, lookahead: u32) -> Result<Accepted, Stri
 }
 
 /// A validated draft as a stored row: times of its first and last message, and the user's
-/// own messages of its range (the task is pinned elsewhere). The model writes no full tier
-/// (see `mc_core::historian::prompt`): the condensed text is stored as full too, so `m[1]`,
-/// search and the dashboard read a row of any age the same way.
+/// own messages of its range (the task is pinned elsewhere). The model writes two of the four
+/// tiers (see `mc_core::historian::prompt`): the condensed text is stored as the full tier
+/// too and the line as the paragraph, so `m[1]`, the decay, search and the dashboard read a
+/// row of any age the same way.
 fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
     let in_range: Vec<&(u64, Message, i64)> = job
         .messages
@@ -94,7 +95,7 @@ fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
         tiers: [
             draft.condensed.trim().to_owned(),
             draft.condensed.trim().to_owned(),
-            draft.paragraph.trim().to_owned(),
+            draft.line.trim().to_owned(),
             draft.line.trim().to_owned(),
         ],
         quotes: quotes_of(&indexed, job.task_ordinal),

@@ -207,6 +207,8 @@ impl WriteTx<'_> {
         Ok(())
     }
 
+    /// Compartments whose title and condensed summary (the most detailed text the historian
+    /// writes) have no vector of `model`.
     fn stale_compartments(
         &self,
         model: &str,
@@ -216,7 +218,7 @@ impl WriteTx<'_> {
         let mut statement = self
             .conn()
             .prepare_cached(
-                "SELECT c.session_id || ':' || c.start_ordinal, c.title, c.tier_paragraph, v.model,
+                "SELECT c.session_id || ':' || c.start_ordinal, c.title, c.tier_condensed, v.model,
                         v.text_key, s.project, c.session_id, c.start_ordinal, c.end_ms
                  FROM compartments c
                  JOIN sessions s ON s.id = c.session_id
@@ -244,7 +246,7 @@ impl WriteTx<'_> {
             })
             .map_err(StoreError::sqlite(DOING))?;
         for row in rows {
-            let (item, title, paragraph, stored_model, stored_key, place) =
+            let (item, title, condensed, stored_model, stored_key, place) =
                 row.map_err(StoreError::sqlite(DOING))?;
             push_if_stale(
                 out,
@@ -252,7 +254,7 @@ impl WriteTx<'_> {
                 (
                     VectorSource::Compartment,
                     item,
-                    format!("{title}\n{paragraph}"),
+                    format!("{title}\n{condensed}"),
                     place,
                 ),
                 (model, stored_model, stored_key),

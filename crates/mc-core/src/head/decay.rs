@@ -16,8 +16,10 @@
 //! 3, 7) 0.764 -> 0.756, references unchanged; the anthropic capture 1.008 -> 1.008 at 200K,
 //! 1.074 -> 1.070 at 64K. Showing new compartments condensed in `m[1]` too was cheaper on the
 //! swe set (0.850 and 1.062) but cost the capture at 64K a bust (1.144), so `m[1]` keeps the
-//! full tier. The historian has since stopped writing a full summary (`historian::prompt`):
-//! a new compartment's full tier is its condensed text, and only older ones still differ.
+//! full tier. The historian has since stopped writing a full summary and a paragraph
+//! (`historian::prompt`): a new compartment's full tier is its condensed text and its
+//! paragraph its line, so it fades from the summary straight to the line; older ones keep
+//! their four texts.
 
 use serde::{Deserialize, Serialize};
 

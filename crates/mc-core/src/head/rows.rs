@@ -38,8 +38,8 @@ pub struct Compartment {
     /// the dreamer, not rendered.
     pub episode: String,
     /// The four detail tiers: full, condensed, one paragraph, one line. The historian writes
-    /// the last three and its condensed text is stored as the full tier too; compartments
-    /// stored before it stopped writing a full tier keep the one they have.
+    /// the condensed text and the line; the first is stored as the full tier too and the
+    /// second as the paragraph. Compartments stored before keep the four texts they have.
     pub tiers: [String; 4],
     /// The user's own messages of the range, verbatim (long ones excerpted), in order. They
     /// render at every tier above the heading: what users lose first to compaction is their

@@ -29,12 +29,10 @@ pub struct CompartmentDraft {
     pub importance: u32,
     /// What kind of work it was (debugging, feature, research, …).
     pub episode: String,
-    /// The most detailed tier the historian writes: what a later turn could need, in few
-    /// words. The stored compartment's full tier is this text too (see [`super::prompt`]).
+    /// The summary: what a later turn needs to go on, in few words. The stored compartment's
+    /// full tier is this text too (see [`super::prompt`]).
     pub condensed: String,
-    /// One paragraph.
-    pub paragraph: String,
-    /// One line.
+    /// One line. The stored compartment's paragraph tier is this text too.
     pub line: String,
 }
 

@@ -238,7 +238,6 @@ fn check_compartment(
     let fields = [
         ("title", &compartment.title),
         ("condensed", &compartment.condensed),
-        ("paragraph", &compartment.paragraph),
         ("line", &compartment.line),
     ];
     match fields.iter().find(|(_, text)| text.trim().is_empty()) {
@@ -272,7 +271,6 @@ mod tests {
             importance: 50,
             episode: "feature".into(),
             condensed: "condensed".into(),
-            paragraph: "paragraph".into(),
             line: "line".into(),
         }
     }

@@ -27,10 +27,11 @@ pub(super) fn message_preview(message: &Message, terms: &[String]) -> String {
     excerpt(&text, start)
 }
 
-/// A compartment's title and its one-paragraph summary.
+/// A compartment's title and the start of its condensed summary (the historian writes no
+/// paragraph: a new compartment's paragraph tier is its one line).
 pub(super) fn compartment_preview(compartment: &Compartment) -> String {
-    let [_, _, paragraph, _] = &compartment.tiers;
-    excerpt(&one_line(&format!("{}: {paragraph}", compartment.title)), 0)
+    let [_, condensed, _, _] = &compartment.tiers;
+    excerpt(&one_line(&format!("{}: {condensed}", compartment.title)), 0)
 }
 
 /// A commit's message on one line.

@@ -99,7 +99,7 @@ pub fn settings() -> HistorianSettings {
 pub fn compartment(start: u64, end: u64) -> Value {
     json!({"start_ordinal": start, "end_ordinal": end, "title": format!("steps {start}-{end}"),
         "importance": 55, "episode": "debugging", "condensed": "Ran make; it failed on the lockfile.",
-        "paragraph": "make failed.", "line": "make"})
+        "line": "make failed."})
 }
 
 /// Answers from a script, one entry per call: `Ok(input)` or an error.
@@ -207,14 +207,15 @@ async fn a_good_answer_is_published_with_quotes_and_times_and_the_next_chunk_fol
         .unwrap();
     assert_eq!(compartments.len(), 2);
     assert_eq!(compartments[0].start_ms, NOW as u64);
-    // The model writes three tiers; its condensed text is the stored full tier as well.
+    // The model writes two tiers: its summary is the stored full tier as well, its line the
+    // paragraph.
     assert_eq!(
         compartments[0].tiers.each_ref().map(String::as_str),
         [
             "Ran make; it failed on the lockfile.",
             "Ran make; it failed on the lockfile.",
             "make failed.",
-            "make"
+            "make failed."
         ]
     );
     // The task (ordinal 0) is pinned elsewhere; the correction at ordinal 6 is quoted.

@@ -1,9 +1,9 @@
-//! Writing one episode's compartment: its title, importance, type and three tiers.
+//! Writing one episode's compartment: its title, importance, type, summary and line.
 //!
-//! The tiers are sized the way a real answer's are, relative to the transcript they
-//! summarise (`condensed` about a twelfth of it and at most about 150 words, a paragraph, a
-//! line), because replay prices the historian's output and the decay renderer chooses among
-//! them by size: a simulator that answered with one-word tiers would make history look free.
+//! The summary is sized the way a real answer's is, relative to the transcript it summarises
+//! (`condensed`: about a twelfth of it and at most about 150 words), because replay prices the
+//! historian's output and the decay renderer chooses among the tiers by size: a simulator
+//! that answered in one word would make history look free.
 
 use mc_core::historian::CompartmentDraft;
 
@@ -15,8 +15,6 @@ use super::facts::sentences;
 const CONDENSED_MIN_CHARS: usize = 70;
 /// The most characters `condensed` holds, however long the episode.
 const CONDENSED_MAX_CHARS: usize = 800;
-/// The most characters the `paragraph` tier holds.
-const PARAGRAPH_MAX_CHARS: usize = 400;
 /// The most characters the `line` tier holds.
 const LINE_MAX_CHARS: usize = 100;
 /// Words of the first text's first sentence a title keeps.
@@ -25,8 +23,6 @@ const TITLE_WORDS: usize = 8;
 const TITLE_MAX_CHARS: usize = 60;
 /// Items of a list (tools, files, commands) named before "and N more".
 const LIST_ITEMS: usize = 6;
-/// Characters of the user's request quoted in the paragraph.
-const PARAGRAPH_QUOTE_CHARS: usize = 150;
 
 /// Importance of an ordinary episode.
 const BASE_IMPORTANCE: u32 = 50;
@@ -55,10 +51,6 @@ pub(crate) fn write_compartment(
     }
     let opening = format!("Messages {range}: {kind}.");
     let condensed = excerpt(&fill(&opening, &notes, budget), CONDENSED_MAX_CHARS);
-    let paragraph = excerpt(
-        &paragraph(&title, kind, &range, digest),
-        PARAGRAPH_MAX_CHARS,
-    );
     let line = excerpt(&format!("{title} ({kind}, {range})"), LINE_MAX_CHARS);
     let mut importance = BASE_IMPORTANCE;
     if !digest.user_texts.is_empty() {
@@ -77,7 +69,6 @@ pub(crate) fn write_compartment(
         importance,
         episode: kind.to_owned(),
         condensed,
-        paragraph,
         line,
     }
 }
@@ -165,31 +156,6 @@ fn fill(lead: &str, notes: &[Note], budget: usize) -> String {
         out.push_str(&note.text);
     }
     out
-}
-
-fn paragraph(title: &str, kind: &str, range: &str, digest: &Digest<'_>) -> String {
-    let mut paragraph = format!("{title}: {kind} over messages {range}.");
-    if let Some(asked) = digest.user_texts.first() {
-        let quoted = excerpt(asked, PARAGRAPH_QUOTE_CHARS);
-        paragraph.push_str(&format!(" The user wrote: \"{quoted}\""));
-    }
-    if !digest.tools.is_empty() {
-        let names: Vec<String> = digest
-            .tools
-            .iter()
-            .map(|(name, _)| (*name).to_owned())
-            .collect();
-        paragraph.push_str(&format!(" Used {}.", listed(&names)));
-    }
-    if !digest.files.is_empty() {
-        paragraph.push_str(&format!(" Touched {}.", listed(&digest.files)));
-    }
-    match digest.errors {
-        0 => {}
-        1 => paragraph.push_str(" One call failed."),
-        errors => paragraph.push_str(&format!(" {errors} calls failed.")),
-    }
-    paragraph
 }
 
 /// The first few `items` joined, with how many more there were.

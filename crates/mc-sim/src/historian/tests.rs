@@ -254,7 +254,6 @@ proptest! {
         for compartment in &output.compartments {
             prop_assert!(!compartment.title.contains('\n'));
             prop_assert!(compartment.condensed.chars().count() <= 800);
-            prop_assert!(compartment.paragraph.chars().count() <= 400);
             prop_assert!(compartment.line.chars().count() <= 100);
         }
     }
