@@ -194,11 +194,11 @@ fn replay_and_check(seed: u64) -> f64 {
         magic_refs >= compaction_refs + 0.1,
         "magic kept {magic_refs} of the references the model used, compaction {compaction_refs}"
     );
-    // And it costs less than compaction. Seeds 1-8 measured 0.735-0.781 (mean 0.763, user
-    // words 1.0 in each); the product's aim is 0.7, so this bound only keeps a regression
-    // from passing unseen.
+    // And it costs less than compaction. Seeds 1-8 measured 0.711-0.759 (mean 0.736, user
+    // words 1.0 in each) once the historian wrote two tiers; the product's aim is 0.7, so
+    // this bound only keeps a regression from passing unseen.
     assert!(
-        controlled <= 0.80,
+        controlled <= 0.78,
         "magic cost {controlled:.3} of compaction's controlled cost"
     );
     controlled
