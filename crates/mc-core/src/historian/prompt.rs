@@ -13,7 +13,7 @@
 //! words. The compartment's index of names, the user's own words and `ctx_expand` carry what
 //! the longer texts held. Replay, controlled cost against autocompact / references kept on the
 //! swe set: four tiers 0.861 / 0.9880 at 200K and 1.079 / 0.9669 at 64K, three (no `full`)
-//! 0.808 / 0.9869 and 1.004 / 0.9613, two 0.791 / 0.9862 and 0.984 / 0.9596. An answer that
+//! 0.808 / 0.9869 and 1.004 / 0.9613, two 0.780 / 0.9861 and 0.971 / 0.9591. An answer that
 //! still carries `full` or `paragraph` reads as before, those fields unused.
 //!
 //! The bytes are pinned by snapshot tests: a change to them changes every historian run.
