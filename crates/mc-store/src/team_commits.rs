@@ -8,11 +8,11 @@
 //! finds this clone's own.
 
 use mc_core::ProjectId;
-use rusqlite::types::Type;
 
 use crate::commits::{Commit, commit_at};
 use crate::error::{Result, StoreError};
 use crate::store::{ReadTx, WriteTx};
+use crate::team_outbox::project_of;
 
 /// A stored commit the team store has not had from this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,9 +38,7 @@ impl ReadTx<'_> {
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
             .query_map([limit], |row| {
-                let project = ProjectId::new(row.get::<_, String>(1)?).map_err(|error| {
-                    rusqlite::Error::FromSqlConversionFailure(1, Type::Text, Box::new(error))
-                })?;
+                let project = project_of(row, 1)?;
                 Ok(UnsentCommit {
                     row: row.get(0)?,
                     project,

@@ -19,6 +19,7 @@ use rusqlite::types::Type;
 use crate::error::{Result, StoreError};
 use crate::notes::NoteStatus;
 use crate::store::{ReadTx, WriteTx};
+use crate::team_outbox::project_of;
 
 /// A change to a team's smart note, as queued and as sent to the team store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,9 +162,7 @@ impl ReadTx<'_> {
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
             .query_map([limit], |row| {
-                let project = ProjectId::new(row.get::<_, String>(1)?).map_err(|error| {
-                    rusqlite::Error::FromSqlConversionFailure(1, Type::Text, Box::new(error))
-                })?;
+                let project = project_of(row, 1)?;
                 let kind: String = row.get(2)?;
                 let origin: Option<String> = row.get(3)?;
                 let content: Option<String> = row.get(4)?;

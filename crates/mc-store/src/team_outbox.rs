@@ -332,9 +332,7 @@ impl ReadTx<'_> {
             .map_err(StoreError::sqlite(DOING))?;
         let rows = statement
             .query_map([limit], |row| {
-                let project = ProjectId::new(row.get::<_, String>(2)?).map_err(|error| {
-                    rusqlite::Error::FromSqlConversionFailure(2, Type::Text, Box::new(error))
-                })?;
+                let project = project_of(row, 2)?;
                 Ok(QueuedTeamWrite {
                     seq: row.get(0)?,
                     write_id: row.get(1)?,
@@ -417,4 +415,12 @@ impl WriteTx<'_> {
             .map(|_| ())
             .map_err(StoreError::sqlite("recording a failed team write"))
     }
+}
+
+/// The project id in column `index` of a queue's row: a row that holds no valid id fails to
+/// convert, like any other column of the wrong type.
+pub(crate) fn project_of(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<ProjectId> {
+    ProjectId::new(row.get::<_, String>(index)?).map_err(|error| {
+        rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(error))
+    })
 }

@@ -10,11 +10,11 @@
 //! counted once however often its batch travels. Use gathered meanwhile opens new rows.
 
 use mc_core::ProjectId;
-use rusqlite::types::Type;
 
 use crate::error::{Result, StoreError};
 use crate::store::{ReadTx, WriteTx};
 use crate::team_memory_use::{TeamUse, later};
+use crate::team_outbox::project_of;
 
 /// A sealed batch of one project's use, sent under one write id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,10 +146,4 @@ impl WriteTx<'_> {
             .map(|_| ())
             .map_err(StoreError::sqlite("forgetting a batch of team use"))
     }
-}
-
-fn project_of(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<ProjectId> {
-    ProjectId::new(row.get::<_, String>(index)?).map_err(|error| {
-        rusqlite::Error::FromSqlConversionFailure(index, Type::Text, Box::new(error))
-    })
 }
