@@ -84,6 +84,8 @@ fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
         .iter()
         .map(|(ordinal, message, _)| (*ordinal, message))
         .collect();
+    let condensed = draft.condensed.trim().to_owned();
+    let line = draft.line.trim().to_owned();
     Compartment {
         start_ordinal: draft.start_ordinal,
         end_ordinal: draft.end_ordinal,
@@ -92,12 +94,7 @@ fn row_of(job: &Job, draft: &CompartmentDraft) -> Compartment {
         title: draft.title.trim().to_owned(),
         importance: u8::try_from(draft.importance.clamp(1, 100)).unwrap_or(50),
         episode: draft.episode.trim().to_owned(),
-        tiers: [
-            draft.condensed.trim().to_owned(),
-            draft.condensed.trim().to_owned(),
-            draft.line.trim().to_owned(),
-            draft.line.trim().to_owned(),
-        ],
+        tiers: [condensed.clone(), condensed, line.clone(), line],
         quotes: quotes_of(&indexed, job.task_ordinal),
         index: range_index(&indexed),
     }
